@@ -1,0 +1,66 @@
+# Settee: `make run` starts the whole platform on this machine; `make test` runs every test.
+# Both install what is missing first (npm packages, Debian's redis-server and etcd-server, and the
+# Kubernetes binaries built once from the Go module proxy into ~/.cache/settee).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+NPM_STAMP := node_modules/.settee-installed
+JEST := node --experimental-vm-modules --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js
+
+.PHONY: help deps system-deps kube-tools run test lint build unit bench format clean
+
+help:
+	@echo "make run    start the platform locally (control plane, Redis, operator, gateway)"
+	@echo "make test   lint, type-check and run every test suite"
+	@echo "make bench  run the benchmarks under bench/"
+
+$(NPM_STAMP): package.json package-lock.json
+	@echo "==> installing npm packages (npm ci)"
+	npm ci --no-audit --no-fund
+	@touch $@
+
+system-deps:
+	@missing=""; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	{ command -v etcd >/dev/null || [ -n "$$KUBEBUILDER_ASSETS" ]; } || missing="$$missing etcd-server"; \
+	if [ -n "$$missing" ]; then \
+	  echo "==> installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get install -y -q $$missing || { $$SUDO apt-get update -q && $$SUDO apt-get install -y -q $$missing; } || \
+	    { echo "error: could not install$$missing; install them with apt-get (or set KUBEBUILDER_ASSETS for etcd)" >&2; exit 1; }; \
+	fi
+
+kube-tools: system-deps
+	@echo "==> Kubernetes binaries (kube-apiserver, kubectl, helm)"
+	@bash local/tools/build-kube-tools.sh >/dev/null
+
+deps: $(NPM_STAMP) system-deps kube-tools
+
+lint: $(NPM_STAMP)
+	@echo "==> lint (eslint, prettier)"
+	npx eslint .
+	npx prettier --check . --log-level warn
+
+build: $(NPM_STAMP)
+	@echo "==> type-check (tsc)"
+	npm run --silent build
+
+test: deps lint build
+	@echo "==> jest (every suite; one embedded control plane per worker)"
+	$(JEST)
+
+unit: $(NPM_STAMP)
+	$(JEST) test/unit
+
+run: deps
+	npx tsx local/main.ts
+
+bench: deps
+	@for b in bench/*.ts; do echo "==> $$b"; npx tsx $$b || exit 1; done
+
+format: $(NPM_STAMP)
+	npx prettier --write . --log-level warn
+	npx eslint --fix .
+
+clean:
+	rm -rf dist .settee coverage

@@ -1,0 +1,264 @@
+import fs from 'node:fs/promises';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { applyObject, makeObjectClient } from '../operator/kube/apply.js';
+import { locateKubeTools, type KubeTools } from './kube-tools.js';
+import { loadManifests } from './manifests.js';
+import { generateControlPlanePki, type ControlPlanePki } from './pki.js';
+import { getFreePort } from './ports.js';
+import { isAddressInUse, ProcessExitedError, startProcess, type ManagedProcess } from './process.js';
+import { waitFor } from './wait.js';
+
+export const DEFAULT_CRD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'crds');
+
+export interface ControlPlaneOptions {
+  /** CRDs to install and wait for (default: the repository's crds/). */
+  crdDir?: string;
+  /** Where to write the kubeconfig (default: inside the control plane's temporary folder). */
+  kubeconfigPath?: string;
+  /** Progress messages (default: none). */
+  log?: (message: string) => void;
+}
+
+/** A running etcd + kube-apiserver pair on loopback, with an admin kubeconfig. */
+export interface ControlPlane {
+  /** https://127.0.0.1:<port> */
+  server: string;
+  kubeconfigPath: string;
+  kubeConfig: KubeConfig;
+  tools: KubeTools;
+  /** Stops both processes and removes the temporary data. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+const START_ATTEMPTS = 3;
+const READY_TIMEOUT_MS = 60_000;
+
+/**
+ * Starts a real etcd and kube-apiserver on free loopback ports with freshly generated certificates,
+ * waits for /readyz, writes a kubeconfig, installs the CRDs and waits until they are Established.
+ * There is no controller-manager, scheduler or kubelet: objects are stored and validated, nothing
+ * runs them (the local platform's kubelet stand-in plays that part where needed).
+ */
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const log = options.log ?? (() => undefined);
+  const tools = await locateKubeTools();
+  const workDir = await fs.mkdtemp(path.join(fastTempRoot(), 'settee-control-plane-'));
+  const processes: ManagedProcess[] = [];
+  const stop = async (): Promise<void> => {
+    for (const proc of processes.reverse()) await proc.stop();
+    processes.length = 0;
+    await fs.rm(workDir, { recursive: true, force: true });
+  };
+  try {
+    const pki = generateControlPlanePki();
+    const files = await writePki(workDir, pki);
+    log('starting etcd');
+    const etcd = await startWithFreePort((port) => startEtcd(tools, workDir, port));
+    processes.push(etcd.process);
+    log('starting kube-apiserver');
+    const apiserver = await startWithFreePort((port) =>
+      startApiserver(tools, { workDir, files, etcdUrl: etcd.url, port }),
+    );
+    processes.push(apiserver.process);
+    const server = `https://127.0.0.1:${apiserver.port}`;
+    await waitFor('kube-apiserver /readyz', () => readyz(server, pki), {
+      timeoutMs: READY_TIMEOUT_MS,
+      intervalMs: 200,
+      abort: apiserver.process.exited,
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}\n--- kube-apiserver output ---\n${apiserver.process.output()}`);
+    });
+    const kubeconfigPath = options.kubeconfigPath ?? path.join(workDir, 'kubeconfig');
+    const kubeConfig = await writeKubeconfig(kubeconfigPath, server, pki);
+    log('installing CRDs');
+    await installCrds(kubeConfig, options.crdDir ?? DEFAULT_CRD_DIR);
+    return { server, kubeconfigPath, kubeConfig, tools, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function fastTempRoot(): string {
+  // etcd fsyncs every write; tmpfs keeps a test run's thousands of writes cheap.
+  return process.platform === 'linux' && os.freemem() > 2 * 1024 ** 3 ? '/dev/shm' : os.tmpdir();
+}
+
+interface PkiFiles {
+  caCert: string;
+  apiserverCert: string;
+  apiserverKey: string;
+  serviceAccountPublic: string;
+  serviceAccountPrivate: string;
+}
+
+async function writePki(workDir: string, pki: ControlPlanePki): Promise<PkiFiles> {
+  const dir = path.join(workDir, 'pki');
+  await fs.mkdir(dir, { mode: 0o700 });
+  const files: PkiFiles = {
+    caCert: path.join(dir, 'ca.crt'),
+    apiserverCert: path.join(dir, 'apiserver.crt'),
+    apiserverKey: path.join(dir, 'apiserver.key'),
+    serviceAccountPublic: path.join(dir, 'sa.pub'),
+    serviceAccountPrivate: path.join(dir, 'sa.key'),
+  };
+  await Promise.all([
+    fs.writeFile(files.caCert, pki.ca.certPem),
+    fs.writeFile(files.apiserverCert, pki.apiserver.certPem),
+    fs.writeFile(files.apiserverKey, pki.apiserver.keyPem, { mode: 0o600 }),
+    fs.writeFile(files.serviceAccountPublic, pki.serviceAccount.publicKeyPem),
+    fs.writeFile(files.serviceAccountPrivate, pki.serviceAccount.privateKeyPem, { mode: 0o600 }),
+  ]);
+  return files;
+}
+
+interface Started {
+  process: ManagedProcess;
+  port: number;
+  url: string;
+}
+
+/** Starts a server on a free port, trying again on another port if it was taken meanwhile. */
+async function startWithFreePort(start: (port: number) => Promise<Started>): Promise<Started> {
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
+    try {
+      return await start(await getFreePort());
+    } catch (err) {
+      lastError = err;
+      if (!(err instanceof ProcessExitedError && isAddressInUse(err.output))) throw err;
+    }
+  }
+  throw lastError;
+}
+
+async function startEtcd(tools: KubeTools, workDir: string, port: number): Promise<Started> {
+  const url = `http://127.0.0.1:${port}`;
+  const dataDir = path.join(workDir, `etcd-${port}`);
+  const proc = startProcess({
+    name: 'etcd',
+    command: tools.etcd,
+    args: [
+      `--data-dir=${dataDir}`,
+      `--listen-client-urls=${url}`,
+      `--advertise-client-urls=${url}`,
+      // A one-member cluster never dials its peers; port 0 keeps the peer listener off any fixed port.
+      '--listen-peer-urls=http://127.0.0.1:0',
+      '--log-level=error',
+    ],
+    logFile: path.join(workDir, 'etcd.log'),
+  });
+  await waitFor('etcd /health', () => etcdHealthy(url), {
+    timeoutMs: READY_TIMEOUT_MS,
+    intervalMs: 100,
+    abort: proc.exited,
+  }).catch(async (err: Error) => {
+    const exit = await Promise.race([proc.exited, proc.stop().then(() => 'stopped')]);
+    throw new ProcessExitedError('etcd', exit, `${err.message}\n${proc.output()}`);
+  });
+  return { process: proc, port, url };
+}
+
+async function etcdHealthy(url: string): Promise<true | undefined> {
+  const response = await fetch(`${url}/health`);
+  const body = (await response.json()) as { health?: string };
+  return body.health === 'true' ? true : undefined;
+}
+
+async function startApiserver(
+  tools: KubeTools,
+  options: { workDir: string; files: PkiFiles; etcdUrl: string; port: number },
+): Promise<Started> {
+  const { workDir, files, etcdUrl, port } = options;
+  const proc = startProcess({
+    name: 'kube-apiserver',
+    command: tools.kubeApiserver,
+    args: [
+      `--etcd-servers=${etcdUrl}`,
+      `--secure-port=${port}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--cert-dir=${path.join(workDir, 'apiserver-certs')}`,
+      `--tls-cert-file=${files.apiserverCert}`,
+      `--tls-private-key-file=${files.apiserverKey}`,
+      `--client-ca-file=${files.caCert}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${files.serviceAccountPublic}`,
+      `--service-account-signing-key-file=${files.serviceAccountPrivate}`,
+      '--service-cluster-ip-range=10.96.0.0/16',
+      '--authorization-mode=RBAC',
+      '--allow-privileged=true',
+      // No controller-manager runs, so no service account token controller: pods would be refused.
+      '--disable-admission-plugins=ServiceAccount',
+      '--enable-priority-and-fairness=false',
+      '--profiling=false',
+      '--v=0',
+    ],
+    logFile: path.join(workDir, 'kube-apiserver.log'),
+  });
+  // Port conflicts show up within the first moments; later failures surface through /readyz.
+  const early = await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 300, undefined))]);
+  if (early !== undefined)
+    throw new ProcessExitedError('kube-apiserver', early as number | string, proc.output());
+  return { process: proc, port, url: `https://127.0.0.1:${port}` };
+}
+
+function readyz(server: string, pki: ControlPlanePki): Promise<true | undefined> {
+  return new Promise((resolve, reject) => {
+    const request = https.get(
+      `${server}/readyz`,
+      { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem, timeout: 2_000 },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode === 200 ? true : undefined);
+      },
+    );
+    request.once('timeout', () => request.destroy(new Error('readyz timed out')));
+    request.once('error', reject);
+  });
+}
+
+async function writeKubeconfig(file: string, server: string, pki: ControlPlanePki): Promise<KubeConfig> {
+  const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: 'settee-local', server, caData: b64(pki.ca.certPem) }],
+    users: [{ name: 'settee-admin', certData: b64(pki.admin.certPem), keyData: b64(pki.admin.keyPem) }],
+    contexts: [{ name: 'settee-local', cluster: 'settee-local', user: 'settee-admin', namespace: 'default' }],
+    currentContext: 'settee-local',
+  });
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  await fs.writeFile(file, kubeConfig.exportConfig(), { mode: 0o600 });
+  return kubeConfig;
+}
+
+/** Applies every CustomResourceDefinition in `dir` and waits until each is Established. */
+export async function installCrds(kubeConfig: KubeConfig, dir: string): Promise<string[]> {
+  const crds = (await loadManifests(dir)).filter((o) => o.kind === 'CustomResourceDefinition');
+  const objects = makeObjectClient(kubeConfig);
+  const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+  const names: string[] = [];
+  for (const crd of crds) {
+    await applyObject(objects, crd, { fieldManager: 'settee-local' });
+    names.push(crd.metadata?.name ?? '');
+  }
+  await Promise.all(
+    names.map((name) =>
+      waitFor(
+        `CRD ${name} to be Established`,
+        async () =>
+          isEstablished(await extensions.readCustomResourceDefinition({ name })) ? true : undefined,
+        { timeoutMs: 30_000, intervalMs: 100 },
+      ),
+    ),
+  );
+  return names;
+}
+
+function isEstablished(crd: V1CustomResourceDefinition): boolean {
+  return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+}

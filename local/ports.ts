@@ -1,0 +1,17 @@
+import net from 'node:net';
+
+/**
+ * Asks the kernel for a free loopback port. Another process can take it before ours binds, so
+ * callers that start a server on it retry on EADDRINUSE (see startProcess's `isAddressInUse`).
+ */
+export function getFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen({ host: '127.0.0.1', port: 0 }, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

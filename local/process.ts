@@ -1,0 +1,116 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+
+/** A child process of the local platform or of a test run, with its output kept for diagnosis. */
+export interface ManagedProcess {
+  readonly name: string;
+  readonly pid: number;
+  /** Resolves with the exit code (or signal name) when the process ends. */
+  readonly exited: Promise<number | string>;
+  /** Last lines of combined stdout/stderr, for error messages. */
+  output(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface StartProcessOptions {
+  name: string;
+  command: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Also append output to this file. */
+  logFile?: string;
+  /** Echo each output line, prefixed with the name (the local platform does this for its children). */
+  echo?: boolean;
+}
+
+const OUTPUT_LINES_KEPT = 200;
+const running = new Set<ChildProcess>();
+
+/** Thrown when a process ends before it became ready; carries its last output. */
+export class ProcessExitedError extends Error {
+  constructor(
+    readonly processName: string,
+    readonly exit: number | string,
+    readonly output: string,
+  ) {
+    super(`${processName} exited (${exit}) before it was ready:\n${output}`);
+    this.name = 'ProcessExitedError';
+  }
+}
+
+export function startProcess(options: StartProcessOptions): ManagedProcess {
+  installReaper();
+  const child = spawn(options.command, options.args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  const lines: string[] = [];
+  const log = options.logFile ? fs.createWriteStream(options.logFile, { flags: 'a' }) : undefined;
+  let partial = '';
+  const onData = (chunk: Buffer): void => {
+    log?.write(chunk);
+    const text = partial + chunk.toString('utf8');
+    const parts = text.split('\n');
+    partial = parts.pop() ?? '';
+    for (const line of parts) {
+      lines.push(line);
+      if (options.echo) process.stdout.write(`[${options.name}] ${line}\n`);
+    }
+    if (lines.length > OUTPUT_LINES_KEPT) lines.splice(0, lines.length - OUTPUT_LINES_KEPT);
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+
+  const exited = new Promise<number | string>((resolve) => {
+    const done = (code: number | null, signal: NodeJS.Signals | null): void => {
+      running.delete(child);
+      log?.end();
+      resolve(code ?? signal ?? 'unknown');
+    };
+    child.once('exit', done);
+    child.once('error', (err) => {
+      lines.push(`failed to start ${options.command}: ${err.message}`);
+      done(null, null);
+    });
+  });
+
+  return {
+    name: options.name,
+    pid: child.pid ?? -1,
+    exited,
+    output: () => [...lines, partial].join('\n').trim(),
+    async stop(graceMs = 5_000) {
+      if (child.exitCode !== null || child.signalCode !== null || !running.has(child)) {
+        await exited;
+        return;
+      }
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** True when a process's output says its port was taken between our probe and its bind. */
+export function isAddressInUse(output: string): boolean {
+  return /address already in use|EADDRINUSE|bind: address/i.test(output);
+}
+
+let reaperInstalled = false;
+
+/**
+ * Kills every child still running when this process exits, however it exits, so an interrupted
+ * or failed test run leaves no etcd, kube-apiserver, redis-server or engine behind.
+ */
+function installReaper(): void {
+  if (reaperInstalled) return;
+  reaperInstalled = true;
+  process.once('exit', () => {
+    for (const child of running) child.kill('SIGKILL');
+  });
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Builds the Kubernetes binaries Settee's tests and local platform run (kube-apiserver, kubectl,
+# and helm) from the Go module proxy, once, into ~/.cache/settee/<version>/. No Docker needed.
+#
+# k8s.io/kubernetes points its k8s.io/* staging modules at ./staging/... in its own go.mod, which
+# a consumer cannot follow; the wrapper go.mod below maps each to the published v0.<minor>.<patch>
+# release that was cut from the same tag.
+#
+# Usage: build-kube-tools.sh            prints the folder holding the binaries (KUBEBUILDER_ASSETS layout)
+# Env:   KUBEBUILDER_ASSETS             use that folder instead when it already holds the binaries
+#        SETTEE_KUBE_VERSION            pinned Kubernetes release (default below)
+set -euo pipefail
+
+KUBE_VERSION="${SETTEE_KUBE_VERSION:-1.31.14}"
+HELM_VERSION="${SETTEE_HELM_VERSION:-3.16.4}"
+STAGING_VERSION="0.${KUBE_VERSION#1.}"
+CACHE_DIR="${SETTEE_CACHE_DIR:-$HOME/.cache/settee}/${KUBE_VERSION}"
+
+log() { printf '[kube-tools] %s\n' "$*" >&2; }
+fail() { printf '[kube-tools] error: %s\n' "$*" >&2; exit 1; }
+
+if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
+  for bin in kube-apiserver etcd kubectl; do
+    [[ -x "$KUBEBUILDER_ASSETS/$bin" ]] || fail "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS has no executable '$bin'"
+  done
+  echo "$KUBEBUILDER_ASSETS"
+  exit 0
+fi
+
+mkdir -p "$CACHE_DIR"
+# `go build -mod=mod` resolves only the packages the binaries import; `go mod tidy` would also chase
+# test-only dependencies, some of whose versions the proxy does not serve. The k8s.io staging
+# modules are not all in the public checksum database, so they are verified against go.sum only.
+export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}k8s.io"
+
+link_etcd() {
+  # Debian's etcd-server (3.4) serves the v3 API kube-apiserver needs; link it beside the others
+  # so the cache folder has the KUBEBUILDER_ASSETS layout.
+  local etcd_bin
+  etcd_bin="$(command -v etcd || true)"
+  [[ -n "$etcd_bin" ]] || fail "etcd not found: install Debian's etcd-server (apt-get install etcd-server) or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver, etcd and kubectl"
+  ln -sf "$etcd_bin" "$CACHE_DIR/etcd"
+}
+
+build_go() { # <name> <module dir> <package>
+  local name="$1" dir="$2" pkg="$3"
+  [[ -x "$CACHE_DIR/$name" ]] && return 0
+  command -v go >/dev/null || fail "go not found: install Go 1.22+ or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver, etcd and kubectl"
+  log "building $name from $pkg (first run only; several minutes on 2 cores)"
+  ( cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$CACHE_DIR/$name.tmp" "$pkg" ) \
+    || fail "building $name failed (see output above); set KUBEBUILDER_ASSETS to use prebuilt binaries instead"
+  mv "$CACHE_DIR/$name.tmp" "$CACHE_DIR/$name"
+  log "built $name"
+}
+
+kube_module() {
+  local dir="$CACHE_DIR/src/kubernetes"
+  if [[ ! -f "$dir/go.sum" ]]; then
+    mkdir -p "$dir"
+    {
+      echo "module settee.dev/kube-tools"
+      echo
+      echo "go 1.22"
+      echo
+      echo "require k8s.io/kubernetes v${KUBE_VERSION}"
+      echo
+      echo "replace ("
+      local staging
+      staging=$(curl -fsS "$(go env GOPROXY | cut -d, -f1)/k8s.io/kubernetes/@v/v${KUBE_VERSION}.mod" 2>/dev/null \
+        | sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' || true)
+      [[ -n "$staging" ]] || staging=$(go mod download -json "k8s.io/kubernetes@v${KUBE_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p' | xargs sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p')
+      for m in $staging; do echo "	$m => $m v${STAGING_VERSION}"; done
+      echo ")"
+    } > "$dir/go.mod"
+    touch "$dir/go.sum"
+  fi
+  echo "$dir"
+}
+
+helm_module() {
+  local dir="$CACHE_DIR/src/helm"
+  if [[ ! -f "$dir/go.sum" ]]; then
+    mkdir -p "$dir"
+    printf 'module settee.dev/helm-tool\n\ngo 1.22\n\nrequire helm.sh/helm/v3 v%s\n' "$HELM_VERSION" > "$dir/go.mod"
+    touch "$dir/go.sum"
+  fi
+  echo "$dir"
+}
+
+link_etcd
+if [[ ! -x "$CACHE_DIR/kube-apiserver" || ! -x "$CACHE_DIR/kubectl" ]]; then
+  kdir=$(kube_module)
+  build_go kube-apiserver "$kdir" k8s.io/kubernetes/cmd/kube-apiserver
+  build_go kubectl "$kdir" k8s.io/kubernetes/cmd/kubectl
+fi
+if [[ "${SETTEE_SKIP_HELM:-}" != 1 && ! -x "$CACHE_DIR/helm" ]]; then
+  hdir=$(helm_module)
+  build_go helm "$hdir" helm.sh/helm/v3/cmd/helm
+fi
+echo "$CACHE_DIR"

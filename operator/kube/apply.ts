@@ -1,0 +1,39 @@
+import {
+  KubernetesObjectApi,
+  PatchStrategy,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+
+/** The one field manager under which Settee writes every object it owns. */
+export const FIELD_MANAGER = 'settee-operator';
+
+export interface ApplyOptions {
+  fieldManager?: string;
+  /** Server-side dry run: the API server validates and admits, but stores nothing. */
+  dryRun?: boolean;
+}
+
+/**
+ * Writes `desired` with server-side apply, taking ownership of exactly the fields it names. Force
+ * is set because Settee is the only intended writer of the fields it applies; a conflict with
+ * another manager means someone edited an owned field by hand, and the spec wins.
+ */
+export async function applyObject<T extends KubernetesObject>(
+  client: KubernetesObjectApi,
+  desired: T,
+  options: ApplyOptions = {},
+): Promise<T> {
+  return client.patch<T>(
+    desired,
+    undefined,
+    options.dryRun ? 'All' : undefined,
+    options.fieldManager ?? FIELD_MANAGER,
+    true,
+    PatchStrategy.ServerSideApply,
+  );
+}
+
+export function makeObjectClient(kubeConfig: KubeConfig): KubernetesObjectApi {
+  return KubernetesObjectApi.makeApiClient(kubeConfig);
+}
