@@ -8,8 +8,8 @@ import { applyObject, makeObjectClient } from '../operator/kube/apply.js';
 import { locateKubeTools, type KubeTools } from './kube-tools.js';
 import { loadManifests } from './manifests.js';
 import { generateControlPlanePki, type ControlPlanePki } from './pki.js';
-import { getFreePort } from './ports.js';
-import { isAddressInUse, ProcessExitedError, startProcess, type ManagedProcess } from './process.js';
+import { launchOnFreePort, type Launched } from './launch.js';
+import { startProcess, type ManagedProcess } from './process.js';
 import { waitFor } from './wait.js';
 
 export const DEFAULT_CRD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'crds');
@@ -34,7 +34,6 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-const START_ATTEMPTS = 3;
 const READY_TIMEOUT_MS = 60_000;
 
 /**
@@ -57,21 +56,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const pki = generateControlPlanePki();
     const files = await writePki(workDir, pki);
     log('starting etcd');
-    const etcd = await startWithFreePort((port) => startEtcd(tools, workDir, port));
+    const etcd = await startEtcd(tools, workDir);
     processes.push(etcd.process);
     log('starting kube-apiserver');
-    const apiserver = await startWithFreePort((port) =>
-      startApiserver(tools, { workDir, files, etcdUrl: etcd.url, port }),
-    );
+    const etcdUrl = `http://127.0.0.1:${etcd.port}`;
+    const apiserver = await startApiserver(tools, { workDir, files, etcdUrl, pki });
     processes.push(apiserver.process);
     const server = `https://127.0.0.1:${apiserver.port}`;
-    await waitFor('kube-apiserver /readyz', () => readyz(server, pki), {
-      timeoutMs: READY_TIMEOUT_MS,
-      intervalMs: 200,
-      abort: apiserver.process.exited,
-    }).catch((err: Error) => {
-      throw new Error(`${err.message}\n--- kube-apiserver output ---\n${apiserver.process.output()}`);
-    });
     const kubeconfigPath = options.kubeconfigPath ?? path.join(workDir, 'kubeconfig');
     const kubeConfig = await writeKubeconfig(kubeconfigPath, server, pki);
     log('installing CRDs');
@@ -116,51 +107,28 @@ async function writePki(workDir: string, pki: ControlPlanePki): Promise<PkiFiles
   return files;
 }
 
-interface Started {
-  process: ManagedProcess;
-  port: number;
-  url: string;
-}
-
-/** Starts a server on a free port, trying again on another port if it was taken meanwhile. */
-async function startWithFreePort(start: (port: number) => Promise<Started>): Promise<Started> {
-  let lastError: unknown;
-  for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
-    try {
-      return await start(await getFreePort());
-    } catch (err) {
-      lastError = err;
-      if (!(err instanceof ProcessExitedError && isAddressInUse(err.output))) throw err;
-    }
-  }
-  throw lastError;
-}
-
-async function startEtcd(tools: KubeTools, workDir: string, port: number): Promise<Started> {
-  const url = `http://127.0.0.1:${port}`;
-  const dataDir = path.join(workDir, `etcd-${port}`);
-  const proc = startProcess({
-    name: 'etcd',
-    command: tools.etcd,
-    args: [
-      `--data-dir=${dataDir}`,
-      `--listen-client-urls=${url}`,
-      `--advertise-client-urls=${url}`,
-      // A one-member cluster never dials its peers; port 0 keeps the peer listener off any fixed port.
-      '--listen-peer-urls=http://127.0.0.1:0',
-      '--log-level=error',
-    ],
-    logFile: path.join(workDir, 'etcd.log'),
+function startEtcd(tools: KubeTools, workDir: string): Promise<Launched> {
+  return launchOnFreePort({
+    what: 'etcd',
+    start: (port) => {
+      const url = `http://127.0.0.1:${port}`;
+      return startProcess({
+        name: 'etcd',
+        command: tools.etcd,
+        args: [
+          `--data-dir=${path.join(workDir, `etcd-${port}`)}`,
+          `--listen-client-urls=${url}`,
+          `--advertise-client-urls=${url}`,
+          // A one-member cluster never dials its peers; port 0 keeps the peer listener off any fixed port.
+          '--listen-peer-urls=http://127.0.0.1:0',
+          '--log-level=error',
+        ],
+        logFile: path.join(workDir, 'etcd.log'),
+      });
+    },
+    isReady: (port) => etcdHealthy(`http://127.0.0.1:${port}`),
+    readyTimeoutMs: READY_TIMEOUT_MS,
   });
-  await waitFor('etcd /health', () => etcdHealthy(url), {
-    timeoutMs: READY_TIMEOUT_MS,
-    intervalMs: 100,
-    abort: proc.exited,
-  }).catch(async (err: Error) => {
-    const exit = await Promise.race([proc.exited, proc.stop().then(() => 'stopped')]);
-    throw new ProcessExitedError('etcd', exit, `${err.message}\n${proc.output()}`);
-  });
-  return { process: proc, port, url };
 }
 
 async function etcdHealthy(url: string): Promise<true | undefined> {
@@ -169,42 +137,44 @@ async function etcdHealthy(url: string): Promise<true | undefined> {
   return body.health === 'true' ? true : undefined;
 }
 
-async function startApiserver(
+function startApiserver(
   tools: KubeTools,
-  options: { workDir: string; files: PkiFiles; etcdUrl: string; port: number },
-): Promise<Started> {
-  const { workDir, files, etcdUrl, port } = options;
-  const proc = startProcess({
-    name: 'kube-apiserver',
-    command: tools.kubeApiserver,
-    args: [
-      `--etcd-servers=${etcdUrl}`,
-      `--secure-port=${port}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--cert-dir=${path.join(workDir, 'apiserver-certs')}`,
-      `--tls-cert-file=${files.apiserverCert}`,
-      `--tls-private-key-file=${files.apiserverKey}`,
-      `--client-ca-file=${files.caCert}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${files.serviceAccountPublic}`,
-      `--service-account-signing-key-file=${files.serviceAccountPrivate}`,
-      '--service-cluster-ip-range=10.96.0.0/16',
-      '--authorization-mode=RBAC',
-      '--allow-privileged=true',
-      // No controller-manager runs, so no service account token controller: pods would be refused.
-      '--disable-admission-plugins=ServiceAccount',
-      '--enable-priority-and-fairness=false',
-      '--profiling=false',
-      '--v=0',
-    ],
-    logFile: path.join(workDir, 'kube-apiserver.log'),
+  options: { workDir: string; files: PkiFiles; etcdUrl: string; pki: ControlPlanePki },
+): Promise<Launched> {
+  const { workDir, files, etcdUrl, pki } = options;
+  return launchOnFreePort({
+    what: 'kube-apiserver /readyz',
+    start: (port) =>
+      startProcess({
+        name: 'kube-apiserver',
+        command: tools.kubeApiserver,
+        args: [
+          `--etcd-servers=${etcdUrl}`,
+          `--secure-port=${port}`,
+          '--bind-address=127.0.0.1',
+          '--advertise-address=127.0.0.1',
+          `--cert-dir=${path.join(workDir, 'apiserver-certs')}`,
+          `--tls-cert-file=${files.apiserverCert}`,
+          `--tls-private-key-file=${files.apiserverKey}`,
+          `--client-ca-file=${files.caCert}`,
+          '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+          `--service-account-key-file=${files.serviceAccountPublic}`,
+          `--service-account-signing-key-file=${files.serviceAccountPrivate}`,
+          '--service-cluster-ip-range=10.96.0.0/16',
+          '--authorization-mode=RBAC',
+          '--allow-privileged=true',
+          // No controller-manager runs, so no service account token controller: pods would be refused.
+          '--disable-admission-plugins=ServiceAccount',
+          '--enable-priority-and-fairness=false',
+          '--profiling=false',
+          '--v=0',
+        ],
+        logFile: path.join(workDir, 'kube-apiserver.log'),
+      }),
+    isReady: (port) => readyz(`https://127.0.0.1:${port}`, pki),
+    readyTimeoutMs: READY_TIMEOUT_MS,
+    intervalMs: 200,
   });
-  // Port conflicts show up within the first moments; later failures surface through /readyz.
-  const early = await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 300, undefined))]);
-  if (early !== undefined)
-    throw new ProcessExitedError('kube-apiserver', early as number | string, proc.output());
-  return { process: proc, port, url: `https://127.0.0.1:${port}` };
 }
 
 function readyz(server: string, pki: ControlPlanePki): Promise<true | undefined> {

@@ -1,0 +1,34 @@
+/** The two engines behind {@link CouchEngine}: the npm stand-in, or a real Apache CouchDB 3.x install. */
+export type CouchEngineKind = 'pouchdb-server' | 'apache-couchdb';
+
+export interface CouchEngineAdmin {
+  username: string;
+  password: string;
+}
+
+export interface CouchEngineOptions {
+  /** Where the databases live; kept across stops so a restart on it finds the same data. */
+  dataDir: string;
+  /** The server admin. There is never an admin party: requests without credentials are not admins. */
+  admin: CouchEngineAdmin;
+  /** Listen on this loopback port (default: a free one, retried if taken meanwhile). */
+  port?: number;
+  /** The server uuid reported by GET / (default: one generated once and kept in dataDir). */
+  uuid?: string;
+  /** A label for process names and logs (default: the port). */
+  name?: string;
+}
+
+/** A CouchDB-compatible server on 127.0.0.1, answering GET /_up. */
+export interface CouchEngine {
+  kind: CouchEngineKind;
+  /** http://127.0.0.1:<port>, without credentials. */
+  url: string;
+  port: number;
+  uuid: string;
+  pid: number;
+  /** The last lines of the engine's output, for diagnosis. */
+  output(): string;
+  /** Stops the engine (its data stays in dataDir). Safe to call twice. */
+  stop(): Promise<void>;
+}

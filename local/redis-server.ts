@@ -1,0 +1,159 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { launchOnFreePort } from './launch.js';
+import { startProcess } from './process.js';
+
+/** Debian's redis-server (`apt-get install redis-server`). */
+export const DEFAULT_REDIS_SERVER_BIN = '/usr/bin/redis-server';
+
+export interface RedisServerOptions {
+  /** AUTH password (default: a generated one). */
+  password?: string;
+  /**
+   * Where Redis keeps its data; kept on stop, with the append-only file on so the data survives a
+   * restart. Default: a temporary folder, removed on stop, and no persistence at all.
+   */
+  dataDir?: string;
+  /** The redis-server binary (default: {@link DEFAULT_REDIS_SERVER_BIN}). */
+  bin?: string;
+}
+
+/** A throwaway redis-server on a loopback port, password protected. */
+export interface RedisServer {
+  host: '127.0.0.1';
+  port: number;
+  password: string;
+  /** redis://:<password>@127.0.0.1:<port> (the password URL-encoded). */
+  url: string;
+  pid: number;
+  /** Stops the server and removes its temporary folder (not `dataDir`). Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export class RedisServerNotInstalledError extends Error {
+  readonly code = 'REDIS_SERVER_NOT_INSTALLED';
+
+  constructor(
+    readonly bin: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${bin} was not found: run \`apt-get install redis-server\` or \`make deps\``, options);
+    this.name = 'RedisServerNotInstalledError';
+  }
+}
+
+const HOST = '127.0.0.1';
+const READY_TIMEOUT_MS = 15_000;
+const PING_TIMEOUT_MS = 1_000;
+
+/**
+ * Starts redis-server on a free loopback port and resolves once an authenticated PING answers.
+ * The settings go through a config file in a private temporary folder rather than the command line,
+ * so the password does not show in the process list.
+ */
+export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
+  const bin = options.bin ?? DEFAULT_REDIS_SERVER_BIN;
+  await fs.access(bin, fs.constants.X_OK).catch((err: unknown) => {
+    throw new RedisServerNotInstalledError(bin, { cause: err });
+  });
+  const password = options.password ?? randomBytes(24).toString('hex');
+  const workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-redis-'));
+  const dataDir = options.dataDir ? path.resolve(options.dataDir) : workDir;
+  if (options.dataDir) await fs.mkdir(dataDir, { recursive: true });
+  const removeWorkDir = (): Promise<void> => fs.rm(workDir, { recursive: true, force: true });
+
+  const configFile = path.join(workDir, 'redis.conf');
+  const launched = await launchOnFreePort({
+    what: 'redis-server',
+    async start(port) {
+      const config = buildRedisConfig({ port, password, dataDir, persistent: dataDir !== workDir });
+      await fs.writeFile(configFile, config, { mode: 0o600 });
+      return startProcess({ name: `redis-server:${port}`, command: bin, args: [configFile] });
+    },
+    isReady: (port) => pingWithAuth(port, password),
+    readyTimeoutMs: READY_TIMEOUT_MS,
+    intervalMs: 50,
+  }).catch(async (err: unknown) => {
+    await removeWorkDir();
+    throw err;
+  });
+  let stopped: Promise<void> | undefined;
+  return {
+    host: HOST,
+    port: launched.port,
+    password,
+    url: `redis://:${encodeURIComponent(password)}@${HOST}:${launched.port}`,
+    pid: launched.process.pid,
+    stop: () => (stopped ??= launched.process.stop().then(removeWorkDir)),
+  };
+}
+
+function buildRedisConfig(options: {
+  port: number;
+  password: string;
+  dataDir: string;
+  persistent: boolean;
+}): string {
+  const lines = [
+    `bind ${HOST}`,
+    `port ${options.port}`,
+    'protected-mode yes',
+    `requirepass ${quoteConfigValue(options.password)}`,
+    `dir ${quoteConfigValue(options.dataDir)}`,
+    'daemonize no',
+    'logfile ""',
+    // No RDB snapshots either way; with a dataDir, the append-only file keeps every write.
+    'save ""',
+    `appendonly ${options.persistent ? 'yes' : 'no'}`,
+    'appendfsync everysec',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** A double-quoted redis.conf string: backslash and quote escaped, anything not printable ASCII as \xHH. */
+function quoteConfigValue(value: string): string {
+  let quoted = '';
+  for (const byte of Buffer.from(value, 'utf8')) {
+    const char = String.fromCharCode(byte);
+    if (char === '\\' || char === '"') quoted += `\\${char}`;
+    else if (byte >= 0x20 && byte <= 0x7e) quoted += char;
+    else quoted += `\\x${byte.toString(16).padStart(2, '0')}`;
+  }
+  return `"${quoted}"`;
+}
+
+/**
+ * Sends AUTH and PING over a raw RESP connection; true on PONG, undefined while Redis is still
+ * loading, an error for anything else (a refused connection included, so waitFor keeps polling).
+ */
+function pingWithAuth(port: number, password: string): Promise<true | undefined> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: HOST, port });
+    let received = '';
+    const finish = (error: Error | undefined, value?: true): void => {
+      socket.destroy();
+      if (error) reject(error);
+      else resolve(value);
+    };
+    socket.setTimeout(PING_TIMEOUT_MS, () => finish(new Error('PING timed out')));
+    socket.once('error', (err) => finish(err));
+    socket.once('connect', () => socket.write(`${respCommand('AUTH', password)}${respCommand('PING')}`));
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('utf8');
+      const replies = received.split('\r\n');
+      if (replies.length < 3) return;
+      const [auth = '', ping = ''] = replies;
+      if (!auth.startsWith('+')) finish(new Error(`AUTH failed: ${auth}`));
+      else if (ping === '+PONG') finish(undefined, true);
+      else if (ping.startsWith('-LOADING')) finish(undefined);
+      else finish(new Error(`unexpected PING reply: ${ping}`));
+    });
+  });
+}
+
+function respCommand(...parts: string[]): string {
+  return `*${parts.length}\r\n${parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join('')}`;
+}

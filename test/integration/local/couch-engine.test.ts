@@ -1,0 +1,225 @@
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  availableCouchEngineKinds,
+  CouchEngineUnavailableError,
+  startCouchEngine,
+  type CouchEngine,
+  type CouchEngineKind,
+} from '../../../local/couch-engine/index.js';
+import { STAND_IN_VENDOR_NAME } from '../../../local/couch-engine/stand-in-config.js';
+import { ProcessExitedError } from '../../../local/process.js';
+
+const admin = { username: 'admin', password: 'engine-test-password' };
+const adminAuth = `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString('base64')}`;
+const tempDirs: string[] = [];
+
+async function newDataDir(): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-engine-test-'));
+  tempDirs.push(dir);
+  return dir;
+}
+
+interface JsonResponse {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function request(
+  engine: CouchEngine,
+  method: string,
+  urlPath: string,
+  options: { auth?: string; body?: object } = {},
+): Promise<JsonResponse> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (options.auth) headers.Authorization = options.auth;
+  if (options.body) headers['Content-Type'] = 'application/json';
+  const response = await fetch(`${engine.url}${urlPath}`, {
+    method,
+    headers,
+    body: options.body ? JSON.stringify(options.body) : undefined,
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isPortOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+afterAll(async () => {
+  await Promise.all(tempDirs.map((dir) => fs.rm(dir, { recursive: true, force: true })));
+});
+
+// Always the pouchdb-server stand-in; Apache CouchDB too when SETTEE_COUCHDB_BIN names one.
+describe.each(availableCouchEngineKinds())('the %s engine', (kind: CouchEngineKind) => {
+  describe('when running', () => {
+    let engine: CouchEngine;
+
+    beforeAll(async () => {
+      engine = await startCouchEngine({ kind, dataDir: await newDataDir(), admin, uuid: 'settee-test-uuid' });
+    });
+
+    afterAll(async () => {
+      await engine?.stop();
+    });
+
+    it('when started, then it reports its kind and a loopback url on its port', () => {
+      expect(engine.kind).toBe(kind);
+      expect(engine.url).toBe(`http://127.0.0.1:${engine.port}`);
+    });
+
+    it('when GET / is requested without credentials, then it is a CouchDB 3.x welcome with the given uuid', async () => {
+      const { status, body } = await request(engine, 'GET', '/');
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ couchdb: 'Welcome', uuid: 'settee-test-uuid' });
+      expect(body.version).toMatch(/^3\.\d+\.\d+/);
+      expect(body.features).toEqual(expect.arrayContaining(['partitioned', 'scheduler']));
+      if (kind === 'pouchdb-server') expect(body.vendor).toEqual({ name: STAND_IN_VENDOR_NAME });
+    });
+
+    it('when GET /_up is requested, then the status is ok', async () => {
+      const { status, body } = await request(engine, 'GET', '/_up');
+      expect(status).toBe(200);
+      expect(body.status).toBe('ok');
+    });
+
+    it('when a database is created without credentials, then it is refused with 401', async () => {
+      const { status, body } = await request(engine, 'PUT', '/anonymous-db');
+      expect(status).toBe(401);
+      expect(body.error).toBe('unauthorized');
+    });
+
+    it('when the databases are listed without credentials or with a wrong password, then 401', async () => {
+      expect((await request(engine, 'GET', '/_all_dbs')).status).toBe(401);
+      const wrong = `Basic ${Buffer.from(`${admin.username}:not-the-password`).toString('base64')}`;
+      expect((await request(engine, 'GET', '/_all_dbs', { auth: wrong })).status).toBe(401);
+    });
+
+    it('when the admin creates a database, then anonymous reads and writes in it are refused', async () => {
+      expect((await request(engine, 'PUT', '/private', { auth: adminAuth })).status).toBe(201);
+      expect((await request(engine, 'GET', '/private')).status).toBe(401);
+      expect((await request(engine, 'PUT', '/private/doc', { body: { a: 1 } })).status).toBe(401);
+      const { status, body } = await request(engine, 'GET', '/_all_dbs', { auth: adminAuth });
+      expect(status).toBe(200);
+      expect(body).toEqual(expect.arrayContaining(['private']));
+    });
+
+    it('when the admin logs in through /_session, then the session is the admin', async () => {
+      const { status, body } = await request(engine, 'POST', '/_session', {
+        body: { name: admin.username, password: admin.password },
+      });
+      expect(status).toBe(200);
+      expect(body).toMatchObject({
+        ok: true,
+        name: admin.username,
+        roles: expect.arrayContaining(['_admin']),
+      });
+    });
+  });
+
+  it('when stopped and started again on the same dataDir, then the documents and the uuid are still there', async () => {
+    const dataDir = await newDataDir();
+    const first = await startCouchEngine({ kind, dataDir, admin, name: 'restart-1' });
+    try {
+      expect((await request(first, 'PUT', '/kept', { auth: adminAuth })).status).toBe(201);
+      const put = await request(first, 'PUT', '/kept/doc-1', { auth: adminAuth, body: { hello: 'world' } });
+      expect(put.status).toBe(201);
+    } finally {
+      await first.stop();
+    }
+    const second = await startCouchEngine({ kind, dataDir, admin, name: 'restart-2' });
+    try {
+      expect(second.uuid).toBe(first.uuid);
+      expect((await request(second, 'GET', '/')).body.uuid).toBe(first.uuid);
+      const { status, body } = await request(second, 'GET', '/kept/doc-1', { auth: adminAuth });
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ _id: 'doc-1', hello: 'world' });
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('when stopped, then its process is gone and its port closed, and a second stop is harmless', async () => {
+    const engine = await startCouchEngine({ kind, dataDir: await newDataDir(), admin });
+    expect(isProcessAlive(engine.pid)).toBe(true);
+    await engine.stop();
+    expect(isProcessAlive(engine.pid)).toBe(false);
+    expect(await isPortOpen(engine.port)).toBe(false);
+    await expect(engine.stop()).resolves.toBeUndefined();
+  });
+
+  it('when a fixed port is already taken, then starting fails fast with the engine output saying so', async () => {
+    const blocker = net.createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as net.AddressInfo;
+    try {
+      const attempt = startCouchEngine({ kind, dataDir: await newDataDir(), admin, port });
+      await expect(attempt).rejects.toBeInstanceOf(ProcessExitedError);
+      await expect(attempt).rejects.toThrow(/EADDRINUSE|eaddrinuse/);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
+  it('when two engines run side by side, then each answers on its own port with its own data', async () => {
+    const [a, b] = await Promise.all([
+      startCouchEngine({ kind, dataDir: await newDataDir(), admin, name: 'side-a' }),
+      startCouchEngine({ kind, dataDir: await newDataDir(), admin, name: 'side-b' }),
+    ]);
+    try {
+      expect(a.port).not.toBe(b.port);
+      expect(a.uuid).not.toBe(b.uuid);
+      expect((await request(a, 'PUT', '/only-in-a', { auth: adminAuth })).status).toBe(201);
+      expect((await request(b, 'GET', '/only-in-a', { auth: adminAuth })).status).toBe(404);
+      expect((await request(b, 'GET', '/')).body.uuid).toBe(b.uuid);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+});
+
+describe('the apache-couchdb engine without a usable install', () => {
+  it('when SETTEE_COUCHDB_BIN is unset, then starting it fails with CouchEngineUnavailableError', async () => {
+    const attempt = startCouchEngine({ kind: 'apache-couchdb', env: {}, dataDir: await newDataDir(), admin });
+    await expect(attempt).rejects.toBeInstanceOf(CouchEngineUnavailableError);
+    await expect(attempt).rejects.toThrow(/SETTEE_COUCHDB_BIN/);
+  });
+
+  it('when SETTEE_COUCHDB_BIN names no file, then starting it fails with CouchEngineUnavailableError', async () => {
+    const env = { SETTEE_COUCHDB_BIN: '/nonexistent/couchdb/bin/couchdb' };
+    const attempt = startCouchEngine({ kind: 'apache-couchdb', env, dataDir: await newDataDir(), admin });
+    await expect(attempt).rejects.toBeInstanceOf(CouchEngineUnavailableError);
+  });
+
+  it('when SETTEE_COUCHDB_BIN is outside a CouchDB install, then the error names the missing default.ini', async () => {
+    const root = await newDataDir();
+    const bin = path.join(root, 'bin', 'couchdb');
+    await fs.mkdir(path.dirname(bin));
+    await fs.writeFile(bin, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    const attempt = startCouchEngine({
+      kind: 'apache-couchdb',
+      env: { SETTEE_COUCHDB_BIN: bin },
+      dataDir: root,
+      admin,
+    });
+    await expect(attempt).rejects.toThrow(/etc\/default\.ini is missing/);
+  });
+});

@@ -1,0 +1,166 @@
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { RedisServerNotInstalledError, startRedis, type RedisServer } from '../../../local/redis-server.js';
+
+function connect(server: RedisServer, password?: string): Redis {
+  const client = new Redis({
+    host: server.host,
+    port: server.port,
+    password,
+    lazyConnect: true,
+    enableReadyCheck: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => undefined);
+  return client;
+}
+
+async function withClient<T>(client: Redis, use: (client: Redis) => Promise<T>): Promise<T> {
+  try {
+    await client.connect();
+    return await use(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Sends inline commands over a raw connection and resolves with one reply line per command. */
+function sendRaw(port: number, commands: string[]): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    let received = '';
+    socket.once('connect', () => socket.write(commands.map((c) => `${c}\r\n`).join('')));
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('utf8');
+      const replies = received.split('\r\n').slice(0, -1);
+      if (replies.length >= commands.length) {
+        socket.destroy();
+        resolve(replies);
+      }
+    });
+    socket.once('error', reject);
+  });
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isPortOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+describe('startRedis', () => {
+  let server: RedisServer;
+
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('when started without a password, then one is generated and the url carries it', () => {
+    expect(server.password.length).toBeGreaterThanOrEqual(32);
+    expect(server.url).toBe(`redis://:${server.password}@127.0.0.1:${server.port}`);
+  });
+
+  it('when a client authenticates with the password, then PING answers PONG', async () => {
+    await expect(withClient(connect(server, server.password), (c) => c.ping())).resolves.toBe('PONG');
+  });
+
+  it('when a client connects through the url, then PING answers PONG', async () => {
+    const client = new Redis(server.url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    client.on('error', () => undefined);
+    await expect(withClient(client, (c) => c.ping())).resolves.toBe('PONG');
+  });
+
+  it('when a client sends no password, then PING is refused with NOAUTH', async () => {
+    const [ping] = await sendRaw(server.port, ['PING']);
+    expect(ping).toMatch(/^-NOAUTH/);
+  });
+
+  it('when a client sends a wrong password, then AUTH is refused and PING stays refused', async () => {
+    const [auth, ping] = await sendRaw(server.port, ['AUTH wrong-password', 'PING']);
+    expect(auth).toMatch(/^-WRONGPASS/);
+    expect(ping).toMatch(/^-NOAUTH/);
+  });
+});
+
+describe('startRedis lifecycle', () => {
+  it('when stopped, then the process is gone and the port is closed, and a second stop is harmless', async () => {
+    const server = await startRedis();
+    expect(isProcessAlive(server.pid)).toBe(true);
+    await server.stop();
+    expect(isProcessAlive(server.pid)).toBe(false);
+    expect(await isPortOpen(server.port)).toBe(false);
+    await expect(server.stop()).resolves.toBeUndefined();
+  });
+
+  it('when the password holds spaces, quotes and non-ASCII, then AUTH with it works', async () => {
+    const password = 'a b"c\\d é\t;#';
+    const server = await startRedis({ password });
+    try {
+      expect(server.url).toBe(`redis://:${encodeURIComponent(password)}@127.0.0.1:${server.port}`);
+      await expect(withClient(connect(server, password), (c) => c.ping())).resolves.toBe('PONG');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('when two servers run at once, then each has its own port and data', async () => {
+    const [a, b] = await Promise.all([startRedis(), startRedis()]);
+    try {
+      expect(a.port).not.toBe(b.port);
+      await withClient(connect(a, a.password), (c) => c.set('key', 'a'));
+      await expect(withClient(connect(b, b.password), (c) => c.get('key'))).resolves.toBeNull();
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('when a dataDir is given, then what was written before a stop is there after a restart on it', async () => {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-redis-test-'));
+    try {
+      const first = await startRedis({ dataDir, password: 'pw' });
+      await withClient(connect(first, 'pw'), (c) => c.set('kept', 'yes'));
+      await first.stop();
+      const second = await startRedis({ dataDir, password: 'pw' });
+      try {
+        await expect(withClient(connect(second, 'pw'), (c) => c.get('kept'))).resolves.toBe('yes');
+      } finally {
+        await second.stop();
+      }
+      await expect(fs.readdir(dataDir)).resolves.not.toHaveLength(0);
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('when the redis-server binary is missing, then a RedisServerNotInstalledError says how to install it', async () => {
+    const attempt = startRedis({ bin: '/nonexistent/redis-server' });
+    await expect(attempt).rejects.toBeInstanceOf(RedisServerNotInstalledError);
+    await expect(attempt).rejects.toThrow(/apt-get install redis-server/);
+  });
+});
