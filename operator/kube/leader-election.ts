@@ -1,0 +1,270 @@
+import type { CustomObjectsApi } from '@kubernetes/client-node';
+import type { Logger } from 'winston';
+import { errorMessage } from '../observability/logger.js';
+import { callKube, isAlreadyExists, isConflict, isNotFound } from './errors.js';
+import { formatMicroTime } from './micro-time.js';
+
+/** A coordination.k8s.io/v1 Lease as JSON: read and written raw so renewTime keeps its microseconds. */
+interface LeaseJson {
+  apiVersion: 'coordination.k8s.io/v1';
+  kind: 'Lease';
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+export interface LeaderElectionOptions {
+  /** The Lease goes through CustomObjectsApi because it passes JSON through untouched. */
+  customObjects: CustomObjectsApi;
+  namespace: string;
+  leaseName: string;
+  identity: string;
+  /** A standby takes over this long after it last saw the Lease change (whole seconds). */
+  leaseDurationMs: number;
+  /** The leader stops leading when it has not renewed for this long; shorter than leaseDurationMs. */
+  renewDeadlineMs: number;
+  /** Interval between renewals and between acquisition attempts. */
+  retryPeriodMs: number;
+  logger: Logger;
+  /** Start reconciling. */
+  onStartedLeading: () => void;
+  /** Stop reconciling; awaited before the Lease is released, so two leaders never overlap. */
+  onStoppedLeading: () => Promise<void>;
+}
+
+const LEASE_API = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' } as const;
+
+class AttemptTimeoutError extends Error {
+  readonly code = 'LEASE_ATTEMPT_TIMEOUT';
+}
+
+/**
+ * Leader election on a Lease, after client-go's leaderelection: a candidate takes the Lease when
+ * it is free or its holder has not renewed it for a lease duration (measured on the candidate's
+ * own clock from when it saw the Lease change, so clock skew between replicas does not matter);
+ * the leader renews every retry period and stops leading when it cannot renew within the renew
+ * deadline; on stop it stops reconciling first, then releases the Lease so a standby takes over at
+ * once. After losing the Lease a replica becomes a candidate again.
+ */
+export class LeaderElector {
+  private leading = false;
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private observed: { holder: string; renewTime: string; at: number } | undefined;
+  private readonly logger: Logger;
+
+  constructor(private readonly options: LeaderElectionOptions) {
+    this.logger = options.logger.child({
+      lease: `${options.namespace}/${options.leaseName}`,
+      identity: options.identity,
+    });
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Stops reconciling (if leading), releases the Lease, and ends the loop. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      if (await this.attempt(this.options.renewDeadlineMs)) {
+        await this.lead();
+      } else {
+        await this.sleep(this.options.retryPeriodMs);
+      }
+    }
+  }
+
+  private async lead(): Promise<void> {
+    this.leading = true;
+    this.logger.info('became leader');
+    this.options.onStartedLeading();
+    let lastRenewal = Date.now();
+    let lost = false;
+    while (!this.stopped) {
+      await this.sleep(this.options.retryPeriodMs);
+      if (this.stopped) break;
+      const remaining = lastRenewal + this.options.renewDeadlineMs - Date.now();
+      if (remaining > 0 && (await this.attempt(remaining))) {
+        lastRenewal = Date.now();
+      } else if (Date.now() - lastRenewal >= this.options.renewDeadlineMs || this.heldByAnother()) {
+        lost = true;
+        break;
+      }
+    }
+    this.leading = false;
+    if (lost) this.logger.warn('lost leadership: could not renew the Lease in time');
+    else this.logger.info('stepping down');
+    await this.options.onStoppedLeading();
+    if (!lost) await this.release();
+  }
+
+  private heldByAnother(): boolean {
+    return (
+      this.observed !== undefined &&
+      this.observed.holder !== '' &&
+      this.observed.holder !== this.options.identity
+    );
+  }
+
+  /** One acquire-or-renew; false when another holds the Lease, or on any failure. */
+  private async attempt(timeoutMs: number): Promise<boolean> {
+    try {
+      return await withTimeout(this.tryAcquireOrRenew(), timeoutMs);
+    } catch (err) {
+      this.logger.warn('lease attempt failed', { error: errorMessage(err) });
+      return false;
+    }
+  }
+
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const now = new Date();
+    const existing = await this.read();
+    if (!existing) {
+      try {
+        await callKube(() =>
+          this.options.customObjects.createNamespacedCustomObject({
+            ...this.ref(),
+            body: this.desired(undefined, now),
+          }),
+        );
+        return true;
+      } catch (err) {
+        if (isAlreadyExists(err) || isConflict(err)) return false;
+        throw err;
+      }
+    }
+    this.observe(existing, now.getTime());
+    const holder = existing.spec?.holderIdentity ?? '';
+    if (holder !== '' && holder !== this.options.identity && !this.isExpired(existing, now.getTime()))
+      return false;
+    try {
+      await callKube(() =>
+        this.options.customObjects.replaceNamespacedCustomObject({
+          ...this.ref(),
+          name: this.options.leaseName,
+          body: this.desired(existing, now),
+        }),
+      );
+      return true;
+    } catch (err) {
+      // Another candidate wrote first; it holds the Lease now.
+      if (isConflict(err)) return false;
+      throw err;
+    }
+  }
+
+  private async read(): Promise<LeaseJson | undefined> {
+    try {
+      return (await callKube(() =>
+        this.options.customObjects.getNamespacedCustomObject({ ...this.ref(), name: this.options.leaseName }),
+      )) as LeaseJson;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private observe(lease: LeaseJson, now: number): void {
+    const holder = lease.spec?.holderIdentity ?? '';
+    const renewTime = lease.spec?.renewTime ?? '';
+    if (!this.observed || this.observed.holder !== holder || this.observed.renewTime !== renewTime) {
+      this.observed = { holder, renewTime, at: now };
+    }
+  }
+
+  private isExpired(lease: LeaseJson, now: number): boolean {
+    const durationMs = (lease.spec?.leaseDurationSeconds ?? this.options.leaseDurationMs / 1000) * 1000;
+    return (this.observed?.at ?? now) + durationMs <= now;
+  }
+
+  private desired(existing: LeaseJson | undefined, now: Date): LeaseJson {
+    const spec = existing?.spec ?? {};
+    const renewing = spec.holderIdentity === this.options.identity;
+    return {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name: this.options.leaseName,
+        namespace: this.options.namespace,
+        resourceVersion: existing?.metadata.resourceVersion,
+      },
+      spec: {
+        holderIdentity: this.options.identity,
+        leaseDurationSeconds: Math.ceil(this.options.leaseDurationMs / 1000),
+        acquireTime: renewing && spec.acquireTime ? spec.acquireTime : formatMicroTime(now),
+        renewTime: formatMicroTime(now),
+        leaseTransitions: (spec.leaseTransitions ?? 0) + (renewing || !existing ? 0 : 1),
+      },
+    };
+  }
+
+  /** Clears the holder, so a standby need not wait out the lease duration. */
+  private async release(): Promise<void> {
+    try {
+      const existing = await this.read();
+      if (!existing || existing.spec?.holderIdentity !== this.options.identity) return;
+      const now = formatMicroTime(new Date());
+      const body: LeaseJson = {
+        ...existing,
+        spec: {
+          ...existing.spec,
+          holderIdentity: undefined,
+          leaseDurationSeconds: 1,
+          acquireTime: now,
+          renewTime: now,
+        },
+      };
+      await callKube(() =>
+        this.options.customObjects.replaceNamespacedCustomObject({
+          ...this.ref(),
+          name: this.options.leaseName,
+          body,
+        }),
+      );
+      this.logger.info('released the Lease');
+    } catch (err) {
+      // The standby takes over after the lease duration instead; nothing else to do on the way out.
+      this.logger.warn('could not release the Lease', { error: errorMessage(err) });
+    }
+  }
+
+  private ref() {
+    return { ...LEASE_API, namespace: this.options.namespace };
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new AttemptTimeoutError(`lease API call took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
