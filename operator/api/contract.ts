@@ -22,6 +22,15 @@
  * not-ready addresses, and probes CouchDB's /_up itself instead of waiting for readiness.
  */
 
+/*
+ * Addresses, as built (added by the gateway; it supersedes the EndpointSlice sentence above): the
+ * gateway reads each instance's Pods (label LABEL_INSTANCE, which the pod template carries):
+ * `status.podIP`, the first TCP port of its containers, and the Ready condition. A pod has its IP
+ * from the moment it runs, so neither the kubelet's probe period nor the endpoints controller's
+ * propagation is on the wake path; a pod being deleted takes no new requests. (EndpointSlices
+ * cannot serve the local platform: the API server refuses loopback addresses in them.)
+ */
+
 export const SETTEE_GROUP = 'settee.dev';
 export const SETTEE_VERSION = 'v1alpha1';
 export const SETTEE_API_VERSION = `${SETTEE_GROUP}/${SETTEE_VERSION}`;

@@ -4,6 +4,8 @@ import {
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
+import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
+import { getSerializationType } from '@kubernetes/client-node/dist/util.js';
 
 /** The one field manager under which Settee writes every object it owns. */
 export const FIELD_MANAGER = 'settee-operator';
@@ -25,7 +27,7 @@ export async function applyObject<T extends KubernetesObject>(
   options: ApplyOptions = {},
 ): Promise<T> {
   return client.patch<T>(
-    desired,
+    toTypedModel(desired),
     undefined,
     options.dryRun ? 'All' : undefined,
     options.fieldManager ?? FIELD_MANAGER,
@@ -36,4 +38,14 @@ export async function applyObject<T extends KubernetesObject>(
 
 export function makeObjectClient(kubeConfig: KubeConfig): KubernetesObjectApi {
   return KubernetesObjectApi.makeApiClient(kubeConfig);
+}
+
+/**
+ * client-node serializes a patch body through its typed models, which know some JSON names only
+ * under their TypeScript spelling (`x-kubernetes-validations` as `xKubernetesValidations`, `default`
+ * as `_default`): a plain JSON object must become the typed model first, or those fields are
+ * silently dropped. Kinds it has no model for (custom resources) pass through unchanged.
+ */
+function toTypedModel<T extends KubernetesObject>(object: T): T {
+  return ObjectSerializer.deserialize(object, getSerializationType(object.apiVersion, object.kind)) as T;
 }

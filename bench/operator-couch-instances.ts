@@ -1,0 +1,299 @@
+/**
+ * 500 CouchInstances applied at once to a fresh control plane with the operator running as its own
+ * process: how long until every instance has its objects and status, the operator's peak memory,
+ * and the API requests it makes per reconcile (counted by the API server itself).
+ *
+ *   npx tsx bench/operator-couch-instances.ts        (BENCH_INSTANCES=500, BENCH_CREATE_CONCURRENCY=50)
+ *
+ * There is no kubelet, so instances stop at phase Starting: that is "has its objects and status".
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { startControlPlane } from '../local/control-plane.js';
+import { getFreePort } from '../local/ports.js';
+import { startProcess } from '../local/process.js';
+import { waitFor } from '../local/wait.js';
+import { SETTEE_GROUP, SETTEE_VERSION } from '../operator/api/contract.js';
+import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../operator/api/couch-instance.js';
+import { COUCH_OWNED_SELECTOR } from '../operator/api/well-known.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const NAMESPACE = 'bench';
+const run = promisify(execFile);
+
+export interface CouchInstanceBenchResult {
+  instances: number;
+  /** From the first create to the moment every instance had its objects and status. */
+  totalMs: number;
+  /** Per instance: from its create returning to its status arriving on a watch. */
+  latencyMs: { p50: number; p99: number; max: number };
+  operatorPeakRssMb: number;
+  reconciles: number;
+  operatorRequests: number;
+  requestsPerReconcile: number;
+  requestsPerInstance: number;
+  requestsByVerbAndResource: Record<string, number>;
+}
+
+type Counts = Map<string, number>;
+
+/** apiserver_request_total by verb and resource, from the API server's own /metrics. */
+async function apiserverRequestCounts(kubeConfig: KubeConfig): Promise<Counts> {
+  const cluster = kubeConfig.getCurrentCluster();
+  const options: https.RequestOptions = {};
+  await kubeConfig.applyToHTTPSOptions(options);
+  const text = await new Promise<string>((resolve, reject) => {
+    https
+      .get(`${cluster?.server}/metrics`, options, (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
+  const counts: Counts = new Map();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
+    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return counts;
+}
+
+async function operatorMetric(port: number, prefix: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(prefix))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
+/** Peak resident memory of a process so far (Linux's VmHWM), in MB. */
+async function peakRssMb(pid: number): Promise<number> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
+  return kb / 1024;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+/**
+ * The operator as it runs in production: compiled JavaScript, not TypeScript through tsx (whose
+ * loader alone adds about 90 MB). Built into a temporary folder that resolves this repository's
+ * node_modules through a link.
+ */
+async function buildOperator(): Promise<{ entry: string; remove(): Promise<void> }> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-bench-operator-'));
+  await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+  await fs.symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  // Type errors elsewhere (gateway/) do not stop the emit; a missing entry point does.
+  await run(process.execPath, [
+    tsc,
+    '-p',
+    path.join(ROOT, 'tsconfig.build.json'),
+    '--rootDir',
+    ROOT,
+    '--outDir',
+    dir,
+  ]).catch(() => undefined);
+  const entry = path.join(dir, 'operator', 'main.js');
+  const remove = () => fs.rm(dir, { recursive: true, force: true });
+  await fs.access(entry).catch(async (err: unknown) => {
+    await remove();
+    throw err;
+  });
+  return { entry, remove };
+}
+
+/** Resolves with the time each instance's status (phase and endpoint) first arrived, once all have. */
+async function watchForStatus(
+  kubeConfig: KubeConfig,
+  count: number,
+): Promise<{ seen: Promise<Map<string, number>>; stop(): void }> {
+  const seenAt = new Map<string, number>();
+  let resolve!: (value: Map<string, number>) => void;
+  let reject!: (err: unknown) => void;
+  const seen = new Promise<Map<string, number>>((res, rej) => ((resolve = res), (reject = rej)));
+  const controller = await new Watch(kubeConfig).watch(
+    `/apis/${SETTEE_GROUP}/${SETTEE_VERSION}/namespaces/${NAMESPACE}/${COUCH_INSTANCE_PLURAL}`,
+    {},
+    (_type, object: CouchInstance) => {
+      const name = object.metadata.name ?? '';
+      if (object.status?.phase && object.status.endpoint && !seenAt.has(name)) seenAt.set(name, Date.now());
+      if (seenAt.size === count) resolve(seenAt);
+    },
+    (err: unknown) => (seenAt.size === count ? undefined : reject(err ?? new Error('the watch ended early'))),
+  );
+  return { seen, stop: () => controller.abort() };
+}
+
+async function inPool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await work(items[next++] as T);
+    }),
+  );
+}
+
+export async function runCouchInstanceBench(
+  options: { instances?: number; concurrency?: number; log?: (line: string) => void } = {},
+): Promise<CouchInstanceBenchResult> {
+  const count = options.instances ?? 500;
+  const log = options.log ?? ((line: string) => console.log(line));
+  const plane = await startControlPlane({ log: (m) => log(`[control plane] ${m}`) });
+  const cleanups: (() => Promise<void>)[] = [];
+  try {
+    const core = plane.kubeConfig.makeApiClient(CoreV1Api);
+    const apps = plane.kubeConfig.makeApiClient(AppsV1Api);
+    const custom = plane.kubeConfig.makeApiClient(CustomObjectsApi);
+    await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+
+    const build = await buildOperator();
+    cleanups.push(build.remove);
+    const metricsPort = await getFreePort();
+    const operator = startProcess({
+      name: 'operator',
+      command: process.execPath,
+      args: [build.entry],
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        KUBECONFIG: plane.kubeconfigPath,
+        SETTEE_WATCH_NAMESPACE: NAMESPACE,
+        SETTEE_LEADER_ELECTION_NAMESPACE: NAMESPACE,
+        SETTEE_METRICS_PORT: String(metricsPort),
+        SETTEE_LOG_LEVEL: 'warn',
+      },
+    });
+    cleanups.unshift(() => operator.stop());
+    await waitFor(
+      'the operator to lead',
+      async () => ((await operatorMetric(metricsPort, 'settee_leader ')) === 1 ? true : undefined),
+      { timeoutMs: 60_000, intervalMs: 200, abort: operator.exited },
+    );
+    const idleRssMb = await peakRssMb(operator.pid);
+    log(`operator pid ${operator.pid} leads; peak RSS so far ${idleRssMb.toFixed(0)} MB`);
+
+    const requestsBefore = await apiserverRequestCounts(plane.kubeConfig);
+    const reconcilesBefore = await operatorMetric(
+      metricsPort,
+      'settee_reconcile_total{controller="couch-instance"',
+    );
+    const names = Array.from({ length: count }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
+    const createdAt = new Map<string, number>();
+    const watch = await watchForStatus(plane.kubeConfig, count);
+    cleanups.unshift(async () => watch.stop());
+    const started = Date.now();
+    await inPool(names, options.concurrency ?? 50, async (name) => {
+      await custom.createNamespacedCustomObject({
+        group: SETTEE_GROUP,
+        version: SETTEE_VERSION,
+        plural: COUCH_INSTANCE_PLURAL,
+        namespace: NAMESPACE,
+        body: {
+          apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
+          kind: 'CouchInstance',
+          metadata: { name },
+          spec: {},
+        },
+      });
+      createdAt.set(name, Date.now());
+    });
+    log(`created ${count} CouchInstances in ${Date.now() - started} ms`);
+    let timer: NodeJS.Timeout | undefined;
+    const statusSeenAt = await Promise.race([
+      watch.seen,
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error('not converged within 180 s')), 180_000)),
+      ),
+    ]).finally(() => clearTimeout(timer));
+    const totalMs = Math.max(...statusSeenAt.values()) - started;
+
+    const labelSelector = COUCH_OWNED_SELECTOR;
+    const owned = {
+      statefulSets: (await apps.listNamespacedStatefulSet({ namespace: NAMESPACE, labelSelector })).items
+        .length,
+      services: (await core.listNamespacedService({ namespace: NAMESPACE, labelSelector })).items.length,
+      configMaps: (await core.listNamespacedConfigMap({ namespace: NAMESPACE, labelSelector })).items.length,
+      secrets: (await core.listNamespacedSecret({ namespace: NAMESPACE, labelSelector })).items.length,
+    };
+    if (
+      owned.statefulSets !== count ||
+      owned.services !== 2 * count ||
+      owned.configMaps !== count ||
+      owned.secrets !== count
+    )
+      throw new Error(`status without all objects: ${JSON.stringify(owned)}`);
+
+    // Let trailing reconciles (each owned object's add event maps back to its instance) finish.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const requestsAfter = await apiserverRequestCounts(plane.kubeConfig);
+    const reconciles =
+      (await operatorMetric(metricsPort, 'settee_reconcile_total{controller="couch-instance"')) -
+      reconcilesBefore;
+    const byKey: Record<string, number> = {};
+    for (const [key, after] of requestsAfter) {
+      const delta = after - (requestsBefore.get(key) ?? 0);
+      const [verb] = key.split(' ');
+      // LIST and WATCH are the informers' and the bench's streams; POST couchinstances is the bench;
+      // endpoints are the API server's own (the `kubernetes` Service).
+      if (delta <= 0 || verb === 'LIST' || verb === 'WATCH') continue;
+      if (key === 'POST couchinstances' || key.endsWith(' endpoints')) continue;
+      byKey[key] = delta;
+    }
+    const operatorRequests = Object.values(byKey).reduce((a, b) => a + b, 0);
+    const latencies = names
+      .map((name) => (statusSeenAt.get(name) ?? NaN) - (createdAt.get(name) ?? NaN))
+      .sort((a, b) => a - b);
+    return {
+      instances: count,
+      totalMs,
+      latencyMs: {
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+        max: latencies.at(-1) ?? NaN,
+      },
+      operatorPeakRssMb: await peakRssMb(operator.pid),
+      reconciles,
+      operatorRequests,
+      requestsPerReconcile: operatorRequests / reconciles,
+      requestsPerInstance: operatorRequests / count,
+      requestsByVerbAndResource: byKey,
+    };
+  } finally {
+    for (const cleanup of cleanups) await cleanup();
+    await plane.stop();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const result = await runCouchInstanceBench({
+    instances: Number(process.env.BENCH_INSTANCES ?? 500),
+    concurrency: Number(process.env.BENCH_CREATE_CONCURRENCY ?? 50),
+  });
+  console.log(`\n== ${result.instances} CouchInstances applied at once ==`);
+  console.log(`all with objects and status after  ${(result.totalMs / 1000).toFixed(1)} s (target < 60 s)`);
+  console.log(
+    `per instance, create -> status       p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, max ${result.latencyMs.max} ms`,
+  );
+  console.log(
+    `operator peak RSS                   ${result.operatorPeakRssMb.toFixed(0)} MB (target < 200 MB)`,
+  );
+  console.log(`reconciles                          ${result.reconciles}`);
+  console.log(
+    `API requests by the operator        ${result.operatorRequests} (${result.requestsPerReconcile.toFixed(2)} per reconcile, ${result.requestsPerInstance.toFixed(2)} per instance)`,
+  );
+  for (const [key, value] of Object.entries(result.requestsByVerbAndResource).sort())
+    console.log(`  ${key.padEnd(32)} ${value}`);
+}

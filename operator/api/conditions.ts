@@ -1,0 +1,53 @@
+/** A status condition as the Kubernetes API conventions define it (metav1.Condition). */
+export interface Condition {
+  type: string;
+  status: ConditionStatus;
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+export const ConditionType = {
+  /** CouchDB answers: the StatefulSet has a ready replica. */
+  Ready: 'Ready',
+  /** Scaled up (or coming up). False while hibernated, which is a normal state, not a failure. */
+  Active: 'Active',
+  /** The instance is moving towards its desired state (starting, waking, hibernating). */
+  Progressing: 'Progressing',
+  /** Something needs a person: an invalid spec, or objects the operator could not write. */
+  Degraded: 'Degraded',
+} as const;
+export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
+
+export const ConditionReason = {
+  Pending: 'Pending',
+  Starting: 'Starting',
+  Running: 'Running',
+  Hibernating: 'Hibernating',
+  Hibernated: 'Hibernated',
+  Waking: 'Waking',
+  KeepAlive: 'KeepAlive',
+  RecentActivity: 'RecentActivity',
+  WakeRequested: 'WakeRequested',
+  InvalidSpec: 'InvalidSpec',
+  ReconcileFailed: 'ReconcileFailed',
+  AsExpected: 'AsExpected',
+} as const;
+export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];
+
+/** Reasons of the Kubernetes Events the CouchInstance controller records. */
+export const CouchInstanceEventReason = {
+  CredentialsCreated: 'CredentialsCreated',
+  Started: 'Started',
+  Hibernated: 'Hibernated',
+  Woken: 'Woken',
+  VolumeExpansionRequested: 'VolumeExpansionRequested',
+  VolumeExpansionRefused: 'VolumeExpansionRefused',
+  InvalidSpec: 'InvalidSpec',
+  ReconcileFailed: 'ReconcileFailed',
+} as const;
+export type CouchInstanceEventReason =
+  (typeof CouchInstanceEventReason)[keyof typeof CouchInstanceEventReason];

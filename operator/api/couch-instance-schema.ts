@@ -1,0 +1,222 @@
+import { COUCH_INSTANCE_PHASES } from './couch-instance.js';
+import { NEWEST_SUPPORTED_COUCHDB_VERSION } from './couchdb-versions.js';
+import { DEFAULT_FREE_ENVELOPE, DEFAULT_INSTANCE_RESOURCES } from './free-envelope.js';
+import { QUANTITY_PATTERN } from './quantity.js';
+
+/**
+ * The OpenAPI v3 schema of CouchInstance: the CRD's structural schema (crds/couchinstance.yaml is
+ * rendered from it) and, compiled by ajv, the operator's re-validation of every spec it reads.
+ * Every field carries a description, which is what `kubectl explain` prints.
+ */
+
+export type JsonSchema = { [keyword: string]: unknown };
+
+export const DEFAULT_IDLE_AFTER = '15m';
+export const DEFAULT_PLAN = 'free';
+export const DEFAULT_BACKUP_RETAIN = 7;
+
+const quantity = (description: string): JsonSchema => ({
+  description,
+  // A string, not int-or-string: YAML must quote a bare number ("1"). The test control planes install
+  // CRDs through a typed client that drops x-kubernetes-* keys, which would leave such a field untyped.
+  type: 'string',
+  maxLength: 32,
+  pattern: QUANTITY_PATTERN,
+});
+
+const resourceAmounts = (what: string, defaults: { cpu: string; memory: string }): JsonSchema => ({
+  type: 'object',
+  description: `${what}. Values left out get the operator's defaults, inside the free envelope.`,
+  properties: {
+    cpu: quantity(`CPU ${what.toLowerCase()} in cores, such as 500m or "1" (default ${defaults.cpu}).`),
+    memory: quantity(`Memory ${what.toLowerCase()}, such as 256Mi or 1Gi (default ${defaults.memory}).`),
+  },
+});
+
+const timestamp = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', description });
+
+export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'The CouchDB instance the tenant asks for.',
+  properties: {
+    version: {
+      type: 'string',
+      maxLength: 32,
+      description:
+        `The CouchDB 3.x release to run, such as ${NEWEST_SUPPORTED_COUCHDB_VERSION}. When left out, the ` +
+        `operator's default version (the newest 3.x release it supports, ${NEWEST_SUPPORTED_COUCHDB_VERSION} ` +
+        'unless configured otherwise). Other major versions are rejected.',
+    },
+    image: {
+      type: 'string',
+      maxLength: 512,
+      description:
+        'A container image to run instead of the official couchdb:<version>, for private registries. ' +
+        'It must hold the CouchDB release named by version.',
+    },
+    plan: {
+      type: 'string',
+      enum: ['free', 'paid'],
+      default: DEFAULT_PLAN,
+      description:
+        'free (the default) stays inside the free envelope and hibernates when idle; paid allows the ' +
+        'add-ons and keepAlive.',
+    },
+    keepAlive: {
+      type: 'boolean',
+      default: false,
+      description:
+        'The "Keep alive" toggle (the keep-warm add-on): true never hibernates the instance. Requires plan: paid.',
+    },
+    hibernation: {
+      type: 'object',
+      description: 'When an idle instance is scaled to zero. Its data is kept; the next request wakes it.',
+      default: {},
+      properties: {
+        idleAfter: {
+          type: 'string',
+          maxLength: 32,
+          default: DEFAULT_IDLE_AFTER,
+          description:
+            'How long an instance may see no activity before it hibernates, as a duration such as 10s, 15m ' +
+            `or 1h (default ${DEFAULT_IDLE_AFTER}, at least 1s). Activity is what the gateway reports: requests, ` +
+            'and open long-lived streams such as continuous _changes and replications.',
+        },
+      },
+    },
+    storage: {
+      type: 'object',
+      description:
+        'The persistent volume that holds the databases. It is kept while the instance hibernates.',
+      properties: {
+        size: quantity(
+          `Size of the volume, such as 512Mi or 1Gi (default and largest: the free envelope, ` +
+            `${DEFAULT_FREE_ENVELOPE.storage}). Larger volumes need plan: paid with addons.largerStorage.`,
+        ),
+        storageClassName: {
+          type: 'string',
+          maxLength: 253,
+          description:
+            "The StorageClass of the volume (default: the cluster's default class). Fixed once the instance exists.",
+        },
+      },
+    },
+    addons: {
+      type: 'object',
+      description: 'Paid add-ons, charged only when turned on. Each requires plan: paid.',
+      properties: {
+        largerStorage: {
+          type: 'object',
+          description: 'A volume larger than the free envelope allows.',
+          required: ['size'],
+          properties: {
+            size: quantity('Size of the volume, such as 10Gi; it replaces storage.size.'),
+          },
+        },
+        backups: {
+          type: 'object',
+          description: 'Scheduled backups. Never run against a hibernated instance.',
+          required: ['schedule'],
+          properties: {
+            schedule: {
+              type: 'string',
+              maxLength: 128,
+              description: 'When to back up, as a five-field cron expression in UTC, such as "0 3 * * *".',
+            },
+            retain: {
+              type: 'integer',
+              minimum: 1,
+              maximum: 365,
+              default: DEFAULT_BACKUP_RETAIN,
+              description: `How many backups to keep (default ${DEFAULT_BACKUP_RETAIN}).`,
+            },
+          },
+        },
+        regionPinning: {
+          type: 'object',
+          description: 'Runs the instance only on nodes of one region.',
+          required: ['region'],
+          properties: {
+            region: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 63,
+              pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+              description:
+                "The region, as nodes' topology.kubernetes.io/region label names it, such as eu-west-1.",
+            },
+          },
+        },
+      },
+    },
+    resources: {
+      type: 'object',
+      description:
+        "CPU and memory for CouchDB's container. On plan: free they stay inside the free envelope.",
+      properties: {
+        requests: resourceAmounts('Requests', DEFAULT_INSTANCE_RESOURCES.requests),
+        limits: resourceAmounts('Limits', DEFAULT_INSTANCE_RESOURCES.limits),
+      },
+    },
+  },
+};
+
+const CONDITION_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'One aspect of the instance, following the Kubernetes API conventions.',
+  required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
+  properties: {
+    type: { type: 'string', maxLength: 316, description: 'Ready, Active, Progressing or Degraded.' },
+    status: { type: 'string', enum: ['True', 'False', 'Unknown'], description: 'True, False or Unknown.' },
+    reason: { type: 'string', maxLength: 1024, description: 'Why, as one PascalCase word.' },
+    message: { type: 'string', maxLength: 32768, description: 'Why, for a person.' },
+    lastTransitionTime: timestamp('When status last changed.'),
+    observedGeneration: {
+      type: 'integer',
+      format: 'int64',
+      minimum: 0,
+      description: 'The metadata.generation the condition was computed from.',
+    },
+  },
+};
+
+export const COUCH_INSTANCE_STATUS_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'What the operator observed. Written only by the operator.',
+  properties: {
+    phase: {
+      type: 'string',
+      enum: [...COUCH_INSTANCE_PHASES],
+      description:
+        'Pending (objects being created), Starting, Running, Hibernating (scaling to zero), Hibernated ' +
+        '(scaled to zero, data kept), Waking (scaling up after a wake request) or Failed (the spec is invalid).',
+    },
+    endpoint: { type: 'string', description: "The instance's URL at the gateway." },
+    credentialsSecret: {
+      type: 'string',
+      description:
+        'Name of the Secret with the admin credentials: keys username, password, and url (the endpoint ' +
+        'with the credentials in its userinfo).',
+    },
+    readyReplicas: { type: 'integer', minimum: 0, description: 'CouchDB replicas that answer (0 or 1).' },
+    lastActivityTime: timestamp(
+      'The latest activity the gateway reported (or the wake request, or creation).',
+    ),
+    hibernatedAt: timestamp('When the instance was last hibernated; absent while it is awake.'),
+    observedGeneration: {
+      type: 'integer',
+      format: 'int64',
+      minimum: 0,
+      description: 'The metadata.generation this status was computed from.',
+    },
+    conditions: {
+      type: 'array',
+      description:
+        'Ready, Active (false while hibernated, which is not a failure), Progressing and Degraded.',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+      maxItems: 8,
+      items: CONDITION_SCHEMA,
+    },
+  },
+};

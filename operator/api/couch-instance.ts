@@ -1,0 +1,72 @@
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import { SETTEE_GROUP, type SETTEE_API_VERSION } from './contract.js';
+import type { Condition } from './conditions.js';
+
+export const COUCH_INSTANCE_KIND = 'CouchInstance';
+export const COUCH_INSTANCE_PLURAL = 'couchinstances';
+export const COUCH_INSTANCE_SINGULAR = 'couchinstance';
+export const COUCH_INSTANCE_SHORT_NAME = 'couch';
+export const COUCH_INSTANCE_CRD_NAME = `${COUCH_INSTANCE_PLURAL}.${SETTEE_GROUP}`;
+
+export type CouchInstancePlan = 'free' | 'paid';
+
+export const COUCH_INSTANCE_PHASES = [
+  'Pending',
+  'Starting',
+  'Running',
+  'Hibernating',
+  'Hibernated',
+  'Waking',
+  'Failed',
+] as const;
+export type CouchInstancePhase = (typeof COUCH_INSTANCE_PHASES)[number];
+
+/** CPU and memory as Kubernetes quantities ("500m", "256Mi"). */
+export interface ResourceAmounts {
+  cpu?: string;
+  memory?: string;
+}
+
+export interface ResourceRequirements {
+  requests?: ResourceAmounts;
+  limits?: ResourceAmounts;
+}
+
+export interface CouchInstanceAddons {
+  /** Replaces storage.size, which the free envelope caps. */
+  largerStorage?: { size: string };
+  /** Accepted by the schema; what runs them comes later, and never against a hibernated instance. */
+  backups?: { schedule: string; retain?: number };
+  regionPinning?: { region: string };
+}
+
+/** What a tenant writes. Optional fields are defaulted by the API server or by the operator. */
+export interface CouchInstanceSpec {
+  version?: string;
+  image?: string;
+  plan?: CouchInstancePlan;
+  keepAlive?: boolean;
+  hibernation?: { idleAfter?: string };
+  storage?: { size?: string; storageClassName?: string };
+  addons?: CouchInstanceAddons;
+  resources?: ResourceRequirements;
+}
+
+export interface CouchInstanceStatus {
+  phase?: CouchInstancePhase;
+  endpoint?: string;
+  credentialsSecret?: string;
+  readyReplicas?: number;
+  lastActivityTime?: string;
+  hibernatedAt?: string;
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+export interface CouchInstance {
+  apiVersion: typeof SETTEE_API_VERSION;
+  kind: typeof COUCH_INSTANCE_KIND;
+  metadata: V1ObjectMeta;
+  spec: CouchInstanceSpec;
+  status?: CouchInstanceStatus;
+}

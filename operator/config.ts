@@ -1,0 +1,122 @@
+import crypto from 'node:crypto';
+import os from 'node:os';
+import { readCouchInstanceConfig, type CouchInstanceConfig } from './controllers/couch-instance/config.js';
+import { deepFreeze, EnvReader } from './env-reader.js';
+import { LOG_LEVELS, type LogLevel } from './observability/logger.js';
+import type { BackoffPolicy } from './runtime/backoff.js';
+
+/**
+ * The operator's configuration, read once from the environment at start-up, validated (every
+ * problem reported at once, see ConfigError) and frozen. Each field names its variable and default.
+ */
+export interface OperatorConfig {
+  /** SETTEE_WATCH_NAMESPACE: the one namespace to watch; unset = every namespace. */
+  readonly watchNamespace: string | undefined;
+
+  readonly controllers: {
+    /** SETTEE_WORKERS (4): concurrent reconciles per controller (never two of one object). */
+    readonly workers: number;
+    /** SETTEE_RESYNC_PERIOD (10m): how often every object is reconciled even without a change; 0 = never. */
+    readonly resyncPeriodMs: number;
+    /** SETTEE_BACKOFF_BASE (100ms) and SETTEE_BACKOFF_MAX (2m): per-object retry delay after a failed reconcile, doubling up to the max. */
+    readonly backoff: BackoffPolicy;
+  };
+
+  readonly leaderElection: {
+    /** SETTEE_LEADER_ELECTION (true): only the holder of the Lease reconciles; off for a single replica. */
+    readonly enabled: boolean;
+    /** SETTEE_LEADER_ELECTION_NAMESPACE, else POD_NAMESPACE, else the watched namespace, else `default`. */
+    readonly namespace: string;
+    /** SETTEE_LEADER_ELECTION_LEASE (settee-operator): the coordination.k8s.io/v1 Lease's name. */
+    readonly leaseName: string;
+    /** SETTEE_LEADER_ELECTION_IDENTITY, else POD_NAME, else `<hostname>_<random>`: unique per replica. */
+    readonly identity: string;
+    /** SETTEE_LEASE_DURATION (15s, whole seconds): how long a standby waits after the last renewal before taking over. */
+    readonly leaseDurationMs: number;
+    /** SETTEE_LEASE_RENEW_DEADLINE (10s): the leader gives up leading if it cannot renew for this long. */
+    readonly renewDeadlineMs: number;
+    /** SETTEE_LEASE_RETRY_PERIOD (2s): interval between renewals, and between acquisition attempts. */
+    readonly retryPeriodMs: number;
+  };
+
+  readonly observability: {
+    /** SETTEE_LOG_LEVEL (info): error, warn, info or debug. */
+    readonly logLevel: LogLevel;
+    /** SETTEE_METRICS_HOST (127.0.0.1): address of /metrics, /healthz, /readyz; a pod sets 0.0.0.0 so probes and scrapes reach it. */
+    readonly metricsHost: string;
+    /** SETTEE_METRICS_PORT (8080); 0 = any free port (tests). */
+    readonly metricsPort: number;
+  };
+
+  /** SETTEE_SHUTDOWN_TIMEOUT (30s): on SIGTERM/SIGINT, how long reconciles in flight may take before the process exits anyway. */
+  readonly shutdownTimeoutMs: number;
+
+  // ---------------------------------------------------------------------------------------------
+  // Controller sections. Each controller owns one section: a `readonly <name>: <Name>Config` field
+  // here, its reader (`read<Name>Config(env: EnvReader)`, in the controller's own module) called
+  // from loadOperatorConfig below, and its variables documented on its fields as above.
+  //   couchInstance  -- the couch-instance engineer (free envelope, image, endpoint template, ...)
+  //   queueBinding   -- the queue-binding engineer
+  // ---------------------------------------------------------------------------------------------
+
+  /** CouchInstances: endpoint template, CouchDB version and vendor, free envelope (controllers/couch-instance/config.ts). */
+  readonly couchInstance: CouchInstanceConfig;
+}
+
+export function loadOperatorConfig(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): OperatorConfig {
+  const read = new EnvReader(env);
+  const watchNamespace = read.optionalString('SETTEE_WATCH_NAMESPACE');
+  const backoff = {
+    baseMs: read.durationMs('SETTEE_BACKOFF_BASE', 100, { minMs: 1 }),
+    maxMs: read.durationMs('SETTEE_BACKOFF_MAX', 120_000, { minMs: 1 }),
+  };
+  if (backoff.maxMs < backoff.baseMs)
+    read.problem('SETTEE_BACKOFF_MAX must not be shorter than SETTEE_BACKOFF_BASE');
+
+  const leaseDurationMs = read.durationMs('SETTEE_LEASE_DURATION', 15_000, { minMs: 1_000 });
+  const renewDeadlineMs = read.durationMs('SETTEE_LEASE_RENEW_DEADLINE', 10_000, { minMs: 1 });
+  const retryPeriodMs = read.durationMs('SETTEE_LEASE_RETRY_PERIOD', 2_000, { minMs: 1 });
+  // The Lease stores whole seconds; a fraction would make the holder and the standby disagree.
+  if (leaseDurationMs % 1_000 !== 0) read.problem('SETTEE_LEASE_DURATION must be a whole number of seconds');
+  if (renewDeadlineMs >= leaseDurationMs)
+    read.problem('SETTEE_LEASE_RENEW_DEADLINE must be shorter than SETTEE_LEASE_DURATION');
+  if (retryPeriodMs >= renewDeadlineMs)
+    read.problem('SETTEE_LEASE_RETRY_PERIOD must be shorter than SETTEE_LEASE_RENEW_DEADLINE');
+
+  const config: OperatorConfig = {
+    watchNamespace,
+    controllers: {
+      workers: read.integer('SETTEE_WORKERS', 4, { min: 1, max: 256 }),
+      resyncPeriodMs: read.durationMs('SETTEE_RESYNC_PERIOD', 600_000),
+      backoff,
+    },
+    leaderElection: {
+      enabled: read.boolean('SETTEE_LEADER_ELECTION', true),
+      namespace:
+        read.optionalString('SETTEE_LEADER_ELECTION_NAMESPACE') ??
+        read.optionalString('POD_NAMESPACE') ??
+        watchNamespace ??
+        'default',
+      leaseName: read.string('SETTEE_LEADER_ELECTION_LEASE', 'settee-operator'),
+      identity:
+        read.optionalString('SETTEE_LEADER_ELECTION_IDENTITY') ??
+        read.optionalString('POD_NAME') ??
+        `${os.hostname()}_${crypto.randomBytes(4).toString('hex')}`,
+      leaseDurationMs,
+      renewDeadlineMs,
+      retryPeriodMs,
+    },
+    observability: {
+      logLevel: read.oneOf('SETTEE_LOG_LEVEL', LOG_LEVELS, 'info'),
+      metricsHost: read.string('SETTEE_METRICS_HOST', '127.0.0.1'),
+      metricsPort: read.integer('SETTEE_METRICS_PORT', 8080, { min: 0, max: 65_535 }),
+    },
+    shutdownTimeoutMs: read.durationMs('SETTEE_SHUTDOWN_TIMEOUT', 30_000, { minMs: 1 }),
+    // Controller sections go here, e.g. `couchInstance: readCouchInstanceConfig(read),`.
+    couchInstance: readCouchInstanceConfig(read),
+  };
+  read.assertValid();
+  return deepFreeze(config);
+}

@@ -1,0 +1,99 @@
+import { isSupportedCouchDbVersion, NEWEST_SUPPORTED_COUCHDB_VERSION } from '../../api/couchdb-versions.js';
+import {
+  DEFAULT_FREE_ENVELOPE,
+  DEFAULT_INSTANCE_RESOURCES,
+  type FreeEnvelope,
+} from '../../api/free-envelope.js';
+import { compareQuantities, isQuantity } from '../../api/quantity.js';
+import type { EnvReader } from '../../env-reader.js';
+
+/** The couch-instance controller's section of the operator's configuration. */
+export interface CouchInstanceConfig {
+  /**
+   * SETTEE_ENDPOINT_TEMPLATE (`http://127.0.0.1:8080/db/{namespace}/{name}`): an instance's URL at the
+   * gateway, written to status.endpoint; `https://{name}.{namespace}.<domain>` in a cluster.
+   */
+  readonly endpointTemplate: string;
+  /** SETTEE_COUCHDB_DEFAULT_VERSION (3.5.1): the version of instances whose spec names none; a 3.x release. */
+  readonly defaultVersion: string;
+  /** SETTEE_COUCHDB_VENDOR_NAME (Settee): `vendor.name` in every instance's root document. */
+  readonly vendorName: string;
+  /**
+   * SETTEE_FREE_STORAGE (1Gi), SETTEE_FREE_CPU (1), SETTEE_FREE_MEMORY (1Gi): the free envelope. The
+   * CRD's rules carry the defaults; a narrower envelope here is enforced by the operator (Degraded).
+   */
+  readonly freeEnvelope: FreeEnvelope;
+  /**
+   * SETTEE_DEFAULT_CPU_REQUEST (100m), SETTEE_DEFAULT_MEMORY_REQUEST (256Mi), SETTEE_DEFAULT_CPU_LIMIT
+   * (500m), SETTEE_DEFAULT_MEMORY_LIMIT (512Mi): resources an instance gets where its spec says
+   * nothing; inside the free envelope. Storage defaults to the envelope's.
+   */
+  readonly defaultResources: {
+    readonly requests: { readonly cpu: string; readonly memory: string };
+    readonly limits: { readonly cpu: string; readonly memory: string };
+  };
+}
+
+const ENDPOINT_PLACEHOLDERS = ['{name}', '{namespace}'];
+
+export function readCouchInstanceConfig(read: EnvReader): CouchInstanceConfig {
+  const quantity = (name: string, fallback: string): string => {
+    const value = read.string(name, fallback);
+    if (isQuantity(value)) return value;
+    read.problem(`${name}=${value}: expected a Kubernetes quantity such as 500m, 256Mi or 1Gi`);
+    return fallback;
+  };
+
+  const endpointTemplate = read.string(
+    'SETTEE_ENDPOINT_TEMPLATE',
+    'http://127.0.0.1:8080/db/{namespace}/{name}',
+  );
+  if (
+    !ENDPOINT_PLACEHOLDERS.every((placeholder) => endpointTemplate.includes(placeholder)) ||
+    !URL.canParse(endpointTemplate)
+  )
+    read.problem(
+      `SETTEE_ENDPOINT_TEMPLATE=${endpointTemplate}: expected a URL containing {name} and {namespace}`,
+    );
+
+  const defaultVersion = read.string('SETTEE_COUCHDB_DEFAULT_VERSION', NEWEST_SUPPORTED_COUCHDB_VERSION);
+  if (!isSupportedCouchDbVersion(defaultVersion))
+    read.problem(
+      `SETTEE_COUCHDB_DEFAULT_VERSION=${defaultVersion}: expected a CouchDB 3.x release such as 3.5.1`,
+    );
+
+  const freeEnvelope: FreeEnvelope = {
+    storage: quantity('SETTEE_FREE_STORAGE', DEFAULT_FREE_ENVELOPE.storage),
+    cpu: quantity('SETTEE_FREE_CPU', DEFAULT_FREE_ENVELOPE.cpu),
+    memory: quantity('SETTEE_FREE_MEMORY', DEFAULT_FREE_ENVELOPE.memory),
+  };
+  const defaultResources = {
+    requests: {
+      cpu: quantity('SETTEE_DEFAULT_CPU_REQUEST', DEFAULT_INSTANCE_RESOURCES.requests.cpu),
+      memory: quantity('SETTEE_DEFAULT_MEMORY_REQUEST', DEFAULT_INSTANCE_RESOURCES.requests.memory),
+    },
+    limits: {
+      cpu: quantity('SETTEE_DEFAULT_CPU_LIMIT', DEFAULT_INSTANCE_RESOURCES.limits.cpu),
+      memory: quantity('SETTEE_DEFAULT_MEMORY_LIMIT', DEFAULT_INSTANCE_RESOURCES.limits.memory),
+    },
+  };
+  for (const resource of ['cpu', 'memory'] as const) {
+    const { requests, limits } = defaultResources;
+    if (compareQuantities(requests[resource], limits[resource]) > 0)
+      read.problem(
+        `the default ${resource} request (${requests[resource]}) exceeds the default limit (${limits[resource]})`,
+      );
+    if (compareQuantities(limits[resource], freeEnvelope[resource]) > 0)
+      read.problem(
+        `the default ${resource} limit (${limits[resource]}) is outside the free envelope (${freeEnvelope[resource]})`,
+      );
+  }
+
+  return {
+    endpointTemplate,
+    defaultVersion,
+    vendorName: read.string('SETTEE_COUCHDB_VENDOR_NAME', 'Settee'),
+    freeEnvelope,
+    defaultResources,
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * The hibernation decision, pure: from the instance's activity signals and its previous status,
+ * how many replicas it should have and when to look again. The reconciler acts on the result; this
+ * module never reads a clock or calls the API.
+ *
+ * Signals (contract.ts): the gateway's activity Lease (renewTime), the wake-requested annotation,
+ * the instance's creation, and the lastActivityTime the operator recorded before.
+ */
+
+export type HibernationReason =
+  /** keepAlive: never hibernated. */
+  | 'KeepAlive'
+  /** Awake, and active within idleAfter. */
+  | 'RecentActivity'
+  /** Idle for idleAfter: scale to zero now. */
+  | 'IdleTimeout'
+  /** Stays hibernated: no wake request since it hibernated. */
+  | 'Hibernated'
+  /** Hibernated, and the gateway asked for a wake after that: scale up now. */
+  | 'WakeRequested';
+
+export interface HibernationInput {
+  /** Epoch milliseconds. */
+  now: number;
+  keepAlive: boolean;
+  idleAfterMs: number;
+  /** RFC 3339 timestamps; absent or unparsable ones are ignored. */
+  createdAt?: string | undefined;
+  activityRenewedAt?: string | undefined;
+  wakeRequestedAt?: string | undefined;
+  previous: { lastActivityTime?: string | undefined; hibernatedAt?: string | undefined };
+}
+
+export interface HibernationDecision {
+  replicas: 0 | 1;
+  reason: HibernationReason;
+  /** What this decision changes, if anything: the moments Events and counters are about. */
+  transition?: 'Hibernate' | 'Wake';
+  /** For status.hibernatedAt: set while hibernated, absent while awake. */
+  hibernatedAt?: string;
+  /** For status.lastActivityTime (see recordedActivity). */
+  lastActivityTime?: string;
+  /** Reconcile again after this long, to hibernate on time without polling. */
+  recheckAfterMs?: number;
+}
+
+/** Status is not rewritten for every Lease renewal: activity is recorded at this granularity. */
+export const MAX_ACTIVITY_RECORD_INTERVAL_MS = 60_000;
+const MIN_ACTIVITY_RECORD_INTERVAL_MS = 1_000;
+
+function parseTime(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const time = Date.parse(value);
+  return Number.isNaN(time) ? undefined : time;
+}
+
+function latest(...times: (number | undefined)[]): number | undefined {
+  const known = times.filter((t): t is number => t !== undefined);
+  return known.length > 0 ? Math.max(...known) : undefined;
+}
+
+const iso = (time: number | undefined): string | undefined =>
+  time === undefined ? undefined : new Date(time).toISOString();
+
+/**
+ * The activity time to record in status. The Lease is renewed every few seconds while an instance
+ * is busy; writing each renewal to status would cost one API write per instance per renewal, so the
+ * recorded time only moves once it is idleAfter/2 (between 1 s and 60 s) behind. The decision
+ * itself always uses the exact time.
+ */
+function recordedActivity(input: HibernationInput, lastActivity: number | undefined): number | undefined {
+  const recorded = parseTime(input.previous.lastActivityTime);
+  if (lastActivity === undefined || recorded === undefined) return lastActivity ?? recorded;
+  const interval = Math.min(
+    MAX_ACTIVITY_RECORD_INTERVAL_MS,
+    Math.max(MIN_ACTIVITY_RECORD_INTERVAL_MS, input.idleAfterMs / 2),
+  );
+  return lastActivity - recorded >= interval ? lastActivity : recorded;
+}
+
+export function decideHibernation(input: HibernationInput): HibernationDecision {
+  const wakeRequestedAt = parseTime(input.wakeRequestedAt);
+  const hibernatedAt = parseTime(input.previous.hibernatedAt);
+  // A wake request counts as activity: the woken instance then stays up for a full idleAfter.
+  const lastActivity = latest(
+    parseTime(input.createdAt),
+    parseTime(input.activityRenewedAt),
+    wakeRequestedAt,
+    parseTime(input.previous.lastActivityTime),
+  );
+
+  if (hibernatedAt !== undefined) {
+    const wake = input.keepAlive || (wakeRequestedAt !== undefined && wakeRequestedAt > hibernatedAt);
+    if (!wake) {
+      return {
+        replicas: 0,
+        reason: 'Hibernated',
+        hibernatedAt: input.previous.hibernatedAt,
+        ...optional('lastActivityTime', iso(recordedActivity(input, lastActivity))),
+      };
+    }
+    return {
+      replicas: 1,
+      reason: input.keepAlive ? 'KeepAlive' : 'WakeRequested',
+      transition: 'Wake',
+      ...optional('lastActivityTime', iso(lastActivity)),
+      ...(input.keepAlive ? {} : { recheckAfterMs: input.idleAfterMs }),
+    };
+  }
+
+  const recorded = optional('lastActivityTime', iso(recordedActivity(input, lastActivity)));
+  if (input.keepAlive) return { replicas: 1, reason: 'KeepAlive', ...recorded };
+  const idleForMs = lastActivity === undefined ? input.idleAfterMs : input.now - lastActivity;
+  if (idleForMs >= input.idleAfterMs) {
+    return {
+      replicas: 0,
+      reason: 'IdleTimeout',
+      transition: 'Hibernate',
+      hibernatedAt: new Date(input.now).toISOString(),
+      ...optional('lastActivityTime', iso(lastActivity)),
+    };
+  }
+  return {
+    replicas: 1,
+    reason: 'RecentActivity',
+    recheckAfterMs: input.idleAfterMs - idleForMs,
+    ...recorded,
+  };
+}
+
+function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+}

@@ -1,0 +1,87 @@
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { CouchInstance } from '../../api/couch-instance.js';
+import { applyObject, FIELD_MANAGER } from '../../kube/apply.js';
+import type { KubeClients } from '../../kube/clients.js';
+import { callKube, isAlreadyExists } from '../../kube/errors.js';
+import type { Informer } from '../../kube/informer.js';
+import type { ObjectKey } from '../../runtime/object-key.js';
+import {
+  buildAdminSecret,
+  readCredentials,
+  type InstanceCredentials,
+} from '../../resources/couch-instance/admin-secret.js';
+import { appliedDigestOf } from '../../resources/couch-instance/applied-digest.js';
+import { generateCredentials } from './generate-credentials.js';
+import type { RecentWrites } from './recent-writes.js';
+
+/**
+ * Reads and writes the objects an instance owns: from the informer caches (overlaid with this
+ * controller's recent writes), and to the API only when the desired object differs from what was
+ * last applied (its applied-digest annotation), so a reconcile with nothing to do makes no request.
+ */
+export class OwnedObjects {
+  constructor(
+    private readonly clients: KubeClients,
+    private readonly recent: RecentWrites,
+  ) {}
+
+  current<T extends KubernetesObject>(
+    owner: ObjectKey,
+    informer: Informer<T>,
+    namespace: string,
+    name: string,
+  ): T | undefined {
+    return this.recent.read(owner, slotOf(informer, name), informer.get({ namespace, name }));
+  }
+
+  /** Server-side applies `desired` unless the current object already carries its digest. */
+  async apply<T extends KubernetesObject>(owner: ObjectKey, informer: Informer<T>, desired: T): Promise<T> {
+    const { namespace = '', name = '' } = desired.metadata ?? {};
+    const existing = this.current(owner, informer, namespace, name);
+    if (existing && appliedDigestOf(existing) === appliedDigestOf(desired)) return existing;
+    const applied = await callKube(() => applyObject(this.clients.objects, desired));
+    this.recent.remember(owner, slotOf(informer, name), existing, applied);
+    return applied;
+  }
+
+  /**
+   * The instance's credentials: read from its admin Secret, or generated and written with a create
+   * (never an apply) when there is none, so an existing Secret can never be overwritten, even when
+   * the cache has not seen it yet: the create then fails with AlreadyExists and the Secret is read.
+   * The Secret is re-applied with the same credentials when its other keys must change (the url).
+   */
+  async ensureCredentials(options: {
+    owner: ObjectKey;
+    informer: Informer<V1Secret>;
+    instance: CouchInstance;
+    secretName: string;
+    endpoint: string;
+  }): Promise<{ credentials: InstanceCredentials; created: boolean }> {
+    const { owner, informer, instance, secretName, endpoint } = options;
+    const namespace = instance.metadata.namespace ?? '';
+    let existing = this.current(owner, informer, namespace, secretName);
+    if (!existing) {
+      const credentials = generateCredentials();
+      const body = buildAdminSecret({ instance, credentials, endpoint });
+      try {
+        const created = await callKube(() =>
+          this.clients.core.createNamespacedSecret({ namespace, body, fieldManager: FIELD_MANAGER }),
+        );
+        this.recent.remember(owner, slotOf(informer, secretName), undefined, created);
+        return { credentials, created: true };
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        existing = await callKube(() =>
+          this.clients.core.readNamespacedSecret({ name: secretName, namespace }),
+        );
+      }
+    }
+    const credentials = readCredentials(existing);
+    await this.apply(owner, informer, buildAdminSecret({ instance, credentials, endpoint }));
+    return { credentials, created: false };
+  }
+}
+
+function slotOf(informer: { resource: { kind: string } }, name: string): string {
+  return `${informer.resource.kind}/${name}`;
+}

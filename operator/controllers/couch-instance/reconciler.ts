@@ -1,0 +1,344 @@
+import type { V1ConfigMap, V1Lease, V1Secret, V1Service, V1StatefulSet } from '@kubernetes/client-node';
+import { CouchInstanceEventReason } from '../../api/conditions.js';
+import { ANNOTATION_WAKE_REQUESTED, activityLeaseName, renderEndpoint } from '../../api/contract.js';
+import { DEFAULT_IDLE_AFTER } from '../../api/couch-instance-schema.js';
+import type { CouchInstance, CouchInstanceStatus } from '../../api/couch-instance.js';
+import { compareQuantities } from '../../api/quantity.js';
+import type { KubeClients } from '../../kube/clients.js';
+import { isConflict } from '../../kube/errors.js';
+import type { EventRecord, EventRecorder } from '../../kube/events.js';
+import type { Informer } from '../../kube/informer.js';
+import { errorMessage } from '../../observability/logger.js';
+import { parseObjectKey, type ObjectKey } from '../../runtime/object-key.js';
+import {
+  DONE,
+  requeueAfter,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+} from '../../runtime/reconciler.js';
+import { adminHashSchemeFor } from '../../resources/couch-instance/admin-password-hash.js';
+import { digestOf } from '../../resources/couch-instance/applied-digest.js';
+import { buildCouchDbConfigMap, serverUuidOf } from '../../resources/couch-instance/couchdb-config.js';
+import { couchInstanceNames } from '../../resources/couch-instance/names.js';
+import { resolveSpec } from '../../resources/couch-instance/resolved-spec.js';
+import { buildClientService, buildHeadlessService } from '../../resources/couch-instance/services.js';
+import { buildStatefulSet, claimShapeOf } from '../../resources/couch-instance/statefulset.js';
+import { AdminHashCache } from './admin-hash-cache.js';
+import type { CouchInstanceConfig } from './config.js';
+import { decideHibernation, type HibernationDecision } from './hibernation.js';
+import type { CouchInstanceMetrics } from './metrics.js';
+import { OwnedObjects } from './owned-objects.js';
+import { RecentWrites } from './recent-writes.js';
+import { computeStatus, type StatusInput } from './status.js';
+import { writeStatus } from './status-writer.js';
+import { findSpecViolations } from './validate-spec.js';
+import { VolumeGrowth } from './volume-growth.js';
+
+export interface CouchInstanceInformers {
+  instances: Informer<CouchInstance>;
+  statefulSets: Informer<V1StatefulSet>;
+  services: Informer<V1Service>;
+  configMaps: Informer<V1ConfigMap>;
+  secrets: Informer<V1Secret>;
+  /** The gateway's activity Leases (contract.ts). */
+  leases: Informer<V1Lease>;
+}
+
+export interface CouchInstanceReconcilerOptions {
+  informers: CouchInstanceInformers;
+  clients: KubeClients;
+  events: EventRecorder;
+  config: CouchInstanceConfig;
+  metrics: CouchInstanceMetrics;
+  now?: () => Date;
+}
+
+/**
+ * Informer caches hold the API server's JSON, where timestamps are strings, although client-node's
+ * types say Date; objects returned by typed calls do hold Dates. Either becomes RFC 3339 here.
+ */
+function timestampOf(value: Date | string | undefined): string | undefined {
+  return value instanceof Date ? value.toISOString() : value;
+}
+
+/** The idle check lands just after idleAfter has passed, not just before it. */
+const IDLE_RECHECK_SLACK_MS = 50;
+const INSTANCE_SLOT = 'CouchInstance';
+
+/**
+ * Reconciles one CouchInstance: validate the spec, ensure the admin Secret, decide hibernation,
+ * apply the ConfigMap, Services and StatefulSet, write status, and record an Event for each
+ * transition. Level-triggered: every pass starts from the caches, never from the event that woke it.
+ */
+export class CouchInstanceReconciler implements Reconciler {
+  private readonly recent = new RecentWrites();
+  private readonly owned: OwnedObjects;
+  private readonly hashes = new AdminHashCache();
+  private readonly volumes: VolumeGrowth;
+  private readonly now: () => Date;
+
+  constructor(private readonly options: CouchInstanceReconcilerOptions) {
+    this.owned = new OwnedObjects(options.clients, this.recent);
+    this.volumes = new VolumeGrowth(options.clients.core);
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {
+    const ref = parseObjectKey(key);
+    const instance = this.recent.read(key, INSTANCE_SLOT, this.options.informers.instances.get(ref));
+    if (!instance || instance.metadata.deletionTimestamp) {
+      // Garbage collection deletes what it owned (controller owner references); only memory is left.
+      this.forget(key);
+      return DONE;
+    }
+    const endpoint = renderEndpoint(this.options.config.endpointTemplate, {
+      namespace: ref.namespace ?? '',
+      name: ref.name,
+    });
+    const violations = findSpecViolations(instance.spec, this.options.config.freeEnvelope);
+    if (violations.length > 0) {
+      await this.reportInvalidSpec(key, instance, endpoint, violations);
+      return DONE;
+    }
+    try {
+      return await this.converge(key, instance, endpoint, ctx);
+    } catch (err) {
+      if (!isConflict(err) && !ctx.signal.aborted)
+        await this.reportFailure(key, instance, endpoint, err, ctx);
+      throw err;
+    }
+  }
+
+  private async converge(
+    key: ObjectKey,
+    instance: CouchInstance,
+    endpoint: string,
+    ctx: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const { informers, config } = this.options;
+    const namespace = instance.metadata.namespace ?? '';
+    const name = instance.metadata.name ?? '';
+    const names = couchInstanceNames(name);
+    const spec = resolveSpec(instance.spec, {
+      version: config.defaultVersion,
+      storageSize: config.freeEnvelope.storage,
+      resources: config.defaultResources,
+    });
+
+    const { credentials, created } = await this.owned.ensureCredentials({
+      owner: key,
+      informer: informers.secrets,
+      instance,
+      secretName: names.adminSecret,
+      endpoint,
+    });
+    if (created) {
+      ctx.logger.info('admin credentials generated', { secret: names.adminSecret });
+      await this.record(instance, {
+        type: 'Normal',
+        reason: CouchInstanceEventReason.CredentialsCreated,
+        message: `generated admin credentials in Secret ${names.adminSecret}`,
+      });
+    }
+
+    const lease = informers.leases.get({ namespace, name: activityLeaseName(name) });
+    const decision = decideHibernation({
+      now: this.now().getTime(),
+      keepAlive: spec.keepAlive,
+      idleAfterMs: spec.idleAfterMs,
+      createdAt: timestampOf(instance.metadata.creationTimestamp),
+      activityRenewedAt: timestampOf(lease?.spec?.renewTime),
+      wakeRequestedAt: instance.metadata.annotations?.[ANNOTATION_WAKE_REQUESTED],
+      previous: instance.status ?? {},
+    });
+
+    const hashScheme = adminHashSchemeFor(spec.version);
+    const configMap = buildCouchDbConfigMap(instance, {
+      serverUuid: serverUuidOf(instance),
+      adminUsername: credentials.username,
+      adminPasswordHash: await this.hashes.hashFor(key, {
+        password: credentials.password,
+        instanceUid: instance.metadata.uid ?? '',
+        scheme: hashScheme,
+      }),
+      hashScheme,
+      vendorName: config.vendorName,
+    });
+    const existingStatefulSet = this.owned.current(key, informers.statefulSets, namespace, names.statefulSet);
+    const existingClaim = claimShapeOf(existingStatefulSet);
+    if (existingClaim && compareQuantities(spec.storage.size, existingClaim.size) > 0) {
+      await this.growVolume(key, instance, names.dataVolumeClaim, spec.storage.size);
+    }
+    const [statefulSet] = await Promise.all([
+      this.owned.apply(
+        key,
+        informers.statefulSets,
+        buildStatefulSet({
+          instance,
+          spec,
+          replicas: decision.replicas,
+          configDigest: digestOf(configMap.data),
+          existingClaim,
+        }),
+      ),
+      this.owned.apply(key, informers.configMaps, configMap),
+      this.owned.apply(key, informers.services, buildHeadlessService(instance)),
+      this.owned.apply(key, informers.services, buildClientService(instance)),
+    ]);
+
+    const status = computeStatus({
+      ...this.statusBasis(instance, endpoint),
+      credentialsSecret: names.adminSecret,
+      decision,
+      statefulSet: {
+        replicas: statefulSet.status?.replicas ?? 0,
+        readyReplicas: statefulSet.status?.readyReplicas ?? 0,
+      },
+    });
+    await this.saveStatus(key, instance, status);
+    await this.announceTransitions(instance, decision, status, ctx);
+    this.options.metrics.setPhase(key, status.phase ?? 'Pending');
+    return decision.recheckAfterMs === undefined
+      ? DONE
+      : requeueAfter(decision.recheckAfterMs + IDLE_RECHECK_SLACK_MS);
+  }
+
+  private async growVolume(
+    key: ObjectKey,
+    instance: CouchInstance,
+    claimName: string,
+    size: string,
+  ): Promise<void> {
+    const outcome = await this.volumes.ensure({
+      key,
+      namespace: instance.metadata.namespace ?? '',
+      claimName,
+      size,
+    });
+    if (outcome.result === 'requested') {
+      await this.record(instance, {
+        type: 'Normal',
+        reason: CouchInstanceEventReason.VolumeExpansionRequested,
+        message: `growing PersistentVolumeClaim ${claimName} from ${outcome.from} to ${outcome.to}`,
+      });
+    } else if (outcome.result === 'refused') {
+      await this.record(instance, {
+        type: 'Warning',
+        reason: CouchInstanceEventReason.VolumeExpansionRefused,
+        message: `PersistentVolumeClaim ${claimName} cannot grow to ${size}: ${outcome.message}`,
+      });
+    }
+  }
+
+  private async announceTransitions(
+    instance: CouchInstance,
+    decision: HibernationDecision,
+    status: CouchInstanceStatus,
+    ctx: ReconcileContext,
+  ): Promise<void> {
+    const { metrics } = this.options;
+    if (decision.transition === 'Hibernate') {
+      metrics.countHibernation();
+      ctx.logger.info('hibernated', { lastActivityTime: decision.lastActivityTime });
+      await this.record(instance, {
+        type: 'Normal',
+        reason: CouchInstanceEventReason.Hibernated,
+        message: `no activity since ${decision.lastActivityTime ?? 'creation'}: scaled to zero, data kept`,
+      });
+    } else if (decision.transition === 'Wake') {
+      metrics.countWake();
+      ctx.logger.info('woken', { reason: decision.reason });
+      await this.record(instance, {
+        type: 'Normal',
+        reason: CouchInstanceEventReason.Woken,
+        message:
+          decision.reason === 'KeepAlive' ? 'keepAlive turned on: scaling up' : 'wake requested: scaling up',
+      });
+    }
+    if (status.phase === 'Running' && instance.status?.phase !== 'Running') {
+      await this.record(instance, {
+        type: 'Normal',
+        reason: CouchInstanceEventReason.Started,
+        message: 'CouchDB is ready',
+      });
+    }
+  }
+
+  private async reportInvalidSpec(
+    key: ObjectKey,
+    instance: CouchInstance,
+    endpoint: string,
+    violations: string[],
+  ): Promise<void> {
+    const status = computeStatus({ ...this.statusBasis(instance, endpoint), specViolations: violations });
+    const before = instance.status?.conditions?.find((c) => c.type === 'Degraded')?.message;
+    if (instance.status?.phase !== 'Failed' || before !== violations.join('; ')) {
+      await this.record(instance, {
+        type: 'Warning',
+        reason: CouchInstanceEventReason.InvalidSpec,
+        message: violations.join('; '),
+      });
+    }
+    await this.saveStatus(key, instance, status);
+    this.options.metrics.setPhase(key, 'Failed');
+  }
+
+  /** Best effort: Degraded says why the reconcile failed; the loop retries with backoff regardless. */
+  private async reportFailure(
+    key: ObjectKey,
+    instance: CouchInstance,
+    endpoint: string,
+    err: unknown,
+    ctx: ReconcileContext,
+  ): Promise<void> {
+    const message = errorMessage(err);
+    try {
+      const status = computeStatus({ ...this.statusBasis(instance, endpoint), reconcileError: message });
+      await this.saveStatus(key, instance, status);
+    } catch (statusErr) {
+      ctx.logger.warn('could not write the failure to status', { error: errorMessage(statusErr) });
+    }
+    await this.record(instance, {
+      type: 'Warning',
+      reason: CouchInstanceEventReason.ReconcileFailed,
+      message,
+    });
+  }
+
+  private statusBasis(instance: CouchInstance, endpoint: string): StatusInput {
+    return {
+      previous: instance.status,
+      generation: instance.metadata.generation,
+      now: this.now().toISOString(),
+      endpoint,
+      credentialsSecret: instance.status?.credentialsSecret,
+      specViolations: [],
+      idleAfter: instance.spec.hibernation?.idleAfter ?? DEFAULT_IDLE_AFTER,
+    };
+  }
+
+  private async saveStatus(
+    key: ObjectKey,
+    instance: CouchInstance,
+    status: CouchInstanceStatus,
+  ): Promise<void> {
+    const written = await writeStatus({
+      customObjects: this.options.clients.customObjects,
+      instance,
+      status,
+    });
+    if (written) this.recent.remember(key, INSTANCE_SLOT, instance, written);
+  }
+
+  private record(instance: CouchInstance, event: EventRecord): Promise<void> {
+    return this.options.events.record(instance, event);
+  }
+
+  private forget(key: ObjectKey): void {
+    this.recent.forget(key);
+    this.hashes.forget(key);
+    this.volumes.forget(key);
+    this.options.metrics.forget(key);
+  }
+}

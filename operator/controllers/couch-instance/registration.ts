@@ -1,0 +1,73 @@
+import type { V1ConfigMap, V1Lease, V1Secret, V1Service, V1StatefulSet } from '@kubernetes/client-node';
+import { LABEL_INSTANCE, SETTEE_API_VERSION } from '../../api/contract.js';
+import { COUCH_INSTANCE_KIND, COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
+import { COUCH_OWNED_SELECTOR } from '../../api/well-known.js';
+import type { InformerFactory } from '../../kube/informer-factory.js';
+import type { WatchedResource } from '../../kube/resource-path.js';
+import type { ControllerRegistration } from '../../runtime/controller-registration.js';
+import { ownerKeys, ownKey } from '../../runtime/key-mappers.js';
+import { isSpecOrMetadataChange } from '../../runtime/predicates.js';
+import { CouchInstanceMetrics } from './metrics.js';
+import { CouchInstanceReconciler, type CouchInstanceInformers } from './reconciler.js';
+
+export const COUCH_INSTANCE_RESOURCE: WatchedResource = {
+  apiVersion: SETTEE_API_VERSION,
+  kind: COUCH_INSTANCE_KIND,
+  plural: COUCH_INSTANCE_PLURAL,
+};
+
+/** Owned kinds are watched through the labels Settee puts on them, never cluster-wide. */
+const owned = (apiVersion: string, kind: string, plural: string): WatchedResource => ({
+  apiVersion,
+  kind,
+  plural,
+  labelSelector: COUCH_OWNED_SELECTOR,
+});
+
+export function couchInstanceInformers(informers: InformerFactory): CouchInstanceInformers {
+  return {
+    instances: informers.informerFor<CouchInstance>(COUCH_INSTANCE_RESOURCE),
+    statefulSets: informers.informerFor<V1StatefulSet>(owned('apps/v1', 'StatefulSet', 'statefulsets')),
+    services: informers.informerFor<V1Service>(owned('v1', 'Service', 'services')),
+    configMaps: informers.informerFor<V1ConfigMap>(owned('v1', 'ConfigMap', 'configmaps')),
+    secrets: informers.informerFor<V1Secret>(owned('v1', 'Secret', 'secrets')),
+    // The gateway's activity Leases carry the instance's name in LABEL_INSTANCE and no owner reference.
+    leases: informers.informerFor<V1Lease>({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      plural: 'leases',
+      labelSelector: LABEL_INSTANCE,
+    }),
+  };
+}
+
+/**
+ * The watch graph: an instance's own changes (spec, labels, annotations such as the wake request;
+ * not its status), any change to an object it owns, and each renewal of its activity Lease all
+ * become the instance's key.
+ */
+export const couchInstanceController: ControllerRegistration = {
+  name: 'couch-instance',
+  create({ informers, clients, events, config, metricsRegistry }) {
+    const watched = couchInstanceInformers(informers);
+    const toOwner = ownerKeys({ apiVersion: SETTEE_API_VERSION, kind: COUCH_INSTANCE_KIND });
+    return {
+      reconciler: new CouchInstanceReconciler({
+        informers: watched,
+        clients,
+        events,
+        config: config.couchInstance,
+        metrics: new CouchInstanceMetrics(metricsRegistry),
+      }),
+      primary: watched.instances,
+      watches: [
+        { informer: watched.instances, toKeys: ownKey, updatePredicate: isSpecOrMetadataChange },
+        { informer: watched.statefulSets, toKeys: toOwner },
+        { informer: watched.services, toKeys: toOwner },
+        { informer: watched.configMaps, toKeys: toOwner },
+        { informer: watched.secrets, toKeys: toOwner },
+        { informer: watched.leases, toKeys: toOwner },
+      ],
+    };
+  },
+};

@@ -1,0 +1,159 @@
+import { ConditionReason, ConditionType } from '../../api/conditions.js';
+import type { CouchInstancePhase, CouchInstanceStatus } from '../../api/couch-instance.js';
+import { mergeConditions, type ConditionUpdate } from './conditions.js';
+import type { HibernationDecision } from './hibernation.js';
+
+/** What the StatefulSet reports: `replicas` pods exist, `readyReplicas` of them answer /_up. */
+export interface ObservedStatefulSet {
+  replicas: number;
+  readyReplicas: number;
+}
+
+export interface StatusInput {
+  previous: CouchInstanceStatus | undefined;
+  generation: number | undefined;
+  /** RFC 3339. */
+  now: string;
+  endpoint: string;
+  credentialsSecret?: string | undefined;
+  /** Why the spec is invalid (ajv and the CEL rules' TypeScript twins); empty when valid. */
+  specViolations: readonly string[];
+  /** Absent when the spec is invalid or the reconcile failed before deciding. */
+  decision?: HibernationDecision | undefined;
+  /** Absent until the StatefulSet exists. */
+  statefulSet?: ObservedStatefulSet | undefined;
+  /** The reconcile failed with this message; the phase is kept, Degraded says why. */
+  reconcileError?: string | undefined;
+  idleAfter: string;
+}
+
+const WAKING_FROM: readonly (CouchInstancePhase | undefined)[] = ['Hibernating', 'Hibernated', 'Waking'];
+
+export function computePhase(input: StatusInput): CouchInstancePhase {
+  const { decision, statefulSet } = input;
+  if (input.specViolations.length > 0) return 'Failed';
+  // A failed reconcile observed nothing new: keep what was last known, Degraded says what failed.
+  if (input.reconcileError) return input.previous?.phase ?? 'Pending';
+  if (!decision || !statefulSet) return 'Pending';
+  if (decision.replicas === 0) {
+    return statefulSet.replicas > 0 || statefulSet.readyReplicas > 0 ? 'Hibernating' : 'Hibernated';
+  }
+  if (statefulSet.readyReplicas > 0) return 'Running';
+  return decision.transition === 'Wake' || WAKING_FROM.includes(input.previous?.phase)
+    ? 'Waking'
+    : 'Starting';
+}
+
+function readyCondition(phase: CouchInstancePhase): ConditionUpdate {
+  const messages: Record<CouchInstancePhase, string> = {
+    Pending: 'the operator is creating the instance',
+    Starting: 'CouchDB is starting',
+    Running: 'CouchDB answers on /_up',
+    Hibernating: 'scaling to zero',
+    Hibernated: 'hibernated; the next request wakes it',
+    Waking: 'CouchDB is starting after a wake request',
+    Failed: 'the spec is invalid; see the Degraded condition',
+  };
+  return {
+    type: ConditionType.Ready,
+    status: phase === 'Running' ? 'True' : 'False',
+    reason: phase === 'Failed' ? ConditionReason.InvalidSpec : phase,
+    message: messages[phase],
+  };
+}
+
+function activeCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
+  const type = ConditionType.Active;
+  if (phase === 'Failed')
+    return { type, status: 'Unknown', reason: ConditionReason.InvalidSpec, message: 'the spec is invalid' };
+  if (phase === 'Hibernating' || phase === 'Hibernated') {
+    return {
+      type,
+      status: 'False',
+      reason: phase,
+      message: `no activity for ${input.idleAfter}: scaled to zero with its data kept; the next request wakes it`,
+    };
+  }
+  const reason = input.decision?.reason;
+  if (reason === 'KeepAlive')
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.KeepAlive,
+      message: 'keepAlive is on: never hibernated',
+    };
+  if (phase === 'Waking')
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.WakeRequested,
+      message: 'woken by a request at the gateway',
+    };
+  return {
+    type,
+    status: 'True',
+    reason: ConditionReason.RecentActivity,
+    message: `hibernates after ${input.idleAfter} without activity`,
+  };
+}
+
+function progressingCondition(phase: CouchInstancePhase): ConditionUpdate {
+  const type = ConditionType.Progressing;
+  if (phase === 'Failed')
+    return {
+      type,
+      status: 'False',
+      reason: ConditionReason.InvalidSpec,
+      message: 'waiting for a valid spec',
+    };
+  const moving = phase === 'Pending' || phase === 'Starting' || phase === 'Waking' || phase === 'Hibernating';
+  return {
+    type,
+    status: moving ? 'True' : 'False',
+    reason: phase,
+    message: moving ? `${phase.toLowerCase()}` : `settled: ${phase.toLowerCase()}`,
+  };
+}
+
+function degradedCondition(input: StatusInput): ConditionUpdate {
+  const type = ConditionType.Degraded;
+  if (input.specViolations.length > 0)
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.InvalidSpec,
+      message: input.specViolations.join('; '),
+    };
+  if (input.reconcileError)
+    return { type, status: 'True', reason: ConditionReason.ReconcileFailed, message: input.reconcileError };
+  return { type, status: 'False', reason: ConditionReason.AsExpected, message: 'no problem found' };
+}
+
+/** The whole status, pure: the reconciler writes it only when it differs from the previous one. */
+export function computeStatus(input: StatusInput): CouchInstanceStatus {
+  const phase = computePhase(input);
+  const { decision } = input;
+  const lastActivityTime = decision ? decision.lastActivityTime : input.previous?.lastActivityTime;
+  const hibernatedAt = decision ? decision.hibernatedAt : input.previous?.hibernatedAt;
+  const status: CouchInstanceStatus = {
+    phase,
+    endpoint: input.endpoint,
+    ...(input.credentialsSecret ? { credentialsSecret: input.credentialsSecret } : {}),
+    readyReplicas: input.statefulSet?.readyReplicas ?? 0,
+    ...(lastActivityTime ? { lastActivityTime } : {}),
+    ...(hibernatedAt ? { hibernatedAt } : {}),
+    ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
+    conditions: mergeConditions({
+      previous: input.previous?.conditions,
+      updates: [
+        readyCondition(phase),
+        activeCondition(phase, input),
+        progressingCondition(phase),
+        degradedCondition(input),
+      ],
+      generation: input.generation,
+      now: input.now,
+    }),
+  };
+  return status;
+}

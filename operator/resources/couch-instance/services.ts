@@ -1,0 +1,47 @@
+import type { V1Service } from '@kubernetes/client-node';
+import { COUCHDB_PORT } from '../../api/contract.js';
+import type { CouchInstance } from '../../api/couch-instance.js';
+import { withAppliedDigest } from './applied-digest.js';
+import { buildCommonLabels, buildSelectorLabels } from './labels.js';
+import { couchInstanceNames } from './names.js';
+import { buildOwnerReference } from './owner-reference.js';
+
+export const HTTP_PORT_NAME = 'http';
+
+function buildService(instance: CouchInstance, name: string, spec: V1Service['spec']): V1Service {
+  const instanceName = instance.metadata.name ?? '';
+  return withAppliedDigest<V1Service>({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name,
+      namespace: instance.metadata.namespace,
+      labels: buildCommonLabels(instanceName),
+      ownerReferences: [buildOwnerReference(instance)],
+    },
+    spec: {
+      selector: buildSelectorLabels(instanceName),
+      ports: [{ name: HTTP_PORT_NAME, port: COUCHDB_PORT, targetPort: HTTP_PORT_NAME, protocol: 'TCP' }],
+      ...spec,
+    },
+  });
+}
+
+/**
+ * The StatefulSet's governing Service. It publishes not-ready addresses because the gateway finds a
+ * waking pod through its EndpointSlices and probes /_up itself, rather than waiting for the
+ * kubelet's readiness probe (contract.ts).
+ */
+export function buildHeadlessService(instance: CouchInstance): V1Service {
+  return buildService(instance, couchInstanceNames(instance.metadata.name ?? '').headlessService, {
+    clusterIP: 'None',
+    publishNotReadyAddresses: true,
+  });
+}
+
+/** A stable in-cluster address for CouchDB on 5984 (ready pods only). */
+export function buildClientService(instance: CouchInstance): V1Service {
+  return buildService(instance, couchInstanceNames(instance.metadata.name ?? '').clientService, {
+    type: 'ClusterIP',
+  });
+}

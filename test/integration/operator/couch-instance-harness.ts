@@ -1,0 +1,205 @@
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type CoreV1Event,
+  type KubeConfig,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
+import { waitFor } from '../../../local/wait.js';
+import {
+  ANNOTATION_WAKE_REQUESTED,
+  activityLeaseName,
+  LABEL_INSTANCE,
+  SETTEE_GROUP,
+  SETTEE_VERSION,
+} from '../../../operator/api/contract.js';
+import {
+  COUCH_INSTANCE_PLURAL,
+  type CouchInstance,
+  type CouchInstanceSpec,
+} from '../../../operator/api/couch-instance.js';
+import { loadOperatorConfig } from '../../../operator/config.js';
+import { couchInstanceController } from '../../../operator/controllers/couch-instance/registration.js';
+import { formatMicroTime } from '../../../operator/kube/micro-time.js';
+import { createSilentLogger } from '../../../operator/observability/logger.js';
+import { startOperator, type RunningOperator } from '../../../operator/operator.js';
+import { testControlPlane } from '../../helpers/kube.js';
+
+/** The clients a CouchInstance suite talks to the API server with, as a tenant or as the kubelet. */
+export function testClients(kubeConfig: KubeConfig = testControlPlane().kubeConfig) {
+  return {
+    custom: kubeConfig.makeApiClient(CustomObjectsApi),
+    core: kubeConfig.makeApiClient(CoreV1Api),
+    apps: kubeConfig.makeApiClient(AppsV1Api),
+    coordination: kubeConfig.makeApiClient(CoordinationV1Api),
+  };
+}
+
+export function instanceApi(namespace: string) {
+  return { group: SETTEE_GROUP, version: SETTEE_VERSION, plural: COUCH_INSTANCE_PLURAL, namespace };
+}
+
+export function instanceManifest(namespace: string, name: string, spec: CouchInstanceSpec): CouchInstance {
+  return {
+    apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
+    kind: 'CouchInstance',
+    metadata: { name, namespace },
+    spec,
+  };
+}
+
+export async function createInstance(
+  namespace: string,
+  name: string,
+  spec: CouchInstanceSpec,
+): Promise<CouchInstance> {
+  return (await testClients().custom.createNamespacedCustomObject({
+    ...instanceApi(namespace),
+    body: instanceManifest(namespace, name, spec),
+  })) as CouchInstance;
+}
+
+export async function readInstance(namespace: string, name: string): Promise<CouchInstance> {
+  return (await testClients().custom.getNamespacedCustomObject({
+    ...instanceApi(namespace),
+    name,
+  })) as CouchInstance;
+}
+
+export async function patchInstance(namespace: string, name: string, patch: object): Promise<void> {
+  await testClients().custom.patchNamespacedCustomObject(
+    { ...instanceApi(namespace), name, body: patch },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+/** Waits until the instance satisfies `check`, and returns it. */
+export function waitForInstance(
+  namespace: string,
+  name: string,
+  what: string,
+  check: (instance: CouchInstance) => boolean,
+  timeoutMs = 20_000,
+): Promise<CouchInstance> {
+  return waitFor(
+    `${namespace}/${name}: ${what}`,
+    async () => {
+      const instance = await readInstance(namespace, name);
+      return check(instance) ? instance : undefined;
+    },
+    { timeoutMs, intervalMs: 100 },
+  );
+}
+
+export const hasPhase = (phase: string) => (instance: CouchInstance) => instance.status?.phase === phase;
+
+export function conditionOf(instance: CouchInstance, type: string) {
+  return instance.status?.conditions?.find((condition) => condition.type === type);
+}
+
+export async function readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet> {
+  return testClients().apps.readNamespacedStatefulSet({ namespace, name });
+}
+
+/**
+ * Plays the kubelet and the StatefulSet controller, which the test control plane does not run:
+ * reports the StatefulSet's pods as they would, all `ready` or none, for its current replicas.
+ */
+export async function reportPods(
+  namespace: string,
+  name: string,
+  options: { ready: boolean },
+): Promise<void> {
+  const { apps } = testClients();
+  const statefulSet = await apps.readNamespacedStatefulSet({ namespace, name });
+  const replicas = statefulSet.spec?.replicas ?? 0;
+  const ready = options.ready ? replicas : 0;
+  await apps.patchNamespacedStatefulSetStatus(
+    {
+      namespace,
+      name,
+      body: {
+        status: {
+          observedGeneration: statefulSet.metadata?.generation,
+          replicas,
+          readyReplicas: ready,
+          availableReplicas: ready,
+          currentReplicas: replicas,
+          updatedReplicas: replicas,
+        },
+      },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+/** Plays the gateway: renews the instance's activity Lease now (contract.ts). */
+export async function renewActivity(namespace: string, instance: string): Promise<void> {
+  const { coordination } = testClients();
+  const name = activityLeaseName(instance);
+  const body = {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name, namespace, labels: { [LABEL_INSTANCE]: instance } },
+    spec: { holderIdentity: 'test-gateway', renewTime: formatMicroTime(new Date()) },
+  };
+  await coordination.patchNamespacedLease(
+    { namespace, name, body, fieldManager: 'test-gateway', force: true },
+    setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+  );
+}
+
+/** Plays the gateway: asks for a wake with the current time (contract.ts). */
+export async function requestWake(namespace: string, name: string): Promise<void> {
+  await patchInstance(namespace, name, {
+    metadata: { annotations: { [ANNOTATION_WAKE_REQUESTED]: new Date().toISOString() } },
+  });
+}
+
+export async function eventsFor(namespace: string, name: string): Promise<CoreV1Event[]> {
+  const events = await testClients().core.listNamespacedEvent({ namespace });
+  return events.items.filter(
+    (event) => event.involvedObject.kind === 'CouchInstance' && event.involvedObject.name === name,
+  );
+}
+
+export interface TestOperatorOptions {
+  namespace: string;
+  /** Leader election in `namespace` with short timings; off by default. */
+  identity?: string;
+  env?: Record<string, string>;
+}
+
+/** A real operator, in this process, watching only the suite's namespace. */
+export async function startTestOperator(options: TestOperatorOptions): Promise<RunningOperator> {
+  const plane = testControlPlane();
+  const config = loadOperatorConfig({
+    SETTEE_WATCH_NAMESPACE: options.namespace,
+    SETTEE_METRICS_PORT: '0',
+    SETTEE_LEADER_ELECTION: options.identity ? 'true' : 'false',
+    SETTEE_LEADER_ELECTION_NAMESPACE: options.namespace,
+    SETTEE_LEADER_ELECTION_IDENTITY: options.identity ?? 'solo',
+    SETTEE_LEASE_DURATION: '2s',
+    SETTEE_LEASE_RENEW_DEADLINE: '1500ms',
+    SETTEE_LEASE_RETRY_PERIOD: '300ms',
+    SETTEE_ENDPOINT_TEMPLATE: 'http://127.0.0.1:8080/db/{namespace}/{name}',
+    ...options.env,
+  });
+  return startOperator({
+    config,
+    kubeConfig: plane.kubeConfig,
+    logger: createSilentLogger(),
+    controllers: [couchInstanceController],
+  });
+}
+
+/** The value of one sample of a metric on the operator's /metrics. */
+export async function metricValue(operator: RunningOperator, sample: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${operator.healthPort}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
+  return line ? Number(line.slice(sample.length + 1)) : 0;
+}

@@ -1,0 +1,105 @@
+import type { RunningOperator } from '../../../operator/operator.js';
+import { useTestNamespace } from '../../helpers/kube.js';
+import {
+  conditionOf,
+  createInstance,
+  eventsFor,
+  hasPhase,
+  metricValue,
+  readInstance,
+  readStatefulSet,
+  renewActivity,
+  reportPods,
+  requestWake,
+  startTestOperator,
+  waitForInstance,
+} from './couch-instance-harness.js';
+
+// There is no kubelet and no StatefulSet controller in the test control plane: `reportPods` plays
+// their part by writing the StatefulSet's status (readyReplicas) as they would.
+const IDLE_AFTER = '3s';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('CouchInstance hibernation', () => {
+  const ns = useTestNamespace('couch-hibernation');
+  let operator: RunningOperator;
+
+  beforeAll(async () => {
+    operator = await startTestOperator({ namespace: ns.name });
+  });
+  afterAll(() => operator?.stop());
+
+  it('when idle past idleAfter, then it is scaled to 0, Hibernated with Active False, and an Event says so', async () => {
+    await createInstance(ns.name, 'idle', { hibernation: { idleAfter: IDLE_AFTER } });
+    await waitForInstance(ns.name, 'idle', 'phase Starting', hasPhase('Starting'));
+    await reportPods(ns.name, 'idle', { ready: true });
+    await waitForInstance(ns.name, 'idle', 'phase Running', hasPhase('Running'));
+
+    const hibernating = await waitForInstance(
+      ns.name,
+      'idle',
+      'phase Hibernating',
+      hasPhase('Hibernating'),
+      10_000,
+    );
+    expect((await readStatefulSet(ns.name, 'idle')).spec?.replicas).toBe(0);
+    expect(conditionOf(hibernating, 'Active')).toMatchObject({ status: 'False', reason: 'Hibernating' });
+    await reportPods(ns.name, 'idle', { ready: false });
+
+    const hibernated = await waitForInstance(ns.name, 'idle', 'phase Hibernated', hasPhase('Hibernated'));
+    expect(hibernated.status?.hibernatedAt).toBeDefined();
+    expect(hibernated.status?.readyReplicas).toBe(0);
+    expect(conditionOf(hibernated, 'Active')).toMatchObject({ status: 'False', reason: 'Hibernated' });
+    expect(conditionOf(hibernated, 'Ready')).toMatchObject({ status: 'False', reason: 'Hibernated' });
+    expect(conditionOf(hibernated, 'Degraded')).toMatchObject({ status: 'False' });
+    const reasons = (await eventsFor(ns.name, 'idle')).map((event) => event.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['CredentialsCreated', 'Started', 'Hibernated']));
+    expect(await metricValue(operator, 'settee_couch_hibernations_total')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('when a wake is requested, then replicas is 1 and the phase Waking, then Running once ready, with a Woken Event', async () => {
+    await requestWake(ns.name, 'idle');
+    const waking = await waitForInstance(ns.name, 'idle', 'phase Waking', hasPhase('Waking'));
+    expect((await readStatefulSet(ns.name, 'idle')).spec?.replicas).toBe(1);
+    expect(waking.status?.hibernatedAt).toBeUndefined();
+    expect(conditionOf(waking, 'Active')).toMatchObject({ status: 'True', reason: 'WakeRequested' });
+    expect(conditionOf(waking, 'Progressing')).toMatchObject({ status: 'True', reason: 'Waking' });
+
+    await reportPods(ns.name, 'idle', { ready: true });
+    const running = await waitForInstance(ns.name, 'idle', 'phase Running', hasPhase('Running'));
+    expect(conditionOf(running, 'Ready')).toMatchObject({ status: 'True' });
+    expect((await eventsFor(ns.name, 'idle')).map((event) => event.reason)).toContain('Woken');
+    expect(await metricValue(operator, 'settee_couch_wakes_total')).toBe(1);
+  });
+
+  it('when the gateway keeps renewing the activity Lease, then it stays up past idleAfter, and hibernates once renewals stop', async () => {
+    await createInstance(ns.name, 'busy', { hibernation: { idleAfter: IDLE_AFTER } });
+    await waitForInstance(ns.name, 'busy', 'phase Starting', hasPhase('Starting'));
+    await reportPods(ns.name, 'busy', { ready: true });
+    // An open continuous _changes feed at the gateway: a renewal every interval, here every 500 ms.
+    for (let elapsed = 0; elapsed < 4_000; elapsed += 500) {
+      await renewActivity(ns.name, 'busy');
+      await sleep(500);
+    }
+    expect((await readInstance(ns.name, 'busy')).status?.phase).toBe('Running');
+    expect((await readStatefulSet(ns.name, 'busy')).spec?.replicas).toBe(1);
+    await waitForInstance(ns.name, 'busy', 'phase Hibernating', hasPhase('Hibernating'), 10_000);
+  });
+
+  it('when keepAlive is on for a paid instance, then it never hibernates', async () => {
+    await createInstance(ns.name, 'warm', {
+      plan: 'paid',
+      keepAlive: true,
+      hibernation: { idleAfter: '1s' },
+    });
+    await waitForInstance(ns.name, 'warm', 'phase Starting', hasPhase('Starting'));
+    await reportPods(ns.name, 'warm', { ready: true });
+    await waitForInstance(ns.name, 'warm', 'phase Running', hasPhase('Running'));
+    await sleep(3_000);
+    const instance = await readInstance(ns.name, 'warm');
+    expect(instance.status?.phase).toBe('Running');
+    expect(conditionOf(instance, 'Active')).toMatchObject({ status: 'True', reason: 'KeepAlive' });
+    expect((await readStatefulSet(ns.name, 'warm')).spec?.replicas).toBe(1);
+    expect((await eventsFor(ns.name, 'warm')).map((event) => event.reason)).not.toContain('Hibernated');
+  });
+});

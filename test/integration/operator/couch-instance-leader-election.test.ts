@@ -1,0 +1,52 @@
+import { waitFor } from '../../../local/wait.js';
+import type { RunningOperator } from '../../../operator/operator.js';
+import { useTestNamespace } from '../../helpers/kube.js';
+import {
+  createInstance,
+  eventsFor,
+  hasPhase,
+  metricValue,
+  startTestOperator,
+  waitForInstance,
+} from './couch-instance-harness.js';
+
+const RECONCILES = 'settee_reconcile_total{controller="couch-instance",outcome="requeue"}';
+
+/** Which replica wrote the instance's CredentialsCreated Event. */
+async function credentialsWrittenBy(namespace: string, name: string): Promise<string | undefined> {
+  const events = await eventsFor(namespace, name);
+  return events.find((event) => event.reason === 'CredentialsCreated')?.reportingInstance;
+}
+
+describe('two operator replicas', () => {
+  const ns = useTestNamespace('couch-leader');
+  const operators: RunningOperator[] = [];
+
+  afterAll(() => Promise.all(operators.map((operator) => operator.stop())));
+
+  it('when both run, then only the Lease holder reconciles; when it stops, the other takes over', async () => {
+    const first = await startTestOperator({ namespace: ns.name, identity: 'replica-a' });
+    operators.push(first);
+    await waitFor('replica-a to lead', async () => (first.isLeading() ? true : undefined), {
+      timeoutMs: 15_000,
+    });
+    const second = await startTestOperator({ namespace: ns.name, identity: 'replica-b' });
+    operators.push(second);
+
+    await createInstance(ns.name, 'one', { hibernation: { idleAfter: '1h' } });
+    await waitForInstance(ns.name, 'one', 'phase Starting', hasPhase('Starting'));
+    expect(await credentialsWrittenBy(ns.name, 'one')).toBe('replica-a');
+    expect(second.isLeading()).toBe(false);
+    expect(await metricValue(second, RECONCILES)).toBe(0);
+    expect(await metricValue(first, RECONCILES)).toBeGreaterThan(0);
+
+    await first.stop();
+    await waitFor('replica-b to lead', async () => (second.isLeading() ? true : undefined), {
+      timeoutMs: 15_000,
+    });
+    await createInstance(ns.name, 'two', { hibernation: { idleAfter: '1h' } });
+    await waitForInstance(ns.name, 'two', 'phase Starting', hasPhase('Starting'));
+    expect(await credentialsWrittenBy(ns.name, 'two')).toBe('replica-b');
+    expect(await metricValue(second, RECONCILES)).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,140 @@
+import { waitFor } from '../../../local/wait.js';
+import type { RunningOperator } from '../../../operator/operator.js';
+import { useTestNamespace } from '../../helpers/kube.js';
+import {
+  createInstance,
+  eventsFor,
+  hasPhase,
+  readInstance,
+  reportPods,
+  requestWake,
+  startTestOperator,
+  testClients,
+  waitForInstance,
+} from './couch-instance-harness.js';
+
+/** Everything that makes up an instance's identity: its Secret's data and CouchDB's ini. */
+async function identityOf(namespace: string, name: string) {
+  const { core } = testClients();
+  const secret = await core.readNamespacedSecret({ namespace, name: `${name}-admin` });
+  const configMap = await core.readNamespacedConfigMap({ namespace, name: `${name}-config` });
+  return { secret: secret.data, ini: configMap.data };
+}
+
+async function resourceVersionsOf(namespace: string, name: string) {
+  const { core, apps } = testClients();
+  return [
+    (await core.readNamespacedSecret({ namespace, name: `${name}-admin` })).metadata?.resourceVersion,
+    (await core.readNamespacedConfigMap({ namespace, name: `${name}-config` })).metadata?.resourceVersion,
+    (await core.readNamespacedService({ namespace, name })).metadata?.resourceVersion,
+    (await apps.readNamespacedStatefulSet({ namespace, name })).metadata?.resourceVersion,
+  ];
+}
+
+describe('the CouchInstance controller across operator restarts', () => {
+  const ns = useTestNamespace('couch-restart');
+  let operator: RunningOperator | undefined;
+
+  afterEach(async () => {
+    await operator?.stop();
+    operator = undefined;
+  });
+
+  it('when the operator stops in the middle of a burst and another starts, then every instance converges with one set of credentials', async () => {
+    operator = await startTestOperator({ namespace: ns.name });
+    const names = Array.from({ length: 30 }, (_, i) => `burst-${i}`);
+    await Promise.all(names.map((name) => createInstance(ns.name, name, {})));
+    const { core } = testClients();
+    await waitFor(
+      'the first admin Secret',
+      async () =>
+        (await core.listNamespacedSecret({ namespace: ns.name })).items.length > 0 ? true : undefined,
+      { timeoutMs: 10_000, intervalMs: 10 },
+    );
+    await operator.stop();
+    const before = new Map(
+      (await core.listNamespacedSecret({ namespace: ns.name })).items.map((s) => [
+        s.metadata?.name,
+        s.data?.password,
+      ]),
+    );
+    // The premise: the first operator stopped with part of the burst done (4 workers finish what they hold).
+    expect(before.size).toBeLessThan(names.length);
+
+    operator = await startTestOperator({ namespace: ns.name });
+    for (const name of names) await waitForInstance(ns.name, name, 'phase Starting', hasPhase('Starting'));
+    for (const [secretName, password] of before) {
+      const after = await core.readNamespacedSecret({ namespace: ns.name, name: secretName ?? '' });
+      expect(after.data?.password).toBe(password);
+    }
+    for (const name of names) {
+      const created = (await eventsFor(ns.name, name)).filter(
+        (event) => event.reason === 'CredentialsCreated',
+      );
+      expect(created).toHaveLength(1);
+    }
+  });
+
+  it('when objects went missing while no operator ran, then the next operator recreates them with the same identity and leaves the rest alone', async () => {
+    operator = await startTestOperator({ namespace: ns.name });
+    await createInstance(ns.name, 'broken', {});
+    await createInstance(ns.name, 'intact', {});
+    await waitForInstance(ns.name, 'broken', 'phase Starting', hasPhase('Starting'));
+    await waitForInstance(ns.name, 'intact', 'phase Starting', hasPhase('Starting'));
+    const identity = await identityOf(ns.name, 'broken');
+    const intactVersions = await resourceVersionsOf(ns.name, 'intact');
+    await operator.stop();
+
+    // As if the operator had died after writing the Secret and before the rest.
+    const { core, apps } = testClients();
+    await apps.deleteNamespacedStatefulSet({ namespace: ns.name, name: 'broken' });
+    await core.deleteNamespacedConfigMap({ namespace: ns.name, name: 'broken-config' });
+    await createInstance(ns.name, 'new-while-down', {});
+
+    operator = await startTestOperator({ namespace: ns.name });
+    await waitForInstance(ns.name, 'new-while-down', 'phase Starting', hasPhase('Starting'));
+    await waitFor(
+      'the StatefulSet of broken to be recreated',
+      () => apps.readNamespacedStatefulSet({ namespace: ns.name, name: 'broken' }).then(() => true),
+      { timeoutMs: 10_000 },
+    );
+    expect(await identityOf(ns.name, 'broken')).toEqual(identity);
+    expect(await resourceVersionsOf(ns.name, 'intact')).toEqual(intactVersions);
+  });
+
+  it('when an instance hibernates, wakes and the operator restarts, then its credentials and CouchDB identity never change', async () => {
+    operator = await startTestOperator({ namespace: ns.name });
+    await createInstance(ns.name, 'sleeper', { hibernation: { idleAfter: '2s' } });
+    await waitForInstance(
+      ns.name,
+      'sleeper',
+      'its credentials',
+      (i) => i.status?.credentialsSecret !== undefined,
+    );
+    const identity = await identityOf(ns.name, 'sleeper');
+    const versions = await resourceVersionsOf(ns.name, 'sleeper');
+
+    // No kubelet here: reportPods plays it, as in the hibernation suite.
+    await reportPods(ns.name, 'sleeper', { ready: true });
+    await waitForInstance(
+      ns.name,
+      'sleeper',
+      'scaled to zero',
+      (i) => i.status?.hibernatedAt !== undefined,
+      10_000,
+    );
+    await reportPods(ns.name, 'sleeper', { ready: false });
+    await waitForInstance(ns.name, 'sleeper', 'phase Hibernated', hasPhase('Hibernated'));
+    await requestWake(ns.name, 'sleeper');
+    await waitForInstance(ns.name, 'sleeper', 'phase Waking', hasPhase('Waking'));
+    await operator.stop();
+
+    operator = await startTestOperator({ namespace: ns.name });
+    await reportPods(ns.name, 'sleeper', { ready: true });
+    await waitForInstance(ns.name, 'sleeper', 'phase Running or later', (i) => i.status?.phase !== 'Waking');
+    expect(await identityOf(ns.name, 'sleeper')).toEqual(identity);
+    const [secretVersion, configVersion] = await resourceVersionsOf(ns.name, 'sleeper');
+    expect([secretVersion, configVersion]).toEqual(versions.slice(0, 2));
+    expect((await readInstance(ns.name, 'sleeper')).status?.credentialsSecret).toBe('sleeper-admin');
+  });
+});

@@ -1,0 +1,45 @@
+import { ConfigError, EnvReader } from '../../../../../operator/env-reader.js';
+import { readCouchInstanceConfig } from '../../../../../operator/controllers/couch-instance/config.js';
+
+const readConfig = (env: Record<string, string>) => {
+  const reader = new EnvReader(env);
+  const config = readCouchInstanceConfig(reader);
+  reader.assertValid();
+  return config;
+};
+
+describe('readCouchInstanceConfig', () => {
+  it('when nothing is set, then the documented defaults apply', () => {
+    expect(readConfig({})).toEqual({
+      endpointTemplate: 'http://127.0.0.1:8080/db/{namespace}/{name}',
+      defaultVersion: '3.5.1',
+      vendorName: 'Settee',
+      freeEnvelope: { storage: '1Gi', cpu: '1', memory: '1Gi' },
+      defaultResources: {
+        requests: { cpu: '100m', memory: '256Mi' },
+        limits: { cpu: '500m', memory: '512Mi' },
+      },
+    });
+  });
+
+  it('when values are wrong, then every problem is reported at once', () => {
+    let error: unknown;
+    try {
+      readConfig({
+        SETTEE_ENDPOINT_TEMPLATE: 'https://example.com/',
+        SETTEE_COUCHDB_DEFAULT_VERSION: '2.3.1',
+        SETTEE_FREE_STORAGE: 'lots',
+        SETTEE_DEFAULT_MEMORY_LIMIT: '2Gi',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([
+      expect.stringContaining('SETTEE_ENDPOINT_TEMPLATE'),
+      expect.stringContaining('SETTEE_COUCHDB_DEFAULT_VERSION=2.3.1'),
+      expect.stringContaining('SETTEE_FREE_STORAGE=lots'),
+      expect.stringContaining('outside the free envelope'),
+    ]);
+  });
+});

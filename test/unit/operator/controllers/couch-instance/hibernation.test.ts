@@ -1,0 +1,119 @@
+import {
+  decideHibernation,
+  type HibernationInput,
+} from '../../../../../operator/controllers/couch-instance/hibernation.js';
+
+const T0 = Date.parse('2026-01-01T12:00:00.000Z');
+const at = (offsetMs: number) => new Date(T0 + offsetMs).toISOString();
+
+const input = (overrides: Partial<HibernationInput> = {}): HibernationInput => ({
+  now: T0,
+  keepAlive: false,
+  idleAfterMs: 10_000,
+  createdAt: at(-60_000),
+  previous: {},
+  ...overrides,
+});
+
+describe('decideHibernation', () => {
+  it('when the last activity is within idleAfter, then it stays up and rechecks when idleAfter will have passed', () => {
+    const decision = decideHibernation(input({ activityRenewedAt: at(-4_000) }));
+    expect(decision).toMatchObject({ replicas: 1, reason: 'RecentActivity', recheckAfterMs: 6_000 });
+    expect(decision.transition).toBeUndefined();
+    expect(decision.hibernatedAt).toBeUndefined();
+  });
+
+  it('when nothing happened for idleAfter since creation, then it hibernates now', () => {
+    const decision = decideHibernation(input({ createdAt: at(-10_000) }));
+    expect(decision).toEqual({
+      replicas: 0,
+      reason: 'IdleTimeout',
+      transition: 'Hibernate',
+      hibernatedAt: at(0),
+      lastActivityTime: at(-10_000),
+    });
+  });
+
+  it('when a new instance has just been created, then it is not hibernated', () => {
+    expect(decideHibernation(input({ createdAt: at(-1_000) }))).toMatchObject({
+      replicas: 1,
+      recheckAfterMs: 9_000,
+    });
+  });
+
+  it('when the gateway keeps renewing the Lease for an open stream, then it never hibernates', () => {
+    for (let seconds = 0; seconds < 60; seconds += 5) {
+      const decision = decideHibernation(
+        input({ now: T0 + seconds * 1000, activityRenewedAt: at(seconds * 1000 - 5_000) }),
+      );
+      expect(decision.replicas).toBe(1);
+    }
+  });
+
+  it('when keepAlive is on, then it never hibernates, however long idle, and schedules no check', () => {
+    const decision = decideHibernation(input({ keepAlive: true, createdAt: at(-86_400_000) }));
+    expect(decision).toMatchObject({ replicas: 1, reason: 'KeepAlive' });
+    expect(decision.recheckAfterMs).toBeUndefined();
+  });
+
+  it('when hibernated and no wake was requested since, then it stays at zero and keeps hibernatedAt', () => {
+    const decision = decideHibernation(
+      input({
+        wakeRequestedAt: at(-30_000),
+        previous: { hibernatedAt: at(-20_000), lastActivityTime: at(-30_000) },
+      }),
+    );
+    expect(decision).toMatchObject({ replicas: 0, reason: 'Hibernated', hibernatedAt: at(-20_000) });
+    expect(decision.transition).toBeUndefined();
+  });
+
+  it('when a wake is requested after hibernation, then it wakes, counts the request as activity and clears hibernatedAt', () => {
+    const decision = decideHibernation(
+      input({ wakeRequestedAt: at(-100), previous: { hibernatedAt: at(-20_000) } }),
+    );
+    expect(decision).toMatchObject({
+      replicas: 1,
+      reason: 'WakeRequested',
+      transition: 'Wake',
+      lastActivityTime: at(-100),
+    });
+    expect(decision.hibernatedAt).toBeUndefined();
+    expect(decision.recheckAfterMs).toBe(10_000);
+  });
+
+  it('when the woken instance is next reconciled, then it stays up until idleAfter after the wake request', () => {
+    const decision = decideHibernation(
+      input({ now: T0 + 3_000, wakeRequestedAt: at(0), previous: { lastActivityTime: at(0) } }),
+    );
+    expect(decision).toMatchObject({ replicas: 1, reason: 'RecentActivity', recheckAfterMs: 7_000 });
+  });
+
+  it('when keepAlive is turned on while hibernated, then it wakes', () => {
+    expect(
+      decideHibernation(input({ keepAlive: true, previous: { hibernatedAt: at(-5_000) } })),
+    ).toMatchObject({
+      replicas: 1,
+      reason: 'KeepAlive',
+      transition: 'Wake',
+    });
+  });
+
+  it('when the Lease is renewed every few seconds, then the recorded activity only moves every idleAfter/2', () => {
+    const previous = { lastActivityTime: at(-3_000) };
+    expect(decideHibernation(input({ activityRenewedAt: at(0), previous })).lastActivityTime).toBe(
+      at(-3_000),
+    );
+    expect(
+      decideHibernation(input({ activityRenewedAt: at(2_000), now: T0 + 2_000, previous })).lastActivityTime,
+    ).toBe(at(2_000));
+  });
+
+  it('when timestamps are unparsable, then they are ignored', () => {
+    expect(
+      decideHibernation(input({ activityRenewedAt: 'yesterday', wakeRequestedAt: 'soon' })),
+    ).toMatchObject({
+      replicas: 0,
+      transition: 'Hibernate',
+    });
+  });
+});

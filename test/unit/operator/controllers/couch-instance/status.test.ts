@@ -1,0 +1,109 @@
+import type { Condition } from '../../../../../operator/api/conditions.js';
+import type { HibernationDecision } from '../../../../../operator/controllers/couch-instance/hibernation.js';
+import {
+  computeStatus,
+  type StatusInput,
+} from '../../../../../operator/controllers/couch-instance/status.js';
+
+const NOW = '2026-01-01T12:00:00.000Z';
+const awake: HibernationDecision = { replicas: 1, reason: 'RecentActivity', recheckAfterMs: 1000 };
+const asleep: HibernationDecision = {
+  replicas: 0,
+  reason: 'Hibernated',
+  hibernatedAt: '2026-01-01T11:00:00.000Z',
+};
+
+const input = (overrides: Partial<StatusInput>): StatusInput => ({
+  previous: undefined,
+  generation: 3,
+  now: NOW,
+  endpoint: 'http://127.0.0.1:8080/db/ns/orders',
+  credentialsSecret: 'orders-admin',
+  specViolations: [],
+  idleAfter: '10s',
+  ...overrides,
+});
+
+const condition = (conditions: Condition[] | undefined, type: string) =>
+  conditions?.find((c) => c.type === type);
+
+describe('computeStatus', () => {
+  it('when the StatefulSet has a ready replica, then the phase is Running and Ready, Active are True', () => {
+    const status = computeStatus(input({ decision: awake, statefulSet: { replicas: 1, readyReplicas: 1 } }));
+    expect(status).toMatchObject({
+      phase: 'Running',
+      endpoint: 'http://127.0.0.1:8080/db/ns/orders',
+      credentialsSecret: 'orders-admin',
+      readyReplicas: 1,
+      observedGeneration: 3,
+    });
+    expect(condition(status.conditions, 'Ready')).toMatchObject({
+      status: 'True',
+      reason: 'Running',
+      observedGeneration: 3,
+    });
+    expect(condition(status.conditions, 'Active')).toMatchObject({ status: 'True' });
+    expect(condition(status.conditions, 'Progressing')).toMatchObject({ status: 'False' });
+    expect(condition(status.conditions, 'Degraded')).toMatchObject({ status: 'False', reason: 'AsExpected' });
+  });
+
+  it('when first scaled up and not yet ready, then the phase is Starting', () => {
+    expect(
+      computeStatus(input({ decision: awake, statefulSet: { replicas: 0, readyReplicas: 0 } })).phase,
+    ).toBe('Starting');
+  });
+
+  it('when scaled up after hibernation and not yet ready, then the phase is Waking', () => {
+    const woken: HibernationDecision = { ...awake, reason: 'WakeRequested', transition: 'Wake' };
+    expect(
+      computeStatus(input({ decision: woken, statefulSet: { replicas: 0, readyReplicas: 0 } })).phase,
+    ).toBe('Waking');
+    const later = computeStatus(
+      input({
+        previous: { phase: 'Waking' },
+        decision: awake,
+        statefulSet: { replicas: 1, readyReplicas: 0 },
+      }),
+    );
+    expect(later.phase).toBe('Waking');
+  });
+
+  it('when hibernated, then Active is False, which is not Degraded, and hibernatedAt is kept', () => {
+    const status = computeStatus(input({ decision: asleep, statefulSet: { replicas: 0, readyReplicas: 0 } }));
+    expect(status.phase).toBe('Hibernated');
+    expect(status.hibernatedAt).toBe('2026-01-01T11:00:00.000Z');
+    expect(condition(status.conditions, 'Active')).toMatchObject({ status: 'False', reason: 'Hibernated' });
+    expect(condition(status.conditions, 'Ready')).toMatchObject({ status: 'False', reason: 'Hibernated' });
+    expect(condition(status.conditions, 'Degraded')).toMatchObject({ status: 'False' });
+  });
+
+  it('when scaled to zero while the pod still answers, then the phase is Hibernating', () => {
+    expect(
+      computeStatus(input({ decision: asleep, statefulSet: { replicas: 1, readyReplicas: 1 } })).phase,
+    ).toBe('Hibernating');
+  });
+
+  it('when the StatefulSet does not exist yet, then the phase is Pending', () => {
+    expect(computeStatus(input({ decision: awake })).phase).toBe('Pending');
+  });
+
+  it('when the spec is invalid, then the phase is Failed and Degraded carries every violation', () => {
+    const status = computeStatus(input({ specViolations: ['keepAlive requires plan: paid', 'bad version'] }));
+    expect(status.phase).toBe('Failed');
+    expect(condition(status.conditions, 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'InvalidSpec',
+      message: 'keepAlive requires plan: paid; bad version',
+    });
+  });
+
+  it('when a reconcile failed, then the last phase is kept and Degraded says why', () => {
+    const status = computeStatus(input({ previous: { phase: 'Running' }, reconcileError: 'apply refused' }));
+    expect(status.phase).toBe('Running');
+    expect(condition(status.conditions, 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'ReconcileFailed',
+      message: 'apply refused',
+    });
+  });
+});
