@@ -6,8 +6,8 @@ import { applyObject, makeObjectClient } from '../operator/kube/apply.js';
 import { INSTANCE_PATH_PREFIX } from '../operator/api/contract.js';
 import { DEFAULT_CRD_DIR, installCrds, startControlPlane } from './control-plane.js';
 import { loadManifests } from './manifests.js';
-import { getFreePort } from './ports.js';
-import { startProcess, type ManagedProcess } from './process.js';
+import { launchOnFreePort, type Launched } from './launch.js';
+import { isAddressInUse, ProcessExitedError, startProcess, type ManagedProcess } from './process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const STATE_DIR = path.join(ROOT, '.settee', 'local');
@@ -25,7 +25,7 @@ export interface LocalPlatform {
   stop(): Promise<void>;
 }
 
-/** A part of the platform that is started only once its code exists in the tree. */
+/** One of the platform's own processes, run from its TypeScript entry point. */
 interface Component {
   name: string;
   entry: string;
@@ -62,37 +62,34 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       say(`control plane ready at ${plane.server}`);
     }
 
-    const gatewayPort = await choosePort();
-    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     const common: NodeJS.ProcessEnv = {
       ...process.env,
       KUBECONFIG: kubeconfigPath,
       SETTEE_LOG_LEVEL: process.env.SETTEE_LOG_LEVEL ?? 'info',
     };
+    const echo = options.echo ?? false;
+    // The gateway goes first: its port is part of every instance's endpoint, which the operator writes.
+    const gateway = await startGateway(common, echo);
+    const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
+    stops.push(() => gateway.process.stop(10_000));
+    say(`started gateway at ${gatewayUrl} (pid ${gateway.process.pid})`);
     const components: Component[] = [
+      { name: 'kubelet-stand-in', entry: 'local/kubelet-stand-in/main.ts', env: common },
       {
         name: 'operator',
         entry: 'operator/main.ts',
         env: {
           ...common,
           SETTEE_ENDPOINT_TEMPLATE: `${gatewayUrl}${INSTANCE_PATH_PREFIX}/{namespace}/{name}`,
+          // The gateway owns the well-known port; the operator's /metrics takes any free one.
+          SETTEE_METRICS_PORT: '0',
         },
-      },
-      { name: 'kubelet-stand-in', entry: 'local/kubelet-stand-in/main.ts', env: common },
-      {
-        name: 'gateway',
-        entry: 'gateway/main.ts',
-        env: { ...common, SETTEE_GATEWAY_PORT: String(gatewayPort) },
       },
     ];
     for (const component of components) {
-      const proc = await startComponent(component, options.echo ?? false);
-      if (proc) {
-        say(`started ${component.name} (pid ${proc.pid})`);
-        stops.push(() => proc.stop(10_000));
-      } else {
-        say(`skipping ${component.name}: ${component.entry} does not exist yet`);
-      }
+      const proc = startComponent(component, echo);
+      say(`started ${component.name} (pid ${proc.pid})`);
+      stops.push(() => proc.stop(10_000));
     }
 
     const examples = await loadManifests(path.join(ROOT, 'examples'));
@@ -112,30 +109,41 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
   }
 }
 
-async function choosePort(): Promise<number> {
+/**
+ * Starts the gateway and waits until it answers /healthz. A stable URL is friendlier across
+ * restarts, so it takes 8080 (or SETTEE_GATEWAY_PORT) and falls back to a free port when taken.
+ */
+async function startGateway(env: NodeJS.ProcessEnv, echo: boolean): Promise<Launched> {
   const requested = process.env.SETTEE_GATEWAY_PORT;
-  if (requested) return Number(requested);
-  // A stable URL is friendlier across restarts; fall back to any free port when 8080 is taken.
-  const net = await import('node:net');
-  const free = await new Promise<boolean>((resolve) => {
-    const server = net.createServer().once('error', () => resolve(false));
-    server.listen({ host: '127.0.0.1', port: PREFERRED_GATEWAY_PORT }, () =>
-      server.close(() => resolve(true)),
-    );
+  const launch = (port?: number): Promise<Launched> =>
+    launchOnFreePort({
+      what: 'gateway /healthz',
+      port,
+      start: (p) =>
+        startComponent(
+          { name: 'gateway', entry: 'gateway/main.ts', env: { ...env, SETTEE_GATEWAY_PORT: String(p) } },
+          echo,
+        ),
+      isReady: async (p) => ((await fetch(`http://127.0.0.1:${p}/healthz`)).ok ? true : undefined),
+      readyTimeoutMs: 60_000,
+      intervalMs: 200,
+    });
+  if (requested) return launch(Number(requested));
+  return launch(PREFERRED_GATEWAY_PORT).catch((err: unknown) => {
+    if (err instanceof ProcessExitedError && isAddressInUse(err.output)) return launch();
+    throw err;
   });
-  return free ? PREFERRED_GATEWAY_PORT : getFreePort();
 }
 
-async function startComponent(component: Component, echo: boolean): Promise<ManagedProcess | undefined> {
-  const entry = path.join(ROOT, component.entry);
-  if (!(await fs.stat(entry).catch(() => undefined))) return undefined;
+function startComponent(component: Component, echo: boolean): ManagedProcess {
   return startProcess({
     name: component.name,
     command: TSX,
-    args: [entry],
+    args: [path.join(ROOT, component.entry)],
     env: component.env,
     cwd: ROOT,
     echo,
+    ownProcessGroup: true,
     logFile: path.join(STATE_DIR, `${component.name}.log`),
   });
 }

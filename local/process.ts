@@ -23,6 +23,11 @@ export interface StartProcessOptions {
   logFile?: string;
   /** Echo each output line, prefixed with the name (the local platform does this for its children). */
   echo?: boolean;
+  /**
+   * Run in a process group of its own, so a Ctrl-C at the terminal reaches only the parent, which
+   * then stops its children in order (the local platform), instead of every process at once.
+   */
+  ownProcessGroup?: boolean;
 }
 
 const OUTPUT_LINES_KEPT = 200;
@@ -46,6 +51,7 @@ export function startProcess(options: StartProcessOptions): ManagedProcess {
     cwd: options.cwd,
     env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.ownProcessGroup ?? false,
   });
   running.add(child);
   const lines: string[] = [];
