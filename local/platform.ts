@@ -10,13 +10,15 @@ import { launchOnFreePort, type Launched } from './launch.js';
 import { isAddressInUse, ProcessExitedError, startProcess, type ManagedProcess } from './process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const STATE_DIR = path.join(ROOT, '.settee', 'local');
+const DEFAULT_STATE_DIR = path.join(ROOT, '.settee', 'local');
 const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 const PREFERRED_GATEWAY_PORT = 8080;
 
 export interface LocalPlatformOptions {
   /** Print progress and the children's output (make run); tests keep it quiet. */
   echo?: boolean;
+  /** Where the kubeconfig, env file, logs and engine data go (default .settee/local). */
+  stateDir?: string;
 }
 
 export interface LocalPlatform {
@@ -42,9 +44,10 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
     stops.length = 0;
   };
 
+  const stateDir = options.stateDir ?? DEFAULT_STATE_DIR;
   try {
-    await fs.mkdir(STATE_DIR, { recursive: true });
-    const kubeconfigPath = path.join(STATE_DIR, 'kubeconfig');
+    await fs.mkdir(stateDir, { recursive: true });
+    const kubeconfigPath = path.join(stateDir, 'kubeconfig');
     const kubeConfig = new KubeConfig();
     if (process.env.SETTEE_USE_EXISTING_CLUSTER === '1') {
       say('using the cluster of the current KUBECONFIG (SETTEE_USE_EXISTING_CLUSTER=1)');
@@ -66,10 +69,11 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       ...process.env,
       KUBECONFIG: kubeconfigPath,
       SETTEE_LOG_LEVEL: process.env.SETTEE_LOG_LEVEL ?? 'info',
+      SETTEE_KUBELET_DATA_DIR: path.join(stateDir, 'engines'),
     };
-    const echo = options.echo ?? false;
+    const run: RunOptions = { echo: options.echo ?? false, stateDir };
     // The gateway goes first: its port is part of every instance's endpoint, which the operator writes.
-    const gateway = await startGateway(common, echo);
+    const gateway = await startGateway(common, run);
     const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
     stops.push(() => gateway.process.stop(10_000));
     say(`started gateway at ${gatewayUrl} (pid ${gateway.process.pid})`);
@@ -87,7 +91,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       },
     ];
     for (const component of components) {
-      const proc = startComponent(component, echo);
+      const proc = startComponent(component, run);
       say(`started ${component.name} (pid ${proc.pid})`);
       stops.push(() => proc.stop(10_000));
     }
@@ -100,8 +104,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       say(`applied ${object.kind} ${object.metadata.namespace}/${object.metadata.name}`);
     }
 
-    await writeEnvFile({ kubeconfigPath, gatewayUrl });
-    if (options.echo) printNextSteps({ kubeconfigPath, gatewayUrl });
+    await writeEnvFile(stateDir, { kubeconfigPath, gatewayUrl });
+    if (options.echo) printNextSteps(stateDir, { kubeconfigPath, gatewayUrl });
     return { kubeconfigPath, gatewayUrl, stop };
   } catch (err) {
     await stop();
@@ -113,7 +117,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
  * Starts the gateway and waits until it answers /healthz. A stable URL is friendlier across
  * restarts, so it takes 8080 (or SETTEE_GATEWAY_PORT) and falls back to a free port when taken.
  */
-async function startGateway(env: NodeJS.ProcessEnv, echo: boolean): Promise<Launched> {
+async function startGateway(env: NodeJS.ProcessEnv, run: RunOptions): Promise<Launched> {
   const requested = process.env.SETTEE_GATEWAY_PORT;
   const launch = (port?: number): Promise<Launched> =>
     launchOnFreePort({
@@ -122,7 +126,7 @@ async function startGateway(env: NodeJS.ProcessEnv, echo: boolean): Promise<Laun
       start: (p) =>
         startComponent(
           { name: 'gateway', entry: 'gateway/main.ts', env: { ...env, SETTEE_GATEWAY_PORT: String(p) } },
-          echo,
+          run,
         ),
       isReady: async (p) => ((await fetch(`http://127.0.0.1:${p}/healthz`)).ok ? true : undefined),
       readyTimeoutMs: 60_000,
@@ -135,26 +139,34 @@ async function startGateway(env: NodeJS.ProcessEnv, echo: boolean): Promise<Laun
   });
 }
 
-function startComponent(component: Component, echo: boolean): ManagedProcess {
+interface RunOptions {
+  echo: boolean;
+  stateDir: string;
+}
+
+function startComponent(component: Component, run: RunOptions): ManagedProcess {
   return startProcess({
     name: component.name,
     command: TSX,
     args: [path.join(ROOT, component.entry)],
     env: component.env,
     cwd: ROOT,
-    echo,
+    echo: run.echo,
     ownProcessGroup: true,
-    logFile: path.join(STATE_DIR, `${component.name}.log`),
+    logFile: path.join(run.stateDir, `${component.name}.log`),
   });
 }
 
-async function writeEnvFile(info: { kubeconfigPath: string; gatewayUrl: string }): Promise<void> {
+async function writeEnvFile(
+  stateDir: string,
+  info: { kubeconfigPath: string; gatewayUrl: string },
+): Promise<void> {
   const lines = [`export KUBECONFIG=${info.kubeconfigPath}`, `export SETTEE_GATEWAY_URL=${info.gatewayUrl}`];
-  await fs.writeFile(path.join(STATE_DIR, 'env'), `${lines.join('\n')}\n`);
+  await fs.writeFile(path.join(stateDir, 'env'), `${lines.join('\n')}\n`);
 }
 
-function printNextSteps(info: { kubeconfigPath: string; gatewayUrl: string }): void {
-  const envFile = path.relative(process.cwd(), path.join(STATE_DIR, 'env'));
+function printNextSteps(stateDir: string, info: { kubeconfigPath: string; gatewayUrl: string }): void {
+  const envFile = path.relative(process.cwd(), path.join(stateDir, 'env'));
   console.log(`
 Settee is running. In another shell:
 
