@@ -7,12 +7,13 @@ SHELL := /bin/bash
 NPM_STAMP := node_modules/.settee-installed
 JEST := node --experimental-vm-modules --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js
 
-.PHONY: help deps system-deps kube-tools run test lint build unit bench format clean
+.PHONY: help deps system-deps kube-tools run test lint build unit bench format clean chart-crds images
 
 help:
 	@echo "make run    start the platform locally (control plane, Redis, operator, gateway)"
 	@echo "make test   lint, type-check and run every test suite"
 	@echo "make bench  run the benchmarks under bench/"
+	@echo "make images build the operator and gateway images (needs a Docker engine)"
 
 $(NPM_STAMP): package.json package-lock.json
 	@echo "==> installing npm packages (npm ci)"
@@ -36,10 +37,23 @@ kube-tools: system-deps
 
 deps: $(NPM_STAMP) system-deps kube-tools
 
-lint: $(NPM_STAMP)
-	@echo "==> lint (eslint, prettier)"
+lint: $(NPM_STAMP) kube-tools
+	@echo "==> lint (eslint, prettier, chart)"
 	npx eslint .
 	npx prettier --check . --log-level warn
+	bash local/tools/sync-chart-crds.sh --check
+	"$$(bash local/tools/build-kube-tools.sh)/helm" lint --strict charts/settee
+
+# The chart ships a copy of crds/ (Helm installs CRDs only from the chart's own crds/ folder).
+chart-crds:
+	bash local/tools/sync-chart-crds.sh
+
+# Needs a Docker engine (none runs on the development machines here).
+IMAGE_REGISTRY ?= ghcr.io/settee-dev
+IMAGE_TAG ?= $(shell node -p "require('./package.json').version")
+images:
+	docker build -f docker/Dockerfile --target operator -t $(IMAGE_REGISTRY)/settee-operator:$(IMAGE_TAG) .
+	docker build -f docker/Dockerfile --target gateway -t $(IMAGE_REGISTRY)/settee-gateway:$(IMAGE_TAG) .
 
 build: $(NPM_STAMP)
 	@echo "==> type-check (tsc)"

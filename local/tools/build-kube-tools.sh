@@ -42,14 +42,23 @@ link_etcd() {
   ln -sf "$etcd_bin" "$CACHE_DIR/etcd"
 }
 
-build_go() { # <name> <module dir> <package>
-  local name="$1" dir="$2" pkg="$3"
-  [[ -x "$CACHE_DIR/$name" ]] && return 0
+# Release builds stamp their version with -X; without it kube-apiserver reports v0.0.0 and helm
+# assumes an ancient cluster, which breaks charts' kubeVersion constraints.
+KUBE_MINOR="${KUBE_VERSION#1.}"; KUBE_MINOR="${KUBE_MINOR%%.*}"
+KUBE_LDFLAGS="-X k8s.io/component-base/version.gitVersion=v${KUBE_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${KUBE_MINOR} -X k8s.io/client-go/pkg/version.gitVersion=v${KUBE_VERSION} -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=${KUBE_MINOR}"
+HELM_LDFLAGS="-X helm.sh/helm/v3/internal/version.version=v${HELM_VERSION} -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=${KUBE_MINOR} -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=${KUBE_MINOR}"
+# Bumped whenever the way the binaries are built changes, so older caches are rebuilt.
+BUILD_STAMP="stamped-v1"
+
+build_go() { # <name> <module dir> <package> <ldflags>
+  local name="$1" dir="$2" pkg="$3" ldflags="$4"
+  [[ -x "$CACHE_DIR/$name" && -f "$CACHE_DIR/$name.$BUILD_STAMP" ]] && return 0
   command -v go >/dev/null || fail "go not found: install Go 1.22+ or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver, etcd and kubectl"
   log "building $name from $pkg (first run only; several minutes on 2 cores)"
-  ( cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$CACHE_DIR/$name.tmp" "$pkg" ) \
+  ( cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags="-s -w $ldflags" -o "$CACHE_DIR/$name.tmp" "$pkg" ) \
     || fail "building $name failed (see output above); set KUBEBUILDER_ASSETS to use prebuilt binaries instead"
   mv "$CACHE_DIR/$name.tmp" "$CACHE_DIR/$name"
+  touch "$CACHE_DIR/$name.$BUILD_STAMP"
   log "built $name"
 }
 
@@ -88,13 +97,13 @@ helm_module() {
 }
 
 link_etcd
-if [[ ! -x "$CACHE_DIR/kube-apiserver" || ! -x "$CACHE_DIR/kubectl" ]]; then
+if [[ ! -f "$CACHE_DIR/kube-apiserver.$BUILD_STAMP" || ! -f "$CACHE_DIR/kubectl.$BUILD_STAMP" ]]; then
   kdir=$(kube_module)
-  build_go kube-apiserver "$kdir" k8s.io/kubernetes/cmd/kube-apiserver
-  build_go kubectl "$kdir" k8s.io/kubernetes/cmd/kubectl
+  build_go kube-apiserver "$kdir" k8s.io/kubernetes/cmd/kube-apiserver "$KUBE_LDFLAGS"
+  build_go kubectl "$kdir" k8s.io/kubernetes/cmd/kubectl "$KUBE_LDFLAGS"
 fi
-if [[ "${SETTEE_SKIP_HELM:-}" != 1 && ! -x "$CACHE_DIR/helm" ]]; then
+if [[ "${SETTEE_SKIP_HELM:-}" != 1 && ! -f "$CACHE_DIR/helm.$BUILD_STAMP" ]]; then
   hdir=$(helm_module)
-  build_go helm "$hdir" helm.sh/helm/v3/cmd/helm
+  build_go helm "$hdir" helm.sh/helm/v3/cmd/helm "$HELM_LDFLAGS"
 fi
 echo "$CACHE_DIR"

@@ -1,0 +1,368 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+  type V1Deployment,
+} from '@kubernetes/client-node';
+import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../../operator/api/contract.js';
+import { getFreePort } from '../../../local/ports.js';
+import { startProcess, type ManagedProcess } from '../../../local/process.js';
+import { waitFor } from '../../../local/wait.js';
+import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
+import {
+  applyManifests,
+  containerEnvironment,
+  findObject,
+  FULL_VALUES,
+  kubectl,
+  renderChart,
+  runCommand,
+  succeeded,
+  uniqueRelease,
+} from './chart-harness.js';
+import { layOutImage, packagesImportedFrom, readDockerfile, type ImageStage } from './image-layout.js';
+
+/*
+ * No Docker engine runs here, so the images cannot be built. This suite does the next best thing:
+ * it compiles dist/ as the Dockerfile's compile stage does, lays each image's files out as the
+ * Dockerfile's COPY lines say, and starts each image's CMD with node, with the environment the
+ * chart's Deployment gives the container and the chart's ServiceAccount's own token, against the
+ * real API server. Only two things differ from a pod: the listen address is 127.0.0.1 on a free port
+ * instead of 0.0.0.0 (this machine stays on loopback), and node_modules is the repository's
+ * (a link), whose extra dev packages are made harmless by the import check.
+ */
+
+const DOCKERFILE = path.resolve('docker/Dockerfile');
+const PACKAGE_JSON = path.resolve('package.json');
+const releaseNamespace = useTestNamespace('chart-image');
+const tenantNamespace = useTestNamespace('chart-image-tenant');
+
+interface PackageJson {
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+}
+
+let workDir: string;
+let stages: Map<string, ImageStage>;
+let rendered: KubernetesObject[];
+let release: string;
+
+function stage(name: string): ImageStage {
+  const found = stages.get(name);
+  if (!found) throw new Error(`docker/Dockerfile has no stage ${name}`);
+  return found;
+}
+
+/** `npm run compile`, with the type check left to `npm run build` (the emitted JavaScript is the same). */
+async function compileDist(outDir: string): Promise<void> {
+  const tsc = path.resolve('node_modules/typescript/bin/tsc');
+  succeeded(
+    'tsc',
+    await runCommand(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', outDir, '--noCheck'], {
+      PATH: process.env.PATH,
+    }),
+  );
+}
+
+/** Lays an image target out under workDir/<target>; returns its root (the image's WORKDIR). */
+async function imageRoot(target: string): Promise<string> {
+  const root = path.join(workDir, 'images', target);
+  await fs.rm(root, { recursive: true, force: true });
+  await layOutImage({
+    target: stage(target),
+    root,
+    sourceOf: (copy) => {
+      if (copy.from === 'compile' && copy.source.startsWith('/src/dist/'))
+        return path.join(workDir, 'compile', 'dist', copy.source.slice('/src/dist/'.length));
+      if (copy.from === 'production-dependencies' && copy.source.startsWith('/app/'))
+        return path.resolve(copy.source.slice('/app/'.length));
+      throw new Error(`no local source for COPY --from=${copy.from} ${copy.source}`);
+    },
+  });
+  return root;
+}
+
+function entryOf(target: ImageStage, root: string): string {
+  const script = target.cmd.find((arg) => arg.endsWith('.js'));
+  if (!script)
+    throw new Error(`the ${target.name} image's CMD names no script: ${JSON.stringify(target.cmd)}`);
+  return path.join(root, script);
+}
+
+/** A kubeconfig that authenticates as the ServiceAccount, with a token from the TokenRequest API. */
+async function serviceAccountKubeconfig(serviceAccount: string): Promise<string> {
+  const token = succeeded(
+    'kubectl create token',
+    await kubectl([
+      'create',
+      'token',
+      serviceAccount,
+      '--namespace',
+      releaseNamespace.name,
+      '--duration',
+      '1h',
+    ]),
+  ).stdout.trim();
+  const cluster = testControlPlane().kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error('the test kubeconfig names no cluster');
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: serviceAccount, token }],
+    contexts: [{ name: serviceAccount, cluster: cluster.name, user: serviceAccount }],
+    currentContext: serviceAccount,
+  });
+  const file = path.join(workDir, `${serviceAccount}.kubeconfig`);
+  await fs.writeFile(file, config.exportConfig(), { mode: 0o600 });
+  return file;
+}
+
+async function launchImage(options: {
+  target: string;
+  deployment: string;
+  serviceAccount: string;
+  listen: Record<string, string>;
+}): Promise<ManagedProcess> {
+  const target = stage(options.target);
+  const root = await imageRoot(options.target);
+  const deployment = findObject<V1Deployment>(rendered, 'Deployment', options.deployment);
+  return startProcess({
+    name: options.target,
+    command: process.execPath,
+    args: target.cmd,
+    cwd: root,
+    env: {
+      PATH: process.env.PATH,
+      HOME: workDir,
+      ...target.env,
+      ...containerEnvironment({
+        deployment,
+        objects: rendered,
+        podName: `${options.deployment}-image-test`,
+        namespace: releaseNamespace.name,
+      }),
+      ...options.listen,
+      KUBECONFIG: await serviceAccountKubeconfig(options.serviceAccount),
+    },
+  });
+}
+
+async function httpStatus(url: string): Promise<number | undefined> {
+  return fetch(url).then(
+    (response) => response.status,
+    () => undefined,
+  );
+}
+
+describe('the images, as docker/Dockerfile lays them out', () => {
+  const running: ManagedProcess[] = [];
+
+  beforeAll(async () => {
+    workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-images-'));
+    stages = await readDockerfile(DOCKERFILE);
+    await compileDist(path.join(workDir, 'compile', 'dist'));
+    release = uniqueRelease('img');
+    rendered = await renderChart({
+      release,
+      namespace: releaseNamespace.name,
+      valuesFiles: [FULL_VALUES],
+      // One watched namespace keeps the processes off other suites' objects; the gateway's own
+      // certificate is off because no Secret backs it here. A short drain: the gateway keeps an
+      // idle keep-alive connection open to the end of its drain time, and 25 s would slow the suite.
+      set: {
+        watchNamespace: tenantNamespace.name,
+        'gateway.tls.existingSecret': '',
+        'gateway.shutdownTimeoutSeconds': '2',
+      },
+    });
+    const rbacKinds = new Set(['ServiceAccount', 'Role', 'RoleBinding']);
+    await applyManifests(rendered.filter((o) => rbacKinds.has(o.kind ?? '')));
+  }, 180_000);
+
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((child) => child.stop(5_000)));
+  });
+
+  afterAll(async () => {
+    if (workDir) await fs.rm(workDir, { recursive: true, force: true });
+  });
+
+  it('when the Dockerfile compiles, then it runs `npm run compile` (tsc -p tsconfig.build.json) and installs production dependencies only', async () => {
+    const pkg = JSON.parse(await fs.readFile(PACKAGE_JSON, 'utf8')) as PackageJson;
+    expect(pkg.scripts.compile).toBe('tsc -p tsconfig.build.json');
+    expect(stage('compile').runs).toContain('npm run compile');
+    expect(stage('production-dependencies').runs.join('\n')).toMatch(/npm ci --omit=dev/);
+    for (const target of ['operator', 'gateway']) {
+      expect(stage(target).base).toBe('runtime');
+      expect(stage('runtime').base).toMatch(/^gcr\.io\/distroless\/nodejs\S*:nonroot$/);
+    }
+  });
+
+  it("when each image's entry point is followed through its imports, then every file is in that image and every package is a production dependency", async () => {
+    const pkg = JSON.parse(await fs.readFile(PACKAGE_JSON, 'utf8')) as PackageJson;
+    const production = Object.keys(pkg.dependencies);
+    for (const target of ['operator', 'gateway']) {
+      const root = await imageRoot(target);
+      const packages = await packagesImportedFrom(entryOf(stage(target), root));
+      expect({ target, outsideProduction: packages.filter((name) => !production.includes(name)) }).toEqual({
+        target,
+        outsideProduction: [],
+      });
+      expect(packages).toContain('@kubernetes/client-node');
+    }
+    await expect(fs.access(path.join(await imageRoot('operator'), 'dist', 'gateway'))).rejects.toThrow();
+  });
+
+  it("when the operator image runs with the chart's environment as its ServiceAccount, then it becomes Ready, leads, reconciles an instance, and exits 0 on SIGTERM", async () => {
+    const port = await getFreePort();
+    const operator = await launchImage({
+      target: 'operator',
+      deployment: `${release}-couch-operator`,
+      serviceAccount: 'couch-operator-sa',
+      listen: { SETTEE_METRICS_HOST: '127.0.0.1', SETTEE_METRICS_PORT: String(port) },
+    });
+    running.push(operator);
+    const fail = (err: Error): never => {
+      throw new Error(`${err.message}\n--- operator output ---\n${operator.output()}`);
+    };
+    await waitFor(
+      'the operator to be Ready and leading',
+      async () => {
+        if ((await httpStatus(`http://127.0.0.1:${port}/readyz`)) !== 200) return undefined;
+        const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        return /^settee_leader 1$/m.test(metrics) ? true : undefined;
+      },
+      { timeoutMs: 30_000, abort: operator.exited },
+    ).catch(fail);
+
+    const { kubeConfig } = testControlPlane();
+    await kubeConfig.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      group: SETTEE_GROUP,
+      version: SETTEE_VERSION,
+      namespace: tenantNamespace.name,
+      plural: 'couchinstances',
+      body: {
+        apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
+        kind: 'CouchInstance',
+        metadata: { name: 'first' },
+        spec: { plan: 'free' },
+      },
+    });
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    const apps = kubeConfig.makeApiClient(AppsV1Api);
+    const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
+    await waitFor(
+      "the instance's admin Secret, StatefulSet and status",
+      async () => {
+        await core.readNamespacedSecret({ name: 'first-admin', namespace: tenantNamespace.name });
+        await apps.readNamespacedStatefulSet({ name: 'first', namespace: tenantNamespace.name });
+        const instance = (await customObjects.getNamespacedCustomObject({
+          group: SETTEE_GROUP,
+          version: SETTEE_VERSION,
+          namespace: tenantNamespace.name,
+          plural: 'couchinstances',
+          name: 'first',
+        })) as { status?: { observedGeneration?: number; endpoint?: string } };
+        return instance.status?.observedGeneration === 1 ? instance.status : undefined;
+      },
+      { timeoutMs: 30_000, abort: operator.exited },
+    )
+      .then((status) =>
+        expect(status.endpoint).toBe(`https://first.${tenantNamespace.name}.couch.example.com`),
+      )
+      .catch(fail);
+
+    process.kill(operator.pid, 'SIGTERM');
+    expect(await operator.exited).toBe(0);
+    expect(operator.output()).not.toMatch(/forbidden/i);
+  });
+
+  it("when the gateway image runs with the chart's environment as its ServiceAccount, then it becomes Ready, asks a hibernated instance to wake, renews its activity Lease, and exits 0 on SIGTERM", async () => {
+    const port = await getFreePort();
+    const gateway = await launchImage({
+      target: 'gateway',
+      deployment: `${release}-couch-gateway`,
+      serviceAccount: 'couch-gateway-sa',
+      listen: { SETTEE_GATEWAY_HOST: '127.0.0.1', SETTEE_GATEWAY_PORT: String(port) },
+    });
+    running.push(gateway);
+    const fail = (err: Error): never => {
+      throw new Error(`${err.message}\n--- gateway output ---\n${gateway.output()}`);
+    };
+    await waitFor(
+      'the gateway to be Ready',
+      async () => ((await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 200 ? true : undefined),
+      {
+        timeoutMs: 30_000,
+        abort: gateway.exited,
+      },
+    ).catch(fail);
+
+    // An instance the operator (not running now) hibernated ten seconds ago.
+    const { kubeConfig } = testControlPlane();
+    const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
+    const ref = {
+      group: SETTEE_GROUP,
+      version: SETTEE_VERSION,
+      namespace: tenantNamespace.name,
+      plural: 'couchinstances',
+    };
+    await customObjects.createNamespacedCustomObject({
+      ...ref,
+      body: {
+        apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
+        kind: 'CouchInstance',
+        metadata: { name: 'sleepy' },
+        spec: { plan: 'free' },
+      },
+    });
+    await customObjects.patchNamespacedCustomObjectStatus(
+      {
+        ...ref,
+        name: 'sleepy',
+        body: { status: { phase: 'Hibernated', hibernatedAt: new Date(Date.now() - 10_000).toISOString() } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+
+    const held = new AbortController();
+    const request = fetch(`http://127.0.0.1:${port}/db/${tenantNamespace.name}/sleepy/`, {
+      signal: held.signal,
+    }).catch(() => undefined);
+    const leases = kubeConfig.makeApiClient(CoordinationV1Api);
+    try {
+      const woken = await waitFor(
+        'the wake request and the activity Lease',
+        async () => {
+          const instance = (await customObjects.getNamespacedCustomObject({
+            ...ref,
+            name: 'sleepy',
+          })) as KubernetesObject;
+          const lease = await leases.readNamespacedLease({
+            name: 'sleepy-activity',
+            namespace: tenantNamespace.name,
+          });
+          const requested = instance.metadata?.annotations?.[ANNOTATION_WAKE_REQUESTED];
+          return requested ? { requested, holder: lease.spec?.holderIdentity } : undefined;
+        },
+        { timeoutMs: 15_000, abort: gateway.exited },
+      ).catch(fail);
+      expect(woken.holder).toBe(`${release}-couch-gateway-image-test`);
+    } finally {
+      held.abort();
+      await request;
+    }
+
+    process.kill(gateway.pid, 'SIGTERM');
+    expect(await gateway.exited).toBe(0);
+    expect(gateway.output()).not.toMatch(/forbidden/i);
+  });
+});
