@@ -1,6 +1,9 @@
 // Jest runs the TypeScript sources as native ES modules (see the `test` script's
 // --experimental-vm-modules); @swc/jest strips types without type-checking, which `npm run build` does.
-const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'es6' } }];
+const swc = [
+  '@swc/jest',
+  { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'es6' } },
+];
 
 export default {
   testEnvironment: 'node',

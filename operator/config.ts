@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { readCouchInstanceConfig, type CouchInstanceConfig } from './controllers/couch-instance/config.js';
+import { readQueueBindingConfig, type QueueBindingConfig } from './controllers/queue-binding/config.js';
 import { deepFreeze, EnvReader } from './env-reader.js';
 import { LOG_LEVELS, type LogLevel } from './observability/logger.js';
 import type { BackoffPolicy } from './runtime/backoff.js';
@@ -61,6 +62,9 @@ export interface OperatorConfig {
 
   /** CouchInstances: endpoint template, CouchDB version and vendor, free envelope (controllers/couch-instance/config.ts). */
   readonly couchInstance: CouchInstanceConfig;
+
+  /** QueueBindings: signing master secret, queue base URL, check interval, rotation grace (controllers/queue-binding/config.ts). */
+  readonly queueBinding: QueueBindingConfig;
 }
 
 export function loadOperatorConfig(
@@ -116,6 +120,7 @@ export function loadOperatorConfig(
     shutdownTimeoutMs: read.durationMs('SETTEE_SHUTDOWN_TIMEOUT', 30_000, { minMs: 1 }),
     // Controller sections go here, e.g. `couchInstance: readCouchInstanceConfig(read),`.
     couchInstance: readCouchInstanceConfig(read),
+    queueBinding: readQueueBindingConfig(read),
   };
   read.assertValid();
   return deepFreeze(config);

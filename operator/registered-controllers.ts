@@ -1,8 +1,12 @@
 import { couchInstanceController } from './controllers/couch-instance/registration.js';
+import { queueBindingController } from './controllers/queue-binding/registration.js';
 import type { ControllerRegistration } from './runtime/controller-registration.js';
 
 /**
  * Every controller the operator runs; main.ts builds, starts and stops them from this list only.
  * Add a controller by importing its registration (from operator/controllers/<name>/) here.
  */
-export const REGISTERED_CONTROLLERS: readonly ControllerRegistration[] = [couchInstanceController];
+export const REGISTERED_CONTROLLERS: readonly ControllerRegistration[] = [
+  couchInstanceController,
+  queueBindingController,
+];

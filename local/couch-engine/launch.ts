@@ -22,6 +22,8 @@ export function launchUntilUp(options: EngineLaunchOptions): Promise<Launched> {
     start: options.start,
     isReady: isUp,
     readyTimeoutMs: options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS,
+    // An engine start is on the wake path: every poll interval adds to a cold start.
+    intervalMs: 10,
   });
 }
 

@@ -1,25 +1,23 @@
 import fs from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startProcess } from '../process.js';
 import { loadEngineIdentity } from './engine-identity.js';
 import { launchUntilUp } from './launch.js';
+import { standInServerScript } from './stand-in-build.js';
 import { STAND_IN_CONFIG_ENV, type StandInConfig } from './stand-in-config.js';
 import type { CouchEngine, CouchEngineOptions } from './types.js';
-
-const STAND_IN_SCRIPT = fileURLToPath(new URL('./pouchdb-stand-in-server.ts', import.meta.url));
 
 /**
  * Runs the pouchdb-server stand-in (see pouchdb-stand-in-server.ts) as its own Node.js process on
  * a loopback port, with its databases in `dataDir`, and resolves once GET /_up answers.
- * `node --import tsx` keeps it one process, so stopping it leaves nothing behind.
+ * It runs as plain `node` on the built script (stand-in-build.ts): one process, so stopping it
+ * leaves nothing behind, and no TypeScript loader on the cold-start path.
  */
 export async function startPouchDbEngine(options: CouchEngineOptions): Promise<CouchEngine> {
   const dataDir = path.resolve(options.dataDir);
   await fs.mkdir(dataDir, { recursive: true });
   const identity = await loadEngineIdentity(dataDir, options.uuid);
-  const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const script = await standInServerScript();
 
   const { process: proc, port } = await launchUntilUp({
     what: 'pouchdb-server stand-in',
@@ -35,7 +33,7 @@ export async function startPouchDbEngine(options: CouchEngineOptions): Promise<C
       return startProcess({
         name: `pouchdb-stand-in:${options.name ?? port}`,
         command: process.execPath,
-        args: ['--import', tsxLoader, STAND_IN_SCRIPT],
+        args: [script],
         cwd: dataDir,
         env: { ...process.env, [STAND_IN_CONFIG_ENV]: JSON.stringify(config) },
       });

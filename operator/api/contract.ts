@@ -17,18 +17,12 @@
  * several gateway replicas need no coordination). The operator scales the StatefulSet to 1 when that
  * time is later than `status.hibernatedAt`, and counts it as activity.
  *
- * Addresses: the gateway learns an instance's address from the EndpointSlices of its headless
- * Service (label kubernetes.io/service-name = headlessServiceName(instance)), which publishes
- * not-ready addresses, and probes CouchDB's /_up itself instead of waiting for readiness.
- */
-
-/*
- * Addresses, as built (added by the gateway; it supersedes the EndpointSlice sentence above): the
- * gateway reads each instance's Pods (label LABEL_INSTANCE, which the pod template carries):
- * `status.podIP`, the first TCP port of its containers, and the Ready condition. A pod has its IP
- * from the moment it runs, so neither the kubelet's probe period nor the endpoints controller's
- * propagation is on the wake path; a pod being deleted takes no new requests. (EndpointSlices
- * cannot serve the local platform: the API server refuses loopback addresses in them.)
+ * Addresses: the gateway reads each instance's Pods (label LABEL_INSTANCE, which the pod template
+ * carries): `status.podIP`, the first TCP port of its containers, and the Ready condition. A pod has
+ * its IP from the moment it runs, and the gateway probes CouchDB's /_up itself, so neither the
+ * kubelet's probe period nor the endpoints controller's propagation is on the wake path; a pod being
+ * deleted takes no new requests. (EndpointSlices would add that propagation, and the API server
+ * refuses the loopback addresses the local platform needs in them.)
  */
 
 export const SETTEE_GROUP = 'settee.dev';

@@ -6,7 +6,11 @@ import path from 'node:path';
 const SCRIPT = path.resolve('local/tools/build-kube-tools.sh');
 
 function runBuild(env: NodeJS.ProcessEnv): { status: number | null; stderr: string; stdout: string } {
-  const result = spawnSync('bash', [SCRIPT], { env: { HOME: os.homedir(), ...env }, encoding: 'utf8', timeout: 30_000 });
+  const result = spawnSync('bash', [SCRIPT], {
+    env: { HOME: os.homedir(), ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return { status: result.status, stderr: result.stderr, stdout: result.stdout };
 }
 
@@ -42,7 +46,8 @@ describe('the Kubernetes tool build', () => {
     const result = runBuild({ PATH: process.env.PATH });
     expect(result.status).toBe(0);
     const dir = result.stdout.trim();
-    for (const bin of ['kube-apiserver', 'etcd', 'kubectl']) expect(fs.existsSync(path.join(dir, bin))).toBe(true);
+    for (const bin of ['kube-apiserver', 'etcd', 'kubectl'])
+      expect(fs.existsSync(path.join(dir, bin))).toBe(true);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

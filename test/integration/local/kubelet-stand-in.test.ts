@@ -1,9 +1,18 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1StatefulSet } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
 import { adminSecretName, LABEL_INSTANCE } from '../../../operator/api/contract.js';
-import { startKubeletStandIn, type KubeletStandIn } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
+import {
+  startKubeletStandIn,
+  type KubeletStandIn,
+} from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import { testLogger } from '../../support/gateway/gateway-harness.js';
 import { basicAuth, request } from '../../support/gateway/http-request.js';
@@ -28,14 +37,20 @@ function statefulSet(replicas: number): V1StatefulSet {
               name: 'couchdb',
               image: 'couchdb:3.5.1',
               ports: [{ name: 'http', containerPort: 5984, protocol: 'TCP' }],
-              volumeMounts: [{ name: 'data', mountPath: '/opt/couchdb/data' }, { name: 'config', mountPath: '/opt/couchdb/etc/local.d' }],
+              volumeMounts: [
+                { name: 'data', mountPath: '/opt/couchdb/data' },
+                { name: 'config', mountPath: '/opt/couchdb/etc/local.d' },
+              ],
             },
           ],
           volumes: [{ name: 'config', projected: { sources: [{ configMap: { name: `${NAME}-config` } }] } }],
         },
       },
       volumeClaimTemplates: [
-        { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+        {
+          metadata: { name: 'data' },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        },
       ],
     },
   };
@@ -53,13 +68,24 @@ describe('the kubelet stand-in', () => {
     dataRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-kubelet-'));
     await core.createNamespacedSecret({
       namespace: namespace.name,
-      body: { metadata: { name: adminSecretName(NAME) }, stringData: { username: admin.username, password: admin.password } },
+      body: {
+        metadata: { name: adminSecretName(NAME), labels: { [LABEL_INSTANCE]: NAME } },
+        stringData: { username: admin.username, password: admin.password },
+      },
     });
     await core.createNamespacedConfigMap({
       namespace: namespace.name,
-      body: { metadata: { name: `${NAME}-config` }, data: { 'settee.ini': `[couchdb]\nuuid = ${UUID}\nsingle_node = true\n` } },
+      body: {
+        metadata: { name: `${NAME}-config`, labels: { [LABEL_INSTANCE]: NAME } },
+        data: { 'settee.ini': `[couchdb]\nuuid = ${UUID}\nsingle_node = true\n` },
+      },
     });
-    standIn = await startKubeletStandIn({ kubeConfig, namespace: namespace.name, dataRoot, logger: testLogger('kubelet-stand-in') });
+    standIn = await startKubeletStandIn({
+      kubeConfig,
+      namespace: namespace.name,
+      dataRoot,
+      logger: testLogger('kubelet-stand-in'),
+    });
   });
 
   afterAll(async () => {
@@ -86,7 +112,9 @@ describe('the kubelet stand-in', () => {
     await apps.createNamespacedStatefulSet({ namespace: namespace.name, body: statefulSet(1) });
     const pod = await waitFor(async () => {
       const current = await readPod();
-      return current?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? current : undefined;
+      return current?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+        ? current
+        : undefined;
     });
     expect(pod.status?.podIP).toBe('127.0.0.1');
     expect(pod.metadata?.labels?.[LABEL_INSTANCE]).toBe(NAME);
@@ -94,17 +122,25 @@ describe('the kubelet stand-in', () => {
     const port = pod.spec?.containers[0]?.ports?.[0]?.containerPort;
     const welcome = await request(`http://127.0.0.1:${port}/`);
     expect(JSON.parse(welcome.body)).toMatchObject({ couchdb: 'Welcome', uuid: UUID });
-    const created = await request(`http://127.0.0.1:${port}/kept`, { method: 'PUT', headers: { Authorization: basicAuth(admin.username, admin.password) } });
+    const created = await request(`http://127.0.0.1:${port}/kept`, {
+      method: 'PUT',
+      headers: { Authorization: basicAuth(admin.username, admin.password) },
+    });
     expect(created.status).toBe(201);
     await request(`http://127.0.0.1:${port}/kept/doc`, {
       method: 'PUT',
-      headers: { Authorization: basicAuth(admin.username, admin.password), 'Content-Type': 'application/json' },
+      headers: {
+        Authorization: basicAuth(admin.username, admin.password),
+        'Content-Type': 'application/json',
+      },
       body: '{"survives":true}',
     });
-    const status = (await waitFor(async () => {
-      const current = await apps.readNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
-      return current.status?.readyReplicas === 1 ? current : undefined;
-    })).status;
+    const status = (
+      await waitFor(async () => {
+        const current = await apps.readNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
+        return current.status?.readyReplicas === 1 ? current : undefined;
+      })
+    ).status;
     expect(status).toMatchObject({ replicas: 1, readyReplicas: 1 });
   });
 
@@ -126,10 +162,14 @@ describe('the kubelet stand-in', () => {
     await scale(1);
     const pod = await waitFor(async () => {
       const current = await readPod();
-      return current?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? current : undefined;
+      return current?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+        ? current
+        : undefined;
     });
     const port = pod.spec?.containers[0]?.ports?.[0]?.containerPort;
-    const doc = await request(`http://127.0.0.1:${port}/kept/doc`, { headers: { Authorization: basicAuth(admin.username, admin.password) } });
+    const doc = await request(`http://127.0.0.1:${port}/kept/doc`, {
+      headers: { Authorization: basicAuth(admin.username, admin.password) },
+    });
     expect(JSON.parse(doc.body)).toMatchObject({ survives: true });
   });
 });

@@ -28,7 +28,6 @@ async function admission(namespace: string, name: string, spec: object): Promise
 describe('CouchInstance validation', () => {
   const ns = useTestNamespace('couch-validation');
 
-
   it('when plan free asks for keepAlive, then the API server rejects it: "keepAlive requires plan: paid"', async () => {
     expect(await admission(ns.name, 'a', { plan: 'free', keepAlive: true })).toContain(
       'keepAlive requires plan: paid',

@@ -1,0 +1,217 @@
+/**
+ * Cold start: the whole local platform (control plane, operator, kubelet stand-in and gateway, each
+ * its own process as `make run` runs them), one instance with a 1 s idle period, woken 20 times by
+ * one request each (after one uncounted wake that warms the processes' code paths): the time from sending the first request to its response, p50 and p99, next to
+ * the default engine's own start-to-ready time measured alone in the same run (spawn to the first
+ * 200 from /_up, probed every 5 ms). Then 200 concurrent requests during one wake: all must be
+ * answered, and the gateway's memory must grow less than 50 MB.
+ *
+ *   npx tsx bench/cold-start.ts        (BENCH_WAKES=20, BENCH_BURST=200)
+ */
+import fsp from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { startControlPlane } from '../local/control-plane.js';
+import { startCouchEngine } from '../local/couch-engine/index.js';
+import { getFreePort } from '../local/ports.js';
+import type { ManagedProcess } from '../local/process.js';
+import type { CouchInstance } from '../operator/api/couch-instance.js';
+import { createCouchInstance, readCouchInstance } from '../test/support/gateway/gateway-harness.js';
+import { readAdminCredentials } from '../test/support/gateway/platform-harness.js';
+import { startTsProcess, waitForHttp } from './gateway/processes.js';
+import { quantile, round } from './gateway/stats.js';
+
+const WAKES = Number(process.env.BENCH_WAKES ?? 20);
+const BURST = Number(process.env.BENCH_BURST ?? 200);
+const NAMESPACE = 'bench';
+const ref = { namespace: NAMESPACE, name: 'cold' };
+
+interface Answer {
+  status: number;
+  coldStartHeader: number | undefined;
+  ms: number;
+}
+
+function get(url: string, auth: string): Promise<Answer> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers: { Authorization: auth }, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          const header = res.headers['x-settee-cold-start'];
+          resolve({
+            status: res.statusCode ?? 0,
+            coldStartHeader: header ? Number(header) : undefined,
+            ms: performance.now() - started,
+          });
+        });
+      })
+      .on('error', reject);
+  });
+}
+
+async function waitUntil<T>(check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Hibernated with its pod gone: the next request is a real cold start. */
+async function waitHibernated(kubeConfig: KubeConfig): Promise<void> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  await waitUntil(async () => {
+    const instance: CouchInstance = await readCouchInstance(kubeConfig, ref);
+    if (instance.status?.phase !== 'Hibernated') return undefined;
+    const pods = await core.listNamespacedPod({ namespace: NAMESPACE });
+    return pods.items.length === 0 ? true : undefined;
+  });
+}
+
+/** The engine alone: spawn to the first 200 from /_up, polled every 5 ms. */
+async function engineStartToReady(dataDir: string): Promise<number> {
+  const port = await getFreePort();
+  const started = performance.now();
+  const starting = startCouchEngine({ dataDir, admin: { username: 'admin', password: 'bench' }, port });
+  const readyAt = await waitUntil(async () => {
+    const response = await fetch(`http://127.0.0.1:${port}/_up`);
+    await response.body?.cancel();
+    return response.status === 200 ? performance.now() : undefined;
+  });
+  await (await starting).stop();
+  return readyAt - started;
+}
+
+/** Resident memory of a process, from /proc (Linux). */
+async function rssMb(proc: ManagedProcess): Promise<number> {
+  const status = await fsp.readFile(`/proc/${proc.pid}/status`, 'utf8');
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) / 1024;
+}
+
+async function main(): Promise<void> {
+  const stops: Array<() => Promise<void>> = [];
+  try {
+    console.log('==> control plane');
+    const plane = await startControlPlane();
+    stops.push(() => plane.stop());
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(plane.kubeconfigPath);
+    await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    const dataRoot = await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-bench-cold-'));
+    stops.push(() => fsp.rm(dataRoot, { recursive: true, force: true }));
+
+    console.log('==> gateway, operator, kubelet stand-in');
+    const gatewayPort = await getFreePort();
+    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    const common = {
+      ...process.env,
+      KUBECONFIG: plane.kubeconfigPath,
+      SETTEE_WATCH_NAMESPACE: NAMESPACE,
+      SETTEE_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    };
+    const gateway = startTsProcess('gateway', 'gateway/main.ts', [], {
+      ...common,
+      SETTEE_GATEWAY_PORT: String(gatewayPort),
+      SETTEE_GATEWAY_ACTIVITY_INTERVAL: '200ms',
+    });
+    const operator = startTsProcess('operator', 'operator/main.ts', [], {
+      ...common,
+      SETTEE_LEADER_ELECTION: 'false',
+      SETTEE_METRICS_PORT: '0',
+      SETTEE_ENDPOINT_TEMPLATE: `${gatewayUrl}/db/{namespace}/{name}`,
+    });
+    const standIn = startTsProcess('kubelet-stand-in', 'local/kubelet-stand-in/main.ts', [], {
+      ...common,
+      SETTEE_KUBELET_DATA_DIR: path.join(dataRoot, 'engines'),
+    });
+    for (const proc of [standIn, operator, gateway]) stops.push(() => proc.stop());
+    await waitForHttp(`${gatewayUrl}/readyz`, 'the gateway', 200, gateway.exited);
+
+    await createCouchInstance(kubeConfig, ref, { plan: 'free', hibernation: { idleAfter: '1s' } });
+    const endpoint = await waitUntil(async () => (await readCouchInstance(kubeConfig, ref)).status?.endpoint);
+    const admin = await waitUntil(async () => readAdminCredentials(kubeConfig, ref));
+    const auth = `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString('base64')}`;
+    await fetch(`${endpoint}/bench`, { method: 'PUT', headers: { Authorization: auth } });
+    await fetch(`${endpoint}/bench/doc`, {
+      method: 'PUT',
+      headers: { Authorization: auth },
+      body: '{"n":1}',
+    });
+
+    console.log(`==> one wake to warm up (not counted), then ${WAKES} wakes`);
+    await waitHibernated(kubeConfig);
+    await get(`${endpoint}/bench/doc`, auth);
+    const wakes: Answer[] = [];
+    for (let i = 0; i < WAKES; i++) {
+      await waitHibernated(kubeConfig);
+      const answer = await get(`${endpoint}/bench/doc`, auth);
+      if (answer.status !== 200) throw new Error(`wake ${i} answered ${answer.status}`);
+      wakes.push(answer);
+      console.log(`    wake ${i + 1}: ${round(answer.ms)} ms (held ${answer.coldStartHeader} ms)`);
+    }
+
+    console.log('==> the engine alone');
+    const engineMs: number[] = [];
+    for (let i = 0; i < WAKES; i++) engineMs.push(await engineStartToReady(path.join(dataRoot, 'alone')));
+
+    console.log(`==> ${BURST} concurrent requests during one wake`);
+    await waitHibernated(kubeConfig);
+    const rssBefore = await rssMb(gateway);
+    let rssPeak = rssBefore;
+    const sampler = setInterval(
+      () => void rssMb(gateway).then((mb) => (rssPeak = Math.max(rssPeak, mb))),
+      20,
+    );
+    const burst = await Promise.all(Array.from({ length: BURST }, () => get(`${endpoint}/bench/doc`, auth)));
+    clearInterval(sampler);
+    rssPeak = Math.max(rssPeak, await rssMb(gateway));
+
+    const coldMs = wakes.map((w) => w.ms);
+    const engineMedian = quantile(engineMs, 0.5);
+    const overheadMs = coldMs.map((ms) => ms - engineMedian);
+    const report = {
+      wakes: WAKES,
+      coldStartMs: {
+        p50: round(quantile(coldMs, 0.5)),
+        p99: round(quantile(coldMs, 0.99)),
+        max: round(Math.max(...coldMs)),
+      },
+      heldMsPerGateway: {
+        p50: round(
+          quantile(
+            wakes.map((w) => w.coldStartHeader ?? 0),
+            0.5,
+          ),
+        ),
+      },
+      engineStartToReadyMs: { p50: round(engineMedian), p99: round(quantile(engineMs, 0.99)) },
+      wakeOverheadMs: {
+        note: 'cold start minus the median engine start-to-ready time',
+        p50: round(quantile(overheadMs, 0.5)),
+        p95: round(quantile(overheadMs, 0.95)),
+      },
+      burstDuringWake: {
+        requests: BURST,
+        answered200: burst.filter((a) => a.status === 200).length,
+        slowestMs: round(Math.max(...burst.map((a) => a.ms))),
+        gatewayRssBeforeMb: round(rssBefore, 1),
+        gatewayRssPeakMb: round(rssPeak, 1),
+        growthMb: round(rssPeak - rssBefore, 1),
+      },
+    };
+    console.log(JSON.stringify(report, null, 2));
+    if (process.env.BENCH_LOG_LEVEL) {
+      for (const proc of [gateway, operator, standIn]) console.log(`--- ${proc.name}\n${proc.output()}`);
+    }
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch((err: unknown) => console.error(err));
+  }
+}
+
+await main();

@@ -1,0 +1,183 @@
+/**
+ * What the gateway adds on the data path, against anchors measured in the same run:
+ * - proxy overhead: a minimal fast upstream (so the proxies are the bottleneck), loaded directly,
+ *   through the gateway, and through Debian's nginx (one worker, upstream keep-alive) when
+ *   /usr/sbin/nginx exists; 50 connections for throughput, one for added latency;
+ * - the same load direct to the default CouchDB engine and through the gateway.
+ * Runs alternate between targets and each figure is the median of the rounds.
+ *
+ *   npx tsx bench/gateway-proxy.ts      (BENCH_ROUNDS=5, BENCH_SECONDS=3, BENCH_CONNECTIONS=50)
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { startControlPlane } from '../local/control-plane.js';
+import { startCouchEngine } from '../local/couch-engine/index.js';
+import { getFreePort } from '../local/ports.js';
+import { createCouchInstance, setInstancePod } from '../test/support/gateway/gateway-harness.js';
+import type { LoadResult } from './gateway/load-generator.js';
+import { NGINX_BIN, startNginx } from './gateway/nginx.js';
+import { runLoad, startTsProcess, waitForHttp } from './gateway/processes.js';
+import { median, round } from './gateway/stats.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const NAMESPACE = 'bench';
+
+interface Target {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+}
+
+interface Summary {
+  rps: number;
+  p50Us: number;
+  p99Us: number;
+  little: number;
+  errors: number;
+}
+
+function summarize(results: LoadResult[]): Summary {
+  return {
+    rps: round(median(results.map((r) => r.rps))),
+    p50Us: round(median(results.map((r) => r.latencyUs.p50))),
+    p99Us: round(median(results.map((r) => r.latencyUs.p99))),
+    little: round(median(results.map((r) => r.littleConcurrency)), 2),
+    errors: results.reduce((sum, r) => sum + r.errors + r.non2xx, 0),
+  };
+}
+
+/** Alternates the targets round by round, so drift in the machine's load hits them all alike. */
+async function measure(targets: Target[], connections: number): Promise<Record<string, Summary>> {
+  const results = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const target of targets) {
+      const result = await runLoad({
+        url: target.url,
+        connections,
+        durationMs: SECONDS * 1000,
+        warmupMs: 500,
+        headers: target.headers,
+      });
+      results.get(target.name)?.push(result);
+    }
+  }
+  return Object.fromEntries([...results].map(([name, list]) => [name, summarize(list)]));
+}
+
+async function main(): Promise<void> {
+  const stops: Array<() => Promise<void>> = [];
+  try {
+    console.log('==> control plane');
+    const plane = await startControlPlane();
+    stops.push(() => plane.stop());
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(plane.kubeconfigPath);
+    await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
+
+    const upstreamPort = await getFreePort();
+    const upstream = startTsProcess('minimal-upstream', 'bench/gateway/minimal-upstream.ts', [
+      String(upstreamPort),
+    ]);
+    stops.push(() => upstream.stop());
+    await waitForHttp(`http://127.0.0.1:${upstreamPort}/_up`, 'the minimal upstream');
+
+    const dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-bench-engine-'));
+    const admin = { username: 'admin', password: 'bench' };
+    const engine = await startCouchEngine({ dataDir, admin });
+    stops.push(async () => {
+      await engine.stop();
+      await fsp.rm(dataDir, { recursive: true, force: true });
+    });
+
+    for (const [name, port] of [
+      ['fast', upstreamPort],
+      ['engine', engine.port],
+    ] as const) {
+      await createCouchInstance(kubeConfig, { namespace: NAMESPACE, name });
+      await setInstancePod(kubeConfig, { namespace: NAMESPACE, name }, { port, ready: true });
+    }
+
+    console.log('==> gateway');
+    const gatewayPort = await getFreePort();
+    const gateway = startTsProcess('gateway', 'gateway/main.ts', [], {
+      ...process.env,
+      KUBECONFIG: plane.kubeconfigPath,
+      SETTEE_GATEWAY_PORT: String(gatewayPort),
+      SETTEE_WATCH_NAMESPACE: NAMESPACE,
+      SETTEE_LOG_LEVEL: 'warn',
+    });
+    stops.push(() => gateway.stop());
+    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    await waitForHttp(`${gatewayUrl}/db/${NAMESPACE}/fast/_up`, 'the gateway', 200, gateway.exited);
+
+    const targets: Target[] = [
+      { name: 'direct', url: `http://127.0.0.1:${upstreamPort}/` },
+      { name: 'gateway', url: `${gatewayUrl}/db/${NAMESPACE}/fast/` },
+    ];
+    if (fs.existsSync(NGINX_BIN)) {
+      const nginxPort = await getFreePort();
+      const nginx = await startNginx({ port: nginxPort, upstreamPort });
+      stops.push(() => nginx.stop());
+      await waitForHttp(`http://127.0.0.1:${nginxPort}/_up`, 'nginx', 200, nginx.process.exited);
+      targets.push({ name: 'nginx', url: `http://127.0.0.1:${nginxPort}/` });
+    } else {
+      console.log(
+        `(no ${NGINX_BIN}: the nginx anchor is skipped; apt-get install -y nginx-light provides it)`,
+      );
+    }
+
+    console.log(`==> proxy overhead: ${ROUNDS} alternating rounds of ${SECONDS}s per target`);
+    const throughput = await measure(targets, CONNECTIONS);
+    const latency = await measure(targets, 1);
+
+    console.log('==> the default engine, direct and through the gateway');
+    const auth = `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString('base64')}`;
+    await fetch(`${engine.url}/bench`, { method: 'PUT', headers: { Authorization: auth } });
+    await fetch(`${engine.url}/bench/doc`, {
+      method: 'PUT',
+      headers: { Authorization: auth },
+      body: '{"n":1}',
+    });
+    const engineLoad = await measure(
+      [
+        { name: 'direct', url: `${engine.url}/bench/doc`, headers: { Authorization: auth } },
+        {
+          name: 'gateway',
+          url: `${gatewayUrl}/db/${NAMESPACE}/engine/bench/doc`,
+          headers: { Authorization: auth },
+        },
+      ],
+      CONNECTIONS,
+    );
+
+    const report = {
+      machine: { cpus: os.cpus().length, node: process.version },
+      rounds: ROUNDS,
+      secondsPerRun: SECONDS,
+      connections: CONNECTIONS,
+      throughput,
+      latencyOneConnection: latency,
+      ratios: {
+        gatewayOverNginxThroughput: throughput.nginx
+          ? round(throughput.gateway!.rps / throughput.nginx.rps, 2)
+          : null,
+        gatewayOverDirectThroughput: round(throughput.gateway!.rps / throughput.direct!.rps, 2),
+        addedLatencyP50Us: round(latency.gateway!.p50Us - latency.direct!.p50Us),
+        addedLatencyP99Us: round(latency.gateway!.p99Us - latency.direct!.p99Us),
+        nginxAddedLatencyP50Us: latency.nginx ? round(latency.nginx.p50Us - latency.direct!.p50Us) : null,
+        engineThroughputGatewayOverDirect: round(engineLoad.gateway!.rps / engineLoad.direct!.rps, 2),
+      },
+      engine: engineLoad,
+    };
+    console.log(JSON.stringify(report, null, 2));
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch((err: unknown) => console.error(err));
+  }
+}
+
+await main();

@@ -1,0 +1,59 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startProcess, type ManagedProcess } from '../../local/process.js';
+import { waitFor } from '../../local/wait.js';
+import type { LoadResult, LoadSpec } from './load-generator.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/**
+ * Starts a repository TypeScript file as one Node.js process (`node --import tsx`, not the tsx
+ * CLI, which would put a wrapper process between us and the one whose memory is measured).
+ */
+export function startTsProcess(
+  name: string,
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): ManagedProcess {
+  return startProcess({
+    name,
+    command: process.execPath,
+    args: ['--import', TSX_LOADER, path.join(ROOT, file), ...args],
+    env,
+    cwd: ROOT,
+  });
+}
+
+/** Waits until `url` answers with `status` (default 200). */
+export async function waitForHttp(
+  url: string,
+  what: string,
+  status = 200,
+  abort?: Promise<unknown>,
+): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      const response = await fetch(url);
+      await response.body?.cancel();
+      return response.status === status ? true : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 50, ...(abort ? { abort } : {}) },
+  );
+}
+
+/** One run of the load generator in its own process. */
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const proc = startTsProcess('load', 'bench/gateway/load-generator.ts', [JSON.stringify(spec)]);
+  const exit = await proc.exited;
+  const line = proc
+    .output()
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith('{'));
+  if (exit !== 0 || !line) throw new Error(`load generator failed (${exit}): ${proc.output()}`);
+  return JSON.parse(line) as LoadResult;
+}

@@ -1,0 +1,14 @@
+/** Small statistics for benchmark reports. */
+
+export function median(values: readonly number[]): number {
+  return quantile(values, 0.5);
+}
+
+/** The value at quantile `q` (0..1) by nearest rank on the sorted values. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+}
+
+export const round = (value: number, digits = 0): number => Number(value.toFixed(digits));

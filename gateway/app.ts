@@ -1,0 +1,86 @@
+import type http from 'node:http';
+import express, { type ErrorRequestHandler, type Router } from 'express';
+import type { Registry } from 'prom-client';
+import type { Logger } from 'winston';
+import { QUEUE_PATH_PREFIX } from '../operator/api/contract.js';
+import type { ReadinessCheck } from '../operator/observability/health-server.js';
+import { errorMessage } from '../operator/observability/logger.js';
+import { sendErrorResponse } from './http/error-response.js';
+import { createHealthRouter } from './http/health.js';
+import { logRequestWhenDebug } from './http/request-log.js';
+import type { InstanceRequestHandler } from './proxy/instance-handler.js';
+import { resolveRequestTarget } from './proxy/instance-target.js';
+
+export interface GatewayAppOptions {
+  /** SETTEE_GATEWAY_DOMAIN: enables host-based instance routing. */
+  domain: string | undefined;
+  handleInstance: InstanceRequestHandler;
+  registry: Registry;
+  readiness: readonly ReadinessCheck[];
+  /** The webhook queue's router (gateway/queue, issue 5), mounted at QUEUE_PATH_PREFIX. */
+  queueRouter: Router | undefined;
+  retryAfterSeconds: number;
+  logger: Logger;
+}
+
+export interface GatewayApp {
+  /** The request listener of the gateway's HTTP(S) server. */
+  listener: http.RequestListener;
+  /** From now on every response closes its connection, so keep-alive clients move elsewhere. */
+  startDraining(): void;
+}
+
+/**
+ * The gateway's routing, decided before any middleware runs: instance traffic (a host under the
+ * domain, or /db/<namespace>/<name>/...) goes straight to the instance handler, a plain node:http
+ * path that streams to CouchDB; everything else (/healthz, /readyz, /metrics, the queue API) goes
+ * to Express, which costs more per request but those routes are not the hot path.
+ */
+export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
+  const { logger } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use((req, res, next) => {
+    logRequestWhenDebug(logger, req, res);
+    next();
+  });
+  app.use(createHealthRouter({ registry: options.registry, readiness: options.readiness }));
+  if (options.queueRouter) app.use(QUEUE_PATH_PREFIX, options.queueRouter);
+  app.use((req, res) => {
+    res.status(404).json({ error: 'not_found', reason: `no route for ${req.method} ${req.path}` });
+  });
+  const onError: ErrorRequestHandler = (err, req, res, _next) => {
+    logger.error('gateway route failed', { method: req.method, path: req.path, error: errorMessage(err) });
+    sendErrorResponse(req, res, err, { retryAfterSeconds: options.retryAfterSeconds });
+  };
+  app.use(onError);
+
+  let draining = false;
+  const listener: http.RequestListener = (req, res) => {
+    if (draining) res.shouldKeepAlive = false;
+    let target;
+    try {
+      target = resolveRequestTarget(
+        { url: req.url ?? '/', host: req.headers.host },
+        { domain: options.domain },
+      );
+    } catch (err) {
+      logger.debug('request refused', { host: req.headers.host, error: errorMessage(err) });
+      sendErrorResponse(req, res, err, { retryAfterSeconds: options.retryAfterSeconds });
+      return;
+    }
+    if (target.kind === 'instance') {
+      logRequestWhenDebug(logger, req, res);
+      options.handleInstance(req, res, target);
+    } else {
+      void app(req, res);
+    }
+  };
+  return {
+    listener,
+    startDraining: () => {
+      draining = true;
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import crypto from 'node:crypto';
+import os from 'node:os';
+import { ACTIVITY_REPORT_INTERVAL_MS } from '../operator/api/contract.js';
+import { deepFreeze, EnvReader } from '../operator/env-reader.js';
+import { LOG_LEVELS, type LogLevel } from '../operator/observability/logger.js';
+
+/**
+ * The gateway's configuration, read once from the environment at start-up, validated (every
+ * problem reported at once) and frozen. Each field names its variable and its default.
+ */
+export interface GatewayConfig {
+  readonly listen: {
+    /** SETTEE_GATEWAY_HOST (127.0.0.1); a pod sets 0.0.0.0. */
+    readonly host: string;
+    /** SETTEE_GATEWAY_PORT (8080); 0 = any free port (tests read the chosen one). */
+    readonly port: number;
+  };
+  /** SETTEE_GATEWAY_TLS_CERT and SETTEE_GATEWAY_TLS_KEY (PEM files, both or neither): HTTPS when set. */
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
+  /**
+   * SETTEE_GATEWAY_DOMAIN (unset): with a domain, `<name>.<namespace>.<domain>` routes to that
+   * instance (one wildcard certificate). The path form `/db/<namespace>/<name>/` always works.
+   */
+  readonly domain: string | undefined;
+  /** SETTEE_WATCH_NAMESPACE: the one namespace whose instances are served; unset = every namespace. */
+  readonly watchNamespace: string | undefined;
+
+  readonly wake: {
+    /** SETTEE_GATEWAY_HOLD_QUEUE_LIMIT (1000): requests held per instance while it wakes; more get 503. */
+    readonly holdQueueLimit: number;
+    /** SETTEE_GATEWAY_WAKE_TIMEOUT (15s): how long a held request waits for its instance before a 503. */
+    readonly timeoutMs: number;
+    /** SETTEE_GATEWAY_PROBE_INTERVAL (5ms): how often /_up is probed once a waking instance has an address. */
+    readonly probeIntervalMs: number;
+    /** SETTEE_GATEWAY_WAKE_RETRY_INTERVAL (1s): how soon a failed wake request (an API error) is tried again. */
+    readonly retryIntervalMs: number;
+    /** SETTEE_GATEWAY_RETRY_AFTER (5, seconds): the Retry-After of a 503 for an instance that is not up. */
+    readonly retryAfterSeconds: number;
+  };
+
+  readonly activity: {
+    /** SETTEE_GATEWAY_ACTIVITY_INTERVAL (5s, the contract's): at most one Lease renewal per instance per interval. */
+    readonly reportIntervalMs: number;
+    /** SETTEE_GATEWAY_REPLICA, else POD_NAME, else `<hostname>_<random>`: the Lease's holderIdentity. */
+    readonly replicaName: string;
+  };
+
+  readonly upstream: {
+    /** SETTEE_GATEWAY_UPSTREAM_CONNECTIONS (256): keep-alive connections per instance address. */
+    readonly maxConnectionsPerAddress: number;
+    /** SETTEE_GATEWAY_UPSTREAM_IDLE_TIMEOUT (30s): how long an idle upstream connection is kept. */
+    readonly idleTimeoutMs: number;
+  };
+
+  /** SETTEE_LOG_LEVEL (info): error, warn, info or debug. */
+  readonly logLevel: LogLevel;
+  /** SETTEE_SHUTDOWN_TIMEOUT (30s): on SIGTERM, how long requests in flight may take before they are cut. */
+  readonly shutdownTimeoutMs: number;
+}
+
+export function loadGatewayConfig(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): GatewayConfig {
+  const read = new EnvReader(env);
+  const certFile = read.optionalString('SETTEE_GATEWAY_TLS_CERT');
+  const keyFile = read.optionalString('SETTEE_GATEWAY_TLS_KEY');
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    read.problem('SETTEE_GATEWAY_TLS_CERT and SETTEE_GATEWAY_TLS_KEY must be set together');
+  }
+  const domain = read
+    .optionalString('SETTEE_GATEWAY_DOMAIN')
+    ?.toLowerCase()
+    .replace(/^\.+|\.+$/g, '');
+  if (
+    domain !== undefined &&
+    !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(domain)
+  ) {
+    read.problem(`SETTEE_GATEWAY_DOMAIN=${domain}: expected a DNS name such as couch.example.com`);
+  }
+
+  const config: GatewayConfig = {
+    listen: {
+      host: read.string('SETTEE_GATEWAY_HOST', '127.0.0.1'),
+      port: read.integer('SETTEE_GATEWAY_PORT', 8080, { min: 0, max: 65_535 }),
+    },
+    tls: certFile && keyFile ? { certFile, keyFile } : undefined,
+    domain,
+    watchNamespace: read.optionalString('SETTEE_WATCH_NAMESPACE'),
+    wake: {
+      holdQueueLimit: read.integer('SETTEE_GATEWAY_HOLD_QUEUE_LIMIT', 1_000, { min: 1, max: 1_000_000 }),
+      timeoutMs: read.durationMs('SETTEE_GATEWAY_WAKE_TIMEOUT', 15_000, { minMs: 1 }),
+      probeIntervalMs: read.durationMs('SETTEE_GATEWAY_PROBE_INTERVAL', 5, { minMs: 1 }),
+      retryIntervalMs: read.durationMs('SETTEE_GATEWAY_WAKE_RETRY_INTERVAL', 1_000, { minMs: 1 }),
+      retryAfterSeconds: read.integer('SETTEE_GATEWAY_RETRY_AFTER', 5, { min: 0, max: 86_400 }),
+    },
+    activity: {
+      reportIntervalMs: read.durationMs('SETTEE_GATEWAY_ACTIVITY_INTERVAL', ACTIVITY_REPORT_INTERVAL_MS, {
+        minMs: 1,
+      }),
+      replicaName:
+        read.optionalString('SETTEE_GATEWAY_REPLICA') ??
+        read.optionalString('POD_NAME') ??
+        `${os.hostname()}_${crypto.randomBytes(4).toString('hex')}`,
+    },
+    upstream: {
+      maxConnectionsPerAddress: read.integer('SETTEE_GATEWAY_UPSTREAM_CONNECTIONS', 256, {
+        min: 1,
+        max: 65_536,
+      }),
+      idleTimeoutMs: read.durationMs('SETTEE_GATEWAY_UPSTREAM_IDLE_TIMEOUT', 30_000, { minMs: 1 }),
+    },
+    logLevel: read.oneOf('SETTEE_LOG_LEVEL', LOG_LEVELS, 'info'),
+    shutdownTimeoutMs: read.durationMs('SETTEE_SHUTDOWN_TIMEOUT', 30_000, { minMs: 1 }),
+  };
+  read.assertValid();
+  return deepFreeze(config);
+}

@@ -1,0 +1,153 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Router } from 'express';
+import type { Logger } from 'winston';
+import { makeKubeClients } from '../operator/kube/clients.js';
+import { InformerFactory } from '../operator/kube/informer-factory.js';
+import { createGatewayApp } from './app.js';
+import type { GatewayConfig } from './config.js';
+import { ShuttingDownError } from './http/errors.js';
+import { startServer } from './http/server.js';
+import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
+import { activityLeaseWriter, type ActivityLeaseWriter } from './proxy/activity-lease.js';
+import { ActivityReporter } from './proxy/activity-reporter.js';
+import { AwaitReady } from './proxy/await-ready.js';
+import { EndpointCache } from './proxy/endpoint-cache.js';
+import { followInstanceChanges } from './proxy/follow-instance-changes.js';
+import { createInstanceHandler } from './proxy/instance-handler.js';
+import { probeUp } from './proxy/probe-up.js';
+import { RouteTable } from './proxy/route-table.js';
+import { createUpstreamAgent } from './proxy/upstream-agent.js';
+import { wakeRequestWriter, Waker, type WakeRequestWriter } from './proxy/waker.js';
+
+/** The webhook queue as the gateway hosts it (gateway/queue's QueueService fits). */
+export interface HostedQueue {
+  readonly router: Router;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface GatewayOptions {
+  config: GatewayConfig;
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  /** The webhook queue (issue 5): its router is mounted at QUEUE_PATH_PREFIX, it starts and stops with the gateway. */
+  queue?: HostedQueue;
+  /** Replace the API writes (tests count them); default: the real ones. */
+  writers?: { wakeRequest?: WakeRequestWriter; activityLease?: ActivityLeaseWriter };
+}
+
+export interface Gateway {
+  readonly url: string;
+  readonly port: number;
+  readonly metrics: GatewayMetrics;
+  /** Graceful: stops accepting, ends held requests with 503, drains for shutdownTimeoutMs, stops watching. */
+  stop(): Promise<void>;
+}
+
+/** Upper bound for one /_up probe; a starting CouchDB that accepted the connection answers in milliseconds. */
+const PROBE_TIMEOUT_MS = 1_000;
+
+/**
+ * The composition root as a function (main.ts calls it with the environment's config; tests call it
+ * in-process): informers -> route table and endpoint cache -> wake path and activity -> handler ->
+ * app -> server. Resolves once the caches are filled and the server listens.
+ */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const { config, kubeConfig } = options;
+  const logger = options.logger;
+  const clients = makeKubeClients(kubeConfig);
+  const metrics = createGatewayMetrics();
+  const informers = new InformerFactory({ kubeConfig, namespace: config.watchNamespace, logger });
+  const routes = new RouteTable(informers);
+  const endpoints = new EndpointCache(informers);
+  const agent = createUpstreamAgent({
+    connections: config.upstream.maxConnectionsPerAddress,
+    idleTimeoutMs: config.upstream.idleTimeoutMs,
+  });
+  const awaitReady = new AwaitReady({
+    endpoints,
+    probe: (origin) => probeUp(origin, PROBE_TIMEOUT_MS),
+    holdQueueLimit: config.wake.holdQueueLimit,
+    timeoutMs: config.wake.timeoutMs,
+    probeIntervalMs: config.wake.probeIntervalMs,
+    onReleased: (_instance, wakeMs) => metrics.observeWake(wakeMs / 1000),
+    logger: logger.child({ part: 'await-ready' }),
+  });
+  const waker = new Waker({
+    write: options.writers?.wakeRequest ?? wakeRequestWriter(clients.customObjects),
+    lookup: (ref) => routes.get(ref),
+    isWanted: (key) => awaitReady.isHolding(key),
+    retryIntervalMs: config.wake.retryIntervalMs,
+    onRequested: () => metrics.countWakeRequest(),
+    logger: logger.child({ part: 'waker' }),
+  });
+  const unfollow = followInstanceChanges({ routes, awaitReady, waker });
+  const activity = new ActivityReporter({
+    write: options.writers?.activityLease ?? activityLeaseWriter(clients.customObjects),
+    intervalMs: config.activity.reportIntervalMs,
+    holderIdentity: config.activity.replicaName,
+    onRenewed: (outcome) => metrics.countRenewal(outcome),
+    logger: logger.child({ part: 'activity' }),
+  });
+  const handleInstance = createInstanceHandler({
+    routes,
+    awaitReady,
+    waker,
+    activity,
+    agent,
+    metrics,
+    retryAfterSeconds: config.wake.retryAfterSeconds,
+    logger: logger.child({ part: 'proxy' }),
+  });
+
+  let draining = false;
+  const app = createGatewayApp({
+    domain: config.domain,
+    handleInstance,
+    registry: metrics.registry,
+    readiness: [
+      { name: 'informers', isReady: () => informers.hasSynced() },
+      { name: 'not-draining', isReady: () => !draining },
+    ],
+    queueRouter: options.queue?.router,
+    retryAfterSeconds: config.wake.retryAfterSeconds,
+    logger,
+  });
+
+  informers.startAll();
+  try {
+    await informers.waitForSync();
+    await options.queue?.start();
+  } catch (err) {
+    await informers.stopAll();
+    throw err;
+  }
+  const server = await startServer({
+    listener: app.listener,
+    host: config.listen.host,
+    port: config.listen.port,
+    tls: config.tls,
+    logger,
+  });
+
+  let stopping: Promise<void> | undefined;
+  const stop = async (): Promise<void> => {
+    draining = true;
+    app.startDraining();
+    awaitReady.close(new ShuttingDownError());
+    await server.close(config.shutdownTimeoutMs);
+    unfollow();
+    waker.stop();
+    await activity.stop();
+    await options.queue?.stop();
+    await informers.stopAll();
+    await agent.close();
+    logger.info('gateway stopped');
+  };
+  return {
+    url: server.url,
+    port: server.port,
+    metrics,
+    stop: () => (stopping ??= stop()),
+  };
+}

@@ -1,0 +1,97 @@
+import type { InstanceRef } from '../proxy/instance-target.js';
+
+/**
+ * What can go wrong on an instance request, as classes with a `code`. They become HTTP answers in
+ * exactly one place (error-response.ts); nothing else picks a status for them.
+ */
+export type GatewayErrorCode =
+  | 'MALFORMED_HOST'
+  | 'MALFORMED_INSTANCE_PATH'
+  | 'UNKNOWN_INSTANCE'
+  | 'INSTANCE_DELETING'
+  | 'UPSTREAM_FAILED'
+  | 'WAKE_TIMEOUT'
+  | 'HOLD_QUEUE_FULL'
+  | 'SHUTTING_DOWN';
+
+export abstract class GatewayError extends Error {
+  abstract readonly code: GatewayErrorCode;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export class MalformedHostError extends GatewayError {
+  readonly code = 'MALFORMED_HOST';
+  constructor(readonly host: string) {
+    super(`the Host header ${JSON.stringify(host)} does not name an instance as <name>.<namespace>.<domain>`);
+  }
+}
+
+export class MalformedInstancePathError extends GatewayError {
+  readonly code = 'MALFORMED_INSTANCE_PATH';
+  constructor(readonly path: string) {
+    super(`the path ${JSON.stringify(path)} does not name an instance as /db/<namespace>/<name>/`);
+  }
+}
+
+export class UnknownInstanceError extends GatewayError {
+  readonly code = 'UNKNOWN_INSTANCE';
+  constructor(readonly instance: InstanceRef) {
+    super(`there is no instance ${instance.namespace}/${instance.name}`);
+  }
+}
+
+export class InstanceDeletingError extends GatewayError {
+  readonly code = 'INSTANCE_DELETING';
+  constructor(readonly instance: InstanceRef) {
+    super(`the instance ${instance.namespace}/${instance.name} is being deleted`);
+  }
+}
+
+/** The instance's CouchDB could not be reached, or broke off before it answered. */
+export class UpstreamError extends GatewayError {
+  readonly code = 'UPSTREAM_FAILED';
+  constructor(
+    readonly instance: InstanceRef,
+    cause: unknown,
+  ) {
+    const detail =
+      (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause as Error | undefined)?.message;
+    super(
+      `the instance ${instance.namespace}/${instance.name} did not answer (${detail ?? 'unknown error'})`,
+      { cause },
+    );
+  }
+}
+
+export class WakeTimeoutError extends GatewayError {
+  readonly code = 'WAKE_TIMEOUT';
+  constructor(
+    readonly instance: InstanceRef,
+    readonly waitedMs: number,
+  ) {
+    super(`the instance ${instance.namespace}/${instance.name} was not up within ${waitedMs} ms`);
+  }
+}
+
+export class HoldQueueFullError extends GatewayError {
+  readonly code = 'HOLD_QUEUE_FULL';
+  constructor(
+    readonly instance: InstanceRef,
+    readonly limit: number,
+  ) {
+    super(
+      `the instance ${instance.namespace}/${instance.name} is starting and ${limit} requests already wait for it`,
+    );
+  }
+}
+
+export class ShuttingDownError extends GatewayError {
+  readonly code = 'SHUTTING_DOWN';
+  constructor() {
+    super('the gateway is shutting down');
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * The gateway process: `npm run gateway` (or `tsx gateway/main.ts`). Configuration comes from the
+ * environment (gateway/config.ts, gateway/queue/config.ts), the cluster from KUBECONFIG or the
+ * in-cluster service account. SIGTERM or SIGINT drains and stops it.
+ */
+import { loadKubeConfig } from '../operator/kube/clients.js';
+import { createLogger, errorMessage } from '../operator/observability/logger.js';
+import { loadGatewayConfig } from './config.js';
+import { startGateway } from './gateway.js';
+import { createQueueService, loadQueueConfig } from './queue/index.js';
+
+async function main(): Promise<void> {
+  const config = loadGatewayConfig();
+  const logger = createLogger({ level: config.logLevel, component: 'gateway' });
+  const kubeConfig = loadKubeConfig();
+  const queue = createQueueService({
+    kubeConfig,
+    config: loadQueueConfig(),
+    logger,
+    namespace: config.watchNamespace,
+  });
+  const gateway = await startGateway({ config, kubeConfig, logger, queue });
+
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    gateway.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error('shutdown failed', { error: errorMessage(err) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
+
+main().catch((err: unknown) => {
+  // Config errors list every problem; anything else is a start-up failure worth its message.
+  console.error(`gateway failed to start: ${errorMessage(err)}`);
+  process.exit(1);
+});

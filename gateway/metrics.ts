@@ -1,0 +1,64 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { GatewayErrorCode } from './http/errors.js';
+
+export interface GatewayMetrics {
+  readonly registry: Registry;
+  /** One wake, from the first request held to the instance answering /_up. */
+  observeWake(seconds: number): void;
+  countWakeRequest(): void;
+  countRenewal(outcome: 'success' | 'error'): void;
+  /** An instance request answered by the gateway itself with an error. */
+  countError(code: GatewayErrorCode | 'INTERNAL'): void;
+  /** An instance request forwarded; counted when its response starts. */
+  countForwarded(heldForWake: boolean): void;
+}
+
+/**
+ * A registry of its own (not prom-client's global one), so two gateways in one test process don't
+ * share counters. Metric names are prefixed `settee_gateway_`. No per-instance labels: there may be
+ * thousands of instances, and the histogram of wakes is the figure that matters across them.
+ */
+export function createGatewayMetrics(options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true)
+    collectDefaultMetrics({ register: registry, prefix: 'settee_gateway_' });
+  const wakeDuration = new Histogram({
+    name: 'settee_gateway_wake_duration_seconds',
+    help: 'Time from the first request held for a hibernated or starting instance until its CouchDB answered /_up.',
+    buckets: [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10, 30],
+    registers: [registry],
+  });
+  const wakeRequests = new Counter({
+    name: 'settee_gateway_wake_requests_total',
+    help: 'Wake requests written to CouchInstances (one per hibernation episode per gateway replica).',
+    registers: [registry],
+  });
+  const renewals = new Counter({
+    name: 'settee_gateway_activity_renewals_total',
+    help: 'Activity Lease renewals, by outcome.',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'settee_gateway_errors_total',
+    help: 'Instance requests the gateway answered with an error of its own, by error code.',
+    labelNames: ['code'],
+    registers: [registry],
+  });
+  const forwarded = new Counter({
+    name: 'settee_gateway_forwarded_requests_total',
+    help: 'Instance requests forwarded to CouchDB, by whether they were held for a wake.',
+    labelNames: ['held'],
+    registers: [registry],
+  });
+  const direct = forwarded.labels('false');
+  const held = forwarded.labels('true');
+  return {
+    registry,
+    observeWake: (seconds) => wakeDuration.observe(seconds),
+    countWakeRequest: () => wakeRequests.inc(),
+    countRenewal: (outcome) => renewals.inc({ outcome }),
+    countError: (code) => errors.inc({ code }),
+    countForwarded: (heldForWake) => (heldForWake ? held : direct).inc(),
+  };
+}

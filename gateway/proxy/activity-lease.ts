@@ -1,0 +1,92 @@
+import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
+import {
+  activityLeaseName,
+  ANNOTATION_OPEN_STREAMS,
+  LABEL_INSTANCE,
+  SETTEE_API_VERSION,
+} from '../../operator/api/contract.js';
+import { COUCH_INSTANCE_KIND } from '../../operator/api/couch-instance.js';
+import { callKube } from '../../operator/kube/errors.js';
+import { formatMicroTime } from '../../operator/kube/micro-time.js';
+import { GATEWAY_FIELD_MANAGER } from '../field-manager.js';
+import type { InstanceRef } from './instance-target.js';
+
+/** What one renewal says: who served the instance, when, and how many streams stay open. */
+export interface ActivityRenewal {
+  instance: InstanceRef & { uid?: string | undefined };
+  holderIdentity: string;
+  renewTime: Date;
+  openStreams: number;
+}
+
+/** A coordination.k8s.io/v1 Lease as JSON (renewTime must keep its microseconds, see formatMicroTime). */
+export interface ActivityLeaseJson {
+  apiVersion: 'coordination.k8s.io/v1';
+  kind: 'Lease';
+  metadata: {
+    name: string;
+    namespace: string;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+    ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string }>;
+  };
+  spec: { holderIdentity: string; renewTime: string };
+}
+
+/**
+ * The activity Lease of the contract (operator/api/contract.ts). Owned by the CouchInstance when
+ * its uid is known, so deleting the instance removes it.
+ */
+export function buildActivityLease(renewal: ActivityRenewal): ActivityLeaseJson {
+  const { instance } = renewal;
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: {
+      name: activityLeaseName(instance.name),
+      namespace: instance.namespace,
+      labels: { [LABEL_INSTANCE]: instance.name },
+      annotations: { [ANNOTATION_OPEN_STREAMS]: String(renewal.openStreams) },
+      ...(instance.uid
+        ? {
+            ownerReferences: [
+              {
+                apiVersion: SETTEE_API_VERSION,
+                kind: COUCH_INSTANCE_KIND,
+                name: instance.name,
+                uid: instance.uid,
+              },
+            ],
+          }
+        : {}),
+    },
+    spec: { holderIdentity: renewal.holderIdentity, renewTime: formatMicroTime(renewal.renewTime) },
+  };
+}
+
+export type ActivityLeaseWriter = (renewal: ActivityRenewal) => Promise<void>;
+
+/**
+ * One server-side apply per renewal: it creates the Lease or updates it, with no read first.
+ * Every replica applies under the same field manager with force, so the last renewal wins.
+ */
+export function activityLeaseWriter(customObjects: CustomObjectsApi): ActivityLeaseWriter {
+  return async (renewal) => {
+    const lease = buildActivityLease(renewal);
+    await callKube(() =>
+      customObjects.patchNamespacedCustomObject(
+        {
+          group: 'coordination.k8s.io',
+          version: 'v1',
+          plural: 'leases',
+          namespace: lease.metadata.namespace,
+          name: lease.metadata.name,
+          body: lease,
+          fieldManager: GATEWAY_FIELD_MANAGER,
+          force: true,
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+      ),
+    );
+  };
+}

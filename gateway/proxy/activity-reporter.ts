@@ -1,0 +1,135 @@
+import type { Logger } from 'winston';
+import { errorMessage } from '../../operator/observability/logger.js';
+import type { ActivityLeaseWriter, ActivityRenewal } from './activity-lease.js';
+
+export interface ActivityReporterOptions {
+  write: ActivityLeaseWriter;
+  /** At most one renewal per instance per interval (the contract's ACTIVITY_REPORT_INTERVAL_MS). */
+  intervalMs: number;
+  holderIdentity: string;
+  onRenewed?: (outcome: 'success' | 'error') => void;
+  logger: Logger;
+  now?: () => number;
+}
+
+interface InstanceActivity {
+  instance: ActivityRenewal['instance'];
+  /** Requests of this instance whose responses have not ended: streams, long polls, uploads. */
+  open: number;
+  /** A request arrived since the last renewal. */
+  dirty: boolean;
+  lastWriteAt: number;
+  writing: Promise<void> | undefined;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * The demand signal: records requests and open responses per instance and renews the instance's
+ * activity Lease, throttled: the first request after a quiet interval renews at once (so an
+ * instance about to be hibernated hears of it), then at most once per interval while requests
+ * keep arriving or any response (a continuous _changes feed, a replication) stays open.
+ * 1,000 requests a second to one instance cost one API write per interval.
+ */
+export class ActivityReporter {
+  private readonly activity = new Map<string, InstanceActivity>();
+  private readonly now: () => number;
+  private stopped = false;
+
+  constructor(private readonly options: ActivityReporterOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** A request for the instance arrived; `end` must be called once its response is over. */
+  begin(instanceKey: string, instance: ActivityRenewal['instance']): void {
+    let state = this.activity.get(instanceKey);
+    if (!state) {
+      state = {
+        instance,
+        open: 0,
+        dirty: false,
+        lastWriteAt: -Infinity,
+        writing: undefined,
+        timer: undefined,
+      };
+      this.activity.set(instanceKey, state);
+    }
+    state.open += 1;
+    state.dirty = true;
+    if (!state.writing && !state.timer) this.schedule(instanceKey, state);
+  }
+
+  end(instanceKey: string): void {
+    const state = this.activity.get(instanceKey);
+    if (state && state.open > 0) state.open -= 1;
+  }
+
+  /** How many responses are open for an instance (for tests and the open-streams annotation). */
+  openCount(instanceKey: string): number {
+    return this.activity.get(instanceKey)?.open ?? 0;
+  }
+
+  /** Stops renewing and waits for writes in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const writes: Array<Promise<void>> = [];
+    for (const state of this.activity.values()) {
+      clearTimeout(state.timer);
+      if (state.writing) writes.push(state.writing);
+    }
+    await Promise.all(writes);
+  }
+
+  private schedule(key: string, state: InstanceActivity): void {
+    if (this.stopped) return;
+    const due = state.lastWriteAt + this.options.intervalMs;
+    const now = this.now();
+    if (now >= due) {
+      this.renew(key, state);
+      return;
+    }
+    state.timer = setTimeout(() => {
+      state.timer = undefined;
+      this.tick(key, state);
+    }, due - now);
+  }
+
+  private tick(key: string, state: InstanceActivity): void {
+    if (state.dirty || state.open > 0) this.schedule(key, state);
+    // A quiet interval has passed since the last renewal, so the next request may renew at once.
+    else if (this.activity.get(key) === state) this.activity.delete(key);
+  }
+
+  private renew(key: string, state: InstanceActivity): void {
+    state.dirty = false;
+    state.lastWriteAt = this.now();
+    const renewal: ActivityRenewal = {
+      instance: state.instance,
+      holderIdentity: this.options.holderIdentity,
+      renewTime: new Date(state.lastWriteAt),
+      openStreams: state.open,
+    };
+    state.writing = this.options.write(renewal).then(
+      () => this.options.onRenewed?.('success'),
+      (err: unknown) => {
+        // Renewed again on the next interval; the idle period is minutes, an interval seconds.
+        state.dirty = true;
+        this.options.onRenewed?.('error');
+        this.options.logger.warn('could not renew the activity Lease', {
+          instance: key,
+          error: errorMessage(err),
+        });
+      },
+    );
+    void state.writing.finally(() => {
+      state.writing = undefined;
+      if (this.stopped) return;
+      state.timer = setTimeout(
+        () => {
+          state.timer = undefined;
+          this.tick(key, state);
+        },
+        Math.max(0, state.lastWriteAt + this.options.intervalMs - this.now()),
+      );
+    });
+  }
+}

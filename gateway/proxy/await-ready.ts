@@ -1,0 +1,201 @@
+import type { Logger } from 'winston';
+import { HoldQueueFullError, WakeTimeoutError } from '../http/errors.js';
+import type { EndpointCache, UpstreamAddress } from './endpoint-cache.js';
+import { objectKey } from '../../operator/runtime/object-key.js';
+import type { InstanceRef } from './instance-target.js';
+
+export interface AwaitReadyOptions {
+  endpoints: Pick<EndpointCache, 'addressOf' | 'onChange'>;
+  /** Resolves true once CouchDB at `origin` answers /_up. */
+  probe: (origin: string) => Promise<boolean>;
+  /** Requests held per instance; the next one is refused with a 503 at once. */
+  holdQueueLimit: number;
+  /** How long one request may be held before it gets a 503. */
+  timeoutMs: number;
+  /** Pause between two /_up probes of a starting instance. */
+  probeIntervalMs: number;
+  /** Called once per wake, with the time from the first held request to the release. */
+  onReleased?: (instance: InstanceRef, wakeMs: number) => void;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** Where a held request goes, and how long it waited (the X-Settee-Cold-Start value). */
+export interface Released {
+  origin: string;
+  heldMs: number;
+}
+
+interface HeldRequest {
+  enqueuedAt: number;
+  resolve: (released: Released) => void;
+  reject: (err: unknown) => void;
+  timer: NodeJS.Timeout;
+}
+
+interface Waiting {
+  instance: InstanceRef;
+  queue: HeldRequest[];
+  startedAt: number;
+  probing: boolean;
+  probeTimer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * Holds the requests of an instance that is not up yet, in a bounded queue with a deadline each,
+ * and releases them in arrival order the moment it is: either the endpoint is ready, or (the
+ * short way) it has an address and CouchDB's /_up answers the gateway's own probe, so neither the
+ * kubelet's probe period nor readiness propagation is on the wake path.
+ */
+export class AwaitReady {
+  private readonly waiting = new Map<string, Waiting>();
+  /** Addresses whose /_up answered although their endpoint is not marked ready yet. */
+  private readonly verified = new Map<string, string>();
+  /** Addresses that refused a connection although marked ready: probed before they are used again. */
+  private readonly distrusted = new Map<string, string>();
+  private readonly now: () => number;
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly options: AwaitReadyOptions) {
+    this.now = options.now ?? Date.now;
+    this.unsubscribe = options.endpoints.onChange((key, address) => {
+      if (this.verified.get(key) !== address?.origin) this.verified.delete(key);
+      // Any news about the endpoint (readiness included) supersedes what a refused connection said.
+      this.distrusted.delete(key);
+      this.pump(key);
+    });
+  }
+
+  /** The origin to forward to now, or undefined when the request must be held. Allocates nothing. */
+  readyOrigin(instanceKey: string): string | undefined {
+    const address = this.options.endpoints.addressOf(instanceKey);
+    return address !== undefined && this.isTrusted(instanceKey, address) ? address.origin : undefined;
+  }
+
+  /** Holds a request until its instance is up; rejects with a 503 error on overflow or timeout. */
+  hold(instance: InstanceRef, signal?: AbortSignal): Promise<Released> {
+    const key = objectKey(instance);
+    const now = this.now();
+    let waiting = this.waiting.get(key);
+    if (waiting && waiting.queue.length >= this.options.holdQueueLimit) {
+      return Promise.reject(new HoldQueueFullError(instance, this.options.holdQueueLimit));
+    }
+    if (!waiting) {
+      waiting = { instance, queue: [], startedAt: now, probing: false, probeTimer: undefined };
+      this.waiting.set(key, waiting);
+    }
+    const entry = waiting;
+    const promise = new Promise<Released>((resolve, reject) => {
+      const held: HeldRequest = {
+        enqueuedAt: now,
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.remove(key, held);
+          reject(new WakeTimeoutError(instance, this.options.timeoutMs));
+        }, this.options.timeoutMs),
+      };
+      entry.queue.push(held);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.remove(key, held);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
+    });
+    this.pump(key);
+    return promise;
+  }
+
+  isHolding(instanceKey: string): boolean {
+    return this.waiting.has(instanceKey);
+  }
+
+  /** An address refused a connection: requests are held and it is probed until it answers or changes. */
+  invalidate(instanceKey: string, origin: string): void {
+    if (this.verified.get(instanceKey) === origin) this.verified.delete(instanceKey);
+    this.distrusted.set(instanceKey, origin);
+  }
+
+  /** Ends every request held for an instance with `err` (it was deleted). */
+  fail(instanceKey: string, err: unknown): void {
+    const waiting = this.waiting.get(instanceKey);
+    if (!waiting) return;
+    this.finish(instanceKey, waiting);
+    for (const held of waiting.queue) {
+      clearTimeout(held.timer);
+      held.reject(err);
+    }
+  }
+
+  /** Ends every held request with `err` and stops probing (shutdown). */
+  close(err: unknown): void {
+    this.unsubscribe();
+    for (const key of [...this.waiting.keys()]) this.fail(key, err);
+  }
+
+  private pump(key: string): void {
+    const waiting = this.waiting.get(key);
+    if (!waiting || waiting.probing || waiting.probeTimer) return;
+    const address = this.options.endpoints.addressOf(key);
+    if (!address) return; // the endpoint cache calls pump again when one appears
+    if (this.isTrusted(key, address)) {
+      this.release(key, waiting, address.origin);
+      return;
+    }
+    waiting.probing = true;
+    void this.options.probe(address.origin).then((up) => {
+      waiting.probing = false;
+      if (this.waiting.get(key) !== waiting) return;
+      if (up && this.options.endpoints.addressOf(key)?.origin === address.origin) {
+        this.verified.set(key, address.origin);
+        this.distrusted.delete(key);
+        this.release(key, waiting, address.origin);
+        return;
+      }
+      waiting.probeTimer = setTimeout(() => {
+        waiting.probeTimer = undefined;
+        this.pump(key);
+      }, this.options.probeIntervalMs);
+    });
+  }
+
+  private isTrusted(key: string, address: UpstreamAddress): boolean {
+    if (this.verified.get(key) === address.origin) return true;
+    return address.ready && this.distrusted.get(key) !== address.origin;
+  }
+
+  private release(key: string, waiting: Waiting, origin: string): void {
+    this.finish(key, waiting);
+    const now = this.now();
+    this.options.onReleased?.(waiting.instance, now - waiting.startedAt);
+    this.options.logger.info('instance is up; releasing held requests', {
+      instance: key,
+      origin,
+      held: waiting.queue.length,
+      wakeMs: now - waiting.startedAt,
+    });
+    // Resolved in arrival order, so their continuations (and forwards) start in that order.
+    for (const held of waiting.queue) {
+      clearTimeout(held.timer);
+      held.resolve({ origin, heldMs: now - held.enqueuedAt });
+    }
+  }
+
+  private remove(key: string, held: HeldRequest): void {
+    const waiting = this.waiting.get(key);
+    if (!waiting) return;
+    clearTimeout(held.timer);
+    const at = waiting.queue.indexOf(held);
+    if (at >= 0) waiting.queue.splice(at, 1);
+    if (waiting.queue.length === 0) this.finish(key, waiting);
+  }
+
+  private finish(key: string, waiting: Waiting): void {
+    clearTimeout(waiting.probeTimer);
+    waiting.probeTimer = undefined;
+    if (this.waiting.get(key) === waiting) this.waiting.delete(key);
+  }
+}

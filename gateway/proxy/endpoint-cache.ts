@@ -1,0 +1,94 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { LABEL_INSTANCE } from '../../operator/api/contract.js';
+import type { Informer } from '../../operator/kube/informer.js';
+import type { InformerFactory } from '../../operator/kube/informer-factory.js';
+import type { WatchedResource } from '../../operator/kube/resource-path.js';
+import { objectKey } from '../../operator/runtime/object-key.js';
+
+/** The pods of Settee's instances: every object Settee creates for an instance carries LABEL_INSTANCE. */
+export const INSTANCE_POD_RESOURCE: WatchedResource = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  plural: 'pods',
+  labelSelector: LABEL_INSTANCE,
+};
+
+/** Where an instance's CouchDB listens. `ready` is the kubelet's readiness; a not-ready one gets probed. */
+export interface UpstreamAddress {
+  /** `http://<pod ip>:<container port>` */
+  origin: string;
+  ready: boolean;
+}
+
+export type AddressListener = (instanceKey: string, address: UpstreamAddress | undefined) => void;
+
+/**
+ * The address of each instance's CouchDB, read from its pod: a pod has its IP as soon as it runs,
+ * before its readiness probe passes, so the gateway learns the address at once and probes /_up
+ * itself. Neither the kubelet's probe period nor the endpoints controller's propagation to
+ * EndpointSlices is on the wake path (and the API server refuses loopback addresses in
+ * EndpointSlices, which is all the local platform has).
+ */
+export class EndpointCache {
+  private readonly informer: Informer<V1Pod>;
+  /** instance key -> pod name -> its address */
+  private readonly pods = new Map<string, Map<string, UpstreamAddress>>();
+  private readonly chosen = new Map<string, UpstreamAddress>();
+  private readonly listeners = new Set<AddressListener>();
+
+  constructor(informers: InformerFactory) {
+    this.informer = informers.informerFor<V1Pod>(INSTANCE_POD_RESOURCE);
+    this.informer.onEvent((event) => this.apply(event.object, event.type === 'delete'));
+  }
+
+  /** The address to send an instance's requests to, if it has one; `instanceKey` is `namespace/name`. */
+  addressOf(instanceKey: string): UpstreamAddress | undefined {
+    return this.chosen.get(instanceKey);
+  }
+
+  onChange(listener: AddressListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private apply(pod: V1Pod, deleted: boolean): void {
+    const instance = pod.metadata?.labels?.[LABEL_INSTANCE];
+    const namespace = pod.metadata?.namespace;
+    const podName = pod.metadata?.name;
+    if (!instance || !namespace || !podName) return;
+    const key = objectKey({ namespace, name: instance });
+    const byPod = this.pods.get(key) ?? new Map<string, UpstreamAddress>();
+    const address = deleted ? undefined : podAddress(pod);
+    if (address) byPod.set(podName, address);
+    else byPod.delete(podName);
+    if (byPod.size === 0) this.pods.delete(key);
+    else this.pods.set(key, byPod);
+    this.choose(key, [...byPod.values()]);
+  }
+
+  private choose(key: string, addresses: UpstreamAddress[]): void {
+    const sorted = addresses.sort((a, b) => a.origin.localeCompare(b.origin));
+    const next = sorted.find((a) => a.ready) ?? sorted[0];
+    const previous = this.chosen.get(key);
+    if (previous?.origin === next?.origin && previous?.ready === next?.ready) return;
+    if (next) this.chosen.set(key, next);
+    else this.chosen.delete(key);
+    for (const listener of this.listeners) listener(key, next);
+  }
+}
+
+/**
+ * A pod's CouchDB address: its IP and the first TCP port its containers declare. None while it has
+ * no IP yet, once it is being deleted (terminating pods take no new requests) or once it ended.
+ */
+export function podAddress(pod: V1Pod): UpstreamAddress | undefined {
+  const ip = pod.status?.podIP;
+  const phase = pod.status?.phase;
+  if (!ip || pod.metadata?.deletionTimestamp || phase === 'Succeeded' || phase === 'Failed') return undefined;
+  const port = pod.spec?.containers
+    .flatMap((container) => container.ports ?? [])
+    .find((p) => (p.protocol ?? 'TCP') === 'TCP')?.containerPort;
+  if (port === undefined) return undefined;
+  const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  return { origin: `http://${ip.includes(':') ? `[${ip}]` : ip}:${port}`, ready };
+}

@@ -1,0 +1,24 @@
+import { objectKey } from '../../operator/runtime/object-key.js';
+import { InstanceDeletingError, UnknownInstanceError } from '../http/errors.js';
+import type { AwaitReady } from './await-ready.js';
+import type { RouteTable } from './route-table.js';
+import type { Waker } from './waker.js';
+
+/**
+ * Keeps held requests in step with their instance: a wake is asked for again when the instance
+ * changes while requests wait (it hibernated after they arrived, or a failed wake can be retried
+ * on new information), and requests held for an instance that is deleted end with a 404.
+ */
+export function followInstanceChanges(parts: {
+  routes: Pick<RouteTable, 'onChange'>;
+  awaitReady: Pick<AwaitReady, 'isHolding' | 'fail'>;
+  waker: Pick<Waker, 'ensureAwake'>;
+}): () => void {
+  return parts.routes.onChange((ref, instance) => {
+    const key = objectKey(ref);
+    if (!parts.awaitReady.isHolding(key)) return;
+    if (!instance) parts.awaitReady.fail(key, new UnknownInstanceError(ref));
+    else if (instance.metadata.deletionTimestamp) parts.awaitReady.fail(key, new InstanceDeletingError(ref));
+    else parts.waker.ensureAwake(instance);
+  });
+}

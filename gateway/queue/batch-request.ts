@@ -1,0 +1,57 @@
+import { DestinationRefusedError, InvalidRequestError } from './errors.js';
+import type { MessageRequest } from './message.js';
+import { lowerCaseHeaders, parsePublishHeaders, type PublishLimits } from './publish-headers.js';
+import { describeSchemaError, validateBatch, type BatchItemInput } from './schemas.js';
+import { validateDestination } from './destination.js';
+import type { AddressPolicy } from './ssrf/address-policy.js';
+
+export interface BatchLimits extends PublishLimits {
+  maxBatchSize: number;
+  maxBodyBytes: number;
+}
+
+/** A short-form item's non-string body is sent as JSON, and labelled so unless it names a type. */
+function itemBody(item: BatchItemInput, headers: Record<string, string>): Buffer {
+  if (item.body === undefined || item.body === null) return Buffer.alloc(0);
+  if (typeof item.body === 'string') return Buffer.from(item.body, 'utf8');
+  headers['content-type'] ??= 'application/json';
+  return Buffer.from(JSON.stringify(item.body), 'utf8');
+}
+
+/**
+ * Parses and checks a whole /v2/batch body before anything is stored: one bad item rejects the
+ * batch with a 400 that names it.
+ */
+export function parseBatchRequest(raw: Buffer, limits: BatchLimits, policy: AddressPolicy): MessageRequest[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new InvalidRequestError('the batch is not valid JSON');
+  }
+  if (!Array.isArray(parsed)) throw new InvalidRequestError('the batch must be a JSON array');
+  if (parsed.length === 0) throw new InvalidRequestError('the batch is empty');
+  if (parsed.length > limits.maxBatchSize) {
+    throw new InvalidRequestError(
+      `the batch has ${parsed.length} messages, more than the allowed ${limits.maxBatchSize}`,
+    );
+  }
+  if (!validateBatch(parsed)) throw new InvalidRequestError(describeSchemaError(validateBatch.errors));
+  return parsed.map((item, index) => {
+    const where = `batch item ${index}`;
+    if (item.queue !== undefined) throw new InvalidRequestError(`${where}: queues are not supported`);
+    const destination = item.destination ?? item.url ?? '';
+    try {
+      validateDestination(destination, policy);
+      const options = parsePublishHeaders(lowerCaseHeaders(item.headers ?? {}), limits);
+      const body = itemBody(item, options.headers);
+      if (body.length > limits.maxBodyBytes)
+        throw new InvalidRequestError(`its body is larger than ${limits.maxBodyBytes} bytes`);
+      return { ...options, destination, body };
+    } catch (err) {
+      if (err instanceof InvalidRequestError || err instanceof DestinationRefusedError)
+        throw new InvalidRequestError(`${where}: ${err.message}`, { cause: err });
+      throw err;
+    }
+  });
+}

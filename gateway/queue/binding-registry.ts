@@ -1,0 +1,66 @@
+/** What the gateway needs to serve one binding's queue: who may publish, where, and how to sign. */
+export interface QueueTarget {
+  /** `namespace/name` of the QueueBinding. */
+  key: string;
+  namespace: string;
+  name: string;
+  /** The database password: the bearer token and the Redis AUTH password. */
+  token: string;
+  /** VQUEUE_CURRENT_SIGNING_KEY: every delivery is signed with it. */
+  signingKey: string;
+  connection: DatabaseConnection;
+}
+
+export interface DatabaseConnection {
+  host: string;
+  port: number;
+  tls: boolean;
+  db: number;
+}
+
+export type RegistryEvent = { type: 'upsert'; target: QueueTarget } | { type: 'delete'; key: string };
+export type RegistryListener = (event: RegistryEvent) => void;
+
+export function queueTargetKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+/**
+ * The bindings this gateway serves, by `namespace/name`. Fed from the Kubernetes API by
+ * kube-binding-source.ts (tests may fill it directly); the router reads it on every request and the
+ * delivery workers follow its changes.
+ */
+export class BindingRegistry {
+  private readonly targets = new Map<string, QueueTarget>();
+  private readonly listeners = new Set<RegistryListener>();
+
+  get(namespace: string, name: string): QueueTarget | undefined {
+    return this.targets.get(queueTargetKey(namespace, name));
+  }
+
+  list(): QueueTarget[] {
+    return [...this.targets.values()];
+  }
+
+  set(target: QueueTarget): void {
+    this.targets.set(
+      target.key,
+      Object.freeze({ ...target, connection: Object.freeze({ ...target.connection }) }),
+    );
+    this.emit({ type: 'upsert', target: this.targets.get(target.key)! });
+  }
+
+  delete(key: string): void {
+    if (this.targets.delete(key)) this.emit({ type: 'delete', key });
+  }
+
+  /** Returns an unsubscribe. */
+  subscribe(listener: RegistryListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: RegistryEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+}

@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Logger } from 'winston';
+import type { QueueTarget } from './binding-registry.js';
+
+/** Commands fail after this long rather than hang a publish; blocking reads use their own connection. */
+const COMMAND_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 5_000;
+
+/** Identifies the database a target points at, so a password or address change gets a new connection. */
+export function connectionFingerprint(target: QueueTarget): string {
+  const { host, port, tls, db } = target.connection;
+  const password = createHash('sha256').update(target.token).digest('hex');
+  return `${host}:${port}:${tls ? 'tls' : 'plain'}:${db}:${password}`;
+}
+
+export function createDatabaseClient(target: QueueTarget, options: { blocking: boolean }): Redis {
+  const { host, port, tls, db } = target.connection;
+  return new Redis({
+    host,
+    port,
+    db,
+    password: target.token,
+    tls: tls ? { servername: host } : undefined,
+    // RESP2 keeps reply shapes identical on every Redis 6.2+ and Valkey.
+    protocol: 2,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    commandTimeout: options.blocking ? undefined : COMMAND_TIMEOUT_MS,
+    maxRetriesPerRequest: options.blocking ? null : 2,
+    enableAutoPipelining: !options.blocking,
+    lazyConnect: false,
+  });
+}
+
+/**
+ * QUIT lets replies in flight arrive; a client that is not connected would instead queue the QUIT
+ * and wait for a reconnect that may never come, so it is simply dropped.
+ */
+export async function closeClient(redis: Redis): Promise<void> {
+  if (redis.status !== 'ready') return redis.disconnect();
+  await redis.quit().catch(() => redis.disconnect());
+}
+
+/**
+ * One shared command connection per binding database, for publishes and the workers' writes.
+ * ioredis pipelines concurrent commands on it automatically.
+ */
+export class DatabaseConnections {
+  private readonly clients = new Map<string, { fingerprint: string; redis: Redis }>();
+
+  constructor(private readonly logger: Logger) {}
+
+  get(target: QueueTarget): Redis {
+    const fingerprint = connectionFingerprint(target);
+    const current = this.clients.get(target.key);
+    if (current?.fingerprint === fingerprint) return current.redis;
+    if (current) void closeClient(current.redis);
+    const redis = createDatabaseClient(target, { blocking: false });
+    // Without a listener ioredis prints every reconnect failure to stderr; log it once per change.
+    let lastError = '';
+    redis.on('error', (err: Error) => {
+      if (err.message === lastError) return;
+      lastError = err.message;
+      this.logger.warn('queue database connection failed', { binding: target.key, error: err.message });
+    });
+    redis.on('ready', () => (lastError = ''));
+    this.clients.set(target.key, { fingerprint, redis });
+    return redis;
+  }
+
+  async release(key: string): Promise<void> {
+    const current = this.clients.get(key);
+    if (!current) return;
+    this.clients.delete(key);
+    await closeClient(current.redis);
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.clients.keys()].map((key) => this.release(key)));
+  }
+}

@@ -1,0 +1,212 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'winston';
+import type { QueueTarget } from './binding-registry.js';
+import type { QueueConfig } from './config.js';
+import { createDatabaseClient } from './database-connections.js';
+import type { Deliverer } from './http-delivery.js';
+import { queueKeys } from './keys.js';
+import { isNoGroup, MessageStore, type StreamEntry } from './message-store.js';
+import { processEntry, type ProcessEntryContext } from './process-entry.js';
+import { createDeliverySigner, type DeliverySigner } from './signer.js';
+
+/** Consumers of gone processes are removed once they have held nothing for this long. */
+const STALE_CONSUMER_IDLE_MS = 3_600_000;
+const STALE_CONSUMER_CHECK_EVERY_MS = 60_000;
+const PROMOTE_BATCH = 500;
+const ERROR_BACKOFF_MS = 1_000;
+
+export interface DeliveryWorkerOptions {
+  target: QueueTarget;
+  /** The shared command connection of the binding's database. */
+  redis: Redis;
+  config: QueueConfig;
+  deliverer: Deliverer;
+  logger: Logger;
+}
+
+/**
+ * Delivers one binding's messages from this gateway replica. Reads new entries as the consumer
+ * `config.consumerName` of the group every replica shares, so each message goes to one of them;
+ * keeps at most `workerConcurrency` deliveries in flight; and every `pollIntervalMs` moves due
+ * retries back onto the stream and reclaims entries that a dead or stuck consumer has held for
+ * longer than `reclaimIdleMs` (XAUTOCLAIM). At-least-once: an entry is acknowledged only after its
+ * outcome is stored.
+ */
+export class DeliveryWorker {
+  private target: QueueTarget;
+  private signer: DeliverySigner;
+  private readonly store: MessageStore;
+  private readonly blocking: Redis;
+  private readonly logger: Logger;
+  private running = false;
+  private inFlight = 0;
+  private slotFreed: (() => void) | undefined;
+  private drained: (() => void) | undefined;
+  private readLoop: Promise<void> | undefined;
+  private maintenanceTimer: NodeJS.Timeout | undefined;
+  /** The maintenance pass in progress, if any: passes never overlap, and stop() waits for one. */
+  private maintenance: Promise<void> | undefined;
+  private reclaimCursor = '0-0';
+  private lastConsumerCheck = 0;
+
+  constructor(private readonly options: DeliveryWorkerOptions) {
+    this.target = options.target;
+    this.signer = createDeliverySigner(options.target.signingKey);
+    this.store = new MessageStore(options.redis, queueKeys(options.config.keyPrefix));
+    this.blocking = createDatabaseClient(options.target, { blocking: true });
+    // The shared connection reports connection errors; this one would repeat them.
+    this.blocking.on('error', () => undefined);
+    this.logger = options.logger.child({
+      binding: options.target.key,
+      consumer: options.config.consumerName,
+    });
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.readLoop = this.runReadLoop();
+    this.maintenanceTimer = setInterval(() => {
+      if (this.maintenance || !this.running) return;
+      this.maintenance = this.maintain().finally(() => (this.maintenance = undefined));
+    }, this.options.config.pollIntervalMs);
+  }
+
+  /** Takes a new signing key (or token) of the same database without interrupting deliveries. */
+  update(target: QueueTarget): void {
+    if (target.signingKey !== this.target.signingKey) this.signer = createDeliverySigner(target.signingKey);
+    this.target = target;
+  }
+
+  /**
+   * Stops reading and waits up to `graceMs` for deliveries in flight. What is still in flight
+   * after that stays pending in Redis and is reclaimed by a live replica: nothing is lost.
+   */
+  async stop(graceMs = this.options.config.deliveryTimeoutMs): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    clearInterval(this.maintenanceTimer);
+    this.slotFreed?.();
+    this.blocking.disconnect();
+    await Promise.all([this.readLoop, this.maintenance]);
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  private get freeSlots(): number {
+    return this.options.config.workerConcurrency - this.inFlight;
+  }
+
+  /**
+   * Under load, reading as soon as one slot frees would cost one XREADGROUP round trip per
+   * message and cap deliveries at the round-trip rate; waiting for a quarter of the slots makes
+   * each read fetch a batch. An idle worker has all its slots free, so a lone message waits for nothing.
+   */
+  private get readThreshold(): number {
+    return Math.max(1, Math.floor(this.options.config.workerConcurrency / 4));
+  }
+
+  private async runReadLoop(): Promise<void> {
+    const { config } = this.options;
+    let groupReady = false;
+    while (this.running) {
+      try {
+        if (!groupReady) {
+          await this.store.ensureGroup();
+          groupReady = true;
+        }
+        if (this.freeSlots < this.readThreshold) {
+          await new Promise<void>((resolve) => (this.slotFreed = resolve));
+          continue;
+        }
+        const entries = await this.store.readNew(
+          this.blocking,
+          config.consumerName,
+          this.freeSlots,
+          config.blockMs,
+        );
+        for (const entry of entries) this.dispatch(entry);
+      } catch (err) {
+        if (!this.running) break;
+        if (isNoGroup(err)) {
+          groupReady = false;
+          continue;
+        }
+        this.logger.warn('reading queue messages failed', { error: (err as Error).message });
+        await sleep(ERROR_BACKOFF_MS);
+      }
+    }
+  }
+
+  private dispatch(entry: StreamEntry): void {
+    this.inFlight += 1;
+    void processEntry(this.entryContext(), entry)
+      .catch((err: unknown) => {
+        // The entry stays pending and is reclaimed after reclaimIdleMs.
+        this.logger.error('delivery could not be recorded', {
+          entryId: entry.entryId,
+          error: (err as Error).message,
+        });
+      })
+      .finally(() => {
+        this.inFlight -= 1;
+        const freed = this.slotFreed;
+        this.slotFreed = undefined;
+        freed?.();
+        if (this.inFlight === 0) this.drained?.();
+      });
+  }
+
+  private entryContext(): ProcessEntryContext {
+    const { config, deliverer } = this.options;
+    return {
+      store: this.store,
+      consumer: config.consumerName,
+      deliverer,
+      signer: this.signer,
+      logger: this.logger,
+      policy: config,
+      deliveryTimeoutMs: config.deliveryTimeoutMs,
+      maxDeadLetters: config.maxDeadLetters,
+    };
+  }
+
+  private async maintain(): Promise<void> {
+    try {
+      while (
+        (await this.store.promoteDueRetries(Date.now(), PROMOTE_BATCH)) === PROMOTE_BATCH &&
+        this.running
+      );
+      if (this.freeSlots > 0 && this.running) {
+        const { config } = this.options;
+        const { entries, cursor } = await this.store.reclaim(
+          config.consumerName,
+          config.reclaimIdleMs,
+          this.reclaimCursor,
+          this.freeSlots,
+        );
+        this.reclaimCursor = cursor;
+        if (entries.length > 0) this.logger.info('reclaimed stale deliveries', { count: entries.length });
+        // Stopped meanwhile: the entries stay pending on this consumer and are reclaimed by another.
+        if (this.running) for (const entry of entries) this.dispatch(entry);
+      }
+      if (Date.now() - this.lastConsumerCheck > STALE_CONSUMER_CHECK_EVERY_MS) {
+        this.lastConsumerCheck = Date.now();
+        await this.store.pruneIdleConsumers(STALE_CONSUMER_IDLE_MS, this.options.config.consumerName);
+      }
+    } catch (err) {
+      if (!isNoGroup(err)) this.logger.warn('queue maintenance failed', { error: (err as Error).message });
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,26 @@
+/**
+ * The webhook queue, for the gateway's composition root. The simple way:
+ *
+ *   const queue = createQueueService({ kubeConfig, config: loadQueueConfig(), logger });
+ *   app.use(QUEUE_PATH_PREFIX, queue.router);
+ *   await queue.start();   // on shutdown: await queue.stop();
+ *
+ * The parts (registry, router, workers, binding source) are exported for tests and other wiring.
+ */
+export { createQueueService, type QueueService, type QueueServiceOptions } from './queue-service.js';
+export {
+  loadQueueConfig,
+  validateQueueConfig,
+  QueueConfigError,
+  QUEUE_CONFIG_DEFAULTS,
+  type QueueConfig,
+} from './config.js';
+export { createQueueRouter, type QueueRouterOptions } from './router.js';
+export {
+  startDeliveryWorkers,
+  type DeliveryWorkers,
+  type DeliveryWorkersOptions,
+} from './delivery-workers.js';
+export { watchQueueBindings, type KubeBindingSource } from './kube-binding-source.js';
+export { BindingRegistry, type QueueTarget } from './binding-registry.js';
+export { DatabaseConnections } from './database-connections.js';

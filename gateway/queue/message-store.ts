@@ -1,0 +1,199 @@
+import type { Redis } from 'ioredis';
+import type { DeadLetter } from './dead-letter.js';
+import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from './keys.js';
+import type { QueueMessage } from './message.js';
+import { encodeMessage } from './message-codec.js';
+import { completeDelivery } from './scripts/complete-delivery.js';
+import { deadLetter } from './scripts/dead-letter.js';
+import { promoteDueRetries } from './scripts/promote-due-retries.js';
+import { removeIdleConsumer } from './scripts/remove-idle-consumer.js';
+import { scheduleRetry } from './scripts/schedule-retry.js';
+
+/** A stream entry handed to a consumer: its id, and the stored message (undefined if deleted meanwhile). */
+export interface StreamEntry {
+  entryId: string;
+  stored: Buffer | undefined;
+}
+
+type RawEntry = [Buffer, Buffer[] | null];
+
+/**
+ * The binary-reply forms of the stream reads: message bodies are bytes, so they must not be
+ * decoded as UTF-8. (ioredis's generic callBuffer mangles its arguments on an auto-pipelined
+ * connection, which the shared command connection is; these generated methods do not.)
+ */
+interface BufferStreamCommands {
+  xreadgroupBuffer(...args: (string | number)[]): Promise<[Buffer, RawEntry[]][] | null>;
+  xautoclaimBuffer(...args: (string | number)[]): Promise<[Buffer, RawEntry[], Buffer[]?]>;
+}
+
+function bufferCommands(redis: Redis): BufferStreamCommands {
+  return redis as unknown as BufferStreamCommands;
+}
+
+function toEntries(raw: RawEntry[] | null | undefined): StreamEntry[] {
+  return (raw ?? []).map(([id, fields]) => {
+    let stored: Buffer | undefined;
+    for (let i = 0; fields && i + 1 < fields.length; i += 2) {
+      if (fields[i]!.toString() === MESSAGE_FIELD) stored = fields[i + 1];
+    }
+    return { entryId: id.toString(), stored };
+  });
+}
+
+function isBusyGroup(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('BUSYGROUP');
+}
+
+export function isNoGroup(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('NOGROUP');
+}
+
+/**
+ * The queue's data in one binding's database (key layout in keys.ts, docs/queue.md): a stream of
+ * ready messages read by one consumer group shared by every gateway replica, a schedule of
+ * messages waiting to be retried, and a dead-letter list. Every multi-key change is a Lua script.
+ */
+export class MessageStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: QueueKeys,
+  ) {}
+
+  /** Stores messages for delivery; once this resolves they survive a gateway crash. A batch is all or nothing. */
+  async enqueue(messages: readonly QueueMessage[]): Promise<void> {
+    if (messages.length === 1) {
+      await this.redis.xadd(this.keys.stream, '*', MESSAGE_FIELD, encodeMessage(messages[0]!));
+      return;
+    }
+    const transaction = this.redis.multi();
+    for (const message of messages)
+      transaction.xadd(this.keys.stream, '*', MESSAGE_FIELD, encodeMessage(message));
+    const results = await transaction.exec();
+    const failed = results?.find(([err]) => err);
+    if (!results || failed) throw failed?.[0] ?? new Error('the batch transaction was aborted');
+  }
+
+  /** Creates the consumer group (and the stream) if missing; from the stream's start, so nothing published earlier is skipped. */
+  async ensureGroup(): Promise<void> {
+    try {
+      await this.redis.xgroup('CREATE', this.keys.stream, DELIVERY_GROUP, '0', 'MKSTREAM');
+    } catch (err) {
+      if (!isBusyGroup(err)) throw err;
+    }
+  }
+
+  /** New entries for `consumer`, waiting up to `blockMs`. Needs a connection of its own: it blocks. */
+  async readNew(blocking: Redis, consumer: string, count: number, blockMs: number): Promise<StreamEntry[]> {
+    const reply = await bufferCommands(blocking).xreadgroupBuffer(
+      'GROUP',
+      DELIVERY_GROUP,
+      consumer,
+      'COUNT',
+      count,
+      'BLOCK',
+      blockMs,
+      'STREAMS',
+      this.keys.stream,
+      '>',
+    );
+    return toEntries(reply?.[0]?.[1]);
+  }
+
+  /**
+   * Takes over entries that have been pending on any consumer for longer than `minIdleMs` (their
+   * consumer died or hangs). Returns the entries and the cursor for the next call ('0-0' = wrapped).
+   */
+  async reclaim(
+    consumer: string,
+    minIdleMs: number,
+    cursor: string,
+    count: number,
+  ): Promise<{ entries: StreamEntry[]; cursor: string }> {
+    const reply = await bufferCommands(this.redis).xautoclaimBuffer(
+      this.keys.stream,
+      DELIVERY_GROUP,
+      consumer,
+      minIdleMs,
+      cursor,
+      'COUNT',
+      count,
+    );
+    return { entries: toEntries(reply[1]), cursor: reply[0].toString() };
+  }
+
+  async complete(entryId: string): Promise<void> {
+    await completeDelivery.run(this.redis, [this.keys.stream], [DELIVERY_GROUP, entryId]);
+  }
+
+  /** Parks `message` (already carrying its new retry count) until `dueAt`. False if the entry was no longer ours. */
+  async scheduleRetry(input: {
+    entryId: string;
+    consumer: string;
+    message: QueueMessage;
+    dueAt: number;
+  }): Promise<boolean> {
+    const result = await scheduleRetry.run(
+      this.redis,
+      [this.keys.stream, this.keys.retrySchedule, this.keys.retryMessages],
+      [
+        DELIVERY_GROUP,
+        input.entryId,
+        input.consumer,
+        input.message.id,
+        input.dueAt,
+        encodeMessage(input.message),
+      ],
+    );
+    return result === 1;
+  }
+
+  async deadLetter(input: {
+    entryId: string;
+    consumer: string;
+    letter: DeadLetter;
+    maxDeadLetters: number;
+  }): Promise<boolean> {
+    const result = await deadLetter.run(
+      this.redis,
+      [this.keys.stream, this.keys.deadLetters],
+      [DELIVERY_GROUP, input.entryId, input.consumer, JSON.stringify(input.letter), input.maxDeadLetters],
+    );
+    return result === 1;
+  }
+
+  /** Moves up to `limit` retries due at `now` back onto the stream; returns how many moved. */
+  async promoteDueRetries(now: number, limit: number): Promise<number> {
+    const moved = await promoteDueRetries.run(
+      this.redis,
+      [this.keys.retrySchedule, this.keys.retryMessages, this.keys.stream],
+      [now, limit, MESSAGE_FIELD],
+    );
+    return Number(moved);
+  }
+
+  /**
+   * Removes consumers of the group that hold nothing and have not read for `minIdleMs`: the names
+   * of gateway processes that are gone. Returns how many were removed.
+   */
+  async pruneIdleConsumers(minIdleMs: number, except: string): Promise<number> {
+    const consumers = (await this.redis.xinfo('CONSUMERS', this.keys.stream, DELIVERY_GROUP)) as unknown[][];
+    let removed = 0;
+    for (const fields of consumers) {
+      const info = new Map<string, unknown>();
+      for (let i = 0; i + 1 < fields.length; i += 2) info.set(String(fields[i]), fields[i + 1]);
+      const name = String(info.get('name'));
+      if (name === except || Number(info.get('pending')) !== 0 || Number(info.get('idle')) < minIdleMs)
+        continue;
+      const result = await removeIdleConsumer.run(this.redis, [this.keys.stream], [DELIVERY_GROUP, name]);
+      removed += Number(result);
+    }
+    return removed;
+  }
+
+  /** The newest `count` dead letters, newest first. */
+  async deadLetters(count: number): Promise<DeadLetter[]> {
+    const items = await this.redis.lrange(this.keys.deadLetters, 0, count - 1);
+    return items.map((item) => JSON.parse(item) as DeadLetter);
+  }
+}

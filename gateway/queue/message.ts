@@ -1,0 +1,35 @@
+import { randomBytes } from 'node:crypto';
+
+/** One message as the queue keeps it, from publish until it is delivered or dead-lettered. */
+export interface QueueMessage {
+  /** `msg_...`, returned to the publisher and sent as Upstash-Message-Id. */
+  id: string;
+  /** The destination URL exactly as published; also the signature's `sub`. */
+  destination: string;
+  /** Upstash-Method, default POST. */
+  method: string;
+  /** Sent with every delivery: the Upstash-Forward-* headers without their prefix, and Content-Type. */
+  headers: Record<string, string>;
+  body: Buffer;
+  /** Retries allowed after the first attempt (Upstash-Retries). */
+  retries: number;
+  /** Upstash-Retry-Delay: an expression in `retried` giving milliseconds. */
+  retryDelay?: string;
+  /** Upstash-Timeout, in milliseconds; the configured delivery timeout when absent. */
+  timeoutMs?: number;
+  /** Retries made so far: 0 on the first attempt (Upstash-Retried). */
+  retried: number;
+  /** Publish time, epoch milliseconds. */
+  createdAt: number;
+}
+
+/** What a publisher asks for; the queue adds id, retried and createdAt. */
+export type MessageRequest = Omit<QueueMessage, 'id' | 'retried' | 'createdAt'>;
+
+export function newMessageId(): string {
+  return `msg_${randomBytes(18).toString('base64url')}`;
+}
+
+export function createMessage(request: MessageRequest, now = Date.now()): QueueMessage {
+  return { ...request, id: newMessageId(), retried: 0, createdAt: now };
+}

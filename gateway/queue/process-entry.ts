@@ -1,0 +1,161 @@
+import type { Logger } from 'winston';
+import { buildDeadLetter, type DeadLetter } from './dead-letter.js';
+import { USER_AGENT, type AttemptResult, type Deliverer } from './http-delivery.js';
+import type { QueueMessage } from './message.js';
+import { CorruptMessageError, decodeMessage } from './message-codec.js';
+import type { MessageStore, StreamEntry } from './message-store.js';
+import { redactDestination } from './redact.js';
+import { decideAfterFailure, isNonRetryableResponse, type RetryPolicyOptions } from './retry-policy.js';
+import type { DeliverySigner } from './signer.js';
+
+export interface ProcessEntryContext {
+  store: MessageStore;
+  consumer: string;
+  deliverer: Deliverer;
+  signer: DeliverySigner;
+  logger: Logger;
+  policy: RetryPolicyOptions;
+  deliveryTimeoutMs: number;
+  maxDeadLetters: number;
+  now?: () => number;
+}
+
+export type EntryOutcome = 'delivered' | 'retry-scheduled' | 'dead-lettered' | 'skipped';
+
+/** The headers of one delivery: the message's own, then the ones the Receiver and QStash users expect. */
+export function deliveryHeaders(message: QueueMessage, signature: string): Record<string, string> {
+  return {
+    ...message.headers,
+    'upstash-signature': signature,
+    'upstash-message-id': message.id,
+    'upstash-retried': String(message.retried),
+    'user-agent': USER_AGENT,
+  };
+}
+
+function unreadableLetter(stored: Buffer, now: number, error: CorruptMessageError): DeadLetter {
+  const placeholder: QueueMessage = {
+    id: 'unreadable',
+    destination: '',
+    method: '',
+    headers: {},
+    body: stored,
+    retries: 0,
+    retried: 0,
+    createdAt: 0,
+  };
+  return buildDeadLetter({
+    message: placeholder,
+    reason: 'unreadable',
+    failedAt: now,
+    lastError: error.message,
+  });
+}
+
+/**
+ * One attempt at one stream entry, start to finish: sign, send, then acknowledge, schedule the
+ * retry or dead-letter it. Redis errors propagate: the entry then stays pending and is reclaimed.
+ */
+export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry): Promise<EntryOutcome> {
+  const now = ctx.now ?? Date.now;
+  if (!entry.stored) {
+    // Deleted after it was handed out (another consumer finished it); only the pending entry is left.
+    await ctx.store.complete(entry.entryId);
+    return 'skipped';
+  }
+  let message: QueueMessage;
+  try {
+    message = decodeMessage(entry.stored);
+  } catch (err) {
+    if (!(err instanceof CorruptMessageError)) throw err;
+    ctx.logger.error('unreadable queue message dead-lettered', {
+      entryId: entry.entryId,
+      error: err.message,
+    });
+    const letter = unreadableLetter(entry.stored, now(), err);
+    await ctx.store.deadLetter({
+      entryId: entry.entryId,
+      consumer: ctx.consumer,
+      letter,
+      maxDeadLetters: ctx.maxDeadLetters,
+    });
+    return 'dead-lettered';
+  }
+
+  const signature = await ctx.signer.sign({ destination: message.destination, body: message.body });
+  const attempt = message.retried + 1;
+  const result = await ctx.deliverer({
+    url: message.destination,
+    method: message.method,
+    headers: deliveryHeaders(message, signature),
+    body: message.body,
+    timeoutMs: message.timeoutMs ?? ctx.deliveryTimeoutMs,
+  });
+  const logFields = {
+    messageId: message.id,
+    destination: redactDestination(message.destination),
+    status: result.status,
+    attempt,
+  };
+  if (result.ok) {
+    await ctx.store.complete(entry.entryId);
+    ctx.logger.debug('message delivered', logFields);
+    return 'delivered';
+  }
+  ctx.logger.warn('delivery failed', { ...logFields, error: result.error });
+  return handleFailure(ctx, entry, message, result, now());
+}
+
+async function handleFailure(
+  ctx: ProcessEntryContext,
+  entry: StreamEntry,
+  message: QueueMessage,
+  result: AttemptResult,
+  now: number,
+): Promise<EntryOutcome> {
+  const nonRetryable =
+    result.refused ||
+    (result.status !== undefined && isNonRetryableResponse(result.status, result.nonRetryableHeader));
+  const decision = decideAfterFailure({
+    message,
+    failure: { status: result.status, retryAfter: result.retryAfter, nonRetryable },
+    options: ctx.policy,
+    now,
+  });
+  if (decision.action === 'retry') {
+    await ctx.store.scheduleRetry({
+      entryId: entry.entryId,
+      consumer: ctx.consumer,
+      message: { ...message, retried: message.retried + 1 },
+      dueAt: now + decision.delayMs,
+    });
+    ctx.logger.info('delivery retry scheduled', {
+      messageId: message.id,
+      retried: message.retried + 1,
+      delayMs: decision.delayMs,
+    });
+    return 'retry-scheduled';
+  }
+  const letter = buildDeadLetter({
+    message,
+    reason: result.refused ? 'destination-refused' : decision.reason,
+    failedAt: now,
+    lastStatus: result.status,
+    lastError: result.error,
+    lastResponseBody: result.responseBody,
+  });
+  await ctx.store.deadLetter({
+    entryId: entry.entryId,
+    consumer: ctx.consumer,
+    letter,
+    maxDeadLetters: ctx.maxDeadLetters,
+  });
+  ctx.logger.warn('message dead-lettered', {
+    messageId: message.id,
+    destination: redactDestination(message.destination),
+    reason: letter.reason,
+    status: result.status,
+    attempt: message.retried + 1,
+  });
+  return 'dead-lettered';
+}

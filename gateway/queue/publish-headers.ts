@@ -1,0 +1,165 @@
+import { parseDuration } from '../../operator/api/duration.js';
+import { InvalidRequestError } from './errors.js';
+import type { MessageRequest } from './message.js';
+import { InvalidRetryDelayError, parseRetryDelayExpression } from './retry-delay-expression.js';
+
+/**
+ * Turns a publish's Upstash-* headers (a request's, or a batch item's `headers`) into message
+ * options. What the queue cannot honour is refused with a 400 rather than silently ignored: a
+ * delayed or deduplicated message that is delivered at once, or twice, would be a lie.
+ */
+
+export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
+
+export type PublishOptions = Pick<
+  MessageRequest,
+  'method' | 'headers' | 'retries' | 'retryDelay' | 'timeoutMs'
+>;
+
+export interface PublishLimits {
+  defaultRetries: number;
+  maxRetries: number;
+  deliveryTimeoutMs: number;
+}
+
+const FORWARD_PREFIX = 'upstash-forward-';
+const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
+
+/** Headers a publisher cannot forward: they describe the connection, not the message. */
+const NOT_FORWARDABLE = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'content-length',
+  'expect',
+]);
+
+/** QStash features this queue does not have; a publish that asks for one gets a 400. */
+const UNSUPPORTED = new Map([
+  ['upstash-not-before', 'scheduled delivery (Upstash-Not-Before) is not supported'],
+  ['upstash-callback', 'callbacks (Upstash-Callback) are not supported'],
+  ['upstash-failure-callback', 'failure callbacks (Upstash-Failure-Callback) are not supported'],
+  ['upstash-deduplication-id', 'deduplication (Upstash-Deduplication-Id) is not supported'],
+  [
+    'upstash-content-based-deduplication',
+    'deduplication (Upstash-Content-Based-Deduplication) is not supported',
+  ],
+  ['upstash-flow-control-key', 'flow control (Upstash-Flow-Control-Key) is not supported'],
+  ['upstash-cron', 'schedules (Upstash-Cron) are not supported'],
+]);
+
+function single(headers: HeaderBag, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function parseRetries(value: string | undefined, limits: PublishLimits): number {
+  if (value === undefined) return limits.defaultRetries;
+  const text = value.trim();
+  if (!/^\d+$/.test(text))
+    throw new InvalidRequestError(`Upstash-Retries ${JSON.stringify(value)} is not a whole number`);
+  const retries = Number(text);
+  if (retries > limits.maxRetries)
+    throw new InvalidRequestError(`Upstash-Retries ${retries} is more than the allowed ${limits.maxRetries}`);
+  return retries;
+}
+
+function parseRetryDelay(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    parseRetryDelayExpression(value);
+  } catch (err) {
+    if (err instanceof InvalidRetryDelayError) throw new InvalidRequestError(err.message, { cause: err });
+    throw err;
+  }
+  return value;
+}
+
+/** QStash durations: `10s`, `1m`, `500ms`, or bare seconds. */
+function parseQStashDuration(name: string, value: string): number {
+  const text = value.trim();
+  try {
+    return /^\d+$/.test(text) ? Number(text) * 1000 : parseDuration(text);
+  } catch (err) {
+    throw new InvalidRequestError(`${name} ${JSON.stringify(value)} is not a duration such as 10s`, {
+      cause: err,
+    });
+  }
+}
+
+function parseTimeout(value: string | undefined, limits: PublishLimits): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = parseQStashDuration('Upstash-Timeout', value);
+  if (ms <= 0) throw new InvalidRequestError('Upstash-Timeout must be longer than 0');
+  if (ms > limits.deliveryTimeoutMs) {
+    throw new InvalidRequestError(
+      `Upstash-Timeout ${value} is longer than the allowed ${limits.deliveryTimeoutMs} ms`,
+    );
+  }
+  return ms;
+}
+
+function parseMethod(value: string | undefined): string {
+  if (value === undefined) return 'POST';
+  const method = value.trim().toUpperCase();
+  if (!METHODS.has(method))
+    throw new InvalidRequestError(
+      `Upstash-Method ${JSON.stringify(value)} is not one of ${[...METHODS].join(', ')}`,
+    );
+  return method;
+}
+
+function checkUnsupported(headers: HeaderBag): void {
+  const delay = single(headers, 'upstash-delay');
+  if (delay !== undefined && parseQStashDuration('Upstash-Delay', delay) !== 0) {
+    throw new InvalidRequestError(
+      'delayed delivery (Upstash-Delay) is not supported yet: messages are delivered at once',
+    );
+  }
+  for (const [name, message] of UNSUPPORTED) {
+    if (headers[name] !== undefined) throw new InvalidRequestError(message);
+  }
+}
+
+function forwardedHeaders(headers: HeaderBag): Record<string, string> {
+  const forwarded: Record<string, string> = {};
+  for (const name of Object.keys(headers)) {
+    if (!name.startsWith(FORWARD_PREFIX)) continue;
+    const target = name.slice(FORWARD_PREFIX.length);
+    const value = single(headers, name);
+    if (target === '' || value === undefined || NOT_FORWARDABLE.has(target)) continue;
+    forwarded[target] = value;
+  }
+  return forwarded;
+}
+
+/** `headers` must have lower-case names, as Node and the SDK's batch items give them. */
+export function parsePublishHeaders(headers: HeaderBag, limits: PublishLimits): PublishOptions {
+  checkUnsupported(headers);
+  const delivered = forwardedHeaders(headers);
+  const contentType = single(headers, 'content-type');
+  if (contentType !== undefined) delivered['content-type'] = contentType;
+  const options: PublishOptions = {
+    method: parseMethod(single(headers, 'upstash-method')),
+    headers: delivered,
+    retries: parseRetries(single(headers, 'upstash-retries'), limits),
+  };
+  const retryDelay = parseRetryDelay(single(headers, 'upstash-retry-delay'));
+  if (retryDelay !== undefined) options.retryDelay = retryDelay;
+  const timeoutMs = parseTimeout(single(headers, 'upstash-timeout'), limits);
+  if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
+  return options;
+}
+
+/** Lower-cases the names of a batch item's headers (the SDK already does; curl users may not). */
+export function lowerCaseHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const lowered: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) lowered[name.toLowerCase()] = value;
+  return lowered;
+}

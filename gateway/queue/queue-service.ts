@@ -1,0 +1,59 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Router } from 'express';
+import type { Logger } from 'winston';
+import { BindingRegistry } from './binding-registry.js';
+import type { QueueConfig } from './config.js';
+import { DatabaseConnections } from './database-connections.js';
+import { startDeliveryWorkers, type DeliveryWorkers } from './delivery-workers.js';
+import { watchQueueBindings, type KubeBindingSource } from './kube-binding-source.js';
+import { createQueueRouter } from './router.js';
+
+export interface QueueServiceOptions {
+  kubeConfig: KubeConfig;
+  config: QueueConfig;
+  logger: Logger;
+  /** Serve the bindings of one namespace only; default every namespace. */
+  namespace?: string | undefined;
+}
+
+/** The gateway's whole queue: mount `router` at QUEUE_PATH_PREFIX, then `start()`; `stop()` on shutdown. */
+export interface QueueService {
+  readonly router: Router;
+  readonly registry: BindingRegistry;
+  /** Starts the binding informers and the delivery workers; resolves once the bindings are listed. */
+  start(): Promise<void>;
+  /** Stops watching and delivering (waiting for deliveries in flight) and closes the database connections. */
+  stop(): Promise<void>;
+}
+
+export function createQueueService(options: QueueServiceOptions): QueueService {
+  const logger = options.logger.child({ component: 'queue' });
+  const registry = new BindingRegistry();
+  const connections = new DatabaseConnections(logger);
+  const router = createQueueRouter({ registry, connections, config: options.config, logger });
+  let source: KubeBindingSource | undefined;
+  let workers: DeliveryWorkers | undefined;
+  const releaseRemoved = registry.subscribe((event) => {
+    if (event.type === 'delete') void connections.release(event.key);
+  });
+  return {
+    router,
+    registry,
+    async start() {
+      workers = startDeliveryWorkers({ registry, connections, config: options.config, logger });
+      source = watchQueueBindings({
+        kubeConfig: options.kubeConfig,
+        namespace: options.namespace,
+        registry,
+        logger,
+      });
+      await source.synced;
+    },
+    async stop() {
+      await source?.stop();
+      await workers?.stop();
+      releaseRemoved();
+      await connections.closeAll();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/**
+ * A Lua script run with EVALSHA, falling back to EVAL once when the server does not have it yet
+ * (first use, or after SCRIPT FLUSH / a restart). Every key it touches is passed in KEYS.
+ */
+export class LuaScript {
+  readonly sha: string;
+
+  constructor(
+    readonly name: string,
+    readonly numberOfKeys: number,
+    readonly lua: string,
+  ) {
+    this.sha = createHash('sha1').update(lua).digest('hex');
+  }
+
+  async run(
+    redis: Redis,
+    keys: readonly string[],
+    args: readonly (string | number | Buffer)[],
+  ): Promise<unknown> {
+    if (keys.length !== this.numberOfKeys)
+      throw new Error(`${this.name} takes ${this.numberOfKeys} keys, got ${keys.length}`);
+    try {
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      return redis.eval(this.lua, keys.length, ...keys, ...args);
+    }
+  }
+}

@@ -1,0 +1,142 @@
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { SETTEE_API_VERSION } from './contract.js';
+import { QUEUE_PATH_PREFIX, SETTEE_GROUP } from './contract.js';
+import type { Condition } from './conditions.js';
+
+/**
+ * QueueBinding: the webhook queue of one tenant's Valkey or Redis database. The operator derives
+ * its signing keys and writes the env Secret; the gateway serves the queue API under `queueUrl`
+ * and keeps the messages in that same database (see docs/queue.md).
+ */
+
+export const QUEUE_BINDING_KIND = 'QueueBinding';
+export const QUEUE_BINDING_PLURAL = 'queuebindings';
+export const QUEUE_BINDING_SINGULAR = 'queuebinding';
+export const QUEUE_BINDING_SHORT_NAME = 'qb';
+export const QUEUE_BINDING_CRD_NAME = `${QUEUE_BINDING_PLURAL}.${SETTEE_GROUP}`;
+
+/** The engines that have a queue; the CRD's enum rejects every other one. */
+export const QUEUE_ENGINES = ['valkey', 'redis'] as const;
+export type QueueEngine = (typeof QUEUE_ENGINES)[number];
+
+export const DEFAULT_DATABASE_PORT = 6379;
+
+export interface SecretKeyRef {
+  name: string;
+  key: string;
+}
+
+export interface QueueBindingConnection {
+  host: string;
+  /** Default {@link DEFAULT_DATABASE_PORT} (defaulted by the API server). */
+  port?: number;
+  tls?: boolean;
+  /** Database index for SELECT; default 0. */
+  db?: number;
+  /** The database password: also the queue's bearer token (VQUEUE_TOKEN). */
+  passwordSecretRef: SecretKeyRef;
+}
+
+export interface QueueBindingSpec {
+  engine: QueueEngine;
+  connection: QueueBindingConnection;
+}
+
+/**
+ * Where the signing keys stand. Keys are never stored: each one is derived from the operator's
+ * master secret, the binding's uid and a generation number, so only the numbers are kept.
+ */
+export interface SigningKeyStatus {
+  /** Generation of VQUEUE_CURRENT_SIGNING_KEY, the key deliveries are signed with. */
+  currentGeneration: number;
+  /** Generation of VQUEUE_NEXT_SIGNING_KEY while a rotation is pending; absent otherwise. */
+  nextGeneration?: number;
+  /** When the pending rotation makes the next key current (RFC 3339). */
+  promoteAfter?: string;
+  /** The value of ANNOTATION_ROTATE_SIGNING_KEYS that the last (or pending) rotation answered. */
+  rotationRequest?: string;
+}
+
+export interface QueueBindingStatus {
+  queueUrl?: string;
+  /** Name of the Secret with exactly VQUEUE_URL, VQUEUE_TOKEN, VQUEUE_CURRENT_SIGNING_KEY, VQUEUE_NEXT_SIGNING_KEY. */
+  envSecret?: string;
+  signingKeys?: SigningKeyStatus;
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+export interface QueueBinding {
+  apiVersion: typeof SETTEE_API_VERSION;
+  kind: typeof QUEUE_BINDING_KIND;
+  metadata: V1ObjectMeta;
+  spec: QueueBindingSpec;
+  status?: QueueBindingStatus;
+}
+
+export const QueueBindingConditionType = {
+  /** The env Secret is written and the database answered: the queue can be used. */
+  Ready: 'Ready',
+  /** The operator could connect to the database and authenticate with the password. */
+  DatabaseReachable: 'DatabaseReachable',
+} as const;
+export type QueueBindingConditionType =
+  (typeof QueueBindingConditionType)[keyof typeof QueueBindingConditionType];
+
+export const QueueBindingReason = {
+  Reachable: 'Reachable',
+  Unreachable: 'Unreachable',
+  AuthenticationFailed: 'AuthenticationFailed',
+  UnsupportedVersion: 'UnsupportedVersion',
+  PasswordSecretMissing: 'PasswordSecretMissing',
+  PasswordKeyMissing: 'PasswordKeyMissing',
+  /** The operator has no master secret to derive signing keys from. */
+  SigningSecretMissing: 'SigningSecretMissing',
+  QueueReady: 'QueueReady',
+  DatabaseNotReachable: 'DatabaseNotReachable',
+} as const;
+export type QueueBindingReason = (typeof QueueBindingReason)[keyof typeof QueueBindingReason];
+
+/** Reasons of the Kubernetes Events the QueueBinding controller records. */
+export const QueueBindingEventReason = {
+  EnvSecretCreated: 'EnvSecretCreated',
+  DatabaseReachable: 'DatabaseReachable',
+  DatabaseUnreachable: 'DatabaseUnreachable',
+  SigningKeyRotationStarted: 'SigningKeyRotationStarted',
+  SigningKeyRotated: 'SigningKeyRotated',
+  SigningSecretMissing: 'SigningSecretMissing',
+} as const;
+export type QueueBindingEventReason = (typeof QueueBindingEventReason)[keyof typeof QueueBindingEventReason];
+
+/**
+ * Set to any new value (a timestamp, say) to rotate the signing keys: the next key is derived and
+ * published as VQUEUE_NEXT_SIGNING_KEY at once, and becomes the current key after the operator's
+ * rotation grace period, when VQUEUE_NEXT_SIGNING_KEY goes back to "".
+ */
+export const ANNOTATION_ROTATE_SIGNING_KEYS = 'settee.dev/rotate-signing-keys';
+/** On the env Secret: the binding it belongs to (the gateway's Secret informer selects on it). */
+export const LABEL_QUEUE_BINDING = 'settee.dev/queue-binding';
+export const COMPONENT_QUEUE = 'queue';
+
+/** The keys of the env Secret, exactly these four. */
+export const QueueEnvKey = {
+  Url: 'VQUEUE_URL',
+  Token: 'VQUEUE_TOKEN',
+  CurrentSigningKey: 'VQUEUE_CURRENT_SIGNING_KEY',
+  NextSigningKey: 'VQUEUE_NEXT_SIGNING_KEY',
+} as const;
+export type QueueEnvKey = (typeof QueueEnvKey)[keyof typeof QueueEnvKey];
+export type QueueEnv = Record<QueueEnvKey, string>;
+
+export function queueEnvSecretName(binding: string): string {
+  return `${binding}-vqueue`;
+}
+
+/**
+ * The queue's base URL (VQUEUE_URL): `<gateway base>/queue/<namespace>/<binding name>`. The SDK
+ * appends `/v2/publish/...` and `/v2/batch` to it.
+ */
+export function renderQueueUrl(gatewayBaseUrl: string, ref: { namespace: string; name: string }): string {
+  const base = gatewayBaseUrl.replace(/\/+$/, '');
+  return `${base}${QUEUE_PATH_PREFIX}/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`;
+}

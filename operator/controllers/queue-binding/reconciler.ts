@@ -1,0 +1,209 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import {
+  ANNOTATION_ROTATE_SIGNING_KEYS,
+  QueueBindingConditionType,
+  QueueBindingEventReason,
+  QueueEnvKey,
+  queueEnvSecretName,
+  renderQueueUrl,
+  type QueueBinding,
+  type QueueBindingStatus,
+  type SigningKeyStatus,
+} from '../../api/queue-binding.js';
+import { applyObject } from '../../kube/apply.js';
+import type { KubeClients } from '../../kube/clients.js';
+import type { EventRecord, EventRecorder } from '../../kube/events.js';
+import type { Informer } from '../../kube/informer.js';
+import { parseObjectKey, type ObjectKey } from '../../runtime/object-key.js';
+import {
+  DONE,
+  requeueAfter,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+} from '../../runtime/reconciler.js';
+import { buildQueueEnvSecret, isEnvSecretUpToDate } from '../../resources/queue-binding/env-secret.js';
+import { deriveSigningKey } from '../../resources/queue-binding/signing-keys.js';
+import type { QueueBindingConfig } from './config.js';
+import { checkDatabase, type DatabaseCheck } from './database-check.js';
+import { readDatabasePassword } from './password.js';
+import { decideSigningKeys, type SigningKeyDecision } from './signing-key-rotation.js';
+import { computeQueueBindingStatus } from './status.js';
+import { writeQueueBindingStatus } from './status-writer.js';
+
+export interface QueueBindingInformers {
+  bindings: Informer<QueueBinding>;
+  /** The env Secrets the operator writes (selected by label). */
+  envSecrets: Informer<V1Secret>;
+}
+
+export interface QueueBindingReconcilerOptions {
+  informers: QueueBindingInformers;
+  clients: KubeClients;
+  events: EventRecorder;
+  config: QueueBindingConfig;
+  now?: () => Date;
+}
+
+/**
+ * Reconciles one QueueBinding: read the database password, decide the signing keys (rotation),
+ * write the env Secret with the four VQUEUE_* values, check that the database answers, and write
+ * status with Ready and DatabaseReachable. It comes back every check interval (and when a pending
+ * rotation is due) because the password lives in the tenant's Secret, which is not watched.
+ */
+export class QueueBindingReconciler implements Reconciler {
+  private readonly now: () => Date;
+
+  constructor(private readonly options: QueueBindingReconcilerOptions) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {
+    const { informers, clients, config } = this.options;
+    const binding = informers.bindings.get(parseObjectKey(key));
+    // Gone or going: garbage collection removes the env Secret through its owner reference.
+    if (!binding || binding.metadata.deletionTimestamp) return DONE;
+    const now = this.now();
+    const namespace = binding.metadata.namespace ?? '';
+    const name = binding.metadata.name ?? '';
+    const queueUrl = renderQueueUrl(config.queueBaseUrl, { namespace, name });
+
+    const lookup = await readDatabasePassword(clients.core, binding);
+    const password = 'password' in lookup ? lookup.password : undefined;
+    const keys = config.masterSecret
+      ? decideSigningKeys({
+          previous: binding.status?.signingKeys,
+          requested: binding.metadata.annotations?.[ANNOTATION_ROTATE_SIGNING_KEYS],
+          now,
+          graceMs: config.rotationGraceMs,
+        })
+      : undefined;
+
+    let envSecret: string | undefined;
+    if (keys && password !== undefined) {
+      envSecret = await this.ensureEnvSecret(
+        binding,
+        { queueUrl, password, keys: keys.state, masterSecret: config.masterSecret! },
+        ctx,
+      );
+    }
+    const database =
+      password !== undefined
+        ? await checkDatabase(binding.spec.connection, password, config.databaseTimeoutMs)
+        : undefined;
+
+    const status = computeQueueBindingStatus(
+      binding.status,
+      {
+        generation: binding.metadata.generation,
+        queueUrl,
+        envSecret,
+        signingKeys: keys?.state,
+        passwordProblem: 'problem' in lookup ? lookup.problem : undefined,
+        database,
+      },
+      now.toISOString(),
+    );
+    await writeQueueBindingStatus({ customObjects: clients.customObjects, binding, status });
+    await this.recordTransitions(binding, status, { keys, database, signingMissing: !config.masterSecret });
+    if (database && !database.reachable)
+      ctx.logger.info('queue database not usable', { reason: database.reason });
+
+    const nextCheck =
+      keys?.promoteInMs !== undefined
+        ? Math.min(config.checkIntervalMs, keys.promoteInMs + 1)
+        : config.checkIntervalMs;
+    return requeueAfter(nextCheck);
+  }
+
+  /** Applies the env Secret when its content differs from the cached one; returns its name. */
+  private async ensureEnvSecret(
+    binding: QueueBinding,
+    input: { queueUrl: string; password: string; keys: SigningKeyStatus; masterSecret: string },
+    ctx: ReconcileContext,
+  ): Promise<string> {
+    const uid = binding.metadata.uid ?? '';
+    const derive = (generation: number): string =>
+      deriveSigningKey({ masterSecret: input.masterSecret, bindingUid: uid, generation });
+    const desired = buildQueueEnvSecret(binding, {
+      [QueueEnvKey.Url]: input.queueUrl,
+      [QueueEnvKey.Token]: input.password,
+      [QueueEnvKey.CurrentSigningKey]: derive(input.keys.currentGeneration),
+      [QueueEnvKey.NextSigningKey]:
+        input.keys.nextGeneration === undefined ? '' : derive(input.keys.nextGeneration),
+    });
+    const name = queueEnvSecretName(binding.metadata.name ?? '');
+    const cached = this.options.informers.envSecrets.get({ namespace: binding.metadata.namespace, name });
+    if (isEnvSecretUpToDate(cached, desired)) return name;
+    await applyObject(this.options.clients.objects, desired);
+    ctx.logger.info('env Secret written', { secret: name });
+    if (!cached) {
+      await this.event(binding, {
+        type: 'Normal',
+        reason: QueueBindingEventReason.EnvSecretCreated,
+        message: `Secret ${name} holds the VQUEUE_* values`,
+      });
+    }
+    return name;
+  }
+
+  private async recordTransitions(
+    binding: QueueBinding,
+    status: QueueBindingStatus,
+    observed: {
+      keys: SigningKeyDecision | undefined;
+      database: DatabaseCheck | undefined;
+      signingMissing: boolean;
+    },
+  ): Promise<void> {
+    const { keys, database } = observed;
+    if (keys?.transition === 'started') {
+      const promoteAfter = keys.state.promoteAfter ?? '';
+      await this.event(binding, {
+        type: 'Normal',
+        reason: QueueBindingEventReason.SigningKeyRotationStarted,
+        message: `VQUEUE_NEXT_SIGNING_KEY is published; it becomes the current key at ${promoteAfter}`,
+      });
+    }
+    if (keys?.transition === 'promoted') {
+      await this.event(binding, {
+        type: 'Normal',
+        reason: QueueBindingEventReason.SigningKeyRotated,
+        message: `deliveries are now signed with signing key generation ${keys.state.currentGeneration}`,
+      });
+    }
+    if (observed.signingMissing) {
+      await this.event(binding, {
+        type: 'Warning',
+        reason: QueueBindingEventReason.SigningSecretMissing,
+        message: 'the operator has no signing master secret; set SETTEE_SIGNING_MASTER_SECRET',
+      });
+    }
+    const wasReachable = binding.status?.conditions?.find(
+      (c) => c.type === QueueBindingConditionType.DatabaseReachable,
+    )?.status;
+    const isReachable = status.conditions?.find(
+      (c) => c.type === QueueBindingConditionType.DatabaseReachable,
+    )?.status;
+    if (database && wasReachable !== isReachable) {
+      await this.event(
+        binding,
+        database.reachable
+          ? {
+              type: 'Normal',
+              reason: QueueBindingEventReason.DatabaseReachable,
+              message: `the database answers (Redis ${database.version})`,
+            }
+          : {
+              type: 'Warning',
+              reason: QueueBindingEventReason.DatabaseUnreachable,
+              message: database.message,
+            },
+      );
+    }
+  }
+
+  private event(binding: QueueBinding, record: EventRecord): Promise<void> {
+    return this.options.events.record(binding, record);
+  }
+}

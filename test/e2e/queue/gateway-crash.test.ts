@@ -1,0 +1,149 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@upstash/qstash';
+import type { Redis } from 'ioredis';
+import { startProcess, type ManagedProcess } from '../../../local/process.js';
+import { startRedis, type RedisServer } from '../../../local/redis-server.js';
+import { waitFor } from '../../../local/wait.js';
+import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import { DELIVERY_GROUP, queueKeys } from '../../../gateway/queue/keys.js';
+import { connectTestRedis } from '../../support/queue/redis-snapshot.js';
+import {
+  startRecordingDestination,
+  type RecordingDestination,
+} from '../../support/queue/recording-destination.js';
+import { randomSigningKey } from '../../support/queue/signing-keys.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const GATEWAY_PROCESS = path.join(ROOT, 'test/support/queue/queue-gateway-process.ts');
+const MESSAGES = 1_000;
+const KEY_PREFIX = '{crash-test}:';
+
+/**
+ * The queue's durability promise, with a real SIGKILL: a gateway process dies in the middle of
+ * delivering 1,000 messages, a new one starts, and every message still reaches the destination
+ * at least once. (The process is the queue router and workers of test/support/queue; the
+ * bindings are given to it directly instead of through the Kubernetes API.)
+ */
+describe('a gateway killed with SIGKILL mid-run', () => {
+  let redis: RedisServer;
+  let inspect: Redis;
+  let destination: RecordingDestination;
+  let target: QueueTarget;
+  const processes: ManagedProcess[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    inspect = connectTestRedis(redis);
+    destination = await startRecordingDestination();
+    target = {
+      key: 'ns/db',
+      namespace: 'ns',
+      name: 'db',
+      token: redis.password,
+      signingKey: randomSigningKey(),
+      connection: { host: redis.host, port: redis.port, tls: false, db: 0 },
+    };
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop(1_000)));
+    inspect?.disconnect();
+    await destination?.close();
+    await redis?.stop();
+  });
+
+  async function startGateway(): Promise<{ proc: ManagedProcess; baseUrl: string }> {
+    const proc = startProcess({
+      name: 'queue-gateway',
+      // node with tsx's loader, not the tsx CLI: the CLI runs the script in a child process, and a
+      // SIGKILL to the CLI would leave that child delivering.
+      command: process.execPath,
+      args: ['--import', 'tsx', GATEWAY_PROCESS],
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        SETTEE_TEST_QUEUE_TARGETS: JSON.stringify([target]),
+        SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
+        SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
+        SETTEE_QUEUE_DELIVERY_TIMEOUT_MS: '1000',
+        SETTEE_QUEUE_RECLAIM_IDLE_MS: '1500',
+        SETTEE_QUEUE_POLL_INTERVAL_MS: '100',
+        SETTEE_QUEUE_BLOCK_MS: '200',
+        SETTEE_QUEUE_WORKER_CONCURRENCY: '16',
+      },
+    });
+    processes.push(proc);
+    const baseUrl = await waitFor(
+      'the gateway process to listen',
+      async () => /listening (\S+)/.exec(proc.output())?.[1],
+      {
+        timeoutMs: 30_000,
+        abort: proc.exited,
+      },
+    );
+    return { proc, baseUrl };
+  }
+
+  it('when the process is killed during a 1,000-message run and restarted, then every message is delivered at least once', async () => {
+    destination.answer = () => ({ status: 200, delayMs: 5 });
+    const first = await startGateway();
+    const client = new Client({
+      baseUrl: `${first.baseUrl}/queue/ns/db`,
+      token: target.token,
+      retry: false,
+      enableTelemetry: false,
+    });
+    const ids: string[] = [];
+    for (let batch = 0; batch < MESSAGES / 100; batch++) {
+      const results = await client.batchJSON(
+        Array.from({ length: 100 }, (_, i) => ({
+          url: `${destination.baseUrl}/crash/${batch * 100 + i}`,
+          body: { n: batch * 100 + i },
+        })),
+      );
+      ids.push(...results.map((r) => (r as { messageId: string }).messageId));
+    }
+    expect(new Set(ids).size).toBe(MESSAGES);
+
+    await waitFor(
+      'some deliveries before the kill',
+      async () => (destination.requests.length >= 150 ? true : undefined),
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    process.kill(first.proc.pid, 'SIGKILL');
+    expect(await first.proc.exited).toBe('SIGKILL');
+    const deliveriesAtKill = destination.requests.length;
+    const deliveredBeforeKill = new Set(
+      destination.requests.map((r) => String(r.headers['upstash-message-id'])),
+    ).size;
+    expect(deliveredBeforeKill).toBeLessThan(MESSAGES);
+    const pendingAfterKill = (await inspect.xpending(queueKeys(KEY_PREFIX).stream, DELIVERY_GROUP)) as [
+      number,
+    ];
+    expect(pendingAfterKill[0]).toBeGreaterThan(0);
+    // Dead means dead: nothing arrives until the new process starts.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(destination.requests.length).toBe(deliveriesAtKill);
+
+    await startGateway();
+    const delivered = await waitFor(
+      'every message to be delivered',
+      async () => {
+        const seen = new Set(destination.requests.map((r) => String(r.headers['upstash-message-id'])));
+        return ids.every((id) => seen.has(id)) ? seen : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    expect(delivered.size).toBe(MESSAGES);
+    await waitFor(
+      'the stream to be empty',
+      async () => ((await inspect.xlen(queueKeys(KEY_PREFIX).stream)) === 0 ? true : undefined),
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    expect(await inspect.llen(queueKeys(KEY_PREFIX).deadLetters)).toBe(0);
+  });
+});

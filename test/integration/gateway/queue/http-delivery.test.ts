@@ -1,0 +1,139 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/http-delivery.js';
+import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
+import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/ssrf/guarded-agents.js';
+import { closeServer } from '../../../support/queue/test-receiver.js';
+
+interface Seen {
+  host: string;
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** The delivery client against scripted destinations on 127.0.0.1 and 127.0.0.2 (two origins, both loopback). */
+describe('the delivery HTTP client', () => {
+  let agents: GuardedAgents;
+  let deliver: Deliverer;
+  const servers: http.Server[] = [];
+  const seen: Seen[] = [];
+  let origin1: string;
+  let origin2: string;
+
+  const start = async (host: string): Promise<string> => {
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const url = new URL(req.url ?? '/', `http://${host}`);
+        seen.push({
+          host,
+          method: req.method ?? '',
+          path: url.pathname,
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString(),
+        });
+        const to = url.searchParams.get('to');
+        const status = Number(url.searchParams.get('status') ?? '200');
+        if (url.pathname === '/slow') return void setTimeout(() => res.end('late'), 1_000);
+        if (url.pathname === '/big') return void res.end(Buffer.alloc(200 * 1_024, 120));
+        if (url.pathname === '/loop') return void res.writeHead(302, { location: '/loop' }).end();
+        if (to) return void res.writeHead(status, { location: to }).end();
+        res.writeHead(status, { 'retry-after': '5' }).end(`answer from ${host}`);
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, host, resolve));
+    return `http://${host}:${(server.address() as AddressInfo).port}`;
+  };
+
+  beforeAll(async () => {
+    origin1 = await start('127.0.0.1');
+    origin2 = await start('127.0.0.2');
+    agents = createGuardedAgents({ policy: compileAddressPolicy(['127.0.0.0/8']) });
+    deliver = createHttpDeliverer({ agents, maxRedirects: 3 });
+  });
+  afterAll(async () => {
+    agents.http.destroy();
+    await Promise.all(servers.map(closeServer));
+  });
+  beforeEach(() => {
+    seen.length = 0;
+  });
+
+  const post = (url: string, headers: Record<string, string> = {}, timeoutMs = 2_000) =>
+    deliver({
+      url,
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', ...headers },
+      body: Buffer.from('payload'),
+      timeoutMs,
+    });
+
+  it('when the destination answers, then status, Retry-After and the body start come back', async () => {
+    expect(await post(`${origin1}/ok?status=503`)).toEqual({
+      ok: false,
+      status: 503,
+      refused: false,
+      retryAfter: '5',
+      responseBody: 'answer from 127.0.0.1',
+    });
+    expect(seen[0]).toMatchObject({
+      method: 'POST',
+      body: 'payload',
+      headers: { 'content-type': 'text/plain', 'content-length': '7' },
+    });
+  });
+
+  it('when a 307 redirects, then method and body follow; on a 303, a GET without a body follows', async () => {
+    expect((await post(`${origin1}/r?status=307&to=/final`)).ok).toBe(true);
+    expect(seen.map((s) => [s.method, s.path, s.body])).toEqual([
+      ['POST', '/r', 'payload'],
+      ['POST', '/final', 'payload'],
+    ]);
+    seen.length = 0;
+    expect((await post(`${origin1}/r?status=303&to=/final`)).ok).toBe(true);
+    expect(seen[1]).toMatchObject({ method: 'GET', path: '/final', body: '' });
+    expect(seen[1]?.headers['content-type']).toBeUndefined();
+  });
+
+  it('when a redirect goes to another origin, then Authorization and Cookie stay behind; within the origin they follow', async () => {
+    await post(`${origin1}/r?status=302&to=${encodeURIComponent(`${origin2}/elsewhere`)}`, {
+      authorization: 'Bearer tenant',
+      cookie: 'a=1',
+      'x-keep': 'yes',
+    });
+    expect(seen[1]).toMatchObject({ host: '127.0.0.2', headers: { 'x-keep': 'yes' } });
+    expect(seen[1]?.headers.authorization).toBeUndefined();
+    expect(seen[1]?.headers.cookie).toBeUndefined();
+    seen.length = 0;
+    await post(`${origin1}/r?status=302&to=/same`, { authorization: 'Bearer tenant' });
+    expect(seen[1]?.headers.authorization).toBe('Bearer tenant');
+  });
+
+  it('when redirects go on past the limit, then the attempt fails with the last status', async () => {
+    const result = await post(`${origin1}/loop`);
+    expect(result).toMatchObject({ ok: false, status: 302, error: 'more than 3 redirects' });
+    expect(seen).toHaveLength(4);
+  });
+
+  it('when the answer takes longer than the timeout, then the attempt fails as a timeout', async () => {
+    const started = Date.now();
+    const result = await post(`${origin1}/slow`, {}, 200);
+    expect(result).toMatchObject({ ok: false, refused: false, error: expect.stringMatching(/ETIMEDOUT/) });
+    expect(Date.now() - started).toBeLessThan(900);
+  });
+
+  it('when the answer is large, then only its start is kept and the status still counts', async () => {
+    const result = await post(`${origin1}/big`);
+    expect(result).toMatchObject({ ok: true, status: 200 });
+    expect(result.responseBody).toHaveLength(1_024);
+  });
+
+  it('when nothing listens, then the attempt fails with the connection error', async () => {
+    const result = await post('http://127.0.0.1:1/');
+    expect(result).toMatchObject({ ok: false, refused: false, error: expect.stringMatching(/ECONNREFUSED/) });
+  });
+});

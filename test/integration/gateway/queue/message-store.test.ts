@@ -1,0 +1,156 @@
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
+import { buildDeadLetter } from '../../../../gateway/queue/dead-letter.js';
+import { DELIVERY_GROUP, queueKeys } from '../../../../gateway/queue/keys.js';
+import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
+import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
+import { MessageStore } from '../../../../gateway/queue/message-store.js';
+import { connectAsGateway } from '../../../support/queue/redis-snapshot.js';
+
+describe('the message store in a real Redis', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let blocking: Redis;
+  let prefix = 0;
+  let keys: ReturnType<typeof queueKeys>;
+  let store: MessageStore;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = connectAsGateway(server, { blocking: false });
+    blocking = connectAsGateway(server, { blocking: true });
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    blocking?.disconnect();
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    prefix += 1;
+    keys = queueKeys(`{test-${prefix}}:`);
+    store = new MessageStore(redis, keys);
+    await store.ensureGroup();
+  });
+
+  const message = (n: number, overrides: Partial<QueueMessage> = {}): QueueMessage => ({
+    ...createMessage({
+      destination: `https://a.example/${n}`,
+      method: 'POST',
+      headers: { 'x-n': String(n) },
+      body: Buffer.from(`body ${n}`),
+      retries: 3,
+    }),
+    ...overrides,
+  });
+
+  it('when messages are enqueued, then a consumer reads each one once, whole, in order', async () => {
+    const messages = [message(1), message(2), message(3)];
+    await store.enqueue([messages[0]!]);
+    await store.enqueue(messages.slice(1));
+    const entries = await store.readNew(blocking, 'c1', 10, 100);
+    expect(entries.map((e) => decodeMessage(e.stored!))).toEqual(messages);
+    expect(await store.readNew(blocking, 'c2', 10, 50)).toEqual([]);
+  });
+
+  it('when the group is ensured twice, then the second call changes nothing and pending entries stay', async () => {
+    await store.enqueue([message(1)]);
+    await store.readNew(blocking, 'c1', 10, 100);
+    await store.ensureGroup();
+    const pending = (await redis.xpending(keys.stream, DELIVERY_GROUP)) as [number];
+    expect(pending[0]).toBe(1);
+  });
+
+  it('when a delivery completes, then its entry is acknowledged and deleted', async () => {
+    await store.enqueue([message(1)]);
+    const [entry] = await store.readNew(blocking, 'c1', 10, 100);
+    await store.complete(entry!.entryId);
+    expect(await redis.xlen(keys.stream)).toBe(0);
+    expect(((await redis.xpending(keys.stream, DELIVERY_GROUP)) as [number])[0]).toBe(0);
+  });
+
+  it('when a retry is scheduled, then the message waits off the stream and comes back, with its new count, once due', async () => {
+    const original = message(1);
+    await store.enqueue([original]);
+    const [entry] = await store.readNew(blocking, 'c1', 10, 100);
+    const now = Date.now();
+    expect(
+      await store.scheduleRetry({
+        entryId: entry!.entryId,
+        consumer: 'c1',
+        message: { ...original, retried: 1 },
+        dueAt: now + 1_000,
+      }),
+    ).toBe(true);
+    expect(await redis.xlen(keys.stream)).toBe(0);
+    expect(await store.promoteDueRetries(now + 999, 10)).toBe(0);
+    expect(await store.promoteDueRetries(now + 1_000, 10)).toBe(1);
+    const [again] = await store.readNew(blocking, 'c1', 10, 100);
+    expect(decodeMessage(again!.stored!)).toEqual({ ...original, retried: 1 });
+    expect(await redis.zcard(keys.retrySchedule)).toBe(0);
+    expect(await redis.hlen(keys.retryMessages)).toBe(0);
+  });
+
+  it('when a consumer that no longer holds an entry schedules a retry or dead-letters it, then nothing changes', async () => {
+    await store.enqueue([message(1)]);
+    const [entry] = await store.readNew(blocking, 'c1', 10, 100);
+    const { entries } = await store.reclaim('c2', 0, '0-0', 10);
+    expect(entries.map((e) => e.entryId)).toEqual([entry!.entryId]);
+    const stale = { entryId: entry!.entryId, consumer: 'c1' };
+    expect(await store.scheduleRetry({ ...stale, message: message(1), dueAt: Date.now() })).toBe(false);
+    const letter = buildDeadLetter({
+      message: message(1),
+      reason: 'retries-exhausted',
+      failedAt: Date.now(),
+    });
+    expect(await store.deadLetter({ ...stale, letter, maxDeadLetters: 10 })).toBe(false);
+    expect(await redis.zcard(keys.retrySchedule)).toBe(0);
+    expect(await redis.llen(keys.deadLetters)).toBe(0);
+    expect(await redis.xlen(keys.stream)).toBe(1);
+  });
+
+  it('when messages are dead-lettered, then the list keeps the newest, capped, and the entries leave the stream', async () => {
+    const messages = [message(1), message(2), message(3)];
+    await store.enqueue(messages);
+    const entries = await store.readNew(blocking, 'c1', 10, 100);
+    for (const [i, entry] of entries.entries()) {
+      const letter = buildDeadLetter({
+        message: messages[i]!,
+        reason: 'retries-exhausted',
+        failedAt: 1,
+        lastStatus: 500 + i,
+      });
+      expect(
+        await store.deadLetter({ entryId: entry.entryId, consumer: 'c1', letter, maxDeadLetters: 2 }),
+      ).toBe(true);
+    }
+    const letters = await store.deadLetters(10);
+    expect(letters.map((l) => [l.messageId, l.lastStatus])).toEqual([
+      [messages[2]!.id, 502],
+      [messages[1]!.id, 501],
+    ]);
+    expect(Buffer.from(letters[0]!.bodyBase64, 'base64').toString()).toBe('body 3');
+    expect(await redis.xlen(keys.stream)).toBe(0);
+  });
+
+  it('when an entry has been pending long enough on a dead consumer, then another consumer reclaims it, and not before', async () => {
+    await store.enqueue([message(1)]);
+    await store.readNew(blocking, 'dead', 10, 100);
+    expect((await store.reclaim('alive', 60_000, '0-0', 10)).entries).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const { entries } = await store.reclaim('alive', 50, '0-0', 10);
+    expect(entries).toHaveLength(1);
+    const pending = (await redis.xpending(keys.stream, DELIVERY_GROUP, '-', '+', 10)) as [string, string][];
+    expect(pending.map(([, consumer]) => consumer)).toEqual(['alive']);
+  });
+
+  it('when consumers hold nothing and have been idle, then they are pruned, and a consumer with pending entries is kept', async () => {
+    await store.enqueue([message(1), message(2)]);
+    await store.readNew(blocking, 'holder', 1, 100);
+    const [done] = await store.readNew(blocking, 'emptied', 1, 100);
+    await store.complete(done!.entryId);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(await store.pruneIdleConsumers(20, 'me')).toBe(1);
+    const consumers = (await redis.call('XINFO', 'CONSUMERS', keys.stream, DELIVERY_GROUP)) as unknown[][];
+    expect(consumers.map((c) => c[1])).toEqual(['holder']);
+  });
+});

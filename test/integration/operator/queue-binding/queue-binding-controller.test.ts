@@ -1,0 +1,220 @@
+import { execFileSync } from 'node:child_process';
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
+import { getFreePort } from '../../../../local/ports.js';
+import {
+  deriveSigningKey,
+  SIGNING_KEY_PATTERN,
+} from '../../../../operator/resources/queue-binding/signing-keys.js';
+import type { RunningOperator } from '../../../../operator/operator.js';
+import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
+import {
+  conditionOf,
+  createBinding,
+  createPasswordSecret,
+  eventsFor,
+  readQueueEnv,
+  replacePasswordSecret,
+  requestRotation,
+  startQueueBindingOperator,
+  TEST_MASTER_SECRET,
+  waitForBinding,
+  waitForQueueEnv,
+} from '../../../support/queue/queue-binding-harness.js';
+
+/** The QueueBinding controller against the real API server, with a real redis-server on loopback. */
+describe('the QueueBinding controller', () => {
+  const ns = useTestNamespace('queue-binding');
+  let operator: RunningOperator;
+  let redis: RedisServer;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    operator = await startQueueBindingOperator({
+      namespace: ns.name,
+      env: { SETTEE_SIGNING_KEY_ROTATION_GRACE: '1500ms' },
+    });
+  });
+  afterAll(async () => {
+    await operator?.stop();
+    await redis?.stop();
+  });
+
+  const spec = (secret: string, port = redis.port) => ({
+    engine: 'valkey' as const,
+    connection: { host: '127.0.0.1', port, passwordSecretRef: { name: secret, key: 'password' } },
+  });
+  const keyOf = (uid: string, generation: number) =>
+    deriveSigningKey({ masterSecret: TEST_MASTER_SECRET, bindingUid: uid, generation });
+
+  it('when a binding is applied, then its env Secret has exactly the four keys with matching values, and it is Ready', async () => {
+    await createPasswordSecret(ns.name, 'cache-auth', redis.password);
+    const created = await createBinding(ns.name, 'cache', spec('cache-auth'));
+    const ready = await waitForBinding(
+      ns.name,
+      'cache',
+      'Ready',
+      (b) => conditionOf(b, 'Ready')?.status === 'True',
+    );
+    const env = await readQueueEnv(ns.name, 'cache');
+    expect(env).toEqual({
+      VQUEUE_URL: `http://127.0.0.1:8080/queue/${ns.name}/cache`,
+      VQUEUE_TOKEN: redis.password,
+      VQUEUE_CURRENT_SIGNING_KEY: keyOf(created.metadata.uid ?? '', 0),
+      VQUEUE_NEXT_SIGNING_KEY: '',
+    });
+    expect(env?.VQUEUE_CURRENT_SIGNING_KEY).toMatch(SIGNING_KEY_PATTERN);
+    expect(ready.status).toMatchObject({
+      queueUrl: env?.VQUEUE_URL,
+      envSecret: 'cache-vqueue',
+      observedGeneration: created.metadata.generation,
+      signingKeys: { currentGeneration: 0 },
+    });
+    expect(conditionOf(ready, 'DatabaseReachable')).toMatchObject({ status: 'True', reason: 'Reachable' });
+    const reasons = (await eventsFor(ns.name, 'cache')).map((e) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['EnvSecretCreated', 'DatabaseReachable']));
+  });
+
+  it('when kubectl lists bindings, then the Engine, Queue URL and Ready columns show', async () => {
+    await waitForBinding(ns.name, 'cache', 'Ready', (b) => conditionOf(b, 'Ready')?.status === 'True');
+    const plane = testControlPlane();
+    const out = execFileSync(plane.kubectl, [
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      '-n',
+      ns.name,
+      'get',
+      'qb',
+      'cache',
+    ]).toString();
+    const [header = '', row = ''] = out.trim().split('\n');
+    expect(header.split(/\s{2,}/)).toEqual(['NAME', 'ENGINE', 'QUEUE URL', 'READY', 'AGE']);
+    expect(row).toContain(`valkey   http://127.0.0.1:8080/queue/${ns.name}/cache   True`);
+    const explained = execFileSync(plane.kubectl, [
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      'explain',
+      'queuebinding.spec.connection.passwordSecretRef',
+    ]).toString();
+    expect(explained).toMatch(/queue token \(VQUEUE_TOKEN\)/);
+  });
+
+  it('when a rotation is requested, then the next key is published, and after the grace period it becomes current', async () => {
+    await createPasswordSecret(ns.name, 'rotating-auth', redis.password);
+    const created = await createBinding(ns.name, 'rotating', spec('rotating-auth'));
+    const uid = created.metadata.uid ?? '';
+    await waitForQueueEnv(
+      ns.name,
+      'rotating',
+      'written',
+      (env) => env.VQUEUE_CURRENT_SIGNING_KEY === keyOf(uid, 0),
+    );
+    await requestRotation(ns.name, 'rotating', '2030-01-01T00:00:00Z');
+    const pending = await waitForQueueEnv(
+      ns.name,
+      'rotating',
+      'next key published',
+      (env) => env.VQUEUE_NEXT_SIGNING_KEY !== '',
+    );
+    expect(pending.VQUEUE_CURRENT_SIGNING_KEY).toBe(keyOf(uid, 0));
+    expect(pending.VQUEUE_NEXT_SIGNING_KEY).toBe(keyOf(uid, 1));
+    const rotated = await waitForQueueEnv(
+      ns.name,
+      'rotating',
+      'next key promoted',
+      (env) => env.VQUEUE_NEXT_SIGNING_KEY === '',
+    );
+    expect(rotated.VQUEUE_CURRENT_SIGNING_KEY).toBe(keyOf(uid, 1));
+    const binding = await waitForBinding(
+      ns.name,
+      'rotating',
+      'generation 1',
+      (b) => b.status?.signingKeys?.currentGeneration === 1,
+    );
+    expect(binding.status?.signingKeys).toEqual({
+      currentGeneration: 1,
+      rotationRequest: '2030-01-01T00:00:00Z',
+    });
+    const reasons = (await eventsFor(ns.name, 'rotating')).map((e) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['SigningKeyRotationStarted', 'SigningKeyRotated']));
+  });
+
+  it('when the password is wrong, then DatabaseReachable is False (AuthenticationFailed); once corrected, it turns True', async () => {
+    await createPasswordSecret(ns.name, 'wrong-auth', 'not-the-password');
+    await createBinding(ns.name, 'wrong', spec('wrong-auth'));
+    const refused = await waitForBinding(
+      ns.name,
+      'wrong',
+      'refused',
+      (b) => conditionOf(b, 'DatabaseReachable')?.status === 'False',
+    );
+    expect(conditionOf(refused, 'DatabaseReachable')).toMatchObject({ reason: 'AuthenticationFailed' });
+    expect(conditionOf(refused, 'Ready')).toMatchObject({ status: 'False', reason: 'DatabaseNotReachable' });
+    expect((await eventsFor(ns.name, 'wrong')).map((e) => e.reason)).toContain('DatabaseUnreachable');
+    await replacePasswordSecret(ns.name, 'wrong-auth', redis.password);
+    await waitForBinding(
+      ns.name,
+      'wrong',
+      'Ready after the fix',
+      (b) => conditionOf(b, 'Ready')?.status === 'True',
+    );
+    expect((await readQueueEnv(ns.name, 'wrong'))?.VQUEUE_TOKEN).toBe(redis.password);
+  });
+
+  it('when nothing listens at the address, then DatabaseReachable is False with Unreachable', async () => {
+    await createPasswordSecret(ns.name, 'nowhere-auth', 'x');
+    await createBinding(ns.name, 'nowhere', spec('nowhere-auth', await getFreePort()));
+    const binding = await waitForBinding(
+      ns.name,
+      'nowhere',
+      'unreachable',
+      (b) => conditionOf(b, 'DatabaseReachable')?.status === 'False',
+    );
+    expect(conditionOf(binding, 'DatabaseReachable')).toMatchObject({
+      reason: 'Unreachable',
+      message: expect.stringMatching(/ECONNREFUSED/),
+    });
+  });
+
+  it('when the password Secret is missing, then the binding says so and gets no env Secret; once created, it is Ready', async () => {
+    await createBinding(ns.name, 'early', spec('early-auth'));
+    const waiting = await waitForBinding(
+      ns.name,
+      'early',
+      'password missing',
+      (b) => conditionOf(b, 'Ready')?.reason === 'PasswordSecretMissing',
+    );
+    expect(conditionOf(waiting, 'DatabaseReachable')).toMatchObject({
+      status: 'False',
+      reason: 'PasswordSecretMissing',
+    });
+    expect(await readQueueEnv(ns.name, 'early')).toBeUndefined();
+    await createPasswordSecret(ns.name, 'early-auth', redis.password);
+    await waitForBinding(ns.name, 'early', 'Ready', (b) => conditionOf(b, 'Ready')?.status === 'True');
+  });
+
+  it('when a binding names another engine, then the API server rejects it with its message', async () => {
+    await expect(
+      createBinding(ns.name, 'memcached', { ...spec('cache-auth'), engine: 'memcached' }),
+    ).rejects.toMatchObject({
+      code: 422,
+      body: expect.stringContaining(
+        'spec.engine: Unsupported value: \\"memcached\\": supported values: \\"valkey\\", \\"redis\\"',
+      ),
+    });
+  });
+
+  it('when the env Secret is edited by hand, then it is written back', async () => {
+    const before = await waitForQueueEnv(ns.name, 'cache', 'present', () => true);
+    const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
+    await core.patchNamespacedSecret(
+      {
+        name: 'cache-vqueue',
+        namespace: ns.name,
+        body: { data: { VQUEUE_TOKEN: Buffer.from('tampered').toString('base64') } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await waitForQueueEnv(ns.name, 'cache', 'restored', (env) => env.VQUEUE_TOKEN === before.VQUEUE_TOKEN);
+  });
+});

@@ -1,0 +1,177 @@
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import nano from 'nano';
+import type { Logger } from 'winston';
+import {
+  LABEL_INSTANCE,
+  SETTEE_API_VERSION,
+  SETTEE_GROUP,
+  SETTEE_VERSION,
+} from '../../../operator/api/contract.js';
+import {
+  COUCH_INSTANCE_KIND,
+  COUCH_INSTANCE_PLURAL,
+  type CouchInstance,
+  type CouchInstanceSpec,
+  type CouchInstanceStatus,
+} from '../../../operator/api/couch-instance.js';
+import {
+  createLogger,
+  createSilentLogger,
+  LOG_LEVELS,
+  type LogLevel,
+} from '../../../operator/observability/logger.js';
+import { loadGatewayConfig } from '../../../gateway/config.js';
+import { startGateway, type Gateway, type GatewayOptions } from '../../../gateway/gateway.js';
+
+/** SETTEE_TEST_LOG_LEVEL=debug shows the components' logs while a test runs; silent otherwise. */
+export function testLogger(component: string): Logger {
+  const level = process.env.SETTEE_TEST_LOG_LEVEL as LogLevel | undefined;
+  if (!level || !LOG_LEVELS.includes(level)) return createSilentLogger();
+  return createLogger({ level, component, stream: process.stderr });
+}
+
+/** The gateway in this process, on a free loopback port, serving one namespace. */
+export async function startTestGateway(options: {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  env?: Record<string, string>;
+  writers?: GatewayOptions['writers'];
+}): Promise<Gateway> {
+  const config = loadGatewayConfig({
+    SETTEE_GATEWAY_PORT: '0',
+    SETTEE_WATCH_NAMESPACE: options.namespace,
+    SETTEE_GATEWAY_REPLICA: 'test-gateway',
+    SETTEE_SHUTDOWN_TIMEOUT: '2s',
+    ...options.env,
+  });
+  return startGateway({
+    config,
+    kubeConfig: options.kubeConfig,
+    logger: testLogger('gateway'),
+    ...(options.writers ? { writers: options.writers } : {}),
+  });
+}
+
+const instanceApi = (namespace: string) =>
+  ({ group: SETTEE_GROUP, version: SETTEE_VERSION, plural: COUCH_INSTANCE_PLURAL, namespace }) as const;
+
+/** A CouchInstance object as a tenant would apply it (no operator needed for the gateway to route to it). */
+export async function createCouchInstance(
+  kubeConfig: KubeConfig,
+  ref: { namespace: string; name: string },
+  spec: CouchInstanceSpec = {},
+  metadata: { finalizers?: string[] } = {},
+): Promise<CouchInstance> {
+  const body: CouchInstance = {
+    apiVersion: SETTEE_API_VERSION,
+    kind: COUCH_INSTANCE_KIND,
+    metadata: { name: ref.name, namespace: ref.namespace, ...metadata },
+    spec,
+  };
+  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  return (await api.createNamespacedCustomObject({ ...instanceApi(ref.namespace), body })) as CouchInstance;
+}
+
+export async function readCouchInstance(
+  kubeConfig: KubeConfig,
+  ref: { namespace: string; name: string },
+): Promise<CouchInstance> {
+  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  return (await api.getNamespacedCustomObject({
+    ...instanceApi(ref.namespace),
+    name: ref.name,
+  })) as CouchInstance;
+}
+
+/** Writes status as the operator would (the tests that run without one play its part). */
+export async function replaceCouchInstanceStatus(
+  kubeConfig: KubeConfig,
+  ref: { namespace: string; name: string },
+  status: CouchInstanceStatus,
+): Promise<void> {
+  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  const current = await readCouchInstance(kubeConfig, ref);
+  await api.replaceNamespacedCustomObjectStatus({
+    ...instanceApi(ref.namespace),
+    name: ref.name,
+    body: { ...current, status },
+  });
+}
+
+/**
+ * Plays the kubelet for an instance without an operator: its pod `<name>-0` with the engine's port,
+ * running on 127.0.0.1 (ready or not), or no pod at all.
+ */
+export async function setInstancePod(
+  kubeConfig: KubeConfig,
+  ref: { namespace: string; name: string },
+  endpoint: { port: number; ready: boolean } | undefined,
+): Promise<void> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const name = `${ref.name}-0`;
+  const existing = await core.readNamespacedPod({ name, namespace: ref.namespace }).catch(() => undefined);
+  const samePort = existing?.spec?.containers[0]?.ports?.[0]?.containerPort === endpoint?.port;
+  if (existing && (!endpoint || !samePort)) {
+    await core.deleteNamespacedPod({ name, namespace: ref.namespace, gracePeriodSeconds: 0 });
+  }
+  if (!endpoint) return;
+  if (!existing || !samePort) {
+    await core.createNamespacedPod({
+      namespace: ref.namespace,
+      body: {
+        metadata: { name, labels: { [LABEL_INSTANCE]: ref.name } },
+        spec: {
+          nodeName: 'settee-local',
+          containers: [
+            { name: 'couchdb', image: 'couchdb', ports: [{ name: 'http', containerPort: endpoint.port }] },
+          ],
+        },
+      },
+    });
+  }
+  const now = new Date();
+  await core.patchNamespacedPodStatus(
+    {
+      name,
+      namespace: ref.namespace,
+      body: {
+        status: {
+          phase: 'Running',
+          podIP: '127.0.0.1',
+          podIPs: [{ ip: '127.0.0.1' }],
+          conditions: [{ type: 'Ready', status: endpoint.ready ? 'True' : 'False', lastTransitionTime: now }],
+        },
+      },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+/** `http(s)://127.0.0.1:<port>/db/<namespace>/<name>`: an instance's base URL in the path form. */
+export function instanceUrl(
+  gateway: Gateway,
+  ref: { namespace: string; name: string },
+  credentials?: { username: string; password: string },
+): string {
+  const url = new URL(`${gateway.url}/db/${ref.namespace}/${ref.name}`);
+  if (credentials) {
+    url.username = encodeURIComponent(credentials.username);
+    url.password = encodeURIComponent(credentials.password);
+  }
+  return url.toString();
+}
+
+/**
+ * A nano client whose base URL is an instance's endpoint. nano reads the last path segment of a URL
+ * as a database name unless `parseUrl` is false (a documented option its typings lack), which the
+ * path form's `/db/<namespace>/<name>` needs.
+ */
+export function nanoAt(url: string): nano.ServerScope {
+  return nano({ url, parseUrl: false } as nano.Configuration);
+}

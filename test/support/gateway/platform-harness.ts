@@ -1,0 +1,107 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { ADMIN_SECRET_KEYS, adminSecretName } from '../../../operator/api/contract.js';
+import type { CouchInstance } from '../../../operator/api/couch-instance.js';
+import { loadOperatorConfig } from '../../../operator/config.js';
+import { startOperator, type RunningOperator } from '../../../operator/operator.js';
+import type { Gateway, GatewayOptions } from '../../../gateway/gateway.js';
+import {
+  startKubeletStandIn,
+  type KubeletStandIn,
+} from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
+import { readCouchInstance, startTestGateway, testLogger } from './gateway-harness.js';
+
+/** The whole platform for one namespace, in this process: gateway, operator and kubelet stand-in. */
+export interface TestPlatform {
+  gateway: Gateway;
+  operator: RunningOperator;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts what `make run` runs, scoped to one namespace: the gateway first (the operator writes its
+ * URL into every instance's status.endpoint), then the real operator and the kubelet stand-in.
+ */
+export async function startTestPlatform(options: {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  gatewayEnv?: Record<string, string>;
+  writers?: GatewayOptions['writers'];
+}): Promise<TestPlatform> {
+  const { kubeConfig, namespace } = options;
+  const dataRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-platform-'));
+  const gateway = await startTestGateway({
+    kubeConfig,
+    namespace,
+    env: options.gatewayEnv,
+    writers: options.writers,
+  });
+  let operator: RunningOperator | undefined;
+  let standIn: KubeletStandIn | undefined;
+  const stop = async (): Promise<void> => {
+    await gateway.stop();
+    await operator?.stop();
+    await standIn?.stop();
+    await fs.rm(dataRoot, { recursive: true, force: true });
+  };
+  try {
+    operator = await startOperator({
+      config: loadOperatorConfig({
+        SETTEE_WATCH_NAMESPACE: namespace,
+        SETTEE_LEADER_ELECTION: 'false',
+        SETTEE_METRICS_PORT: '0',
+        SETTEE_ENDPOINT_TEMPLATE: `${gateway.url}/db/{namespace}/{name}`,
+        SETTEE_SHUTDOWN_TIMEOUT: '5s',
+      }),
+      kubeConfig,
+      logger: testLogger('operator'),
+    });
+    standIn = await startKubeletStandIn({
+      kubeConfig,
+      namespace,
+      dataRoot,
+      logger: testLogger('kubelet-stand-in'),
+    });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { gateway, operator, stop };
+}
+
+/** Waits until the instance satisfies `check`, and returns it. */
+export async function waitForInstance(
+  kubeConfig: KubeConfig,
+  ref: { namespace: string; name: string },
+  check: (instance: CouchInstance) => boolean,
+  timeoutMs = 30_000,
+): Promise<CouchInstance> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const instance = await readCouchInstance(kubeConfig, ref);
+    if (check(instance)) return instance;
+    if (Date.now() > deadline)
+      throw new Error(
+        `instance ${ref.namespace}/${ref.name} did not get there: ${JSON.stringify(instance.status)}`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The generated admin credentials, from the instance's Secret as a tenant reads them. */
+export async function readAdminCredentials(
+  kubeConfig: KubeConfig,
+  ref: { namespace: string; name: string },
+): Promise<{ username: string; password: string; url: string }> {
+  const secret = await kubeConfig
+    .makeApiClient(CoreV1Api)
+    .readNamespacedSecret({ name: adminSecretName(ref.name), namespace: ref.namespace });
+  const decode = (key: string): string => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
+  return {
+    username: decode(ADMIN_SECRET_KEYS.username),
+    password: decode(ADMIN_SECRET_KEYS.password),
+    url: decode(ADMIN_SECRET_KEYS.url),
+  };
+}

@@ -1,0 +1,186 @@
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type CoreV1Event,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import { waitFor } from '../../../local/wait.js';
+import { SETTEE_GROUP, SETTEE_VERSION } from '../../../operator/api/contract.js';
+import {
+  ANNOTATION_ROTATE_SIGNING_KEYS,
+  QUEUE_BINDING_PLURAL,
+  queueEnvSecretName,
+  type QueueBinding,
+  type QueueBindingSpec,
+  type QueueEnv,
+} from '../../../operator/api/queue-binding.js';
+import { loadOperatorConfig } from '../../../operator/config.js';
+import { queueBindingController } from '../../../operator/controllers/queue-binding/registration.js';
+import { createSilentLogger } from '../../../operator/observability/logger.js';
+import { startOperator, type RunningOperator } from '../../../operator/operator.js';
+import { testControlPlane } from '../../helpers/kube.js';
+
+export const TEST_MASTER_SECRET = 'test-master-secret-0123456789abcdef';
+
+export function queueBindingApi(namespace: string) {
+  return { group: SETTEE_GROUP, version: SETTEE_VERSION, plural: QUEUE_BINDING_PLURAL, namespace };
+}
+
+function clients(kubeConfig: KubeConfig = testControlPlane().kubeConfig) {
+  return { custom: kubeConfig.makeApiClient(CustomObjectsApi), core: kubeConfig.makeApiClient(CoreV1Api) };
+}
+
+/** The operator with only the QueueBinding controller, watching one namespace, with short intervals. */
+export async function startQueueBindingOperator(options: {
+  namespace: string;
+  env?: Record<string, string>;
+}): Promise<RunningOperator> {
+  const config = loadOperatorConfig({
+    SETTEE_WATCH_NAMESPACE: options.namespace,
+    SETTEE_METRICS_PORT: '0',
+    SETTEE_LEADER_ELECTION: 'false',
+    SETTEE_SIGNING_MASTER_SECRET: TEST_MASTER_SECRET,
+    SETTEE_QUEUE_BASE_URL: 'http://127.0.0.1:8080',
+    SETTEE_QUEUE_CHECK_INTERVAL: '300ms',
+    SETTEE_QUEUE_DATABASE_TIMEOUT: '1s',
+    ...options.env,
+  });
+  return startOperator({
+    config,
+    kubeConfig: testControlPlane().kubeConfig,
+    logger: createSilentLogger(),
+    controllers: [queueBindingController],
+  });
+}
+
+export async function createPasswordSecret(
+  namespace: string,
+  name: string,
+  password: string,
+  key = 'password',
+): Promise<void> {
+  await clients().core.createNamespacedSecret({
+    namespace,
+    body: { metadata: { name, namespace }, stringData: { [key]: password } },
+  });
+}
+
+export async function replacePasswordSecret(
+  namespace: string,
+  name: string,
+  password: string,
+  key = 'password',
+): Promise<void> {
+  await clients().core.replaceNamespacedSecret({
+    name,
+    namespace,
+    body: { metadata: { name, namespace }, stringData: { [key]: password } },
+  });
+}
+
+export function bindingManifest(
+  namespace: string,
+  name: string,
+  spec: QueueBindingSpec | Record<string, unknown>,
+): QueueBinding {
+  return {
+    apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
+    kind: 'QueueBinding',
+    metadata: { name, namespace },
+    spec: spec as QueueBindingSpec,
+  };
+}
+
+export async function createBinding(
+  namespace: string,
+  name: string,
+  spec: QueueBindingSpec | Record<string, unknown>,
+): Promise<QueueBinding> {
+  return (await clients().custom.createNamespacedCustomObject({
+    ...queueBindingApi(namespace),
+    body: bindingManifest(namespace, name, spec),
+  })) as QueueBinding;
+}
+
+export async function readBinding(namespace: string, name: string): Promise<QueueBinding> {
+  return (await clients().custom.getNamespacedCustomObject({
+    ...queueBindingApi(namespace),
+    name,
+  })) as QueueBinding;
+}
+
+export async function requestRotation(namespace: string, name: string, value: string): Promise<void> {
+  await clients().custom.patchNamespacedCustomObject(
+    {
+      ...queueBindingApi(namespace),
+      name,
+      body: { metadata: { annotations: { [ANNOTATION_ROTATE_SIGNING_KEYS]: value } } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+export function conditionOf(binding: QueueBinding, type: string) {
+  return binding.status?.conditions?.find((condition) => condition.type === type);
+}
+
+export function waitForBinding(
+  namespace: string,
+  name: string,
+  what: string,
+  check: (binding: QueueBinding) => boolean,
+  timeoutMs = 15_000,
+): Promise<QueueBinding> {
+  return waitFor(
+    `QueueBinding ${namespace}/${name}: ${what}`,
+    async () => {
+      const binding = await readBinding(namespace, name);
+      return check(binding) ? binding : undefined;
+    },
+    { timeoutMs, intervalMs: 100 },
+  );
+}
+
+/** The env Secret's data, decoded; undefined while it does not exist. */
+export async function readQueueEnv(
+  namespace: string,
+  binding: string,
+): Promise<Record<string, string> | undefined> {
+  try {
+    const secret = await clients().core.readNamespacedSecret({
+      name: queueEnvSecretName(binding),
+      namespace,
+    });
+    return Object.fromEntries(
+      Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+export function waitForQueueEnv(
+  namespace: string,
+  binding: string,
+  what: string,
+  check: (env: QueueEnv) => boolean,
+): Promise<QueueEnv> {
+  return waitFor(
+    `the env Secret of ${namespace}/${binding}: ${what}`,
+    async () => {
+      const env = (await readQueueEnv(namespace, binding)) as QueueEnv | undefined;
+      return env && check(env) ? env : undefined;
+    },
+    { timeoutMs: 15_000, intervalMs: 100 },
+  );
+}
+
+export async function eventsFor(namespace: string, name: string): Promise<CoreV1Event[]> {
+  const events = await clients().core.listNamespacedEvent({
+    namespace,
+    fieldSelector: `involvedObject.name=${name}`,
+  });
+  return events.items;
+}

@@ -1,0 +1,74 @@
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { Logger } from 'winston';
+import { QUEUE_PATH_PREFIX } from '../../../operator/api/contract.js';
+import { renderQueueUrl } from '../../../operator/api/queue-binding.js';
+import { createSilentLogger } from '../../../operator/observability/logger.js';
+import { BindingRegistry, type QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import type { QueueConfig } from '../../../gateway/queue/config.js';
+import { DatabaseConnections } from '../../../gateway/queue/database-connections.js';
+import { startDeliveryWorkers, type DeliveryWorkers } from '../../../gateway/queue/delivery-workers.js';
+import { createQueueRouter } from '../../../gateway/queue/router.js';
+import type { HostResolver } from '../../../gateway/queue/ssrf/guarded-lookup.js';
+import { closeServer } from './test-receiver.js';
+
+export interface TestQueueGateway {
+  baseUrl: string;
+  registry: BindingRegistry;
+  connections: DatabaseConnections;
+  queueUrl(target: Pick<QueueTarget, 'namespace' | 'name'>): string;
+  startWorkers(): void;
+  stopWorkers(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The queue router mounted in an express app on a loopback port exactly as the gateway mounts
+ * it (at QUEUE_PATH_PREFIX), with its registry filled directly instead of from informers.
+ */
+export async function startTestQueueGateway(options: {
+  config: QueueConfig;
+  targets: QueueTarget[];
+  workers?: boolean;
+  resolve?: HostResolver;
+  logger?: Logger;
+}): Promise<TestQueueGateway> {
+  const logger = options.logger ?? createSilentLogger();
+  const registry = new BindingRegistry();
+  for (const target of options.targets) registry.set(target);
+  const connections = new DatabaseConnections(logger);
+  const app = express();
+  app.use(QUEUE_PATH_PREFIX, createQueueRouter({ registry, connections, config: options.config, logger }));
+  const server: http.Server = await new Promise((resolve) => {
+    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+  });
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let workers: DeliveryWorkers | undefined;
+  const gateway: TestQueueGateway = {
+    baseUrl,
+    registry,
+    connections,
+    queueUrl: (target) => renderQueueUrl(baseUrl, target),
+    startWorkers() {
+      workers ??= startDeliveryWorkers({
+        registry,
+        connections,
+        config: options.config,
+        logger,
+        resolve: options.resolve,
+      });
+    },
+    async stopWorkers() {
+      await workers?.stop();
+      workers = undefined;
+    },
+    async stop() {
+      await gateway.stopWorkers();
+      await closeServer(server);
+      await connections.closeAll();
+    },
+  };
+  if (options.workers ?? true) gateway.startWorkers();
+  return gateway;
+}

@@ -1,0 +1,51 @@
+import { Redis } from 'ioredis';
+import type { RedisServer } from '../../../local/redis-server.js';
+import { createDatabaseClient } from '../../../gateway/queue/database-connections.js';
+
+/** A connection set up exactly as the gateway sets up its own (auto-pipelined, or blocking). */
+export function connectAsGateway(server: RedisServer, options: { blocking: boolean; db?: number }): Redis {
+  return createDatabaseClient(
+    {
+      key: 'test/redis',
+      namespace: 'test',
+      name: 'redis',
+      token: server.password,
+      signingKey: 'unused',
+      connection: { host: server.host, port: server.port, tls: false, db: options.db ?? 0 },
+    },
+    { blocking: options.blocking },
+  );
+}
+
+/** A plain connection for a test's own inspection of the database. */
+export function connectTestRedis(server: RedisServer, db = 0): Redis {
+  return new Redis({
+    host: server.host,
+    port: server.port,
+    password: server.password,
+    db,
+    protocol: 2,
+    lazyConnect: false,
+  });
+}
+
+/**
+ * Everything a write to the database would change: the key count, each key's type and size, and
+ * the stream's last generated id (which moves even if an added entry were deleted again).
+ */
+export async function snapshotDatabase(redis: Redis): Promise<Record<string, string>> {
+  const snapshot: Record<string, string> = {};
+  const keys = (await redis.keys('*')).sort();
+  snapshot.dbsize = String(await redis.dbsize());
+  for (const key of keys) {
+    const type = await redis.type(key);
+    if (type === 'stream') {
+      const info = (await redis.call('XINFO', 'STREAM', key)) as unknown[];
+      const lastId = info[info.indexOf('last-generated-id') + 1];
+      snapshot[key] = `stream:${await redis.xlen(key)}:${String(lastId)}`;
+    } else {
+      snapshot[key] = `${type}:${await redis.memory('USAGE', key)}`;
+    }
+  }
+  return snapshot;
+}

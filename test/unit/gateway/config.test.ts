@@ -1,0 +1,54 @@
+import { ConfigError } from '../../../operator/env-reader.js';
+import { loadGatewayConfig } from '../../../gateway/config.js';
+
+describe('loadGatewayConfig', () => {
+  it('when nothing is set, then the documented defaults apply', () => {
+    const config = loadGatewayConfig({ POD_NAME: 'gateway-0' });
+    expect(config.listen).toEqual({ host: '127.0.0.1', port: 8080 });
+    expect(config.tls).toBeUndefined();
+    expect(config.domain).toBeUndefined();
+    expect(config.wake).toEqual({
+      holdQueueLimit: 1000,
+      timeoutMs: 15_000,
+      probeIntervalMs: 5,
+      retryIntervalMs: 1000,
+      retryAfterSeconds: 5,
+    });
+    expect(config.activity).toEqual({ reportIntervalMs: 5000, replicaName: 'gateway-0' });
+    expect(Object.isFrozen(config.wake)).toBe(true);
+  });
+
+  it('when values are given, then they are read with their units', () => {
+    const config = loadGatewayConfig({
+      SETTEE_GATEWAY_PORT: '0',
+      SETTEE_GATEWAY_DOMAIN: '.Couch.Example.com.',
+      SETTEE_GATEWAY_TLS_CERT: '/tls/crt',
+      SETTEE_GATEWAY_TLS_KEY: '/tls/key',
+      SETTEE_GATEWAY_WAKE_TIMEOUT: '2s',
+      SETTEE_GATEWAY_HOLD_QUEUE_LIMIT: '5',
+      SETTEE_GATEWAY_ACTIVITY_INTERVAL: '250ms',
+    });
+    expect(config.listen.port).toBe(0);
+    expect(config.domain).toBe('couch.example.com');
+    expect(config.tls).toEqual({ certFile: '/tls/crt', keyFile: '/tls/key' });
+    expect(config.wake.timeoutMs).toBe(2000);
+    expect(config.wake.holdQueueLimit).toBe(5);
+    expect(config.activity.reportIntervalMs).toBe(250);
+  });
+
+  it('when values are wrong, then every problem is reported at once', () => {
+    let error: unknown;
+    try {
+      loadGatewayConfig({
+        SETTEE_GATEWAY_PORT: 'eighty',
+        SETTEE_GATEWAY_TLS_CERT: '/only/cert',
+        SETTEE_GATEWAY_DOMAIN: 'not a domain',
+        SETTEE_GATEWAY_WAKE_TIMEOUT: 'soon',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toHaveLength(4);
+  });
+});

@@ -1,0 +1,59 @@
+import {
+  HoldQueueFullError,
+  InstanceDeletingError,
+  MalformedHostError,
+  UnknownInstanceError,
+  UpstreamError,
+  WakeTimeoutError,
+} from '../../../../gateway/http/errors.js';
+import { buildErrorResponse } from '../../../../gateway/http/error-response.js';
+
+const ref = { namespace: 'ns', name: 'app' };
+const options = { retryAfterSeconds: 5 };
+
+describe('buildErrorResponse', () => {
+  it('when an instance is unknown or being deleted, then the answer is a CouchDB-shaped 404', () => {
+    expect(buildErrorResponse(new UnknownInstanceError(ref), options)).toMatchObject({
+      status: 404,
+      body: { error: 'not_found', reason: 'there is no instance ns/app' },
+    });
+    expect(buildErrorResponse(new InstanceDeletingError(ref), options)).toMatchObject({
+      status: 404,
+      body: { error: 'not_found' },
+    });
+  });
+
+  it('when the Host is malformed, then the answer is 400 bad_request', () => {
+    expect(buildErrorResponse(new MalformedHostError('a b'), options)).toMatchObject({
+      status: 400,
+      body: { error: 'bad_request' },
+    });
+  });
+
+  it('when the upstream fails, then the answer is 502 without Retry-After', () => {
+    const answer = buildErrorResponse(
+      new UpstreamError(ref, Object.assign(new Error('x'), { code: 'ECONNRESET' })),
+      options,
+    );
+    expect(answer.status).toBe(502);
+    expect(answer.body.reason).toContain('ECONNRESET');
+    expect(answer.headers['Retry-After']).toBeUndefined();
+  });
+
+  it('when a wake times out or the hold queue is full, then the answer is 503 with Retry-After', () => {
+    for (const err of [new WakeTimeoutError(ref, 1000), new HoldQueueFullError(ref, 10)]) {
+      const answer = buildErrorResponse(err, options);
+      expect(answer).toMatchObject({ status: 503, body: { error: 'service_unavailable' } });
+      expect(answer.headers['Retry-After']).toBe('5');
+    }
+  });
+
+  it("when the error is not one of the gateway's own, then the answer is a 500 that does not leak its message", () => {
+    const answer = buildErrorResponse(new Error('internal detail at /srv/secret'), options);
+    expect(answer).toEqual({
+      status: 500,
+      headers: { 'Content-Type': 'application/json', 'Cache-Control': 'must-revalidate' },
+      body: { error: 'internal_server_error', reason: 'the gateway failed' },
+    });
+  });
+});

@@ -1,0 +1,58 @@
+import type { ActivityRenewal } from '../../../../gateway/proxy/activity-lease.js';
+import { ActivityReporter } from '../../../../gateway/proxy/activity-reporter.js';
+import { createSilentLogger } from '../../../../operator/observability/logger.js';
+
+const KEY = 'ns/app';
+const instance = { namespace: 'ns', name: 'app', uid: 'u' };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function setup(intervalMs = 100) {
+  const renewals: ActivityRenewal[] = [];
+  const reporter = new ActivityReporter({
+    write: async (renewal) => void renewals.push(renewal),
+    intervalMs,
+    holderIdentity: 'gw-1',
+    logger: createSilentLogger(),
+  });
+  return { reporter, renewals };
+}
+
+describe('ActivityReporter', () => {
+  it('when the first request after a quiet time arrives, then the Lease is renewed at once', async () => {
+    const { reporter, renewals } = setup();
+    reporter.begin(KEY, instance);
+    reporter.end(KEY);
+    await sleep(5);
+    expect(renewals).toHaveLength(1);
+    expect(renewals[0]).toMatchObject({ instance, holderIdentity: 'gw-1', openStreams: 1 });
+    await reporter.stop();
+  });
+
+  it('when a thousand requests arrive within one interval, then there are at most two renewals for them', async () => {
+    const { reporter, renewals } = setup();
+    for (let i = 0; i < 1000; i++) {
+      reporter.begin(KEY, instance);
+      reporter.end(KEY);
+    }
+    await sleep(150);
+    expect(renewals.length).toBeGreaterThanOrEqual(1);
+    expect(renewals.length).toBeLessThanOrEqual(2);
+    await sleep(250);
+    expect(renewals.length).toBeLessThanOrEqual(2); // no requests, nothing open: renewals stop
+    await reporter.stop();
+  });
+
+  it('when a response stays open, then it is renewed every interval until it ends', async () => {
+    const { reporter, renewals } = setup(50);
+    reporter.begin(KEY, instance);
+    await sleep(280);
+    expect(renewals.length).toBeGreaterThanOrEqual(4);
+    expect(reporter.openCount(KEY)).toBe(1);
+    reporter.end(KEY);
+    await sleep(120);
+    const settled = renewals.length;
+    await sleep(150);
+    expect(renewals.length).toBe(settled);
+    await reporter.stop();
+  });
+});

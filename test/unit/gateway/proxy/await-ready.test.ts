@@ -1,0 +1,107 @@
+import { HoldQueueFullError, WakeTimeoutError } from '../../../../gateway/http/errors.js';
+import { AwaitReady } from '../../../../gateway/proxy/await-ready.js';
+import type { AddressListener, UpstreamAddress } from '../../../../gateway/proxy/endpoint-cache.js';
+import { createSilentLogger } from '../../../../operator/observability/logger.js';
+
+/** An address source the test sets by hand, in place of the pod informer. */
+class Addresses {
+  private readonly addresses = new Map<string, UpstreamAddress>();
+  private listener: AddressListener | undefined;
+  addressOf(key: string): UpstreamAddress | undefined {
+    return this.addresses.get(key);
+  }
+  onChange(listener: AddressListener): () => void {
+    this.listener = listener;
+    return () => (this.listener = undefined);
+  }
+  set(key: string, address: UpstreamAddress | undefined): void {
+    if (address) this.addresses.set(key, address);
+    else this.addresses.delete(key);
+    this.listener?.(key, address);
+  }
+}
+
+const ref = { namespace: 'ns', name: 'app' };
+const KEY = 'ns/app';
+
+function setup(
+  options: { probe?: (origin: string) => Promise<boolean>; limit?: number; timeoutMs?: number } = {},
+) {
+  const addresses = new Addresses();
+  const released: number[] = [];
+  const gate = new AwaitReady({
+    endpoints: addresses,
+    probe: options.probe ?? (async () => true),
+    holdQueueLimit: options.limit ?? 100,
+    timeoutMs: options.timeoutMs ?? 5_000,
+    probeIntervalMs: 5,
+    onReleased: (_instance, ms) => released.push(ms),
+    logger: createSilentLogger(),
+  });
+  return { addresses, gate, released };
+}
+
+describe('AwaitReady', () => {
+  it('when the endpoint is ready, then requests go through at once without being held', () => {
+    const { addresses, gate } = setup();
+    expect(gate.readyOrigin(KEY)).toBeUndefined();
+    addresses.set(KEY, { origin: 'http://10.0.0.1:5984', ready: true });
+    expect(gate.readyOrigin(KEY)).toBe('http://10.0.0.1:5984');
+  });
+
+  it('when requests are held and the address appears not ready but /_up answers, then they are released in arrival order, once', async () => {
+    let up = false;
+    const { addresses, gate, released } = setup({ probe: async () => up });
+    const order: number[] = [];
+    const held = [0, 1, 2, 3, 4].map((i) => gate.hold(ref).then((r) => (order.push(i), r)));
+    addresses.set(KEY, { origin: 'http://10.0.0.1:5984', ready: false });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(order).toEqual([]);
+    up = true;
+    const results = await Promise.all(held);
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+    expect(results.every((r) => r.origin === 'http://10.0.0.1:5984' && r.heldMs >= 0)).toBe(true);
+    expect(released).toHaveLength(1);
+    // Verified by the probe: later requests need no hold although the endpoint is still not ready.
+    expect(gate.readyOrigin(KEY)).toBe('http://10.0.0.1:5984');
+  });
+
+  it('when more requests arrive than the queue holds, then the extra ones are refused at once', async () => {
+    const { gate } = setup({ limit: 2, timeoutMs: 50 });
+    const first = gate.hold(ref);
+    const second = gate.hold(ref);
+    await expect(gate.hold(ref)).rejects.toBeInstanceOf(HoldQueueFullError);
+    await expect(first).rejects.toBeInstanceOf(WakeTimeoutError);
+    await expect(second).rejects.toBeInstanceOf(WakeTimeoutError);
+  });
+
+  it('when the instance never comes up, then each held request is refused at its deadline', async () => {
+    const { gate } = setup({ timeoutMs: 80 });
+    const started = Date.now();
+    await expect(gate.hold(ref)).rejects.toBeInstanceOf(WakeTimeoutError);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(75);
+    expect(gate.isHolding(KEY)).toBe(false);
+  });
+
+  it('when a ready address refuses connections, then it is probed again before it is used', async () => {
+    let up = false;
+    const { addresses, gate } = setup({ probe: async () => up });
+    addresses.set(KEY, { origin: 'http://10.0.0.1:5984', ready: true });
+    gate.invalidate(KEY, 'http://10.0.0.1:5984');
+    expect(gate.readyOrigin(KEY)).toBeUndefined();
+    const held = gate.hold(ref);
+    up = true;
+    await expect(held).resolves.toMatchObject({ origin: 'http://10.0.0.1:5984' });
+  });
+
+  it('when a held request is aborted or the instance fails, then the request ends with that reason', async () => {
+    const { gate } = setup();
+    const controller = new AbortController();
+    const aborted = gate.hold(ref, controller.signal);
+    controller.abort(new Error('client left'));
+    await expect(aborted).rejects.toThrow('client left');
+    const failed = gate.hold(ref);
+    gate.fail(KEY, new Error('deleted'));
+    await expect(failed).rejects.toThrow('deleted');
+  });
+});

@@ -1,0 +1,80 @@
+import { parseBatchRequest } from '../../../../gateway/queue/batch-request.js';
+import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
+
+const limits = {
+  defaultRetries: 3,
+  maxRetries: 10,
+  deliveryTimeoutMs: 30_000,
+  maxBatchSize: 3,
+  maxBodyBytes: 64,
+};
+const policy = compileAddressPolicy([]);
+const parse = (value: unknown) =>
+  parseBatchRequest(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)), limits, policy);
+
+describe('batch requests', () => {
+  it("when items come in the SDK's form, then destination, headers and the string body are taken as sent", () => {
+    const [message] = parse([
+      {
+        destination: 'https://a.example/hook?x=1',
+        headers: {
+          'content-type': 'application/json',
+          'upstash-method': 'PATCH',
+          'upstash-forward-x-id': '7',
+          'upstash-retries': '1',
+        },
+        body: '{"a":1}',
+      },
+    ]);
+    expect(message).toEqual({
+      destination: 'https://a.example/hook?x=1',
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', 'x-id': '7' },
+      retries: 1,
+      body: Buffer.from('{"a":1}'),
+    });
+  });
+
+  it('when items come in the short form, then a JSON body is serialized and labelled JSON, a string body is kept', () => {
+    const [json, text, empty] = parse([
+      { url: 'https://a.example/1', body: { a: [1, 2] } },
+      { url: 'https://a.example/2', body: 'plain' },
+      { url: 'https://a.example/3' },
+    ]);
+    expect(json?.body.toString()).toBe('{"a":[1,2]}');
+    expect(json?.headers['content-type']).toBe('application/json');
+    expect(text?.body.toString()).toBe('plain');
+    expect(text?.headers['content-type']).toBeUndefined();
+    expect(empty?.body.length).toBe(0);
+  });
+
+  it.each([
+    ['[{"url": "https://a.example"', /not valid JSON/],
+    [{ url: 'https://a.example' }, /must be a JSON array/],
+    [[], /empty/],
+    [
+      [
+        { url: 'https://a.example/1' },
+        { url: 'https://a.example/2' },
+        { url: 'https://a.example/3' },
+        { url: 'https://a.example/4' },
+      ],
+      /4 messages, more than the allowed 3/,
+    ],
+    [[{ body: 'no destination' }], /batch item 0 must have a destination or a url/],
+    [[{ url: 'https://a.example', extra: true }], /unknown field "extra"/],
+    [[{ url: 42 }], /batch item 0.url must be string/],
+    [[{ url: 'https://a.example', headers: { 'upstash-retries': 2 } }], /must be string/],
+    [[{ url: 'https://a.example' }, { url: 'ftp://a.example/file' }], /batch item 1: .*only http and https/],
+    [
+      [{ url: 'https://a.example' }, { url: 'not a url' }],
+      /batch item 1: destination "not a url" is not a URL/,
+    ],
+    [[{ url: 'https://a.example', headers: { 'Upstash-Retries': 'abc' } }], /batch item 0: Upstash-Retries/],
+    [[{ url: 'https://a.example', body: 'x'.repeat(65) }], /batch item 0: its body is larger than 64 bytes/],
+    [[{ url: 'http://169.254.169.254/latest/meta-data' }], /batch item 0: .*linkLocal/],
+    [[{ destination: 'https://a.example', queue: 'q1' }], /queues are not supported/],
+  ])('when the batch is %j, then it is refused with a message that says why', (batch, message) => {
+    expect(() => parse(batch)).toThrow(message);
+  });
+});

@@ -1,0 +1,54 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import type { QueueBinding } from '../../../../operator/api/queue-binding.js';
+import { buildQueueTarget } from '../../../../gateway/queue/queue-target.js';
+
+const binding: QueueBinding = {
+  apiVersion: 'settee.dev/v1alpha1',
+  kind: 'QueueBinding',
+  metadata: { name: 'cache', namespace: 'ns' },
+  spec: {
+    engine: 'redis',
+    connection: { host: 'redis.ns.svc', passwordSecretRef: { name: 'auth', key: 'password' } },
+  },
+  status: { envSecret: 'cache-vqueue' },
+};
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+const envSecret = (data: Record<string, string>, owner = 'cache'): V1Secret => ({
+  metadata: { name: 'cache-vqueue', namespace: 'ns', labels: { 'settee.dev/queue-binding': owner } },
+  data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+});
+
+describe('the gateway view of a binding', () => {
+  it('when the binding and its env Secret exist, then the target has the token, the current key and the defaulted connection', () => {
+    const target = buildQueueTarget(
+      binding,
+      envSecret({
+        VQUEUE_TOKEN: 'pw',
+        VQUEUE_CURRENT_SIGNING_KEY: 'sig_a',
+        VQUEUE_NEXT_SIGNING_KEY: 'sig_b',
+      }),
+    );
+    expect(target).toEqual({
+      key: 'ns/cache',
+      namespace: 'ns',
+      name: 'cache',
+      token: 'pw',
+      signingKey: 'sig_a',
+      connection: { host: 'redis.ns.svc', port: 6379, tls: false, db: 0 },
+    });
+  });
+
+  it('when the env Secret is missing, belongs to another binding, or lacks the token or key, then there is no target', () => {
+    expect(buildQueueTarget(binding, undefined)).toBeUndefined();
+    expect(
+      buildQueueTarget(
+        binding,
+        envSecret({ VQUEUE_TOKEN: 'pw', VQUEUE_CURRENT_SIGNING_KEY: 'sig_a' }, 'other'),
+      ),
+    ).toBeUndefined();
+    expect(buildQueueTarget(binding, envSecret({ VQUEUE_CURRENT_SIGNING_KEY: 'sig_a' }))).toBeUndefined();
+    expect(
+      buildQueueTarget(binding, envSecret({ VQUEUE_TOKEN: 'pw', VQUEUE_CURRENT_SIGNING_KEY: '' })),
+    ).toBeUndefined();
+  });
+});

@@ -1,0 +1,59 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { readQueueBindingConfig } from '../../../../../operator/controllers/queue-binding/config.js';
+import { ConfigError, EnvReader } from '../../../../../operator/env-reader.js';
+
+function read(env: Record<string, string>) {
+  const reader = new EnvReader(env);
+  const config = readQueueBindingConfig(reader);
+  reader.assertValid();
+  return config;
+}
+
+describe('the queue-binding section of the operator config', () => {
+  it('when nothing is set, then there is no master secret and the defaults apply', () => {
+    expect(read({})).toEqual({
+      masterSecret: undefined,
+      queueBaseUrl: 'http://127.0.0.1:8080',
+      checkIntervalMs: 60_000,
+      databaseTimeoutMs: 3_000,
+      rotationGraceMs: 3_600_000,
+    });
+  });
+
+  it('when the master secret comes from the environment or a file, then it is taken (the file wins)', () => {
+    const secret = 's'.repeat(40);
+    expect(read({ SETTEE_SIGNING_MASTER_SECRET: secret }).masterSecret).toBe(secret);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'settee-secret-'));
+    try {
+      const file = path.join(dir, 'master');
+      fs.writeFileSync(file, `${'f'.repeat(40)}\n`);
+      const config = read({ SETTEE_SIGNING_MASTER_SECRET: secret, SETTEE_SIGNING_MASTER_SECRET_FILE: file });
+      expect(config.masterSecret).toBe('f'.repeat(40));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('when the master secret is short, then the config is refused without showing the secret', () => {
+    let error: unknown;
+    try {
+      read({ SETTEE_SIGNING_MASTER_SECRET: 'short-secret-value' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/at least 32 characters/);
+    expect((error as Error).message).not.toContain('short-secret-value');
+  });
+
+  it('when values are malformed, then each is reported', () => {
+    expect(() => read({ SETTEE_QUEUE_BASE_URL: 'ftp://x', SETTEE_QUEUE_CHECK_INTERVAL: 'often' })).toThrow(
+      /SETTEE_QUEUE_BASE_URL=ftp:\/\/x[\s\S]*SETTEE_QUEUE_CHECK_INTERVAL=often/,
+    );
+    expect(() => read({ SETTEE_SIGNING_MASTER_SECRET_FILE: '/nonexistent/master' })).toThrow(
+      /cannot be read/,
+    );
+  });
+});

@@ -1,0 +1,96 @@
+import type { QueueBindingStatus } from '../../../../../operator/api/queue-binding.js';
+import {
+  computeQueueBindingStatus,
+  type QueueBindingObservation,
+} from '../../../../../operator/controllers/queue-binding/status.js';
+
+const healthy: QueueBindingObservation = {
+  generation: 3,
+  queueUrl: 'https://q.example/queue/ns/db',
+  envSecret: 'db-vqueue',
+  signingKeys: { currentGeneration: 0 },
+  passwordProblem: undefined,
+  database: { reachable: true, version: '7.2.4' },
+};
+const t1 = '2030-01-01T00:00:00.000Z';
+const t2 = '2030-01-01T00:05:00.000Z';
+const conditionsOf = (status: QueueBindingStatus) =>
+  Object.fromEntries((status.conditions ?? []).map((c) => [c.type, c]));
+
+describe('QueueBinding status', () => {
+  it('when the env Secret is written and the database answers, then Ready and DatabaseReachable are True', () => {
+    const status = computeQueueBindingStatus(undefined, healthy, t1);
+    expect(status).toMatchObject({
+      queueUrl: healthy.queueUrl,
+      envSecret: 'db-vqueue',
+      observedGeneration: 3,
+      signingKeys: { currentGeneration: 0 },
+    });
+    expect(conditionsOf(status)).toEqual({
+      Ready: expect.objectContaining({
+        status: 'True',
+        reason: 'QueueReady',
+        lastTransitionTime: t1,
+        observedGeneration: 3,
+      }),
+      DatabaseReachable: expect.objectContaining({
+        status: 'True',
+        reason: 'Reachable',
+        lastTransitionTime: t1,
+      }),
+    });
+  });
+
+  it('when the database refuses the password, then DatabaseReachable is False with AuthenticationFailed and Ready False', () => {
+    const status = computeQueueBindingStatus(
+      undefined,
+      { ...healthy, database: { reachable: false, reason: 'AuthenticationFailed', message: 'refused' } },
+      t1,
+    );
+    expect(conditionsOf(status).DatabaseReachable).toMatchObject({
+      status: 'False',
+      reason: 'AuthenticationFailed',
+    });
+    expect(conditionsOf(status).Ready).toMatchObject({ status: 'False', reason: 'DatabaseNotReachable' });
+  });
+
+  it('when the password Secret is missing, then both conditions say so and the database is not judged', () => {
+    const status = computeQueueBindingStatus(
+      undefined,
+      {
+        ...healthy,
+        envSecret: undefined,
+        database: undefined,
+        passwordProblem: { reason: 'PasswordSecretMissing', message: 'Secret db-auth does not exist' },
+      },
+      t1,
+    );
+    expect(conditionsOf(status).DatabaseReachable).toMatchObject({
+      status: 'False',
+      reason: 'PasswordSecretMissing',
+    });
+    expect(conditionsOf(status).Ready).toMatchObject({ status: 'False', reason: 'PasswordSecretMissing' });
+    expect(status.envSecret).toBeUndefined();
+  });
+
+  it('when no master secret is configured, then Ready is False with SigningSecretMissing', () => {
+    const status = computeQueueBindingStatus(
+      undefined,
+      { ...healthy, signingKeys: undefined, envSecret: undefined },
+      t1,
+    );
+    expect(conditionsOf(status).Ready).toMatchObject({ status: 'False', reason: 'SigningSecretMissing' });
+  });
+
+  it("when a condition's status is unchanged, then its lastTransitionTime is kept; when it changes, it moves", () => {
+    const first = computeQueueBindingStatus(undefined, healthy, t1);
+    const same = computeQueueBindingStatus(first, healthy, t2);
+    expect(conditionsOf(same).Ready?.lastTransitionTime).toBe(t1);
+    const down = computeQueueBindingStatus(
+      same,
+      { ...healthy, database: { reachable: false, reason: 'Unreachable', message: 'ECONNREFUSED' } },
+      t2,
+    );
+    expect(conditionsOf(down).DatabaseReachable).toMatchObject({ status: 'False', lastTransitionTime: t2 });
+  });
+});
