@@ -1,17 +1,20 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig } from '@kubernetes/client-node';
+import crypto from 'node:crypto';
+import { CoreV1Api, KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { applyObject, makeObjectClient } from '../operator/kube/apply.js';
 import { INSTANCE_PATH_PREFIX } from '../operator/api/contract.js';
+import { QUEUE_BINDING_KIND, QueueEnvKey, queueEnvSecretName } from '../operator/api/queue-binding.js';
 import { DEFAULT_CRD_DIR, installCrds, startControlPlane } from './control-plane.js';
+import { provideLocalQueueDatabases } from './local-queue-databases.js';
 import { loadManifests } from './manifests.js';
 import { launchOnFreePort, type Launched } from './launch.js';
 import { isAddressInUse, ProcessExitedError, startProcess, type ManagedProcess } from './process.js';
+import { waitFor } from './wait.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_STATE_DIR = path.join(ROOT, '.settee', 'local');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 const PREFERRED_GATEWAY_PORT = 8080;
 
 export interface LocalPlatformOptions {
@@ -65,11 +68,20 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       say(`control plane ready at ${plane.server}`);
     }
 
+    const examples = await provideLocalQueueDatabases(await loadManifests(path.join(ROOT, 'examples')));
+    for (const server of examples.servers) {
+      stops.push(() => server.stop());
+      say(`started redis-server for the example QueueBinding at ${server.host}:${server.port}`);
+    }
+
     const common: NodeJS.ProcessEnv = {
       ...process.env,
       KUBECONFIG: kubeconfigPath,
       SETTEE_LOG_LEVEL: process.env.SETTEE_LOG_LEVEL ?? 'info',
       SETTEE_KUBELET_DATA_DIR: path.join(stateDir, 'engines'),
+      // Receivers on this machine (examples/receiver) must be reachable; in a cluster the default
+      // refuses loopback and private destinations.
+      SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
     };
     const run: RunOptions = { echo: options.echo ?? false, stateDir };
     // The gateway goes first: its port is part of every instance's endpoint, which the operator writes.
@@ -85,6 +97,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
         env: {
           ...common,
           SETTEE_ENDPOINT_TEMPLATE: `${gatewayUrl}${INSTANCE_PATH_PREFIX}/{namespace}/{name}`,
+          SETTEE_QUEUE_BASE_URL: gatewayUrl,
+          SETTEE_SIGNING_MASTER_SECRET: crypto.randomBytes(32).toString('hex'),
           // The gateway owns the well-known port; the operator's /metrics takes any free one.
           SETTEE_METRICS_PORT: '0',
         },
@@ -96,16 +110,18 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       stops.push(() => proc.stop(10_000));
     }
 
-    const examples = await loadManifests(path.join(ROOT, 'examples'));
     const objects = makeObjectClient(kubeConfig);
-    for (const object of examples) {
+    for (const object of examples.manifests) {
       object.metadata = { namespace: 'default', ...object.metadata };
       await applyObject(objects, object, { fieldManager: 'settee-local' });
       say(`applied ${object.kind} ${object.metadata.namespace}/${object.metadata.name}`);
     }
 
     await writeEnvFile(stateDir, { kubeconfigPath, gatewayUrl });
-    if (options.echo) printNextSteps(stateDir, { kubeconfigPath, gatewayUrl });
+    if (options.echo) {
+      printNextSteps(stateDir, { kubeconfigPath, gatewayUrl });
+      await printQueueEnvironments(kubeConfig, examples.manifests);
+    }
     return { kubeconfigPath, gatewayUrl, stop };
   } catch (err) {
     await stop();
@@ -147,8 +163,10 @@ interface RunOptions {
 function startComponent(component: Component, run: RunOptions): ManagedProcess {
   return startProcess({
     name: component.name,
-    command: TSX,
-    args: [path.join(ROOT, component.entry)],
+    // tsx as a loader, not its CLI: the CLI runs the program in a child process of its own, which
+    // would outlive the CLI if that were killed.
+    command: process.execPath,
+    args: ['--import', 'tsx', path.join(ROOT, component.entry)],
     env: component.env,
     cwd: ROOT,
     echo: run.echo,
@@ -178,4 +196,29 @@ Settee is running. In another shell:
 Gateway: ${info.gatewayUrl}   (instances at ${info.gatewayUrl}${INSTANCE_PATH_PREFIX}/<namespace>/<name>)
 Press Ctrl-C to stop everything.
 `);
+}
+
+/** Prints the VQUEUE_* values of each example QueueBinding, once the operator has written them. */
+async function printQueueEnvironments(kubeConfig: KubeConfig, manifests: KubernetesObject[]): Promise<void> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  for (const binding of manifests.filter((o) => o.kind === QUEUE_BINDING_KIND)) {
+    const namespace = binding.metadata?.namespace ?? 'default';
+    const name = queueEnvSecretName(binding.metadata?.name ?? '');
+    const secret = await waitFor(
+      `Secret ${namespace}/${name}`,
+      () => core.readNamespacedSecret({ name, namespace }).catch(() => undefined),
+      { timeoutMs: 30_000, intervalMs: 250 },
+    ).catch(() => undefined);
+    if (!secret?.data) {
+      console.log(
+        `(the queue environment of ${namespace}/${binding.metadata?.name} is not ready yet: kubectl get qb)`,
+      );
+      continue;
+    }
+    console.log(`Webhook queue of QueueBinding ${namespace}/${binding.metadata?.name} (Secret ${name}):`);
+    for (const key of Object.values(QueueEnvKey)) {
+      console.log(`  ${key}=${Buffer.from(secret.data[key] ?? '', 'base64').toString('utf8')}`);
+    }
+    console.log('');
+  }
 }

@@ -2,7 +2,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { Client, Receiver } from '@upstash/qstash';
 import { startLocalPlatform, type LocalPlatform } from '../../../local/platform.js';
 import { waitFor } from '../../../local/wait.js';
 
@@ -11,11 +14,7 @@ function platformPids(stateDir: string): number[] {
   const out = execFileSync('ps', ['-eo', 'pid=,args=']).toString();
   return out
     .split('\n')
-    .filter(
-      (line) =>
-        line.includes('tsx') &&
-        /(gateway|operator|kubelet-stand-in)\/main\.ts|pouchdb-stand-in-server/.test(line),
-    )
+    .filter((line) => /(gateway|operator|kubelet-stand-in)\/main\.ts|pouchdb-stand-in-server/.test(line))
     .map((line) => Number(line.trim().split(/\s+/)[0]))
     .filter(
       (pid) =>
@@ -83,8 +82,68 @@ describe('the local platform (make run)', () => {
     expect(((await response.json()) as { couchdb?: string }).couchdb).toBe('Welcome');
   });
 
+  it('when a message is published to the example queue with the QStash SDK, then a local receiver gets it signed', async () => {
+    const core = new KubeConfig();
+    core.loadFromFile(platform.kubeconfigPath);
+    const secrets = core.makeApiClient(CoreV1Api);
+    const env = await waitFor(
+      'the example QueueBinding env Secret cache-vqueue',
+      async () => {
+        const secret = await secrets
+          .readNamespacedSecret({ name: 'cache-vqueue', namespace: 'default' })
+          .catch(() => undefined);
+        if (!secret?.data) return undefined;
+        return Object.fromEntries(
+          Object.entries(secret.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+        );
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    expect(env.VQUEUE_URL).toBe(`${platform.gatewayUrl}/queue/default/cache`);
+
+    const received: Array<{ body: string; signature: string; url: string }> = [];
+    const receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const { port } = receiver.address() as AddressInfo;
+        received.push({
+          body: Buffer.concat(chunks).toString('utf8'),
+          signature: String(req.headers['upstash-signature']),
+          url: `http://127.0.0.1:${port}${req.url}`,
+        });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = receiver.address() as AddressInfo;
+      const client = new Client({ baseUrl: env.VQUEUE_URL, token: env.VQUEUE_TOKEN ?? '' });
+      const { messageId } = await client.publishJSON({
+        url: `http://127.0.0.1:${port}/hook`,
+        body: { hello: 'settee' },
+      });
+      expect(messageId).toMatch(/^msg_/);
+      const delivery = await waitFor('the delivery', async () => received[0], {
+        timeoutMs: 15_000,
+        intervalMs: 50,
+      });
+      expect(JSON.parse(delivery.body)).toEqual({ hello: 'settee' });
+      const verifier = new Receiver({
+        currentSigningKey: env.VQUEUE_CURRENT_SIGNING_KEY ?? '',
+        // VQUEUE_NEXT_SIGNING_KEY is "" unless a rotation is pending; the SDK wants two keys.
+        nextSigningKey: env.VQUEUE_NEXT_SIGNING_KEY || (env.VQUEUE_CURRENT_SIGNING_KEY ?? ''),
+      });
+      await expect(
+        verifier.verify({ signature: delivery.signature, body: delivery.body, url: delivery.url }),
+      ).resolves.toBe(true);
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
   it('when stopped, then none of its processes is left and the gateway port is closed', async () => {
-    // Each of the three runs under tsx (two processes), and two example instances run engines.
+    // The gateway, the operator, the kubelet stand-in, and an engine for each example instance.
     expect(platformPids(stateDir).length).toBeGreaterThanOrEqual(5);
     await platform.stop();
     expect(platformPids(stateDir)).toEqual([]);
