@@ -64,7 +64,7 @@ describe("the chart's container environment, read by the components' own configu
     it('when the gateway reads it, then the queue master secret is nowhere in it', () => {
       const env = environmentOf(objects, 'prod-settee-gateway');
       const operatorEnv = environmentOf(objects, 'prod-settee-operator');
-      const master = operatorEnv.SETTEE_QUEUE_MASTER_SECRET ?? '';
+      const master = operatorEnv.SETTEE_SIGNING_MASTER_SECRET ?? '';
       expect(master).toHaveLength(64);
       expect(Object.values(env)).not.toContain(master);
     });

@@ -227,7 +227,7 @@ describe('helm template with every value set', () => {
     const container = containerOf(operator);
     expect(envOf(container)).toMatchObject({
       SETTEE_ENDPOINT_TEMPLATE: 'https://{name}.{namespace}.couch.example.com',
-      SETTEE_QUEUE_GATEWAY_URL: 'https://couch.example.com',
+      SETTEE_QUEUE_BASE_URL: 'https://couch.example.com',
     });
     expect(container.image).toBe(
       'registry.example.com/settee/operator:1.2.3@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
@@ -265,7 +265,7 @@ describe('helm template with every value set', () => {
     });
     expect(rendered.filter((o) => o.kind === 'Secret')).toEqual([]);
     const container = containerOf(findObject<V1Deployment>(rendered, 'Deployment', 'prod-couch-operator'));
-    expect(container.env?.find((e) => e.name === 'SETTEE_QUEUE_MASTER_SECRET')?.valueFrom).toEqual({
+    expect(container.env?.find((e) => e.name === 'SETTEE_SIGNING_MASTER_SECRET')?.valueFrom).toEqual({
       secretKeyRef: { name: 'my-master', key: 'master' },
     });
   });
