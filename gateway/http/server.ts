@@ -25,6 +25,7 @@ export interface StartServerOptions {
 
 /** Node's default cuts a request whose body is still arriving after 5 minutes: too short for big attachments. */
 const NO_REQUEST_TIMEOUT = 0;
+const IDLE_SWEEP_INTERVAL_MS = 50;
 
 export async function startServer(options: StartServerOptions): Promise<ListeningServer> {
   const serverOptions: http.ServerOptions = { requestTimeout: NO_REQUEST_TIMEOUT, keepAliveTimeout: 65_000 };
@@ -61,11 +62,14 @@ export async function startServer(options: StartServerOptions): Promise<Listenin
           options.logger.warn('shutdown grace period over; closing the connections still open');
           server.closeAllConnections();
         }, graceMs);
+        // close() drops the connections idle at that moment only; a keep-alive connection whose
+        // request finishes later would otherwise hold the shutdown until the grace period ends.
+        const sweeper = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_INTERVAL_MS);
         server.close(() => {
           clearTimeout(timer);
+          clearInterval(sweeper);
           resolve();
         });
-        server.closeIdleConnections();
       });
       return closing;
     },
