@@ -18,8 +18,8 @@ import { startCouchEngine } from '../local/couch-engine/index.js';
 import { getFreePort } from '../local/ports.js';
 import type { ManagedProcess } from '../local/process.js';
 import type { CouchInstance } from '../operator/api/couch-instance.js';
-import { createCouchInstance, readCouchInstance } from '../test/support/gateway/gateway-harness.js';
-import { readAdminCredentials } from '../test/support/gateway/platform-harness.js';
+import { createCouchInstance, readCouchInstance } from '../test/helpers/gateway/gateway-harness.js';
+import { readAdminCredentials } from '../test/helpers/gateway/platform-harness.js';
 import { startTsProcess, waitForHttp } from './gateway/processes.js';
 import { quantile, round } from './gateway/stats.js';
 

@@ -16,7 +16,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../local/control-plane.js';
 import { startCouchEngine } from '../local/couch-engine/index.js';
 import { getFreePort } from '../local/ports.js';
-import { createCouchInstance, setInstancePod } from '../test/support/gateway/gateway-harness.js';
+import { createCouchInstance, setInstancePod } from '../test/helpers/gateway/gateway-harness.js';
 import type { LoadResult } from './gateway/load-generator.js';
 import { NGINX_BIN, startNginx } from './gateway/nginx.js';
 import { runLoad, startTsProcess, waitForHttp } from './gateway/processes.js';

@@ -30,7 +30,7 @@ import { quantile, round } from './gateway/stats.js';
 import type { PublishLoadResult, PublishLoadSpec } from './queue/publish-load.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const GATEWAY_PROCESS = path.join(ROOT, 'test/support/queue/queue-gateway-process.ts');
+const GATEWAY_PROCESS = path.join(ROOT, 'test/helpers/queue/queue-gateway-process.ts');
 const LOAD_PROCESS = path.join(ROOT, 'bench/queue/publish-load.ts');
 const KEY_PREFIX = '{bench}:';
 const SECONDS = Number(process.env.QUEUE_BENCH_SECONDS ?? '5');

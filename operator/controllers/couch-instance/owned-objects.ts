@@ -10,7 +10,7 @@ import {
   readCredentials,
   type InstanceCredentials,
 } from '../../resources/couch-instance/admin-secret.js';
-import { appliedDigestOf } from '../../resources/couch-instance/applied-digest.js';
+import { appliedDigestOf } from '../../resources/applied-digest.js';
 import { generateCredentials } from './generate-credentials.js';
 import type { RecentWrites } from './recent-writes.js';
 

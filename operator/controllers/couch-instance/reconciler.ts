@@ -18,7 +18,7 @@ import {
   type Reconciler,
 } from '../../runtime/reconciler.js';
 import { adminHashSchemeFor } from '../../resources/couch-instance/admin-password-hash.js';
-import { digestOf } from '../../resources/couch-instance/applied-digest.js';
+import { digestOf } from '../../resources/applied-digest.js';
 import { buildCouchDbConfigMap, serverUuidOf } from '../../resources/couch-instance/couchdb-config.js';
 import { couchInstanceNames } from '../../resources/couch-instance/names.js';
 import { resolveSpec } from '../../resources/couch-instance/resolved-spec.js';

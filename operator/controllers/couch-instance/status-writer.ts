@@ -6,7 +6,7 @@ import {
   type CouchInstanceStatus,
 } from '../../api/couch-instance.js';
 import { callKube, isNotFound } from '../../kube/errors.js';
-import { stableStringify } from '../../resources/couch-instance/applied-digest.js';
+import { stableStringify } from '../../resources/applied-digest.js';
 
 export function isSameStatus(a: CouchInstanceStatus | undefined, b: CouchInstanceStatus): boolean {
   return stableStringify(a ?? {}) === stableStringify(b);

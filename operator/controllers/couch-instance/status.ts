@@ -1,6 +1,6 @@
 import { ConditionReason, ConditionType } from '../../api/conditions.js';
 import type { CouchInstancePhase, CouchInstanceStatus } from '../../api/couch-instance.js';
-import { mergeConditions, type ConditionUpdate } from './conditions.js';
+import { mergeConditions, type ConditionUpdate } from '../conditions.js';
 import type { HibernationDecision } from './hibernation.js';
 
 /** What the StatefulSet reports: `replicas` pods exist, `readyReplicas` of them answer /_up. */

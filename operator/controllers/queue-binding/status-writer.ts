@@ -2,7 +2,7 @@ import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kuberne
 import { SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
 import { QUEUE_BINDING_PLURAL, type QueueBinding, type QueueBindingStatus } from '../../api/queue-binding.js';
 import { callKube, isNotFound } from '../../kube/errors.js';
-import { stableStringify } from '../../resources/couch-instance/applied-digest.js';
+import { stableStringify } from '../../resources/applied-digest.js';
 
 type Json = Record<string, unknown>;
 

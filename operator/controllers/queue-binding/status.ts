@@ -5,7 +5,7 @@ import {
   type QueueBindingStatus,
   type SigningKeyStatus,
 } from '../../api/queue-binding.js';
-import { mergeConditions, type ConditionUpdate } from '../couch-instance/conditions.js';
+import { mergeConditions, type ConditionUpdate } from '../conditions.js';
 import type { DatabaseCheck } from './database-check.js';
 
 /** Something that keeps the queue from being usable before the database is even tried. */

@@ -1,10 +1,10 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { ADMIN_SECRET_KEYS } from '../../api/contract.js';
 import type { CouchInstance } from '../../api/couch-instance.js';
-import { withAppliedDigest } from './applied-digest.js';
+import { withAppliedDigest } from '../applied-digest.js';
 import { buildCommonLabels } from './labels.js';
 import { couchInstanceNames } from './names.js';
-import { buildOwnerReference } from './owner-reference.js';
+import { buildOwnerReference } from '../owner-reference.js';
 
 /**
  * What makes an instance's CouchDB identity: generated once, stored only in the admin Secret, and

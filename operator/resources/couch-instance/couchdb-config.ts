@@ -2,10 +2,10 @@ import type { V1ConfigMap } from '@kubernetes/client-node';
 import { COUCHDB_PORT } from '../../api/contract.js';
 import type { CouchInstance } from '../../api/couch-instance.js';
 import type { AdminHashScheme } from './admin-password-hash.js';
-import { withAppliedDigest } from './applied-digest.js';
+import { withAppliedDigest } from '../applied-digest.js';
 import { buildCommonLabels } from './labels.js';
 import { couchInstanceNames } from './names.js';
-import { buildOwnerReference } from './owner-reference.js';
+import { buildOwnerReference } from '../owner-reference.js';
 
 /** The ConfigMap key holding CouchDB's ini, mounted into local.d. */
 export const COUCHDB_INI_KEY = 'settee.ini';

@@ -1,10 +1,10 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { COUCHDB_PORT } from '../../api/contract.js';
 import type { CouchInstance } from '../../api/couch-instance.js';
-import { withAppliedDigest } from './applied-digest.js';
+import { withAppliedDigest } from '../applied-digest.js';
 import { buildCommonLabels, buildSelectorLabels } from './labels.js';
 import { couchInstanceNames } from './names.js';
-import { buildOwnerReference } from './owner-reference.js';
+import { buildOwnerReference } from '../owner-reference.js';
 
 export const HTTP_PORT_NAME = 'http';
 

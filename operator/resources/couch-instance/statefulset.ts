@@ -3,11 +3,11 @@ import { COUCHDB_PORT } from '../../api/contract.js';
 import type { CouchInstance } from '../../api/couch-instance.js';
 import { ANNOTATION_CONFIG_DIGEST } from '../../api/well-known.js';
 import { AUTH_INI_KEY } from './admin-secret.js';
-import { withAppliedDigest } from './applied-digest.js';
+import { withAppliedDigest } from '../applied-digest.js';
 import { COUCHDB_INI_KEY } from './couchdb-config.js';
 import { buildCommonLabels, buildPodLabels, buildSelectorLabels } from './labels.js';
 import { CONFIG_VOLUME, couchInstanceNames, DATA_VOLUME } from './names.js';
-import { buildOwnerReference } from './owner-reference.js';
+import { buildOwnerReference } from '../owner-reference.js';
 import type { ResolvedCouchInstanceSpec } from './resolved-spec.js';
 import { HTTP_PORT_NAME } from './services.js';
 

@@ -6,7 +6,7 @@ import {
   type QueueEnv,
 } from '../../api/queue-binding.js';
 import { buildQueueBindingLabels } from './labels.js';
-import { buildQueueBindingOwnerReference } from './owner-reference.js';
+import { buildOwnerReference } from '../owner-reference.js';
 
 /**
  * The Secret an application loads as its environment to use the queue: exactly VQUEUE_URL,
@@ -24,7 +24,7 @@ export function buildQueueEnvSecret(binding: QueueBinding, env: QueueEnv): V1Sec
       name: queueEnvSecretName(name),
       namespace: binding.metadata.namespace,
       labels: buildQueueBindingLabels(name),
-      ownerReferences: [buildQueueBindingOwnerReference(binding)],
+      ownerReferences: [buildOwnerReference(binding)],
     },
     type: 'Opaque',
     data,

@@ -2,14 +2,14 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startCouchEngine, type CouchEngine } from '../../../local/couch-engine/index.js';
-import { createCouchInstance } from '../../support/gateway/gateway-harness.js';
-import { basicAuth, request } from '../../support/gateway/http-request.js';
+import { createCouchInstance } from '../../helpers/gateway/gateway-harness.js';
+import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import {
   readAdminCredentials,
   startTestPlatform,
   waitForInstance,
   type TestPlatform,
-} from '../../support/gateway/platform-harness.js';
+} from '../../helpers/gateway/platform-harness.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 
 /**

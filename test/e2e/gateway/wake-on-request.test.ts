@@ -2,14 +2,14 @@ import http from 'node:http';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { wakeRequestWriter } from '../../../gateway/proxy/waker.js';
 import type { CouchInstance } from '../../../operator/api/couch-instance.js';
-import { createCouchInstance } from '../../support/gateway/gateway-harness.js';
-import { basicAuth, request } from '../../support/gateway/http-request.js';
+import { createCouchInstance } from '../../helpers/gateway/gateway-harness.js';
+import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import {
   readAdminCredentials,
   startTestPlatform,
   waitForInstance,
   type TestPlatform,
-} from '../../support/gateway/platform-harness.js';
+} from '../../helpers/gateway/platform-harness.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 
 const isRunning = (instance: CouchInstance): boolean => instance.status?.phase === 'Running';

@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
-import { startTestQueueGateway, type TestQueueGateway } from '../../support/queue/queue-gateway.js';
-import { testQueueConfig } from '../../support/queue/queue-config.js';
-import { connectTestRedis, snapshotDatabase } from '../../support/queue/redis-snapshot.js';
-import { randomSigningKey } from '../../support/queue/signing-keys.js';
+import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
+import { testQueueConfig } from '../../helpers/queue/queue-config.js';
+import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
+import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 
 /**
  * Every kind of bad publish, over HTTP: a 400 (or 401) with a QStash-style `{"error": ...}`, and

@@ -6,15 +6,15 @@ import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
 import type { DeadLetter } from '../../../gateway/queue/dead-letter.js';
 import { queueKeys } from '../../../gateway/queue/keys.js';
 import { MessageStore } from '../../../gateway/queue/message-store.js';
-import { installNetworkTripwire } from '../../support/network-tripwire.js';
-import { startTestQueueGateway, type TestQueueGateway } from '../../support/queue/queue-gateway.js';
-import { testQueueConfig } from '../../support/queue/queue-config.js';
-import { connectTestRedis } from '../../support/queue/redis-snapshot.js';
+import { installNetworkTripwire } from '../../helpers/network-tripwire.js';
+import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
+import { testQueueConfig } from '../../helpers/queue/queue-config.js';
+import { connectTestRedis } from '../../helpers/queue/redis-snapshot.js';
 import {
   startRecordingDestination,
   type RecordingDestination,
-} from '../../support/queue/recording-destination.js';
-import { randomSigningKey } from '../../support/queue/signing-keys.js';
+} from '../../helpers/queue/recording-destination.js';
+import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 
 /** Failed deliveries of messages published with the SDK, end to end through the router and workers. */
 describe('failed deliveries, published with the SDK', () => {

@@ -7,22 +7,22 @@ import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
 import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
 import { DELIVERY_GROUP, queueKeys } from '../../../gateway/queue/keys.js';
-import { connectTestRedis } from '../../support/queue/redis-snapshot.js';
+import { connectTestRedis } from '../../helpers/queue/redis-snapshot.js';
 import {
   startRecordingDestination,
   type RecordingDestination,
-} from '../../support/queue/recording-destination.js';
-import { randomSigningKey } from '../../support/queue/signing-keys.js';
+} from '../../helpers/queue/recording-destination.js';
+import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const GATEWAY_PROCESS = path.join(ROOT, 'test/support/queue/queue-gateway-process.ts');
+const GATEWAY_PROCESS = path.join(ROOT, 'test/helpers/queue/queue-gateway-process.ts');
 const MESSAGES = 1_000;
 const KEY_PREFIX = '{crash-test}:';
 
 /**
  * The queue's durability promise, with a real SIGKILL: a gateway process dies in the middle of
  * delivering 1,000 messages, a new one starts, and every message still reaches the destination
- * at least once. (The process is the queue router and workers of test/support/queue; the
+ * at least once. (The process is the queue router and workers of test/helpers/queue; the
  * bindings are given to it directly instead of through the Kubernetes API.)
  */
 describe('a gateway killed with SIGKILL mid-run', () => {

@@ -10,7 +10,7 @@ import { createSilentLogger } from '../../../operator/observability/logger.js';
 import type { RunningOperator } from '../../../operator/operator.js';
 import { createQueueService, type QueueService } from '../../../gateway/queue/index.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
-import { testQueueConfig } from '../../support/queue/queue-config.js';
+import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import {
   conditionOf,
   createBinding,
@@ -19,12 +19,12 @@ import {
   startQueueBindingOperator,
   waitForBinding,
   waitForQueueEnv,
-} from '../../support/queue/queue-binding-harness.js';
+} from '../../helpers/queue/queue-binding-harness.js';
 import {
   startRecordingDestination,
   type RecordingDestination,
-} from '../../support/queue/recording-destination.js';
-import { closeServer } from '../../support/queue/test-receiver.js';
+} from '../../helpers/queue/recording-destination.js';
+import { closeServer } from '../../helpers/queue/test-receiver.js';
 
 /**
  * The whole queue on the real control plane: the operator writes a binding's env Secret, the

@@ -3,11 +3,11 @@ import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
 import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
-import { startTestQueueGateway, type TestQueueGateway } from '../../support/queue/queue-gateway.js';
-import { testQueueConfig } from '../../support/queue/queue-config.js';
-import { connectTestRedis, snapshotDatabase } from '../../support/queue/redis-snapshot.js';
-import { randomSigningKey } from '../../support/queue/signing-keys.js';
-import { startTestReceiver, type TestReceiver } from '../../support/queue/test-receiver.js';
+import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
+import { testQueueConfig } from '../../helpers/queue/queue-config.js';
+import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
+import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
+import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
 
 /**
  * The unchanged @upstash/qstash SDK against the queue router on loopback, delivering to the

@@ -15,8 +15,8 @@ import {
   nanoAt,
   setInstancePod,
   startTestGateway,
-} from '../../support/gateway/gateway-harness.js';
-import { basicAuth, request } from '../../support/gateway/http-request.js';
+} from '../../helpers/gateway/gateway-harness.js';
+import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 
 /**
  * The whole CouchDB API through the gateway to a real engine process, in the path form. No

@@ -12,13 +12,13 @@ import {
   startEchoUpstream,
   type EchoUpstream,
   type EchoedRequest,
-} from '../../support/gateway/echo-upstream.js';
+} from '../../helpers/gateway/echo-upstream.js';
 import {
   createCouchInstance,
   setInstancePod,
   startTestGateway,
-} from '../../support/gateway/gateway-harness.js';
-import { request } from '../../support/gateway/http-request.js';
+} from '../../helpers/gateway/gateway-harness.js';
+import { request } from '../../helpers/gateway/http-request.js';
 
 const DOMAIN = 'couch.settee.test';
 

@@ -17,15 +17,15 @@ import { wakeRequestWriter } from '../../../gateway/proxy/waker.js';
 import { startCouchEngine, type CouchEngine } from '../../../local/couch-engine/index.js';
 import { getFreePort } from '../../../local/ports.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
-import { startEchoUpstream, type EchoUpstream } from '../../support/gateway/echo-upstream.js';
+import { startEchoUpstream, type EchoUpstream } from '../../helpers/gateway/echo-upstream.js';
 import {
   createCouchInstance,
   readCouchInstance,
   replaceCouchInstanceStatus,
   setInstancePod,
   startTestGateway,
-} from '../../support/gateway/gateway-harness.js';
-import { request, type PlainResponse } from '../../support/gateway/http-request.js';
+} from '../../helpers/gateway/gateway-harness.js';
+import { request, type PlainResponse } from '../../helpers/gateway/http-request.js';
 
 const HIBERNATED_AT = new Date(Date.now() - 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 

@@ -14,8 +14,8 @@ import {
   type KubeletStandIn,
 } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
-import { testLogger } from '../../support/gateway/gateway-harness.js';
-import { basicAuth, request } from '../../support/gateway/http-request.js';
+import { testLogger } from '../../helpers/gateway/gateway-harness.js';
+import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 
 const NAME = 'standin';
 const UUID = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';

@@ -12,13 +12,13 @@ import { MessageStore } from '../../../../gateway/queue/message-store.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
 import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/ssrf/guarded-agents.js';
 import { defaultBackoffMs } from '../../../../gateway/queue/retry-policy.js';
-import { testQueueConfig } from '../../../support/queue/queue-config.js';
-import { connectAsGateway, connectTestRedis } from '../../../support/queue/redis-snapshot.js';
+import { testQueueConfig } from '../../../helpers/queue/queue-config.js';
+import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 import {
   startRecordingDestination,
   type RecordingDestination,
-} from '../../../support/queue/recording-destination.js';
-import { randomSigningKey } from '../../../support/queue/signing-keys.js';
+} from '../../../helpers/queue/recording-destination.js';
+import { randomSigningKey } from '../../../helpers/queue/signing-keys.js';
 
 describe('delivery workers on a real Redis', () => {
   let server: RedisServer;

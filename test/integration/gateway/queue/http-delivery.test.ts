@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/http-delivery.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
 import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/ssrf/guarded-agents.js';
-import { closeServer } from '../../../support/queue/test-receiver.js';
+import { closeServer } from '../../../helpers/queue/test-receiver.js';
 
 interface Seen {
   host: string;

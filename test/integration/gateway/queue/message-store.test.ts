@@ -5,7 +5,7 @@ import { DELIVERY_GROUP, queueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
 import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
 import { MessageStore } from '../../../../gateway/queue/message-store.js';
-import { connectAsGateway } from '../../../support/queue/redis-snapshot.js';
+import { connectAsGateway } from '../../../helpers/queue/redis-snapshot.js';
 
 describe('the message store in a real Redis', () => {
   let server: RedisServer;

@@ -4,8 +4,8 @@ import type { LookupAddress } from 'node:dns';
 import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/http-delivery.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
 import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/ssrf/guarded-agents.js';
-import { installNetworkTripwire, type NetworkTripwire } from '../../../support/network-tripwire.js';
-import { closeServer } from '../../../support/queue/test-receiver.js';
+import { installNetworkTripwire, type NetworkTripwire } from '../../../helpers/network-tripwire.js';
+import { closeServer } from '../../../helpers/queue/test-receiver.js';
 
 /**
  * Deliveries through the guarded agents, with real HTTP servers on loopback only. The guard's

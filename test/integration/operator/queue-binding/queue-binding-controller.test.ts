@@ -20,7 +20,7 @@ import {
   TEST_MASTER_SECRET,
   waitForBinding,
   waitForQueueEnv,
-} from '../../../support/queue/queue-binding-harness.js';
+} from '../../../helpers/queue/queue-binding-harness.js';
 
 /** The QueueBinding controller against the real API server, with a real redis-server on loopback. */
 describe('the QueueBinding controller', () => {

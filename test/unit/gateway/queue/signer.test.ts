@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Receiver } from '@upstash/qstash';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { createDeliverySigner } from '../../../../gateway/queue/signer.js';
-import { randomSigningKey } from '../../../support/queue/signing-keys.js';
+import { randomSigningKey } from '../../../helpers/queue/signing-keys.js';
 
 describe('the delivery signer', () => {
   const current = randomSigningKey();

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { installNetworkTripwire } from '../../support/network-tripwire.js';
+import { installNetworkTripwire } from '../../helpers/network-tripwire.js';
 
 /**
  * The tripwire is what keeps the SSRF tests from ever reaching a non-loopback address, so it is

@@ -20,7 +20,7 @@ import { loadOperatorConfig } from '../../../operator/config.js';
 import { queueBindingController } from '../../../operator/controllers/queue-binding/registration.js';
 import { createSilentLogger } from '../../../operator/observability/logger.js';
 import { startOperator, type RunningOperator } from '../../../operator/operator.js';
-import { testControlPlane } from '../../helpers/kube.js';
+import { testControlPlane } from '../kube.js';
 
 export const TEST_MASTER_SECRET = 'test-master-secret-0123456789abcdef';
 

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ANNOTATION_APPLIED_DIGEST } from '../../api/well-known.js';
+import { ANNOTATION_APPLIED_DIGEST } from '../api/well-known.js';
 
 /** JSON with object keys sorted, so equal objects always serialize (and digest) the same. */
 export function stableStringify(value: unknown): string {
