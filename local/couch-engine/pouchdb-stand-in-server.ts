@@ -141,8 +141,19 @@ function handle(
         sendJson(req, res, 500, { error: 'internal_server_error', reason: `session lookup failed: ${err}` }),
     );
   } else {
+    if (isStreamingFeed(pathname, req.url)) delete req.headers['accept-encoding'];
     couchApp(req, res);
   }
+}
+
+/**
+ * express-pouchdb gzips whatever the client accepts, and its compression buffers a continuous or
+ * longpoll _changes feed until the feed ends; CouchDB sends those lines as they happen.
+ */
+function isStreamingFeed(pathname: string, url: string | undefined): boolean {
+  if (!pathname.endsWith('/_changes')) return false;
+  const feed = new URL(url ?? '/', 'http://127.0.0.1').searchParams.get('feed');
+  return feed === 'continuous' || feed === 'longpoll' || feed === 'eventsource';
 }
 
 /**

@@ -122,6 +122,29 @@ describe.each(availableCouchEngineKinds())('the %s engine', (kind: CouchEngineKi
       expect(body).toEqual(expect.arrayContaining(['private']));
     });
 
+    // The stand-in writes a live change out with its next heartbeat; gzip would hold it until the feed ends.
+    it('when a continuous _changes feed is read with gzip accepted, then a change arrives while the feed stays open', async () => {
+      expect((await request(engine, 'PUT', '/feed', { auth: adminAuth })).status).toBe(201);
+      const controller = new AbortController();
+      const response = await fetch(`${engine.url}/feed/_changes?feed=continuous&since=now&heartbeat=500`, {
+        headers: { authorization: adminAuth, 'accept-encoding': 'gzip' },
+        signal: controller.signal,
+      });
+      try {
+        const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+        await request(engine, 'PUT', '/feed/doc-1', { auth: adminAuth, body: { a: 1 } });
+        let text = '';
+        while (!text.includes('doc-1')) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += Buffer.from(value).toString('utf8');
+        }
+        expect(text).toContain('"id":"doc-1"');
+      } finally {
+        controller.abort();
+      }
+    });
+
     it('when the admin logs in through /_session, then the session is the admin', async () => {
       const { status, body } = await request(engine, 'POST', '/_session', {
         body: { name: admin.username, password: admin.password },
