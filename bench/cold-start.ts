@@ -12,16 +12,17 @@ import fsp from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { startControlPlane } from '../local/control-plane.js';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { startCouchEngine } from '../local/couch-engine/index.js';
 import { getFreePort } from '../local/ports.js';
 import type { ManagedProcess } from '../local/process.js';
 import type { CouchInstance } from '../operator/api/couch-instance.js';
 import { createCouchInstance, readCouchInstance } from '../test/helpers/gateway/gateway-harness.js';
+import { basicAuth } from '../test/helpers/gateway/http-request.js';
 import { readAdminCredentials } from '../test/helpers/gateway/platform-harness.js';
-import { startTsProcess, waitForHttp } from './gateway/processes.js';
-import { quantile, round } from './gateway/stats.js';
+import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
+import { startTsProcess, waitForHttp } from './lib/processes.js';
+import { quantile, round } from './lib/stats.js';
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 20);
 const BURST = Number(process.env.BENCH_BURST ?? 200);
@@ -98,11 +99,8 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   try {
     console.log('==> control plane');
-    const plane = await startControlPlane();
+    const { plane, kubeConfig } = await startBenchCluster(NAMESPACE);
     stops.push(() => plane.stop());
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(plane.kubeconfigPath);
-    await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
     const dataRoot = await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-bench-cold-'));
     stops.push(() => fsp.rm(dataRoot, { recursive: true, force: true }));
 
@@ -136,13 +134,8 @@ async function main(): Promise<void> {
     await createCouchInstance(kubeConfig, ref, { plan: 'free', hibernation: { idleAfter: '1s' } });
     const endpoint = await waitUntil(async () => (await readCouchInstance(kubeConfig, ref)).status?.endpoint);
     const admin = await waitUntil(async () => readAdminCredentials(kubeConfig, ref));
-    const auth = `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString('base64')}`;
-    await fetch(`${endpoint}/bench`, { method: 'PUT', headers: { Authorization: auth } });
-    await fetch(`${endpoint}/bench/doc`, {
-      method: 'PUT',
-      headers: { Authorization: auth },
-      body: '{"n":1}',
-    });
+    const auth = basicAuth(admin.username, admin.password);
+    await seedBenchDocument(endpoint, auth);
 
     console.log(`==> one wake to warm up (not counted), then ${WAKES} wakes`);
     await waitHibernated(kubeConfig);

@@ -12,15 +12,15 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { startControlPlane } from '../local/control-plane.js';
 import { startCouchEngine } from '../local/couch-engine/index.js';
 import { getFreePort } from '../local/ports.js';
 import { createCouchInstance, setInstancePod } from '../test/helpers/gateway/gateway-harness.js';
-import type { LoadResult } from './gateway/load-generator.js';
+import { basicAuth } from '../test/helpers/gateway/http-request.js';
+import { runLoad, type LoadResult } from './gateway/load-generator.js';
 import { NGINX_BIN, startNginx } from './gateway/nginx.js';
-import { runLoad, startTsProcess, waitForHttp } from './gateway/processes.js';
-import { median, round } from './gateway/stats.js';
+import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
+import { startTsProcess, waitForHttp } from './lib/processes.js';
+import { median, round } from './lib/stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -73,11 +73,8 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   try {
     console.log('==> control plane');
-    const plane = await startControlPlane();
+    const { plane, kubeConfig } = await startBenchCluster(NAMESPACE);
     stops.push(() => plane.stop());
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(plane.kubeconfigPath);
-    await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
 
     const upstreamPort = await getFreePort();
     const upstream = startTsProcess('minimal-upstream', 'bench/gateway/minimal-upstream.ts', [
@@ -136,13 +133,8 @@ async function main(): Promise<void> {
     const latency = await measure(targets, 1);
 
     console.log('==> the default engine, direct and through the gateway');
-    const auth = `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString('base64')}`;
-    await fetch(`${engine.url}/bench`, { method: 'PUT', headers: { Authorization: auth } });
-    await fetch(`${engine.url}/bench/doc`, {
-      method: 'PUT',
-      headers: { Authorization: auth },
-      body: '{"n":1}',
-    });
+    const auth = basicAuth(admin.username, admin.password);
+    await seedBenchDocument(engine.url, auth);
     const engineLoad = await measure(
       [
         { name: 'direct', url: `${engine.url}/bench/doc`, headers: { Authorization: auth } },

@@ -10,15 +10,12 @@
  *
  *   npx tsx bench/queue-publish.ts            (QUEUE_BENCH_SECONDS=5 per measured phase by default)
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { startProcess, type ManagedProcess } from '../local/process.js';
 import { startRedis, type RedisServer } from '../local/redis-server.js';
 import { waitFor } from '../local/wait.js';
 import type { QueueTarget } from '../gateway/queue/binding-registry.js';
@@ -26,13 +23,13 @@ import { MESSAGE_FIELD, queueKeys } from '../gateway/queue/keys.js';
 import { encodeMessage } from '../gateway/queue/message-codec.js';
 import { createMessage } from '../gateway/queue/message.js';
 import { createDeliverySigner } from '../gateway/queue/signer.js';
-import { quantile, round } from './gateway/stats.js';
-import type { PublishLoadResult, PublishLoadSpec } from './queue/publish-load.js';
+import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';
+import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
+import { quantile, round } from './lib/stats.js';
+import { runPublishLoad } from './queue/publish-load.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const GATEWAY_PROCESS = path.join(ROOT, 'test/helpers/queue/queue-gateway-process.ts');
-const LOAD_PROCESS = path.join(ROOT, 'bench/queue/publish-load.ts');
 const KEY_PREFIX = '{bench}:';
+const SIGNING_KEY = 'sig_7kYjw48mhY7kAjqNGcy6cr29RJ6r';
 const SECONDS = Number(process.env.QUEUE_BENCH_SECONDS ?? '5');
 const CONNECTIONS = 64;
 const BATCH = 100;
@@ -81,19 +78,11 @@ async function startReceiver(): Promise<Receiver> {
   return receiver;
 }
 
-async function startGateway(
-  target: QueueTarget,
-  workers: boolean,
-): Promise<{ proc: ManagedProcess; baseUrl: string }> {
-  const proc = startProcess({
-    name: 'queue-gateway',
-    command: process.execPath,
-    args: ['--import', 'tsx', GATEWAY_PROCESS],
-    cwd: ROOT,
+function startGateway(target: QueueTarget, workers: boolean): Promise<QueueGatewayProcess> {
+  return spawnQueueGateway({
+    targets: [target],
+    workers,
     env: {
-      ...process.env,
-      SETTEE_TEST_QUEUE_TARGETS: JSON.stringify([target]),
-      SETTEE_TEST_QUEUE_WORKERS: String(workers),
       SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
       SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
       SETTEE_QUEUE_WORKER_CONCURRENCY: '128',
@@ -101,29 +90,6 @@ async function startGateway(
       SETTEE_QUEUE_MAX_BATCH_SIZE: String(BATCH),
       SETTEE_LOG_LEVEL: 'error',
     },
-  });
-  const baseUrl = await waitFor(
-    'the gateway process',
-    async () => /listening (\S+)/.exec(proc.output())?.[1],
-    {
-      timeoutMs: 30_000,
-      abort: proc.exited,
-    },
-  );
-  return { proc, baseUrl };
-}
-
-function runLoad(spec: PublishLoadSpec): Promise<PublishLoadResult> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', LOAD_PROCESS, JSON.stringify(spec)],
-      { cwd: ROOT },
-      (err, stdout, stderr) => {
-        if (err) return reject(new Error(`${err.message}\n${stderr}`));
-        resolve(JSON.parse(stdout) as PublishLoadResult);
-      },
-    );
   });
 }
 
@@ -191,7 +157,7 @@ async function offerAtFixedRate(
 }
 
 async function signingCostUs(): Promise<number> {
-  const signer = createDeliverySigner('sig_7kYjw48mhY7kAjqNGcy6cr29RJ6r');
+  const signer = createDeliverySigner(SIGNING_KEY);
   const body = Buffer.from(BODY);
   for (let i = 0; i < 2_000; i++) await signer.sign({ destination: 'https://a.example/hook', body });
   const count = 20_000;
@@ -205,7 +171,7 @@ const us = (value: number): string => `${round(value / 1_000, 2)} ms`;
 async function main(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-queue-bench-'));
   let redis: RedisServer | undefined;
-  let gateway: { proc: ManagedProcess; baseUrl: string } | undefined;
+  let gateway: QueueGatewayProcess | undefined;
   let receiver: Receiver | undefined;
   let inspect: Redis | undefined;
   try {
@@ -213,14 +179,7 @@ async function main(): Promise<void> {
     redis = await startRedis({ dataDir });
     inspect = new Redis({ host: redis.host, port: redis.port, password: redis.password, protocol: 2 });
     receiver = await startReceiver();
-    const target: QueueTarget = {
-      key: 'bench/db',
-      namespace: 'bench',
-      name: 'db',
-      token: redis.password,
-      signingKey: 'sig_7kYjw48mhY7kAjqNGcy6cr29RJ6r',
-      connection: { host: redis.host, port: redis.port, tls: false, db: 0 },
-    };
+    const target = testQueueTarget(redis, { namespace: 'bench', signingKey: SIGNING_KEY });
     const stream = queueKeys(KEY_PREFIX).stream;
     console.log(
       `queue benchmark: ${os.cpus().length} CPUs, ${SECONDS} s per phase, Redis ${(await inspect.info('server')).match(/redis_version:(\S+)/)?.[1]} with AOF everysec\n`,
@@ -235,13 +194,13 @@ async function main(): Promise<void> {
       warmupMs: 1_000,
       token: target.token,
     };
-    const single = await runLoad({
+    const single = await runPublishLoad({
       ...common,
       mode: 'http',
       url: `${queueUrl}/v2/publish/${receiver.url}`,
       body: BODY,
     });
-    const direct = await runLoad({
+    const direct = await runPublishLoad({
       ...common,
       mode: 'xadd',
       body: BODY,
@@ -255,7 +214,7 @@ async function main(): Promise<void> {
         headers: { 'content-type': 'application/json' },
       })),
     );
-    const batch = await runLoad({
+    const batch = await runPublishLoad({
       ...common,
       connections: 16,
       mode: 'http',

@@ -15,3 +15,15 @@ export function getFreePort(): Promise<number> {
     });
   });
 }
+
+/** Whether something accepts connections on this loopback port. */
+export function isPortOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}

@@ -120,3 +120,13 @@ function installReaper(): void {
     for (const child of running) child.kill('SIGKILL');
   });
 }
+
+/** Whether a process with this pid exists (signal 0 checks without delivering anything). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

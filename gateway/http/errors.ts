@@ -1,3 +1,4 @@
+import { DomainError } from '../domain-error.js';
 import type { InstanceRef } from '../proxy/instance-target.js';
 
 /**
@@ -14,14 +15,7 @@ export type GatewayErrorCode =
   | 'HOLD_QUEUE_FULL'
   | 'SHUTTING_DOWN';
 
-export abstract class GatewayError extends Error {
-  abstract readonly code: GatewayErrorCode;
-
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
+export abstract class GatewayError extends DomainError<GatewayErrorCode> {}
 
 export class MalformedHostError extends GatewayError {
   readonly code = 'MALFORMED_HOST';

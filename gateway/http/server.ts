@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from 'winston';
+import { listen } from '../../operator/observability/listen.js';
 
 export interface ListeningServer {
   readonly port: number;
@@ -39,14 +39,7 @@ export async function startServer(options: StartServerOptions): Promise<Listenin
         options.listener,
       )
     : http.createServer(serverOptions, options.listener);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: options.host, port: options.port }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server, options);
   const scheme = options.tls ? 'https' : 'http';
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   const url = `${scheme}://${host}:${port}`;

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from 'winston';
+import { DomainError } from '../domain-error.js';
 
 /**
  * The queue's domain errors. Each carries a `code` and the HTTP status it maps to; the router's
@@ -13,13 +14,8 @@ export type QueueErrorCode =
   | 'DESTINATION_REFUSED'
   | 'INTERNAL';
 
-export abstract class QueueError extends Error {
-  abstract readonly code: QueueErrorCode;
+export abstract class QueueError extends DomainError<QueueErrorCode> {
   abstract readonly status: number;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
 }
 
 /** Bad input: nothing is stored. */

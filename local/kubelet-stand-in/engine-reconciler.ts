@@ -19,8 +19,10 @@ import {
 } from '../../operator/runtime/reconciler.js';
 import { startCouchEngine, type CouchEngine, type CouchEngineKind } from '../couch-engine/index.js';
 import { getFreePort } from '../ports.js';
+import { isProcessAlive } from '../process.js';
 import { readEngineInputs, type PodReferences } from './engine-inputs.js';
 import { buildPod, buildRunningPodStatus, podName, podPort } from './pod.js';
+import { buildStatefulSetStatus } from './statefulset-status.js';
 
 export interface EngineReconcilerOptions {
   statefulSets: Informer<V1StatefulSet>;
@@ -60,7 +62,7 @@ export class EngineReconciler implements Reconciler {
     const namespace = ref.namespace ?? '';
     const pod0 = `${ref.name}-0`;
     let running = this.running.get(key);
-    if (running && !isAlive(running.engine.pid)) {
+    if (running && !isProcessAlive(running.engine.pid)) {
       ctx.logger.warn('engine exited on its own; starting it again', { pid: running.engine.pid });
       this.running.delete(key);
       running = undefined;
@@ -174,25 +176,9 @@ export class EngineReconciler implements Reconciler {
   /** The StatefulSet controller's part: how many pods exist and are ready. */
   private async writeStatus(statefulSet: V1StatefulSet, replicas: number, ready: number): Promise<void> {
     const { namespace = '', name = '' } = statefulSet.metadata ?? {};
-    const status = {
-      observedGeneration: statefulSet.metadata?.generation,
-      replicas,
-      readyReplicas: ready,
-      availableReplicas: ready,
-      currentReplicas: replicas,
-      updatedReplicas: replicas,
-    };
+    const status = buildStatefulSetStatus(statefulSet, { replicas, ready });
     await callKube(() =>
       this.options.apps.patchNamespacedStatefulSetStatus({ name, namespace, body: { status } }, mergePatch),
     );
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }

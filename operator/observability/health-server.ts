@@ -1,7 +1,7 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'winston';
+import { listen } from './listen.js';
 import { errorMessage } from './logger.js';
 
 /** A named readiness check; the server answers 503 while any returns false. */
@@ -36,14 +36,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       response.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: options.host, port: options.port }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server, options);
   options.logger.info('health and metrics server listening', { host: options.host, port });
   return {
     port,

@@ -2,12 +2,17 @@ import type { V1ConfigMap, V1Lease, V1Secret, V1Service, V1StatefulSet } from '@
 import { CouchInstanceEventReason } from '../../api/conditions.js';
 import { ANNOTATION_WAKE_REQUESTED, activityLeaseName, renderEndpoint } from '../../api/contract.js';
 import { DEFAULT_IDLE_AFTER } from '../../api/couch-instance-schema.js';
-import type { CouchInstance, CouchInstanceStatus } from '../../api/couch-instance.js';
+import {
+  COUCH_INSTANCE_PLURAL,
+  type CouchInstance,
+  type CouchInstanceStatus,
+} from '../../api/couch-instance.js';
 import { compareQuantities } from '../../api/quantity.js';
 import type { KubeClients } from '../../kube/clients.js';
 import { isConflict } from '../../kube/errors.js';
 import type { EventRecord, EventRecorder } from '../../kube/events.js';
 import type { Informer } from '../../kube/informer.js';
+import { patchStatusIfChanged } from '../../kube/status-patch.js';
 import { errorMessage } from '../../observability/logger.js';
 import { parseObjectKey, type ObjectKey } from '../../runtime/object-key.js';
 import {
@@ -31,7 +36,6 @@ import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
 import { RecentWrites } from './recent-writes.js';
 import { computeStatus, type StatusInput } from './status.js';
-import { writeStatus } from './status-writer.js';
 import { findSpecViolations } from './validate-spec.js';
 import { VolumeGrowth } from './volume-growth.js';
 
@@ -323,9 +327,10 @@ export class CouchInstanceReconciler implements Reconciler {
     instance: CouchInstance,
     status: CouchInstanceStatus,
   ): Promise<void> {
-    const written = await writeStatus({
+    const written = await patchStatusIfChanged({
       customObjects: this.options.clients.customObjects,
-      instance,
+      plural: COUCH_INSTANCE_PLURAL,
+      object: instance,
       status,
     });
     if (written) this.recent.remember(key, INSTANCE_SLOT, instance, written);

@@ -1,6 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import {
   ANNOTATION_ROTATE_SIGNING_KEYS,
+  QUEUE_BINDING_PLURAL,
   QueueBindingConditionType,
   QueueBindingEventReason,
   QueueEnvKey,
@@ -14,6 +15,7 @@ import { applyObject } from '../../kube/apply.js';
 import type { KubeClients } from '../../kube/clients.js';
 import type { EventRecord, EventRecorder } from '../../kube/events.js';
 import type { Informer } from '../../kube/informer.js';
+import { patchStatusIfChanged } from '../../kube/status-patch.js';
 import { parseObjectKey, type ObjectKey } from '../../runtime/object-key.js';
 import {
   DONE,
@@ -29,7 +31,6 @@ import { checkDatabase, type DatabaseCheck } from './database-check.js';
 import { readDatabasePassword } from './password.js';
 import { decideSigningKeys, type SigningKeyDecision } from './signing-key-rotation.js';
 import { computeQueueBindingStatus } from './status.js';
-import { writeQueueBindingStatus } from './status-writer.js';
 
 export interface QueueBindingInformers {
   bindings: Informer<QueueBinding>;
@@ -104,7 +105,12 @@ export class QueueBindingReconciler implements Reconciler {
       },
       now.toISOString(),
     );
-    await writeQueueBindingStatus({ customObjects: clients.customObjects, binding, status });
+    await patchStatusIfChanged({
+      customObjects: clients.customObjects,
+      plural: QUEUE_BINDING_PLURAL,
+      object: binding,
+      status,
+    });
     await this.recordTransitions(binding, status, { keys, database, signingMissing: !config.masterSecret });
     if (database && !database.reachable)
       ctx.logger.info('queue database not usable', { reason: database.reason });

@@ -4,7 +4,7 @@ import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
-import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
+import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 
 /**
  * Every kind of bad publish, over HTTP: a 400 (or 401) with a QStash-style `{"error": ...}`, and
@@ -22,14 +22,7 @@ describe('bad publishes', () => {
   beforeAll(async () => {
     redis = await startRedis();
     inspect = connectTestRedis(redis);
-    target = {
-      key: 'ns/db',
-      namespace: 'ns',
-      name: 'db',
-      token: redis.password,
-      signingKey: randomSigningKey(),
-      connection: { host: redis.host, port: redis.port, tls: false, db: 0 },
-    };
+    target = testQueueTarget(redis);
     const config = testQueueConfig({ ssrfAllowlist: [], maxBodyBytes: 1_024, maxBatchSize: 5 });
     gateway = await startTestQueueGateway({ config, targets: [target], workers: false });
     queueUrl = gateway.queueUrl(target);

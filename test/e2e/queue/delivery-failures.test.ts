@@ -14,7 +14,7 @@ import {
   startRecordingDestination,
   type RecordingDestination,
 } from '../../helpers/queue/recording-destination.js';
-import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
+import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 
 /** Failed deliveries of messages published with the SDK, end to end through the router and workers. */
 describe('failed deliveries, published with the SDK', () => {
@@ -33,14 +33,7 @@ describe('failed deliveries, published with the SDK', () => {
   });
 
   function targetFor(db: number): QueueTarget {
-    return {
-      key: `ns/db${db}`,
-      namespace: 'ns',
-      name: `db${db}`,
-      token: redis.password,
-      signingKey: randomSigningKey(),
-      connection: { host: redis.host, port: redis.port, tls: false, db },
-    };
+    return testQueueTarget(redis, { name: `db${db}`, db });
   }
 
   async function deadLetterOf(gatewayPrefix: string, db: number, messageId: string): Promise<DeadLetter> {

@@ -1,8 +1,6 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
-import { startProcess, type ManagedProcess } from '../../../local/process.js';
+import type { ManagedProcess } from '../../../local/process.js';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
 import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
@@ -12,10 +10,9 @@ import {
   startRecordingDestination,
   type RecordingDestination,
 } from '../../helpers/queue/recording-destination.js';
-import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
+import { spawnQueueGateway, type QueueGatewayProcess } from '../../helpers/queue/spawn-queue-gateway.js';
+import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const GATEWAY_PROCESS = path.join(ROOT, 'test/helpers/queue/queue-gateway-process.ts');
 const MESSAGES = 1_000;
 const KEY_PREFIX = '{crash-test}:';
 
@@ -36,14 +33,7 @@ describe('a gateway killed with SIGKILL mid-run', () => {
     redis = await startRedis();
     inspect = connectTestRedis(redis);
     destination = await startRecordingDestination();
-    target = {
-      key: 'ns/db',
-      namespace: 'ns',
-      name: 'db',
-      token: redis.password,
-      signingKey: randomSigningKey(),
-      connection: { host: redis.host, port: redis.port, tls: false, db: 0 },
-    };
+    target = testQueueTarget(redis);
   });
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop(1_000)));
@@ -52,17 +42,10 @@ describe('a gateway killed with SIGKILL mid-run', () => {
     await redis?.stop();
   });
 
-  async function startGateway(): Promise<{ proc: ManagedProcess; baseUrl: string }> {
-    const proc = startProcess({
-      name: 'queue-gateway',
-      // node with tsx's loader, not the tsx CLI: the CLI runs the script in a child process, and a
-      // SIGKILL to the CLI would leave that child delivering.
-      command: process.execPath,
-      args: ['--import', 'tsx', GATEWAY_PROCESS],
-      cwd: ROOT,
+  async function startGateway(): Promise<QueueGatewayProcess> {
+    const gateway = await spawnQueueGateway({
+      targets: [target],
       env: {
-        ...process.env,
-        SETTEE_TEST_QUEUE_TARGETS: JSON.stringify([target]),
         SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
         SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
         SETTEE_QUEUE_DELIVERY_TIMEOUT_MS: '1000',
@@ -72,16 +55,8 @@ describe('a gateway killed with SIGKILL mid-run', () => {
         SETTEE_QUEUE_WORKER_CONCURRENCY: '16',
       },
     });
-    processes.push(proc);
-    const baseUrl = await waitFor(
-      'the gateway process to listen',
-      async () => /listening (\S+)/.exec(proc.output())?.[1],
-      {
-        timeoutMs: 30_000,
-        abort: proc.exited,
-      },
-    );
-    return { proc, baseUrl };
+    processes.push(gateway.proc);
+    return gateway;
   }
 
   it('when the process is killed during a 1,000-message run and restarted, then every message is delivered at least once', async () => {

@@ -7,6 +7,7 @@ import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queu
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
+import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
 
 /**
@@ -28,22 +29,8 @@ describe('publishing with the @upstash/qstash SDK', () => {
   beforeAll(async () => {
     [redis, otherRedis] = await Promise.all([startRedis(), startRedis()]);
     const signingKey = randomSigningKey();
-    target = {
-      key: 'tenant-a/cache',
-      namespace: 'tenant-a',
-      name: 'cache',
-      token: redis.password,
-      signingKey,
-      connection: { host: redis.host, port: redis.port, tls: false, db: 0 },
-    };
-    otherTarget = {
-      key: 'tenant-b/cache',
-      namespace: 'tenant-b',
-      name: 'cache',
-      token: otherRedis.password,
-      signingKey: randomSigningKey(),
-      connection: { host: otherRedis.host, port: otherRedis.port, tls: false, db: 0 },
-    };
+    target = testQueueTarget(redis, { namespace: 'tenant-a', name: 'cache', signingKey });
+    otherTarget = testQueueTarget(otherRedis, { namespace: 'tenant-b', name: 'cache' });
     receiver = await startTestReceiver({ currentSigningKey: signingKey });
     inspect = connectTestRedis(redis);
     gateway = await startTestQueueGateway({ config: testQueueConfig(), targets: [target, otherTarget] });

@@ -1,18 +1,12 @@
 import { Redis } from 'ioredis';
 import type { RedisServer } from '../../../local/redis-server.js';
 import { createDatabaseClient } from '../../../gateway/queue/database-connections.js';
+import { testQueueTarget } from './test-queue-target.js';
 
 /** A connection set up exactly as the gateway sets up its own (auto-pipelined, or blocking). */
 export function connectAsGateway(server: RedisServer, options: { blocking: boolean; db?: number }): Redis {
   return createDatabaseClient(
-    {
-      key: 'test/redis',
-      namespace: 'test',
-      name: 'redis',
-      token: server.password,
-      signingKey: 'unused',
-      connection: { host: server.host, port: server.port, tls: false, db: options.db ?? 0 },
-    },
+    testQueueTarget(server, { namespace: 'test', name: 'redis', db: options.db, signingKey: 'unused' }),
     { blocking: options.blocking },
   );
 }

@@ -39,7 +39,7 @@ export const OPERATOR_API_CALLS: readonly ApiCall[] = [
     resource: 'couchinstances',
     subresource: 'status',
     scope: 'served',
-    by: 'operator/controllers/couch-instance/status-writer.ts',
+    by: 'operator/controllers/couch-instance (kube/status-patch.ts)',
   },
   {
     verb: 'patch',
@@ -47,7 +47,7 @@ export const OPERATOR_API_CALLS: readonly ApiCall[] = [
     resource: 'queuebindings',
     subresource: 'status',
     scope: 'served',
-    by: 'operator/controllers/queue-binding',
+    by: 'operator/controllers/queue-binding (kube/status-patch.ts)',
   },
   ...informer('apps', 'statefulsets', 'operator/controllers/couch-instance/registration.ts'),
   ...serverSideApply('apps', 'statefulsets', 'operator/controllers/couch-instance/owned-objects.ts'),

@@ -3,16 +3,8 @@ import fs from 'node:fs';
 import { ApiextensionsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { DEFAULT_CRD_DIR, startControlPlane } from '../../../local/control-plane.js';
 import { loadManifests } from '../../../local/manifests.js';
+import { isProcessAlive } from '../../../local/process.js';
 import { testControlPlane } from '../../helpers/kube.js';
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Pids of this process's etcd and kube-apiserver children. */
 function controlPlanePids(): number[] {
@@ -65,7 +57,7 @@ describe('the embedded control plane', () => {
     } finally {
       await plane.stop();
     }
-    expect(started.filter(isAlive)).toEqual([]);
+    expect(started.filter(isProcessAlive)).toEqual([]);
     expect(fs.existsSync(plane.kubeconfigPath)).toBe(false);
   });
 });

@@ -10,7 +10,8 @@ import {
   type CouchEngineKind,
 } from '../../../local/couch-engine/index.js';
 import { STAND_IN_VENDOR_NAME } from '../../../local/couch-engine/stand-in-config.js';
-import { ProcessExitedError } from '../../../local/process.js';
+import { isPortOpen } from '../../../local/ports.js';
+import { isProcessAlive, ProcessExitedError } from '../../../local/process.js';
 
 const admin = { username: 'admin', password: 'engine-test-password' };
 const adminAuth = `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString('base64')}`;
@@ -42,26 +43,6 @@ async function request(
     body: options.body ? JSON.stringify(options.body) : undefined,
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isPortOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 afterAll(async () => {

@@ -3,6 +3,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { isPortOpen } from '../../../local/ports.js';
+import { isProcessAlive } from '../../../local/process.js';
 import { RedisServerNotInstalledError, startRedis, type RedisServer } from '../../../local/redis-server.js';
 
 function connect(server: RedisServer, password?: string): Redis {
@@ -43,26 +45,6 @@ function sendRaw(port: number, commands: string[]): Promise<string[]> {
       }
     });
     socket.once('error', reject);
-  });
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isPortOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
   });
 }
 

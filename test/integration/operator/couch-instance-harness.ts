@@ -9,6 +9,7 @@ import {
   type KubeConfig,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
+import { buildStatefulSetStatus } from '../../../local/kubelet-stand-in/statefulset-status.js';
 import { waitFor } from '../../../local/wait.js';
 import {
   ANNOTATION_WAKE_REQUESTED,
@@ -123,14 +124,7 @@ export async function reportPods(
       namespace,
       name,
       body: {
-        status: {
-          observedGeneration: statefulSet.metadata?.generation,
-          replicas,
-          readyReplicas: ready,
-          availableReplicas: ready,
-          currentReplicas: replicas,
-          updatedReplicas: replicas,
-        },
+        status: buildStatefulSetStatus(statefulSet, { replicas, ready }),
       },
     },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),

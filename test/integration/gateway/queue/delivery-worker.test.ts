@@ -18,7 +18,7 @@ import {
   startRecordingDestination,
   type RecordingDestination,
 } from '../../../helpers/queue/recording-destination.js';
-import { randomSigningKey } from '../../../helpers/queue/signing-keys.js';
+import { testQueueTarget } from '../../../helpers/queue/test-queue-target.js';
 
 describe('delivery workers on a real Redis', () => {
   let server: RedisServer;
@@ -37,14 +37,7 @@ describe('delivery workers on a real Redis', () => {
     destination = await startRecordingDestination();
     agents = createGuardedAgents({ policy: compileAddressPolicy(['127.0.0.0/8']) });
     deliverer = createHttpDeliverer({ agents, maxRedirects: 0 });
-    target = {
-      key: 'ns/db',
-      namespace: 'ns',
-      name: 'db',
-      token: server.password,
-      signingKey: randomSigningKey(),
-      connection: { host: server.host, port: server.port, tls: false, db: 0 },
-    };
+    target = testQueueTarget(server);
   });
   afterAll(async () => {
     agents.http.destroy();

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { getFreePort } from '../../../../local/ports.js';
+import { waitFor } from '../../../../local/wait.js';
 import {
   deriveSigningKey,
   SIGNING_KEY_PATTERN,
@@ -135,7 +136,15 @@ describe('the QueueBinding controller', () => {
       currentGeneration: 1,
       rotationRequest: '2030-01-01T00:00:00Z',
     });
-    const reasons = (await eventsFor(ns.name, 'rotating')).map((e) => e.reason);
+    // The reconciler records its Events after the status write the wait above saw.
+    const reasons = await waitFor(
+      'the rotation Events',
+      async () => {
+        const seen = (await eventsFor(ns.name, 'rotating')).map((e) => e.reason);
+        return seen.includes('SigningKeyRotated') ? seen : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
     expect(reasons).toEqual(expect.arrayContaining(['SigningKeyRotationStarted', 'SigningKeyRotated']));
   });
 

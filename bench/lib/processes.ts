@@ -3,7 +3,6 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startProcess, type ManagedProcess } from '../../local/process.js';
 import { waitFor } from '../../local/wait.js';
-import type { LoadResult, LoadSpec } from './load-generator.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -43,17 +42,4 @@ export async function waitForHttp(
     },
     { timeoutMs: 60_000, intervalMs: 50, ...(abort ? { abort } : {}) },
   );
-}
-
-/** One run of the load generator in its own process. */
-export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  const proc = startTsProcess('load', 'bench/gateway/load-generator.ts', [JSON.stringify(spec)]);
-  const exit = await proc.exited;
-  const line = proc
-    .output()
-    .split('\n')
-    .reverse()
-    .find((l) => l.startsWith('{'));
-  if (exit !== 0 || !line) throw new Error(`load generator failed (${exit}): ${proc.output()}`);
-  return JSON.parse(line) as LoadResult;
 }

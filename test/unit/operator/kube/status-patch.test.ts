@@ -1,6 +1,13 @@
-import { mergePatchBetween } from '../../../../../operator/controllers/queue-binding/status-writer.js';
+import { isSameStatus, mergePatchBetween } from '../../../../operator/kube/status-patch.js';
 
 describe('the status merge patch', () => {
+  it('when a field disappears from the status, then the merge patch nulls it', () => {
+    expect(mergePatchBetween({ phase: 'Hibernated', hibernatedAt: 't' }, { phase: 'Waking' })).toEqual({
+      phase: 'Waking',
+      hibernatedAt: null,
+    });
+  });
+
   it('when a nested field is dropped, then the patch nulls it at its depth, so the API server removes it', () => {
     const previous = {
       queueUrl: 'u',
@@ -23,5 +30,10 @@ describe('the status merge patch', () => {
       envSecret: null,
       conditions: [{ type: 'A' }],
     });
+  });
+
+  it('when two statuses differ only in key order, then they are the same', () => {
+    expect(isSameStatus({ phase: 'Running', endpoint: 'e' }, { endpoint: 'e', phase: 'Running' })).toBe(true);
+    expect(isSameStatus(undefined, { phase: 'Running' })).toBe(false);
   });
 });

@@ -1,0 +1,51 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startProcess, type ManagedProcess } from '../../../local/process.js';
+import { waitFor } from '../../../local/wait.js';
+import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const GATEWAY_PROCESS = path.join(ROOT, 'test/helpers/queue/queue-gateway-process.ts');
+
+export interface QueueGatewayProcess {
+  proc: ManagedProcess;
+  baseUrl: string;
+}
+
+/**
+ * Starts queue-gateway-process.ts (the queue router and delivery workers in a process of their own,
+ * for tests that kill it and for benchmarks) serving `targets`, configured by the SETTEE_QUEUE_*
+ * variables in `env`; resolves once it listens.
+ */
+export async function spawnQueueGateway(options: {
+  targets: QueueTarget[];
+  env: Record<string, string>;
+  /** false leaves the delivery workers off; default on. */
+  workers?: boolean;
+}): Promise<QueueGatewayProcess> {
+  const proc = startProcess({
+    name: 'queue-gateway',
+    // node with tsx's loader, not the tsx CLI: the CLI runs the script in a child process, and a
+    // SIGKILL to the CLI would leave that child delivering.
+    command: process.execPath,
+    args: ['--import', 'tsx', GATEWAY_PROCESS],
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...options.env,
+      SETTEE_TEST_QUEUE_TARGETS: JSON.stringify(options.targets),
+      SETTEE_TEST_QUEUE_WORKERS: String(options.workers ?? true),
+    },
+  });
+  try {
+    const baseUrl = await waitFor(
+      'the queue gateway process to listen',
+      async () => /listening (\S+)/.exec(proc.output())?.[1],
+      { timeoutMs: 30_000, abort: proc.exited },
+    );
+    return { proc, baseUrl };
+  } catch (err) {
+    await proc.stop(1_000);
+    throw err;
+  }
+}

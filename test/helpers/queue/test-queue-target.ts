@@ -1,0 +1,23 @@
+import type { RedisServer } from '../../../local/redis-server.js';
+import { queueTargetKey, type QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import { randomSigningKey } from './signing-keys.js';
+
+/**
+ * A binding's queue target on a local Redis, as the gateway would derive it from a QueueBinding
+ * (binding `ns/db` on database 0 with a fresh signing key unless told otherwise).
+ */
+export function testQueueTarget(
+  server: RedisServer,
+  options: { namespace?: string; name?: string; db?: number; signingKey?: string } = {},
+): QueueTarget {
+  const namespace = options.namespace ?? 'ns';
+  const name = options.name ?? 'db';
+  return {
+    key: queueTargetKey(namespace, name),
+    namespace,
+    name,
+    token: server.password,
+    signingKey: options.signingKey ?? randomSigningKey(),
+    connection: { host: server.host, port: server.port, tls: false, db: options.db ?? 0 },
+  };
+}
