@@ -8,6 +8,7 @@ import { INSTANCE_PATH_PREFIX } from '../operator/api/contract.js';
 import { QUEUE_BINDING_KIND, QueueEnvKey, queueEnvSecretName } from '../operator/api/queue-binding.js';
 import { DEFAULT_CRD_DIR, installCrds, startControlPlane } from './control-plane.js';
 import { provideLocalQueueDatabases } from './local-queue-databases.js';
+import { locateKubeTools } from './kube-tools.js';
 import { loadManifests } from './manifests.js';
 import { launchOnFreePort, type Launched } from './launch.js';
 import { isAddressInUse, ProcessExitedError, startProcess, type ManagedProcess } from './process.js';
@@ -117,7 +118,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       say(`applied ${object.kind} ${object.metadata.namespace}/${object.metadata.name}`);
     }
 
-    await writeEnvFile(stateDir, { kubeconfigPath, gatewayUrl });
+    await writeEnvFile(stateDir, { kubeconfigPath, gatewayUrl, toolsDir: (await locateKubeTools()).dir });
     if (options.echo) {
       printNextSteps(stateDir, { kubeconfigPath, gatewayUrl });
       await printQueueEnvironments(kubeConfig, examples.manifests);
@@ -177,9 +178,14 @@ function startComponent(component: Component, run: RunOptions): ManagedProcess {
 
 async function writeEnvFile(
   stateDir: string,
-  info: { kubeconfigPath: string; gatewayUrl: string },
+  info: { kubeconfigPath: string; gatewayUrl: string; toolsDir: string },
 ): Promise<void> {
-  const lines = [`export KUBECONFIG=${info.kubeconfigPath}`, `export SETTEE_GATEWAY_URL=${info.gatewayUrl}`];
+  const lines = [
+    `export KUBECONFIG=${info.kubeconfigPath}`,
+    `export SETTEE_GATEWAY_URL=${info.gatewayUrl}`,
+    // The kubectl and helm built for this control plane's version, ahead of any other on the PATH.
+    `export PATH=${info.toolsDir}:$PATH`,
+  ];
   await fs.writeFile(path.join(stateDir, 'env'), `${lines.join('\n')}\n`);
 }
 
@@ -188,9 +194,9 @@ function printNextSteps(stateDir: string, info: { kubeconfigPath: string; gatewa
   console.log(`
 Settee is running. In another shell:
 
-  source ${envFile}          # KUBECONFIG=${info.kubeconfigPath}, SETTEE_GATEWAY_URL=${info.gatewayUrl}
-  kubectl apply -f examples/couchinstance-free.yaml
-  kubectl get couch                          # Phase, Plan, Endpoint
+  source ${envFile}          # KUBECONFIG, SETTEE_GATEWAY_URL=${info.gatewayUrl}, kubectl on PATH
+  kubectl get couch                          # the example instances: Phase, Plan, Endpoint
+  kubectl apply -f examples/couchinstance-free.yaml   # or your own CouchInstance manifest
   kubectl get secret <name>-admin -o jsonpath='{.data.url}' | base64 -d   # the URL with credentials
 
 Gateway: ${info.gatewayUrl}   (instances at ${info.gatewayUrl}${INSTANCE_PATH_PREFIX}/<namespace>/<name>)
