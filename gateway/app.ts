@@ -1,8 +1,7 @@
 import type http from 'node:http';
-import express, { type ErrorRequestHandler, type Router } from 'express';
+import express, { type ErrorRequestHandler } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'winston';
-import { QUEUE_PATH_PREFIX } from '../operator/api/contract.js';
 import type { ReadinessCheck } from '../operator/observability/health-server.js';
 import { errorMessage } from '../operator/observability/logger.js';
 import { sendErrorResponse } from './http/error-response.js';
@@ -10,6 +9,7 @@ import { createHealthRouter } from './http/health.js';
 import { logRequestWhenDebug } from './http/request-log.js';
 import type { InstanceRequestHandler } from './proxy/instance-handler.js';
 import { resolveRequestTarget } from './proxy/instance-target.js';
+import { isQueuePath } from './queue/queue-route.js';
 
 export interface GatewayAppOptions {
   /** SETTEE_GATEWAY_DOMAIN: enables host-based instance routing. */
@@ -17,8 +17,8 @@ export interface GatewayAppOptions {
   handleInstance: InstanceRequestHandler;
   registry: Registry;
   readiness: readonly ReadinessCheck[];
-  /** The webhook queue's router (gateway/queue, issue 5), mounted at QUEUE_PATH_PREFIX. */
-  queueRouter: Router | undefined;
+  /** The webhook queue's API (gateway/queue, issue 5): serves every URL under QUEUE_PATH_PREFIX. */
+  handleQueue: http.RequestListener | undefined;
   retryAfterSeconds: number;
   logger: Logger;
 }
@@ -33,8 +33,9 @@ export interface GatewayApp {
 /**
  * The gateway's routing, decided before any middleware runs: instance traffic (a host under the
  * domain, or /db/<namespace>/<name>/...) goes straight to the instance handler, a plain node:http
- * path that streams to CouchDB; everything else (/healthz, /readyz, /metrics, the queue API) goes
- * to Express, which costs more per request but those routes are not the hot path.
+ * path that streams to CouchDB, and the queue API (/queue/...) straight to the queue's handler,
+ * another plain path; the rest (/healthz, /readyz, /metrics) goes to Express, which costs more
+ * per request but those routes are not the hot path.
  */
 export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   const { logger } = options;
@@ -46,7 +47,6 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     next();
   });
   app.use(createHealthRouter({ registry: options.registry, readiness: options.readiness }));
-  if (options.queueRouter) app.use(QUEUE_PATH_PREFIX, options.queueRouter);
   app.use((req, res) => {
     res.status(404).json({ error: 'not_found', reason: `no route for ${req.method} ${req.path}` });
   });
@@ -73,6 +73,9 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     if (target.kind === 'instance') {
       logRequestWhenDebug(logger, req, res);
       options.handleInstance(req, res, target);
+    } else if (options.handleQueue && isQueuePath(req.url ?? '/')) {
+      logRequestWhenDebug(logger, req, res);
+      options.handleQueue(req, res);
     } else {
       void app(req, res);
     }

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Router } from 'express';
+import type http from 'node:http';
 import type { Logger } from 'winston';
 import { makeKubeClients } from '../operator/kube/clients.js';
 import { InformerFactory } from '../operator/kube/informer-factory.js';
@@ -21,7 +21,7 @@ import { wakeRequestWriter, Waker, type WakeRequestWriter } from './proxy/waker.
 
 /** The webhook queue as the gateway hosts it (gateway/queue's QueueService fits). */
 export interface HostedQueue {
-  readonly router: Router;
+  readonly handler: http.RequestListener;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -30,7 +30,7 @@ export interface GatewayOptions {
   config: GatewayConfig;
   kubeConfig: KubeConfig;
   logger: Logger;
-  /** The webhook queue (issue 5): its router is mounted at QUEUE_PATH_PREFIX, it starts and stops with the gateway. */
+  /** The webhook queue (issue 5): its handler serves QUEUE_PATH_PREFIX, it starts and stops with the gateway. */
   queue?: HostedQueue;
   /** Replace the API writes (tests count them); default: the real ones. */
   writers?: { wakeRequest?: WakeRequestWriter; activityLease?: ActivityLeaseWriter };
@@ -109,7 +109,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       { name: 'informers', isReady: () => informers.hasSynced() },
       { name: 'not-draining', isReady: () => !draining },
     ],
-    queueRouter: options.queue?.router,
+    handleQueue: options.queue?.handler,
     retryAfterSeconds: config.wake.retryAfterSeconds,
     logger,
   });

@@ -27,7 +27,7 @@ export function queueTargetKey(namespace: string, name: string): string {
 
 /**
  * The bindings this gateway serves, by `namespace/name`. Fed from the Kubernetes API by
- * kube-binding-source.ts (tests may fill it directly); the router reads it on every request and the
+ * kube-binding-source.ts (tests may fill it directly); the queue handler reads it on every request and the
  * delivery workers follow its changes.
  */
 export class BindingRegistry {

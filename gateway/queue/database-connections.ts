@@ -46,14 +46,20 @@ export async function closeClient(redis: Redis): Promise<void> {
  * ioredis pipelines concurrent commands on it automatically.
  */
 export class DatabaseConnections {
-  private readonly clients = new Map<string, { fingerprint: string; redis: Redis }>();
+  private readonly clients = new Map<string, { target: QueueTarget; fingerprint: string; redis: Redis }>();
 
   constructor(private readonly logger: Logger) {}
 
   get(target: QueueTarget): Redis {
-    const fingerprint = connectionFingerprint(target);
     const current = this.clients.get(target.key);
-    if (current?.fingerprint === fingerprint) return current.redis;
+    // The registry's targets are frozen, so the same object means the same database; this skips
+    // hashing the password on every publish.
+    if (current?.target === target) return current.redis;
+    const fingerprint = connectionFingerprint(target);
+    if (current?.fingerprint === fingerprint) {
+      current.target = target;
+      return current.redis;
+    }
     if (current) void closeClient(current.redis);
     const redis = createDatabaseClient(target, { blocking: false });
     // Without a listener ioredis prints every reconnect failure to stderr; log it once per change.
@@ -64,7 +70,7 @@ export class DatabaseConnections {
       this.logger.warn('queue database connection failed', { binding: target.key, error: err.message });
     });
     redis.on('ready', () => (lastError = ''));
-    this.clients.set(target.key, { fingerprint, redis });
+    this.clients.set(target.key, { target, fingerprint, redis });
     return redis;
   }
 

@@ -1,10 +1,11 @@
-import type { ErrorRequestHandler, Response } from 'express';
+import type http from 'node:http';
 import type { Logger } from 'winston';
 import { DomainError } from '../domain-error.js';
+import { sendJson } from './json-response.js';
 
 /**
- * The queue's domain errors. Each carries a `code` and the HTTP status it maps to; the router's
- * error handler (`queueErrorHandler`) is the one place they become QStash-style `{"error": "..."}`.
+ * The queue's domain errors. Each carries a `code` and the HTTP status it maps to;
+ * `sendQueueFailure` is the one place they become QStash-style `{"error": "..."}`.
  */
 export type QueueErrorCode =
   | 'INVALID_REQUEST'
@@ -22,6 +23,19 @@ export abstract class QueueError extends DomainError<QueueErrorCode> {
 export class InvalidRequestError extends QueueError {
   readonly code = 'INVALID_REQUEST';
   readonly status = 400;
+}
+
+export class RequestBodyTooLargeError extends InvalidRequestError {
+  constructor() {
+    super('request body is too large');
+  }
+}
+
+/** The client went away before its body was whole; nothing is stored. */
+export class RequestAbortedError extends InvalidRequestError {
+  constructor() {
+    super('the request was aborted');
+  }
 }
 
 export class UnauthorizedError extends QueueError {
@@ -55,40 +69,37 @@ export class DestinationRefusedError extends QueueError {
   }
 }
 
-interface HttpParserError {
-  type?: string;
-  status?: number;
-  expose?: boolean;
-}
-
-/** Maps anything thrown in the router to a status and a message safe to show the client. */
+/** Maps anything thrown while serving a queue request to a status and a message safe to show the client. */
 export function toQueueHttpError(err: unknown): { status: number; message: string } {
   if (err instanceof QueueError) return { status: err.status, message: err.message };
-  const parser = err as HttpParserError | null;
-  // body-parser's own errors (express.raw): a body over the limit is bad input, as QStash answers.
-  if (parser?.type === 'entity.too.large') return { status: 400, message: 'request body is too large' };
-  if (parser?.expose && typeof parser.status === 'number' && parser.status < 500) {
-    return { status: 400, message: (err as Error).message };
-  }
   return { status: 500, message: 'internal error' };
 }
 
-export function sendQueueError(res: Response, status: number, message: string): void {
-  res.status(status).json({ error: message });
+export function sendQueueError(res: http.ServerResponse, status: number, message: string): void {
+  sendJson(res, status, { error: message });
 }
 
-export function queueErrorHandler(logger: Logger): ErrorRequestHandler {
-  return (err: unknown, req, res, next) => {
-    if (res.headersSent) return next(err);
-    const { status, message } = toQueueHttpError(err);
-    if (status >= 500) {
-      // The path is left out: it carries the destination, whose query string may hold a secret.
-      logger.error('queue request failed', {
-        binding: `${String(req.params.namespace)}/${String(req.params.name)}`,
-        status,
-        error: err instanceof Error ? err.message : String(err),
-      });
-    }
-    sendQueueError(res, status, message);
-  };
+/**
+ * Answers a failed queue request. When the answer has already begun there is no honest one left:
+ * the connection is cut.
+ */
+export function sendQueueFailure(
+  res: http.ServerResponse,
+  err: unknown,
+  context: { logger: Logger; binding: string },
+): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const { status, message } = toQueueHttpError(err);
+  if (status >= 500) {
+    // The path is left out: it carries the destination, whose query string may hold a secret.
+    context.logger.error('queue request failed', {
+      binding: context.binding,
+      status,
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+  sendQueueError(res, status, message);
 }

@@ -2,10 +2,10 @@
  * The webhook queue, for the gateway's composition root. The simple way:
  *
  *   const queue = createQueueService({ kubeConfig, config: loadQueueConfig(), logger });
- *   app.use(QUEUE_PATH_PREFIX, queue.router);
+ *   if (isQueuePath(req.url)) queue.handler(req, res);   // in the server's request listener
  *   await queue.start();   // on shutdown: await queue.stop();
  *
- * The parts (registry, router, workers, binding source) are exported for tests and other wiring.
+ * The parts (registry, handler, workers, binding source) are exported for tests and other wiring.
  */
 export { createQueueService, type QueueService, type QueueServiceOptions } from './queue-service.js';
 export {
@@ -15,7 +15,8 @@ export {
   QUEUE_CONFIG_DEFAULTS,
   type QueueConfig,
 } from './config.js';
-export { createQueueRouter, type QueueRouterOptions } from './router.js';
+export { createQueueHandler, type QueueHandlerOptions } from './queue-handler.js';
+export { isQueuePath } from './queue-route.js';
 export {
   startDeliveryWorkers,
   type DeliveryWorkers,

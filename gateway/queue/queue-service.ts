@@ -1,12 +1,12 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Router } from 'express';
+import type http from 'node:http';
 import type { Logger } from 'winston';
 import { BindingRegistry } from './binding-registry.js';
 import type { QueueConfig } from './config.js';
 import { DatabaseConnections } from './database-connections.js';
 import { startDeliveryWorkers, type DeliveryWorkers } from './delivery-workers.js';
 import { watchQueueBindings, type KubeBindingSource } from './kube-binding-source.js';
-import { createQueueRouter } from './router.js';
+import { createQueueHandler } from './queue-handler.js';
 
 export interface QueueServiceOptions {
   kubeConfig: KubeConfig;
@@ -16,9 +16,9 @@ export interface QueueServiceOptions {
   namespace?: string | undefined;
 }
 
-/** The gateway's whole queue: mount `router` at QUEUE_PATH_PREFIX, then `start()`; `stop()` on shutdown. */
+/** The gateway's whole queue: serve URLs under QUEUE_PATH_PREFIX with `handler`, then `start()`; `stop()` on shutdown. */
 export interface QueueService {
-  readonly router: Router;
+  readonly handler: http.RequestListener;
   readonly registry: BindingRegistry;
   /** Starts the binding informers and the delivery workers; resolves once the bindings are listed. */
   start(): Promise<void>;
@@ -30,14 +30,14 @@ export function createQueueService(options: QueueServiceOptions): QueueService {
   const logger = options.logger.child({ component: 'queue' });
   const registry = new BindingRegistry();
   const connections = new DatabaseConnections(logger);
-  const router = createQueueRouter({ registry, connections, config: options.config, logger });
+  const handler = createQueueHandler({ registry, connections, config: options.config, logger });
   let source: KubeBindingSource | undefined;
   let workers: DeliveryWorkers | undefined;
   const releaseRemoved = registry.subscribe((event) => {
     if (event.type === 'delete') void connections.release(event.key);
   });
   return {
-    router,
+    handler,
     registry,
     async start() {
       workers = startDeliveryWorkers({ registry, connections, config: options.config, logger });

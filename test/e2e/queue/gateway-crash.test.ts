@@ -19,7 +19,7 @@ const KEY_PREFIX = '{crash-test}:';
 /**
  * The queue's durability promise, with a real SIGKILL: a gateway process dies in the middle of
  * delivering 1,000 messages, a new one starts, and every message still reaches the destination
- * at least once. (The process is the queue router and workers of test/helpers/queue; the
+ * at least once. (The process is the queue handler and workers of test/helpers/queue; the
  * bindings are given to it directly instead of through the Kubernetes API.)
  */
 describe('a gateway killed with SIGKILL mid-run', () => {

@@ -1,10 +1,8 @@
-import type http from 'node:http';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Receiver } from '@upstash/qstash';
-import express from 'express';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
-import { QUEUE_PATH_PREFIX } from '../../../operator/api/contract.js';
 import type { QueueEnv } from '../../../operator/api/queue-binding.js';
 import { createSilentLogger } from '../../../operator/observability/logger.js';
 import type { RunningOperator } from '../../../operator/operator.js';
@@ -48,11 +46,8 @@ describe('a QueueBinding, from kubectl apply to a verified delivery', () => {
       logger: createSilentLogger(),
       namespace: ns.name,
     });
-    const app = express();
-    app.use(QUEUE_PATH_PREFIX, queue.router);
-    server = await new Promise((resolve) => {
-      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-    });
+    server = http.createServer(queue.handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     await queue.start();
     operator = await startQueueBindingOperator({
       namespace: ns.name,

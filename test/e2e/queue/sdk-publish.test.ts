@@ -11,7 +11,7 @@ import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
 
 /**
- * The unchanged @upstash/qstash SDK against the queue router on loopback, delivering to the
+ * The unchanged @upstash/qstash SDK against the queue handler on loopback, delivering to the
  * example receiver on loopback (allowed through the SSRF allowlist; nothing leaves 127.0.0.1).
  */
 describe('publishing with the @upstash/qstash SDK', () => {

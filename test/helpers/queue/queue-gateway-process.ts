@@ -4,7 +4,7 @@ import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
 import { startTestQueueGateway } from './queue-gateway.js';
 
 /**
- * The queue part of a gateway as a process of its own, for tests that kill it: the router and the
+ * The queue part of a gateway as a process of its own, for tests that kill it: the handler and the
  * delivery workers, configured from SETTEE_QUEUE_* like the real gateway, with its bindings given
  * as JSON in SETTEE_TEST_QUEUE_TARGETS instead of read from the Kubernetes API. It prints
  * `listening <url>` once it serves, and logs at SETTEE_LOG_LEVEL (default warn).

@@ -1,15 +1,13 @@
-import type http from 'node:http';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
 import type { Logger } from 'winston';
-import { QUEUE_PATH_PREFIX } from '../../../operator/api/contract.js';
 import { renderQueueUrl } from '../../../operator/api/queue-binding.js';
 import { createSilentLogger } from '../../../operator/observability/logger.js';
 import { BindingRegistry, type QueueTarget } from '../../../gateway/queue/binding-registry.js';
 import type { QueueConfig } from '../../../gateway/queue/config.js';
 import { DatabaseConnections } from '../../../gateway/queue/database-connections.js';
 import { startDeliveryWorkers, type DeliveryWorkers } from '../../../gateway/queue/delivery-workers.js';
-import { createQueueRouter } from '../../../gateway/queue/router.js';
+import { createQueueHandler } from '../../../gateway/queue/queue-handler.js';
 import type { HostResolver } from '../../../gateway/queue/ssrf/guarded-lookup.js';
 import { closeServer } from './test-receiver.js';
 
@@ -24,8 +22,8 @@ export interface TestQueueGateway {
 }
 
 /**
- * The queue router mounted in an express app on a loopback port exactly as the gateway mounts
- * it (at QUEUE_PATH_PREFIX), with its registry filled directly instead of from informers.
+ * The queue's handler serving a loopback port as the gateway serves it (every URL under
+ * QUEUE_PATH_PREFIX), with its registry filled directly instead of from informers.
  */
 export async function startTestQueueGateway(options: {
   config: QueueConfig;
@@ -38,11 +36,10 @@ export async function startTestQueueGateway(options: {
   const registry = new BindingRegistry();
   for (const target of options.targets) registry.set(target);
   const connections = new DatabaseConnections(logger);
-  const app = express();
-  app.use(QUEUE_PATH_PREFIX, createQueueRouter({ registry, connections, config: options.config, logger }));
-  const server: http.Server = await new Promise((resolve) => {
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-  });
+  const server = http.createServer(
+    createQueueHandler({ registry, connections, config: options.config, logger }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let workers: DeliveryWorkers | undefined;
   const gateway: TestQueueGateway = {

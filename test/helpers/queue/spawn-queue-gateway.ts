@@ -13,7 +13,7 @@ export interface QueueGatewayProcess {
 }
 
 /**
- * Starts queue-gateway-process.ts (the queue router and delivery workers in a process of their own,
+ * Starts queue-gateway-process.ts (the queue handler and delivery workers in a process of their own,
  * for tests that kill it and for benchmarks) serving `targets`, configured by the SETTEE_QUEUE_*
  * variables in `env`; resolves once it listens.
  */
