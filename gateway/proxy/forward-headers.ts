@@ -19,6 +19,29 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
 /** Set by the gateway itself, from what it saw, rather than passed on as the client sent them. */
 const FORWARDED_BY_GATEWAY: ReadonlySet<string> = new Set(['x-forwarded-proto', 'x-forwarded-host']);
 
+/**
+ * Every lower-case name the gateway treats specially, grouped by length. Most header names have a
+ * length none of these has and are told apart without a lower-cased copy: this runs for every
+ * header of every request and response.
+ */
+const SPECIAL_NAMES_BY_LENGTH: ReadonlyArray<ReadonlySet<string> | undefined> = (() => {
+  const byLength: Array<Set<string> | undefined> = [];
+  const special = [...HOP_BY_HOP, ...FORWARDED_BY_GATEWAY, 'x-forwarded-for', 'location', 'set-cookie'];
+  for (const name of special) (byLength[name.length] ??= new Set()).add(name);
+  return byLength;
+})();
+
+/**
+ * `name` lower-cased when the gateway treats it specially (hop-by-hop, X-Forwarded-*, Location,
+ * Set-Cookie); undefined for any other header.
+ */
+export function specialHeaderName(name: string): string | undefined {
+  const candidates = SPECIAL_NAMES_BY_LENGTH[name.length];
+  if (candidates === undefined) return undefined;
+  const lower = name.toLowerCase();
+  return candidates.has(lower) ? lower : undefined;
+}
+
 export interface ForwardedFor {
   /** The client's address as the gateway's socket saw it. */
   remoteAddress: string | undefined;
@@ -40,12 +63,13 @@ export function buildUpstreamHeaders(rawHeaders: readonly string[], forwarded: F
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
     const value = rawHeaders[i + 1] as string;
-    const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || FORWARDED_BY_GATEWAY.has(lower) || named?.has(lower)) continue;
-    if (lower === 'x-forwarded-for') {
+    const special = specialHeaderName(name);
+    if (special === 'x-forwarded-for') {
       forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
       continue;
     }
+    if (special !== undefined && (HOP_BY_HOP.has(special) || FORWARDED_BY_GATEWAY.has(special))) continue;
+    if (named?.has(name.toLowerCase())) continue;
     headers.push(name, value);
   }
   const client = forwarded.remoteAddress ?? 'unknown';
@@ -63,11 +87,11 @@ export function isEndToEndHeader(
   return !HOP_BY_HOP.has(lowerName) && !(connectionNamed?.has(lowerName) ?? false);
 }
 
-/** Header names listed in a Connection header (beyond keep-alive/close), which are hop-by-hop too. */
+/** Header names listed in Connection headers (beyond keep-alive/close), which are hop-by-hop too. */
 export function connectionNamedHeaders(rawHeaders: readonly string[]): Set<string> | undefined {
   let named: Set<string> | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if ((rawHeaders[i] as string).toLowerCase() !== 'connection') continue;
+    if (specialHeaderName(rawHeaders[i] as string) !== 'connection') continue;
     for (const token of (rawHeaders[i + 1] as string).split(',')) {
       const lower = token.trim().toLowerCase();
       if (lower !== '' && lower !== 'close' && lower !== 'keep-alive') (named ??= new Set()).add(lower);

@@ -1,6 +1,11 @@
 import type http from 'node:http';
-import type { Agent, Dispatcher } from 'undici';
-import { buildUpstreamHeaders, connectionNamedHeaders, isEndToEndHeader } from './forward-headers.js';
+import type { Dispatcher } from 'undici';
+import {
+  buildUpstreamHeaders,
+  connectionNamedHeaders,
+  isEndToEndHeader,
+  specialHeaderName,
+} from './forward-headers.js';
 import { rewriteLocation, rewriteSetCookiePath, type RewriteContext } from './response-rewrite.js';
 
 export interface ForwardOptions {
@@ -15,12 +20,21 @@ export interface ForwardOptions {
   /** `http` or `https`, as the client reached the gateway. */
   proto: string;
   /** More response headers, flat [name, value, ...] (X-Settee-Cold-Start). */
-  extraHeaders?: readonly string[];
-  /**
-   * Called when the instance could not be reached or broke off. `responseStarted` tells whether
-   * the status line already went to the client (then only cutting the connection is left).
-   */
-  onError: (err: Error, responseStarted: boolean) => void;
+  extraHeaders?: readonly string[] | undefined;
+  /** Told when the instance could not be reached or broke off. */
+  errors: UpstreamErrorListener;
+}
+
+/** An object rather than a callback, so the caller passes itself instead of a closure per request. */
+export interface UpstreamErrorListener {
+  /** `responseStarted`: the status line already went to the client (only cutting the connection is left). */
+  onUpstreamError(err: Error, responseStarted: boolean): void;
+}
+
+/** One forwarded request in flight; the caller ends it when the client goes away. */
+export interface UpstreamExchange {
+  /** The client closed its connection: the upstream request is aborted unless it already ended. */
+  clientClosed(): void;
 }
 
 /** Whether a request carries a body to stream (a GET without one must not be sent as chunked). */
@@ -31,81 +45,111 @@ export function hasRequestBody(req: http.IncomingMessage): boolean {
 
 /**
  * Streams one request to an instance and its response back, through the pooled keep-alive
- * connections of `agent`, without buffering either body: backpressure from the client pauses the
- * upstream read, a client that goes away aborts the upstream request. Any method goes (COPY too).
+ * connections of `dispatcher` (an undici Agent), without buffering either body: backpressure from
+ * the client pauses the upstream read, a client that goes away aborts the upstream request (the
+ * caller reports it through `clientClosed`, from the one 'close' listener it has anyway). Any
+ * method goes (COPY too).
  */
-export function forward(agent: Agent, options: ForwardOptions): void {
-  const { req, res } = options;
-  const rewrite: RewriteContext = {
-    basePath: options.basePath,
-    publicOrigin: `${options.proto}://${req.headers.host ?? ''}`,
-    upstreamOrigin: options.origin,
-  };
-  let abort: ((err?: Error) => void) | undefined;
-  let finished = false;
-  res.once('close', () => {
-    if (!finished) abort?.(new Error('the client closed the connection'));
-  });
-
-  const dispatchOptions: Dispatcher.DispatchOptions = {
-    origin: options.origin,
-    path: options.upstreamPath,
-    method: req.method as Dispatcher.HttpMethod,
-    headers: buildUpstreamHeaders(req.rawHeaders, {
-      remoteAddress: req.socket.remoteAddress,
-      proto: options.proto,
-      host: req.headers.host,
-    }),
-    body: hasRequestBody(req) ? req : null,
-  };
-  const handler: Dispatcher.DispatchHandlers = {
-    onConnect(abortUpstream) {
-      abort = abortUpstream;
+export function forward(dispatcher: Dispatcher, options: ForwardOptions): UpstreamExchange {
+  const { req } = options;
+  const exchange = new ForwardExchange(options);
+  dispatcher.dispatch(
+    {
+      origin: options.origin,
+      path: options.upstreamPath,
+      method: req.method as Dispatcher.HttpMethod,
+      headers: buildUpstreamHeaders(req.rawHeaders, {
+        remoteAddress: req.socket.remoteAddress,
+        proto: options.proto,
+        host: req.headers.host,
+      }),
+      body: hasRequestBody(req) ? req : null,
     },
-    onHeaders(statusCode, rawHeaders, resume, statusText) {
-      if (statusCode < 200) return true; // informational; the final response follows
-      // Head and body of a small response arrive in one read; corked until the next tick, they
-      // leave in one write instead of two. A streamed body is flushed on every tick as before.
-      res.cork();
-      process.nextTick(() => res.uncork());
-      res.writeHead(statusCode, statusText, responseHeaders(rawHeaders, rewrite, options.extraHeaders));
-      res.on('drain', resume);
-      return true;
-    },
-    onData(chunk) {
-      return res.write(chunk);
-    },
-    onComplete() {
-      finished = true;
-      res.end();
-    },
-    onError(err) {
-      finished = true;
-      options.onError(err, res.headersSent);
-    },
-  };
-  agent.dispatch(dispatchOptions, handler);
+    exchange,
+  );
+  return exchange;
 }
 
-function responseHeaders(
-  raw: readonly Buffer[],
-  rewrite: RewriteContext,
-  extraHeaders: readonly string[] | undefined,
-): string[] {
-  // latin1 maps bytes to code units one to one, so header values pass through byte for byte.
-  const headers: string[] = new Array<string>(raw.length);
-  for (let i = 0; i < raw.length; i++) headers[i] = (raw[i] as Buffer).toString('latin1');
-  const named = connectionNamedHeaders(headers);
-  const result: string[] = [];
-  for (let i = 0; i < headers.length; i += 2) {
-    const name = headers[i] as string;
-    const lower = name.toLowerCase();
-    if (!isEndToEndHeader(lower, named)) continue;
-    let value = headers[i + 1] as string;
-    if (lower === 'location') value = rewriteLocation(value, rewrite);
-    else if (lower === 'set-cookie') value = rewriteSetCookiePath(value, rewrite.basePath);
-    result.push(name, value);
+/**
+ * undici's handler for one exchange. A class rather than an object of closures: this runs for
+ * every request, and its methods live once on the prototype.
+ */
+class ForwardExchange implements Dispatcher.DispatchHandlers, UpstreamExchange {
+  private abortUpstream: ((err?: Error) => void) | undefined;
+  private resume: (() => void) | undefined;
+  private waitingForDrain = false;
+  private finished = false;
+
+  constructor(private readonly options: ForwardOptions) {}
+
+  clientClosed(): void {
+    if (!this.finished) this.abortUpstream?.(new Error('the client closed the connection'));
   }
-  if (extraHeaders) result.push(...extraHeaders);
-  return result;
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortUpstream = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    if (statusCode < 200) return true; // informational; the final response follows
+    this.resume = resume;
+    // No cork of our own: node:http corks the socket on the first write and flushes on the next
+    // tick, so the head and a body that arrived in the same read leave in one write.
+    this.options.res.writeHead(statusCode, statusText, this.responseHeaders(rawHeaders));
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    const { res } = this.options;
+    if (res.write(chunk)) return true;
+    // Backpressure: the drain listener is added the first time the client falls behind, not per request.
+    if (!this.waitingForDrain) {
+      this.waitingForDrain = true;
+      res.on('drain', () => this.resume?.());
+    }
+    return false;
+  }
+
+  onComplete(): void {
+    this.finished = true;
+    this.options.res.end();
+  }
+
+  onError(err: Error): void {
+    this.finished = true;
+    this.options.errors.onUpstreamError(err, this.options.res.headersSent);
+  }
+
+  private responseHeaders(raw: readonly Buffer[]): string[] {
+    // latin1 maps bytes to code units one to one, so header values pass through byte for byte.
+    const headers: string[] = new Array<string>(raw.length);
+    for (let i = 0; i < raw.length; i++) headers[i] = (raw[i] as Buffer).toString('latin1');
+    const named = connectionNamedHeaders(headers);
+    const result: string[] = [];
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i] as string;
+      let value = headers[i + 1] as string;
+      const special = specialHeaderName(name);
+      if (special !== undefined || named !== undefined) {
+        const lower = special ?? name.toLowerCase();
+        if (!isEndToEndHeader(lower, named)) continue;
+        if (lower === 'location') value = rewriteLocation(value, this.rewriteContext());
+        else if (lower === 'set-cookie') value = rewriteSetCookiePath(value, this.options.basePath);
+      }
+      result.push(name, value);
+    }
+    const { extraHeaders } = this.options;
+    if (extraHeaders) result.push(...extraHeaders);
+    return result;
+  }
+
+  /** Built only for a response that carries Location: most carry none. */
+  private rewriteContext(): RewriteContext {
+    const { options } = this;
+    return {
+      basePath: options.basePath,
+      publicOrigin: `${options.proto}://${options.req.headers.host ?? ''}`,
+      upstreamOrigin: options.origin,
+    };
+  }
 }

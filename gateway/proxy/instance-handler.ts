@@ -9,7 +9,7 @@ import { sendErrorResponse } from '../http/error-response.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { ActivityReporter } from './activity-reporter.js';
 import type { AwaitReady } from './await-ready.js';
-import { forward, hasRequestBody } from './forward.js';
+import { forward, hasRequestBody, type UpstreamErrorListener, type UpstreamExchange } from './forward.js';
 import type { RequestTarget } from './instance-target.js';
 import type { RouteTable } from './route-table.js';
 import type { Waker } from './waker.js';
@@ -42,18 +42,104 @@ export interface InstanceHandlerOptions {
  * hot path.
  */
 export function createInstanceHandler(options: InstanceHandlerOptions): InstanceRequestHandler {
-  const { routes, awaitReady, waker, activity, agent, metrics, logger } = options;
+  return (req, res, target) => new InstanceRequest(options, req, res, target).start();
+}
 
-  const fail = (
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-    target: InstanceTarget,
-    err: unknown,
-  ): void => {
+/**
+ * One request's state. A class, not a set of closures: its methods exist once, where closures
+ * would be created (and, under tsx, named with a defineProperty each) for every request.
+ */
+class InstanceRequest implements UpstreamErrorListener {
+  private readonly key: string;
+  private instance: CouchInstance | undefined;
+  private exchange: UpstreamExchange | undefined;
+  /** Where the current attempt went, and whether it is the retry after a refused connection. */
+  private origin: string | undefined;
+  private retried = false;
+
+  constructor(
+    private readonly options: InstanceHandlerOptions,
+    private readonly req: http.IncomingMessage,
+    private readonly res: http.ServerResponse,
+    private readonly target: InstanceTarget,
+  ) {
+    this.key = `${target.instance.namespace}/${target.instance.name}`;
+  }
+
+  start(): void {
+    const { routes, awaitReady, waker, activity } = this.options;
+    let instance: CouchInstance;
+    try {
+      instance = routes.resolve(this.target.instance);
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    this.instance = instance;
+    const origin = awaitReady.readyOrigin(this.key);
+    // The wake request goes out before the activity renewal: the operator reconciles on either, and
+    // a reconcile for the renewal alone, started first, would hold the wake's back until it ends.
+    if (origin === undefined) waker.ensureAwake(instance);
+    activity.begin(this.key, { ...this.target.instance, uid: instance.metadata.uid });
+    // The one 'close' listener of a forwarded request: the hot path adds no other.
+    this.res.once('close', () => {
+      activity.end(this.key);
+      this.exchange?.clientClosed();
+    });
+    if (origin !== undefined) this.send(origin, undefined, false);
+    else void this.holdThenSend(false);
+  }
+
+  private send(origin: string, heldMs: number | undefined, retried: boolean): void {
+    const { req, res, target } = this;
+    this.options.metrics.countForwarded(heldMs !== undefined);
+    this.origin = origin;
+    this.retried = retried;
+    this.exchange = forward(this.options.agent, {
+      req,
+      res,
+      origin,
+      upstreamPath: target.upstreamPath,
+      basePath: target.basePath,
+      proto: (req.socket as tls.TLSSocket).encrypted ? 'https' : 'http',
+      extraHeaders: heldMs === undefined ? undefined : [COLD_START_HEADER, String(heldMs)],
+      errors: this,
+    });
+  }
+
+  onUpstreamError(err: Error, responseStarted: boolean): void {
+    // A refused connection sent nothing: the instance went away (hibernated) since the address
+    // was cached. Without a body to replay, the request can go the wake path.
+    const refused = (err as NodeJS.ErrnoException).code === 'ECONNREFUSED';
+    if (refused && !responseStarted && !this.retried && !hasRequestBody(this.req)) {
+      this.exchange = undefined;
+      if (this.origin !== undefined) this.options.awaitReady.invalidate(this.key, this.origin);
+      void this.holdThenSend(true);
+      return;
+    }
+    this.fail(new UpstreamError(this.target.instance, err));
+  }
+
+  private async holdThenSend(retried: boolean): Promise<void> {
+    const { routes, waker, awaitReady } = this.options;
+    if (retried && this.instance) waker.ensureAwake(routes.get(this.target.instance) ?? this.instance);
+    const gone = new AbortController();
+    this.res.once('close', () => gone.abort(new Error('the client closed the connection')));
+    try {
+      const released = await awaitReady.hold(this.target.instance, gone.signal);
+      this.send(released.origin, released.heldMs, retried);
+    } catch (err) {
+      if (!gone.signal.aborted) this.fail(err);
+    }
+  }
+
+  private fail(err: unknown): void {
+    const { req, res } = this;
+    const { metrics, logger } = this.options;
     const known = err instanceof GatewayError;
     metrics.countError(known ? err.code : 'INTERNAL');
     const fields = {
-      instance: `${target.instance.namespace}/${target.instance.name}`,
+      instance: this.key,
       method: req.method,
       code: known ? err.code : 'INTERNAL',
       error: errorMessage(err),
@@ -67,60 +153,6 @@ export function createInstanceHandler(options: InstanceHandlerOptions): Instance
     ) {
       logger.warn('instance request failed', fields);
     } else logger.debug('instance request refused', fields);
-    sendErrorResponse(req, res, err, { retryAfterSeconds: options.retryAfterSeconds });
-  };
-
-  return (req, res, target) => {
-    let instance: CouchInstance;
-    try {
-      instance = routes.resolve(target.instance);
-    } catch (err) {
-      fail(req, res, target, err);
-      return;
-    }
-    const key = `${target.instance.namespace}/${target.instance.name}`;
-    activity.begin(key, { ...target.instance, uid: instance.metadata.uid });
-    res.once('close', () => activity.end(key));
-    const proto = (req.socket as tls.TLSSocket).encrypted ? 'https' : 'http';
-
-    const send = (origin: string, heldMs: number | undefined, retried: boolean): void => {
-      metrics.countForwarded(heldMs !== undefined);
-      forward(agent, {
-        req,
-        res,
-        origin,
-        upstreamPath: target.upstreamPath,
-        basePath: target.basePath,
-        proto,
-        extraHeaders: heldMs === undefined ? undefined : [COLD_START_HEADER, String(heldMs)],
-        onError: (err, responseStarted) => {
-          // A refused connection sent nothing: the instance went away (hibernated) since the
-          // address was cached. Without a body to replay, the request can go the wake path.
-          const refused = (err as NodeJS.ErrnoException).code === 'ECONNREFUSED';
-          if (refused && !responseStarted && !retried && !hasRequestBody(req)) {
-            awaitReady.invalidate(key, origin);
-            void holdThenSend(true);
-            return;
-          }
-          fail(req, res, target, new UpstreamError(target.instance, err));
-        },
-      });
-    };
-
-    const holdThenSend = async (retried: boolean): Promise<void> => {
-      waker.ensureAwake(retried ? (routes.get(target.instance) ?? instance) : instance);
-      const gone = new AbortController();
-      res.once('close', () => gone.abort(new Error('the client closed the connection')));
-      try {
-        const released = await awaitReady.hold(target.instance, gone.signal);
-        send(released.origin, released.heldMs, retried);
-      } catch (err) {
-        if (!gone.signal.aborted) fail(req, res, target, err);
-      }
-    };
-
-    const origin = awaitReady.readyOrigin(key);
-    if (origin !== undefined) send(origin, undefined, false);
-    else void holdThenSend(false);
-  };
+    sendErrorResponse(req, res, err, { retryAfterSeconds: this.options.retryAfterSeconds });
+  }
 }

@@ -2,6 +2,7 @@ import {
   buildUpstreamHeaders,
   connectionNamedHeaders,
   isEndToEndHeader,
+  specialHeaderName,
 } from '../../../../gateway/proxy/forward-headers.js';
 
 const forwarded = { remoteAddress: '192.0.2.10', proto: 'https', host: 'app.ns.example.com' };
@@ -84,5 +85,18 @@ describe('response header filtering', () => {
     expect(isEndToEndHeader('proxy-authenticate', named)).toBe(false);
     expect(isEndToEndHeader('set-cookie', named)).toBe(true);
     expect(connectionNamedHeaders(['Content-Type', 'text/plain'])).toBeUndefined();
+  });
+});
+
+describe('specialHeaderName', () => {
+  it('when a name is a special one in any case, then its lower-case form is returned, and otherwise undefined', () => {
+    expect(specialHeaderName('Transfer-Encoding')).toBe('transfer-encoding');
+    expect(specialHeaderName('X-FORWARDED-FOR')).toBe('x-forwarded-for');
+    expect(specialHeaderName('Set-Cookie')).toBe('set-cookie');
+    expect(specialHeaderName('Location')).toBe('location');
+    // Same length as special names (expect, connection), but not one of them.
+    expect(specialHeaderName('Accept')).toBeUndefined();
+    expect(specialHeaderName('User-Agent')).toBeUndefined();
+    expect(specialHeaderName('Content-Type')).toBeUndefined();
   });
 });
