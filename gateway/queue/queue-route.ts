@@ -8,7 +8,8 @@ export type QueueRoute =
 
 /**
  * `/<namespace>/<name>/v2/publish[/<destination>]`: the destination is everything after, query
- * string included. Case-insensitive, as the Express router this replaces matched.
+ * string included. Case-insensitive, as Express routes match by default, so paths accepted
+ * before the queue left Express still are.
  */
 const PUBLISH_PATH = /^\/([^/?]+)\/([^/?]+)\/v2\/publish(?:\/(.*)|\?.*)?$/is;
 /** `/<namespace>/<name>/v2/batch`, with an optional trailing slash and any query string. */

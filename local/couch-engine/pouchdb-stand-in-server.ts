@@ -5,8 +5,8 @@
  * express-pouchdb lacks: a CouchDB-shaped GET / (whose vendor says plainly that this is the
  * stand-in) and GET /_up. Set SETTEE_COUCHDB_BIN to run the real thing instead.
  *
- * Run as its own process by pouchdb-engine.ts (`node --import tsx`), configured through the
- * environment (see stand-in-config.ts).
+ * Run as its own process by pouchdb-engine.ts, as plain `node` on the script stand-in-build.ts
+ * builds from this file, configured through the environment (see stand-in-config.ts).
  *
  * Authentication, as CouchDB 3.x does it (no admin party):
  * - The admin goes into express-pouchdb's config `admins` section (kept in memory only, hashed

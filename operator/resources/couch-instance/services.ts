@@ -28,9 +28,9 @@ function buildService(instance: CouchInstance, name: string, spec: V1Service['sp
 }
 
 /**
- * The StatefulSet's governing Service. It publishes not-ready addresses because the gateway finds a
- * waking pod through its EndpointSlices and probes /_up itself, rather than waiting for the
- * kubelet's readiness probe (contract.ts).
+ * The StatefulSet's governing Service. It publishes not-ready addresses so that a waking pod's DNS
+ * name resolves before its readiness probe passes, matching the gateway, which reads pods and
+ * probes /_up itself rather than waiting for the kubelet (contract.ts).
  */
 export function buildHeadlessService(instance: CouchInstance): V1Service {
   return buildService(instance, couchInstanceNames(instance.metadata.name ?? '').headlessService, {

@@ -16,7 +16,7 @@ import {
 } from '../../helpers/queue/recording-destination.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 
-/** Failed deliveries of messages published with the SDK, end to end through the router and workers. */
+/** Failed deliveries of messages published with the SDK, end to end through the queue handler and workers. */
 describe('failed deliveries, published with the SDK', () => {
   let redis: RedisServer;
   const inspectors = new Map<number, Redis>();

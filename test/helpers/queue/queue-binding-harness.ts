@@ -1,15 +1,8 @@
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-  type CoreV1Event,
-  type KubeConfig,
-} from '@kubernetes/client-node';
+import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
-import { SETTEE_GROUP, SETTEE_VERSION } from '../../../operator/api/contract.js';
 import {
   ANNOTATION_ROTATE_SIGNING_KEYS,
+  QUEUE_BINDING_KIND,
   QUEUE_BINDING_PLURAL,
   queueEnvSecretName,
   type QueueBinding,
@@ -20,16 +13,25 @@ import { loadOperatorConfig } from '../../../operator/config.js';
 import { queueBindingController } from '../../../operator/controllers/queue-binding/registration.js';
 import { createSilentLogger } from '../../../operator/observability/logger.js';
 import { startOperator, type RunningOperator } from '../../../operator/operator.js';
+import { customObjectHelpers } from '../custom-objects.js';
 import { testControlPlane } from '../kube.js';
+
+export { conditionOf } from '../custom-objects.js';
 
 export const TEST_MASTER_SECRET = 'test-master-secret-0123456789abcdef';
 
-export function queueBindingApi(namespace: string) {
-  return { group: SETTEE_GROUP, version: SETTEE_VERSION, plural: QUEUE_BINDING_PLURAL, namespace };
-}
+const bindings = customObjectHelpers<QueueBinding, QueueBindingSpec>({
+  kind: QUEUE_BINDING_KIND,
+  plural: QUEUE_BINDING_PLURAL,
+  defaultTimeoutMs: 15_000,
+});
 
-function clients(kubeConfig: KubeConfig = testControlPlane().kubeConfig) {
-  return { custom: kubeConfig.makeApiClient(CustomObjectsApi), core: kubeConfig.makeApiClient(CoreV1Api) };
+export const createBinding = bindings.create;
+export const readBinding = bindings.read;
+export const waitForBinding = bindings.waitFor;
+
+function core(): CoreV1Api {
+  return testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
 }
 
 /** The operator with only the QueueBinding controller, watching one namespace, with short intervals. */
@@ -61,7 +63,7 @@ export async function createPasswordSecret(
   password: string,
   key = 'password',
 ): Promise<void> {
-  await clients().core.createNamespacedSecret({
+  await core().createNamespacedSecret({
     namespace,
     body: { metadata: { name, namespace }, stringData: { [key]: password } },
   });
@@ -73,74 +75,17 @@ export async function replacePasswordSecret(
   password: string,
   key = 'password',
 ): Promise<void> {
-  await clients().core.replaceNamespacedSecret({
+  await core().replaceNamespacedSecret({
     name,
     namespace,
     body: { metadata: { name, namespace }, stringData: { [key]: password } },
   });
 }
 
-export function bindingManifest(
-  namespace: string,
-  name: string,
-  spec: QueueBindingSpec | Record<string, unknown>,
-): QueueBinding {
-  return {
-    apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
-    kind: 'QueueBinding',
-    metadata: { name, namespace },
-    spec: spec as QueueBindingSpec,
-  };
-}
-
-export async function createBinding(
-  namespace: string,
-  name: string,
-  spec: QueueBindingSpec | Record<string, unknown>,
-): Promise<QueueBinding> {
-  return (await clients().custom.createNamespacedCustomObject({
-    ...queueBindingApi(namespace),
-    body: bindingManifest(namespace, name, spec),
-  })) as QueueBinding;
-}
-
-export async function readBinding(namespace: string, name: string): Promise<QueueBinding> {
-  return (await clients().custom.getNamespacedCustomObject({
-    ...queueBindingApi(namespace),
-    name,
-  })) as QueueBinding;
-}
-
 export async function requestRotation(namespace: string, name: string, value: string): Promise<void> {
-  await clients().custom.patchNamespacedCustomObject(
-    {
-      ...queueBindingApi(namespace),
-      name,
-      body: { metadata: { annotations: { [ANNOTATION_ROTATE_SIGNING_KEYS]: value } } },
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
-}
-
-export function conditionOf(binding: QueueBinding, type: string) {
-  return binding.status?.conditions?.find((condition) => condition.type === type);
-}
-
-export function waitForBinding(
-  namespace: string,
-  name: string,
-  what: string,
-  check: (binding: QueueBinding) => boolean,
-  timeoutMs = 15_000,
-): Promise<QueueBinding> {
-  return waitFor(
-    `QueueBinding ${namespace}/${name}: ${what}`,
-    async () => {
-      const binding = await readBinding(namespace, name);
-      return check(binding) ? binding : undefined;
-    },
-    { timeoutMs, intervalMs: 100 },
-  );
+  await bindings.mergePatch(namespace, name, {
+    metadata: { annotations: { [ANNOTATION_ROTATE_SIGNING_KEYS]: value } },
+  });
 }
 
 /** The env Secret's data, decoded; undefined while it does not exist. */
@@ -149,7 +94,7 @@ export async function readQueueEnv(
   binding: string,
 ): Promise<Record<string, string> | undefined> {
   try {
-    const secret = await clients().core.readNamespacedSecret({
+    const secret = await core().readNamespacedSecret({
       name: queueEnvSecretName(binding),
       namespace,
     });
@@ -178,7 +123,7 @@ export function waitForQueueEnv(
 }
 
 export async function eventsFor(namespace: string, name: string): Promise<CoreV1Event[]> {
-  const events = await clients().core.listNamespacedEvent({
+  const events = await core().listNamespacedEvent({
     namespace,
     fieldSelector: `involvedObject.name=${name}`,
   });

@@ -10,15 +10,13 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { buildStatefulSetStatus } from '../../../local/kubelet-stand-in/statefulset-status.js';
-import { waitFor } from '../../../local/wait.js';
 import {
   ANNOTATION_WAKE_REQUESTED,
   activityLeaseName,
   LABEL_INSTANCE,
-  SETTEE_GROUP,
-  SETTEE_VERSION,
 } from '../../../operator/api/contract.js';
 import {
+  COUCH_INSTANCE_KIND,
   COUCH_INSTANCE_PLURAL,
   type CouchInstance,
   type CouchInstanceSpec,
@@ -28,7 +26,10 @@ import { couchInstanceController } from '../../../operator/controllers/couch-ins
 import { formatMicroTime } from '../../../operator/kube/micro-time.js';
 import { createSilentLogger } from '../../../operator/observability/logger.js';
 import { startOperator, type RunningOperator } from '../../../operator/operator.js';
+import { customObjectHelpers } from '../../helpers/custom-objects.js';
 import { testControlPlane } from '../../helpers/kube.js';
+
+export { conditionOf } from '../../helpers/custom-objects.js';
 
 /** The clients a CouchInstance suite talks to the API server with, as a tenant or as the kubelet. */
 export function testClients(kubeConfig: KubeConfig = testControlPlane().kubeConfig) {
@@ -40,67 +41,26 @@ export function testClients(kubeConfig: KubeConfig = testControlPlane().kubeConf
   };
 }
 
-export function instanceApi(namespace: string) {
-  return { group: SETTEE_GROUP, version: SETTEE_VERSION, plural: COUCH_INSTANCE_PLURAL, namespace };
-}
+const instances = customObjectHelpers<CouchInstance, CouchInstanceSpec>({
+  kind: COUCH_INSTANCE_KIND,
+  plural: COUCH_INSTANCE_PLURAL,
+  defaultTimeoutMs: 20_000,
+});
 
-export function instanceManifest(namespace: string, name: string, spec: CouchInstanceSpec): CouchInstance {
-  return {
-    apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
-    kind: 'CouchInstance',
-    metadata: { name, namespace },
-    spec,
-  };
-}
+export const instanceApi = instances.api;
+export const readInstance = instances.read;
+export const patchInstance = instances.mergePatch;
+export const waitForInstance = instances.waitFor;
 
-export async function createInstance(
+export function createInstance(
   namespace: string,
   name: string,
   spec: CouchInstanceSpec,
 ): Promise<CouchInstance> {
-  return (await testClients().custom.createNamespacedCustomObject({
-    ...instanceApi(namespace),
-    body: instanceManifest(namespace, name, spec),
-  })) as CouchInstance;
-}
-
-export async function readInstance(namespace: string, name: string): Promise<CouchInstance> {
-  return (await testClients().custom.getNamespacedCustomObject({
-    ...instanceApi(namespace),
-    name,
-  })) as CouchInstance;
-}
-
-export async function patchInstance(namespace: string, name: string, patch: object): Promise<void> {
-  await testClients().custom.patchNamespacedCustomObject(
-    { ...instanceApi(namespace), name, body: patch },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
-}
-
-/** Waits until the instance satisfies `check`, and returns it. */
-export function waitForInstance(
-  namespace: string,
-  name: string,
-  what: string,
-  check: (instance: CouchInstance) => boolean,
-  timeoutMs = 20_000,
-): Promise<CouchInstance> {
-  return waitFor(
-    `${namespace}/${name}: ${what}`,
-    async () => {
-      const instance = await readInstance(namespace, name);
-      return check(instance) ? instance : undefined;
-    },
-    { timeoutMs, intervalMs: 100 },
-  );
+  return instances.create(namespace, name, spec);
 }
 
 export const hasPhase = (phase: string) => (instance: CouchInstance) => instance.status?.phase === phase;
-
-export function conditionOf(instance: CouchInstance, type: string) {
-  return instance.status?.conditions?.find((condition) => condition.type === type);
-}
 
 export async function readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet> {
   return testClients().apps.readNamespacedStatefulSet({ namespace, name });
