@@ -2,9 +2,8 @@ import type { V1Secret } from '@kubernetes/client-node';
 import { ADMIN_SECRET_KEYS } from '../../api/contract.js';
 import type { CouchInstance } from '../../api/couch-instance.js';
 import { withAppliedDigest } from '../applied-digest.js';
-import { buildCommonLabels } from './labels.js';
 import { couchInstanceNames } from './names.js';
-import { buildOwnerReference } from '../owner-reference.js';
+import { buildOwnedMetadata } from './owned-metadata.js';
 
 /**
  * What makes an instance's CouchDB identity: generated once, stored only in the admin Secret, and
@@ -68,12 +67,7 @@ export function buildAdminSecret({ instance, credentials, endpoint }: AdminSecre
   return withAppliedDigest<V1Secret>({
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: {
-      name: couchInstanceNames(name).adminSecret,
-      namespace: instance.metadata.namespace,
-      labels: buildCommonLabels(name),
-      ownerReferences: [buildOwnerReference(instance)],
-    },
+    metadata: buildOwnedMetadata(instance, couchInstanceNames(name).adminSecret),
     type: 'Opaque',
     data: {
       [ADMIN_SECRET_KEYS.username]: base64(credentials.username),

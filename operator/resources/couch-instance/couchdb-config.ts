@@ -3,9 +3,8 @@ import { COUCHDB_PORT } from '../../api/contract.js';
 import type { CouchInstance } from '../../api/couch-instance.js';
 import type { AdminHashScheme } from './admin-password-hash.js';
 import { withAppliedDigest } from '../applied-digest.js';
-import { buildCommonLabels } from './labels.js';
 import { couchInstanceNames } from './names.js';
-import { buildOwnerReference } from '../owner-reference.js';
+import { buildOwnedMetadata } from './owned-metadata.js';
 
 /** The ConfigMap key holding CouchDB's ini, mounted into local.d. */
 export const COUCHDB_INI_KEY = 'settee.ini';
@@ -59,12 +58,7 @@ export function buildCouchDbConfigMap(instance: CouchInstance, ini: CouchDbIniIn
   return withAppliedDigest<V1ConfigMap>({
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: {
-      name: couchInstanceNames(name).configMap,
-      namespace: instance.metadata.namespace,
-      labels: buildCommonLabels(name),
-      ownerReferences: [buildOwnerReference(instance)],
-    },
+    metadata: buildOwnedMetadata(instance, couchInstanceNames(name).configMap),
     data: { [COUCHDB_INI_KEY]: buildCouchDbIni(ini) },
   });
 }

@@ -2,9 +2,9 @@ import type { V1Service } from '@kubernetes/client-node';
 import { COUCHDB_PORT } from '../../api/contract.js';
 import type { CouchInstance } from '../../api/couch-instance.js';
 import { withAppliedDigest } from '../applied-digest.js';
-import { buildCommonLabels, buildSelectorLabels } from './labels.js';
+import { buildSelectorLabels } from './labels.js';
 import { couchInstanceNames } from './names.js';
-import { buildOwnerReference } from '../owner-reference.js';
+import { buildOwnedMetadata } from './owned-metadata.js';
 
 export const HTTP_PORT_NAME = 'http';
 
@@ -13,12 +13,7 @@ function buildService(instance: CouchInstance, name: string, spec: V1Service['sp
   return withAppliedDigest<V1Service>({
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: {
-      name,
-      namespace: instance.metadata.namespace,
-      labels: buildCommonLabels(instanceName),
-      ownerReferences: [buildOwnerReference(instance)],
-    },
+    metadata: buildOwnedMetadata(instance, name),
     spec: {
       selector: buildSelectorLabels(instanceName),
       ports: [{ name: HTTP_PORT_NAME, port: COUCHDB_PORT, targetPort: HTTP_PORT_NAME, protocol: 'TCP' }],

@@ -5,9 +5,9 @@ import { ANNOTATION_CONFIG_DIGEST } from '../../api/well-known.js';
 import { AUTH_INI_KEY } from './admin-secret.js';
 import { withAppliedDigest } from '../applied-digest.js';
 import { COUCHDB_INI_KEY } from './couchdb-config.js';
-import { buildCommonLabels, buildPodLabels, buildSelectorLabels } from './labels.js';
+import { buildOwnedMetadata } from './owned-metadata.js';
+import { buildPodLabels, buildSelectorLabels } from './labels.js';
 import { CONFIG_VOLUME, couchInstanceNames, DATA_VOLUME } from './names.js';
-import { buildOwnerReference } from '../owner-reference.js';
 import type { ResolvedCouchInstanceSpec } from './resolved-spec.js';
 import { HTTP_PORT_NAME } from './services.js';
 
@@ -51,12 +51,7 @@ export function buildStatefulSet(input: StatefulSetInput): V1StatefulSet {
   return withAppliedDigest<V1StatefulSet>({
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
-    metadata: {
-      name: names.statefulSet,
-      namespace: instance.metadata.namespace,
-      labels: buildCommonLabels(name),
-      ownerReferences: [buildOwnerReference(instance)],
-    },
+    metadata: buildOwnedMetadata(instance, names.statefulSet),
     spec: {
       replicas,
       serviceName: names.headlessService,
