@@ -12,6 +12,8 @@ export function logRequestWhenDebug(
 ): void {
   if (!logger.isDebugEnabled()) return;
   const startedAt = process.hrtime.bigint();
+  // Read now: by 'close' a finished request's socket may be detached (req.socket is then null).
+  const remoteAddress = req.socket.remoteAddress;
   res.once('close', () => {
     logger.debug('request', {
       method: req.method,
@@ -20,7 +22,7 @@ export function logRequestWhenDebug(
       status: res.statusCode,
       completed: res.writableFinished,
       durationMs: Number(process.hrtime.bigint() - startedAt) / 1e6,
-      remoteAddress: req.socket.remoteAddress,
+      remoteAddress,
     });
   });
 }
