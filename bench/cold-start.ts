@@ -22,7 +22,8 @@ import { basicAuth } from '../test/helpers/gateway/http-request.js';
 import { readAdminCredentials } from '../test/helpers/gateway/platform-harness.js';
 import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
-import { quantile, round } from './lib/stats.js';
+import { median, quantile, round } from './lib/stats.js';
+import { watchWakeTimeline, type WakeMilestones } from './wake-timeline.js';
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 20);
 const BURST = Number(process.env.BENCH_BURST ?? 200);
@@ -89,6 +90,34 @@ async function engineStartToReady(dataDir: string): Promise<number> {
   return readyAt - started;
 }
 
+/** The gaps between the steps of one wake, in ms (NaN where a step was not seen). */
+interface WakeSteps {
+  requestToAnnotation: number;
+  annotationToScaledUp: number;
+  scaledUpToPod: number;
+  podToReleased: number;
+  releasedToResponse: number;
+}
+
+function wakeSteps(sentAt: number, answer: Answer, seen: WakeMilestones): WakeSteps {
+  const gap = (from: number | undefined, to: number | undefined): number =>
+    from === undefined || to === undefined ? Number.NaN : to - from;
+  // The gateway holds the request from its arrival (a fraction of a millisecond after sending)
+  // until it releases it; X-Settee-Cold-Start is that hold.
+  const releasedAt = sentAt + (answer.coldStartHeader ?? Number.NaN);
+  return {
+    requestToAnnotation: gap(sentAt, seen.annotated),
+    annotationToScaledUp: gap(seen.annotated, seen.scaledUp),
+    scaledUpToPod: gap(seen.scaledUp, seen.podCreated),
+    podToReleased: gap(seen.podCreated, releasedAt),
+    releasedToResponse: gap(releasedAt, sentAt + answer.ms),
+  };
+}
+
+function medianOf(steps: readonly WakeSteps[], step: keyof WakeSteps): number {
+  return round(median(steps.map((s) => s[step]).filter((ms) => !Number.isNaN(ms))), 1);
+}
+
 /** Resident memory of a process, from /proc (Linux). */
 async function rssMb(proc: ManagedProcess): Promise<number> {
   const status = await fsp.readFile(`/proc/${proc.pid}/status`, 'utf8');
@@ -138,16 +167,23 @@ async function main(): Promise<void> {
     await seedBenchDocument(endpoint, auth);
 
     console.log(`==> one wake to warm up (not counted), then ${WAKES} wakes`);
+    const timeline = await watchWakeTimeline(kubeConfig, ref);
+    stops.push(async () => timeline.stop());
     await waitHibernated(kubeConfig);
     await get(`${endpoint}/bench/doc`, auth);
     const wakes: Answer[] = [];
+    const steps: WakeSteps[] = [];
     for (let i = 0; i < WAKES; i++) {
       await waitHibernated(kubeConfig);
+      timeline.reset();
+      const sentAt = performance.now();
       const answer = await get(`${endpoint}/bench/doc`, auth);
       if (answer.status !== 200) throw new Error(`wake ${i} answered ${answer.status}`);
       wakes.push(answer);
+      steps.push(wakeSteps(sentAt, answer, timeline.current()));
       console.log(`    wake ${i + 1}: ${round(answer.ms)} ms (held ${answer.coldStartHeader} ms)`);
     }
+    timeline.stop();
 
     console.log('==> the engine alone');
     const engineMs: number[] = [];
@@ -182,6 +218,14 @@ async function main(): Promise<void> {
             0.5,
           ),
         ),
+      },
+      wakeStepsMsMedian: {
+        note: 'from API watches: request -> wake annotation -> StatefulSet at 1 -> pod of the starting engine; release -> response is after the gateway let the held request go',
+        requestToAnnotation: medianOf(steps, 'requestToAnnotation'),
+        annotationToScaledUp: medianOf(steps, 'annotationToScaledUp'),
+        scaledUpToPod: medianOf(steps, 'scaledUpToPod'),
+        podToReleased: medianOf(steps, 'podToReleased'),
+        releasedToResponse: medianOf(steps, 'releasedToResponse'),
       },
       engineStartToReadyMs: { p50: round(engineMedian), p99: round(quantile(engineMs, 0.99)) },
       wakeOverheadMs: {

@@ -13,6 +13,7 @@ import type { Informer } from '../../operator/kube/informer.js';
 import { parseObjectKey, type ObjectKey } from '../../operator/runtime/object-key.js';
 import {
   DONE,
+  requeueAfter,
   type ReconcileContext,
   type ReconcileResult,
   type Reconciler,
@@ -22,6 +23,7 @@ import { getFreePort } from '../ports.js';
 import { isProcessAlive } from '../process.js';
 import { readEngineInputs, type PodReferences } from './engine-inputs.js';
 import { buildPod, buildRunningPodStatus, podName, podPort } from './pod.js';
+import { readyReportedAt } from './probe-schedule.js';
 import { buildStatefulSetStatus } from './statefulset-status.js';
 
 export interface EngineReconcilerOptions {
@@ -40,6 +42,8 @@ export interface EngineReconcilerOptions {
 interface RunningPod {
   engine: CouchEngine;
   startTime: Date;
+  /** Epoch ms: when a kubelet's probe would first find it ready (probe-schedule.ts). */
+  readyAt: number;
 }
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -47,8 +51,8 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /**
  * The StatefulSet controller's and the kubelet's part, for one StatefulSet per key. At replicas 1:
  * start a CouchDB engine as pod 0, create the pod from the template and report it Running with its
- * IP while the engine starts (not ready), report it Ready once the engine answers /_up, and write
- * the StatefulSet's status. At 0: mark the pod terminating, stop the engine (its data folder
+ * IP while the engine starts (not ready), report it Ready at the first probe tick after the engine
+ * answers /_up (as a kubelet would), and write the StatefulSet's status. At 0: mark the pod terminating, stop the engine (its data folder
  * stays), remove the pod.
  */
 export class EngineReconciler implements Reconciler {
@@ -78,8 +82,12 @@ export class EngineReconciler implements Reconciler {
       return DONE;
     }
     if (!running) running = await this.startPod(key, statefulSet, ctx);
-    await this.writePodStatus(statefulSet, { ready: true, startTime: running.startTime });
-    await this.writeStatus(statefulSet, 1, 1);
+    const untilReady = running.readyAt - Date.now();
+    if (untilReady > 0) return requeueAfter(untilReady);
+    if (!this.reportedReady(statefulSet, pod0)) {
+      await this.writePodStatus(statefulSet, { ready: true, startTime: running.startTime });
+      await this.writeStatus(statefulSet, 1, 1);
+    }
     return DONE;
   }
 
@@ -125,8 +133,11 @@ export class EngineReconciler implements Reconciler {
     })();
     try {
       const [engine] = await Promise.all([starting, reported]);
-      ctx.logger.info('engine up', { port, startMs: Date.now() - startTime.getTime(), kind: engine.kind });
-      const running: RunningPod = { engine, startTime };
+      const answeredAt = Date.now();
+      ctx.logger.info('engine up', { port, startMs: answeredAt - startTime.getTime(), kind: engine.kind });
+      const container = statefulSet.spec?.template.spec?.containers[0];
+      const readyAt = readyReportedAt(container, startTime.getTime(), answeredAt);
+      const running: RunningPod = { engine, startTime, readyAt };
       this.running.set(key, running);
       return running;
     } catch (err) {
@@ -157,6 +168,13 @@ export class EngineReconciler implements Reconciler {
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
+  }
+
+  /** Whether the pod and the StatefulSet already say ready, as far as the watch caches know. */
+  private reportedReady(statefulSet: V1StatefulSet, pod0: string): boolean {
+    const pod = this.options.pods.get({ namespace: statefulSet.metadata?.namespace ?? '', name: pod0 });
+    const podReady = pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    return podReady && statefulSet.status?.readyReplicas === 1;
   }
 
   /** The kubelet's part: pod 0 runs, with its IP, and is ready or not. */

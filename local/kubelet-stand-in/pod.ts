@@ -67,7 +67,7 @@ export function podPort(pod: V1Pod): number | undefined {
     ?.containerPort;
 }
 
-/** The status a kubelet reports: running with an IP from the start, Ready once the engine answers /_up. */
+/** The status a kubelet reports: running with an IP from the start, and Ready or not (see probe-schedule.ts). */
 export function buildRunningPodStatus(options: {
   containers: readonly V1Container[];
   ready: boolean;
