@@ -1,13 +1,14 @@
 # Settee: `make run` starts the whole platform on this machine; `make test` runs every test.
-# Both install what is missing first (npm packages, Debian's redis-server and etcd-server, and the
-# Kubernetes binaries built once from the Go module proxy into ~/.cache/settee).
+# Both install what is missing first (npm packages; Debian's redis-server, etcd-server and chromium,
+# the last for the Fauxton browser test; and the Kubernetes binaries built once from the Go module
+# proxy into ~/.cache/settee).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NPM_STAMP := node_modules/.settee-installed
 JEST := node --experimental-vm-modules --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js
 
-.PHONY: help deps system-deps kube-tools run test lint build unit bench format clean chart-crds images
+.PHONY: help deps system-deps bench-deps kube-tools run test lint build unit bench format clean chart-crds images
 
 help:
 	@echo "make run    start the platform locally (control plane, Redis, operator, gateway)"
@@ -20,16 +21,25 @@ $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
-system-deps:
+# $(call apt_install_missing,command:package ...): apt-get installs each package whose command is missing.
+define apt_install_missing
 	@missing=""; \
-	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
-	{ command -v etcd >/dev/null || [ -n "$$KUBEBUILDER_ASSETS" ]; } || missing="$$missing etcd-server"; \
+	for pair in $(1); do command -v "$${pair%%:*}" >/dev/null || missing="$$missing $${pair#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "==> installing Debian packages:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
 	  $$SUDO apt-get install -y -q $$missing || { $$SUDO apt-get update -q && $$SUDO apt-get install -y -q $$missing; } || \
-	    { echo "error: could not install$$missing; install them with apt-get (or set KUBEBUILDER_ASSETS for etcd)" >&2; exit 1; }; \
+	    { echo "error: could not install$$missing; install them with apt-get" >&2; exit 1; }; \
 	fi
+endef
+
+# etcd is not needed when KUBEBUILDER_ASSETS provides one; chromium runs the Fauxton browser test.
+system-deps:
+	$(call apt_install_missing,redis-server:redis-server chromium:chromium $(if $(KUBEBUILDER_ASSETS),,etcd:etcd-server))
+
+# The anchor proxy of bench/gateway-proxy.ts.
+bench-deps:
+	$(call apt_install_missing,/usr/sbin/nginx:nginx-light)
 
 kube-tools: system-deps
 	@echo "==> Kubernetes binaries (kube-apiserver, kubectl, helm)"
@@ -69,7 +79,7 @@ unit: $(NPM_STAMP)
 run: deps
 	npx tsx local/main.ts
 
-bench: deps
+bench: deps bench-deps
 	@for b in bench/*.ts; do echo "==> $$b"; npx tsx $$b || exit 1; done
 
 format: $(NPM_STAMP)
