@@ -1,5 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { LABEL_INSTANCE } from '../../operator/api/contract.js';
+import { podAddress, type UpstreamAddress } from '../../operator/api/pod-address.js';
 import type { Informer } from '../../operator/kube/informer.js';
 import type { InformerFactory } from '../../operator/kube/informer-factory.js';
 import type { WatchedResource } from '../../operator/kube/resource-path.js';
@@ -13,12 +14,7 @@ export const INSTANCE_POD_RESOURCE: WatchedResource = {
   labelSelector: LABEL_INSTANCE,
 };
 
-/** Where an instance's CouchDB listens. `ready` is the kubelet's readiness; a not-ready one gets probed. */
-export interface UpstreamAddress {
-  /** `http://<pod ip>:<container port>` */
-  origin: string;
-  ready: boolean;
-}
+export type { UpstreamAddress };
 
 export type AddressListener = (instanceKey: string, address: UpstreamAddress | undefined) => void;
 
@@ -75,20 +71,4 @@ export class EndpointCache {
     else this.chosen.delete(key);
     for (const listener of this.listeners) listener(key, next);
   }
-}
-
-/**
- * A pod's CouchDB address: its IP and the first TCP port its containers declare. None while it has
- * no IP yet, once it is being deleted (terminating pods take no new requests) or once it ended.
- */
-export function podAddress(pod: V1Pod): UpstreamAddress | undefined {
-  const ip = pod.status?.podIP;
-  const phase = pod.status?.phase;
-  if (!ip || pod.metadata?.deletionTimestamp || phase === 'Succeeded' || phase === 'Failed') return undefined;
-  const port = pod.spec?.containers
-    .flatMap((container) => container.ports ?? [])
-    .find((p) => (p.protocol ?? 'TCP') === 'TCP')?.containerPort;
-  if (port === undefined) return undefined;
-  const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-  return { origin: `http://${ip.includes(':') ? `[${ip}]` : ip}:${port}`, ready };
 }

@@ -3,7 +3,8 @@
  * `make run` and the tests run. It is pouchdb-server's express-pouchdb (PouchDB over LevelDB)
  * behind a small HTTP front that adds what CouchDB 3.x clients and Settee probe for and
  * express-pouchdb lacks: a CouchDB-shaped GET / (whose vendor says plainly that this is the
- * stand-in) and GET /_up. Set SETTEE_COUCHDB_BIN to run the real thing instead.
+ * stand-in), GET /_up, and GET /_scheduler/jobs (see below). Set SETTEE_COUCHDB_BIN to run the real
+ * thing instead.
  *
  * Run as its own process by pouchdb-engine.ts, as plain `node` on the script stand-in-build.ts
  * builds from this file, configured through the environment (see stand-in-config.ts).
@@ -18,14 +19,26 @@
  *   _security object is stored, a database's security is {members: {roles: [_admin]}, admins:
  *   {roles: [_admin]}}, so anonymous reads and writes get 401 (done by replacing pouchdb-security's
  *   getSecurity, which every express-pouchdb check goes through).
- * - GET /_all_dbs is admin-only, like CouchDB 3.x's `admin_only_all_dbs = true`: the front asks
- *   express-pouchdb's /_session who the caller is (see isAdminOnlyInFront).
+ * - GET /_all_dbs and GET /_scheduler/jobs are admin-only, like CouchDB 3.x's (`admin_only_all_dbs
+ *   = true`): the front asks express-pouchdb's /_session who the caller is (see isServerAdmin).
  *
- * Known gaps (express-pouchdb 4.2 cannot do these, so they are not enforced):
+ * Replications: documents in /_replicator are run by express-pouchdb's replicator
+ * (pouchdb-replicator), which keeps its running replications in memory it does not expose and
+ * records each one's state in its document: `_replication_state: triggered` from the moment it
+ * starts a replication until it sees it complete or fail (or the document is deleted). GET
+ * /_scheduler/jobs lists those triggered documents in CouchDB 3.x's response shape (schedulerJobs),
+ * so a client asking "is a replication running?" gets the replicator's own answer. GET
+ * /_active_tasks stays express-pouchdb's stub, which always answers []. Deleting the document of
+ * a running replication stops it (see survivePouchReplicatorDeletedDocumentRead).
+ *
+ * Known gaps (express-pouchdb 4.2 cannot do these, so they are not enforced or not served):
  * - The system databases (_users, _replicator) get the same admin-only default; CouchDB's
  *   special rules for _users (a user reading its own document) are pouchdb-auth's, not CouchDB's.
+ * - A replication retrying after errors (the replicator retries forever) is still `triggered`, so
+ *   /_scheduler/jobs lists it as running, where CouchDB would show a crashing job with pid null;
+ *   its jobs carry no `info` statistics, and /_replicate jobs (not in /_replicator) are not listed.
  * - CouchDB 3.x-only endpoints are missing: /_node/{node}/_config (express-pouchdb has the 1.x
- *   /_config instead), /_dbs_info, /_scheduler/*, /_membership, /_cluster_setup, partitions.
+ *   /_config instead), /_dbs_info, /_scheduler/docs, /_membership, /_cluster_setup, partitions.
  */
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -41,6 +54,9 @@ import {
 
 const FEATURES = ['access-ready', 'partitioned', 'pluggable-storage-engines', 'reshard', 'scheduler'];
 const ADMIN_ROLE = '_admin';
+const REPLICATOR_DB = '_replicator';
+/** What CouchDB calls a node that is not part of a cluster; the stand-in is a single process. */
+const NODE_NAME = 'nonode@nohost';
 const SHUTDOWN_GRACE_MS = 2_000;
 
 // The untyped CommonJS packages, described as far as this file uses them.
@@ -69,6 +85,7 @@ type ExpressPouchDBFactory = (options: object) => ExpressPouchDB;
 
 async function main(): Promise<void> {
   const config = parseStandInConfig(process.env[STAND_IN_CONFIG_ENV]);
+  survivePouchReplicatorDeletedDocumentRead();
   // Resolve through pouchdb-server, whose dependency tree this stand-in borrows.
   const fromPouchDBServer = createRequire(
     createRequire(import.meta.url).resolve('pouchdb-server/package.json'),
@@ -131,15 +148,12 @@ function handle(
     });
   } else if (reading && pathname === '/_up') {
     sendJson(req, res, 200, { status: 'ok', seeds: {} });
-  } else if (isAdminOnlyInFront(req.method, pathname)) {
-    isServerAdmin(config.port, req).then(
-      (admin) =>
-        admin
-          ? couchApp(req, res)
-          : sendJson(req, res, 401, { error: 'unauthorized', reason: 'You are not a server admin.' }),
-      (err: unknown) =>
-        sendJson(req, res, 500, { error: 'internal_server_error', reason: `session lookup failed: ${err}` }),
+  } else if (reading && pathname === '/_scheduler/jobs') {
+    whenServerAdmin(config.port, req, res, async () =>
+      sendJson(req, res, 200, await schedulerJobs(config.port, req)),
     );
+  } else if (isAdminOnlyInFront(req.method, pathname)) {
+    whenServerAdmin(config.port, req, res, () => couchApp(req, res));
   } else {
     if (isStreamingFeed(pathname, req.url)) delete req.headers['accept-encoding'];
     couchApp(req, res);
@@ -167,13 +181,38 @@ function isAdminOnlyInFront(method: string | undefined, pathname: string): boole
   return databasePath && (method === 'PUT' || method === 'DELETE');
 }
 
-/** Asks express-pouchdb's own /_session who the request's credentials (Basic or cookie) are. */
-async function isServerAdmin(port: number, req: http.IncomingMessage): Promise<boolean> {
+/** Serves the request with `serve` when its credentials are a server admin's, else answers 401. */
+function whenServerAdmin(
+  port: number,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  serve: () => void | Promise<void>,
+): void {
+  isServerAdmin(port, req)
+    .then((admin) =>
+      admin
+        ? serve()
+        : sendJson(req, res, 401, { error: 'unauthorized', reason: 'You are not a server admin.' }),
+    )
+    .catch((err: unknown) => {
+      if (res.headersSent) res.destroy();
+      else sendJson(req, res, 500, { error: 'internal_server_error', reason: String(err) });
+    });
+}
+
+/** The request's own credentials (Basic or cookie), for the front's requests to express-pouchdb. */
+function credentialHeaders(req: http.IncomingMessage): Record<string, string> {
   const { authorization, cookie } = req.headers;
-  if (authorization === undefined && cookie === undefined) return false;
   const headers: Record<string, string> = {};
   if (authorization !== undefined) headers.authorization = authorization;
   if (cookie !== undefined) headers.cookie = cookie;
+  return headers;
+}
+
+/** Asks express-pouchdb's own /_session who the request's credentials are. */
+async function isServerAdmin(port: number, req: http.IncomingMessage): Promise<boolean> {
+  const headers = credentialHeaders(req);
+  if (Object.keys(headers).length === 0) return false;
   const response = await fetch(`http://127.0.0.1:${port}/_session`, { headers });
   if (!response.ok) {
     await response.body?.cancel();
@@ -181,6 +220,74 @@ async function isServerAdmin(port: number, req: http.IncomingMessage): Promise<b
   }
   const session = (await response.json()) as { userCtx?: { roles?: string[] } };
   return session.userCtx?.roles?.includes(ADMIN_ROLE) ?? false;
+}
+
+/** A /_replicator document, with the fields pouchdb-replicator writes into it. */
+interface ReplicatorDocument {
+  _id: string;
+  source?: unknown;
+  target?: unknown;
+  continuous?: boolean;
+  create_target?: boolean;
+  user_ctx?: { name?: string | null };
+  _replication_id?: string;
+  _replication_state?: string;
+  _replication_state_time?: string;
+}
+
+/**
+ * GET /_scheduler/jobs in CouchDB 3.x's shape, built from the documents pouchdb-replicator has
+ * marked `triggered` (read through express-pouchdb with the caller's own admin credentials).
+ * Honours `skip` and `limit` as CouchDB does.
+ */
+async function schedulerJobs(port: number, req: http.IncomingMessage): Promise<object> {
+  const response = await fetch(`http://127.0.0.1:${port}/${REPLICATOR_DB}/_all_docs?include_docs=true`, {
+    headers: credentialHeaders(req),
+  });
+  if (!response.ok) throw new Error(`${REPLICATOR_DB}/_all_docs answered ${response.status}`);
+  const { rows } = (await response.json()) as { rows: { doc?: ReplicatorDocument }[] };
+  const jobs = rows.flatMap(({ doc }) =>
+    doc?._replication_state === 'triggered' && doc._replication_id
+      ? [schedulerJob(doc, doc._replication_id)]
+      : [],
+  );
+  const query = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
+  const skip = Math.max(0, Number.parseInt(query.get('skip') ?? '', 10) || 0);
+  const limit = Number.parseInt(query.get('limit') ?? '', 10);
+  return {
+    total_rows: jobs.length,
+    offset: skip,
+    jobs: jobs.slice(skip, Number.isNaN(limit) ? undefined : skip + limit),
+  };
+}
+
+function schedulerJob(doc: ReplicatorDocument, replicationId: string): object {
+  // The only moment the replicator records: when it set the state to triggered (started it).
+  const startedAt = doc._replication_state_time ?? null;
+  return {
+    database: REPLICATOR_DB,
+    // CouchDB's job id is the replication id plus its options; pouchdb-replicator's id is a uuid.
+    id: `${replicationId}${doc.continuous ? '+continuous' : ''}${doc.create_target ? '+create_target' : ''}`,
+    // CouchDB gives the Erlang process running the job; here it runs inside this OS process.
+    pid: String(process.pid),
+    source: withoutPassword(doc.source),
+    target: withoutPassword(doc.target),
+    user: doc.user_ctx?.name ?? null,
+    doc_id: doc._id,
+    history: startedAt === null ? [] : [{ timestamp: startedAt, type: 'started' }],
+    node: NODE_NAME,
+    start_time: startedAt,
+  };
+}
+
+/** A replication endpoint (a URL, a local name, or {url, headers}) as CouchDB shows it: password masked. */
+function withoutPassword(endpoint: unknown): unknown {
+  const text =
+    typeof endpoint === 'object' && endpoint !== null ? (endpoint as { url?: unknown }).url : endpoint;
+  if (typeof text !== 'string' || !URL.canParse(text)) return text ?? null;
+  const url = new URL(text);
+  if (url.password) url.password = '*****';
+  return url.href;
 }
 
 /**
@@ -218,6 +325,20 @@ function sendJson(req: http.IncomingMessage, res: http.ServerResponse, status: n
     'Cache-Control': 'must-revalidate',
   });
   res.end(req.method === 'HEAD' ? undefined : text);
+}
+
+/**
+ * pouchdb-replicator 4.2 takes the process down when a replication document is deleted while its
+ * replication runs: the deletion cancels the replication, whose completion handler reads the
+ * now-deleted document back and never catches the not_found. CouchDB just stops the job, and so
+ * does the stand-in by letting exactly that rejection pass; every other one still ends the process.
+ */
+function survivePouchReplicatorDeletedDocumentRead(): void {
+  process.on('unhandledRejection', (reason: unknown) => {
+    const error = reason as { status?: unknown; name?: unknown; reason?: unknown } | null;
+    if (error?.status === 404 && error.name === 'not_found' && error.reason === 'deleted') return;
+    throw reason;
+  });
 }
 
 /** Ends on SIGTERM/SIGINT, and on its own when the process that started it is gone. */

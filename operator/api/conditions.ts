@@ -31,6 +31,7 @@ export const ConditionReason = {
   Waking: 'Waking',
   KeepAlive: 'KeepAlive',
   RecentActivity: 'RecentActivity',
+  ReplicationRunning: 'ReplicationRunning',
   WakeRequested: 'WakeRequested',
   InvalidSpec: 'InvalidSpec',
   ReconcileFailed: 'ReconcileFailed',

@@ -79,8 +79,9 @@ export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
           default: DEFAULT_IDLE_AFTER,
           description:
             'How long an instance may see no activity before it hibernates, as a duration such as 10s, 15m ' +
-            `or 1h (default ${DEFAULT_IDLE_AFTER}, at least 1s). Activity is what the gateway reports: requests, ` +
-            'and open long-lived streams such as continuous _changes and replications.',
+            `or 1h (default ${DEFAULT_IDLE_AFTER}, at least 1s). Activity is what the gateway reports (requests, ` +
+            'and open long-lived streams such as continuous _changes feeds and replications reading from the ' +
+            'instance), and replications the instance runs itself (jobs in its /_scheduler/jobs).',
         },
       },
     },

@@ -37,6 +37,11 @@ Secret verbs below.
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
   verbs: ["list", "watch"]
+# Instance pods' addresses (informer, selected by label): an idle instance is asked there whether
+# replication jobs run before it hibernates.
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["list", "watch"]
 # Events about instances and bindings; a repeat bumps the count of the Event already written.
 - apiGroups: [""]
   resources: ["events"]

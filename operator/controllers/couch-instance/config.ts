@@ -32,6 +32,11 @@ export interface CouchInstanceConfig {
     readonly requests: { readonly cpu: string; readonly memory: string };
     readonly limits: { readonly cpu: string; readonly memory: string };
   };
+  /**
+   * SETTEE_REPLICATION_CHECK_TIMEOUT (2s): how long an idle instance may take to say whether
+   * replication jobs run (GET /_scheduler/jobs) before it is hibernated as if none did.
+   */
+  readonly replicationCheckTimeoutMs: number;
 }
 
 const ENDPOINT_PLACEHOLDERS = ['{name}', '{namespace}'];
@@ -95,5 +100,6 @@ export function readCouchInstanceConfig(read: EnvReader): CouchInstanceConfig {
     vendorName: read.string('SETTEE_COUCHDB_VENDOR_NAME', 'Settee'),
     freeEnvelope,
     defaultResources,
+    replicationCheckTimeoutMs: read.durationMs('SETTEE_REPLICATION_CHECK_TIMEOUT', 2_000, { minMs: 1 }),
   };
 }

@@ -4,7 +4,9 @@
  * module never reads a clock or calls the API.
  *
  * Signals (contract.ts): the gateway's activity Lease (renewTime), the wake-requested annotation,
- * the instance's creation, and the lastActivityTime the operator recorded before.
+ * the instance's creation, the lastActivityTime the operator recorded before, and when the instance
+ * itself last said that replication jobs were running (replications its own replicator runs never
+ * pass the gateway, so no Lease tells of them).
  */
 
 export type HibernationReason =
@@ -12,6 +14,8 @@ export type HibernationReason =
   | 'KeepAlive'
   /** Awake, and active within idleAfter. */
   | 'RecentActivity'
+  /** Awake: the latest activity is the instance's own replication jobs, seen running. */
+  | 'ReplicationRunning'
   /** Idle for idleAfter: scale to zero now. */
   | 'IdleTimeout'
   /** Stays hibernated: no wake request since it hibernated. */
@@ -28,6 +32,12 @@ export interface HibernationInput {
   createdAt?: string | undefined;
   activityRenewedAt?: string | undefined;
   wakeRequestedAt?: string | undefined;
+  /**
+   * Epoch milliseconds: when the instance last answered that replication jobs were running. The
+   * reconciler asks when this decision would otherwise hibernate the instance (see
+   * replication-activity.ts), and counts the answer as activity at that moment.
+   */
+  replicationsRunningAt?: number | undefined;
   previous: { lastActivityTime?: string | undefined; hibernatedAt?: string | undefined };
 }
 
@@ -87,6 +97,7 @@ export function decideHibernation(input: HibernationInput): HibernationDecision 
     parseTime(input.activityRenewedAt),
     wakeRequestedAt,
     parseTime(input.previous.lastActivityTime),
+    input.replicationsRunningAt,
   );
 
   if (hibernatedAt !== undefined) {
@@ -122,7 +133,10 @@ export function decideHibernation(input: HibernationInput): HibernationDecision 
   }
   return {
     replicas: 1,
-    reason: 'RecentActivity',
+    reason:
+      input.replicationsRunningAt !== undefined && input.replicationsRunningAt === lastActivity
+        ? 'ReplicationRunning'
+        : 'RecentActivity',
     recheckAfterMs: input.idleAfterMs - idleForMs,
     ...recorded,
   };

@@ -2,11 +2,14 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { COUCH_INSTANCE_PHASES, type CouchInstancePhase } from '../../api/couch-instance.js';
 import type { ObjectKey } from '../../runtime/object-key.js';
 
+export type ReplicationCheckResult = 'running' | 'none' | 'failed';
+
 /** The couch-instance controller's own metrics, beside the loop's reconcile counters. */
 export class CouchInstanceMetrics {
   private readonly phases = new Map<ObjectKey, CouchInstancePhase>();
   private readonly wakes: Counter;
   private readonly hibernations: Counter;
+  private readonly replicationChecks: Counter<'result'>;
 
   constructor(registry: Registry) {
     const phases = this.phases;
@@ -31,6 +34,14 @@ export class CouchInstanceMetrics {
       help: 'CouchInstances scaled to zero after idleAfter without activity.',
       registers: [registry],
     });
+    this.replicationChecks = new Counter({
+      name: 'settee_couch_replication_checks_total',
+      help:
+        'Idle instances asked for running replication jobs before hibernating: running (kept awake), ' +
+        'none, or failed (no answer; hibernated as if none ran).',
+      labelNames: ['result'],
+      registers: [registry],
+    });
   }
 
   setPhase(key: ObjectKey, phase: CouchInstancePhase): void {
@@ -47,5 +58,9 @@ export class CouchInstanceMetrics {
 
   countHibernation(): void {
     this.hibernations.inc();
+  }
+
+  countReplicationCheck(result: ReplicationCheckResult): void {
+    this.replicationChecks.inc({ result });
   }
 }

@@ -1,4 +1,11 @@
-import type { V1ConfigMap, V1Lease, V1Secret, V1Service, V1StatefulSet } from '@kubernetes/client-node';
+import type {
+  V1ConfigMap,
+  V1Lease,
+  V1Pod,
+  V1Secret,
+  V1Service,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
 import { CouchInstanceEventReason } from '../../api/conditions.js';
 import { ANNOTATION_WAKE_REQUESTED, activityLeaseName, renderEndpoint } from '../../api/contract.js';
 import { DEFAULT_IDLE_AFTER } from '../../api/couch-instance-schema.js';
@@ -23,18 +30,20 @@ import {
   type Reconciler,
 } from '../../runtime/reconciler.js';
 import { adminHashSchemeFor } from '../../resources/couch-instance/admin-password-hash.js';
+import type { InstanceCredentials } from '../../resources/couch-instance/admin-secret.js';
 import { digestOf } from '../../resources/applied-digest.js';
 import { buildCouchDbConfigMap, serverUuidOf } from '../../resources/couch-instance/couchdb-config.js';
 import { couchInstanceNames } from '../../resources/couch-instance/names.js';
-import { resolveSpec } from '../../resources/couch-instance/resolved-spec.js';
+import { resolveSpec, type ResolvedCouchInstanceSpec } from '../../resources/couch-instance/resolved-spec.js';
 import { buildClientService, buildHeadlessService } from '../../resources/couch-instance/services.js';
 import { buildStatefulSet, claimShapeOf } from '../../resources/couch-instance/statefulset.js';
 import { AdminHashCache } from './admin-hash-cache.js';
 import type { CouchInstanceConfig } from './config.js';
-import { decideHibernation, type HibernationDecision } from './hibernation.js';
+import { decideHibernation, type HibernationDecision, type HibernationInput } from './hibernation.js';
 import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
 import { RecentWrites } from './recent-writes.js';
+import { ReplicationActivity } from './replication-activity.js';
 import { computeStatus, type StatusInput } from './status.js';
 import { findSpecViolations } from './validate-spec.js';
 import { VolumeGrowth } from './volume-growth.js';
@@ -47,6 +56,8 @@ export interface CouchInstanceInformers {
   secrets: Informer<V1Secret>;
   /** The gateway's activity Leases (contract.ts). */
   leases: Informer<V1Lease>;
+  /** Instance pods, a cache only: where to ask an idle instance about its replication jobs. */
+  pods: Informer<V1Pod>;
 }
 
 export interface CouchInstanceReconcilerOptions {
@@ -80,12 +91,18 @@ export class CouchInstanceReconciler implements Reconciler {
   private readonly owned: OwnedObjects;
   private readonly hashes = new AdminHashCache();
   private readonly volumes: VolumeGrowth;
+  private readonly replications: ReplicationActivity;
   private readonly now: () => Date;
 
   constructor(private readonly options: CouchInstanceReconcilerOptions) {
     this.owned = new OwnedObjects(options.clients, this.recent);
     this.volumes = new VolumeGrowth(options.clients.core);
     this.now = options.now ?? (() => new Date());
+    this.replications = new ReplicationActivity({
+      timeoutMs: options.config.replicationCheckTimeoutMs,
+      metrics: options.metrics,
+      now: this.now,
+    });
   }
 
   async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {
@@ -146,16 +163,7 @@ export class CouchInstanceReconciler implements Reconciler {
       });
     }
 
-    const lease = informers.leases.get({ namespace, name: activityLeaseName(name) });
-    const decision = decideHibernation({
-      now: this.now().getTime(),
-      keepAlive: spec.keepAlive,
-      idleAfterMs: spec.idleAfterMs,
-      createdAt: timestampOf(instance.metadata.creationTimestamp),
-      activityRenewedAt: timestampOf(lease?.spec?.renewTime),
-      wakeRequestedAt: instance.metadata.annotations?.[ANNOTATION_WAKE_REQUESTED],
-      previous: instance.status ?? {},
-    });
+    const decision = await this.hibernationDecisionFor({ key, instance, spec, credentials, ctx });
 
     const hashScheme = adminHashSchemeFor(spec.version);
     const configMap = buildCouchDbConfigMap(instance, {
@@ -206,6 +214,46 @@ export class CouchInstanceReconciler implements Reconciler {
     return decision.recheckAfterMs === undefined
       ? DONE
       : requeueAfter(decision.recheckAfterMs + IDLE_RECHECK_SLACK_MS);
+  }
+
+  /**
+   * The pure decision, and when it would hibernate an idle instance, the instance's own answer
+   * first: replications its replicator runs never pass the gateway, so no Lease tells of them.
+   */
+  private async hibernationDecisionFor(options: {
+    key: ObjectKey;
+    instance: CouchInstance;
+    spec: ResolvedCouchInstanceSpec;
+    credentials: InstanceCredentials;
+    ctx: ReconcileContext;
+  }): Promise<HibernationDecision> {
+    const { key, instance, spec, credentials, ctx } = options;
+    const { informers } = this.options;
+    const namespace = instance.metadata.namespace ?? '';
+    const name = instance.metadata.name ?? '';
+    const lease = informers.leases.get({ namespace, name: activityLeaseName(name) });
+    const input: HibernationInput = {
+      now: this.now().getTime(),
+      keepAlive: spec.keepAlive,
+      idleAfterMs: spec.idleAfterMs,
+      createdAt: timestampOf(instance.metadata.creationTimestamp),
+      activityRenewedAt: timestampOf(lease?.spec?.renewTime),
+      wakeRequestedAt: instance.metadata.annotations?.[ANNOTATION_WAKE_REQUESTED],
+      replicationsRunningAt: this.replications.lastSeenRunning(key),
+      previous: instance.status ?? {},
+    };
+    const decision = decideHibernation(input);
+    if (decision.transition !== 'Hibernate' || decision.reason !== 'IdleTimeout') return decision;
+    const runningAt = await this.replications.check({
+      key,
+      pod: informers.pods.get({ namespace, name: couchInstanceNames(name).pod }),
+      credentials,
+      logger: ctx.logger,
+      signal: ctx.signal,
+    });
+    return runningAt === undefined
+      ? decision
+      : decideHibernation({ ...input, now: runningAt, replicationsRunningAt: runningAt });
   }
 
   private async growVolume(
@@ -344,6 +392,7 @@ export class CouchInstanceReconciler implements Reconciler {
     this.recent.forget(key);
     this.hashes.forget(key);
     this.volumes.forget(key);
+    this.replications.forget(key);
     this.options.metrics.forget(key);
   }
 }

@@ -1,4 +1,11 @@
-import type { V1ConfigMap, V1Lease, V1Secret, V1Service, V1StatefulSet } from '@kubernetes/client-node';
+import type {
+  V1ConfigMap,
+  V1Lease,
+  V1Pod,
+  V1Secret,
+  V1Service,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
 import { LABEL_INSTANCE, SETTEE_API_VERSION } from '../../api/contract.js';
 import { COUCH_INSTANCE_KIND, COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
 import { COUCH_OWNED_SELECTOR } from '../../api/well-known.js';
@@ -38,13 +45,15 @@ export function couchInstanceInformers(informers: InformerFactory): CouchInstanc
       plural: 'leases',
       labelSelector: LABEL_INSTANCE,
     }),
+    // The pods carry the owned labels from the pod template (their owner is the StatefulSet).
+    pods: informers.informerFor<V1Pod>(owned('v1', 'Pod', 'pods')),
   };
 }
 
 /**
  * The watch graph: an instance's own changes (spec, labels, annotations such as the wake request;
  * not its status), any change to an object it owns, and each renewal of its activity Lease all
- * become the instance's key.
+ * become the instance's key. Pods are only cached (the StatefulSet's status already tells of them).
  */
 export const couchInstanceController: ControllerRegistration = {
   name: 'couch-instance',

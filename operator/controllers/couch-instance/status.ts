@@ -89,6 +89,13 @@ function activeCondition(phase: CouchInstancePhase, input: StatusInput): Conditi
       reason: ConditionReason.WakeRequested,
       message: 'woken by a request at the gateway',
     };
+  if (reason === 'ReplicationRunning')
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.ReplicationRunning,
+      message: `replication jobs run on the instance; it hibernates within ${input.idleAfter} once they stop`,
+    };
   return {
     type,
     status: 'True',

@@ -101,6 +101,7 @@ describe("the chart's container environment, read by the components' own configu
           requests: { cpu: '50m', memory: '128Mi' },
           limits: { cpu: '250m', memory: '256Mi' },
         },
+        replicationCheckTimeoutMs: 2_000,
       });
     });
 

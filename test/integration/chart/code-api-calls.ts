@@ -79,6 +79,7 @@ export const OPERATOR_API_CALLS: readonly ApiCall[] = [
     by: 'operator/controllers/couch-instance/volume-growth.ts',
   },
   ...informer('coordination.k8s.io', 'leases', 'operator/controllers/couch-instance/registration.ts'),
+  ...informer('', 'pods', 'operator/controllers/couch-instance/registration.ts'),
   { verb: 'create', group: '', resource: 'events', scope: 'served', by: 'operator/kube/events.ts' },
   {
     verb: 'patch',

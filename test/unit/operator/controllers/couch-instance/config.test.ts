@@ -19,7 +19,12 @@ describe('readCouchInstanceConfig', () => {
         requests: { cpu: '100m', memory: '256Mi' },
         limits: { cpu: '500m', memory: '512Mi' },
       },
+      replicationCheckTimeoutMs: 2_000,
     });
+  });
+
+  it('when the replication check timeout is set, then it is read as a duration', () => {
+    expect(readConfig({ SETTEE_REPLICATION_CHECK_TIMEOUT: '500ms' }).replicationCheckTimeoutMs).toBe(500);
   });
 
   it('when values are wrong, then every problem is reported at once', () => {

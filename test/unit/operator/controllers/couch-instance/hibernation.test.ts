@@ -108,6 +108,43 @@ describe('decideHibernation', () => {
     ).toBe(at(2_000));
   });
 
+  it('when idle for idleAfter but the instance just said replication jobs are running, then it stays up for another idleAfter and records the activity', () => {
+    const decision = decideHibernation(
+      input({
+        activityRenewedAt: at(-30_000),
+        replicationsRunningAt: T0,
+        previous: { lastActivityTime: at(-30_000) },
+      }),
+    );
+    expect(decision).toEqual({
+      replicas: 1,
+      reason: 'ReplicationRunning',
+      recheckAfterMs: 10_000,
+      lastActivityTime: at(0),
+    });
+  });
+
+  it('when replication jobs were last seen running idleAfter ago and nothing happened since, then it hibernates', () => {
+    const decision = decideHibernation(
+      input({ replicationsRunningAt: T0 - 10_000, previous: { lastActivityTime: at(-10_000) } }),
+    );
+    expect(decision).toMatchObject({ replicas: 0, reason: 'IdleTimeout', transition: 'Hibernate' });
+  });
+
+  it('when a request came after replication jobs were seen running, then the reason is the request', () => {
+    const decision = decideHibernation(
+      input({ replicationsRunningAt: T0 - 5_000, activityRenewedAt: at(-2_000) }),
+    );
+    expect(decision).toMatchObject({ replicas: 1, reason: 'RecentActivity', recheckAfterMs: 8_000 });
+  });
+
+  it('when hibernated, then replication jobs seen running before it hibernated do not wake it', () => {
+    const decision = decideHibernation(
+      input({ replicationsRunningAt: T0 - 15_000, previous: { hibernatedAt: at(-5_000) } }),
+    );
+    expect(decision).toMatchObject({ replicas: 0, reason: 'Hibernated', hibernatedAt: at(-5_000) });
+  });
+
   it('when timestamps are unparsable, then they are ignored', () => {
     expect(
       decideHibernation(input({ activityRenewedAt: 'yesterday', wakeRequestedAt: 'soon' })),

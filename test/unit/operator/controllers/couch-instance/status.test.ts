@@ -47,6 +47,19 @@ describe('computeStatus', () => {
     expect(condition(status.conditions, 'Degraded')).toMatchObject({ status: 'False', reason: 'AsExpected' });
   });
 
+  it('when replication jobs keep it awake, then Active is True with the reason ReplicationRunning', () => {
+    const replicating: HibernationDecision = { ...awake, reason: 'ReplicationRunning' };
+    const status = computeStatus(
+      input({ decision: replicating, statefulSet: { replicas: 1, readyReplicas: 1 } }),
+    );
+    expect(status.phase).toBe('Running');
+    expect(condition(status.conditions, 'Active')).toMatchObject({
+      status: 'True',
+      reason: 'ReplicationRunning',
+      message: expect.stringContaining('replication jobs'),
+    });
+  });
+
   it('when first scaled up and not yet ready, then the phase is Starting', () => {
     expect(
       computeStatus(input({ decision: awake, statefulSet: { replicas: 0, readyReplicas: 0 } })).phase,

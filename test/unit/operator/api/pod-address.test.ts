@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { podAddress } from '../../../../gateway/proxy/endpoint-cache.js';
+import { podAddress } from '../../../../operator/api/pod-address.js';
 
 function pod(overrides: {
   ip?: string;
