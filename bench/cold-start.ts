@@ -1,9 +1,11 @@
 /**
  * Cold start: the whole local platform (control plane, operator, kubelet stand-in and gateway, each
  * its own process as `make run` runs them), one instance with a 1 s idle period, woken 20 times by
- * one request each (after one uncounted wake that warms the processes' code paths): the time from sending the first request to its response, p50 and p99, next to
- * the default engine's own start-to-ready time measured alone in the same run (spawn to the first
- * 200 from /_up, probed every 5 ms). Then 200 concurrent requests during one wake: all must be
+ * one request each (after one uncounted wake that warms the processes' code paths): the time from
+ * sending the first request to its response, p50 and p99, next to the default engine's own
+ * start-to-ready time measured alone in the same run (spawn to the first 200 from /_up, probed
+ * every 5 ms) and its start-to-first-answer (the same GET, sent the moment /_up answers). Each wake
+ * is also broken into its steps, from API watches (wake-timeline.ts). Then 200 concurrent requests during one wake: all must be
  * answered, and the gateway's memory must grow less than 50 MB.
  *
  *   npx tsx bench/cold-start.ts        (BENCH_WAKES=20, BENCH_BURST=200)
@@ -55,13 +57,13 @@ function get(url: string, auth: string): Promise<Answer> {
   });
 }
 
-async function waitUntil<T>(check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+async function waitUntil<T>(check: () => Promise<T | undefined>, intervalMs = 25): Promise<T> {
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const value = await check().catch(() => undefined);
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 
@@ -76,18 +78,36 @@ async function waitHibernated(kubeConfig: KubeConfig): Promise<void> {
   });
 }
 
-/** The engine alone: spawn to the first 200 from /_up, polled every 5 ms. */
-async function engineStartToReady(dataDir: string): Promise<number> {
+const ALONE_ADMIN = { username: 'admin', password: 'bench' };
+
+interface EngineAlone {
+  /** Spawn to the first 200 from /_up, polled every 5 ms: the engine's start-to-ready. */
+  readyMs: number;
+  /** Spawn to the answer of the request the wakes send, sent as soon as /_up answers. */
+  firstAnswerMs: number;
+}
+
+/** The engine alone, on a data folder holding the same document the wakes read. */
+async function engineAlone(dataDir: string): Promise<EngineAlone> {
   const port = await getFreePort();
+  const url = `http://127.0.0.1:${port}`;
   const started = performance.now();
-  const starting = startCouchEngine({ dataDir, admin: { username: 'admin', password: 'bench' }, port });
+  const starting = startCouchEngine({ dataDir, admin: ALONE_ADMIN, port });
   const readyAt = await waitUntil(async () => {
-    const response = await fetch(`http://127.0.0.1:${port}/_up`);
+    const response = await fetch(`${url}/_up`);
     await response.body?.cancel();
     return response.status === 200 ? performance.now() : undefined;
-  });
+  }, 5);
+  const answer = await get(`${url}/bench/doc`, basicAuth(ALONE_ADMIN.username, ALONE_ADMIN.password));
+  if (answer.status !== 200) throw new Error(`the engine alone answered ${answer.status}`);
   await (await starting).stop();
-  return readyAt - started;
+  return { readyMs: readyAt - started, firstAnswerMs: readyAt + answer.ms - started };
+}
+
+async function seedEngineAlone(dataDir: string): Promise<void> {
+  const engine = await startCouchEngine({ dataDir, admin: ALONE_ADMIN });
+  await seedBenchDocument(engine.url, basicAuth(ALONE_ADMIN.username, ALONE_ADMIN.password));
+  await engine.stop();
 }
 
 /** The gaps between the steps of one wake, in ms (NaN where a step was not seen). */
@@ -186,8 +206,12 @@ async function main(): Promise<void> {
     timeline.stop();
 
     console.log('==> the engine alone');
-    const engineMs: number[] = [];
-    for (let i = 0; i < WAKES; i++) engineMs.push(await engineStartToReady(path.join(dataRoot, 'alone')));
+    const aloneDir = path.join(dataRoot, 'alone');
+    await seedEngineAlone(aloneDir);
+    const alone: EngineAlone[] = [];
+    for (let i = 0; i < WAKES; i++) alone.push(await engineAlone(aloneDir));
+    const engineMs = alone.map((a) => a.readyMs);
+    const engineFirstAnswerMs = alone.map((a) => a.firstAnswerMs);
 
     console.log(`==> ${BURST} concurrent requests during one wake`);
     await waitHibernated(kubeConfig);
@@ -232,6 +256,26 @@ async function main(): Promise<void> {
         note: 'cold start minus the median engine start-to-ready time',
         p50: round(quantile(overheadMs, 0.5)),
         p95: round(quantile(overheadMs, 0.95)),
+      },
+      engineStartToFirstAnswerMs: {
+        note: 'the engine alone: spawn to the answer of the same GET, sent when /_up answers (a fresh engine serves its first request slower)',
+        p50: round(quantile(engineFirstAnswerMs, 0.5)),
+        p99: round(quantile(engineFirstAnswerMs, 0.99)),
+      },
+      wakeOverheadOverFirstAnswerMs: {
+        note: 'cold start minus the median engine start-to-first-answer time: what Settee adds to the cold request',
+        p50: round(
+          quantile(
+            coldMs.map((ms) => ms - quantile(engineFirstAnswerMs, 0.5)),
+            0.5,
+          ),
+        ),
+        p95: round(
+          quantile(
+            coldMs.map((ms) => ms - quantile(engineFirstAnswerMs, 0.5)),
+            0.95,
+          ),
+        ),
       },
       burstDuringWake: {
         requests: BURST,
