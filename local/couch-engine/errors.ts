@@ -17,3 +17,18 @@ export class InvalidCouchEngineConfigError extends Error {
     this.name = 'InvalidCouchEngineConfigError';
   }
 }
+
+/** The Fauxton release the pouchdb stand-in serves at /_utils has not been fetched into the cache. */
+export class FauxtonReleaseMissingError extends Error {
+  readonly code = 'FAUXTON_RELEASE_MISSING';
+
+  constructor(
+    readonly cacheDir: string,
+    readonly fetchCommand: string,
+  ) {
+    super(
+      `Fauxton (served by the pouchdb stand-in at /_utils) is not in ${cacheDir}: fetch it once with \`${fetchCommand}\` (\`make deps\` runs it)`,
+    );
+    this.name = 'FauxtonReleaseMissingError';
+  }
+}

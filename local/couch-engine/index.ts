@@ -4,13 +4,17 @@ import { startPouchDbEngine } from './pouchdb-engine.js';
 import type { CouchEngine, CouchEngineKind, CouchEngineOptions } from './types.js';
 
 export { COUCHDB_BIN_ENV } from './apache-couchdb-engine.js';
-export { CouchEngineUnavailableError, InvalidCouchEngineConfigError } from './errors.js';
+export {
+  CouchEngineUnavailableError,
+  FauxtonReleaseMissingError,
+  InvalidCouchEngineConfigError,
+} from './errors.js';
 export type { CouchEngine, CouchEngineAdmin, CouchEngineKind, CouchEngineOptions } from './types.js';
 
 export interface StartCouchEngineOptions extends CouchEngineOptions {
   /** Default: {@link defaultCouchEngineKind}. */
   kind?: CouchEngineKind;
-  /** Where to read SETTEE_COUCHDB_BIN (default: process.env). */
+  /** Where to read SETTEE_COUCHDB_BIN and SETTEE_CACHE_DIR (default: process.env). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -31,7 +35,7 @@ export function defaultCouchEngineKind(env: NodeJS.ProcessEnv = process.env): Co
 export async function startCouchEngine(options: StartCouchEngineOptions): Promise<CouchEngine> {
   const { kind: requested, env = process.env, ...engineOptions } = options;
   const kind = requested ?? defaultCouchEngineKind(env);
-  if (kind === 'pouchdb-server') return startPouchDbEngine(engineOptions);
+  if (kind === 'pouchdb-server') return startPouchDbEngine({ ...engineOptions, env });
   const couchdbBin = env[COUCHDB_BIN_ENV];
   if (!couchdbBin) {
     throw new CouchEngineUnavailableError(

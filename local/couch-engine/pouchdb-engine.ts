@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { startProcess } from '../process.js';
 import { loadEngineIdentity } from './engine-identity.js';
+import { requireFauxtonRelease } from './fauxton-release.js';
 import { launchUntilUp } from './launch.js';
 import { standInServerScript } from './stand-in-build.js';
 import { STAND_IN_CONFIG_ENV, type StandInConfig } from './stand-in-config.js';
@@ -13,7 +14,14 @@ import type { CouchEngine, CouchEngineOptions } from './types.js';
  * It runs as plain `node` on the built script (stand-in-build.ts): one process, so stopping it
  * leaves nothing behind, and no TypeScript loader on the cold-start path.
  */
-export async function startPouchDbEngine(options: CouchEngineOptions): Promise<CouchEngine> {
+export async function startPouchDbEngine(
+  options: CouchEngineOptions & {
+    /** Where to read SETTEE_CACHE_DIR, the cache holding Fauxton (default: process.env). */
+    env?: NodeJS.ProcessEnv;
+  },
+): Promise<CouchEngine> {
+  // Before anything starts: without it /_utils would not be CouchDB's, so the engine does not run.
+  const fauxtonDir = await requireFauxtonRelease(options.env);
   const dataDir = path.resolve(options.dataDir);
   await fs.mkdir(dataDir, { recursive: true });
   const identity = await loadEngineIdentity(dataDir, options.uuid);
@@ -29,6 +37,7 @@ export async function startPouchDbEngine(options: CouchEngineOptions): Promise<C
         admin: options.admin,
         uuid: identity.uuid,
         secret: identity.secret,
+        fauxtonDir,
       };
       return startProcess({
         name: `pouchdb-stand-in:${options.name ?? port}`,

@@ -3,8 +3,8 @@
  * `make run` and the tests run. It is pouchdb-server's express-pouchdb (PouchDB over LevelDB)
  * behind a small HTTP front that adds what CouchDB 3.x clients and Settee probe for and
  * express-pouchdb lacks: a CouchDB-shaped GET / (whose vendor says plainly that this is the
- * stand-in), GET /_up, and GET /_scheduler/jobs (see below). Set SETTEE_COUCHDB_BIN to run the real
- * thing instead.
+ * stand-in), GET /_up, GET /_scheduler/jobs (see below), and the Fauxton CouchDB 3.x ships at
+ * /_utils (see below). Set SETTEE_COUCHDB_BIN to run the real thing instead.
  *
  * Run as its own process by pouchdb-engine.ts, as plain `node` on the script stand-in-build.ts
  * builds from this file, configured through the environment (see stand-in-config.ts).
@@ -31,6 +31,15 @@
  * /_active_tasks stays express-pouchdb's stub, which always answers []. Deleting the document of
  * a running replication stops it (see survivePouchReplicatorDeletedDocumentRead).
  *
+ * Fauxton: /_utils serves the official Fauxton release (the `fauxton` npm package's build, fetched
+ * into a cache by local/tools/fetch-fauxton.ts; see stand-in-fauxton.ts), not express-pouchdb's
+ * pouchdb-fauxton 0.0.6, which only works at the root of a host. It addresses CouchDB relative to
+ * its page, so it works under the gateway's path form too. Logging in, listing databases (GET
+ * /_all_dbs then GET /{db} each), creating a database and creating a document need nothing the
+ * stand-in lacks. Fauxton pages built on endpoints it lacks show errors: Config and CORS (GET
+ * /_node/{node}/_config is 404), Replication's activity list (/_scheduler/docs is 404); Active
+ * Tasks is always empty and Setup sees express-pouchdb's single-node answers.
+ *
  * Known gaps (express-pouchdb 4.2 cannot do these, so they are not enforced or not served):
  * - The system databases (_users, _replicator) get the same admin-only default; CouchDB's
  *   special rules for _users (a user reading its own document) are pouchdb-auth's, not CouchDB's.
@@ -38,7 +47,10 @@
  *   /_scheduler/jobs lists it as running, where CouchDB would show a crashing job with pid null;
  *   its jobs carry no `info` statistics, and /_replicate jobs (not in /_replicator) are not listed.
  * - CouchDB 3.x-only endpoints are missing: /_node/{node}/_config (express-pouchdb has the 1.x
- *   /_config instead), /_dbs_info, /_scheduler/docs, /_membership, /_cluster_setup, partitions.
+ *   /_config instead), /_dbs_info, /_scheduler/docs, partitions; /_membership and /_cluster_setup
+ *   are express-pouchdb's fixed answers (node `node1@127.0.0.1`, `cluster_disabled`).
+ * - GET / reports CouchDB 3.3's features, `partitioned` among them, but PUT /{db}?partitioned=true
+ *   creates a plain database (Fauxton's "Partitioned" choice included).
  */
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -51,6 +63,8 @@ import {
   STAND_IN_VENDOR_NAME,
   type StandInConfig,
 } from './stand-in-config.js';
+import { createFauxtonHandler, isFauxtonPath } from './stand-in-fauxton.js';
+import { sendJson } from './stand-in-send-json.js';
 
 const FEATURES = ['access-ready', 'partitioned', 'pluggable-storage-engines', 'reshard', 'scheduler'];
 const ADMIN_ROLE = '_admin';
@@ -106,6 +120,9 @@ async function main(): Promise<void> {
     inMemoryConfig: true,
     // Its CouchDB-style log file is of no use here (startup failures and crashes reach stderr).
     logPath: os.devNull,
+    // Its /_utils is pouchdb-fauxton 0.0.6 (2017), which works only at the root of a host; the
+    // front serves the Fauxton release CouchDB 3.x ships instead (see stand-in-fauxton.ts).
+    overrideMode: { exclude: ['routes/fauxton'] },
   });
   const setConfig = (section: string, key: string, value: unknown): Promise<void> =>
     new Promise((resolve, reject) =>
@@ -117,7 +134,8 @@ async function main(): Promise<void> {
   await setConfig('admins', config.admin.username, config.admin.password);
   await couchApp.setPouchDB(PouchDB);
 
-  const server = http.createServer((req, res) => handle(config, couchApp, req, res));
+  const serveFauxton = createFauxtonHandler(config.fauxtonDir);
+  const server = http.createServer((req, res) => handle(config, { couchApp, serveFauxton }, req, res));
   server.once('error', (err: NodeJS.ErrnoException) => {
     console.error(
       `pouchdb stand-in: cannot listen on 127.0.0.1:${config.port}: ${err.code ?? ''} ${err.message}`,
@@ -130,9 +148,11 @@ async function main(): Promise<void> {
   exitWith(server);
 }
 
+type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
 function handle(
   config: StandInConfig,
-  couchApp: ExpressPouchDB,
+  { couchApp, serveFauxton }: { couchApp: ExpressPouchDB; serveFauxton: RequestListener },
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ): void {
@@ -146,6 +166,8 @@ function handle(
       features: FEATURES,
       vendor: { name: STAND_IN_VENDOR_NAME },
     });
+  } else if (isFauxtonPath(pathname)) {
+    serveFauxton(req, res);
   } else if (reading && pathname === '/_up') {
     sendJson(req, res, 200, { status: 'ok', seeds: {} });
   } else if (reading && pathname === '/_scheduler/jobs') {
@@ -315,16 +337,6 @@ function makeNewDatabasesAdminOnly(security: PouchSecurityPlugin): void {
     }
     return promise;
   };
-}
-
-function sendJson(req: http.IncomingMessage, res: http.ServerResponse, status: number, body: object): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(text),
-    'Cache-Control': 'must-revalidate',
-  });
-  res.end(req.method === 'HEAD' ? undefined : text);
 }
 
 /**

@@ -20,17 +20,28 @@ export interface StandInConfig {
   uuid: string;
   /** Signs AuthSession cookies. */
   secret: string;
+  /** Absolute; the Fauxton release served at /_utils (see fauxton-release.ts). */
+  fauxtonDir: string;
 }
 
 export function parseStandInConfig(json: string | undefined): StandInConfig {
   if (!json) throw new Error(`${STAND_IN_CONFIG_ENV} is not set`);
   const value = JSON.parse(json) as Partial<StandInConfig>;
-  const strings = [value.dataDir, value.admin?.username, value.admin?.password, value.uuid, value.secret];
+  const strings = [
+    value.dataDir,
+    value.admin?.username,
+    value.admin?.password,
+    value.uuid,
+    value.secret,
+    value.fauxtonDir,
+  ];
   const valid =
     Number.isInteger(value.port) &&
     (value.port as number) > 0 &&
     strings.every((s) => typeof s === 'string' && s.length > 0);
   if (!valid)
-    throw new Error(`${STAND_IN_CONFIG_ENV} is incomplete: it needs port, dataDir, admin, uuid, secret`);
+    throw new Error(
+      `${STAND_IN_CONFIG_ENV} is incomplete: it needs port, dataDir, admin, uuid, secret, fauxtonDir`,
+    );
   return value as StandInConfig;
 }

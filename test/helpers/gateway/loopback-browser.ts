@@ -38,32 +38,19 @@ export interface LoopbackBrowser {
   close(): Promise<void>;
 }
 
-/**
- * `loopbackDomains`: host names under these domains resolve to 127.0.0.1 (the gateway's host form
- * without DNS); every other name but 127.0.0.1 fails to resolve.
- */
-export async function launchLoopbackChromium(
-  options: { loopbackDomains?: readonly string[] } = {},
-): Promise<LoopbackBrowser> {
+/** Headless Chromium for which every host name but 127.0.0.1 fails to resolve. */
+export async function launchLoopbackChromium(): Promise<LoopbackBrowser> {
   if (!fs.existsSync(CHROMIUM_PATH)) throw new ChromiumMissingError(CHROMIUM_PATH);
-  const domains = options.loopbackDomains ?? [];
-  const resolverRules = [
-    ...domains.map((domain) => `MAP *.${domain} 127.0.0.1`),
-    'MAP * ~NOTFOUND',
-    'EXCLUDE 127.0.0.1',
-  ];
-  const args = [...QUIET_ARGS, `--host-resolver-rules=${resolverRules.join(' , ')}`];
+  const args = [...QUIET_ARGS, '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1'];
   // Chromium's sandbox refuses to run as root without it.
   if (process.getuid?.() === 0) args.unshift('--no-sandbox');
-  const isLoopback = (hostname: string): boolean =>
-    hostname === '127.0.0.1' || domains.some((domain) => hostname.endsWith(`.${domain}`));
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args });
   const refusedRequests: string[] = [];
   try {
     const context = await browser.newContext();
     // The resolver rule already stops host names; this also stops IP literals and makes any attempt visible.
     await context.route(
-      (url) => !isLoopback(url.hostname),
+      (url) => url.hostname !== '127.0.0.1',
       (route) => {
         refusedRequests.push(route.request().url());
         return route.abort('addressunreachable');
