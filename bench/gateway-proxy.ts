@@ -1,9 +1,12 @@
 /**
  * What the gateway adds on the data path, against anchors measured in the same run:
  * - proxy overhead: a minimal fast upstream (so the proxies are the bottleneck), loaded directly,
- *   through the gateway, and through Debian's nginx (one worker, upstream keep-alive) when
- *   /usr/sbin/nginx exists; 50 connections for throughput, one for added latency;
+ *   through the gateway, through the floor a Node.js proxy on the gateway's stack reaches
+ *   (bench/gateway/bare-proxy.ts), and through Debian's nginx (one worker, upstream keep-alive)
+ *   when /usr/sbin/nginx exists; 50 connections for throughput, one for added latency;
  * - the same load direct to the default CouchDB engine and through the gateway.
+ * The gateway runs as the production image runs it: compiled by tsc, `node --enable-source-maps
+ * dist/gateway/main.js` with NODE_ENV=production (bench/lib/compiled-gateway.ts), not under tsx.
  * Runs alternate between targets and each figure is the median of the rounds.
  *
  *   npx tsx bench/gateway-proxy.ts      (BENCH_ROUNDS=5, BENCH_SECONDS=3, BENCH_CONNECTIONS=50)
@@ -19,6 +22,7 @@ import { basicAuth } from '../test/helpers/gateway/http-request.js';
 import { runLoad, type LoadResult } from './gateway/load-generator.js';
 import { NGINX_BIN, startNginx } from './gateway/nginx.js';
 import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
+import { compileGateway } from './lib/compiled-gateway.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
 import { median, round } from './lib/stats.js';
 
@@ -99,9 +103,11 @@ async function main(): Promise<void> {
       await setInstancePod(kubeConfig, { namespace: NAMESPACE, name }, { port, ready: true });
     }
 
-    console.log('==> gateway');
+    console.log('==> gateway (compiled as in the production image)');
+    const compiled = await compileGateway();
+    stops.push(() => compiled.remove());
     const gatewayPort = await getFreePort();
-    const gateway = startTsProcess('gateway', 'gateway/main.ts', [], {
+    const gateway = compiled.start({
       ...process.env,
       KUBECONFIG: plane.kubeconfigPath,
       SETTEE_GATEWAY_PORT: String(gatewayPort),
@@ -112,9 +118,18 @@ async function main(): Promise<void> {
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     await waitForHttp(`${gatewayUrl}/db/${NAMESPACE}/fast/_up`, 'the gateway', 200, gateway.exited);
 
+    const barePort = await getFreePort();
+    const bare = startTsProcess('bare-proxy', 'bench/gateway/bare-proxy.ts', [
+      String(barePort),
+      String(upstreamPort),
+    ]);
+    stops.push(() => bare.stop());
+    await waitForHttp(`http://127.0.0.1:${barePort}/_up`, 'the bare proxy', 200, bare.exited);
+
     const targets: Target[] = [
       { name: 'direct', url: `http://127.0.0.1:${upstreamPort}/` },
       { name: 'gateway', url: `${gatewayUrl}/db/${NAMESPACE}/fast/` },
+      { name: 'bare', url: `http://127.0.0.1:${barePort}/` },
     ];
     if (fs.existsSync(NGINX_BIN)) {
       const nginxPort = await getFreePort();
@@ -159,9 +174,14 @@ async function main(): Promise<void> {
           ? round(throughput.gateway!.rps / throughput.nginx.rps, 2)
           : null,
         gatewayOverDirectThroughput: round(throughput.gateway!.rps / throughput.direct!.rps, 2),
+        gatewayOverBareThroughput: round(throughput.gateway!.rps / throughput.bare!.rps, 2),
+        bareOverNginxThroughput: throughput.nginx
+          ? round(throughput.bare!.rps / throughput.nginx.rps, 2)
+          : null,
         addedLatencyP50Us: round(latency.gateway!.p50Us - latency.direct!.p50Us),
         addedLatencyP99Us: round(latency.gateway!.p99Us - latency.direct!.p99Us),
         nginxAddedLatencyP50Us: latency.nginx ? round(latency.nginx.p50Us - latency.direct!.p50Us) : null,
+        bareAddedLatencyP50Us: round(latency.bare!.p50Us - latency.direct!.p50Us),
         engineThroughputGatewayOverDirect: round(engineLoad.gateway!.rps / engineLoad.direct!.rps, 2),
       },
       engine: engineLoad,

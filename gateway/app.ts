@@ -7,6 +7,7 @@ import { errorMessage } from '../operator/observability/logger.js';
 import { sendErrorResponse } from './http/error-response.js';
 import { createHealthRouter } from './http/health.js';
 import { logRequestWhenDebug } from './http/request-log.js';
+import { retainTickObjectShape } from './http/tick-object-shape.js';
 import type { InstanceRequestHandler } from './proxy/instance-handler.js';
 import { resolveRequestTarget } from './proxy/instance-target.js';
 import { isQueuePath } from './queue/queue-route.js';
@@ -39,6 +40,8 @@ export interface GatewayApp {
  */
 export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   const { logger } = options;
+  // Before the caches start and the process may first idle: see tick-object-shape.ts.
+  retainTickObjectShape();
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -57,24 +60,25 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   app.use(onError);
 
   let draining = false;
+  const routing = { domain: options.domain };
+  // The level is fixed at start-up (SETTEE_LOG_LEVEL); asking winston on every request would cost
+  // more than deciding the route.
+  const logRequests = logger.isDebugEnabled();
   const listener: http.RequestListener = (req, res) => {
     if (draining) res.shouldKeepAlive = false;
     let target;
     try {
-      target = resolveRequestTarget(
-        { url: req.url ?? '/', host: req.headers.host },
-        { domain: options.domain },
-      );
+      target = resolveRequestTarget({ url: req.url ?? '/', host: req.headers.host }, routing);
     } catch (err) {
       logger.debug('request refused', { host: req.headers.host, error: errorMessage(err) });
       sendErrorResponse(req, res, err, { retryAfterSeconds: options.retryAfterSeconds });
       return;
     }
     if (target.kind === 'instance') {
-      logRequestWhenDebug(logger, req, res);
+      if (logRequests) logRequestWhenDebug(logger, req, res);
       options.handleInstance(req, res, target);
     } else if (options.handleQueue && isQueuePath(req.url ?? '/')) {
-      logRequestWhenDebug(logger, req, res);
+      if (logRequests) logRequestWhenDebug(logger, req, res);
       options.handleQueue(req, res);
     } else {
       void app(req, res);

@@ -1,6 +1,7 @@
 import type { Logger } from 'winston';
 import { errorMessage } from '../../operator/observability/logger.js';
 import type { ActivityLeaseWriter, ActivityRenewal } from './activity-lease.js';
+import type { InstanceRef } from './instance-target.js';
 
 export interface ActivityReporterOptions {
   write: ActivityLeaseWriter;
@@ -39,12 +40,16 @@ export class ActivityReporter {
     this.now = options.now ?? Date.now;
   }
 
-  /** A request for the instance arrived; `end` must be called once its response is over. */
-  begin(instanceKey: string, instance: ActivityRenewal['instance']): void {
+  /**
+   * A request for the instance arrived; `end` must be called once its response is over. Runs for
+   * every request, so it allocates only for an instance not seen in the last interval: the Lease's
+   * identity is built then, from `ref` and `uid`, not by the caller on every request.
+   */
+  begin(instanceKey: string, ref: InstanceRef, uid: string | undefined): void {
     let state = this.activity.get(instanceKey);
     if (!state) {
       state = {
-        instance,
+        instance: { namespace: ref.namespace, name: ref.name, uid },
         open: 0,
         dirty: false,
         lastWriteAt: -Infinity,

@@ -55,23 +55,27 @@ export interface ForwardedFor {
  * The request headers for the instance, as a flat [name, value, ...] list in the client's order
  * and spelling: everything but hop-by-hop headers (and those the Connection header names), with
  * X-Forwarded-For extended and X-Forwarded-Proto/Host set. Authorization and Cookie pass untouched.
+ * One pass over the headers; a second only when Connection names headers, which clients rarely do.
  */
 export function buildUpstreamHeaders(rawHeaders: readonly string[], forwarded: ForwardedFor): string[] {
-  const named = connectionNamedHeaders(rawHeaders);
-  const headers: string[] = [];
+  let headers: string[] = [];
+  let named: Set<string> | undefined;
   let forwardedFor: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
     const value = rawHeaders[i + 1] as string;
     const special = specialHeaderName(name);
-    if (special === 'x-forwarded-for') {
-      forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
-      continue;
+    if (special !== undefined) {
+      if (special === 'x-forwarded-for') {
+        forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
+        continue;
+      }
+      if (special === 'connection') named = addConnectionNamed(value, named);
+      if (HOP_BY_HOP.has(special) || FORWARDED_BY_GATEWAY.has(special)) continue;
     }
-    if (special !== undefined && (HOP_BY_HOP.has(special) || FORWARDED_BY_GATEWAY.has(special))) continue;
-    if (named?.has(name.toLowerCase())) continue;
     headers.push(name, value);
   }
+  if (named !== undefined) headers = withoutNamed(headers, named);
   const client = forwarded.remoteAddress ?? 'unknown';
   headers.push('X-Forwarded-For', forwardedFor === undefined ? client : `${forwardedFor}, ${client}`);
   headers.push('X-Forwarded-Proto', forwarded.proto);
@@ -79,23 +83,64 @@ export function buildUpstreamHeaders(rawHeaders: readonly string[], forwarded: F
   return headers;
 }
 
-/** Whether a response header name may be passed to the client. */
-export function isEndToEndHeader(
-  lowerName: string,
-  connectionNamed: ReadonlySet<string> | undefined,
-): boolean {
-  return !HOP_BY_HOP.has(lowerName) && !(connectionNamed?.has(lowerName) ?? false);
+/** How the response headers that carry the instance's own address are rewritten for the client. */
+export interface ResponseHeaderRewrites {
+  locationForClient(location: string): string;
+  setCookieForClient(cookie: string): string;
 }
 
-/** Header names listed in Connection headers (beyond keep-alive/close), which are hop-by-hop too. */
-export function connectionNamedHeaders(rawHeaders: readonly string[]): Set<string> | undefined {
+/**
+ * The response headers for the client, from undici's raw [name, value, ...] buffers: hop-by-hop
+ * headers (and those the Connection header names) dropped, Location and Set-Cookie rewritten,
+ * `extra` appended. latin1 maps bytes to code units one to one, so values pass through byte for
+ * byte. One pass, like buildUpstreamHeaders.
+ */
+export function buildClientHeaders(
+  raw: readonly Buffer[],
+  rewrites: ResponseHeaderRewrites,
+  extra: readonly string[] | undefined,
+): string[] {
+  let headers: string[] = [];
   let named: Set<string> | undefined;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (specialHeaderName(rawHeaders[i] as string) !== 'connection') continue;
-    for (const token of (rawHeaders[i + 1] as string).split(',')) {
-      const lower = token.trim().toLowerCase();
-      if (lower !== '' && lower !== 'close' && lower !== 'keep-alive') (named ??= new Set()).add(lower);
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = (raw[i] as Buffer).toString('latin1');
+    let value = (raw[i + 1] as Buffer).toString('latin1');
+    const special = specialHeaderName(name);
+    if (special !== undefined) {
+      if (special === 'connection') named = addConnectionNamed(value, named);
+      if (HOP_BY_HOP.has(special)) continue;
+      if (special === 'location') value = rewrites.locationForClient(value);
+      else if (special === 'set-cookie') value = rewrites.setCookieForClient(value);
     }
+    headers.push(name, value);
+  }
+  if (named !== undefined) headers = withoutNamed(headers, named);
+  if (extra !== undefined) headers.push(...extra);
+  return headers;
+}
+
+/** Connection values that name no header: the connection's own options. */
+const PLAIN_CONNECTION: ReadonlySet<string> = new Set(['keep-alive', 'close']);
+
+/**
+ * Adds the header names a Connection header value lists to `named` (keep-alive and close name no
+ * header). The usual value is just one of those two, and is recognised without splitting it.
+ */
+function addConnectionNamed(value: string, named: Set<string> | undefined): Set<string> | undefined {
+  if ((value.length === 10 || value.length === 5) && PLAIN_CONNECTION.has(value.toLowerCase())) return named;
+  for (const token of value.split(',')) {
+    const lower = token.trim().toLowerCase();
+    if (lower !== '' && !PLAIN_CONNECTION.has(lower)) (named ??= new Set()).add(lower);
   }
   return named;
+}
+
+/** `headers` without those a Connection header named. */
+function withoutNamed(headers: readonly string[], named: ReadonlySet<string>): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i] as string;
+    if (!named.has(name.toLowerCase())) kept.push(name, headers[i + 1] as string);
+  }
+  return kept;
 }

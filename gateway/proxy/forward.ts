@@ -1,12 +1,7 @@
 import type http from 'node:http';
 import type { Dispatcher } from 'undici';
-import {
-  buildUpstreamHeaders,
-  connectionNamedHeaders,
-  isEndToEndHeader,
-  specialHeaderName,
-} from './forward-headers.js';
-import { rewriteLocation, rewriteSetCookiePath, type RewriteContext } from './response-rewrite.js';
+import { buildClientHeaders, buildUpstreamHeaders, type ResponseHeaderRewrites } from './forward-headers.js';
+import { rewriteLocation, rewriteSetCookiePath } from './response-rewrite.js';
 
 export interface ForwardOptions {
   req: http.IncomingMessage;
@@ -74,7 +69,7 @@ export function forward(dispatcher: Dispatcher, options: ForwardOptions): Upstre
  * undici's handler for one exchange. A class rather than an object of closures: this runs for
  * every request, and its methods live once on the prototype.
  */
-class ForwardExchange implements Dispatcher.DispatchHandlers, UpstreamExchange {
+class ForwardExchange implements Dispatcher.DispatchHandlers, UpstreamExchange, ResponseHeaderRewrites {
   private abortUpstream: ((err?: Error) => void) | undefined;
   private resume: (() => void) | undefined;
   private waitingForDrain = false;
@@ -95,7 +90,11 @@ class ForwardExchange implements Dispatcher.DispatchHandlers, UpstreamExchange {
     this.resume = resume;
     // No cork of our own: node:http corks the socket on the first write and flushes on the next
     // tick, so the head and a body that arrived in the same read leave in one write.
-    this.options.res.writeHead(statusCode, statusText, this.responseHeaders(rawHeaders));
+    this.options.res.writeHead(
+      statusCode,
+      statusText,
+      buildClientHeaders(rawHeaders, this, this.options.extraHeaders),
+    );
     return true;
   }
 
@@ -120,36 +119,16 @@ class ForwardExchange implements Dispatcher.DispatchHandlers, UpstreamExchange {
     this.options.errors.onUpstreamError(err, this.options.res.headersSent);
   }
 
-  private responseHeaders(raw: readonly Buffer[]): string[] {
-    // latin1 maps bytes to code units one to one, so header values pass through byte for byte.
-    const headers: string[] = new Array<string>(raw.length);
-    for (let i = 0; i < raw.length; i++) headers[i] = (raw[i] as Buffer).toString('latin1');
-    const named = connectionNamedHeaders(headers);
-    const result: string[] = [];
-    for (let i = 0; i < headers.length; i += 2) {
-      const name = headers[i] as string;
-      let value = headers[i + 1] as string;
-      const special = specialHeaderName(name);
-      if (special !== undefined || named !== undefined) {
-        const lower = special ?? name.toLowerCase();
-        if (!isEndToEndHeader(lower, named)) continue;
-        if (lower === 'location') value = rewriteLocation(value, this.rewriteContext());
-        else if (lower === 'set-cookie') value = rewriteSetCookiePath(value, this.options.basePath);
-      }
-      result.push(name, value);
-    }
-    const { extraHeaders } = this.options;
-    if (extraHeaders) result.push(...extraHeaders);
-    return result;
-  }
-
-  /** Built only for a response that carries Location: most carry none. */
-  private rewriteContext(): RewriteContext {
+  locationForClient(location: string): string {
     const { options } = this;
-    return {
+    return rewriteLocation(location, {
       basePath: options.basePath,
       publicOrigin: `${options.proto}://${options.req.headers.host ?? ''}`,
       upstreamOrigin: options.origin,
-    };
+    });
+  }
+
+  setCookieForClient(cookie: string): string {
+    return rewriteSetCookiePath(cookie, this.options.basePath);
   }
 }

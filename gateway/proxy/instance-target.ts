@@ -1,4 +1,5 @@
 import { INSTANCE_PATH_PREFIX } from '../../operator/api/contract.js';
+import { objectKey } from '../../operator/runtime/object-key.js';
 import { MalformedHostError, MalformedInstancePathError } from '../http/errors.js';
 
 export interface InstanceRef {
@@ -11,6 +12,8 @@ export type RequestTarget =
   | {
       kind: 'instance';
       instance: InstanceRef;
+      /** `namespace/name`: the instance's key in the gateway's caches (objectKey). */
+      key: string;
       /** Path and query as the instance's CouchDB sees them, still percent-encoded. */
       upstreamPath: string;
       /** What the client's URLs have in front of the instance's paths: `/db/<ns>/<name>` or `` (host form). */
@@ -20,10 +23,14 @@ export type RequestTarget =
 
 /** Namespaces and instance names are DNS labels (the instance name also names its Services). */
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+/** `<namespace>/<name>`, both DNS labels: the path form's key, checked with one match. */
+const INSTANCE_KEY = new RegExp(`^${DNS_LABEL.source.slice(1, -1)}/${DNS_LABEL.source.slice(1, -1)}$`);
 /** A host name or an IP literal, with an optional port: what a well-formed Host header holds. */
 const HOST_HEADER = /^([a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?\.?|\[[0-9a-f:.]+\])(:\d{1,5})?$/;
 
 const PATH_PREFIX = `${INSTANCE_PATH_PREFIX}/`;
+const SLASH = 0x2f;
+const QUESTION_MARK = 0x3f;
 
 /**
  * Decides where a request goes. With a domain, `<name>.<namespace>.<domain>` names the instance
@@ -37,8 +44,16 @@ export function resolveRequestTarget(
   const host = request.host?.toLowerCase();
   if (host !== undefined && !HOST_HEADER.test(host)) throw new MalformedHostError(request.host ?? '');
   if (options.domain !== undefined && host !== undefined) {
-    const fromHost = instanceFromHost(host, options.domain);
-    if (fromHost) return { kind: 'instance', instance: fromHost, upstreamPath: request.url, basePath: '' };
+    const instance = instanceFromHost(host, options.domain);
+    if (instance) {
+      return {
+        kind: 'instance',
+        instance,
+        key: objectKey(instance),
+        upstreamPath: request.url,
+        basePath: '',
+      };
+    }
   }
   if (request.url === INSTANCE_PATH_PREFIX || request.url.startsWith(PATH_PREFIX)) {
     return instanceFromPath(request.url);
@@ -58,22 +73,40 @@ function instanceFromHost(host: string, domain: string): InstanceRef | undefined
   return { namespace, name };
 }
 
+/**
+ * `/db/<namespace>/<name>[/rest][?query]`, read by index in one pass: this runs for every request,
+ * and slices of the URL give the key, base path and upstream path without building new strings
+ * from parts (a path that is only the base gets `/`).
+ */
 function instanceFromPath(url: string): RequestTarget {
-  const queryAt = url.indexOf('?');
-  const path = queryAt < 0 ? url : url.slice(0, queryAt);
-  const query = queryAt < 0 ? '' : url.slice(queryAt);
-  const [namespace, name] = path.slice(PATH_PREFIX.length).split('/', 2);
-  if (!namespace || !name || !DNS_LABEL.test(namespace) || !DNS_LABEL.test(name)) {
-    throw new MalformedInstancePathError(path);
+  const namespaceEnd = url.indexOf('/', PATH_PREFIX.length);
+  const nameEnd = namespaceEnd < 0 ? -1 : segmentEnd(url, namespaceEnd + 1);
+  const key = url.slice(PATH_PREFIX.length, nameEnd);
+  if (nameEnd < 0 || !INSTANCE_KEY.test(key)) {
+    throw new MalformedInstancePathError(url.split('?', 1)[0] ?? url);
   }
-  const basePath = `${PATH_PREFIX}${namespace}/${name}`;
-  const rest = path.slice(basePath.length);
+  const rest = url.slice(nameEnd);
   return {
     kind: 'instance',
-    instance: { namespace, name },
-    upstreamPath: `${rest || '/'}${query}`,
-    basePath,
+    instance: {
+      namespace: url.slice(PATH_PREFIX.length, namespaceEnd),
+      name: url.slice(namespaceEnd + 1, nameEnd),
+    },
+    key,
+    upstreamPath: rest === '' || rest.charCodeAt(0) === QUESTION_MARK ? `/${rest}` : rest,
+    basePath: url.slice(0, nameEnd),
   };
+}
+
+/** Where the path segment starting at `from` ends: at the next `/`, the query, or the end. */
+function segmentEnd(url: string, from: number): number {
+  let at = from;
+  while (at < url.length) {
+    const code = url.charCodeAt(at);
+    if (code === SLASH || code === QUESTION_MARK) break;
+    at++;
+  }
+  return at;
 }
 
 function stripPort(host: string): string {

@@ -3,7 +3,8 @@ import { ActivityReporter } from '../../../../gateway/proxy/activity-reporter.js
 import { createSilentLogger } from '../../../../operator/observability/logger.js';
 
 const KEY = 'ns/app';
-const instance = { namespace: 'ns', name: 'app', uid: 'u' };
+const ref = { namespace: 'ns', name: 'app' };
+const instance = { ...ref, uid: 'u' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function setup(intervalMs = 100) {
@@ -20,7 +21,7 @@ function setup(intervalMs = 100) {
 describe('ActivityReporter', () => {
   it('when the first request after a quiet time arrives, then the Lease is renewed at once', async () => {
     const { reporter, renewals } = setup();
-    reporter.begin(KEY, instance);
+    reporter.begin(KEY, ref, 'u');
     reporter.end(KEY);
     await sleep(5);
     expect(renewals).toHaveLength(1);
@@ -31,7 +32,7 @@ describe('ActivityReporter', () => {
   it('when a thousand requests arrive within one interval, then there are at most two renewals for them', async () => {
     const { reporter, renewals } = setup();
     for (let i = 0; i < 1000; i++) {
-      reporter.begin(KEY, instance);
+      reporter.begin(KEY, ref, 'u');
       reporter.end(KEY);
     }
     await sleep(150);
@@ -44,7 +45,7 @@ describe('ActivityReporter', () => {
 
   it('when a response stays open, then it is renewed every interval until it ends', async () => {
     const { reporter, renewals } = setup(50);
-    reporter.begin(KEY, instance);
+    reporter.begin(KEY, ref, 'u');
     await sleep(280);
     expect(renewals.length).toBeGreaterThanOrEqual(4);
     expect(reporter.openCount(KEY)).toBe(1);

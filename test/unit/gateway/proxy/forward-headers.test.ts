@@ -1,8 +1,8 @@
 import {
+  buildClientHeaders,
   buildUpstreamHeaders,
-  connectionNamedHeaders,
-  isEndToEndHeader,
   specialHeaderName,
+  type ResponseHeaderRewrites,
 } from '../../../../gateway/proxy/forward-headers.js';
 
 const forwarded = { remoteAddress: '192.0.2.10', proto: 'https', host: 'app.ns.example.com' };
@@ -77,14 +77,57 @@ describe('buildUpstreamHeaders', () => {
   });
 });
 
-describe('response header filtering', () => {
-  it('when a response names headers in Connection, then those and the hop-by-hop ones are not end-to-end', () => {
-    const named = connectionNamedHeaders(['Connection', 'close, X-Hop', 'X-Hop', '1']);
-    expect(isEndToEndHeader('x-hop', named)).toBe(false);
-    expect(isEndToEndHeader('transfer-encoding', named)).toBe(false);
-    expect(isEndToEndHeader('proxy-authenticate', named)).toBe(false);
-    expect(isEndToEndHeader('set-cookie', named)).toBe(true);
-    expect(connectionNamedHeaders(['Content-Type', 'text/plain'])).toBeUndefined();
+describe('buildClientHeaders', () => {
+  const raw = (...items: string[]) => items.map((item) => Buffer.from(item, 'latin1'));
+  const rewrites: ResponseHeaderRewrites = {
+    locationForClient: (location) => `/db/ns/app${location}`,
+    setCookieForClient: (cookie) => `${cookie}; rewritten`,
+  };
+
+  it('when a response names headers in Connection, then those and the hop-by-hop ones are dropped and the rest keep order', () => {
+    const headers = buildClientHeaders(
+      raw(
+        'X-Hop',
+        '1',
+        'Content-Type',
+        'application/json',
+        'Connection',
+        'close, X-Hop',
+        'Transfer-Encoding',
+        'chunked',
+        'Proxy-Authenticate',
+        'Basic',
+        'Keep-Alive',
+        'timeout=5',
+        'ETag',
+        '"1-a"',
+      ),
+      rewrites,
+      undefined,
+    );
+    expect(headers).toEqual(['Content-Type', 'application/json', 'ETag', '"1-a"']);
+  });
+
+  it('when a response carries Location and Set-Cookie, then both are rewritten and the extra headers come last', () => {
+    const headers = buildClientHeaders(
+      raw('Location', '/mydb/doc', 'Set-Cookie', 'AuthSession=x; Path=/', 'Connection', 'Keep-Alive'),
+      rewrites,
+      ['X-Settee-Cold-Start', '120'],
+    );
+    expect(headers).toEqual([
+      'Location',
+      '/db/ns/app/mydb/doc',
+      'Set-Cookie',
+      'AuthSession=x; Path=/; rewritten',
+      'X-Settee-Cold-Start',
+      '120',
+    ]);
+  });
+
+  it('when a header value holds bytes beyond ASCII, then they pass through unchanged', () => {
+    const value = Buffer.from([0x61, 0xe9, 0xff]);
+    const [, passed] = buildClientHeaders([Buffer.from('X-Name'), value], rewrites, undefined);
+    expect(Buffer.from(passed ?? '', 'latin1')).toEqual(value);
   });
 });
 

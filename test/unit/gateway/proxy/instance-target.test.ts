@@ -14,6 +14,7 @@ describe('resolveRequestTarget', () => {
     ).toEqual({
       kind: 'instance',
       instance: { namespace: 'team-a', name: 'orders' },
+      key: 'team-a/orders',
       upstreamPath: '/mydb/_design%2Fx?key=%22k%22',
       basePath: '/db/team-a/orders',
     });
@@ -21,15 +22,36 @@ describe('resolveRequestTarget', () => {
 
   it('when the path is exactly the instance base, with or without a slash or a query, then the instance gets its root', () => {
     for (const url of ['/db/ns/app', '/db/ns/app/']) {
-      expect(resolveRequestTarget({ url, host: undefined }, noDomain)).toMatchObject({ upstreamPath: '/' });
+      expect(resolveRequestTarget({ url, host: undefined }, noDomain)).toMatchObject({
+        upstreamPath: '/',
+        basePath: '/db/ns/app',
+      });
     }
-    expect(resolveRequestTarget({ url: '/db/ns/app?x=1', host: undefined }, noDomain)).toMatchObject({
-      upstreamPath: '/?x=1',
-    });
+    for (const [url, upstreamPath] of [
+      ['/db/ns/app?x=1', '/?x=1'],
+      ['/db/ns/app/?x=1', '/?x=1'],
+      ['/db/ns/app/mydb?x=/a/b', '/mydb?x=/a/b'],
+    ] as const) {
+      expect(resolveRequestTarget({ url, host: undefined }, noDomain)).toMatchObject({
+        key: 'ns/app',
+        upstreamPath,
+        basePath: '/db/ns/app',
+      });
+    }
   });
 
   it('when the path form lacks a name or holds characters no instance name has, then it is a malformed path', () => {
-    for (const url of ['/db', '/db/', '/db/ns', '/db/ns/', '/db/NS/app', '/db/ns/a%2Fb', '/db/ns/-app']) {
+    for (const url of [
+      '/db',
+      '/db/',
+      '/db/ns',
+      '/db/ns/',
+      '/db/ns?x=/y',
+      '/db/ns/?x',
+      '/db/NS/app',
+      '/db/ns/a%2Fb',
+      '/db/ns/-app',
+    ]) {
       expect(() => resolveRequestTarget({ url, host: undefined }, noDomain)).toThrow(
         MalformedInstancePathError,
       );
@@ -48,6 +70,7 @@ describe('resolveRequestTarget', () => {
     ).toEqual({
       kind: 'instance',
       instance: { namespace: 'team-a', name: 'orders' },
+      key: 'team-a/orders',
       upstreamPath: '/db/x/y',
       basePath: '',
     });
