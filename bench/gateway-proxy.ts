@@ -6,7 +6,7 @@
  *   when /usr/sbin/nginx exists; 50 connections for throughput, one for added latency;
  * - the same load direct to the default CouchDB engine and through the gateway.
  * The gateway runs as the production image runs it: compiled by tsc, `node --enable-source-maps
- * dist/gateway/main.js` with NODE_ENV=production (bench/lib/compiled-gateway.ts), not under tsx.
+ * dist/gateway/main.js` with NODE_ENV=production (bench/lib/compiled-platform.ts), not under tsx.
  * Runs alternate between targets and each figure is the median of the rounds.
  *
  *   npx tsx bench/gateway-proxy.ts      (BENCH_ROUNDS=5, BENCH_SECONDS=3, BENCH_CONNECTIONS=50)
@@ -22,7 +22,7 @@ import { basicAuth } from '../test/helpers/gateway/http-request.js';
 import { runLoad, type LoadResult } from './gateway/load-generator.js';
 import { NGINX_BIN, startNginx } from './gateway/nginx.js';
 import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
-import { compileGateway } from './lib/compiled-gateway.js';
+import { compilePlatform } from './lib/compiled-platform.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
 import { median, round } from './lib/stats.js';
 
@@ -104,10 +104,10 @@ async function main(): Promise<void> {
     }
 
     console.log('==> gateway (compiled as in the production image)');
-    const compiled = await compileGateway();
+    const compiled = await compilePlatform();
     stops.push(() => compiled.remove());
     const gatewayPort = await getFreePort();
-    const gateway = compiled.start({
+    const gateway = compiled.start('gateway', {
       ...process.env,
       KUBECONFIG: plane.kubeconfigPath,
       SETTEE_GATEWAY_PORT: String(gatewayPort),

@@ -9,20 +9,23 @@ import { ROOT } from './processes.js';
 
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
+/** The two deployments the image builds, each started from its own entry point. */
+export type PlatformComponent = 'gateway' | 'operator';
+
 /** The operator and gateway compiled as the production image holds them (docker/Dockerfile). */
-export interface CompiledGateway {
-  /** Starts dist/gateway/main.js the way the image does. */
-  start(env: NodeJS.ProcessEnv): ManagedProcess;
+export interface CompiledPlatform {
+  /** Starts dist/<component>/main.js the way the image does. */
+  start(component: PlatformComponent, env: NodeJS.ProcessEnv): ManagedProcess;
   remove(): Promise<void>;
 }
 
 /**
  * Compiles the working tree with `tsc -p tsconfig.build.json` (the image's `npm run compile`) into
  * a temporary directory laid out like the image's /app: package.json (which makes dist/ ES modules),
- * node_modules (linked to the repository's) and dist/. A benchmark of the gateway measures this
+ * node_modules (linked to the repository's) and dist/. A benchmark of the platform measures this
  * JavaScript, not the tsx loader's output that the tests run.
  */
-export async function compileGateway(): Promise<CompiledGateway> {
+export async function compilePlatform(): Promise<CompiledPlatform> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-bench-dist-'));
   try {
     await promisify(execFile)(
@@ -38,11 +41,11 @@ export async function compileGateway(): Promise<CompiledGateway> {
   }
   return {
     // The image's command line and environment (CMD ["--enable-source-maps", ...], NODE_ENV).
-    start: (env) =>
+    start: (component, env) =>
       startProcess({
-        name: 'gateway',
+        name: component,
         command: process.execPath,
-        args: ['--enable-source-maps', path.join(dir, 'dist', 'gateway', 'main.js')],
+        args: ['--enable-source-maps', path.join(dir, 'dist', component, 'main.js')],
         env: { ...env, NODE_ENV: 'production' },
         cwd: dir,
       }),
