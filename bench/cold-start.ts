@@ -7,7 +7,7 @@
  * start-to-ready time measured alone in the same run, one start before each wake (spawn to the
  * first 200 from /_up, probed every 5 ms), and its start-to-first-answer (the same GET, sent the
  * moment /_up answers). The wake overhead compares the two quantile for quantile. Each wake
- * is also broken into its steps, from API watches (wake-timeline.ts). Then 200 concurrent requests
+ * is also broken into its steps, from API watches (bench/lib/wake-timeline.ts). Then 200 concurrent requests
  * during one wake: all must be answered, and the gateway's memory must grow less than 50 MB.
  *
  *   npx tsx bench/cold-start.ts        (BENCH_WAKES=20, BENCH_BURST=200)
@@ -28,7 +28,7 @@ import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
 import { median, quantile, round } from './lib/stats.js';
-import { watchWakeTimeline, type WakeMilestones } from './wake-timeline.js';
+import { watchWakeTimeline, type WakeMilestones } from './lib/wake-timeline.js';
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 20);
 const BURST = Number(process.env.BENCH_BURST ?? 200);
