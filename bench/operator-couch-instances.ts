@@ -7,25 +7,19 @@
  *
  * There is no kubelet, so instances stop at phase Starting: that is "has its objects and status".
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import https from 'node:https';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
+import { pathToFileURL } from 'node:url';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../local/control-plane.js';
 import { getFreePort } from '../local/ports.js';
-import { startProcess } from '../local/process.js';
 import { waitFor } from '../local/wait.js';
 import { SETTEE_GROUP, SETTEE_VERSION } from '../operator/api/contract.js';
 import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../operator/api/couch-instance.js';
 import { COUCH_OWNED_SELECTOR } from '../operator/api/well-known.js';
+import { compilePlatform } from './lib/compiled-platform.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const NAMESPACE = 'bench';
-const run = promisify(execFile);
 
 export interface CouchInstanceBenchResult {
   instances: number;
@@ -86,35 +80,6 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
-/**
- * The operator as it runs in production: compiled JavaScript, not TypeScript through tsx (whose
- * loader alone adds about 90 MB). Built into a temporary folder that resolves this repository's
- * node_modules through a link.
- */
-async function buildOperator(): Promise<{ entry: string; remove(): Promise<void> }> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-bench-operator-'));
-  await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-  await fs.symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  // Type errors elsewhere (gateway/) do not stop the emit; a missing entry point does.
-  await run(process.execPath, [
-    tsc,
-    '-p',
-    path.join(ROOT, 'tsconfig.build.json'),
-    '--rootDir',
-    ROOT,
-    '--outDir',
-    dir,
-  ]).catch(() => undefined);
-  const entry = path.join(dir, 'operator', 'main.js');
-  const remove = () => fs.rm(dir, { recursive: true, force: true });
-  await fs.access(entry).catch(async (err: unknown) => {
-    await remove();
-    throw err;
-  });
-  return { entry, remove };
-}
-
 /** Resolves with the time each instance's status (phase and endpoint) first arrived, once all have. */
 async function watchForStatus(
   kubeConfig: KubeConfig,
@@ -159,22 +124,17 @@ export async function runCouchInstanceBench(
     const custom = plane.kubeConfig.makeApiClient(CustomObjectsApi);
     await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
 
-    const build = await buildOperator();
-    cleanups.push(build.remove);
+    // Compiled, as the image runs it: tsx's loader alone would add about 90 MB to the RSS measured.
+    const compiled = await compilePlatform();
+    cleanups.push(() => compiled.remove());
     const metricsPort = await getFreePort();
-    const operator = startProcess({
-      name: 'operator',
-      command: process.execPath,
-      args: [build.entry],
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        KUBECONFIG: plane.kubeconfigPath,
-        SETTEE_WATCH_NAMESPACE: NAMESPACE,
-        SETTEE_LEADER_ELECTION_NAMESPACE: NAMESPACE,
-        SETTEE_METRICS_PORT: String(metricsPort),
-        SETTEE_LOG_LEVEL: 'warn',
-      },
+    const operator = compiled.start('operator', {
+      ...process.env,
+      KUBECONFIG: plane.kubeconfigPath,
+      SETTEE_WATCH_NAMESPACE: NAMESPACE,
+      SETTEE_LEADER_ELECTION_NAMESPACE: NAMESPACE,
+      SETTEE_METRICS_PORT: String(metricsPort),
+      SETTEE_LOG_LEVEL: 'warn',
     });
     cleanups.unshift(() => operator.stop());
     await waitFor(

@@ -179,6 +179,11 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
   }
 
   private dispatch(object: T, type: InformerEvent<T>['type']): void {
+    // ListWatch has just stored this very object in its cache (a delete's is already dropped).
+    // Nothing here reads managedFields (server-side apply computes them on the server), and they
+    // are often the largest part of an object: with thousands cached they are most of the heap.
+    // controller-runtime strips them for the same reason.
+    if (type !== 'delete') delete object.metadata?.managedFields;
     const key = objectKeyOf(object) ?? '';
     let event: InformerEvent<T>;
     if (type === 'update') {

@@ -98,6 +98,23 @@ describe('ResilientInformer', () => {
     expect(informer.list().some((cm) => cm.metadata?.namespace === other.name)).toBe(false);
   });
 
+  it('when objects come from the list or from the watch, then the cache holds them without managedFields', async () => {
+    const listed = await put('cm-listed', '1');
+    // The API server records a field manager on every write: this is what the informer drops.
+    expect(listed.metadata?.managedFields?.length).toBeGreaterThan(0);
+    const { informer } = startInformer();
+    await informer.synced;
+    await put('cm-watched', '1');
+    const watched = await waitFor(
+      'cm-watched in the cache',
+      async () => informer.get({ namespace: namespace.name, name: 'cm-watched' }),
+      { timeoutMs: 10_000 },
+    );
+    const cached = [informer.get({ namespace: namespace.name, name: 'cm-listed' }), watched];
+    expect(cached.map((cm) => cm?.metadata?.name)).toEqual(['cm-listed', 'cm-watched']);
+    expect(cached.map((cm) => cm?.metadata?.managedFields)).toEqual([undefined, undefined]);
+  });
+
   it('when the API server is unreachable at start, then synced waits, and resolves once the list succeeds', async () => {
     const forwarder = await TcpForwarder.start(testControlPlane().server);
     forwarders.push(forwarder);
