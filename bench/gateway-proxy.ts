@@ -9,7 +9,12 @@
  * dist/gateway/main.js` with NODE_ENV=production (bench/lib/compiled-platform.ts), not under tsx.
  * Runs alternate between targets and each figure is the median of the rounds.
  *
- *   npx tsx bench/gateway-proxy.ts      (BENCH_ROUNDS=5, BENCH_SECONDS=3, BENCH_CONNECTIONS=50)
+ *   npx tsx bench/gateway-proxy.ts      (BENCH_ROUNDS=5, BENCH_SECONDS=3, BENCH_CONNECTIONS=50,
+ *                                        BENCH_IDLE_SECONDS=0)
+ *
+ * BENCH_IDLE_SECONDS leaves the proxies idle that long before the first round, as a gateway is
+ * between bursts: V8's memory reducer runs a full GC a few seconds into an idle period, which is
+ * what gateway/http/tick-object-shape.ts guards against (20 s shows it).
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -29,6 +34,7 @@ import { median, round } from './lib/stats.js';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 0);
 const NAMESPACE = 'bench';
 
 interface Target {
@@ -143,6 +149,10 @@ async function main(): Promise<void> {
       );
     }
 
+    if (IDLE_SECONDS > 0) {
+      console.log(`==> idle for ${IDLE_SECONDS}s, as between bursts`);
+      await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+    }
     console.log(`==> proxy overhead: ${ROUNDS} alternating rounds of ${SECONDS}s per target`);
     const throughput = await measure(targets, CONNECTIONS);
     const latency = await measure(targets, 1);
