@@ -36,9 +36,10 @@
  * pouchdb-fauxton 0.0.6, which only works at the root of a host. It addresses CouchDB relative to
  * its page, so it works under the gateway's path form too. Logging in, listing databases (GET
  * /_all_dbs then GET /{db} each), creating a database and creating a document need nothing the
- * stand-in lacks. Fauxton pages built on endpoints it lacks show errors: Config and CORS (GET
- * /_node/{node}/_config is 404), Replication's activity list (/_scheduler/docs is 404); Active
- * Tasks is always empty and Setup sees express-pouchdb's single-node answers.
+ * stand-in lacks, and neither do the Config and CORS pages (the front maps /_node/{node}/_config
+ * onto express-pouchdb's CouchDB 1.x /_config, see NODE_PREFIX). Replication's
+ * activity list lacks each document's state (/_scheduler/docs is 404, which Fauxton reads as no
+ * states); Active Tasks is always empty and Setup sees express-pouchdb's single-node answers.
  *
  * Known gaps (express-pouchdb 4.2 cannot do these, so they are not enforced or not served):
  * - The system databases (_users, _replicator) get the same admin-only default; CouchDB's
@@ -46,9 +47,9 @@
  * - A replication retrying after errors (the replicator retries forever) is still `triggered`, so
  *   /_scheduler/jobs lists it as running, where CouchDB would show a crashing job with pid null;
  *   its jobs carry no `info` statistics, and /_replicate jobs (not in /_replicator) are not listed.
- * - CouchDB 3.x-only endpoints are missing: /_node/{node}/_config (express-pouchdb has the 1.x
- *   /_config instead), /_dbs_info, /_scheduler/docs, partitions; /_membership and /_cluster_setup
- *   are express-pouchdb's fixed answers (node `node1@127.0.0.1`, `cluster_disabled`).
+ * - CouchDB 3.x-only endpoints are missing: /_dbs_info, /_scheduler/docs, partitions;
+ *   /_membership and /_cluster_setup are express-pouchdb's fixed answers (node `node1@127.0.0.1`,
+ *   `cluster_disabled`), and the configuration is its CouchDB 1.x /_config, kept in memory.
  * - GET / reports CouchDB 3.3's features, `partitioned` among them, but PUT /{db}?partitioned=true
  *   creates a plain database (Fauxton's "Partitioned" choice included).
  */
@@ -69,8 +70,16 @@ import { sendJson } from './stand-in-send-json.js';
 const FEATURES = ['access-ready', 'partitioned', 'pluggable-storage-engines', 'reshard', 'scheduler'];
 const ADMIN_ROLE = '_admin';
 const REPLICATOR_DB = '_replicator';
-/** What CouchDB calls a node that is not part of a cluster; the stand-in is a single process. */
-const NODE_NAME = 'nonode@nohost';
+/** The one node's name, as express-pouchdb's /_membership reports it. */
+const NODE_NAME = 'node1@127.0.0.1';
+/**
+ * CouchDB 3.x serves each node's configuration, stats and system endpoints under /_node/{node}/,
+ * where {node} is a name from /_membership or `_local`; express-pouchdb serves them at the root
+ * (CouchDB 1.x's /_config). It strips its own node's prefix itself, but only after its admin
+ * checks, which go by the root path: /_node/node1@127.0.0.1/_config answered anyone, secrets and
+ * admin hashes included. So the front strips the prefix first.
+ */
+const NODE_PREFIX = /^\/_node\/(?:_local|node1(?:@|%40)127\.0\.0\.1)(?=\/)/;
 const SHUTDOWN_GRACE_MS = 2_000;
 
 // The untyped CommonJS packages, described as far as this file uses them.
@@ -156,6 +165,7 @@ function handle(
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ): void {
+  if (req.url !== undefined) req.url = req.url.replace(NODE_PREFIX, '');
   const pathname = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
   const reading = req.method === 'GET' || req.method === 'HEAD';
   if (reading && pathname === '/') {

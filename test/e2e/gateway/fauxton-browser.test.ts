@@ -23,11 +23,12 @@ const VIEWPORT = { width: 1600, height: 1000 };
  * Verified, through Fauxton's own UI only: /_utils redirects to /_utils/ under the instance prefix
  * and the app loads with all its assets; the admin logs in with Fauxton's login form; a database
  * and a document are created with its Create Database tray and document editor, and both are then
- * read back over plain HTTP through the gateway. Every request the app makes stays under the
- * instance prefix (Fauxton 1.1.16+ addresses CouchDB relative to its page), the AuthSession cookie
- * is scoped to that prefix and is not sent to another instance's path, and the browser never
- * tries to leave loopback. The host form is left out: it adds no Fauxton behaviour the path form
- * does not already exercise, and the gateway's host routing has its own tests.
+ * read back over plain HTTP through the gateway; the Config page lists the configuration. Every
+ * request the app makes stays under the instance prefix (Fauxton 1.1.16+ addresses CouchDB
+ * relative to its page), the AuthSession cookie is scoped to that prefix and is not sent to another
+ * instance's path, and the browser never tries to leave loopback. The host form is left out: it
+ * adds no Fauxton behaviour the path form does not already exercise, and the gateway's host
+ * routing has its own tests.
  */
 describe('Fauxton works through the gateway path form in a real browser', () => {
   const namespace = useTestNamespace('e2e-fauxton');
@@ -160,6 +161,15 @@ describe('Fauxton works through the gateway path form in a real browser', () => 
     const doc = await request(`${base}/notes/first`, { headers: { Authorization: auth } });
     expect(doc.status).toBe(200);
     expect(JSON.parse(doc.body)).toMatchObject({ _id: 'first', text: 'written in Fauxton' });
+  });
+
+  it("when Fauxton's Config page is opened, then it lists the instance's configuration sections", async () => {
+    const [config] = await Promise.all([
+      fauxton.waitForResponse((r) => /\/_node\/[^/]+\/_config$/.test(new URL(r.url()).pathname)),
+      fauxton.goto(`${base}/_utils/#_config`),
+    ]);
+    expect(config.status()).toBe(200);
+    await fauxton.getByText('couch_httpd_auth', { exact: true }).first().waitFor();
   });
 
   it('when all of that is done, then every request Fauxton made stayed under the instance prefix and on loopback', () => {

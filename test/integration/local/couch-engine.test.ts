@@ -126,6 +126,34 @@ describe.each(availableCouchEngineKinds())('the %s engine', (kind: CouchEngineKi
       }
     });
 
+    it('when the configuration is written and read through /_node/_local/_config, then it holds the value, and only for the admin', async () => {
+      const setting = '/_node/_local/_config/settee/probe';
+      const put = await fetch(`${engine.url}${setting}`, {
+        method: 'PUT',
+        headers: { authorization: adminAuth, 'content-type': 'application/json' },
+        body: JSON.stringify('on'),
+      });
+      expect(put.status).toBe(200);
+      await put.body?.cancel();
+      const read = await fetch(`${engine.url}${setting}`, { headers: { authorization: adminAuth } });
+      expect(await read.json()).toBe('on');
+      const section = await request(engine, 'GET', '/_node/_local/_config/settee', { auth: adminAuth });
+      expect(section).toEqual({ status: 200, body: { probe: 'on' } });
+      // The node's own name, as /_membership gives it (what Fauxton's Config page uses), serves the same.
+      const { body: membership } = await request(engine, 'GET', '/_membership', { auth: adminAuth });
+      const node = (membership.all_nodes as string[])[0] ?? '';
+      const byName = await request(engine, 'GET', `/_node/${node}/_config/settee`, { auth: adminAuth });
+      expect(byName).toEqual({ status: 200, body: { probe: 'on' } });
+      // The configuration holds the admin's password hash and the cookie secret.
+      for (const path of [
+        '/_node/_local/_config',
+        `/_node/${node}/_config`,
+        `/_node/${node}/_config/admins`,
+      ]) {
+        expect({ path, status: (await request(engine, 'GET', path)).status }).toEqual({ path, status: 401 });
+      }
+    });
+
     it('when the admin logs in through /_session, then the session is the admin', async () => {
       const { status, body } = await request(engine, 'POST', '/_session', {
         body: { name: admin.username, password: admin.password },
