@@ -167,6 +167,7 @@ function handle(
 ): void {
   if (req.url !== undefined) req.url = req.url.replace(NODE_PREFIX, '');
   const pathname = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+  const route = routePath(pathname);
   const reading = req.method === 'GET' || req.method === 'HEAD';
   if (reading && pathname === '/') {
     sendJson(req, res, 200, {
@@ -178,18 +179,27 @@ function handle(
     });
   } else if (isFauxtonPath(pathname)) {
     serveFauxton(req, res);
-  } else if (reading && pathname === '/_up') {
+  } else if (reading && route === '/_up') {
     sendJson(req, res, 200, { status: 'ok', seeds: {} });
-  } else if (reading && pathname === '/_scheduler/jobs') {
+  } else if (reading && route === '/_scheduler/jobs') {
     whenServerAdmin(config.port, req, res, async () =>
       sendJson(req, res, 200, await schedulerJobs(config.port, req)),
     );
-  } else if (isAdminOnlyInFront(req.method, pathname)) {
+  } else if (isAdminOnlyInFront(req.method, route)) {
     whenServerAdmin(config.port, req, res, () => couchApp(req, res));
   } else {
-    if (isStreamingFeed(pathname, req.url)) delete req.headers['accept-encoding'];
+    if (isStreamingFeed(route, req.url)) delete req.headers['accept-encoding'];
     couchApp(req, res);
   }
+}
+
+/**
+ * The path as express-pouchdb's routes match it: Express routing ignores trailing slashes and case,
+ * so the front's checks must too, or /_all_dbs/ and PUT /{db}/ would pass them by.
+ */
+function routePath(pathname: string): string {
+  const trimmed = pathname.replace(/\/+$/, '');
+  return trimmed === '' ? '/' : trimmed.toLowerCase();
 }
 
 /**

@@ -82,14 +82,18 @@ describe.each(availableCouchEngineKinds())('the %s engine', (kind: CouchEngineKi
       expect(body.status).toBe('ok');
     });
 
-    it('when a database is created without credentials, then it is refused with 401', async () => {
+    it('when a database is created or deleted without credentials, with or without a trailing slash, then it is refused with 401 and the engine stays up', async () => {
       const { status, body } = await request(engine, 'PUT', '/anonymous-db');
       expect(status).toBe(401);
       expect(body.error).toBe('unauthorized');
+      expect((await request(engine, 'PUT', '/anonymous-db/')).status).toBe(401);
+      expect((await request(engine, 'DELETE', '/_replicator/')).status).toBe(401);
+      expect((await request(engine, 'GET', '/_up')).status).toBe(200);
     });
 
     it('when the databases are listed without credentials or with a wrong password, then 401', async () => {
       expect((await request(engine, 'GET', '/_all_dbs')).status).toBe(401);
+      expect((await request(engine, 'GET', '/_all_dbs/')).status).toBe(401);
       const wrong = `Basic ${Buffer.from(`${admin.username}:not-the-password`).toString('base64')}`;
       expect((await request(engine, 'GET', '/_all_dbs', { auth: wrong })).status).toBe(401);
     });
