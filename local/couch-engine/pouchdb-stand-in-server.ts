@@ -19,15 +19,17 @@
  *   _security object is stored, a database's security is {members: {roles: [_admin]}, admins:
  *   {roles: [_admin]}}, so anonymous reads and writes get 401 (done by replacing pouchdb-security's
  *   getSecurity, which every express-pouchdb check goes through).
- * - GET /_all_dbs and GET /_scheduler/jobs are admin-only, like CouchDB 3.x's (`admin_only_all_dbs
- *   = true`): the front asks express-pouchdb's /_session who the caller is (see isServerAdmin).
+ * - GET /_all_dbs and GET /_scheduler/{jobs,docs} are admin-only, like CouchDB 3.x's
+ *   (`admin_only_all_dbs = true`): the front asks express-pouchdb's /_session who the caller is
+ *   (see isServerAdmin).
  *
  * Replications: documents in /_replicator are run by express-pouchdb's replicator
  * (pouchdb-replicator), which keeps its running replications in memory it does not expose and
  * records each one's state in its document: `_replication_state: triggered` from the moment it
  * starts a replication until it sees it complete or fail (or the document is deleted). GET
- * /_scheduler/jobs lists those triggered documents in CouchDB 3.x's response shape (schedulerJobs),
- * so a client asking "is a replication running?" gets the replicator's own answer. GET
+ * /_scheduler/jobs lists those triggered documents in CouchDB 3.x's response shape, so a client
+ * asking "is a replication running?" gets the replicator's own answer, and GET /_scheduler/docs
+ * lists every document with its state (stand-in-scheduler.ts). GET
  * /_active_tasks stays express-pouchdb's stub, which always answers []. Deleting the document of
  * a running replication stops it (see survivePouchReplicatorDeletedDocumentRead).
  *
@@ -37,9 +39,9 @@
  * its page, so it works under the gateway's path form too. Logging in, listing databases (GET
  * /_all_dbs then GET /{db} each), creating a database and creating a document need nothing the
  * stand-in lacks, and neither do the Config and CORS pages (the front maps /_node/{node}/_config
- * onto express-pouchdb's CouchDB 1.x /_config, see NODE_PREFIX). Replication's
- * activity list lacks each document's state (/_scheduler/docs is 404, which Fauxton reads as no
- * states); Active Tasks is always empty and Setup sees express-pouchdb's single-node answers.
+ * onto express-pouchdb's CouchDB 1.x /_config, see NODE_PREFIX), nor Replication's activity list
+ * (/_scheduler/docs). Active Tasks is always empty and Setup sees express-pouchdb's single-node
+ * answers.
  *
  * Known gaps (express-pouchdb 4.2 cannot do these, so they are not enforced or not served):
  * - The system databases (_users, _replicator) get the same admin-only default; CouchDB's
@@ -47,7 +49,7 @@
  * - A replication retrying after errors (the replicator retries forever) is still `triggered`, so
  *   /_scheduler/jobs lists it as running, where CouchDB would show a crashing job with pid null;
  *   its jobs carry no `info` statistics, and /_replicate jobs (not in /_replicator) are not listed.
- * - CouchDB 3.x-only endpoints are missing: /_dbs_info, /_scheduler/docs, partitions;
+ * - CouchDB 3.x-only endpoints are missing: /_dbs_info, /_scheduler/docs/{db}[/{docid}], partitions;
  *   /_membership and /_cluster_setup are express-pouchdb's fixed answers (node `node1@127.0.0.1`,
  *   `cluster_disabled`), and the configuration is its CouchDB 1.x /_config, kept in memory.
  * - GET / reports CouchDB 3.3's features, `partitioned` among them, but PUT /{db}?partitioned=true
@@ -65,11 +67,11 @@ import {
   type StandInConfig,
 } from './stand-in-config.js';
 import { createFauxtonHandler, isFauxtonPath } from './stand-in-fauxton.js';
+import { credentialHeaders, schedulerDocs, schedulerJobs } from './stand-in-scheduler.js';
 import { sendJson } from './stand-in-send-json.js';
 
 const FEATURES = ['access-ready', 'partitioned', 'pluggable-storage-engines', 'reshard', 'scheduler'];
 const ADMIN_ROLE = '_admin';
-const REPLICATOR_DB = '_replicator';
 /** The one node's name, as express-pouchdb's /_membership reports it. */
 const NODE_NAME = 'node1@127.0.0.1';
 /**
@@ -181,9 +183,10 @@ function handle(
     serveFauxton(req, res);
   } else if (reading && route === '/_up') {
     sendJson(req, res, 200, { status: 'ok', seeds: {} });
-  } else if (reading && route === '/_scheduler/jobs') {
+  } else if (reading && (route === '/_scheduler/jobs' || route === '/_scheduler/docs')) {
+    const list = route === '/_scheduler/jobs' ? schedulerJobs : schedulerDocs;
     whenServerAdmin(config.port, req, res, async () =>
-      sendJson(req, res, 200, await schedulerJobs(config.port, req)),
+      sendJson(req, res, 200, await list({ port: config.port, node: NODE_NAME }, req)),
     );
   } else if (isAdminOnlyInFront(req.method, route)) {
     whenServerAdmin(config.port, req, res, () => couchApp(req, res));
@@ -242,15 +245,6 @@ function whenServerAdmin(
     });
 }
 
-/** The request's own credentials (Basic or cookie), for the front's requests to express-pouchdb. */
-function credentialHeaders(req: http.IncomingMessage): Record<string, string> {
-  const { authorization, cookie } = req.headers;
-  const headers: Record<string, string> = {};
-  if (authorization !== undefined) headers.authorization = authorization;
-  if (cookie !== undefined) headers.cookie = cookie;
-  return headers;
-}
-
 /** Asks express-pouchdb's own /_session who the request's credentials are. */
 async function isServerAdmin(port: number, req: http.IncomingMessage): Promise<boolean> {
   const headers = credentialHeaders(req);
@@ -262,74 +256,6 @@ async function isServerAdmin(port: number, req: http.IncomingMessage): Promise<b
   }
   const session = (await response.json()) as { userCtx?: { roles?: string[] } };
   return session.userCtx?.roles?.includes(ADMIN_ROLE) ?? false;
-}
-
-/** A /_replicator document, with the fields pouchdb-replicator writes into it. */
-interface ReplicatorDocument {
-  _id: string;
-  source?: unknown;
-  target?: unknown;
-  continuous?: boolean;
-  create_target?: boolean;
-  user_ctx?: { name?: string | null };
-  _replication_id?: string;
-  _replication_state?: string;
-  _replication_state_time?: string;
-}
-
-/**
- * GET /_scheduler/jobs in CouchDB 3.x's shape, built from the documents pouchdb-replicator has
- * marked `triggered` (read through express-pouchdb with the caller's own admin credentials).
- * Honours `skip` and `limit` as CouchDB does.
- */
-async function schedulerJobs(port: number, req: http.IncomingMessage): Promise<object> {
-  const response = await fetch(`http://127.0.0.1:${port}/${REPLICATOR_DB}/_all_docs?include_docs=true`, {
-    headers: credentialHeaders(req),
-  });
-  if (!response.ok) throw new Error(`${REPLICATOR_DB}/_all_docs answered ${response.status}`);
-  const { rows } = (await response.json()) as { rows: { doc?: ReplicatorDocument }[] };
-  const jobs = rows.flatMap(({ doc }) =>
-    doc?._replication_state === 'triggered' && doc._replication_id
-      ? [schedulerJob(doc, doc._replication_id)]
-      : [],
-  );
-  const query = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
-  const skip = Math.max(0, Number.parseInt(query.get('skip') ?? '', 10) || 0);
-  const limit = Number.parseInt(query.get('limit') ?? '', 10);
-  return {
-    total_rows: jobs.length,
-    offset: skip,
-    jobs: jobs.slice(skip, Number.isNaN(limit) ? undefined : skip + limit),
-  };
-}
-
-function schedulerJob(doc: ReplicatorDocument, replicationId: string): object {
-  // The only moment the replicator records: when it set the state to triggered (started it).
-  const startedAt = doc._replication_state_time ?? null;
-  return {
-    database: REPLICATOR_DB,
-    // CouchDB's job id is the replication id plus its options; pouchdb-replicator's id is a uuid.
-    id: `${replicationId}${doc.continuous ? '+continuous' : ''}${doc.create_target ? '+create_target' : ''}`,
-    // CouchDB gives the Erlang process running the job; here it runs inside this OS process.
-    pid: String(process.pid),
-    source: withoutPassword(doc.source),
-    target: withoutPassword(doc.target),
-    user: doc.user_ctx?.name ?? null,
-    doc_id: doc._id,
-    history: startedAt === null ? [] : [{ timestamp: startedAt, type: 'started' }],
-    node: NODE_NAME,
-    start_time: startedAt,
-  };
-}
-
-/** A replication endpoint (a URL, a local name, or {url, headers}) as CouchDB shows it: password masked. */
-function withoutPassword(endpoint: unknown): unknown {
-  const text =
-    typeof endpoint === 'object' && endpoint !== null ? (endpoint as { url?: unknown }).url : endpoint;
-  if (typeof text !== 'string' || !URL.canParse(text)) return text ?? null;
-  const url = new URL(text);
-  if (url.password) url.password = '*****';
-  return url.href;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Page, Request } from 'playwright-core';
+import { waitFor } from '../../../local/wait.js';
 import { createCouchInstance } from '../../helpers/gateway/gateway-harness.js';
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import { launchLoopbackChromium, type LoopbackBrowser } from '../../helpers/gateway/loopback-browser.js';
@@ -23,12 +24,12 @@ const VIEWPORT = { width: 1600, height: 1000 };
  * Verified, through Fauxton's own UI only: /_utils redirects to /_utils/ under the instance prefix
  * and the app loads with all its assets; the admin logs in with Fauxton's login form; a database
  * and a document are created with its Create Database tray and document editor, and both are then
- * read back over plain HTTP through the gateway; the Config page lists the configuration. Every
- * request the app makes stays under the instance prefix (Fauxton 1.1.16+ addresses CouchDB
- * relative to its page), the AuthSession cookie is scoped to that prefix and is not sent to another
- * instance's path, and the browser never tries to leave loopback. The host form is left out: it
- * adds no Fauxton behaviour the path form does not already exercise, and the gateway's host
- * routing has its own tests.
+ * read back over plain HTTP through the gateway; the Config page lists the configuration, and the
+ * Replication page a completed replication document. Every request the app makes stays under the
+ * instance prefix (Fauxton 1.1.16+ addresses CouchDB relative to its page), the AuthSession cookie
+ * is scoped to that prefix and is not sent to another instance's path, and the browser never tries
+ * to leave loopback. The host form is left out: it adds no Fauxton behaviour the path form does not
+ * already exercise, and the gateway's host routing has its own tests.
  */
 describe('Fauxton works through the gateway path form in a real browser', () => {
   const namespace = useTestNamespace('e2e-fauxton');
@@ -170,6 +171,45 @@ describe('Fauxton works through the gateway path form in a real browser', () => 
     ]);
     expect(config.status()).toBe(200);
     await fauxton.getByText('couch_httpd_auth', { exact: true }).first().waitFor();
+  });
+
+  it("when a replication document has run, then Fauxton's Replication page lists it with its state", async () => {
+    const auth = basicAuth(admin.username, admin.password);
+    const userinfo = `${encodeURIComponent(admin.username)}:${encodeURIComponent(admin.password)}@`;
+    const withCredentials = (db: string): string => `${base.replace('://', `://${userinfo}`)}/${db}`;
+    const created = await request(`${base}/_replicator/copy-notes`, {
+      method: 'PUT',
+      headers: { Authorization: auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        source: withCredentials('notes'),
+        target: withCredentials('notes-copy'),
+        create_target: true,
+      }),
+    });
+    expect(created.status).toBe(201);
+    await waitFor(
+      'the replication to complete',
+      async () => {
+        const doc = await request(`${base}/_replicator/copy-notes`, { headers: { Authorization: auth } });
+        return (JSON.parse(doc.body) as { _replication_state?: string })._replication_state === 'completed'
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
+    const [docs] = await Promise.all([
+      fauxton.waitForResponse((r) => new URL(r.url()).pathname === `${basePath}/_scheduler/docs`),
+      fauxton.goto(`${base}/_utils/#/replication`),
+    ]);
+    expect(docs.status()).toBe(200);
+    // The document's row (it links to the document) shows the URLs without credentials, and the
+    // state Fauxton read from /_scheduler/docs.
+    const row = fauxton
+      .getByRole('row')
+      .filter({ has: fauxton.locator('a[href="#/database/_replicator/copy-notes"]') });
+    await row.getByText(/^completed$/i).waitFor();
+    expect(await row.innerText()).toContain(`${basePath}/notes-copy`);
+    expect(await row.innerText()).not.toContain(admin.password);
   });
 
   it('when all of that is done, then every request Fauxton made stayed under the instance prefix and on loopback', () => {

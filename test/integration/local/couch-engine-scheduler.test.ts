@@ -19,6 +19,12 @@ interface SchedulerJobs {
   jobs: Record<string, unknown>[];
 }
 
+interface SchedulerDocs {
+  total_rows: number;
+  offset: number;
+  docs: Record<string, unknown>[];
+}
+
 async function send(
   url: string,
   options: { method?: string; auth?: string; body?: object } = {},
@@ -40,16 +46,23 @@ const schedulerJobs = async (engine: CouchEngine, query = ''): Promise<Scheduler
   return body as SchedulerJobs;
 };
 
+const schedulerDocs = async (engine: CouchEngine): Promise<SchedulerDocs> => {
+  const { status, body } = await send(`${engine.url}/_scheduler/docs`, { auth: adminAuth });
+  expect(status).toBe(200);
+  return body as SchedulerDocs;
+};
+
 /** The engine's URL for a database with the admin's credentials as userinfo, as replication documents carry it. */
 const credentialedUrl = (engine: CouchEngine, db: string): string =>
   `http://${encodeURIComponent(admin.username)}:${encodeURIComponent(admin.password)}@127.0.0.1:${engine.port}/${db}`;
 
 /*
- * GET /_scheduler/jobs, which the operator asks before hibernating an idle instance: Apache CouchDB
- * answers it itself, the stand-in from what its replicator (pouchdb-replicator) records.
+ * GET /_scheduler/jobs, which the operator asks before hibernating an idle instance, and GET
+ * /_scheduler/docs, which Fauxton's Replication page lists: Apache CouchDB answers them itself, the
+ * stand-in from what its replicator (pouchdb-replicator) records.
  */
 describe.each(availableCouchEngineKinds())(
-  'the %s engine, asked for its replication jobs',
+  'the %s engine, asked for its replication jobs and documents',
   (kind: CouchEngineKind) => {
     const dirs: string[] = [];
     let instance: CouchEngine;
@@ -72,13 +85,15 @@ describe.each(availableCouchEngineKinds())(
 
     it('when asked without admin credentials, then it refuses with 401', async () => {
       expect((await send(`${instance.url}/_scheduler/jobs`)).status).toBe(401);
+      expect((await send(`${instance.url}/_scheduler/docs`)).status).toBe(401);
     });
 
-    it('when no replication document exists, then the job list is empty', async () => {
+    it('when no replication document exists, then the job and document lists are empty', async () => {
       expect(await schedulerJobs(instance)).toMatchObject({ total_rows: 0, offset: 0, jobs: [] });
+      expect(await schedulerDocs(instance)).toMatchObject({ total_rows: 0, offset: 0, docs: [] });
     });
 
-    it('when a one-shot replication document has completed, then no job is listed for it', async () => {
+    it('when a one-shot replication document has completed, then no job is listed for it and its document is listed as completed', async () => {
       const created = await send(`${instance.url}/_replicator/once`, {
         method: 'PUT',
         auth: adminAuth,
@@ -100,9 +115,18 @@ describe.each(availableCouchEngineKinds())(
         { timeoutMs: 20_000 },
       );
       expect((await schedulerJobs(instance)).jobs.filter((job) => job.doc_id === 'once')).toEqual([]);
+      const docs = await schedulerDocs(instance);
+      expect(docs.docs.find((doc) => doc.doc_id === 'once')).toMatchObject({
+        database: '_replicator',
+        state: 'completed',
+        node: expect.any(String),
+        source: expect.stringMatching(
+          new RegExp(`^http://admin:\\*{5}@127\\.0\\.0\\.1:${other.port}/source/?$`),
+        ),
+      });
     });
 
-    it('when a continuous replication document pulls from another server, then its running job is listed in CouchDB 3.x shape, password masked, until the document is deleted, and the server keeps serving', async () => {
+    it('when a continuous replication document pulls from another server, then its running job and its document are listed in CouchDB 3.x shape, password masked, until the document is deleted, and the server keeps serving', async () => {
       const created = await send(`${instance.url}/_replicator/pull`, {
         method: 'PUT',
         auth: adminAuth,
@@ -137,6 +161,13 @@ describe.each(availableCouchEngineKinds())(
       expect(job?.source).toMatch(new RegExp(`^http://admin:\\*{5}@127\\.0\\.0\\.1:${other.port}/source/?$`));
       expect(JSON.stringify(listed)).not.toContain(encodeURIComponent(admin.password));
       expect((await schedulerJobs(instance, '?skip=1')).jobs).toEqual([]);
+      const docs = await schedulerDocs(instance);
+      expect(docs.docs.find((doc) => doc.doc_id === 'pull')).toMatchObject({
+        state: 'running',
+        id: job?.id,
+        start_time: expect.any(String),
+      });
+      expect(JSON.stringify(docs)).not.toContain(encodeURIComponent(admin.password));
       expect(
         (await send(`${other.url}/source/live`, { method: 'PUT', auth: adminAuth, body: {} })).status,
       ).toBe(201);
