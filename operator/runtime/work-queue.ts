@@ -1,6 +1,9 @@
 import type { ObjectKey } from './object-key.js';
 import type { RateLimiter } from './rate-limiter.js';
 
+/** The longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days). */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
 /**
  * A set of keys waiting to be reconciled, in the shape of client-go's workqueue:
  * - a key added while it waits is not added twice (dedup);
@@ -47,10 +50,15 @@ export class WorkQueue {
     const pending = this.delayed.get(key);
     if (pending && pending.readyAt <= readyAt) return;
     if (pending) clearTimeout(pending.timer);
-    const timer = setTimeout(() => {
-      this.delayed.delete(key);
-      this.add(key);
-    }, delayMs);
+    // Node runs a timer of more than MAX_TIMER_DELAY_MS after 1 ms. Waking early is harmless: the
+    // reconcile finds nothing due yet and asks again for the time that is left.
+    const timer = setTimeout(
+      () => {
+        this.delayed.delete(key);
+        this.add(key);
+      },
+      Math.min(delayMs, MAX_TIMER_DELAY_MS),
+    );
     this.delayed.set(key, { readyAt, timer });
   }
 

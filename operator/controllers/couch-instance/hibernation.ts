@@ -58,10 +58,24 @@ export interface HibernationDecision {
 export const MAX_ACTIVITY_RECORD_INTERVAL_MS = 60_000;
 const MIN_ACTIVITY_RECORD_INTERVAL_MS = 1_000;
 
+/**
+ * How far ahead of the operator's clock a signal's time may be and still count, as clock skew
+ * between the gateway's and the operator's machines. Later times are ignored: the wake annotation
+ * and the Lease sit in the tenant's namespace, and a time set far ahead would otherwise keep a free
+ * instance awake for good (or wake it again after every hibernation).
+ */
+export const MAX_CLOCK_SKEW_MS = 60_000;
+
 function parseTime(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const time = Date.parse(value);
   return Number.isNaN(time) ? undefined : time;
+}
+
+/** A signal's time as the decision may use it: never ahead of now, nor from too far ahead. */
+function plausible(time: number | undefined, now: number): number | undefined {
+  if (time === undefined || time > now + MAX_CLOCK_SKEW_MS) return undefined;
+  return Math.min(time, now);
 }
 
 function latest(...times: (number | undefined)[]): number | undefined {
@@ -79,7 +93,7 @@ const iso = (time: number | undefined): string | undefined =>
  * itself always uses the exact time.
  */
 function recordedActivity(input: HibernationInput, lastActivity: number | undefined): number | undefined {
-  const recorded = parseTime(input.previous.lastActivityTime);
+  const recorded = plausible(parseTime(input.previous.lastActivityTime), input.now);
   if (lastActivity === undefined || recorded === undefined) return lastActivity ?? recorded;
   const interval = Math.min(
     MAX_ACTIVITY_RECORD_INTERVAL_MS,
@@ -89,14 +103,15 @@ function recordedActivity(input: HibernationInput, lastActivity: number | undefi
 }
 
 export function decideHibernation(input: HibernationInput): HibernationDecision {
-  const wakeRequestedAt = parseTime(input.wakeRequestedAt);
+  const at = (value: string | undefined): number | undefined => plausible(parseTime(value), input.now);
+  const wakeRequestedAt = at(input.wakeRequestedAt);
   const hibernatedAt = parseTime(input.previous.hibernatedAt);
   // A wake request counts as activity: the woken instance then stays up for a full idleAfter.
   const lastActivity = latest(
-    parseTime(input.createdAt),
-    parseTime(input.activityRenewedAt),
+    at(input.createdAt),
+    at(input.activityRenewedAt),
     wakeRequestedAt,
-    parseTime(input.previous.lastActivityTime),
+    at(input.previous.lastActivityTime),
     input.replicationsRunningAt,
   );
 

@@ -133,6 +133,14 @@ describe('WorkQueue', () => {
     await queue.shutDown();
   });
 
+  it('when a key is added after more than setTimeout can wait (idleAfter of 30 days), then it is not handed out at once', async () => {
+    const queue = newQueue();
+    queue.addAfter('ns/a', 30 * 24 * 3_600_000);
+    // Node would run an over-long timer after 1 ms: the reconcile would spin.
+    expect(await staysEmpty(queue, 50)).toBe(true);
+    await queue.shutDown();
+  });
+
   it('when a delayed key is also added at once, then it is handed out at once and only once', async () => {
     const queue = newQueue();
     queue.addAfter('ns/a', 50);

@@ -145,6 +145,35 @@ describe('decideHibernation', () => {
     expect(decision).toMatchObject({ replicas: 0, reason: 'Hibernated', hibernatedAt: at(-5_000) });
   });
 
+  it('when the wake annotation or the Lease says a time far ahead, then it does not count, and an idle instance hibernates', () => {
+    const farAhead = at(100 * 365 * 24 * 3_600_000);
+    expect(
+      decideHibernation(input({ wakeRequestedAt: farAhead, activityRenewedAt: farAhead })),
+    ).toMatchObject({ replicas: 0, transition: 'Hibernate', lastActivityTime: at(-60_000) });
+  });
+
+  it('when a far-ahead time was recorded as the last activity, then it does not count and is replaced', () => {
+    const decision = decideHibernation(
+      input({ activityRenewedAt: at(-4_000), previous: { lastActivityTime: at(365 * 24 * 3_600_000) } }),
+    );
+    expect(decision).toMatchObject({ replicas: 1, recheckAfterMs: 6_000, lastActivityTime: at(-4_000) });
+  });
+
+  it('when hibernated, then a wake request dated far ahead does not wake it again', () => {
+    const decision = decideHibernation(
+      input({ wakeRequestedAt: at(24 * 3_600_000), previous: { hibernatedAt: at(-5_000) } }),
+    );
+    expect(decision).toMatchObject({ replicas: 0, reason: 'Hibernated' });
+  });
+
+  it('when a signal is a few seconds ahead (clock skew between machines), then it counts as now', () => {
+    const decision = decideHibernation(
+      input({ wakeRequestedAt: at(5_000), previous: { hibernatedAt: at(-5_000) } }),
+    );
+    expect(decision).toMatchObject({ replicas: 1, transition: 'Wake', lastActivityTime: at(0) });
+    expect(decision.recheckAfterMs).toBe(10_000);
+  });
+
   it('when timestamps are unparsable, then they are ignored', () => {
     expect(
       decideHibernation(input({ activityRenewedAt: 'yesterday', wakeRequestedAt: 'soon' })),
