@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
+import ipaddr from 'ipaddr.js';
 import { ACTIVITY_REPORT_INTERVAL_MS } from '../operator/api/contract.js';
 import { deepFreeze, EnvReader } from '../operator/env-reader.js';
 import { LOG_LEVELS, type LogLevel } from '../operator/observability/logger.js';
@@ -22,6 +23,14 @@ export interface GatewayConfig {
    * instance (one wildcard certificate). The path form `/db/<namespace>/<name>/` always works.
    */
   readonly domain: string | undefined;
+  /**
+   * SETTEE_GATEWAY_TRUSTED_PROXIES (none): comma-separated CIDR ranges, such as the Ingress
+   * controller's pod CIDR. Only from a TCP peer inside them are X-Forwarded-Proto and
+   * X-Forwarded-Host believed (the scheme and host of rewritten Location headers, and what the
+   * instance is told) and the X-Forwarded-For chain kept; from anyone else they are replaced.
+   * Behind a TLS-terminating Ingress, without this every Location header says http://.
+   */
+  readonly trustedProxies: readonly string[];
   /** SETTEE_WATCH_NAMESPACE: the one namespace whose instances are served; unset = every namespace. */
   readonly watchNamespace: string | undefined;
 
@@ -50,6 +59,14 @@ export interface GatewayConfig {
     readonly maxConnectionsPerAddress: number;
     /** SETTEE_GATEWAY_UPSTREAM_IDLE_TIMEOUT (30s): how long an idle upstream connection is kept. */
     readonly idleTimeoutMs: number;
+    /**
+     * SETTEE_GATEWAY_UPSTREAM_HEADERS_TIMEOUT (5m): how long an instance may take to start its
+     * response once the request is sent; then the client gets a 504. Generous, because CouchDB
+     * starts the response of a longpoll _changes only when a change comes or its timeout ends, and
+     * of a view query only once the index is built. Streaming bodies (continuous _changes) have no
+     * timeout.
+     */
+    readonly headersTimeoutMs: number;
   };
 
   /** SETTEE_LOG_LEVEL (info): error, warn, info or debug. */
@@ -85,6 +102,7 @@ export function loadGatewayConfig(
     },
     tls: certFile && keyFile ? { certFile, keyFile } : undefined,
     domain,
+    trustedProxies: readCidrList(read, 'SETTEE_GATEWAY_TRUSTED_PROXIES'),
     watchNamespace: read.optionalString('SETTEE_WATCH_NAMESPACE'),
     wake: {
       holdQueueLimit: read.integer('SETTEE_GATEWAY_HOLD_QUEUE_LIMIT', 1_000, { min: 1, max: 1_000_000 }),
@@ -108,10 +126,27 @@ export function loadGatewayConfig(
         max: 65_536,
       }),
       idleTimeoutMs: read.durationMs('SETTEE_GATEWAY_UPSTREAM_IDLE_TIMEOUT', 30_000, { minMs: 1 }),
+      headersTimeoutMs: read.durationMs('SETTEE_GATEWAY_UPSTREAM_HEADERS_TIMEOUT', 300_000, { minMs: 1 }),
     },
     logLevel: read.oneOf('SETTEE_LOG_LEVEL', LOG_LEVELS, 'info'),
     shutdownTimeoutMs: read.durationMs('SETTEE_SHUTDOWN_TIMEOUT', 30_000, { minMs: 1 }),
   };
   read.assertValid();
   return deepFreeze(config);
+}
+
+/** A comma-separated list of CIDR ranges; each malformed one is a problem of its own. */
+function readCidrList(read: EnvReader, name: string): string[] {
+  const ranges = (read.optionalString(name) ?? '')
+    .split(',')
+    .map((range) => range.trim())
+    .filter((range) => range !== '');
+  // Four-part IPv4 only: ipaddr.js would read `10/8` as 0.0.0.10/8, which nobody means.
+  const malformed = ranges.filter(
+    (range) => !ipaddr.IPv4.isValidCIDRFourPartDecimal(range) && !ipaddr.IPv6.isValidCIDR(range),
+  );
+  for (const range of malformed) {
+    read.problem(`${name}: ${JSON.stringify(range)} is not a CIDR range such as 10.0.0.0/8 or fd00::/8`);
+  }
+  return malformed.length === 0 ? ranges : [];
 }

@@ -16,6 +16,7 @@ import { followInstanceChanges } from './proxy/follow-instance-changes.js';
 import { createInstanceHandler } from './proxy/instance-handler.js';
 import { probeUp } from './proxy/probe-up.js';
 import { RouteTable } from './proxy/route-table.js';
+import { TrustedProxies } from './proxy/trusted-proxies.js';
 import { createUpstreamAgent } from './proxy/upstream-agent.js';
 import { wakeRequestWriter, Waker, type WakeRequestWriter } from './proxy/waker.js';
 
@@ -63,6 +64,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const agent = createUpstreamAgent({
     connections: config.upstream.maxConnectionsPerAddress,
     idleTimeoutMs: config.upstream.idleTimeoutMs,
+    headersTimeoutMs: config.upstream.headersTimeoutMs,
   });
   const awaitReady = new AwaitReady({
     endpoints,
@@ -95,6 +97,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     waker,
     activity,
     agent,
+    trustedProxies: TrustedProxies.parse(config.trustedProxies),
+    upstreamHeadersTimeoutMs: config.upstream.headersTimeoutMs,
     metrics,
     retryAfterSeconds: config.wake.retryAfterSeconds,
     logger: logger.child({ part: 'proxy' }),

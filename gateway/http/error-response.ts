@@ -21,6 +21,7 @@ const ANSWERS: Record<GatewayErrorCode, ErrorAnswer> = {
   UNKNOWN_INSTANCE: { status: 404, error: 'not_found', retry: false },
   INSTANCE_DELETING: { status: 404, error: 'not_found', retry: false },
   UPSTREAM_FAILED: { status: 502, error: 'bad_gateway', retry: false },
+  UPSTREAM_TIMEOUT: { status: 504, error: 'gateway_timeout', retry: false },
   WAKE_TIMEOUT: { status: 503, error: 'service_unavailable', retry: true },
   HOLD_QUEUE_FULL: { status: 503, error: 'service_unavailable', retry: true },
   SHUTTING_DOWN: { status: 503, error: 'service_unavailable', retry: true },

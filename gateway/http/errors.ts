@@ -11,6 +11,7 @@ export type GatewayErrorCode =
   | 'UNKNOWN_INSTANCE'
   | 'INSTANCE_DELETING'
   | 'UPSTREAM_FAILED'
+  | 'UPSTREAM_TIMEOUT'
   | 'WAKE_TIMEOUT'
   | 'HOLD_QUEUE_FULL'
   | 'SHUTTING_DOWN';
@@ -56,6 +57,24 @@ export class UpstreamError extends GatewayError {
       (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause as Error | undefined)?.message;
     super(
       `the instance ${instance.namespace}/${instance.name} did not answer (${detail ?? 'unknown error'})`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * The instance accepted the request but did not start its response in time
+ * (SETTEE_GATEWAY_UPSTREAM_HEADERS_TIMEOUT): a hung CouchDB.
+ */
+export class UpstreamTimeoutError extends GatewayError {
+  readonly code = 'UPSTREAM_TIMEOUT';
+  constructor(
+    readonly instance: InstanceRef,
+    readonly timeoutMs: number,
+    cause?: unknown,
+  ) {
+    super(
+      `the instance ${instance.namespace}/${instance.name} did not start its response within ${timeoutMs} ms`,
       { cause },
     );
   }

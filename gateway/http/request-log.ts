@@ -1,5 +1,7 @@
 import type http from 'node:http';
 import type { Logger } from 'winston';
+import { isQueuePath } from '../queue/queue-route.js';
+import { redactQueueRequestUrl } from '../queue/redact.js';
 
 /**
  * One JSON line per request when the log level is debug. At info a line per request would cost
@@ -17,12 +19,19 @@ export function logRequestWhenDebug(
   res.once('close', () => {
     logger.debug('request', {
       method: req.method,
-      // The path only: a query may carry tokens, and userinfo never reaches the server anyway.
-      path: (req.url ?? '').split('?', 1)[0],
+      path: loggablePath(req.url ?? ''),
       status: res.statusCode,
       completed: res.writableFinished,
       durationMs: Number(process.hrtime.bigint() - startedAt) / 1e6,
       remoteAddress,
     });
   });
+}
+
+/**
+ * The path only: a query may carry tokens. A queue publish's path embeds its destination URL,
+ * whose userinfo, path and query may hold the receiver's credentials; only its origin is kept.
+ */
+function loggablePath(url: string): string {
+  return isQueuePath(url) ? redactQueueRequestUrl(url) : url.split('?', 1)[0]!;
 }

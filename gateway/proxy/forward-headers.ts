@@ -1,3 +1,5 @@
+import type { ForwardedFor } from './forwarded-for.js';
+
 /**
  * Hop-by-hop headers (RFC 9110 section 7.6.1) belong to one connection and are never forwarded,
  * in either direction. `expect` is answered by the gateway's own server (100 Continue) and undici
@@ -16,7 +18,10 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'expect',
 ]);
 
-/** Set by the gateway itself, from what it saw, rather than passed on as the client sent them. */
+/**
+ * Set by the gateway itself rather than passed on as sent: from what it saw, or from a trusted
+ * proxy's values as deriveForwardedFor chose them.
+ */
 const FORWARDED_BY_GATEWAY: ReadonlySet<string> = new Set(['x-forwarded-proto', 'x-forwarded-host']);
 
 /**
@@ -42,19 +47,12 @@ export function specialHeaderName(name: string): string | undefined {
   return candidates.has(lower) ? lower : undefined;
 }
 
-export interface ForwardedFor {
-  /** The client's address as the gateway's socket saw it. */
-  remoteAddress: string | undefined;
-  /** `http` or `https`: how the client reached the gateway. */
-  proto: string;
-  /** The Host the client asked for. */
-  host: string | undefined;
-}
-
 /**
  * The request headers for the instance, as a flat [name, value, ...] list in the client's order
  * and spelling: everything but hop-by-hop headers (and those the Connection header names), with
- * X-Forwarded-For extended and X-Forwarded-Proto/Host set. Authorization and Cookie pass untouched.
+ * X-Forwarded-Proto/Host set and the client's address appended to X-Forwarded-For; the chain the
+ * peer sent is kept only when it is a trusted proxy (anyone else could forge it). Authorization and
+ * Cookie pass untouched.
  * One pass over the headers; a second only when Connection names headers, which clients rarely do.
  */
 export function buildUpstreamHeaders(rawHeaders: readonly string[], forwarded: ForwardedFor): string[] {
@@ -67,7 +65,9 @@ export function buildUpstreamHeaders(rawHeaders: readonly string[], forwarded: F
     const special = specialHeaderName(name);
     if (special !== undefined) {
       if (special === 'x-forwarded-for') {
-        forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
+        if (forwarded.fromTrustedProxy) {
+          forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
+        }
         continue;
       }
       if (special === 'connection') named = addConnectionNamed(value, named);

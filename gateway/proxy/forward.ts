@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { Dispatcher } from 'undici';
 import { buildClientHeaders, buildUpstreamHeaders, type ResponseHeaderRewrites } from './forward-headers.js';
+import type { ForwardedFor } from './forwarded-for.js';
 import { rewriteLocation, rewriteSetCookiePath } from './response-rewrite.js';
 
 export interface ForwardOptions {
@@ -12,8 +13,8 @@ export interface ForwardOptions {
   upstreamPath: string;
   /** `/db/<ns>/<name>` in the path form, `` in the host form: see response-rewrite.ts. */
   basePath: string;
-  /** `http` or `https`, as the client reached the gateway. */
-  proto: string;
+  /** How the client reached the gateway (or the trusted proxy in front of it): see forwarded-for.ts. */
+  forwarded: ForwardedFor;
   /** More response headers, flat [name, value, ...] (X-Settee-Cold-Start). */
   extraHeaders?: readonly string[] | undefined;
   /** Told when the instance could not be reached or broke off. */
@@ -53,11 +54,7 @@ export function forward(dispatcher: Dispatcher, options: ForwardOptions): Upstre
       origin: options.origin,
       path: options.upstreamPath,
       method: req.method as Dispatcher.HttpMethod,
-      headers: buildUpstreamHeaders(req.rawHeaders, {
-        remoteAddress: req.socket.remoteAddress,
-        proto: options.proto,
-        host: req.headers.host,
-      }),
+      headers: buildUpstreamHeaders(req.rawHeaders, options.forwarded),
       body: hasRequestBody(req) ? req : null,
     },
     exchange,
@@ -123,7 +120,7 @@ class ForwardExchange implements Dispatcher.DispatchHandlers, UpstreamExchange, 
     const { options } = this;
     return rewriteLocation(location, {
       basePath: options.basePath,
-      publicOrigin: `${options.proto}://${options.req.headers.host ?? ''}`,
+      publicOrigin: `${options.forwarded.proto}://${options.forwarded.host ?? ''}`,
       upstreamOrigin: options.origin,
     });
   }

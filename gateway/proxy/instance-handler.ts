@@ -1,17 +1,18 @@
 import type http from 'node:http';
-import type tls from 'node:tls';
-import type { Agent } from 'undici';
+import { errors as undiciErrors, type Agent } from 'undici';
 import type { Logger } from 'winston';
 import type { CouchInstance } from '../../operator/api/couch-instance.js';
 import { errorMessage } from '../../operator/observability/logger.js';
-import { GatewayError, UpstreamError } from '../http/errors.js';
+import { GatewayError, UpstreamError, UpstreamTimeoutError } from '../http/errors.js';
 import { sendErrorResponse } from '../http/error-response.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { ActivityReporter } from './activity-reporter.js';
 import type { AwaitReady } from './await-ready.js';
 import { forward, hasRequestBody, type UpstreamErrorListener, type UpstreamExchange } from './forward.js';
+import { deriveForwardedFor } from './forwarded-for.js';
 import type { RequestTarget } from './instance-target.js';
 import type { RouteTable } from './route-table.js';
+import type { TrustedProxies } from './trusted-proxies.js';
 import type { Waker } from './waker.js';
 
 export const COLD_START_HEADER = 'X-Settee-Cold-Start';
@@ -29,6 +30,10 @@ export interface InstanceHandlerOptions {
   waker: Pick<Waker, 'ensureAwake'>;
   activity: Pick<ActivityReporter, 'begin' | 'end'>;
   agent: Agent;
+  /** Whose X-Forwarded-Proto/Host/For are believed (SETTEE_GATEWAY_TRUSTED_PROXIES). */
+  trustedProxies: TrustedProxies;
+  /** SETTEE_GATEWAY_UPSTREAM_HEADERS_TIMEOUT, the agent's headersTimeout: named in the 504's reason. */
+  upstreamHeadersTimeoutMs: number;
   metrics: GatewayMetrics;
   retryAfterSeconds: number;
   logger: Logger;
@@ -101,7 +106,7 @@ class InstanceRequest implements UpstreamErrorListener {
       origin,
       upstreamPath: target.upstreamPath,
       basePath: target.basePath,
-      proto: (req.socket as tls.TLSSocket).encrypted ? 'https' : 'http',
+      forwarded: deriveForwardedFor(req, this.options.trustedProxies),
       extraHeaders: heldMs === undefined ? undefined : [COLD_START_HEADER, String(heldMs)],
       errors: this,
     });
@@ -115,6 +120,10 @@ class InstanceRequest implements UpstreamErrorListener {
       this.exchange = undefined;
       if (this.origin !== undefined) this.options.awaitReady.invalidate(this.target.key, this.origin);
       void this.holdThenSend(true);
+      return;
+    }
+    if (err instanceof undiciErrors.HeadersTimeoutError) {
+      this.fail(new UpstreamTimeoutError(this.target.instance, this.options.upstreamHeadersTimeoutMs, err));
       return;
     }
     this.fail(new UpstreamError(this.target.instance, err));
@@ -148,6 +157,7 @@ class InstanceRequest implements UpstreamErrorListener {
     if (!known) logger.error('instance request failed', fields);
     else if (
       err.code === 'UPSTREAM_FAILED' ||
+      err.code === 'UPSTREAM_TIMEOUT' ||
       err.code === 'WAKE_TIMEOUT' ||
       err.code === 'HOLD_QUEUE_FULL'
     ) {

@@ -1,11 +1,20 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'winston';
 import type { QueueTarget } from './binding-registry.js';
 
 /** Commands fail after this long rather than hang a publish; blocking reads use their own connection. */
 const COMMAND_TIMEOUT_MS = 10_000;
 const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * Redis answers a blocking read when its BLOCK time runs out; a reply this much later is taken as
+ * lost on a dead connection. A half-open connection (the server or a NAT entry gone without a
+ * reset) reports no error at all, so without this a worker's read would wait forever.
+ */
+const BLOCKING_REPLY_GRACE_MS = 1_000;
+
+/** The shared command connection, or a worker's own for blocking reads of at most `blockMs`. */
+export type DatabaseClientRole = { blocking: false } | { blocking: true; blockMs: number };
 
 /** Identifies the database a target points at, so a password or address change gets a new connection. */
 export function connectionFingerprint(target: QueueTarget): string {
@@ -14,7 +23,7 @@ export function connectionFingerprint(target: QueueTarget): string {
   return `${host}:${port}:${tls ? 'tls' : 'plain'}:${db}:${password}`;
 }
 
-export function createDatabaseClient(target: QueueTarget, options: { blocking: boolean }): Redis {
+export function createDatabaseClient(target: QueueTarget, role: DatabaseClientRole): Redis {
   const { host, port, tls, db } = target.connection;
   return new Redis({
     host,
@@ -25,11 +34,30 @@ export function createDatabaseClient(target: QueueTarget, options: { blocking: b
     // RESP2 keeps reply shapes identical on every Redis 6.2+ and Valkey.
     protocol: 2,
     connectTimeout: CONNECT_TIMEOUT_MS,
-    commandTimeout: options.blocking ? undefined : COMMAND_TIMEOUT_MS,
-    maxRetriesPerRequest: options.blocking ? null : 2,
-    enableAutoPipelining: !options.blocking,
     lazyConnect: false,
+    ...(role.blocking
+      ? blockingReadOptions(role.blockMs)
+      : { commandTimeout: COMMAND_TIMEOUT_MS, maxRetriesPerRequest: 2, enableAutoPipelining: true }),
   });
+}
+
+/**
+ * A blocking read on a dead connection settles as an empty read (ioredis' blockingTimeout: BLOCK
+ * time plus the grace), and a connection that sent nothing for longer than any read may block is
+ * destroyed and opened anew (socketTimeout), so the worker's next read goes to a live one.
+ */
+function blockingReadOptions(blockMs: number): RedisOptions {
+  return {
+    maxRetriesPerRequest: null,
+    enableAutoPipelining: false,
+    // The grace is added to each read's own BLOCK time; this covers a read queued while offline.
+    blockingTimeout: blockMs + BLOCKING_REPLY_GRACE_MS,
+    blockingTimeoutGrace: BLOCKING_REPLY_GRACE_MS,
+    socketTimeout: blockMs + 2 * BLOCKING_REPLY_GRACE_MS,
+    // A read already settled as empty must not be sent again after the reconnect: Redis would hand
+    // it entries that nobody reads (they would wait for reclaimIdleMs).
+    autoResendUnfulfilledCommands: false,
+  };
 }
 
 /**

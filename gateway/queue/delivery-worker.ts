@@ -53,7 +53,10 @@ export class DeliveryWorker {
     this.target = options.target;
     this.signer = createDeliverySigner(options.target.signingKey);
     this.store = new MessageStore(options.redis, queueKeys(options.config.keyPrefix));
-    this.blocking = createDatabaseClient(options.target, { blocking: true });
+    this.blocking = createDatabaseClient(options.target, {
+      blocking: true,
+      blockMs: options.config.blockMs,
+    });
     // The shared connection reports connection errors; this one would repeat them.
     this.blocking.on('error', () => undefined);
     this.logger = options.logger.child({
@@ -149,7 +152,9 @@ export class DeliveryWorker {
     this.inFlight += 1;
     void processEntry(this.entryContext(), entry)
       .catch((err: unknown) => {
-        // The entry stays pending and is reclaimed after reclaimIdleMs.
+        // A failed delivery is an attempt's result (processEntry); what fails here is storing the
+        // outcome, as when Redis is unreachable. Nothing could be written, so the entry stays
+        // pending and is reclaimed after reclaimIdleMs.
         this.logger.error('delivery could not be recorded', {
           entryId: entry.entryId,
           error: (err as Error).message,

@@ -75,7 +75,13 @@ export function toQueueHttpError(err: unknown): { status: number; message: strin
   return { status: 500, message: 'internal error' };
 }
 
+/**
+ * Answers `{"error": message}`. When the request's body has not all arrived (refused before it was
+ * read: a wrong token, an unknown queue, a declared length over the limit), the connection closes
+ * after the answer; kept alive, node:http would first read and discard the rest, maybe megabytes.
+ */
 export function sendQueueError(res: http.ServerResponse, status: number, message: string): void {
+  if (!res.req.complete) res.shouldKeepAlive = false;
   sendJson(res, status, { error: message });
 }
 

@@ -52,6 +52,15 @@ class DeliveryTimeoutError extends Error {
   }
 }
 
+/** The URL `text` names (relative to `base`), or null when it names none. */
+function parseUrl(text: string, base?: URL): URL | null {
+  try {
+    return new URL(text, base);
+  } catch {
+    return null;
+  }
+}
+
 function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
@@ -123,12 +132,9 @@ function describeError(err: unknown): { message: string; refused: boolean } {
 export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirects: number }): Deliverer {
   return async (request) => {
     const deadline = Date.now() + request.timeoutMs;
-    let url: URL;
-    try {
-      url = new URL(request.url);
-    } catch {
-      return { ok: false, refused: false, error: `destination ${request.url} is not a URL` };
-    }
+    let url = parseUrl(request.url);
+    // Not the URL itself in the error, which is logged: a destination may hold credentials.
+    if (url === null) return { ok: false, refused: false, error: 'the destination is not a URL' };
     let init = { method: request.method, headers: { ...request.headers }, body: request.body };
     for (let redirects = 0; ; redirects++) {
       let hop: Hop;
@@ -148,7 +154,17 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
             error: `more than ${options.maxRedirects} redirects`,
           };
         }
-        const next = new URL(location, url);
+        const next = parseUrl(location, url);
+        if (next === null) {
+          // A failed attempt like any other (retried, then dead-lettered), as QStash treats it.
+          // The Location is left out of the error, which is logged: it may hold credentials.
+          return {
+            ok: false,
+            status: hop.status,
+            refused: false,
+            error: `the ${hop.status} redirect's Location is not a URL`,
+          };
+        }
         if (next.protocol !== 'http:' && next.protocol !== 'https:') {
           return {
             ok: false,

@@ -1,4 +1,5 @@
 import type { Logger } from 'winston';
+import { DomainError } from '../domain-error.js';
 import { buildDeadLetter, type DeadLetter } from './dead-letter.js';
 import { USER_AGENT, type AttemptResult, type Deliverer } from './http-delivery.js';
 import type { QueueMessage } from './message.js';
@@ -18,6 +19,14 @@ export interface ProcessEntryContext {
   deliveryTimeoutMs: number;
   maxDeadLetters: number;
   now?: () => number;
+}
+
+/** Signing or sending threw instead of returning an attempt's result: counted as a failed attempt. */
+export class UnexpectedDeliveryError extends DomainError<'UNEXPECTED_DELIVERY_ERROR'> {
+  readonly code = 'UNEXPECTED_DELIVERY_ERROR';
+  constructor(cause: unknown) {
+    super(`UNEXPECTED_DELIVERY_ERROR: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
 }
 
 export type EntryOutcome = 'delivered' | 'retry-scheduled' | 'dead-lettered' | 'skipped';
@@ -82,28 +91,39 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
     return 'dead-lettered';
   }
 
+  const logFields = {
+    messageId: message.id,
+    ...redactDestination(message.destination),
+    attempt: message.retried + 1,
+  };
+  let result: AttemptResult;
+  try {
+    result = await attemptDelivery(ctx, message);
+  } catch (err) {
+    // A bug, not the destination's doing; left pending, the entry would be reclaimed and fail the
+    // same way forever without its retry count ever rising. It fails this attempt instead.
+    const failure = new UnexpectedDeliveryError(err);
+    ctx.logger.error('delivery attempt failed unexpectedly', { ...logFields, error: failure.message });
+    return handleFailure(ctx, entry, message, { ok: false, refused: false, error: failure.message }, now());
+  }
+  if (result.ok) {
+    await ctx.store.complete(entry.entryId);
+    ctx.logger.debug('message delivered', { ...logFields, status: result.status });
+    return 'delivered';
+  }
+  ctx.logger.warn('delivery failed', { ...logFields, status: result.status, error: result.error });
+  return handleFailure(ctx, entry, message, result, now());
+}
+
+async function attemptDelivery(ctx: ProcessEntryContext, message: QueueMessage): Promise<AttemptResult> {
   const signature = await ctx.signer.sign({ destination: message.destination, body: message.body });
-  const attempt = message.retried + 1;
-  const result = await ctx.deliverer({
+  return ctx.deliverer({
     url: message.destination,
     method: message.method,
     headers: deliveryHeaders(message, signature),
     body: message.body,
     timeoutMs: message.timeoutMs ?? ctx.deliveryTimeoutMs,
   });
-  const logFields = {
-    messageId: message.id,
-    destination: redactDestination(message.destination),
-    status: result.status,
-    attempt,
-  };
-  if (result.ok) {
-    await ctx.store.complete(entry.entryId);
-    ctx.logger.debug('message delivered', logFields);
-    return 'delivered';
-  }
-  ctx.logger.warn('delivery failed', { ...logFields, error: result.error });
-  return handleFailure(ctx, entry, message, result, now());
 }
 
 async function handleFailure(
@@ -152,7 +172,7 @@ async function handleFailure(
   });
   ctx.logger.warn('message dead-lettered', {
     messageId: message.id,
-    destination: redactDestination(message.destination),
+    ...redactDestination(message.destination),
     reason: letter.reason,
     status: result.status,
     attempt: message.retried + 1,

@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { parseDuration } from '../../operator/api/duration.js';
 import { InvalidRequestError } from './errors.js';
 import type { MessageRequest } from './message.js';
@@ -127,6 +128,31 @@ function checkUnsupported(headers: HeaderBag): void {
   }
 }
 
+/**
+ * Refuses a header that node:http would refuse to send: a name that is not an RFC 9110 token, or a
+ * value with CR, LF, NUL or another control character. Taken as given, every attempt would fail
+ * and the message end dead-lettered for what was a bad publish. `publishedAs` names the header as
+ * the publisher sent it.
+ */
+function checkDeliverable(publishedAs: string, name: string, value: string): void {
+  try {
+    validateHeaderName(name);
+  } catch (err) {
+    throw new InvalidRequestError(
+      `header ${JSON.stringify(publishedAs)}: ${JSON.stringify(name)} is not a valid HTTP header name`,
+      { cause: err },
+    );
+  }
+  try {
+    validateHeaderValue(name, value);
+  } catch (err) {
+    throw new InvalidRequestError(
+      `header ${JSON.stringify(publishedAs)} has a value with characters HTTP does not allow (CR, LF, NUL or another control character)`,
+      { cause: err },
+    );
+  }
+}
+
 function forwardedHeaders(headers: HeaderBag): Record<string, string> {
   const forwarded: Record<string, string> = {};
   for (const name of Object.keys(headers)) {
@@ -134,6 +160,7 @@ function forwardedHeaders(headers: HeaderBag): Record<string, string> {
     const target = name.slice(FORWARD_PREFIX.length);
     const value = single(headers, name);
     if (target === '' || value === undefined || NOT_FORWARDABLE.has(target)) continue;
+    checkDeliverable(name, target, value);
     forwarded[target] = value;
   }
   return forwarded;
@@ -144,7 +171,10 @@ export function parsePublishHeaders(headers: HeaderBag, limits: PublishLimits): 
   checkUnsupported(headers);
   const delivered = forwardedHeaders(headers);
   const contentType = single(headers, 'content-type');
-  if (contentType !== undefined) delivered['content-type'] = contentType;
+  if (contentType !== undefined) {
+    checkDeliverable('content-type', 'content-type', contentType);
+    delivered['content-type'] = contentType;
+  }
   const options: PublishOptions = {
     method: parseMethod(single(headers, 'upstash-method')),
     headers: delivered,

@@ -84,6 +84,28 @@ describe('bad publishes', () => {
       400,
       /batch item 1/,
     ],
+    [
+      'a batch item forwarding a header value with CR LF in it',
+      () =>
+        post('/v2/batch', {
+          body: JSON.stringify([
+            { destination: 'https://a.example/', headers: { 'Upstash-Forward-X': 'a\r\nInjected: 1' } },
+          ]),
+        }),
+      400,
+      /batch item 0: header "upstash-forward-x" has a value/,
+    ],
+    [
+      'a batch item forwarding a header whose name is not a token',
+      () =>
+        post('/v2/batch', {
+          body: JSON.stringify([
+            { destination: 'https://a.example/', headers: { 'Upstash-Forward-Bad Name': 'x' } },
+          ]),
+        }),
+      400,
+      /batch item 0: header "upstash-forward-bad name": "bad name" is not a valid HTTP header name/,
+    ],
     ['a missing destination', () => post('/v2/publish/', { body: '{}' }), 400, /destination is missing/],
     [
       'no destination segment at all',
@@ -161,6 +183,8 @@ describe('bad publishes', () => {
     '169.254.169.254',
     '[::1]',
     '[::ffff:127.0.0.1]',
+    '[::127.0.0.1]',
+    '[::a00:1]',
     '2130706433',
     '0x7f000001',
   ])(

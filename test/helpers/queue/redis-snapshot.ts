@@ -3,11 +3,14 @@ import type { RedisServer } from '../../../local/redis-server.js';
 import { createDatabaseClient } from '../../../gateway/queue/database-connections.js';
 import { testQueueTarget } from './test-queue-target.js';
 
+/** The longest BLOCK time of a test's reads on a blocking connection. */
+const TEST_MAX_BLOCK_MS = 1_000;
+
 /** A connection set up exactly as the gateway sets up its own (auto-pipelined, or blocking). */
 export function connectAsGateway(server: RedisServer, options: { blocking: boolean; db?: number }): Redis {
   return createDatabaseClient(
     testQueueTarget(server, { namespace: 'test', name: 'redis', db: options.db, signingKey: 'unused' }),
-    { blocking: options.blocking },
+    options.blocking ? { blocking: true, blockMs: TEST_MAX_BLOCK_MS } : { blocking: false },
   );
 }
 

@@ -55,6 +55,8 @@ describe("the chart's container environment, read by the components' own configu
       expect(config.tls).toBeUndefined();
       expect(config.domain).toBeUndefined();
       expect(config.wake).toMatchObject({ holdQueueLimit: 1_000, timeoutMs: 15_000, retryAfterSeconds: 5 });
+      expect(config.upstream.headersTimeoutMs).toBe(300_000);
+      expect(config.trustedProxies).toEqual([]);
       expect(config.activity.replicaName).toBe(POD);
       expect(config.shutdownTimeoutMs).toBe(30_000);
       const { consumerName: _consumerName, ...queue } = loadQueueConfig(env);
@@ -114,7 +116,8 @@ describe("the chart's container environment, read by the components' own configu
         domain: 'couch.example.com',
         watchNamespace: 'tenants',
         wake: { holdQueueLimit: 200, timeoutMs: 3_000, retryAfterSeconds: 2, probeIntervalMs: 20 },
-        upstream: { maxConnectionsPerAddress: 64, idleTimeoutMs: 10_000 },
+        upstream: { maxConnectionsPerAddress: 64, idleTimeoutMs: 10_000, headersTimeoutMs: 120_000 },
+        trustedProxies: ['10.244.0.0/16', 'fd00:10:244::/56'],
         logLevel: 'debug',
         shutdownTimeoutMs: 25_000,
       });

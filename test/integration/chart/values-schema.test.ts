@@ -45,6 +45,12 @@ describe('values.schema.json', () => {
     expect(await refusalOf('queue.ssrfAllowlist[0]', '10.0.0.1')).toContain(
       'queue.ssrfAllowlist.0: Does not match pattern',
     );
+    expect(await refusalOf('gateway.trustedProxies[0]', '10.244.0.1')).toContain(
+      'gateway.trustedProxies.0: Does not match pattern',
+    );
+    expect(await refusalOf('gateway.upstream.headersTimeout', '5 minutes')).toContain(
+      'gateway.upstream.headersTimeout: Does not match pattern',
+    );
   });
 
   it('when helm lint --strict meets a wrong value, then lint fails with the same message', async () => {

@@ -112,7 +112,6 @@ describe('the gateway routes instance requests and passes headers as a proxy mus
         TE: 'trailers',
         Authorization: 'Basic YWRtaW46c2VjcmV0',
         Cookie: 'AuthSession=abc',
-        'X-Forwarded-For': '203.0.113.7',
         'X-Custom': 'kept',
       },
     });
@@ -123,9 +122,59 @@ describe('the gateway routes instance requests and passes headers as a proxy mus
     expect(seen.headers.authorization).toBe('Basic YWRtaW46c2VjcmV0');
     expect(seen.headers.cookie).toBe('AuthSession=abc');
     expect(seen.headers['x-custom']).toBe('kept');
-    expect(seen.headers['x-forwarded-for']).toBe('203.0.113.7, 127.0.0.1');
+    expect(seen.headers['x-forwarded-for']).toBe('127.0.0.1');
     expect(seen.headers['x-forwarded-proto']).toBe('http');
     expect(seen.headers['x-forwarded-host']).toBe(new URL(gateway.url).host);
+  });
+
+  /** What an Ingress controller that terminated TLS for couch.example.com adds. */
+  const fromIngress = {
+    'X-Forwarded-Proto': 'https',
+    'X-Forwarded-Host': 'couch.example.com',
+    'X-Forwarded-For': '203.0.113.7',
+  };
+
+  it('when a peer that is not a trusted proxy sends X-Forwarded-*, then none of it is believed', async () => {
+    const created = await request(`${base}/created`, { method: 'PUT', body: '{}', headers: fromIngress });
+    expect(created.headers.location).toBe(`${gateway.url}/db/${namespace.name}/echo/db1/doc1`);
+    expect(created.headers.location).toMatch(/^http:/);
+    const seen = await echoed(`${base}/headers`, { headers: fromIngress });
+    expect(seen.headers['x-forwarded-proto']).toBe('http');
+    expect(seen.headers['x-forwarded-host']).toBe(new URL(gateway.url).host);
+    expect(seen.headers['x-forwarded-for']).toBe('127.0.0.1');
+  });
+
+  it('when the peer is a trusted proxy saying the client used https, then Location is https and the instance is told https', async () => {
+    const { kubeConfig } = testControlPlane();
+    const trusting = await startTestGateway({
+      kubeConfig,
+      namespace: namespace.name,
+      env: { SETTEE_GATEWAY_TRUSTED_PROXIES: '127.0.0.0/8' },
+    });
+    try {
+      const trustingBase = `${trusting.url}/db/${namespace.name}/echo`;
+      const protoOnly = await request(`${trustingBase}/created`, {
+        method: 'PUT',
+        body: '{}',
+        headers: { 'X-Forwarded-Proto': 'https' },
+      });
+      expect(protoOnly.status).toBe(201);
+      expect(protoOnly.headers.location).toBe(
+        `https://${new URL(trusting.url).host}/db/${namespace.name}/echo/db1/doc1`,
+      );
+      const created = await request(`${trustingBase}/created`, {
+        method: 'PUT',
+        body: '{}',
+        headers: fromIngress,
+      });
+      expect(created.headers.location).toBe(`https://couch.example.com/db/${namespace.name}/echo/db1/doc1`);
+      const seen = await echoed(`${trustingBase}/headers`, { headers: fromIngress });
+      expect(seen.headers['x-forwarded-proto']).toBe('https');
+      expect(seen.headers['x-forwarded-host']).toBe('couch.example.com');
+      expect(seen.headers['x-forwarded-for']).toBe('203.0.113.7, 127.0.0.1');
+    } finally {
+      await trusting.stop();
+    }
   });
 
   it('when the instance answers with hop-by-hop headers, then the client does not get them', async () => {

@@ -15,6 +15,12 @@ describe('loadGatewayConfig', () => {
       retryAfterSeconds: 5,
     });
     expect(config.activity).toEqual({ reportIntervalMs: 5000, replicaName: 'gateway-0' });
+    expect(config.upstream).toEqual({
+      maxConnectionsPerAddress: 256,
+      idleTimeoutMs: 30_000,
+      headersTimeoutMs: 300_000,
+    });
+    expect(config.trustedProxies).toEqual([]);
     expect(Object.isFrozen(config.wake)).toBe(true);
   });
 
@@ -27,6 +33,8 @@ describe('loadGatewayConfig', () => {
       SETTEE_GATEWAY_WAKE_TIMEOUT: '2s',
       SETTEE_GATEWAY_HOLD_QUEUE_LIMIT: '5',
       SETTEE_GATEWAY_ACTIVITY_INTERVAL: '250ms',
+      SETTEE_GATEWAY_UPSTREAM_HEADERS_TIMEOUT: '90s',
+      SETTEE_GATEWAY_TRUSTED_PROXIES: ' 10.42.0.0/16, fd00:42::/64 ,',
     });
     expect(config.listen.port).toBe(0);
     expect(config.domain).toBe('couch.example.com');
@@ -34,6 +42,24 @@ describe('loadGatewayConfig', () => {
     expect(config.wake.timeoutMs).toBe(2000);
     expect(config.wake.holdQueueLimit).toBe(5);
     expect(config.activity.reportIntervalMs).toBe(250);
+    expect(config.upstream.headersTimeoutMs).toBe(90_000);
+    expect(config.trustedProxies).toEqual(['10.42.0.0/16', 'fd00:42::/64']);
+  });
+
+  it('when a trusted proxy range is not a CIDR range, then each one is named in its own problem', () => {
+    let error: unknown;
+    try {
+      loadGatewayConfig({ SETTEE_GATEWAY_TRUSTED_PROXIES: '10.42.0.0/16,10.0.0.1,10/8,10.0.0.0/33' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual(
+      ['"10.0.0.1"', '"10/8"', '"10.0.0.0/33"'].map(
+        (range) =>
+          `SETTEE_GATEWAY_TRUSTED_PROXIES: ${range} is not a CIDR range such as 10.0.0.0/8 or fd00::/8`,
+      ),
+    );
   });
 
   it('when values are wrong, then every problem is reported at once', () => {
@@ -44,11 +70,12 @@ describe('loadGatewayConfig', () => {
         SETTEE_GATEWAY_TLS_CERT: '/only/cert',
         SETTEE_GATEWAY_DOMAIN: 'not a domain',
         SETTEE_GATEWAY_WAKE_TIMEOUT: 'soon',
+        SETTEE_GATEWAY_UPSTREAM_HEADERS_TIMEOUT: '0s',
       });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).problems).toHaveLength(4);
+    expect((error as ConfigError).problems).toHaveLength(5);
   });
 });

@@ -1,22 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import winston from 'winston';
-import Transport from 'winston-transport';
 import { logRequestWhenDebug } from '../../../../gateway/http/request-log.js';
 import { forward } from '../../../../gateway/proxy/forward.js';
-
-/** Keeps what the logger writes, to read it back. */
-class MemoryTransport extends Transport {
-  readonly entries: Array<Record<string, unknown>> = [];
-  private wrote: () => void = () => undefined;
-  readonly written = new Promise<void>((resolve) => (this.wrote = resolve));
-  override log(info: Record<string, unknown>, next: () => void): void {
-    this.entries.push(info);
-    this.wrote();
-    next();
-  }
-}
+import { createMemoryLogger } from '../../../helpers/memory-logger.js';
 
 async function listen(server: http.Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -25,8 +12,8 @@ async function listen(server: http.Server): Promise<number> {
 
 describe('logRequestWhenDebug', () => {
   it('when a forwarded request with a body ends, then its line is logged with the client address', async () => {
-    const memory = new MemoryTransport();
-    const logger = winston.createLogger({ level: 'debug', transports: [memory] });
+    const memory = createMemoryLogger('debug');
+    const { logger } = memory;
     const agent = new Agent();
     const upstream = http.createServer((req, res) => {
       req.resume();
@@ -43,7 +30,7 @@ describe('logRequestWhenDebug', () => {
         origin: `http://127.0.0.1:${upstreamPort}`,
         upstreamPath: '/db/doc',
         basePath: '',
-        proto: 'http',
+        forwarded: { remoteAddress: '127.0.0.1', proto: 'http', host: undefined, fromTrustedProxy: false },
         errors: { onUpstreamError: (err) => res.destroy(err) },
       });
     });
@@ -83,6 +70,31 @@ describe('logRequestWhenDebug', () => {
       await agent.close();
       await new Promise((resolve) => gateway.close(resolve));
       await new Promise((resolve) => upstream.close(resolve));
+    }
+  });
+
+  it('when a queue publish names a destination with userinfo, a path and a query, then only its origin is logged', async () => {
+    const memory = createMemoryLogger('debug');
+    const server = http.createServer((req, res) => {
+      logRequestWhenDebug(memory.logger, req, res);
+      res.writeHead(201).end();
+    });
+    const port = await listen(server);
+    const destination =
+      'http://hookuser:USERINFO-SECRET@127.0.0.1:9/services/T0/B0/PATH-SECRET?token=QUERY-SECRET';
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/queue/ns/db/v2/publish/${destination}`, {
+        method: 'POST',
+        body: '{}',
+      });
+      expect(response.status).toBe(201);
+      await memory.written;
+      expect(memory.entries).toEqual([
+        expect.objectContaining({ message: 'request', path: '/queue/ns/db/v2/publish/http://127.0.0.1:9' }),
+      ]);
+      expect(JSON.stringify(memory.entries)).not.toMatch(/SECRET|hookuser/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

@@ -119,6 +119,17 @@ describe('the delivery HTTP client', () => {
     expect(seen).toHaveLength(4);
   });
 
+  it('when a redirect names a Location that is not a URL, then the attempt fails with its status and does not throw', async () => {
+    const result = await post(`${origin1}/r?status=302&to=${encodeURIComponent('http://[')}`);
+    expect(result).toEqual({
+      ok: false,
+      status: 302,
+      refused: false,
+      error: "the 302 redirect's Location is not a URL",
+    });
+    expect(seen).toHaveLength(1);
+  });
+
   it('when the answer takes longer than the timeout, then the attempt fails as a timeout', async () => {
     const started = Date.now();
     const result = await post(`${origin1}/slow`, {}, 200);

@@ -30,6 +30,7 @@ describe('the SSRF guard on deliveries', () => {
     'internal.test': [{ address: '127.0.0.1', family: 4 }],
     'metadata.test': [{ address: '169.254.169.254', family: 4 }],
     'private.test': [{ address: '10.0.0.1', family: 4 }],
+    'compatible.test': [{ address: '::7f00:1', family: 6 }],
   };
 
   beforeAll(async () => {
@@ -89,6 +90,8 @@ describe('the SSRF guard on deliveries', () => {
     ['169.254.169.254', () => 'http://169.254.169.254/latest/meta-data/'],
     ['[::1]', () => `http://[::1]:${internalPort}/`],
     ['[::ffff:127.0.0.1]', () => `http://[::ffff:127.0.0.1]:${internalPort}/`],
+    ['[::127.0.0.1] (IPv4-compatible)', () => `http://[::127.0.0.1]:${internalPort}/`],
+    ['[::a00:1] (IPv4-compatible 10.0.0.1)', () => 'http://[::a00:1]/'],
     ['2130706433 (decimal 127.0.0.1)', () => `http://2130706433:${internalPort}/`],
     ['0x7f000001 (hex 127.0.0.1)', () => `http://0x7f000001:${internalPort}/`],
   ])(
@@ -102,7 +105,7 @@ describe('the SSRF guard on deliveries', () => {
     },
   );
 
-  it.each(['internal.test', 'metadata.test', 'private.test'])(
+  it.each(['internal.test', 'metadata.test', 'private.test', 'compatible.test'])(
     'when the destination is a name (%s) that resolves to a non-public address, then it is refused at the lookup and no socket connects',
     async (hostname) => {
       const result = await send(`http://${hostname}:${internalPort}/`);

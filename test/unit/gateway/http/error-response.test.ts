@@ -4,6 +4,7 @@ import {
   MalformedHostError,
   UnknownInstanceError,
   UpstreamError,
+  UpstreamTimeoutError,
   WakeTimeoutError,
 } from '../../../../gateway/http/errors.js';
 import { buildErrorResponse } from '../../../../gateway/http/error-response.js';
@@ -37,6 +38,18 @@ describe('buildErrorResponse', () => {
     );
     expect(answer.status).toBe(502);
     expect(answer.body.reason).toContain('ECONNRESET');
+    expect(answer.headers['Retry-After']).toBeUndefined();
+  });
+
+  it('when the upstream does not start its response in time, then the answer is a 504 gateway_timeout without Retry-After', () => {
+    const answer = buildErrorResponse(new UpstreamTimeoutError(ref, 300_000), options);
+    expect(answer).toMatchObject({
+      status: 504,
+      body: {
+        error: 'gateway_timeout',
+        reason: 'the instance ns/app did not start its response within 300000 ms',
+      },
+    });
     expect(answer.headers['Retry-After']).toBeUndefined();
   });
 

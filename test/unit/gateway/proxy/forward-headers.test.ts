@@ -5,7 +5,12 @@ import {
   type ResponseHeaderRewrites,
 } from '../../../../gateway/proxy/forward-headers.js';
 
-const forwarded = { remoteAddress: '192.0.2.10', proto: 'https', host: 'app.ns.example.com' };
+const forwarded = {
+  remoteAddress: '192.0.2.10',
+  proto: 'https',
+  host: 'app.ns.example.com',
+  fromTrustedProxy: false,
+};
 
 describe('buildUpstreamHeaders', () => {
   it('when hop-by-hop headers and headers named by Connection are present, then they are dropped and the rest keep order and case', () => {
@@ -52,21 +57,30 @@ describe('buildUpstreamHeaders', () => {
     ]);
   });
 
-  it("when the client sent X-Forwarded-* itself, then For is extended and Proto/Host are the gateway's own", () => {
-    const headers = buildUpstreamHeaders(
-      [
-        'X-Forwarded-For',
-        '203.0.113.1',
-        'x-forwarded-for',
-        '203.0.113.2',
-        'X-Forwarded-Proto',
-        'http',
-        'X-Forwarded-Host',
-        'evil',
-      ],
-      forwarded,
-    );
-    expect(headers).toEqual([
+  const sentByPeer = [
+    'X-Forwarded-For',
+    '203.0.113.1',
+    'x-forwarded-for',
+    '203.0.113.2',
+    'X-Forwarded-Proto',
+    'http',
+    'X-Forwarded-Host',
+    'evil',
+  ];
+
+  it("when an untrusted peer sent X-Forwarded-* itself, then its For chain is dropped and Proto/Host are the gateway's own", () => {
+    expect(buildUpstreamHeaders(sentByPeer, forwarded)).toEqual([
+      'X-Forwarded-For',
+      '192.0.2.10',
+      'X-Forwarded-Proto',
+      'https',
+      'X-Forwarded-Host',
+      'app.ns.example.com',
+    ]);
+  });
+
+  it('when a trusted proxy sent X-Forwarded-For, then its chain is kept and extended by the peer', () => {
+    expect(buildUpstreamHeaders(sentByPeer, { ...forwarded, fromTrustedProxy: true })).toEqual([
       'X-Forwarded-For',
       '203.0.113.1, 203.0.113.2, 192.0.2.10',
       'X-Forwarded-Proto',

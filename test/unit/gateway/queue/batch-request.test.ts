@@ -74,6 +74,17 @@ describe('batch requests', () => {
     [[{ url: 'https://a.example', body: 'x'.repeat(65) }], /batch item 0: its body is larger than 64 bytes/],
     [[{ url: 'http://169.254.169.254/latest/meta-data' }], /batch item 0: .*linkLocal/],
     [[{ destination: 'https://a.example', queue: 'q1' }], /queues are not supported/],
+    [
+      [
+        { url: 'https://a.example' },
+        { url: 'https://a.example', headers: { 'Upstash-Forward-X': 'a\r\nInjected: 1' } },
+      ],
+      /batch item 1: header "upstash-forward-x" has a value/,
+    ],
+    [
+      [{ url: 'https://a.example', headers: { 'Upstash-Forward-Bad Name': 'x' } }],
+      /batch item 0: header "upstash-forward-bad name": "bad name" is not a valid HTTP header name/,
+    ],
   ])('when the batch is %j, then it is refused with a message that says why', (batch, message) => {
     expect(() => parse(batch)).toThrow(message);
   });

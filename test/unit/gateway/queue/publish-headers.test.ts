@@ -70,6 +70,14 @@ describe('publish headers', () => {
     [{ 'upstash-callback': 'https://cb.example' }, /Upstash-Callback/],
     [{ 'upstash-deduplication-id': 'x' }, /deduplication/],
     [{ 'upstash-flow-control-key': 'k' }, /flow control/],
+    [{ 'upstash-forward-x': 'a\r\nInjected: 1' }, /header "upstash-forward-x" has a value .*CR, LF/],
+    [{ 'upstash-forward-x': 'a\u0000b' }, /header "upstash-forward-x" has a value/],
+    [
+      { 'upstash-forward-bad name': 'x' },
+      /header "upstash-forward-bad name": "bad name" is not a valid HTTP header name/,
+    ],
+    [{ 'upstash-forward-x(y)': 'x' }, /"x\(y\)" is not a valid HTTP header name/],
+    [{ 'content-type': 'text/plain\nx: y' }, /header "content-type" has a value/],
   ])('when %j is sent, then it is a 400 that names the header', (headers, message) => {
     const parse = () => parsePublishHeaders(headers, limits);
     expect(parse).toThrow(InvalidRequestError);

@@ -21,6 +21,12 @@ describe('the address policy', () => {
     ['fe80::1', 'linkLocal'],
     ['64:ff9b::a00:1', 'rfc6052'],
     ['2002:7f00:1::', '6to4'],
+    // ipaddr.js calls these "unicast"; none is global unicast (2000::/3).
+    ['::7f00:1', 'ipv4Compatible'],
+    ['::a00:1', 'ipv4Compatible'],
+    ['::a9fe:a9fe', 'ipv4Compatible'],
+    ['4000::1', 'nonGlobal'],
+    ['e000::1', 'nonGlobal'],
   ])('when a destination resolves to %s, then it is refused as %s', (address, range) => {
     expect(checkAddress(address, strict)).toEqual({
       allowed: false,
@@ -41,6 +47,11 @@ describe('the address policy', () => {
     expect(checkAddress('10.1.2.3', policy)).toEqual({ allowed: true });
     expect(checkAddress('10.2.0.1', policy).allowed).toBe(false);
     expect(checkAddress('::1', policy).allowed).toBe(false);
+  });
+
+  it('when an IPv4-compatible IPv6 address (::/96) is allowlisted as an IPv6 range, then it is allowed', () => {
+    expect(checkAddress('::7f00:1', compileAddressPolicy(['::/96']))).toEqual({ allowed: true });
+    expect(checkAddress('::7f00:1', compileAddressPolicy(['127.0.0.0/8'])).allowed).toBe(false);
   });
 
   it('when the address is not an IP, then it is refused', () => {

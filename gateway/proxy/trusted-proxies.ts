@@ -1,0 +1,45 @@
+import type net from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+type AddressRange = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+/**
+ * The proxies whose X-Forwarded-* headers the gateway believes (SETTEE_GATEWAY_TRUSTED_PROXIES),
+ * as Express's "trust proxy" or nginx's set_real_ip_from: a TLS-terminating Ingress controller
+ * reports that its client came over https, but any client could send the same header, so only a
+ * TCP peer inside one of these ranges is heard. None by default.
+ *
+ * The answer belongs to the connection, and an Ingress controller keeps its upstream connections
+ * alive: it is worked out once per socket and remembered, so a request on a known connection costs
+ * one WeakMap lookup, and with no ranges configured not even that.
+ */
+export class TrustedProxies {
+  private readonly decided = new WeakMap<net.Socket, boolean>();
+
+  private constructor(private readonly ranges: readonly AddressRange[]) {}
+
+  /** `cidrs` as validated by the gateway's config (an invalid range throws). */
+  static parse(cidrs: readonly string[]): TrustedProxies {
+    return new TrustedProxies(cidrs.map((cidr) => ipaddr.parseCIDR(cidr)));
+  }
+
+  /** Whether the peer of `socket` is a trusted proxy. */
+  trustsPeer(socket: net.Socket): boolean {
+    if (this.ranges.length === 0) return false;
+    let trusted = this.decided.get(socket);
+    if (trusted === undefined) {
+      trusted = this.trustsAddress(socket.remoteAddress);
+      this.decided.set(socket, trusted);
+    }
+    return trusted;
+  }
+
+  /** Whether `address` lies in one of the ranges; an IPv4-mapped IPv6 address is judged as IPv4. */
+  trustsAddress(address: string | undefined): boolean {
+    if (address === undefined || !ipaddr.isValid(address)) return false;
+    const parsed = ipaddr.process(address);
+    return this.ranges.some(
+      ([network, bits]) => network.kind() === parsed.kind() && parsed.match(network, bits),
+    );
+  }
+}

@@ -1,0 +1,168 @@
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
+import { waitFor } from '../../../../local/wait.js';
+import type { QueueTarget } from '../../../../gateway/queue/binding-registry.js';
+import type { QueueConfig } from '../../../../gateway/queue/config.js';
+import type { DeadLetter } from '../../../../gateway/queue/dead-letter.js';
+import { DeliveryWorker } from '../../../../gateway/queue/delivery-worker.js';
+import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/http-delivery.js';
+import { queueKeys } from '../../../../gateway/queue/keys.js';
+import { createMessage, type MessageRequest } from '../../../../gateway/queue/message.js';
+import { MessageStore } from '../../../../gateway/queue/message-store.js';
+import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
+import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/ssrf/guarded-agents.js';
+import { createMemoryLogger, type MemoryLogger } from '../../../helpers/memory-logger.js';
+import { testQueueConfig } from '../../../helpers/queue/queue-config.js';
+import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import {
+  startRecordingDestination,
+  type RecordingDestination,
+} from '../../../helpers/queue/recording-destination.js';
+import { testQueueTarget } from '../../../helpers/queue/test-queue-target.js';
+
+/**
+ * Attempts that go wrong in ways other than an error status, through a delivery worker on a real
+ * Redis and real HTTP to a destination on 127.0.0.1 (allowlisted, redirects followed): each must
+ * count as an attempt, be retried and end dead-lettered, and the logs must name the destination
+ * without its secrets.
+ */
+describe('processing a stream entry', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let destination: RecordingDestination;
+  let agents: GuardedAgents;
+  let target: QueueTarget;
+  let prefix = 0;
+  const workers: DeliveryWorker[] = [];
+  const connections: Redis[] = [];
+
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = connectTestRedis(server);
+    destination = await startRecordingDestination();
+    agents = createGuardedAgents({ policy: compileAddressPolicy(['127.0.0.0/8']) });
+    target = testQueueTarget(server);
+  });
+  afterAll(async () => {
+    agents.http.destroy();
+    redis.disconnect();
+    await destination.close();
+    await server.stop();
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop(0)));
+    for (const connection of connections.splice(0)) connection.disconnect();
+    destination.requests.length = 0;
+    destination.answer = () => ({ status: 200 });
+  });
+
+  function setup(): { config: QueueConfig; store: MessageStore } {
+    prefix += 1;
+    // Reclaiming after a minute: an entry left pending would outlast the test, not be retried in it.
+    const config = testQueueConfig({ keyPrefix: `{entry-test-${prefix}}:`, reclaimIdleMs: 60_000 });
+    return { config, store: new MessageStore(redis, queueKeys(config.keyPrefix)) };
+  }
+
+  function startWorker(config: QueueConfig, deliverer: Deliverer): MemoryLogger {
+    const memory = createMemoryLogger('debug');
+    const own = connectAsGateway(server, { blocking: false });
+    connections.push(own);
+    const worker = new DeliveryWorker({ target, redis: own, config, deliverer, logger: memory.logger });
+    workers.push(worker);
+    worker.start();
+    return memory;
+  }
+
+  const httpDeliverer = (): Deliverer => createHttpDeliverer({ agents, maxRedirects: 5 });
+
+  const request = (url: string): MessageRequest => ({
+    destination: url,
+    method: 'POST',
+    headers: { 'content-type': 'text/plain' },
+    body: Buffer.from('payload'),
+    retries: 2,
+  });
+
+  const deadLetter = (store: MessageStore): Promise<DeadLetter> =>
+    waitFor(
+      'the dead letter',
+      async () => {
+        const [letter] = await store.deadLetters(1);
+        return letter;
+      },
+      { timeoutMs: 10_000 },
+    );
+
+  it('when the destination redirects to a Location that is not a URL, then each attempt fails, is retried and the message is dead-lettered', async () => {
+    const { config, store } = setup();
+    destination.answer = () => ({ status: 302, headers: { location: 'http://[' } });
+    startWorker(config, httpDeliverer());
+    const message = createMessage(request(`${destination.baseUrl}/bad-location`));
+    await store.enqueue([message]);
+    const letter = await deadLetter(store);
+    expect(destination.attemptsOf(message.id).map((a) => a.headers['upstash-retried'])).toEqual([
+      '0',
+      '1',
+      '2',
+    ]);
+    expect(letter).toMatchObject({
+      messageId: message.id,
+      reason: 'retries-exhausted',
+      retried: 2,
+      lastStatus: 302,
+      lastError: "the 302 redirect's Location is not a URL",
+    });
+    expect(await redis.xlen(queueKeys(config.keyPrefix).stream)).toBe(0);
+  });
+
+  it('when delivering throws instead of returning a result, then it counts as a failed attempt, logged once each time, until dead-lettered', async () => {
+    const { config, store } = setup();
+    // Stands in for a bug in the deliverer: the one way to make it throw on purpose.
+    const throwing: Deliverer = async () => {
+      throw new TypeError('a bug in delivery');
+    };
+    const memory = startWorker(config, throwing);
+    const message = createMessage(request(`${destination.baseUrl}/never-reached`));
+    await store.enqueue([message]);
+    const letter = await deadLetter(store);
+    expect(letter).toMatchObject({
+      messageId: message.id,
+      reason: 'retries-exhausted',
+      retried: 2,
+      lastError: 'UNEXPECTED_DELIVERY_ERROR: a bug in delivery',
+    });
+    const unexpected = memory.entries.filter((e) => e.message === 'delivery attempt failed unexpectedly');
+    expect(unexpected.map((e) => [e.level, e.attempt])).toEqual([
+      ['error', 1],
+      ['error', 2],
+      ['error', 3],
+    ]);
+    expect(memory.entries.filter((e) => e.message === 'delivery could not be recorded')).toEqual([]);
+  });
+
+  it('when a destination with secrets in its userinfo, path and query keeps failing, then the warnings name its origin and hash only', async () => {
+    const { config, store } = setup();
+    destination.answer = () => ({ status: 500 });
+    const memory = startWorker(config, httpDeliverer());
+    const origin = destination.baseUrl;
+    const url = `${origin.replace('//', '//hookuser:USERINFO-SECRET@')}/services/T0/B0/PATH-SECRET?token=QUERY-SECRET`;
+    const message = createMessage(request(url));
+    await store.enqueue([message]);
+    await deadLetter(store);
+    const warnings = memory.entries.filter((e) => e.level === 'warn');
+    expect(warnings.map((e) => e.message)).toEqual([
+      'delivery failed',
+      'delivery failed',
+      'delivery failed',
+      'message dead-lettered',
+    ]);
+    for (const warning of warnings) {
+      expect(warning).toMatchObject({
+        destination: origin,
+        destinationHash: expect.stringMatching(/^[0-9a-f]{12}$/),
+      });
+    }
+    expect(new Set(warnings.map((e) => e.destinationHash)).size).toBe(1);
+    expect(JSON.stringify(memory.entries)).not.toMatch(/SECRET|hookuser/);
+  });
+});
