@@ -4,8 +4,10 @@ import type { Registry } from 'prom-client';
 import type { Logger } from 'winston';
 import type { ReadinessCheck } from '../operator/observability/health-server.js';
 import { errorMessage } from '../operator/observability/logger.js';
+import { truncateForEcho } from './http/errors.js';
 import { sendErrorResponse } from './http/error-response.js';
 import { createHealthRouter } from './http/health.js';
+import { normaliseRequestHead } from './http/request-head.js';
 import { logRequestWhenDebug } from './http/request-log.js';
 import { retainTickObjectShape } from './http/tick-object-shape.js';
 import type { InstanceRequestHandler } from './proxy/instance-handler.js';
@@ -51,7 +53,9 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   });
   app.use(createHealthRouter({ registry: options.registry, readiness: options.readiness }));
   app.use((req, res) => {
-    res.status(404).json({ error: 'not_found', reason: `no route for ${req.method} ${req.path}` });
+    res
+      .status(404)
+      .json({ error: 'not_found', reason: `no route for ${req.method} ${truncateForEcho(req.path)}` });
   });
   const onError: ErrorRequestHandler = (err, req, res, _next) => {
     logger.error('gateway route failed', { method: req.method, path: req.path, error: errorMessage(err) });
@@ -68,9 +72,10 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     if (draining) res.shouldKeepAlive = false;
     let target;
     try {
+      normaliseRequestHead(req);
       target = resolveRequestTarget({ url: req.url ?? '/', host: req.headers.host }, routing);
     } catch (err) {
-      logger.debug('request refused', { host: req.headers.host, error: errorMessage(err) });
+      logger.debug('request refused', { error: errorMessage(err) });
       sendErrorResponse(req, res, err, { retryAfterSeconds: options.retryAfterSeconds });
       return;
     }

@@ -69,6 +69,26 @@ export interface GatewayConfig {
     readonly headersTimeoutMs: number;
   };
 
+  /** How long clients may keep the gateway waiting on them, and how many may connect. */
+  readonly clients: {
+    /**
+     * SETTEE_GATEWAY_CLIENT_HEADERS_TIMEOUT (60s): a request's head (request line and headers) must
+     * be complete this long after its first byte; else 408 and the connection closes (a client
+     * dribbling header lines, slowloris).
+     */
+    readonly headersTimeoutMs: number;
+    /**
+     * SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT (65s): how long a client connection may stay silent while
+     * the gateway waits on it: before its first request, between keep-alive requests, and in the
+     * middle of a request body (then 408, or a cut connection once the response has started). A
+     * response being streamed, a quiet continuous _changes included, is never cut. Above the 60 s
+     * idle timeout of common load balancers, so they, not the gateway, close a pooled connection.
+     */
+    readonly idleTimeoutMs: number;
+    /** SETTEE_GATEWAY_MAX_CONNECTIONS (0 = no limit): client connections beyond it are dropped on accept. */
+    readonly maxConnections: number | undefined;
+  };
+
   /** SETTEE_LOG_LEVEL (info): error, warn, info or debug. */
   readonly logLevel: LogLevel;
   /** SETTEE_SHUTDOWN_TIMEOUT (30s): on SIGTERM, how long requests in flight may take before they are cut. */
@@ -127,6 +147,12 @@ export function loadGatewayConfig(
       }),
       idleTimeoutMs: read.durationMs('SETTEE_GATEWAY_UPSTREAM_IDLE_TIMEOUT', 30_000, { minMs: 1 }),
       headersTimeoutMs: read.durationMs('SETTEE_GATEWAY_UPSTREAM_HEADERS_TIMEOUT', 300_000, { minMs: 1 }),
+    },
+    clients: {
+      headersTimeoutMs: read.durationMs('SETTEE_GATEWAY_CLIENT_HEADERS_TIMEOUT', 60_000, { minMs: 1 }),
+      idleTimeoutMs: read.durationMs('SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT', 65_000, { minMs: 1 }),
+      maxConnections:
+        read.integer('SETTEE_GATEWAY_MAX_CONNECTIONS', 0, { min: 0, max: 10_000_000 }) || undefined,
     },
     logLevel: read.oneOf('SETTEE_LOG_LEVEL', LOG_LEVELS, 'info'),
     shutdownTimeoutMs: read.durationMs('SETTEE_SHUTDOWN_TIMEOUT', 30_000, { minMs: 1 }),

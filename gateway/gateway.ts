@@ -131,6 +131,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     host: config.listen.host,
     port: config.listen.port,
     tls: config.tls,
+    clients: config.clients,
     logger,
   });
 

@@ -25,6 +25,8 @@ const ANSWERS: Record<GatewayErrorCode, ErrorAnswer> = {
   WAKE_TIMEOUT: { status: 503, error: 'service_unavailable', retry: true },
   HOLD_QUEUE_FULL: { status: 503, error: 'service_unavailable', retry: true },
   SHUTTING_DOWN: { status: 503, error: 'service_unavailable', retry: true },
+  CLIENT_BODY_TIMEOUT: { status: 408, error: 'request_timeout', retry: false },
+  METHOD_NOT_ALLOWED: { status: 405, error: 'method_not_allowed', retry: false },
 };
 
 const UNEXPECTED: ErrorAnswer = { status: 500, error: 'internal_server_error', retry: false };

@@ -14,21 +14,43 @@ export type GatewayErrorCode =
   | 'UPSTREAM_TIMEOUT'
   | 'WAKE_TIMEOUT'
   | 'HOLD_QUEUE_FULL'
-  | 'SHUTTING_DOWN';
+  | 'SHUTTING_DOWN'
+  | 'CLIENT_BODY_TIMEOUT'
+  | 'METHOD_NOT_ALLOWED';
 
 export abstract class GatewayError extends DomainError<GatewayErrorCode> {}
 
+/** The most of a client's own input (a path, a Host) an error message repeats back. */
+const ECHO_LIMIT = 200;
+
+/**
+ * `text` cut to ECHO_LIMIT characters, for error messages that quote what the client sent: a 15 KB
+ * path would otherwise come back whole in the answer and go whole into the log.
+ */
+export function truncateForEcho(text: string): string {
+  return text.length > ECHO_LIMIT ? `${text.slice(0, ECHO_LIMIT)}...` : text;
+}
+
 export class MalformedHostError extends GatewayError {
   readonly code = 'MALFORMED_HOST';
-  constructor(readonly host: string) {
-    super(`the Host header ${JSON.stringify(host)} does not name an instance as <name>.<namespace>.<domain>`);
+  /**
+   * `problem` completes the sentence about the host; the usual one is that it names no instance,
+   * others are a repeated Host header or the host of an absolute-form request target.
+   */
+  constructor(
+    readonly host: string,
+    problem = 'does not name an instance as <name>.<namespace>.<domain>',
+  ) {
+    super(`the Host header ${JSON.stringify(truncateForEcho(host))} ${problem}`);
   }
 }
 
 export class MalformedInstancePathError extends GatewayError {
   readonly code = 'MALFORMED_INSTANCE_PATH';
   constructor(readonly path: string) {
-    super(`the path ${JSON.stringify(path)} does not name an instance as /db/<namespace>/<name>/`);
+    super(
+      `the path ${JSON.stringify(truncateForEcho(path))} does not name an instance as /db/<namespace>/<name>/`,
+    );
   }
 }
 
@@ -99,6 +121,26 @@ export class HoldQueueFullError extends GatewayError {
     super(
       `the instance ${instance.namespace}/${instance.name} is starting and ${limit} requests already wait for it`,
     );
+  }
+}
+
+/**
+ * A client sent part of a request body and then nothing for the client idle timeout
+ * (SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT): it would otherwise hold its connection, and the upstream
+ * request the body streams into, for as long as it likes.
+ */
+export class ClientBodyTimeoutError extends GatewayError {
+  readonly code = 'CLIENT_BODY_TIMEOUT';
+  constructor(readonly timeoutMs: number) {
+    super(`the request body stopped arriving for ${timeoutMs} ms`);
+  }
+}
+
+/** CONNECT: the gateway is no tunnelling proxy. */
+export class MethodNotAllowedError extends GatewayError {
+  readonly code = 'METHOD_NOT_ALLOWED';
+  constructor(readonly method: string) {
+    super(`the gateway does not serve ${truncateForEcho(method)} requests`);
   }
 }
 

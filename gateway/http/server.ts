@@ -3,6 +3,8 @@ import https from 'node:https';
 import type { Logger } from 'winston';
 import { listen } from '../../operator/observability/listen.js';
 import { readCertificatePair, watchCertificate, type CertificateFiles } from './certificate-reloader.js';
+import { ClientSilenceGuard } from './client-silence.js';
+import { refuseConnect } from './refuse-connect.js';
 
 export interface ListeningServer {
   readonly port: number;
@@ -15,17 +17,34 @@ export interface ListeningServer {
   close(graceMs: number): Promise<void>;
 }
 
+/** How long clients may keep the gateway waiting, and how many may connect: see GatewayConfig.clients. */
+export interface ClientConnectionLimits {
+  /** A request head must be complete this long after its first byte, else 408 and close. */
+  readonly headersTimeoutMs: number;
+  /** A connection silent this long while the gateway waits on it is closed: see client-silence.ts. */
+  readonly idleTimeoutMs: number;
+  /** Connections beyond this are dropped on accept; undefined = no limit. */
+  readonly maxConnections: number | undefined;
+}
+
 export interface StartServerOptions {
   listener: http.RequestListener;
   host: string;
   port: number;
   /** Served over HTTPS when set; a renewed pair is picked up from the files without a restart. */
   tls: CertificateFiles | undefined;
+  clients: ClientConnectionLimits;
   logger: Logger;
 }
 
-/** Node's default cuts a request whose body is still arriving after 5 minutes: too short for big attachments. */
+/**
+ * Node's requestTimeout bounds the time to receive a whole request: set, it would cut a big
+ * attachment upload that is still arriving, however steadily. A stalled body is found by the idle
+ * timeout instead (client-silence.ts).
+ */
 const NO_REQUEST_TIMEOUT = 0;
+/** Node's own sweep interval for headersTimeout; a shorter timeout is swept four times as often. */
+const MAX_CONNECTIONS_CHECKING_INTERVAL_MS = 30_000;
 const IDLE_SWEEP_INTERVAL_MS = 50;
 /**
  * TCP keepalive on client connections, after this much silence. A client that vanished (a laptop
@@ -36,16 +55,34 @@ const IDLE_SWEEP_INTERVAL_MS = 50;
 const TCP_KEEPALIVE_INITIAL_DELAY_MS = 60_000;
 
 export async function startServer(options: StartServerOptions): Promise<ListeningServer> {
+  const { clients } = options;
   const serverOptions: http.ServerOptions = {
     requestTimeout: NO_REQUEST_TIMEOUT,
-    keepAliveTimeout: 65_000,
+    // Given explicitly: left unset, Node takes min(60 s, requestTimeout), which is 0 (off) here.
+    headersTimeout: clients.headersTimeoutMs,
+    // Node checks headersTimeout only on a periodic sweep; this keeps a cut at most a quarter late.
+    connectionsCheckingInterval: Math.min(
+      MAX_CONNECTIONS_CHECKING_INTERVAL_MS,
+      Math.max(1, Math.ceil(clients.headersTimeoutMs / 4)),
+    ),
+    keepAliveTimeout: clients.idleTimeoutMs,
     keepAlive: true,
     keepAliveInitialDelay: TCP_KEEPALIVE_INITIAL_DELAY_MS,
   };
+  const silence = new ClientSilenceGuard({ idleTimeoutMs: clients.idleTimeoutMs, logger: options.logger });
+  const listener = silence.track(options.listener);
   const certificate = options.tls && (await readCertificatePair(options.tls));
   const server = certificate
-    ? https.createServer({ ...serverOptions, ...certificate }, options.listener)
-    : http.createServer(serverOptions, options.listener);
+    ? https.createServer({ ...serverOptions, ...certificate }, listener)
+    : http.createServer(serverOptions, listener);
+  server.setTimeout(clients.idleTimeoutMs, silence.onTimeout);
+  // No cap unless configured: a full server refuses everyone alike, the good clients with the bad,
+  // and the timeouts already bound how long a slow client holds a connection. The limits that can
+  // tell clients apart (connections per source address) belong to the Ingress or load balancer in
+  // front; a cap here is for a gateway exposed directly, set below its file-descriptor limit so
+  // that upstream connections still find descriptors.
+  if (clients.maxConnections !== undefined) server.maxConnections = clients.maxConnections;
+  server.on('connect', refuseConnect);
   const port = await listen(server, options);
   const reloader =
     options.tls && certificate

@@ -2,7 +2,8 @@ import type http from 'node:http';
 import type { Dispatcher } from 'undici';
 import { buildClientHeaders, buildUpstreamHeaders, type ResponseHeaderRewrites } from './forward-headers.js';
 import type { ForwardedFor } from './forwarded-for.js';
-import { rewriteLocation, rewriteSetCookiePath } from './response-rewrite.js';
+import { isolatesResponse, PATH_FORM_ISOLATION_HEADERS } from './path-form-isolation.js';
+import { rewriteLocation, rewriteSetCookie } from './response-rewrite.js';
 
 export interface ForwardOptions {
   req: http.IncomingMessage;
@@ -71,6 +72,8 @@ class ForwardExchange implements Dispatcher.DispatchHandlers, UpstreamExchange, 
   private resume: (() => void) | undefined;
   private waitingForDrain = false;
   private finished = false;
+  /** The gateway answered the client itself meanwhile: see onHeaders. */
+  private superseded = false;
 
   constructor(private readonly options: ForwardOptions) {}
 
@@ -84,14 +87,20 @@ class ForwardExchange implements Dispatcher.DispatchHandlers, UpstreamExchange, 
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
     if (statusCode < 200) return true; // informational; the final response follows
+    const { res, basePath, upstreamPath } = this.options;
+    if (res.headersSent) {
+      // The client got a 408 for a body that stopped arriving (client-silence.ts) and its
+      // connection is closing: the instance's answer has nowhere to go.
+      this.superseded = true;
+      this.abortUpstream?.(new Error('the gateway already answered the client'));
+      return false;
+    }
     this.resume = resume;
+    const headers = buildClientHeaders(rawHeaders, this, this.options.extraHeaders);
+    if (isolatesResponse(basePath, upstreamPath)) headers.push(...PATH_FORM_ISOLATION_HEADERS);
     // No cork of our own: node:http corks the socket on the first write and flushes on the next
     // tick, so the head and a body that arrived in the same read leave in one write.
-    this.options.res.writeHead(
-      statusCode,
-      statusText,
-      buildClientHeaders(rawHeaders, this, this.options.extraHeaders),
-    );
+    res.writeHead(statusCode, statusText, headers);
     return true;
   }
 
@@ -113,19 +122,19 @@ class ForwardExchange implements Dispatcher.DispatchHandlers, UpstreamExchange, 
 
   onError(err: Error): void {
     this.finished = true;
-    this.options.errors.onUpstreamError(err, this.options.res.headersSent);
+    if (!this.superseded) this.options.errors.onUpstreamError(err, this.options.res.headersSent);
   }
 
   locationForClient(location: string): string {
-    const { options } = this;
+    const { basePath, forwarded, origin } = this.options;
     return rewriteLocation(location, {
-      basePath: options.basePath,
-      publicOrigin: `${options.forwarded.proto}://${options.forwarded.host ?? ''}`,
-      upstreamOrigin: options.origin,
+      basePath,
+      publicOrigin: forwarded.host === undefined ? undefined : `${forwarded.proto}://${forwarded.host}`,
+      upstreamOrigin: origin,
     });
   }
 
   setCookieForClient(cookie: string): string {
-    return rewriteSetCookiePath(cookie, this.options.basePath);
+    return rewriteSetCookie(cookie, this.options.basePath);
   }
 }

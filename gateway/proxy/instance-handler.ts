@@ -113,6 +113,18 @@ class InstanceRequest implements UpstreamErrorListener {
   }
 
   onUpstreamError(err: Error, responseStarted: boolean): void {
+    if (this.res.destroyed) {
+      // The client went away (its close aborted the upstream request, or its upload broke off): no
+      // fault of the instance's, and nobody left to answer. nginx logs it as 499; every client of
+      // a continuous _changes feed ends this way, so it is neither a warning nor an error count.
+      this.options.logger.debug('client closed the connection before its response ended', {
+        instance: this.target.key,
+        method: this.req.method,
+        responseStarted,
+        error: errorMessage(err),
+      });
+      return;
+    }
     // A refused connection sent nothing: the instance went away (hibernated) since the address
     // was cached. Without a body to replay, the request can go the wake path.
     const refused = (err as NodeJS.ErrnoException).code === 'ECONNREFUSED';

@@ -196,6 +196,45 @@ describe('the gateway routes instance requests and passes headers as a proxy mus
     ]);
   });
 
+  it('when the instance sets cookies with several Paths, odd spellings or a Domain, then the path form scopes each to the prefix and neither form passes the Domain on', async () => {
+    const prefix = `/db/${namespace.name}/echo`;
+    const pathForm = await request(`${base}/cookies`);
+    expect(pathForm.headers['set-cookie']).toEqual([
+      `Y=2; Path=${prefix}/x`,
+      `A=1; Path=${prefix}`,
+      `B=1; Path=${prefix}`,
+      `X=1; Path=${prefix}`,
+    ]);
+    const hostForm = await request(`${gateway.url}/cookies`, {
+      headers: { Host: `echo.${namespace.name}.${DOMAIN}` },
+    });
+    expect(hostForm.headers['set-cookie']).toEqual([
+      'Y=2; Path=/_utils;Path=/x',
+      'A=1; Path =/',
+      'B=1; Path="/"',
+      'X=1',
+    ]);
+  });
+
+  it('when an HTML attachment is served in the path form, then it is sandboxed and not sniffed; under /_utils/ and in the host form it is not', async () => {
+    const values = (response: { rawHeaders: string[] }, name: string): string[] =>
+      response.rawHeaders.filter((_, i) => i % 2 === 1 && response.rawHeaders[i - 1]?.toLowerCase() === name);
+    const attachment = await request(`${base}/db/doc/page.html`);
+    expect(attachment.headers['content-type']).toBe('text/html');
+    expect(values(attachment, 'content-security-policy')).toEqual(["default-src 'self'", 'sandbox']);
+    expect(values(attachment, 'x-content-type-options')).toEqual(['nosniff']);
+    const fauxton = await request(`${base}/_utils/index.html`);
+    expect(values(fauxton, 'content-security-policy')).toEqual(["default-src 'self'"]);
+    expect(values(fauxton, 'x-content-type-options')).toEqual([]);
+    const outOfFauxton = await request(`${base}/_utils/%2e%2e/db/doc/page.html`);
+    expect(values(outOfFauxton, 'content-security-policy')).toEqual(["default-src 'self'", 'sandbox']);
+    const hostForm = await request(`${gateway.url}/db/doc/page.html`, {
+      headers: { Host: `echo.${namespace.name}.${DOMAIN}` },
+    });
+    expect(values(hostForm, 'content-security-policy')).toEqual(["default-src 'self'"]);
+    expect(values(hostForm, 'x-content-type-options')).toEqual([]);
+  });
+
   it('when any method is used, COPY and a chunked upload included, then it reaches the instance as sent', async () => {
     expect(
       (await echoed(`${base}/db/doc`, { method: 'COPY', headers: { Destination: 'doc2' } })).method,

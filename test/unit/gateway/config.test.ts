@@ -21,6 +21,11 @@ describe('loadGatewayConfig', () => {
       headersTimeoutMs: 300_000,
     });
     expect(config.trustedProxies).toEqual([]);
+    expect(config.clients).toEqual({
+      headersTimeoutMs: 60_000,
+      idleTimeoutMs: 65_000,
+      maxConnections: undefined,
+    });
     expect(Object.isFrozen(config.wake)).toBe(true);
   });
 
@@ -35,6 +40,9 @@ describe('loadGatewayConfig', () => {
       SETTEE_GATEWAY_ACTIVITY_INTERVAL: '250ms',
       SETTEE_GATEWAY_UPSTREAM_HEADERS_TIMEOUT: '90s',
       SETTEE_GATEWAY_TRUSTED_PROXIES: ' 10.42.0.0/16, fd00:42::/64 ,',
+      SETTEE_GATEWAY_CLIENT_HEADERS_TIMEOUT: '10s',
+      SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT: '2m',
+      SETTEE_GATEWAY_MAX_CONNECTIONS: '20000',
     });
     expect(config.listen.port).toBe(0);
     expect(config.domain).toBe('couch.example.com');
@@ -44,6 +52,11 @@ describe('loadGatewayConfig', () => {
     expect(config.activity.reportIntervalMs).toBe(250);
     expect(config.upstream.headersTimeoutMs).toBe(90_000);
     expect(config.trustedProxies).toEqual(['10.42.0.0/16', 'fd00:42::/64']);
+    expect(config.clients).toEqual({
+      headersTimeoutMs: 10_000,
+      idleTimeoutMs: 120_000,
+      maxConnections: 20_000,
+    });
   });
 
   it('when a trusted proxy range is not a CIDR range, then each one is named in its own problem', () => {
@@ -71,11 +84,14 @@ describe('loadGatewayConfig', () => {
         SETTEE_GATEWAY_DOMAIN: 'not a domain',
         SETTEE_GATEWAY_WAKE_TIMEOUT: 'soon',
         SETTEE_GATEWAY_UPSTREAM_HEADERS_TIMEOUT: '0s',
+        SETTEE_GATEWAY_CLIENT_HEADERS_TIMEOUT: '0s',
+        SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT: 'never',
+        SETTEE_GATEWAY_MAX_CONNECTIONS: '-1',
       });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).problems).toHaveLength(5);
+    expect((error as ConfigError).problems).toHaveLength(8);
   });
 });

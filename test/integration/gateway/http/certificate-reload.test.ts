@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import tls from 'node:tls';
+import { loadGatewayConfig } from '../../../../gateway/config.js';
 import { startServer, type ListeningServer } from '../../../../gateway/http/server.js';
 import { generateControlPlanePki, type KeyPair } from '../../../../local/pki.js';
 import { waitFor } from '../../../../local/wait.js';
@@ -76,6 +77,7 @@ describe('the gateway listener reloads its TLS certificate when the files change
       host: '127.0.0.1',
       port: 0,
       tls: files,
+      clients: loadGatewayConfig({}).clients,
       logger: createLogger({ level: 'info', component: 'gateway', stream }),
     });
     return server;

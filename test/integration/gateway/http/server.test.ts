@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
+import { loadGatewayConfig } from '../../../../gateway/config.js';
 import { startServer } from '../../../../gateway/http/server.js';
 import { createSilentLogger } from '../../../../operator/observability/logger.js';
 
@@ -14,6 +15,7 @@ describe('the gateway listener shutdown', () => {
       host: '127.0.0.1',
       port: 0,
       tls: undefined,
+      clients: loadGatewayConfig({}).clients,
       logger: createSilentLogger(),
     });
     const agent = new http.Agent({ keepAlive: true });
@@ -43,6 +45,7 @@ describe('the gateway listener shutdown', () => {
       host: '127.0.0.1',
       port: 0,
       tls: undefined,
+      clients: loadGatewayConfig({}).clients,
       logger: createSilentLogger(),
     });
     const client = net.connect(server.port, '127.0.0.1');

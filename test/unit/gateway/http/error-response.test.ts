@@ -1,7 +1,10 @@
 import {
+  ClientBodyTimeoutError,
   HoldQueueFullError,
   InstanceDeletingError,
   MalformedHostError,
+  MalformedInstancePathError,
+  MethodNotAllowedError,
   UnknownInstanceError,
   UpstreamError,
   UpstreamTimeoutError,
@@ -28,6 +31,30 @@ describe('buildErrorResponse', () => {
     expect(buildErrorResponse(new MalformedHostError('a b'), options)).toMatchObject({
       status: 400,
       body: { error: 'bad_request' },
+    });
+  });
+
+  it('when the client sent a very long path or host, then the reason repeats only the first 200 characters of it', () => {
+    const path = `/db/${'x'.repeat(15_000)}/a/`;
+    const reason = buildErrorResponse(new MalformedInstancePathError(path), options).body.reason;
+    expect(reason).toBe(
+      `the path "/db/${'x'.repeat(196)}..." does not name an instance as /db/<namespace>/<name>/`,
+    );
+    const host = buildErrorResponse(new MalformedHostError('h'.repeat(5_000)), options).body.reason;
+    expect(host.length).toBeLessThan(300);
+  });
+
+  it('when a request body stopped arriving, then the answer is 408 request_timeout', () => {
+    expect(buildErrorResponse(new ClientBodyTimeoutError(65_000), options)).toMatchObject({
+      status: 408,
+      body: { error: 'request_timeout', reason: 'the request body stopped arriving for 65000 ms' },
+    });
+  });
+
+  it('when the method is CONNECT, then the answer is 405 method_not_allowed', () => {
+    expect(buildErrorResponse(new MethodNotAllowedError('CONNECT'), options)).toMatchObject({
+      status: 405,
+      body: { error: 'method_not_allowed', reason: 'the gateway does not serve CONNECT requests' },
     });
   });
 
