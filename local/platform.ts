@@ -12,6 +12,7 @@ import { locateKubeTools } from './kube-tools.js';
 import { loadManifests } from './manifests.js';
 import { launchOnFreePort, type Launched } from './launch.js';
 import { isAddressInUse, ProcessExitedError, startProcess, type ManagedProcess } from './process.js';
+import { supervise } from './supervise.js';
 import { waitFor } from './wait.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -102,13 +103,21 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
           SETTEE_SIGNING_MASTER_SECRET: crypto.randomBytes(32).toString('hex'),
           // The gateway owns the well-known port; the operator's /metrics takes any free one.
           SETTEE_METRICS_PORT: '0',
+          // One identity across restarts: a run started after one that exited holds the Lease at
+          // once instead of waiting for it to expire.
+          SETTEE_LEADER_ELECTION_IDENTITY: 'local-operator',
         },
       },
     ];
+    // Restarted when they exit, as their Deployments would be: the operator exits on losing its Lease.
     for (const component of components) {
-      const proc = startComponent(component, run);
-      say(`started ${component.name} (pid ${proc.pid})`);
-      stops.push(() => proc.stop(10_000));
+      const supervised = supervise({
+        name: component.name,
+        start: () => startComponent(component, run),
+        log: say,
+      });
+      say(`started ${component.name} (pid ${supervised.current().pid})`);
+      stops.push(() => supervised.stop(10_000));
     }
 
     const objects = makeObjectClient(kubeConfig);

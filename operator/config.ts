@@ -3,6 +3,8 @@ import os from 'node:os';
 import { readCouchInstanceConfig, type CouchInstanceConfig } from './controllers/couch-instance/config.js';
 import { readQueueBindingConfig, type QueueBindingConfig } from './controllers/queue-binding/config.js';
 import { deepFreeze, EnvReader } from './env-reader.js';
+import { DEFAULT_KUBE_REQUEST_TIMEOUT_MS } from './kube/clients.js';
+import { DEFAULT_WATCH_TIMEOUT, type WatchTimeoutPolicy } from './kube/watch.js';
 import { LOG_LEVELS, type LogLevel } from './observability/logger.js';
 import type { BackoffPolicy } from './runtime/backoff.js';
 
@@ -21,6 +23,17 @@ export interface OperatorConfig {
     readonly resyncPeriodMs: number;
     /** SETTEE_BACKOFF_BASE (100ms) and SETTEE_BACKOFF_MAX (2m): per-object retry delay after a failed reconcile, doubling up to the max. */
     readonly backoff: BackoffPolicy;
+  };
+
+  readonly kube: {
+    /** SETTEE_KUBE_REQUEST_TIMEOUT (30s): deadline of each Kubernetes API call, answer included; watches are not calls. */
+    readonly requestTimeoutMs: number;
+    /**
+     * SETTEE_KUBE_WATCH_TIMEOUT (5m): each watch ends after a random time between this and twice
+     * this and resumes where it was; one whose connection died silently is given up half this
+     * (at most 30 s) later, so no cache stays frozen for longer.
+     */
+    readonly watchTimeout: WatchTimeoutPolicy;
   };
 
   readonly leaderElection: {
@@ -89,8 +102,21 @@ export function loadOperatorConfig(
   if (retryPeriodMs >= renewDeadlineMs)
     read.problem('SETTEE_LEASE_RETRY_PERIOD must be shorter than SETTEE_LEASE_RENEW_DEADLINE');
 
+  const watchTimeoutMinMs = read.durationMs('SETTEE_KUBE_WATCH_TIMEOUT', DEFAULT_WATCH_TIMEOUT.minMs, {
+    minMs: 1_000,
+  });
+
   const config: OperatorConfig = {
     watchNamespace,
+    kube: {
+      requestTimeoutMs: read.durationMs('SETTEE_KUBE_REQUEST_TIMEOUT', DEFAULT_KUBE_REQUEST_TIMEOUT_MS, {
+        minMs: 1,
+      }),
+      watchTimeout: {
+        minMs: watchTimeoutMinMs,
+        graceMs: Math.min(DEFAULT_WATCH_TIMEOUT.graceMs, Math.round(watchTimeoutMinMs / 2)),
+      },
+    },
     controllers: {
       workers: read.integer('SETTEE_WORKERS', 4, { min: 1, max: 256 }),
       resyncPeriodMs: read.durationMs('SETTEE_RESYNC_PERIOD', 600_000),

@@ -14,10 +14,15 @@ function loadConfigOrExit(): OperatorConfig {
   }
 }
 
+/** The exit code of a replica that lost its Lease: not a crash, but it must restart to stand again. */
+const EXIT_LOST_LEADERSHIP = 3;
+
 /**
  * The operator process: environment -> config -> kubeconfig (KUBECONFIG or in-cluster) ->
  * startOperator (operator.ts) -> signals. SIGTERM/SIGINT shut down gracefully within
- * SETTEE_SHUTDOWN_TIMEOUT; a second signal exits at once.
+ * SETTEE_SHUTDOWN_TIMEOUT; a second signal exits at once. A replica that lost its Lease exits
+ * with EXIT_LOST_LEADERSHIP once its reconciles stopped or a short grace passed (leader-election.ts),
+ * so that nothing it still had in flight writes while a new leader acts; it restarts as a standby.
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -27,7 +32,17 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
-  const operator = await startOperator({ config, kubeConfig: loadKubeConfig(), logger });
+  const operator = await startOperator({
+    config,
+    kubeConfig: loadKubeConfig(),
+    logger,
+    onLostLeadership: () => {
+      logger.error('exiting after losing leadership; restarting as a standby', {
+        exitCode: EXIT_LOST_LEADERSHIP,
+      });
+      process.exit(EXIT_LOST_LEADERSHIP);
+    },
+  });
 
   let shuttingDown = false;
   const shutDown = (signal: NodeJS.Signals): void => {

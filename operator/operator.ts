@@ -21,6 +21,11 @@ export interface StartOperatorOptions {
   logger: Logger;
   /** Defaults to REGISTERED_CONTROLLERS; tests pass their own. */
   controllers?: readonly ControllerRegistration[];
+  /**
+   * This replica lost the Lease and has stopped reconciling (or the grace for that ran out); it
+   * never leads again. main.ts exits; by default nothing happens (tests).
+   */
+  onLostLeadership?: () => void;
 }
 
 export interface RunningOperator {
@@ -42,11 +47,12 @@ export interface RunningOperator {
 export async function startOperator(options: StartOperatorOptions): Promise<RunningOperator> {
   const { config, kubeConfig, logger } = options;
   const metrics = createOperatorMetrics();
-  const clients = makeKubeClients(kubeConfig);
+  const clients = makeKubeClients(kubeConfig, { requestTimeoutMs: config.kube.requestTimeoutMs });
   const informers = new InformerFactory({
     kubeConfig,
     namespace: config.watchNamespace,
     logger,
+    watchTimeout: config.kube.watchTimeout,
     onRestart: (resource) => metrics.countInformerRestart(resourceCollectionPath(resource)),
   });
   const events = new KubeEventRecorder({
@@ -94,6 +100,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
         logger,
         onStartedLeading: startControllers,
         onStoppedLeading: stopControllers,
+        onLostLeadership: () => options.onLostLeadership?.(),
       })
     : undefined;
 

@@ -4,9 +4,17 @@ import {
   AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
+  createConfiguration,
   CustomObjectsApi,
+  IsomorphicFetchHttpLibrary,
   KubeConfig,
   KubernetesObjectApi,
+  ResponseContext,
+  ServerConfiguration,
+  wrapHttpLibrary,
+  type Configuration,
+  type HttpLibrary,
+  type RequestContext,
 } from '@kubernetes/client-node';
 
 export type { KubeConfig };
@@ -48,6 +56,73 @@ export function withPooledConnections(kubeConfig: KubeConfig): KubeConfig {
   return kubeConfig;
 }
 
+/** SETTEE_KUBE_REQUEST_TIMEOUT's default: far above any healthy call, and no reconcile waits forever. */
+export const DEFAULT_KUBE_REQUEST_TIMEOUT_MS = 30_000;
+
+/** An API call got no complete answer within the request timeout: the API server or the path to it hangs. */
+export class KubeRequestTimeoutError extends Error {
+  readonly code = 'KUBE_REQUEST_TIMEOUT';
+  constructor(
+    readonly request: { method: string; path: string },
+    readonly timeoutMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`${request.method} ${request.path} got no answer within ${timeoutMs} ms`, options);
+    this.name = 'KubeRequestTimeoutError';
+  }
+}
+
+/**
+ * client-node 1.4 sends every typed call through node-fetch without a signal, so a call on a
+ * connection that went silent (a pooled keep-alive socket whose peer vanished) waits forever and
+ * holds its reconcile with it. This transport gives each call a deadline covering the answer's
+ * body too, read here in full so that the timeout error is ours. Watches do not come through here
+ * (watch.ts has its own deadline): they are long on purpose.
+ */
+function timedTransport(timeoutMs: number): HttpLibrary {
+  const fetchLibrary = new IsomorphicFetchHttpLibrary();
+  return wrapHttpLibrary({
+    async send(request: RequestContext): Promise<ResponseContext> {
+      const signal = AbortSignal.timeout(timeoutMs);
+      request.setSignal(signal);
+      try {
+        const response = await fetchLibrary.send(request).toPromise();
+        const bytes = await response.body.binary();
+        return new ResponseContext(response.httpStatusCode, response.headers, {
+          binary: () => Promise.resolve(bytes),
+          text: () => Promise.resolve(bytes.toString('utf8')),
+        });
+      } catch (err) {
+        if (!signal.aborted) throw err;
+        const path = new URL(request.getUrl()).pathname;
+        throw new KubeRequestTimeoutError({ method: request.getHttpMethod(), path }, timeoutMs, {
+          cause: err,
+        });
+      }
+    },
+  });
+}
+
+/** What kubeConfig.makeApiClient builds, with the timed transport. */
+function apiConfiguration(kubeConfig: KubeConfig, requestTimeoutMs: number): Configuration {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  return createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server, {}),
+    authMethods: { default: kubeConfig },
+    httpApi: timedTransport(requestTimeoutMs),
+  });
+}
+
+/** KubernetesObjectApi.makeApiClient, with a configuration of our own. */
+class ObjectApi extends KubernetesObjectApi {
+  static create(kubeConfig: KubeConfig, configuration: Configuration): KubernetesObjectApi {
+    const client = new ObjectApi(configuration);
+    client.setDefaultNamespace(kubeConfig);
+    return client;
+  }
+}
+
 /** Every API client the operator uses, made once from one kubeconfig. */
 export interface KubeClients {
   kubeConfig: KubeConfig;
@@ -60,13 +135,22 @@ export interface KubeClients {
   coordination: CoordinationV1Api;
 }
 
-export function makeKubeClients(kubeConfig: KubeConfig): KubeClients {
+export interface KubeClientOptions {
+  /** Deadline of each API call, answer included (DEFAULT_KUBE_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs?: number;
+}
+
+export function makeKubeClients(kubeConfig: KubeConfig, options: KubeClientOptions = {}): KubeClients {
+  const configuration = apiConfiguration(
+    kubeConfig,
+    options.requestTimeoutMs ?? DEFAULT_KUBE_REQUEST_TIMEOUT_MS,
+  );
   return {
     kubeConfig,
-    objects: KubernetesObjectApi.makeApiClient(kubeConfig),
-    core: kubeConfig.makeApiClient(CoreV1Api),
-    apps: kubeConfig.makeApiClient(AppsV1Api),
-    customObjects: kubeConfig.makeApiClient(CustomObjectsApi),
-    coordination: kubeConfig.makeApiClient(CoordinationV1Api),
+    objects: ObjectApi.create(kubeConfig, configuration),
+    core: new CoreV1Api(configuration),
+    apps: new AppsV1Api(configuration),
+    customObjects: new CustomObjectsApi(configuration),
+    coordination: new CoordinationV1Api(configuration),
   };
 }

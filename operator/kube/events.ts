@@ -9,6 +9,7 @@ import {
 import type { Logger } from 'winston';
 import { errorMessage } from '../observability/logger.js';
 import { callKube, isNotFound } from './errors.js';
+import { DEFAULT_EVENT_SPAM_POLICY, EventSpamFilter, type EventSpamPolicy } from './event-spam-filter.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -35,6 +36,8 @@ export interface EventRecorderOptions {
   logger: Logger;
   /** How many distinct events to remember for counting repeats; the oldest are forgotten first. */
   cacheSize?: number;
+  /** Per object and reason, how many Events may be written (DEFAULT_EVENT_SPAM_POLICY). */
+  spamPolicy?: EventSpamPolicy;
   now?: () => Date;
 }
 
@@ -45,27 +48,34 @@ interface SeenEvent {
 }
 
 /**
- * core/v1 Events. A repeat of the same (object, type, reason, message) bumps `count` and
- * `lastTimestamp` of the Event already written instead of writing another, like client-go's
- * recorder, so a flapping condition does not flood etcd.
+ * core/v1 Events, like client-go's recorder and EventCorrelator: a repeat of the same (object,
+ * type, reason, message) bumps `count` and `lastTimestamp` of the Event already written instead of
+ * writing another, and each (object, reason) has a token bucket that every write takes from, so
+ * one object that fails again and again, in ever new words, cannot flood etcd. What the bucket
+ * refuses is dropped (and logged at debug level).
  */
 export class KubeEventRecorder implements EventRecorder {
   private readonly seen = new Map<string, SeenEvent>();
+  private readonly spam: EventSpamFilter;
   private readonly now: () => Date;
 
   constructor(private readonly options: EventRecorderOptions) {
     this.now = options.now ?? (() => new Date());
+    this.spam = new EventSpamFilter(options.spamPolicy ?? DEFAULT_EVENT_SPAM_POLICY);
   }
 
   async record(involved: KubernetesObject, event: EventRecord): Promise<void> {
     const metadata = involved.metadata ?? {};
     const namespace = metadata.namespace ?? 'default';
-    const dedupKey = [
-      metadata.uid ?? `${namespace}/${metadata.name}`,
-      event.type,
-      event.reason,
-      event.message,
-    ].join('\u0000');
+    const objectId = metadata.uid ?? `${namespace}/${metadata.name}`;
+    if (!this.spam.allow([objectId, event.reason].join('\u0000'), this.now().getTime())) {
+      this.options.logger.debug('Event dropped: too many of this reason for this object', {
+        reason: event.reason,
+        involved: `${metadata.namespace ?? ''}/${metadata.name ?? ''}`,
+      });
+      return;
+    }
+    const dedupKey = [objectId, event.type, event.reason, event.message].join('\u0000');
     try {
       const previous = this.seen.get(dedupKey);
       if (previous && (await this.bump(previous))) return;

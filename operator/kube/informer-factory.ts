@@ -3,6 +3,7 @@ import type { Logger } from 'winston';
 import type { BackoffPolicy } from '../runtime/backoff.js';
 import { DEFAULT_INFORMER_RESTART_BACKOFF, ResilientInformer, type Informer } from './informer.js';
 import { resourceIdentity, type WatchedResource } from './resource-path.js';
+import type { WatchTimeoutPolicy } from './watch.js';
 
 export interface InformerFactoryOptions {
   kubeConfig: KubeConfig;
@@ -10,6 +11,8 @@ export interface InformerFactoryOptions {
   namespace?: string | undefined;
   logger: Logger;
   restartBackoff?: BackoffPolicy;
+  /** How long each watch request lives (watch.ts's DEFAULT_WATCH_TIMEOUT when not given). */
+  watchTimeout?: WatchTimeoutPolicy;
   onRestart?: (resource: WatchedResource) => void;
 }
 
@@ -35,6 +38,7 @@ export class InformerFactory {
         logger: this.options.logger,
         restartBackoff: this.options.restartBackoff ?? DEFAULT_INFORMER_RESTART_BACKOFF,
         onRestart: () => this.options.onRestart?.(scoped),
+        watchTimeout: this.options.watchTimeout,
       });
       this.informers.set(identity, informer);
       if (this.started) informer.start();

@@ -1,6 +1,5 @@
 import {
   ListWatch,
-  Watch,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
@@ -12,6 +11,7 @@ import { objectKeyOf, type ObjectRef } from '../runtime/object-key.js';
 import { toKubeApiError } from './errors.js';
 import { listObjects } from './list-objects.js';
 import { resourceCollectionPath, type WatchedResource } from './resource-path.js';
+import { DEFAULT_WATCH_TIMEOUT, TimedWatch, type WatchTimeoutPolicy } from './watch.js';
 
 export type InformerEvent<T> =
   | { type: 'add'; object: T }
@@ -23,7 +23,9 @@ export type InformerEventHandler<T> = (event: InformerEvent<T>) => void;
 
 /**
  * A cache of one kind of object kept current by list+watch, that keeps itself running: when the
- * watch stops on an error it is restarted with exponential backoff, forever, until `stop()`.
+ * watch stops on an error it is restarted with exponential backoff, forever, until `stop()`. Each
+ * watch ends after a jittered few minutes and is resumed from where it was (watch.ts), so a
+ * connection that died silently freezes the cache for that long at most.
  */
 export interface Informer<T extends KubernetesObject> {
   readonly resource: WatchedResource;
@@ -56,6 +58,8 @@ export interface InformerOptions {
   restartBackoff: BackoffPolicy;
   /** Called on each restart after an error, e.g. to count it in a metric. */
   onRestart?: () => void;
+  /** How long each watch request lives (DEFAULT_WATCH_TIMEOUT); tests shorten it. */
+  watchTimeout?: WatchTimeoutPolicy;
 }
 
 export const DEFAULT_INFORMER_RESTART_BACKOFF: BackoffPolicy = Object.freeze({ baseMs: 200, maxMs: 30_000 });
@@ -93,7 +97,7 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
     this.synced.catch(() => undefined);
     this.listWatch = new ListWatch<T>(
       this.path,
-      new Watch(options.kubeConfig),
+      new TimedWatch(options.kubeConfig, options.watchTimeout ?? DEFAULT_WATCH_TIMEOUT),
       () => this.listIntoCache(),
       false,
       options.resource.labelSelector,

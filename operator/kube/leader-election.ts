@@ -33,8 +33,33 @@ export interface LeaderElectionOptions {
   logger: Logger;
   /** Start reconciling. */
   onStartedLeading: () => void;
-  /** Stop reconciling; awaited before the Lease is released, so two leaders never overlap. */
+  /**
+   * Stop reconciling. On stop() it is awaited before the Lease is released, so two leaders never
+   * overlap; once the Lease is lost, it is given lostLeadershipGraceMs at most.
+   */
   onStoppedLeading: () => Promise<void>;
+  /**
+   * The Lease was lost (not given up through stop()): called once onStoppedLeading settled or the
+   * grace ran out. Reconciles may still be running then, and a new leader may start as soon as the
+   * lease duration has passed, so the process should exit now, as controller-runtime's does: its
+   * Deployment starts it again as a standby. The elector never stands again after this.
+   */
+  onLostLeadership: () => void;
+}
+
+/** Upper bound of lostLeadershipGraceMs. */
+const MAX_LOST_LEADERSHIP_GRACE_MS = 1_000;
+
+/**
+ * How long a leader that lost its Lease waits for its reconciles before onLostLeadership. A
+ * standby takes over no sooner than leaseDuration after the last renewal; the old leader notices
+ * its loss by renewDeadline plus one retry period after it: half the time between is the grace.
+ */
+export function lostLeadershipGraceMs(
+  timing: Pick<LeaderElectionOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>,
+): number {
+  const gapMs = timing.leaseDurationMs - timing.renewDeadlineMs - timing.retryPeriodMs;
+  return Math.max(0, Math.min(MAX_LOST_LEADERSHIP_GRACE_MS, Math.floor(gapMs / 2)));
 }
 
 const LEASE_API = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' } as const;
@@ -49,7 +74,8 @@ class AttemptTimeoutError extends Error {
  * own clock from when it saw the Lease change, so clock skew between replicas does not matter);
  * the leader renews every retry period and stops leading when it cannot renew within the renew
  * deadline; on stop it stops reconciling first, then releases the Lease so a standby takes over at
- * once. After losing the Lease a replica becomes a candidate again.
+ * once. A leader that lost the Lease stops reconciling within a short grace and reports it through
+ * onLostLeadership, never to stand again (the process exits and restarts as a standby).
  */
 export class LeaderElector {
   private leading = false;
@@ -109,10 +135,26 @@ export class LeaderElector {
       }
     }
     this.leading = false;
-    if (lost) this.logger.warn('lost leadership: could not renew the Lease in time');
-    else this.logger.info('stepping down');
+    if (lost) return this.onLost();
+    this.logger.info('stepping down');
     await this.options.onStoppedLeading();
-    if (!lost) await this.release();
+    await this.release();
+  }
+
+  private async onLost(): Promise<void> {
+    const graceMs = lostLeadershipGraceMs(this.options);
+    this.logger.error('lost leadership: could not renew the Lease in time; stopping', { graceMs });
+    this.stopped = true;
+    const stopping = this.options.onStoppedLeading().then(
+      () => true,
+      (err: unknown) => {
+        this.logger.error('stopping after the lost Lease failed', { error: errorMessage(err) });
+        return true;
+      },
+    );
+    const stoppedInTime = await Promise.race([stopping, this.sleep(graceMs).then(() => false)]);
+    if (!stoppedInTime) this.logger.warn('reconciles still running at the end of the grace', { graceMs });
+    this.options.onLostLeadership();
   }
 
   private heldByAnother(): boolean {

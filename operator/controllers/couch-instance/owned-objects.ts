@@ -11,13 +11,16 @@ import {
   type InstanceCredentials,
 } from '../../resources/couch-instance/admin-secret.js';
 import { appliedDigestOf } from '../../resources/applied-digest.js';
+import type { RecentWrites } from '../../runtime/recent-writes.js';
 import { generateCredentials } from './generate-credentials.js';
-import type { RecentWrites } from './recent-writes.js';
 
 /**
  * Reads and writes the objects an instance owns: from the informer caches (overlaid with this
- * controller's recent writes), and to the API only when the desired object differs from what was
- * last applied (its applied-digest annotation), so a reconcile with nothing to do makes no request.
+ * controller's recent writes), and to the API unless the object is still exactly what this
+ * controller last wrote and that write carried the desired content (its applied-digest
+ * annotation), so a reconcile with nothing to do makes no request. Any other version (a hand edit
+ * such as `kubectl scale`, or one this process never wrote, after a restart) is applied again: the
+ * spec wins, and an apply that changes nothing costs one request and no write.
  */
 export class OwnedObjects {
   constructor(
@@ -34,13 +37,19 @@ export class OwnedObjects {
     return this.recent.read(owner, slotOf(informer, name), informer.get({ namespace, name }));
   }
 
-  /** Server-side applies `desired` unless the current object already carries its digest. */
+  /** Server-side applies `desired` unless the current object is this controller's own write of it. */
   async apply<T extends KubernetesObject>(owner: ObjectKey, informer: Informer<T>, desired: T): Promise<T> {
     const { namespace = '', name = '' } = desired.metadata ?? {};
+    const slot = slotOf(informer, name);
     const existing = this.current(owner, informer, namespace, name);
-    if (existing && appliedDigestOf(existing) === appliedDigestOf(desired)) return existing;
+    if (
+      existing &&
+      this.recent.isOwnLastWrite(owner, slot, existing) &&
+      appliedDigestOf(existing) === appliedDigestOf(desired)
+    )
+      return existing;
     const applied = await callKube(() => applyObject(this.clients.objects, desired));
-    this.recent.remember(owner, slotOf(informer, name), existing, applied);
+    this.recent.remember(owner, slot, existing, applied);
     return applied;
   }
 

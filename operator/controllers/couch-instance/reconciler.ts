@@ -16,12 +16,13 @@ import {
 } from '../../api/couch-instance.js';
 import { compareQuantities } from '../../api/quantity.js';
 import type { KubeClients } from '../../kube/clients.js';
-import { isConflict } from '../../kube/errors.js';
+import { callKube, isConflict } from '../../kube/errors.js';
 import type { EventRecord, EventRecorder } from '../../kube/events.js';
 import type { Informer } from '../../kube/informer.js';
 import { patchStatusIfChanged } from '../../kube/status-patch.js';
 import { errorMessage } from '../../observability/logger.js';
 import { parseObjectKey, type ObjectKey } from '../../runtime/object-key.js';
+import { RecentWrites } from '../../runtime/recent-writes.js';
 import {
   DONE,
   requeueAfter,
@@ -42,7 +43,6 @@ import type { CouchInstanceConfig } from './config.js';
 import { decideHibernation, type HibernationDecision, type HibernationInput } from './hibernation.js';
 import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
-import { RecentWrites } from './recent-writes.js';
 import { ReplicationActivity } from './replication-activity.js';
 import { computeStatus, type StatusInput } from './status.js';
 import { findSpecViolations } from './validate-spec.js';
@@ -76,6 +76,15 @@ export interface CouchInstanceReconcilerOptions {
 function timestampOf(value: Date | string | undefined): string | undefined {
   return value instanceof Date ? value.toISOString() : value;
 }
+
+/** The API's MicroTime strings and the typed client's Dates, compared at millisecond precision. */
+function isLater(time: string | undefined, than: string | undefined): boolean {
+  if (time === undefined) return false;
+  return than === undefined || Date.parse(time) > Date.parse(than);
+}
+
+const isIdleTimeout = (decision: HibernationDecision): boolean =>
+  decision.transition === 'Hibernate' && decision.reason === 'IdleTimeout';
 
 /** The idle check lands just after idleAfter has passed, not just before it. */
 const IDLE_RECHECK_SLACK_MS = 50;
@@ -163,8 +172,6 @@ export class CouchInstanceReconciler implements Reconciler {
       });
     }
 
-    const decision = await this.hibernationDecisionFor({ key, instance, spec, credentials, ctx });
-
     const hashScheme = adminHashSchemeFor(spec.version);
     const configMap = buildCouchDbConfigMap(instance, {
       serverUuid: serverUuidOf(instance),
@@ -182,6 +189,8 @@ export class CouchInstanceReconciler implements Reconciler {
     if (existingClaim && compareQuantities(spec.storage.size, existingClaim.size) > 0) {
       await this.growVolume(key, instance, names.dataVolumeClaim, spec.storage.size);
     }
+    // Decided last, right before the StatefulSet's replicas are applied: it may read live state.
+    const decision = await this.hibernationDecisionFor({ key, instance, spec, credentials, ctx });
     const [statefulSet] = await Promise.all([
       this.owned.apply(
         key,
@@ -218,7 +227,8 @@ export class CouchInstanceReconciler implements Reconciler {
 
   /**
    * The pure decision, and when it would hibernate an idle instance, the instance's own answer
-   * first: replications its replicator runs never pass the gateway, so no Lease tells of them.
+   * first (replications its replicator runs never pass the gateway, so no Lease tells of them),
+   * then the activity Lease as the API server has it at that moment.
    */
   private async hibernationDecisionFor(options: {
     key: ObjectKey;
@@ -243,7 +253,7 @@ export class CouchInstanceReconciler implements Reconciler {
       previous: instance.status ?? {},
     };
     const decision = decideHibernation(input);
-    if (decision.transition !== 'Hibernate' || decision.reason !== 'IdleTimeout') return decision;
+    if (!isIdleTimeout(decision)) return decision;
     const runningAt = await this.replications.check({
       key,
       pod: informers.pods.get({ namespace, name: couchInstanceNames(name).pod }),
@@ -251,9 +261,30 @@ export class CouchInstanceReconciler implements Reconciler {
       logger: ctx.logger,
       signal: ctx.signal,
     });
-    return runningAt === undefined
-      ? decision
-      : decideHibernation({ ...input, now: runningAt, replicationsRunningAt: runningAt });
+    if (runningAt !== undefined)
+      return decideHibernation({ ...input, now: runningAt, replicationsRunningAt: runningAt });
+    // Scaling to zero is the one step that hurts when wrong, and the cached Lease is from before
+    // the replication check, which may have taken seconds: a request that came meanwhile renewed
+    // the Lease and is being forwarded to this pod. Decide again on the Lease as it is now.
+    const liveLease = await this.readActivityLease(namespace, name);
+    const renewedAt = timestampOf(liveLease?.spec?.renewTime);
+    if (!isLater(renewedAt, input.activityRenewedAt)) return decision;
+    ctx.logger.debug('activity Lease renewed during the idle check', { renewedAt });
+    return decideHibernation({ ...input, now: this.now().getTime(), activityRenewedAt: renewedAt });
+  }
+
+  /**
+   * One read from the API server, not the cache: see hibernationDecisionFor. A list by name rather
+   * than a get, because list (and watch) is what the operator may do with the gateway's Leases.
+   */
+  private async readActivityLease(namespace: string, instance: string): Promise<V1Lease | undefined> {
+    const leases = await callKube(() =>
+      this.options.clients.coordination.listNamespacedLease({
+        namespace,
+        fieldSelector: `metadata.name=${activityLeaseName(instance)}`,
+      }),
+    );
+    return leases.items[0];
   }
 
   private async growVolume(

@@ -1,9 +1,11 @@
 import type { V1Secret } from '@kubernetes/client-node';
+import type { Condition } from '../../api/conditions.js';
 import {
   ANNOTATION_ROTATE_SIGNING_KEYS,
   QUEUE_BINDING_PLURAL,
   QueueBindingConditionType,
   QueueBindingEventReason,
+  QueueBindingReason,
   QueueEnvKey,
   queueEnvSecretName,
   renderQueueUrl,
@@ -17,6 +19,7 @@ import type { EventRecord, EventRecorder } from '../../kube/events.js';
 import type { Informer } from '../../kube/informer.js';
 import { patchStatusIfChanged } from '../../kube/status-patch.js';
 import { parseObjectKey, type ObjectKey } from '../../runtime/object-key.js';
+import { RecentWrites } from '../../runtime/recent-writes.js';
 import {
   DONE,
   requeueAfter,
@@ -46,13 +49,23 @@ export interface QueueBindingReconcilerOptions {
   now?: () => Date;
 }
 
+const BINDING_SLOT = 'QueueBinding';
+const ENV_SECRET_SLOT = 'Secret';
+
+function conditionOf(status: QueueBindingStatus | undefined, type: string): Condition | undefined {
+  return status?.conditions?.find((c) => c.type === type);
+}
+
 /**
  * Reconciles one QueueBinding: read the database password, decide the signing keys (rotation),
  * write the env Secret with the four VQUEUE_* values, check that the database answers, and write
  * status with Ready and DatabaseReachable. It comes back every check interval (and when a pending
  * rotation is due) because the password lives in the tenant's Secret, which is not watched.
+ * Its own writes (status, env Secret) are read back through RecentWrites: the env Secret write
+ * re-queues the key at once, and a pass on the stale cache would start a rotation again.
  */
 export class QueueBindingReconciler implements Reconciler {
+  private readonly recent = new RecentWrites();
   private readonly now: () => Date;
 
   constructor(private readonly options: QueueBindingReconcilerOptions) {
@@ -61,9 +74,12 @@ export class QueueBindingReconciler implements Reconciler {
 
   async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {
     const { informers, clients, config } = this.options;
-    const binding = informers.bindings.get(parseObjectKey(key));
+    const binding = this.recent.read(key, BINDING_SLOT, informers.bindings.get(parseObjectKey(key)));
     // Gone or going: garbage collection removes the env Secret through its owner reference.
-    if (!binding || binding.metadata.deletionTimestamp) return DONE;
+    if (!binding || binding.metadata.deletionTimestamp) {
+      this.recent.forget(key);
+      return DONE;
+    }
     const now = this.now();
     const namespace = binding.metadata.namespace ?? '';
     const name = binding.metadata.name ?? '';
@@ -83,6 +99,7 @@ export class QueueBindingReconciler implements Reconciler {
     let envSecret: string | undefined;
     if (keys && password !== undefined) {
       envSecret = await this.ensureEnvSecret(
+        key,
         binding,
         { queueUrl, password, keys: keys.state, masterSecret: config.masterSecret! },
         ctx,
@@ -105,12 +122,13 @@ export class QueueBindingReconciler implements Reconciler {
       },
       now.toISOString(),
     );
-    await patchStatusIfChanged({
+    const written = await patchStatusIfChanged({
       customObjects: clients.customObjects,
       plural: QUEUE_BINDING_PLURAL,
       object: binding,
       status,
     });
+    if (written) this.recent.remember(key, BINDING_SLOT, binding, written);
     await this.recordTransitions(binding, status, { keys, database, signingMissing: !config.masterSecret });
     if (database && !database.reachable)
       ctx.logger.info('queue database not usable', { reason: database.reason });
@@ -124,6 +142,7 @@ export class QueueBindingReconciler implements Reconciler {
 
   /** Applies the env Secret when its content differs from the cached one; returns its name. */
   private async ensureEnvSecret(
+    key: ObjectKey,
     binding: QueueBinding,
     input: { queueUrl: string; password: string; keys: SigningKeyStatus; masterSecret: string },
     ctx: ReconcileContext,
@@ -139,9 +158,14 @@ export class QueueBindingReconciler implements Reconciler {
         input.keys.nextGeneration === undefined ? '' : derive(input.keys.nextGeneration),
     });
     const name = queueEnvSecretName(binding.metadata.name ?? '');
-    const cached = this.options.informers.envSecrets.get({ namespace: binding.metadata.namespace, name });
+    const cached = this.recent.read(
+      key,
+      ENV_SECRET_SLOT,
+      this.options.informers.envSecrets.get({ namespace: binding.metadata.namespace, name }),
+    );
     if (isEnvSecretUpToDate(cached, desired)) return name;
-    await applyObject(this.options.clients.objects, desired);
+    const applied = await applyObject(this.options.clients.objects, desired);
+    this.recent.remember(key, ENV_SECRET_SLOT, cached, applied);
     ctx.logger.info('env Secret written', { secret: name });
     if (!cached) {
       await this.event(binding, {
@@ -178,19 +202,19 @@ export class QueueBindingReconciler implements Reconciler {
         message: `deliveries are now signed with signing key generation ${keys.state.currentGeneration}`,
       });
     }
-    if (observed.signingMissing) {
+    // Like the database's, recorded on the transition only, not on every periodic check.
+    const wasSigningMissing =
+      conditionOf(binding.status, QueueBindingConditionType.Ready)?.reason ===
+      QueueBindingReason.SigningSecretMissing;
+    if (observed.signingMissing && !wasSigningMissing) {
       await this.event(binding, {
         type: 'Warning',
         reason: QueueBindingEventReason.SigningSecretMissing,
         message: 'the operator has no signing master secret; set SETTEE_SIGNING_MASTER_SECRET',
       });
     }
-    const wasReachable = binding.status?.conditions?.find(
-      (c) => c.type === QueueBindingConditionType.DatabaseReachable,
-    )?.status;
-    const isReachable = status.conditions?.find(
-      (c) => c.type === QueueBindingConditionType.DatabaseReachable,
-    )?.status;
+    const wasReachable = conditionOf(binding.status, QueueBindingConditionType.DatabaseReachable)?.status;
+    const isReachable = conditionOf(status, QueueBindingConditionType.DatabaseReachable)?.status;
     if (database && wasReachable !== isReachable) {
       await this.event(
         binding,

@@ -56,6 +56,11 @@ describe("the chart's container environment, read by the components' own configu
       expect(config.domain).toBeUndefined();
       expect(config.wake).toMatchObject({ holdQueueLimit: 1_000, timeoutMs: 15_000, retryAfterSeconds: 5 });
       expect(config.upstream.headersTimeoutMs).toBe(300_000);
+      expect(config.clients).toEqual({
+        headersTimeoutMs: 60_000,
+        idleTimeoutMs: 65_000,
+        maxConnections: undefined,
+      });
       expect(config.trustedProxies).toEqual([]);
       expect(config.activity.replicaName).toBe(POD);
       expect(config.shutdownTimeoutMs).toBe(30_000);
@@ -117,6 +122,7 @@ describe("the chart's container environment, read by the components' own configu
         watchNamespace: 'tenants',
         wake: { holdQueueLimit: 200, timeoutMs: 3_000, retryAfterSeconds: 2, probeIntervalMs: 20 },
         upstream: { maxConnectionsPerAddress: 64, idleTimeoutMs: 10_000, headersTimeoutMs: 120_000 },
+        clients: { headersTimeoutMs: 30_000, idleTimeoutMs: 75_000, maxConnections: 20_000 },
         trustedProxies: ['10.244.0.0/16', 'fd00:10:244::/56'],
         logLevel: 'debug',
         shutdownTimeoutMs: 25_000,

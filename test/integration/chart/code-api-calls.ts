@@ -79,6 +79,13 @@ export const OPERATOR_API_CALLS: readonly ApiCall[] = [
     by: 'operator/controllers/couch-instance/volume-growth.ts',
   },
   ...informer('coordination.k8s.io', 'leases', 'operator/controllers/couch-instance/registration.ts'),
+  {
+    verb: 'list',
+    group: 'coordination.k8s.io',
+    resource: 'leases',
+    scope: 'served',
+    by: 'operator/controllers/couch-instance/reconciler.ts (the live read before scaling to 0)',
+  },
   ...informer('', 'pods', 'operator/controllers/couch-instance/registration.ts'),
   { verb: 'create', group: '', resource: 'events', scope: 'served', by: 'operator/kube/events.ts' },
   {

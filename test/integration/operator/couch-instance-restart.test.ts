@@ -21,10 +21,16 @@ async function identityOf(namespace: string, name: string) {
   return { secret: secret.data, ini: configMap.data };
 }
 
+/**
+ * The versions of the objects the operator server-side applies: a new operator applies each once
+ * (it cannot know who changed them while it was down), which stores nothing when nothing differs.
+ * The admin Secret is left out: it is created with a plain create (never overwritten), so the
+ * first apply of a new process adds its field manager's apply entry to managedFields, once per
+ * Secret, moving its resourceVersion though not its content; identityOf compares that content.
+ */
 async function resourceVersionsOf(namespace: string, name: string) {
   const { core, apps } = testClients();
   return [
-    (await core.readNamespacedSecret({ namespace, name: `${name}-admin` })).metadata?.resourceVersion,
     (await core.readNamespacedConfigMap({ namespace, name: `${name}-config` })).metadata?.resourceVersion,
     (await core.readNamespacedService({ namespace, name })).metadata?.resourceVersion,
     (await apps.readNamespacedStatefulSet({ namespace, name })).metadata?.resourceVersion,
@@ -82,6 +88,7 @@ describe('the CouchInstance controller across operator restarts', () => {
     await waitForInstance(ns.name, 'broken', 'phase Starting', hasPhase('Starting'));
     await waitForInstance(ns.name, 'intact', 'phase Starting', hasPhase('Starting'));
     const identity = await identityOf(ns.name, 'broken');
+    const intactIdentity = await identityOf(ns.name, 'intact');
     const intactVersions = await resourceVersionsOf(ns.name, 'intact');
     await operator.stop();
 
@@ -99,6 +106,7 @@ describe('the CouchInstance controller across operator restarts', () => {
       { timeoutMs: 10_000 },
     );
     expect(await identityOf(ns.name, 'broken')).toEqual(identity);
+    expect(await identityOf(ns.name, 'intact')).toEqual(intactIdentity);
     expect(await resourceVersionsOf(ns.name, 'intact')).toEqual(intactVersions);
   });
 
@@ -133,8 +141,8 @@ describe('the CouchInstance controller across operator restarts', () => {
     await reportPods(ns.name, 'sleeper', { ready: true });
     await waitForInstance(ns.name, 'sleeper', 'phase Running or later', (i) => i.status?.phase !== 'Waking');
     expect(await identityOf(ns.name, 'sleeper')).toEqual(identity);
-    const [secretVersion, configVersion] = await resourceVersionsOf(ns.name, 'sleeper');
-    expect([secretVersion, configVersion]).toEqual(versions.slice(0, 2));
+    const [configVersion] = await resourceVersionsOf(ns.name, 'sleeper');
+    expect(configVersion).toEqual(versions[0]);
     expect((await readInstance(ns.name, 'sleeper')).status?.credentialsSecret).toBe('sleeper-admin');
   });
 });

@@ -1,9 +1,12 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { getFreePort } from '../../../local/ports.js';
 import { startProcess, type ManagedProcess } from '../../../local/process.js';
 import { waitFor } from '../../../local/wait.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
+import { TcpForwarder } from '../../helpers/tcp-forwarder.js';
 
 const namespace = useTestNamespace('main');
 const TSX = path.resolve('node_modules/.bin/tsx');
@@ -63,6 +66,54 @@ describe('the operator process (operator/main.ts)', () => {
     expect(lines.length).toBeGreaterThan(0);
     expect(JSON.parse(lines[0]!)).toMatchObject({ component: 'operator' });
     expect(lines.some((line) => JSON.parse(line).message === 'released the Lease')).toBe(true);
+  });
+
+  it('when it can no longer renew the Lease, then it exits with code 3 shortly after the renew deadline, without releasing it', async () => {
+    const forwarder = await TcpForwarder.start(testControlPlane().server);
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-main-test-'));
+    try {
+      const kubeconfigPath = path.join(dir, 'kubeconfig');
+      await fs.writeFile(
+        kubeconfigPath,
+        forwarder.kubeConfigThrough(testControlPlane().kubeConfig).exportConfig(),
+      );
+      const port = await getFreePort();
+      const operator = launch({
+        KUBECONFIG: kubeconfigPath,
+        SETTEE_WATCH_NAMESPACE: namespace.name,
+        SETTEE_METRICS_PORT: String(port),
+        SETTEE_LEADER_ELECTION_IDENTITY: 'losing',
+        SETTEE_LEADER_ELECTION_LEASE: 'losing-operator',
+        SETTEE_LEASE_DURATION: '2s',
+        SETTEE_LEASE_RENEW_DEADLINE: '1500ms',
+        SETTEE_LEASE_RETRY_PERIOD: '200ms',
+      });
+      await waitFor(
+        'the operator to lead',
+        async () => {
+          const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+          return /^settee_leader 1$/m.test(await metrics.text()) ? true : undefined;
+        },
+        { timeoutMs: 30_000, abort: operator.exited },
+      );
+      await forwarder.cut();
+      const cutAt = Date.now();
+      const exit = await Promise.race([
+        operator.exited,
+        new Promise((resolve) => setTimeout(resolve, 10_000, 'still running')),
+      ]);
+      const exitedAfterMs = Date.now() - cutAt;
+      expect(exit).toBe(3);
+      // Renew deadline 1.5 s (plus up to a retry period), then a grace of 150 ms at most.
+      expect(exitedAfterMs).toBeLessThan(1_500 + 200 + 150 + 1_000);
+      expect(operator.output()).toMatch(/exiting after losing leadership/);
+      const leases = testControlPlane().kubeConfig.makeApiClient(CoordinationV1Api);
+      const lease = await leases.readNamespacedLease({ name: 'losing-operator', namespace: namespace.name });
+      expect(lease.spec?.holderIdentity).toBe('losing');
+    } finally {
+      await forwarder.cut();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('when the configuration is invalid, then it refuses to start with exit code 2 and lists every problem', async () => {

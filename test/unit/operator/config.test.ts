@@ -17,6 +17,7 @@ describe('loadOperatorConfig', () => {
       },
       observability: { logLevel: 'info', metricsHost: '127.0.0.1', metricsPort: 8080 },
       shutdownTimeoutMs: 30_000,
+      kube: { requestTimeoutMs: 30_000, watchTimeout: { minMs: 300_000, graceMs: 30_000 } },
     });
     expect(config.leaderElection.identity).toMatch(/_[0-9a-f]{8}$/);
     expect(Object.isFrozen(config)).toBe(true);
@@ -48,6 +49,17 @@ describe('loadOperatorConfig', () => {
       retryPeriodMs: 200,
     });
     expect(config.observability).toMatchObject({ logLevel: 'debug', metricsPort: 0 });
+  });
+
+  it('when the Kubernetes API timeouts are set, then a short watch timeout gets a grace of half of it', () => {
+    const config = loadOperatorConfig({
+      SETTEE_KUBE_REQUEST_TIMEOUT: '5s',
+      SETTEE_KUBE_WATCH_TIMEOUT: '10s',
+    });
+    expect(config.kube).toEqual({ requestTimeoutMs: 5_000, watchTimeout: { minMs: 10_000, graceMs: 5_000 } });
+    expect(() => loadOperatorConfig({ SETTEE_KUBE_WATCH_TIMEOUT: '500ms' })).toThrow(
+      /SETTEE_KUBE_WATCH_TIMEOUT/,
+    );
   });
 
   it('when several values are wrong, then one ConfigError lists every problem', () => {

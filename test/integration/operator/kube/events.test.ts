@@ -77,6 +77,41 @@ describe('KubeEventRecorder', () => {
     ]);
   });
 
+  it('when one object keeps failing in new words, then its Events of that reason stop at the burst, and other reasons and objects still get theirs', async () => {
+    let now = new Date('2030-01-01T00:00:00Z');
+    const recorder = new KubeEventRecorder({
+      core: core(),
+      component: 'settee-operator',
+      instance: 'replica-a',
+      logger: createSilentLogger(),
+      spamPolicy: { burst: 5, refillIntervalMs: 300_000, maxKeys: 100 },
+      now: () => now,
+    });
+    const other = await core().createNamespacedConfigMap({
+      namespace: namespace.name,
+      body: { metadata: { name: 'other-subject' } },
+    });
+    const failure = (n: number) =>
+      ({ type: 'Warning', reason: 'ReconcileFailed', message: `attempt ${n}` }) as const;
+    for (let n = 1; n <= 8; n += 1) await recorder.record(involved, failure(n));
+    await recorder.record(involved, { type: 'Normal', reason: 'Started', message: 'CouchDB is ready' });
+    await recorder.record({ ...other, apiVersion: 'v1', kind: 'ConfigMap' }, failure(1));
+    const failed = () => eventsAbout().then((events) => events.filter((e) => e.reason === 'ReconcileFailed'));
+    expect((await failed()).map((e) => e.message).sort()).toEqual([1, 2, 3, 4, 5].map((n) => `attempt ${n}`));
+    expect((await eventsAbout()).some((e) => e.reason === 'Started')).toBe(true);
+    const aboutOther = await core().listNamespacedEvent({
+      namespace: namespace.name,
+      fieldSelector: `involvedObject.uid=${other.metadata!.uid}`,
+    });
+    expect(aboutOther.items.map((e) => e.reason)).toEqual(['ReconcileFailed']);
+    // Five minutes on, one more.
+    now = new Date(now.getTime() + 300_000);
+    await recorder.record(involved, failure(9));
+    await recorder.record(involved, failure(10));
+    expect((await failed()).map((e) => e.message)).toContain('attempt 9');
+    expect((await failed()).map((e) => e.message)).not.toContain('attempt 10');
+  });
+
   it('when the Event cannot be written, then record resolves anyway and logs a warning', async () => {
     const lines: string[] = [];
     const stream = new PassThrough();

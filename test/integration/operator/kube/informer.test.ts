@@ -6,9 +6,10 @@ import {
   type InformerEvent,
 } from '../../../../operator/kube/informer.js';
 import type { WatchedResource } from '../../../../operator/kube/resource-path.js';
+import type { WatchTimeoutPolicy } from '../../../../operator/kube/watch.js';
 import { createSilentLogger } from '../../../../operator/observability/logger.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
-import { TcpForwarder } from './tcp-forwarder.js';
+import { TcpForwarder } from '../../../helpers/tcp-forwarder.js';
 
 const namespace = useTestNamespace('informer');
 const other = useTestNamespace('informer-other');
@@ -28,7 +29,11 @@ describe('ResilientInformer', () => {
   const forwarders: TcpForwarder[] = [];
 
   function startInformer(
-    options: { kubeConfig?: ReturnType<typeof testControlPlane>['kubeConfig']; onRestart?: () => void } = {},
+    options: {
+      kubeConfig?: ReturnType<typeof testControlPlane>['kubeConfig'];
+      onRestart?: () => void;
+      watchTimeout?: WatchTimeoutPolicy;
+    } = {},
   ) {
     const informer = new ResilientInformer<V1ConfigMap>({
       kubeConfig: options.kubeConfig ?? testControlPlane().kubeConfig,
@@ -36,6 +41,7 @@ describe('ResilientInformer', () => {
       logger: createSilentLogger(),
       restartBackoff: { baseMs: 50, maxMs: 400 },
       onRestart: options.onRestart,
+      watchTimeout: options.watchTimeout,
     });
     const events: string[] = [];
     informer.onEvent((event) => {
@@ -164,6 +170,77 @@ describe('ResilientInformer', () => {
       async () => (events.includes('add cm-after=1') ? true : undefined),
       { timeoutMs: 10_000 },
     );
+  });
+
+  /** Each watch lives 1-2 s (the server ends it), and is given up 500 ms after that. */
+  const SHORT_WATCHES: WatchTimeoutPolicy = { minMs: 1_000, graceMs: 500 };
+  const WATCH_DEADLINE_MS = 2 * SHORT_WATCHES.minMs + SHORT_WATCHES.graceMs;
+
+  it('when the API server ends each watch after its timeout, then the informer watches on from where it was, without an error or a relist', async () => {
+    const forwarder = await TcpForwarder.start(testControlPlane().server);
+    forwarders.push(forwarder);
+    await put('cm-steady', '1');
+    let restarts = 0;
+    const { informer, events } = startInformer({
+      kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
+      onRestart: () => restarts++,
+      watchTimeout: SHORT_WATCHES,
+    });
+    await informer.synced;
+    const cached = informer.get({ namespace: namespace.name, name: 'cm-steady' });
+    const connectionsBefore = forwarder.accepted;
+    // Long enough for at least two watches to end (each lives at most 2 s).
+    await new Promise((resolve) => setTimeout(resolve, 2 * 2 * SHORT_WATCHES.minMs + 200));
+    // This client opens a connection per request: each new one is a new watch.
+    expect(forwarder.accepted - connectionsBefore).toBeGreaterThanOrEqual(2);
+    expect(restarts).toBe(0);
+    // A relist would have replaced the cached object with a fresh copy of it.
+    expect(informer.get({ namespace: namespace.name, name: 'cm-steady' })).toBe(cached);
+    await patch('cm-steady', '2');
+    await waitFor(
+      'the update',
+      async () => (events.includes('update cm-steady=2 (was 1)') ? true : undefined),
+      {
+        timeoutMs: 5_000,
+      },
+    );
+  });
+
+  it('when its watch connection goes silent without closing, then the watch is given up at its deadline and the informer catches up', async () => {
+    const forwarder = await TcpForwarder.start(testControlPlane().server);
+    forwarders.push(forwarder);
+    await put('cm-kept', '1');
+    await put('cm-gone', '1');
+    let restarts = 0;
+    const { informer, events } = startInformer({
+      kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
+      onRestart: () => restarts++,
+      watchTimeout: SHORT_WATCHES,
+    });
+    await informer.synced;
+    // Half-open: the watch hears nothing more, not even the server ending it. Frozen while it
+    // delivers an event, so it is certainly the live watch that goes silent.
+    let frozenAt = 0;
+    informer.onEvent((event) => {
+      if (event.object.metadata?.name !== 'cm-probe' || frozenAt) return;
+      forwarder.freeze();
+      frozenAt = Date.now();
+    });
+    await put('cm-probe', '1');
+    await waitFor('the watch to go silent', async () => (frozenAt ? true : undefined), { timeoutMs: 5_000 });
+    await put('cm-new', '1');
+    await patch('cm-kept', '2');
+    await remove('cm-gone');
+    await waitFor(
+      'the changes made while the watch was silent',
+      async () => (events.length >= 6 ? true : undefined),
+      { timeoutMs: WATCH_DEADLINE_MS + 5_000 },
+    );
+    const caughtUpMs = Date.now() - frozenAt;
+    expect(events.slice(3).sort()).toEqual(['add cm-new=1', 'delete cm-gone=1', 'update cm-kept=2 (was 1)']);
+    // Given up as dead (an error and a restart), not ended by the server, within the deadline.
+    expect(restarts).toBeGreaterThanOrEqual(1);
+    expect(caughtUpMs).toBeLessThan(WATCH_DEADLINE_MS + 1_000);
   });
 
   it('when stopped before its first list, then synced rejects with InformerStoppedError', async () => {

@@ -1,9 +1,9 @@
 import { CoordinationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { waitFor } from '../../../../local/wait.js';
-import { LeaderElector } from '../../../../operator/kube/leader-election.js';
+import { LeaderElector, lostLeadershipGraceMs } from '../../../../operator/kube/leader-election.js';
 import { createSilentLogger } from '../../../../operator/observability/logger.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
-import { TcpForwarder } from './tcp-forwarder.js';
+import { TcpForwarder } from '../../../helpers/tcp-forwarder.js';
 
 const namespace = useTestNamespace('leader');
 
@@ -32,6 +32,7 @@ describe('LeaderElector', () => {
     identity: string,
     timeline: Timeline,
     kubeConfig: KubeConfig = testControlPlane().kubeConfig,
+    options: { stopping?: () => Promise<void> } = {},
   ) {
     const created = new LeaderElector({
       customObjects: kubeConfig.makeApiClient(CustomObjectsApi),
@@ -43,7 +44,9 @@ describe('LeaderElector', () => {
       onStartedLeading: () => timeline.entries.push(`${identity} started`),
       onStoppedLeading: async () => {
         timeline.entries.push(`${identity} stopped`);
+        await options.stopping?.();
       },
+      onLostLeadership: () => timeline.entries.push(`${identity} lost`),
     });
     electors.push(created);
     created.start();
@@ -118,12 +121,45 @@ describe('LeaderElector', () => {
     expect(steppedDownMs).toBeLessThanOrEqual(TIMING.renewDeadlineMs + TIMING.retryPeriodMs + 300);
     expect(takeoverMs).toBeGreaterThanOrEqual(TIMING.leaseDurationMs - TIMING.retryPeriodMs - 100);
     expect(takeoverMs).toBeLessThan(TIMING.leaseDurationMs + 3 * TIMING.retryPeriodMs + 500);
-    // Never two leaders: a stopped before b started.
-    expect(timeline.entries).toEqual(['a started', 'a stopped', 'b started']);
-    // Once reachable again, a is a standby, not a second leader.
+    // Never two leaders: a stopped, and reported the loss, before b started.
+    expect(timeline.entries).toEqual(['a started', 'a stopped', 'a lost', 'b started']);
+    // Once reachable again, a stays out: its process would have exited on the loss.
     await forwarder.restore();
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(a.isLeader).toBe(false);
     expect(b.isLeader).toBe(true);
+  });
+
+  it('when the leader loses the Lease while a reconcile hangs, then it reports the loss after the grace, without waiting for the reconcile, before the other takes over', async () => {
+    const forwarder = await TcpForwarder.start(testControlPlane().server);
+    forwarders.push(forwarder);
+    const timeline: Timeline = { entries: [] };
+    let lostAt = 0;
+    let stoppingAt = 0;
+    const hanging = new Promise<void>(() => undefined);
+    const a = elector('a', timeline, forwarder.kubeConfigThrough(testControlPlane().kubeConfig), {
+      stopping: () => {
+        stoppingAt = Date.now();
+        return hanging;
+      },
+    });
+    await firstLeader(a);
+    const b = elector('b', timeline);
+    await forwarder.cut();
+    await waitFor(
+      'a to report the loss',
+      async () => (timeline.entries.includes('a lost') ? true : undefined),
+      {
+        timeoutMs: 5_000,
+        intervalMs: 5,
+      },
+    );
+    lostAt = Date.now();
+    const graceMs = lostLeadershipGraceMs(TIMING);
+    expect(graceMs).toBe(150);
+    expect(lostAt - stoppingAt).toBeGreaterThanOrEqual(graceMs - 20);
+    expect(lostAt - stoppingAt).toBeLessThan(graceMs + 200);
+    await firstLeader(b);
+    expect(timeline.entries).toEqual(['a started', 'a stopped', 'a lost', 'b started']);
   });
 });

@@ -1,0 +1,72 @@
+import { exponentialBackoffMs, type BackoffPolicy } from '../operator/runtime/backoff.js';
+import type { ManagedProcess } from './process.js';
+
+export interface SuperviseOptions {
+  name: string;
+  /** Starts one run of the process; called again for each restart. */
+  start: () => ManagedProcess;
+  /** Wait before a restart, doubling while runs stay short: kubelet's CrashLoopBackOff, shortened. */
+  restartBackoff?: BackoffPolicy;
+  /** A run that lasted this long is healthy: the next restart waits only the base delay again. */
+  stableAfterMs?: number;
+  /** Where restarts are told (make run prints them). */
+  log?: (message: string) => void;
+}
+
+export interface SupervisedProcess {
+  readonly name: string;
+  /** The run in progress (or the last one, while a restart waits). */
+  current(): ManagedProcess;
+  /** Restarts so far. */
+  readonly restarts: number;
+  /** Stops restarting, then stops the process as ManagedProcess.stop does. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export const DEFAULT_RESTART_BACKOFF: BackoffPolicy = Object.freeze({ baseMs: 1_000, maxMs: 30_000 });
+const DEFAULT_STABLE_AFTER_MS = 60_000;
+
+/**
+ * Keeps one of the local platform's own processes running, as its Deployment's restart policy
+ * does in a cluster: whenever it exits without being stopped (the operator exits by design when it
+ * loses its Lease), it is started again after a backoff.
+ */
+export function supervise(options: SuperviseOptions): SupervisedProcess {
+  const backoff = options.restartBackoff ?? DEFAULT_RESTART_BACKOFF;
+  const stableAfterMs = options.stableAfterMs ?? DEFAULT_STABLE_AFTER_MS;
+  let running = options.start();
+  let restarts = 0;
+  let shortRuns = 0;
+  let stopping = false;
+  let restartTimer: NodeJS.Timeout | undefined;
+
+  const restartWhenExited = (run: ManagedProcess): void => {
+    const startedAt = Date.now();
+    void run.exited.then((exit) => {
+      if (stopping) return;
+      shortRuns = Date.now() - startedAt >= stableAfterMs ? 1 : shortRuns + 1;
+      const delayMs = exponentialBackoffMs(backoff, shortRuns);
+      options.log?.(`${options.name} exited (${exit}); starting it again in ${delayMs} ms`);
+      restartTimer = setTimeout(() => {
+        if (stopping) return;
+        running = options.start();
+        restarts += 1;
+        restartWhenExited(running);
+      }, delayMs);
+    });
+  };
+  restartWhenExited(running);
+
+  return {
+    name: options.name,
+    current: () => running,
+    get restarts() {
+      return restarts;
+    },
+    async stop(graceMs) {
+      stopping = true;
+      clearTimeout(restartTimer);
+      await running.stop(graceMs);
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { waitFor } from '../../../local/wait.js';
+import type { RunningOperator } from '../../../operator/operator.js';
+import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
+import {
+  createInstance,
+  hasPhase,
+  readInstance,
+  readStatefulSet,
+  reportPods,
+  startTestOperator,
+  testClients,
+  waitForInstance,
+} from './couch-instance-harness.js';
+
+const run = promisify(execFile);
+const RESTORED_WITHIN_MS = 5_000;
+
+/** `kubectl scale`, as an administrator would type it. */
+async function scaleByHand(namespace: string, statefulSet: string, replicas: number): Promise<void> {
+  const plane = testControlPlane();
+  await run(plane.kubectl, [
+    '--kubeconfig',
+    plane.kubeconfigPath,
+    '-n',
+    namespace,
+    'scale',
+    `statefulset/${statefulSet}`,
+    `--replicas=${replicas}`,
+  ]);
+}
+
+function waitForReplicas(namespace: string, name: string, replicas: number): Promise<true> {
+  return waitFor(
+    `StatefulSet ${namespace}/${name} back at ${replicas} replicas`,
+    async () => ((await readStatefulSet(namespace, name)).spec?.replicas === replicas ? true : undefined),
+    { timeoutMs: RESTORED_WITHIN_MS, intervalMs: 100 },
+  );
+}
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+// There is no kubelet in the test control plane: `reportPods` writes the StatefulSet's status as
+// the StatefulSet controller would, which is all the operator reads of the pods.
+describe('hand edits of the objects a CouchInstance owns', () => {
+  const ns = useTestNamespace('couch-hand-edits');
+  let operator: RunningOperator;
+
+  beforeAll(async () => {
+    operator = await startTestOperator({ namespace: ns.name });
+  });
+  afterAll(() => operator?.stop());
+
+  it('when a Running instance is scaled to 0 by hand, then the operator scales it back to 1', async () => {
+    await createInstance(ns.name, 'steady', { hibernation: { idleAfter: '10m' } });
+    await waitForInstance(ns.name, 'steady', 'phase Starting', hasPhase('Starting'));
+    await reportPods(ns.name, 'steady', { ready: true });
+    await waitForInstance(ns.name, 'steady', 'phase Running', hasPhase('Running'));
+
+    await scaleByHand(ns.name, 'steady', 0);
+    await waitForReplicas(ns.name, 'steady', 1);
+    expect((await readInstance(ns.name, 'steady')).status?.hibernatedAt).toBeUndefined();
+  });
+
+  it('when its ConfigMap and headless Service are edited by hand, then the operator writes back what the spec says', async () => {
+    const { core } = testClients();
+    const readConfig = async () =>
+      (await core.readNamespacedConfigMap({ namespace: ns.name, name: 'steady-config' })).data?.[
+        'settee.ini'
+      ];
+    const readPublishNotReady = async () =>
+      (await core.readNamespacedService({ namespace: ns.name, name: 'steady-headless' })).spec
+        ?.publishNotReadyAddresses;
+    const ini = await readConfig();
+    expect(ini).toContain('single_node = true');
+    expect(await readPublishNotReady()).toBe(true);
+
+    await core.patchNamespacedConfigMap(
+      {
+        namespace: ns.name,
+        name: 'steady-config',
+        body: { data: { 'settee.ini': '[log]\nlevel = debug\n' } },
+      },
+      mergePatch,
+    );
+    await core.patchNamespacedService(
+      { namespace: ns.name, name: 'steady-headless', body: { spec: { publishNotReadyAddresses: false } } },
+      mergePatch,
+    );
+    await waitFor(
+      'the ConfigMap and the Service restored',
+      async () => ((await readConfig()) === ini && (await readPublishNotReady()) === true ? true : undefined),
+      { timeoutMs: RESTORED_WITHIN_MS, intervalMs: 100 },
+    );
+  });
+
+  it('when a hibernated instance is scaled up by hand, then the operator scales it back to 0 and it stays hibernated', async () => {
+    // Its pod never reports ready, so it goes from Starting straight to Hibernated once idle.
+    await createInstance(ns.name, 'sleeping', { hibernation: { idleAfter: '1s' } });
+    const hibernated = await waitForInstance(
+      ns.name,
+      'sleeping',
+      'phase Hibernated',
+      hasPhase('Hibernated'),
+      15_000,
+    );
+    expect((await readStatefulSet(ns.name, 'sleeping')).spec?.replicas).toBe(0);
+
+    await scaleByHand(ns.name, 'sleeping', 1);
+    await waitForReplicas(ns.name, 'sleeping', 0);
+    const after = await readInstance(ns.name, 'sleeping');
+    expect(after.status?.phase).toBe('Hibernated');
+    expect(after.status?.hibernatedAt).toBe(hibernated.status?.hibernatedAt);
+  });
+});

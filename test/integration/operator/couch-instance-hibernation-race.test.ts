@@ -1,0 +1,141 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { waitFor } from '../../../local/wait.js';
+import { LABEL_INSTANCE } from '../../../operator/api/contract.js';
+import {
+  APP_NAME_COUCHDB,
+  LABEL_APP_MANAGED_BY,
+  LABEL_APP_NAME,
+  MANAGED_BY_SETTEE,
+} from '../../../operator/api/well-known.js';
+import type { RunningOperator } from '../../../operator/operator.js';
+import { useTestNamespace } from '../../helpers/kube.js';
+import {
+  createInstance,
+  eventsFor,
+  hasPhase,
+  metricValue,
+  readInstance,
+  readStatefulSet,
+  renewActivity,
+  startTestOperator,
+  testClients,
+  waitForInstance,
+} from './couch-instance-harness.js';
+
+const IDLE_AFTER_MS = 2_000;
+/** How long the instance takes to say whether replication jobs run, on the first question. */
+const SLOW_ANSWER_MS = 300;
+
+interface Question {
+  at: number;
+  /** What the API server said while the operator waited for this answer. */
+  replicas?: number | undefined;
+  hibernatedAt?: string | undefined;
+  hibernations?: number;
+}
+
+/**
+ * Before hibernating an idle instance the operator asks it about replication jobs, which takes
+ * time; a request arriving at the gateway meanwhile renews the activity Lease. Here the instance's
+ * /_scheduler/jobs is a test server standing in for CouchDB (no kubelet runs in this control plane:
+ * the test writes the pod the operator finds the address in), and the Lease is renewed while the
+ * first answer is held back, as the gateway would on a request.
+ */
+describe('hibernating an instance that becomes active during the idle check', () => {
+  const ns = useTestNamespace('couch-hibernation-race');
+  const name = 'raced';
+  let operator: RunningOperator;
+  let scheduler: http.Server;
+  let renewedAt = 0;
+  const questions: Question[] = [];
+  let asked = 0;
+
+  beforeAll(async () => {
+    scheduler = http.createServer((req, res) => {
+      void answer(req.url ?? '').then((body) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      });
+    });
+    await new Promise<void>((resolve) => scheduler.listen(0, '127.0.0.1', resolve));
+    operator = await startTestOperator({ namespace: ns.name });
+  });
+  afterAll(async () => {
+    await operator?.stop();
+    await new Promise((resolve) => scheduler.close(resolve));
+  });
+
+  /** No replication job ever runs; the first answer comes late, after a Lease renewal. */
+  async function answer(path: string): Promise<object> {
+    if (path !== '/_scheduler/jobs') return { error: 'not_found' };
+    const question: Question = { at: Date.now() };
+    asked += 1;
+    if (asked === 1) {
+      await renewActivity(ns.name, name);
+      renewedAt = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, SLOW_ANSWER_MS));
+    } else {
+      question.replicas = (await readStatefulSet(ns.name, name)).spec?.replicas;
+      question.hibernatedAt = (await readInstance(ns.name, name)).status?.hibernatedAt;
+      question.hibernations = await metricValue(operator, 'settee_couch_hibernations_total');
+    }
+    // Recorded once complete: the test reads it as soon as it is there.
+    questions.push(question);
+    return { total_rows: 0, offset: 0, jobs: [] };
+  }
+
+  /** The instance's pod as the kubelet would report it, at the test server's address. */
+  async function writePod(port: number): Promise<void> {
+    const { core } = testClients();
+    const podName = `${name}-0`;
+    await core.createNamespacedPod({
+      namespace: ns.name,
+      body: {
+        metadata: {
+          name: podName,
+          labels: {
+            [LABEL_APP_NAME]: APP_NAME_COUCHDB,
+            [LABEL_APP_MANAGED_BY]: MANAGED_BY_SETTEE,
+            [LABEL_INSTANCE]: name,
+          },
+        },
+        spec: {
+          nodeName: 'settee-test',
+          containers: [{ name: 'couchdb', image: 'couchdb', ports: [{ containerPort: port }] }],
+        },
+      },
+    });
+    await core.patchNamespacedPodStatus(
+      {
+        name: podName,
+        namespace: ns.name,
+        body: { status: { phase: 'Running', podIP: '127.0.0.1', podIPs: [{ ip: '127.0.0.1' }] } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+
+  it('when the activity Lease is renewed while the instance answers, then it is not hibernated, and hibernates a full idleAfter later', async () => {
+    // The pod first: the operator must find it at the first idle deadline.
+    await writePod((scheduler.address() as AddressInfo).port);
+    await createInstance(ns.name, name, { hibernation: { idleAfter: `${IDLE_AFTER_MS / 1000}s` } });
+    await waitForInstance(ns.name, name, 'phase Starting', hasPhase('Starting'));
+
+    await waitFor('a second idle check', async () => (questions.length >= 2 ? true : undefined), {
+      timeoutMs: 4 * IDLE_AFTER_MS + 5_000,
+    });
+    const [, second] = questions;
+    // Up, and never hibernated, while it was asked again: the renewal counted.
+    expect(second).toMatchObject({ replicas: 1, hibernatedAt: undefined, hibernations: 0 });
+    // The second question is the idle deadline that the renewal set.
+    expect(second!.at).toBeGreaterThanOrEqual(renewedAt + IDLE_AFTER_MS - 100);
+
+    // No kubelet reported the pod ready, so it goes straight to Hibernated.
+    const hibernated = await waitForInstance(ns.name, name, 'phase Hibernated', hasPhase('Hibernated'));
+    expect(Date.parse(hibernated.status?.hibernatedAt ?? '')).toBeGreaterThanOrEqual(second!.at - 1_000);
+    expect((await readStatefulSet(ns.name, name)).spec?.replicas).toBe(0);
+    expect((await eventsFor(ns.name, name)).filter((e) => e.reason === 'Hibernated')).toHaveLength(1);
+  });
+});
