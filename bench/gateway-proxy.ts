@@ -5,8 +5,8 @@
  *   (bench/gateway/bare-proxy.ts), and through Debian's nginx (one worker, upstream keep-alive)
  *   when /usr/sbin/nginx exists; 50 connections for throughput, one for added latency;
  * - the same load direct to the default CouchDB engine and through the gateway.
- * The gateway runs as the production image runs it: compiled by tsc, `node --enable-source-maps
- * dist/gateway/main.js` with NODE_ENV=production (bench/lib/compiled-platform.ts), not under tsx.
+ * The gateway runs as the production image runs it: compiled by tsc, started with the gateway
+ * stage's CMD and ENV from docker/Dockerfile (bench/lib/compiled-platform.ts), not under tsx.
  * Runs alternate between targets and each figure is the median of the rounds.
  *
  *   npx tsx bench/gateway-proxy.ts      (BENCH_ROUNDS=5, BENCH_SECONDS=3, BENCH_CONNECTIONS=50,

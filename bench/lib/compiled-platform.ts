@@ -5,16 +5,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startProcess, type ManagedProcess } from '../../local/process.js';
+import { readDockerfile, type ImageStage } from '../../test/helpers/image-layout.js';
 import { ROOT } from './processes.js';
 
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
-/** The two deployments the image builds, each started from its own entry point. */
+/** The two deployments the image builds; each is a stage of docker/Dockerfile of that name. */
 export type PlatformComponent = 'gateway' | 'operator';
 
-/** The operator and gateway compiled as the production image holds them (docker/Dockerfile). */
+/** The operator and gateway compiled as the production images hold them (docker/Dockerfile). */
 export interface CompiledPlatform {
-  /** Starts dist/<component>/main.js the way the image does. */
+  /** Starts a component with its image stage's CMD (node's arguments) and ENV, then `env`. */
   start(component: PlatformComponent, env: NodeJS.ProcessEnv): ManagedProcess;
   remove(): Promise<void>;
 }
@@ -23,9 +24,11 @@ export interface CompiledPlatform {
  * Compiles the working tree with `tsc -p tsconfig.build.json` (the image's `npm run compile`) into
  * a temporary directory laid out like the image's /app: package.json (which makes dist/ ES modules),
  * node_modules (linked to the repository's) and dist/. A benchmark of the platform measures this
- * JavaScript, not the tsx loader's output that the tests run.
+ * JavaScript, started with the node flags the image gives it, not the tsx loader's output that
+ * the tests run.
  */
 export async function compilePlatform(): Promise<CompiledPlatform> {
+  const stages = await readDockerfile(path.join(ROOT, 'docker', 'Dockerfile'));
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-bench-dist-'));
   try {
     await promisify(execFile)(
@@ -40,15 +43,23 @@ export async function compilePlatform(): Promise<CompiledPlatform> {
     throw err;
   }
   return {
-    // The image's command line and environment (CMD ["--enable-source-maps", ...], NODE_ENV).
-    start: (component, env) =>
-      startProcess({
+    start: (component, env) => {
+      const stage = stageOf(stages, component);
+      return startProcess({
         name: component,
         command: process.execPath,
-        args: ['--enable-source-maps', path.join(dir, 'dist', component, 'main.js')],
-        env: { ...env, NODE_ENV: 'production' },
+        // The CMD's paths are relative to the image's WORKDIR, which `dir` stands for.
+        args: stage.cmd,
+        env: { ...env, ...stage.env },
         cwd: dir,
-      }),
+      });
+    },
     remove: () => fs.rm(dir, { recursive: true, force: true }),
   };
+}
+
+function stageOf(stages: ReadonlyMap<string, ImageStage>, component: PlatformComponent): ImageStage {
+  const stage = stages.get(component);
+  if (stage === undefined) throw new Error(`docker/Dockerfile has no stage named ${component}`);
+  return stage;
 }

@@ -28,7 +28,12 @@ import {
   succeeded,
   uniqueRelease,
 } from './chart-harness.js';
-import { layOutImage, packagesImportedFrom, readDockerfile, type ImageStage } from './image-layout.js';
+import {
+  layOutImage,
+  packagesImportedFrom,
+  readDockerfile,
+  type ImageStage,
+} from '../../helpers/image-layout.js';
 
 /*
  * No Docker engine runs here, so the images cannot be built. This suite does the next best thing:
