@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
-import ipaddr from 'ipaddr.js';
 import { ACTIVITY_REPORT_INTERVAL_MS } from '../operator/api/contract.js';
 import { deepFreeze, EnvReader } from '../operator/env-reader.js';
 import { LOG_LEVELS, type LogLevel } from '../operator/observability/logger.js';
@@ -95,10 +94,21 @@ export interface GatewayConfig {
   readonly shutdownTimeoutMs: number;
 }
 
+/** Reads the gateway's environment; throws ConfigError listing every problem. */
 export function loadGatewayConfig(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): GatewayConfig {
   const read = new EnvReader(env);
+  const config = readGatewayConfig(read);
+  read.assertValid();
+  return config;
+}
+
+/**
+ * Reads the gateway's variables through `read`, which collects their problems, so gateway/main.ts
+ * can read the queue's section with the same reader and report both sections' problems at once.
+ */
+export function readGatewayConfig(read: EnvReader): GatewayConfig {
   const certFile = read.optionalString('SETTEE_GATEWAY_TLS_CERT');
   const keyFile = read.optionalString('SETTEE_GATEWAY_TLS_KEY');
   if ((certFile === undefined) !== (keyFile === undefined)) {
@@ -122,7 +132,7 @@ export function loadGatewayConfig(
     },
     tls: certFile && keyFile ? { certFile, keyFile } : undefined,
     domain,
-    trustedProxies: readCidrList(read, 'SETTEE_GATEWAY_TRUSTED_PROXIES'),
+    trustedProxies: read.cidrList('SETTEE_GATEWAY_TRUSTED_PROXIES'),
     watchNamespace: read.optionalString('SETTEE_WATCH_NAMESPACE'),
     wake: {
       holdQueueLimit: read.integer('SETTEE_GATEWAY_HOLD_QUEUE_LIMIT', 1_000, { min: 1, max: 1_000_000 }),
@@ -157,22 +167,5 @@ export function loadGatewayConfig(
     logLevel: read.oneOf('SETTEE_LOG_LEVEL', LOG_LEVELS, 'info'),
     shutdownTimeoutMs: read.durationMs('SETTEE_SHUTDOWN_TIMEOUT', 30_000, { minMs: 1 }),
   };
-  read.assertValid();
   return deepFreeze(config);
-}
-
-/** A comma-separated list of CIDR ranges; each malformed one is a problem of its own. */
-function readCidrList(read: EnvReader, name: string): string[] {
-  const ranges = (read.optionalString(name) ?? '')
-    .split(',')
-    .map((range) => range.trim())
-    .filter((range) => range !== '');
-  // Four-part IPv4 only: ipaddr.js would read `10/8` as 0.0.0.10/8, which nobody means.
-  const malformed = ranges.filter(
-    (range) => !ipaddr.IPv4.isValidCIDRFourPartDecimal(range) && !ipaddr.IPv6.isValidCIDR(range),
-  );
-  for (const range of malformed) {
-    read.problem(`${name}: ${JSON.stringify(range)} is not a CIDR range such as 10.0.0.0/8 or fd00::/8`);
-  }
-  return malformed.length === 0 ? ranges : [];
 }

@@ -3,19 +3,24 @@
  * environment (gateway/config.ts, gateway/queue/config.ts), the cluster from KUBECONFIG or the
  * in-cluster service account. SIGTERM or SIGINT drains and stops it.
  */
+import { EnvReader } from '../operator/env-reader.js';
 import { loadKubeConfig } from '../operator/kube/clients.js';
 import { createLogger, errorMessage } from '../operator/observability/logger.js';
-import { loadGatewayConfig } from './config.js';
+import { readGatewayConfig } from './config.js';
 import { startGateway } from './gateway.js';
-import { createQueueService, loadQueueConfig } from './queue/index.js';
+import { createQueueService, readQueueConfig } from './queue/index.js';
 
 async function main(): Promise<void> {
-  const config = loadGatewayConfig();
+  // One reader for both sections, so a bad deployment hears of every problem in one ConfigError.
+  const read = new EnvReader(process.env);
+  const config = readGatewayConfig(read);
+  const queueConfig = readQueueConfig(read);
+  read.assertValid();
   const logger = createLogger({ level: config.logLevel, component: 'gateway' });
   const kubeConfig = loadKubeConfig();
   const queue = createQueueService({
     kubeConfig,
-    config: loadQueueConfig(),
+    config: queueConfig,
     logger,
     namespace: config.watchNamespace,
   });

@@ -1,7 +1,10 @@
+import ipaddr from 'ipaddr.js';
+
 /**
  * Reads typed values from an environment and collects every problem instead of stopping at the
- * first, so a bad deployment is fixed in one round. Used by operator/config.ts; a section of the
- * config (couch-instance, queue-binding) reads its own variables through the same reader.
+ * first, so a bad deployment is fixed in one round. Used by operator/config.ts and
+ * gateway/config.ts; a section of the config (couch-instance, queue-binding, the gateway's queue)
+ * reads its own variables through the same reader.
  */
 export class ConfigError extends Error {
   readonly code = 'INVALID_CONFIG';
@@ -55,6 +58,18 @@ export class EnvReader {
     return value;
   }
 
+  /** A finite number above zero, fractions allowed (a scale factor, say). */
+  positiveNumber(name: string, fallback: number): number {
+    const text = this.raw(name);
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0) {
+      this.problems.push(`${name}=${text}: expected a positive number`);
+      return fallback;
+    }
+    return value;
+  }
+
   boolean(name: string, fallback: boolean): boolean {
     const text = this.raw(name)?.toLowerCase();
     if (text === undefined) return fallback;
@@ -84,6 +99,24 @@ export class EnvReader {
     if ((allowed as readonly string[]).includes(text)) return text as T;
     this.problems.push(`${name}=${text}: expected one of ${allowed.join(', ')}`);
     return fallback;
+  }
+
+  /** A comma-separated list of CIDR ranges (none when unset); each malformed one is a problem of its own. */
+  cidrList(name: string): string[] {
+    const ranges = (this.raw(name) ?? '')
+      .split(',')
+      .map((range) => range.trim())
+      .filter((range) => range !== '');
+    // Four-part IPv4 only: ipaddr.js would read `10/8` as 0.0.0.10/8, which nobody means.
+    const malformed = ranges.filter(
+      (range) => !ipaddr.IPv4.isValidCIDRFourPartDecimal(range) && !ipaddr.IPv6.isValidCIDR(range),
+    );
+    for (const range of malformed) {
+      this.problems.push(
+        `${name}: ${JSON.stringify(range)} is not a CIDR range such as 10.0.0.0/8 or fd00::/8`,
+      );
+    }
+    return malformed.length === 0 ? ranges : [];
   }
 
   /** Records a problem found by a cross-field check. */

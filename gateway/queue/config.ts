@@ -1,5 +1,5 @@
 import os from 'node:os';
-import ipaddr from 'ipaddr.js';
+import { EnvReader } from '../../operator/env-reader.js';
 
 /**
  * The queue's settings, from the environment, validated once and frozen. Every duration is in
@@ -45,17 +45,6 @@ export interface QueueConfig {
   consumerName: string;
 }
 
-export class QueueConfigError extends Error {
-  readonly code = 'QUEUE_CONFIG_INVALID';
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`${variable}: ${message}`);
-    this.name = 'QueueConfigError';
-  }
-}
-
 const DAY_MS = 86_400_000;
 
 export const QUEUE_CONFIG_DEFAULTS: Readonly<Omit<QueueConfig, 'consumerName'>> = Object.freeze({
@@ -77,91 +66,72 @@ export const QUEUE_CONFIG_DEFAULTS: Readonly<Omit<QueueConfig, 'consumerName'>> 
   ssrfAllowlist: [],
 });
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-function integer(
-  env: Env,
-  name: string,
-  fallback: number,
-  min: number,
-  max = Number.MAX_SAFE_INTEGER,
-): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new QueueConfigError(name, `${JSON.stringify(raw)} is not a whole number`);
-  const value = Number(raw);
-  if (value < min || value > max) throw new QueueConfigError(name, `${value} is outside ${min}..${max}`);
-  return value;
+/** Reads the queue's environment variables; throws ConfigError listing every problem. */
+export function loadQueueConfig(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): QueueConfig {
+  const read = new EnvReader(env);
+  const config = readQueueConfig(read);
+  read.assertValid();
+  return config;
 }
 
-function positiveNumber(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0)
-    throw new QueueConfigError(name, `${JSON.stringify(raw)} is not a positive number`);
-  return value;
-}
-
-function cidrList(env: Env, name: string): string[] {
-  const raw = env[name] ?? '';
-  const ranges = raw
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item.length > 0);
-  for (const range of ranges) {
-    try {
-      ipaddr.parseCIDR(range);
-    } catch {
-      throw new QueueConfigError(name, `${JSON.stringify(range)} is not a CIDR range such as 127.0.0.0/8`);
-    }
-  }
-  return ranges;
-}
-
-/** Reads and checks the queue's environment variables; throws QueueConfigError naming the variable. */
-export function loadQueueConfig(env: Env = process.env): QueueConfig {
+/**
+ * Reads the queue's variables through `read`, which collects their problems (cross-field ones
+ * included), so gateway/main.ts reports them together with the gateway's own.
+ */
+export function readQueueConfig(read: EnvReader): QueueConfig {
   const d = QUEUE_CONFIG_DEFAULTS;
-  const keyPrefix = env.SETTEE_QUEUE_KEY_PREFIX || d.keyPrefix;
   const config: QueueConfig = {
-    keyPrefix,
-    maxBodyBytes: integer(env, 'SETTEE_QUEUE_MAX_BODY_BYTES', d.maxBodyBytes, 1),
-    maxBatchSize: integer(env, 'SETTEE_QUEUE_MAX_BATCH_SIZE', d.maxBatchSize, 1, 10_000),
-    maxBatchBytes: integer(env, 'SETTEE_QUEUE_MAX_BATCH_BYTES', d.maxBatchBytes, 1),
-    defaultRetries: integer(env, 'SETTEE_QUEUE_DEFAULT_RETRIES', d.defaultRetries, 0, 1_000),
-    maxRetries: integer(env, 'SETTEE_QUEUE_MAX_RETRIES', d.maxRetries, 0, 1_000),
-    retryDelayScale: positiveNumber(env, 'SETTEE_QUEUE_RETRY_DELAY_SCALE', d.retryDelayScale),
-    maxRetryDelayMs: integer(env, 'SETTEE_QUEUE_MAX_RETRY_DELAY_MS', d.maxRetryDelayMs, 0),
-    deliveryTimeoutMs: integer(env, 'SETTEE_QUEUE_DELIVERY_TIMEOUT_MS', d.deliveryTimeoutMs, 1),
-    reclaimIdleMs: integer(env, 'SETTEE_QUEUE_RECLAIM_IDLE_MS', d.reclaimIdleMs, 1),
-    pollIntervalMs: integer(env, 'SETTEE_QUEUE_POLL_INTERVAL_MS', d.pollIntervalMs, 1),
-    blockMs: integer(env, 'SETTEE_QUEUE_BLOCK_MS', d.blockMs, 1),
-    workerConcurrency: integer(env, 'SETTEE_QUEUE_WORKER_CONCURRENCY', d.workerConcurrency, 1, 10_000),
-    maxDeadLetters: integer(env, 'SETTEE_QUEUE_MAX_DEAD_LETTERS', d.maxDeadLetters, 1),
-    maxRedirects: integer(env, 'SETTEE_QUEUE_MAX_REDIRECTS', d.maxRedirects, 0, 20),
-    ssrfAllowlist: Object.freeze(cidrList(env, 'SETTEE_QUEUE_SSRF_ALLOW')),
-    consumerName: env.SETTEE_QUEUE_CONSUMER_NAME || defaultConsumerName(),
+    keyPrefix: read.string('SETTEE_QUEUE_KEY_PREFIX', d.keyPrefix),
+    maxBodyBytes: read.integer('SETTEE_QUEUE_MAX_BODY_BYTES', d.maxBodyBytes, { min: 1 }),
+    maxBatchSize: read.integer('SETTEE_QUEUE_MAX_BATCH_SIZE', d.maxBatchSize, { min: 1, max: 10_000 }),
+    maxBatchBytes: read.integer('SETTEE_QUEUE_MAX_BATCH_BYTES', d.maxBatchBytes, { min: 1 }),
+    defaultRetries: read.integer('SETTEE_QUEUE_DEFAULT_RETRIES', d.defaultRetries, { min: 0, max: 1_000 }),
+    maxRetries: read.integer('SETTEE_QUEUE_MAX_RETRIES', d.maxRetries, { min: 0, max: 1_000 }),
+    retryDelayScale: read.positiveNumber('SETTEE_QUEUE_RETRY_DELAY_SCALE', d.retryDelayScale),
+    maxRetryDelayMs: read.integer('SETTEE_QUEUE_MAX_RETRY_DELAY_MS', d.maxRetryDelayMs, { min: 0 }),
+    deliveryTimeoutMs: read.integer('SETTEE_QUEUE_DELIVERY_TIMEOUT_MS', d.deliveryTimeoutMs, { min: 1 }),
+    reclaimIdleMs: read.integer('SETTEE_QUEUE_RECLAIM_IDLE_MS', d.reclaimIdleMs, { min: 1 }),
+    pollIntervalMs: read.integer('SETTEE_QUEUE_POLL_INTERVAL_MS', d.pollIntervalMs, { min: 1 }),
+    blockMs: read.integer('SETTEE_QUEUE_BLOCK_MS', d.blockMs, { min: 1 }),
+    workerConcurrency: read.integer('SETTEE_QUEUE_WORKER_CONCURRENCY', d.workerConcurrency, {
+      min: 1,
+      max: 10_000,
+    }),
+    maxDeadLetters: read.integer('SETTEE_QUEUE_MAX_DEAD_LETTERS', d.maxDeadLetters, { min: 1 }),
+    maxRedirects: read.integer('SETTEE_QUEUE_MAX_REDIRECTS', d.maxRedirects, { min: 0, max: 20 }),
+    ssrfAllowlist: read.cidrList('SETTEE_QUEUE_SSRF_ALLOW'),
+    consumerName: read.optionalString('SETTEE_QUEUE_CONSUMER_NAME') ?? defaultConsumerName(),
   };
-  return validateQueueConfig(config);
+  checkQueueConfig(config, read);
+  return frozen(config);
 }
 
-/** Cross-field checks, for configs built from the environment or by tests; returns it frozen. */
+/** Cross-field checks for a config built by tests; throws ConfigError listing every problem. */
 export function validateQueueConfig(config: QueueConfig): QueueConfig {
+  const read = new EnvReader({});
+  checkQueueConfig(config, read);
+  read.assertValid();
+  return frozen(config);
+}
+
+function checkQueueConfig(config: QueueConfig, read: EnvReader): void {
   if (config.defaultRetries > config.maxRetries) {
-    throw new QueueConfigError(
-      'SETTEE_QUEUE_DEFAULT_RETRIES',
-      `must not exceed SETTEE_QUEUE_MAX_RETRIES (${config.maxRetries})`,
+    read.problem(
+      `SETTEE_QUEUE_DEFAULT_RETRIES: must not exceed SETTEE_QUEUE_MAX_RETRIES (${config.maxRetries})`,
     );
   }
   // A delivery still running when its entry turns reclaimable would be sent twice on purpose.
   if (config.reclaimIdleMs <= config.deliveryTimeoutMs) {
-    throw new QueueConfigError(
-      'SETTEE_QUEUE_RECLAIM_IDLE_MS',
-      `must be longer than SETTEE_QUEUE_DELIVERY_TIMEOUT_MS (${config.deliveryTimeoutMs})`,
+    read.problem(
+      `SETTEE_QUEUE_RECLAIM_IDLE_MS: must be longer than SETTEE_QUEUE_DELIVERY_TIMEOUT_MS (${config.deliveryTimeoutMs})`,
     );
   }
-  if (config.keyPrefix.length === 0)
-    throw new QueueConfigError('SETTEE_QUEUE_KEY_PREFIX', 'must not be empty');
+  if (config.keyPrefix.length === 0) read.problem('SETTEE_QUEUE_KEY_PREFIX: must not be empty');
+}
+
+function frozen(config: QueueConfig): QueueConfig {
   return Object.freeze({ ...config, ssrfAllowlist: Object.freeze([...config.ssrfAllowlist]) });
 }
 

@@ -10,8 +10,8 @@
 export { createQueueService, type QueueService, type QueueServiceOptions } from './queue-service.js';
 export {
   loadQueueConfig,
+  readQueueConfig,
   validateQueueConfig,
-  QueueConfigError,
   QUEUE_CONFIG_DEFAULTS,
   type QueueConfig,
 } from './config.js';
