@@ -30,6 +30,10 @@ describe("the chart's container environment, read by the components' own configu
     it('when the operator reads it, then it serves every namespace, elects a leader in the release namespace and serves metrics on every interface', () => {
       const config = loadOperatorConfig(environmentOf(objects, 'prod-settee-operator'));
       expect(config.watchNamespace).toBeUndefined();
+      expect(config.kube).toEqual({
+        requestTimeoutMs: 30_000,
+        watchTimeout: { minMs: 300_000, graceMs: 30_000 },
+      });
       expect(config.leaderElection).toMatchObject({
         enabled: true,
         namespace: NAMESPACE,
@@ -92,6 +96,10 @@ describe("the chart's container environment, read by the components' own configu
       const config = loadOperatorConfig(environmentOf(objects, 'prod-couch-operator'));
       expect(config.watchNamespace).toBe('tenants');
       expect(config.controllers).toMatchObject({ workers: 8, resyncPeriodMs: 300_000 });
+      expect(config.kube).toEqual({
+        requestTimeoutMs: 20_000,
+        watchTimeout: { minMs: 180_000, graceMs: 30_000 },
+      });
       expect(config.leaderElection).toMatchObject({
         leaseDurationMs: 20_000,
         renewDeadlineMs: 15_000,
