@@ -60,6 +60,13 @@ export class Waker {
     );
   }
 
+  /** The instance is gone: what was asked for it, and any retry, are dropped with it. */
+  forget(instanceKey: string): void {
+    this.asked.delete(instanceKey);
+    clearTimeout(this.retries.get(instanceKey));
+    this.retries.delete(instanceKey);
+  }
+
   stop(): void {
     for (const timer of this.retries.values()) clearTimeout(timer);
     this.retries.clear();
