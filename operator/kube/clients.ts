@@ -103,12 +103,17 @@ function timedTransport(timeoutMs: number): HttpLibrary {
   });
 }
 
-/** What kubeConfig.makeApiClient builds, with the timed transport. */
-function apiConfiguration(kubeConfig: KubeConfig, requestTimeoutMs: number): Configuration {
+/** The API server's URL from the kubeconfig's current cluster, for the requests made by hand. */
+export function currentServer(kubeConfig: KubeConfig): string {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  return cluster.server;
+}
+
+/** What kubeConfig.makeApiClient builds, with the timed transport. */
+function apiConfiguration(kubeConfig: KubeConfig, requestTimeoutMs: number): Configuration {
   return createConfiguration({
-    baseServer: new ServerConfiguration(cluster.server, {}),
+    baseServer: new ServerConfiguration(currentServer(kubeConfig), {}),
     authMethods: { default: kubeConfig },
     httpApi: timedTransport(requestTimeoutMs),
   });

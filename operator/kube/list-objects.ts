@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import { currentServer } from './clients.js';
 import { KubeApiError } from './errors.js';
 import { resourceCollectionPath, type WatchedResource } from './resource-path.js';
 
@@ -15,9 +16,7 @@ export async function listObjects<T extends KubernetesObject>(
   kubeConfig: KubeConfig,
   resource: WatchedResource,
 ): Promise<KubernetesListObject<T>> {
-  const cluster = kubeConfig.getCurrentCluster();
-  if (!cluster) throw new Error('the kubeconfig has no current cluster');
-  const url = new URL(cluster.server + resourceCollectionPath(resource));
+  const url = new URL(currentServer(kubeConfig) + resourceCollectionPath(resource));
   if (resource.labelSelector) url.searchParams.set('labelSelector', resource.labelSelector);
   if (resource.fieldSelector) url.searchParams.set('fieldSelector', resource.fieldSelector);
   const options: https.RequestOptions = {

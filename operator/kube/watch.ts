@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import { currentServer } from './clients.js';
 import { KubeApiError } from './errors.js';
 
 /** How long one watch request may live; see TimedWatch. */
@@ -118,9 +119,7 @@ export class TimedWatch extends Watch {
   }
 
   private async open(path: string, query: WatchQuery, signal: AbortSignal): Promise<http.ClientRequest> {
-    const cluster = this.config.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster');
-    const url = new URL(cluster.server + path);
+    const url = new URL(currentServer(this.config) + path);
     url.searchParams.set('watch', 'true');
     for (const [key, value] of Object.entries(query)) {
       if (value !== undefined) url.searchParams.set(key, String(value));

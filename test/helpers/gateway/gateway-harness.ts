@@ -58,6 +58,35 @@ export async function startTestGateway(options: {
   });
 }
 
+/** A gateway in front of one instance, and where that instance is at the gateway (path form). */
+export interface GatewayInFront {
+  gateway: Gateway;
+  /** `/db/<namespace>/<name>` */
+  basePath: string;
+  /** The gateway's URL with basePath. */
+  base: string;
+}
+
+/**
+ * One instance whose CouchDB is a test server on `port` (its pod reported ready), and a gateway
+ * started after both exist: the gateway syncs its caches before it listens, so its first request
+ * already goes straight to the server, never the wake path.
+ */
+export async function startGatewayInFrontOf(options: {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  name: string;
+  port: number;
+  env?: Record<string, string>;
+}): Promise<GatewayInFront> {
+  const { kubeConfig, namespace, name } = options;
+  await createCouchInstance(kubeConfig, { namespace, name });
+  await setInstancePod(kubeConfig, { namespace, name }, { port: options.port, ready: true });
+  const gateway = await startTestGateway({ kubeConfig, namespace, env: options.env ?? {} });
+  const basePath = `/db/${namespace}/${name}`;
+  return { gateway, basePath, base: `${gateway.url}${basePath}` };
+}
+
 const instanceApi = (namespace: string) =>
   ({ group: SETTEE_GROUP, version: SETTEE_VERSION, plural: COUCH_INSTANCE_PLURAL, namespace }) as const;
 

@@ -3,11 +3,7 @@ import type { Gateway } from '../../../gateway/gateway.js';
 import { waitFor } from '../../../local/wait.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import { startEchoUpstream, type EchoUpstream } from '../../helpers/gateway/echo-upstream.js';
-import {
-  createCouchInstance,
-  setInstancePod,
-  startTestGateway,
-} from '../../helpers/gateway/gateway-harness.js';
+import { startGatewayInFrontOf } from '../../helpers/gateway/gateway-harness.js';
 import { request } from '../../helpers/gateway/http-request.js';
 import { jsonBodyOf, RawConnection, statusOf } from '../../helpers/gateway/raw-connection.js';
 
@@ -32,24 +28,16 @@ describe('the gateway and clients that are slow or leave early', () => {
   beforeAll(async () => {
     const { kubeConfig } = testControlPlane();
     echo = await startEchoUpstream();
-    const ref = { namespace: namespace.name, name: 'echo' };
-    await createCouchInstance(kubeConfig, ref);
-    await setInstancePod(kubeConfig, ref, { port: echo.port, ready: true });
-    gateway = await startTestGateway({
+    ({ gateway, basePath, base } = await startGatewayInFrontOf({
       kubeConfig,
       namespace: namespace.name,
+      name: 'echo',
+      port: echo.port,
       env: {
         SETTEE_GATEWAY_CLIENT_HEADERS_TIMEOUT: `${HEADERS_TIMEOUT_MS}ms`,
         SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT: `${IDLE_TIMEOUT_MS}ms`,
       },
-    });
-    basePath = `/db/${namespace.name}/echo`;
-    base = `${gateway.url}${basePath}`;
-    await waitFor(
-      'the echo instance through the gateway',
-      async () => ((await request(`${base}/_up`)).status === 200 ? true : undefined),
-      { timeoutMs: 10_000, intervalMs: 20 },
-    );
+    }));
   });
 
   afterAll(async () => {

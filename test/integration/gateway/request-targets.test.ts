@@ -1,17 +1,12 @@
 import http from 'node:http';
 import type { Gateway } from '../../../gateway/gateway.js';
-import { waitFor } from '../../../local/wait.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import {
   startEchoUpstream,
   type EchoUpstream,
   type EchoedRequest,
 } from '../../helpers/gateway/echo-upstream.js';
-import {
-  createCouchInstance,
-  setInstancePod,
-  startTestGateway,
-} from '../../helpers/gateway/gateway-harness.js';
+import { startGatewayInFrontOf } from '../../helpers/gateway/gateway-harness.js';
 import { request, type PlainResponse } from '../../helpers/gateway/http-request.js';
 import { exchangeRaw, jsonBodyOf, statusOf } from '../../helpers/gateway/raw-connection.js';
 
@@ -31,20 +26,13 @@ describe('the gateway and unusual request heads', () => {
   beforeAll(async () => {
     const { kubeConfig } = testControlPlane();
     echo = await startEchoUpstream();
-    const ref = { namespace: namespace.name, name: 'echo' };
-    await createCouchInstance(kubeConfig, ref);
-    await setInstancePod(kubeConfig, ref, { port: echo.port, ready: true });
-    gateway = await startTestGateway({
+    ({ gateway, basePath } = await startGatewayInFrontOf({
       kubeConfig,
       namespace: namespace.name,
+      name: 'echo',
+      port: echo.port,
       env: { SETTEE_GATEWAY_DOMAIN: DOMAIN },
-    });
-    basePath = `/db/${namespace.name}/echo`;
-    await waitFor(
-      'the echo instance through the gateway',
-      async () => ((await request(`${gateway.url}${basePath}/_up`)).status === 200 ? true : undefined),
-      { timeoutMs: 10_000, intervalMs: 20 },
-    );
+    }));
   });
 
   afterAll(async () => {

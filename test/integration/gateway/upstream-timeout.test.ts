@@ -2,11 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Gateway } from '../../../gateway/gateway.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
-import {
-  createCouchInstance,
-  setInstancePod,
-  startTestGateway,
-} from '../../helpers/gateway/gateway-harness.js';
+import { startGatewayInFrontOf } from '../../helpers/gateway/gateway-harness.js';
 import { request } from '../../helpers/gateway/http-request.js';
 
 const HEADERS_TIMEOUT_MS = 400;
@@ -47,16 +43,13 @@ describe('the gateway in front of an instance that accepts requests and never an
   beforeAll(async () => {
     const { kubeConfig } = testControlPlane();
     upstream = await startSilentUpstream();
-    const ref = { namespace: namespace.name, name: 'hung' };
-    await createCouchInstance(kubeConfig, ref);
-    await setInstancePod(kubeConfig, ref, { port: upstream.port, ready: true });
-    // Started after the pod is ready: the first request goes straight to the instance, no wake.
-    gateway = await startTestGateway({
+    ({ gateway, base } = await startGatewayInFrontOf({
       kubeConfig,
       namespace: namespace.name,
+      name: 'hung',
+      port: upstream.port,
       env: { SETTEE_GATEWAY_UPSTREAM_HEADERS_TIMEOUT: `${HEADERS_TIMEOUT_MS}ms` },
-    });
-    base = `${gateway.url}/db/${namespace.name}/hung`;
+    }));
   });
 
   afterAll(async () => {
