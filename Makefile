@@ -53,8 +53,9 @@ fauxton: $(NPM_STAMP)
 deps: $(NPM_STAMP) system-deps kube-tools fauxton
 
 lint: $(NPM_STAMP) kube-tools
-	@echo "==> lint (eslint, prettier, chart)"
+	@echo "==> lint (eslint, import rules, prettier, chart)"
 	npx eslint .
+	npx depcruise --config .dependency-cruiser.cjs .
 	npx prettier --check . --log-level warn
 	bash local/tools/sync-chart-crds.sh --check
 	"$$(bash local/tools/build-kube-tools.sh)/helm" lint --strict charts/settee

@@ -20,7 +20,7 @@ import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { startCouchEngine } from '../local/couch-engine/index.js';
 import { getFreePort } from '../local/ports.js';
 import type { ManagedProcess } from '../local/process.js';
-import type { CouchInstance } from '../operator/api/couch-instance.js';
+import type { CouchInstance } from '../api/couch-instance.js';
 import { createCouchInstance, readCouchInstance } from '../test/helpers/gateway/gateway-harness.js';
 import { basicAuth } from '../test/helpers/gateway/http-request.js';
 import { readAdminCredentials } from '../test/helpers/gateway/platform-harness.js';

@@ -14,9 +14,9 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '
 import { startControlPlane } from '../local/control-plane.js';
 import { getFreePort } from '../local/ports.js';
 import { waitFor } from '../local/wait.js';
-import { SETTEE_GROUP, SETTEE_VERSION } from '../operator/api/contract.js';
-import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../operator/api/couch-instance.js';
-import { COUCH_OWNED_SELECTOR } from '../operator/api/well-known.js';
+import { SETTEE_GROUP, SETTEE_VERSION } from '../api/contract.js';
+import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../api/couch-instance.js';
+import { COUCH_OWNED_SELECTOR } from '../api/well-known.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 
 const NAMESPACE = 'bench';

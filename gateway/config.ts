@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
-import { ACTIVITY_REPORT_INTERVAL_MS } from '../operator/api/contract.js';
-import { deepFreeze, EnvReader } from '../operator/env-reader.js';
-import { LOG_LEVELS, type LogLevel } from '../operator/observability/logger.js';
+import { ACTIVITY_REPORT_INTERVAL_MS } from '../api/contract.js';
+import { deepFreeze, EnvReader } from '../observability/env-reader.js';
+import { LOG_LEVELS, type LogLevel } from '../observability/logger.js';
 
 /**
  * The gateway's configuration, read once from the environment at start-up, validated (every

@@ -1,8 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type http from 'node:http';
 import type { Logger } from 'winston';
-import { makeKubeClients } from '../operator/kube/clients.js';
-import { InformerFactory } from '../operator/kube/informer-factory.js';
+import { makeKubeClients } from '../kube/clients.js';
+import { InformerFactory } from '../kube/informer-factory.js';
 import { createGatewayApp } from './app.js';
 import type { GatewayConfig } from './config.js';
 import { ShuttingDownError } from './http/errors.js';

@@ -3,9 +3,9 @@
  * environment (gateway/config.ts, gateway/queue/config.ts), the cluster from KUBECONFIG or the
  * in-cluster service account. SIGTERM or SIGINT drains and stops it.
  */
-import { EnvReader } from '../operator/env-reader.js';
-import { loadKubeConfig } from '../operator/kube/clients.js';
-import { createLogger, errorMessage } from '../operator/observability/logger.js';
+import { EnvReader } from '../observability/env-reader.js';
+import { loadKubeConfig } from '../kube/clients.js';
+import { createLogger, errorMessage } from '../observability/logger.js';
 import { readGatewayConfig } from './config.js';
 import { startGateway } from './gateway.js';
 import { createQueueService, readQueueConfig } from './queue/index.js';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { applyObject, makeObjectClient } from '../operator/kube/apply.js';
+import { applyObject, makeObjectClient } from '../kube/apply.js';
 import { locateKubeTools, type KubeTools } from './kube-tools.js';
 import { loadManifests } from './manifests.js';
 import { generateControlPlanePki, type ControlPlanePki } from './pki.js';

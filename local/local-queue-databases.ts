@@ -1,5 +1,5 @@
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
-import { QUEUE_BINDING_KIND, type QueueBinding } from '../operator/api/queue-binding.js';
+import { QUEUE_BINDING_KIND, type QueueBinding } from '../api/queue-binding.js';
 import { startRedis, type RedisServer } from './redis-server.js';
 
 /**

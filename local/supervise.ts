@@ -1,4 +1,4 @@
-import { exponentialBackoffMs, type BackoffPolicy } from '../operator/runtime/backoff.js';
+import { exponentialBackoffMs, type BackoffPolicy } from '../kube/controller-runtime/backoff.js';
 import type { ManagedProcess } from './process.js';
 
 export interface SuperviseOptions {

@@ -2,11 +2,11 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import { readCouchInstanceConfig, type CouchInstanceConfig } from './controllers/couch-instance/config.js';
 import { readQueueBindingConfig, type QueueBindingConfig } from './controllers/queue-binding/config.js';
-import { deepFreeze, EnvReader } from './env-reader.js';
-import { DEFAULT_KUBE_REQUEST_TIMEOUT_MS } from './kube/clients.js';
-import { DEFAULT_WATCH_TIMEOUT, type WatchTimeoutPolicy } from './kube/watch.js';
-import { LOG_LEVELS, type LogLevel } from './observability/logger.js';
-import type { BackoffPolicy } from './runtime/backoff.js';
+import { deepFreeze, EnvReader } from '../observability/env-reader.js';
+import { DEFAULT_KUBE_REQUEST_TIMEOUT_MS } from '../kube/clients.js';
+import { DEFAULT_WATCH_TIMEOUT, type WatchTimeoutPolicy } from '../kube/watch.js';
+import { LOG_LEVELS, type LogLevel } from '../observability/logger.js';
+import type { BackoffPolicy } from '../kube/controller-runtime/backoff.js';
 
 /**
  * The operator's configuration, read once from the environment at start-up, validated (every

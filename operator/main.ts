@@ -1,7 +1,7 @@
 import { loadOperatorConfig, type OperatorConfig } from './config.js';
-import { ConfigError } from './env-reader.js';
-import { loadKubeConfig } from './kube/clients.js';
-import { createLogger, errorMessage } from './observability/logger.js';
+import { ConfigError } from '../observability/env-reader.js';
+import { loadKubeConfig } from '../kube/clients.js';
+import { createLogger, errorMessage } from '../observability/logger.js';
 import { startOperator } from './operator.js';
 
 function loadConfigOrExit(): OperatorConfig {

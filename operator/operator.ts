@@ -1,19 +1,19 @@
-import type { KubeConfig } from './kube/clients.js';
+import type { KubeConfig } from '../kube/clients.js';
 import type { Logger } from 'winston';
 import type { OperatorConfig } from './config.js';
-import { FIELD_MANAGER } from './kube/apply.js';
-import { makeKubeClients } from './kube/clients.js';
-import { KubeEventRecorder } from './kube/events.js';
-import { InformerFactory } from './kube/informer-factory.js';
-import { InformerStoppedError } from './kube/informer.js';
-import { LeaderElector } from './kube/leader-election.js';
-import { resourceCollectionPath } from './kube/resource-path.js';
-import { startHealthServer } from './observability/health-server.js';
-import { errorMessage } from './observability/logger.js';
-import { createOperatorMetrics, type OperatorMetrics } from './observability/metrics.js';
+import { FIELD_MANAGER } from '../kube/apply.js';
+import { makeKubeClients } from '../kube/clients.js';
+import { KubeEventRecorder } from '../kube/events.js';
+import { InformerFactory } from '../kube/informer-factory.js';
+import { InformerStoppedError } from '../kube/informer.js';
+import { LeaderElector } from '../kube/leader-election.js';
+import { resourceCollectionPath } from '../kube/resource-path.js';
+import { startHealthServer } from '../observability/health-server.js';
+import { errorMessage } from '../observability/logger.js';
+import { createOperatorMetrics, type OperatorMetrics } from '../observability/metrics.js';
 import { REGISTERED_CONTROLLERS } from './registered-controllers.js';
-import { Controller } from './runtime/controller.js';
-import type { ControllerRegistration } from './runtime/controller-registration.js';
+import { Controller } from '../kube/controller-runtime/controller.js';
+import type { ControllerRegistration } from './controllers/registration.js';
 
 export interface StartOperatorOptions {
   config: OperatorConfig;

@@ -1,6 +1,6 @@
 import { couchInstanceController } from './controllers/couch-instance/registration.js';
 import { queueBindingController } from './controllers/queue-binding/registration.js';
-import type { ControllerRegistration } from './runtime/controller-registration.js';
+import type { ControllerRegistration } from './controllers/registration.js';
 
 /**
  * Every controller the operator runs; main.ts builds, starts and stops them from this list only.

@@ -5,8 +5,8 @@
  * delivery adds about a millisecond to each, alike for all of them, so the gaps between steps hold.
  */
 import { Watch, type KubeConfig, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
-import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../operator/api/contract.js';
-import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../operator/api/couch-instance.js';
+import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
+import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
 
 /** performance.now() of each step of the latest wake, once seen. */
 export interface WakeMilestones {

@@ -4,7 +4,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import tls from 'node:tls';
 import type { Logger } from 'winston';
-import { errorMessage } from '../../operator/observability/logger.js';
+import { errorMessage } from '../../observability/logger.js';
 
 /** SETTEE_GATEWAY_TLS_CERT and SETTEE_GATEWAY_TLS_KEY: PEM files. */
 export interface CertificateFiles {

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Registry } from 'prom-client';
-import type { ReadinessCheck } from '../../operator/observability/health-server.js';
+import type { ReadinessCheck } from '../../observability/health-server.js';
 
 /**
  * The gateway's own health routes: /healthz (the process answers), /readyz (its caches are filled

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Logger } from 'winston';
-import { listen } from '../../operator/observability/listen.js';
+import { listen } from '../../observability/listen.js';
 import { readCertificatePair, watchCertificate, type CertificateFiles } from './certificate-reloader.js';
 import { ClientSilenceGuard } from './client-silence.js';
 import { refuseConnect } from './refuse-connect.js';

@@ -4,10 +4,10 @@ import {
   ANNOTATION_OPEN_STREAMS,
   LABEL_INSTANCE,
   SETTEE_API_VERSION,
-} from '../../operator/api/contract.js';
-import { COUCH_INSTANCE_KIND } from '../../operator/api/couch-instance.js';
-import { callKube } from '../../operator/kube/errors.js';
-import { formatMicroTime } from '../../operator/kube/micro-time.js';
+} from '../../api/contract.js';
+import { COUCH_INSTANCE_KIND } from '../../api/couch-instance.js';
+import { callKube } from '../../kube/errors.js';
+import { formatMicroTime } from '../../kube/micro-time.js';
 import { GATEWAY_FIELD_MANAGER } from '../field-manager.js';
 import type { InstanceRef } from './instance-target.js';
 
@@ -34,7 +34,7 @@ export interface ActivityLeaseJson {
 }
 
 /**
- * The activity Lease of the contract (operator/api/contract.ts). Owned by the CouchInstance when
+ * The activity Lease of the contract (api/contract.ts). Owned by the CouchInstance when
  * its uid is known, so deleting the instance removes it.
  */
 export function buildActivityLease(renewal: ActivityRenewal): ActivityLeaseJson {

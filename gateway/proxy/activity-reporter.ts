@@ -1,5 +1,5 @@
 import type { Logger } from 'winston';
-import { errorMessage } from '../../operator/observability/logger.js';
+import { errorMessage } from '../../observability/logger.js';
 import type { ActivityLeaseWriter, ActivityRenewal } from './activity-lease.js';
 import type { InstanceRef } from './instance-target.js';
 

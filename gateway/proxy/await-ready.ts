@@ -1,7 +1,7 @@
 import type { Logger } from 'winston';
 import { HoldQueueFullError, WakeTimeoutError } from '../http/errors.js';
 import type { EndpointCache, UpstreamAddress } from './endpoint-cache.js';
-import { objectKey } from '../../operator/runtime/object-key.js';
+import { objectKey } from '../../kube/controller-runtime/object-key.js';
 import type { InstanceRef } from './instance-target.js';
 
 export interface AwaitReadyOptions {

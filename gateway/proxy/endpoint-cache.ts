@@ -1,10 +1,10 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { LABEL_INSTANCE } from '../../operator/api/contract.js';
-import { podAddress, type UpstreamAddress } from '../../operator/api/pod-address.js';
-import type { Informer } from '../../operator/kube/informer.js';
-import type { InformerFactory } from '../../operator/kube/informer-factory.js';
-import type { WatchedResource } from '../../operator/kube/resource-path.js';
-import { objectKey } from '../../operator/runtime/object-key.js';
+import { LABEL_INSTANCE } from '../../api/contract.js';
+import { podAddress, type UpstreamAddress } from '../../api/pod-address.js';
+import type { Informer } from '../../kube/informer.js';
+import type { InformerFactory } from '../../kube/informer-factory.js';
+import type { WatchedResource } from '../../kube/resource-path.js';
+import { objectKey } from '../../kube/controller-runtime/object-key.js';
 
 /** The pods of Settee's instances: every object Settee creates for an instance carries LABEL_INSTANCE. */
 export const INSTANCE_POD_RESOURCE: WatchedResource = {

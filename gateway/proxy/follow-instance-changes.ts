@@ -1,4 +1,4 @@
-import { objectKey } from '../../operator/runtime/object-key.js';
+import { objectKey } from '../../kube/controller-runtime/object-key.js';
 import { InstanceDeletingError, UnknownInstanceError } from '../http/errors.js';
 import type { AwaitReady } from './await-ready.js';
 import type { RouteTable } from './route-table.js';

@@ -1,8 +1,8 @@
 import type http from 'node:http';
 import { errors as undiciErrors, type Agent } from 'undici';
 import type { Logger } from 'winston';
-import type { CouchInstance } from '../../operator/api/couch-instance.js';
-import { errorMessage } from '../../operator/observability/logger.js';
+import type { CouchInstance } from '../../api/couch-instance.js';
+import { errorMessage } from '../../observability/logger.js';
 import { GatewayError, UpstreamError, UpstreamTimeoutError } from '../http/errors.js';
 import { sendErrorResponse } from '../http/error-response.js';
 import type { GatewayMetrics } from '../metrics.js';

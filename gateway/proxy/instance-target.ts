@@ -1,5 +1,5 @@
-import { INSTANCE_PATH_PREFIX } from '../../operator/api/contract.js';
-import { objectKey } from '../../operator/runtime/object-key.js';
+import { INSTANCE_PATH_PREFIX } from '../../api/contract.js';
+import { objectKey } from '../../kube/controller-runtime/object-key.js';
 import { MalformedHostError, MalformedInstancePathError } from '../http/errors.js';
 
 export interface InstanceRef {

@@ -1,12 +1,8 @@
-import { SETTEE_API_VERSION } from '../../operator/api/contract.js';
-import {
-  COUCH_INSTANCE_KIND,
-  COUCH_INSTANCE_PLURAL,
-  type CouchInstance,
-} from '../../operator/api/couch-instance.js';
-import type { Informer } from '../../operator/kube/informer.js';
-import type { InformerFactory } from '../../operator/kube/informer-factory.js';
-import type { WatchedResource } from '../../operator/kube/resource-path.js';
+import { SETTEE_API_VERSION } from '../../api/contract.js';
+import { COUCH_INSTANCE_KIND, COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
+import type { Informer } from '../../kube/informer.js';
+import type { InformerFactory } from '../../kube/informer-factory.js';
+import type { WatchedResource } from '../../kube/resource-path.js';
 import { InstanceDeletingError, UnknownInstanceError } from '../http/errors.js';
 import type { InstanceRef } from './instance-target.js';
 

@@ -1,5 +1,5 @@
-import { ANNOTATION_WAKE_REQUESTED } from '../../operator/api/contract.js';
-import type { CouchInstance } from '../../operator/api/couch-instance.js';
+import { ANNOTATION_WAKE_REQUESTED } from '../../api/contract.js';
+import type { CouchInstance } from '../../api/couch-instance.js';
 
 /**
  * Whether a request for an instance without a usable address must ask the operator for a wake.

@@ -1,10 +1,10 @@
 import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
 import type { Logger } from 'winston';
-import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../operator/api/contract.js';
-import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../operator/api/couch-instance.js';
-import { callKube } from '../../operator/kube/errors.js';
-import { errorMessage } from '../../operator/observability/logger.js';
-import { objectKey } from '../../operator/runtime/object-key.js';
+import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
+import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
+import { callKube } from '../../kube/errors.js';
+import { errorMessage } from '../../observability/logger.js';
+import { objectKey } from '../../kube/controller-runtime/object-key.js';
 import { GATEWAY_FIELD_MANAGER } from '../field-manager.js';
 import type { InstanceRef } from './instance-target.js';
 import { decideWake } from './wake-decision.js';

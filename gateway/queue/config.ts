@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { EnvReader } from '../../operator/env-reader.js';
+import { EnvReader } from '../../observability/env-reader.js';
 
 /**
  * The queue's settings, from the environment, validated once and frozen. Every duration is in

@@ -1,13 +1,13 @@
 import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'winston';
-import { SETTEE_API_VERSION } from '../../operator/api/contract.js';
+import { SETTEE_API_VERSION } from '../../api/contract.js';
 import {
   LABEL_QUEUE_BINDING,
   QUEUE_BINDING_KIND,
   QUEUE_BINDING_PLURAL,
   type QueueBinding,
-} from '../../operator/api/queue-binding.js';
-import { DEFAULT_INFORMER_RESTART_BACKOFF, ResilientInformer } from '../../operator/kube/informer.js';
+} from '../../api/queue-binding.js';
+import { DEFAULT_INFORMER_RESTART_BACKOFF, ResilientInformer } from '../../kube/informer.js';
 import type { BindingRegistry } from './binding-registry.js';
 import { buildQueueTarget } from './queue-target.js';
 

@@ -1,5 +1,5 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import { parseDuration } from '../../operator/api/duration.js';
+import { parseDuration } from '../../api/duration.js';
 import { InvalidRequestError } from './errors.js';
 import type { MessageRequest } from './message.js';
 import { InvalidRetryDelayError, parseRetryDelayExpression } from './retry-delay-expression.js';

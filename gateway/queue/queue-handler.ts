@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type { Logger } from 'winston';
-import { QUEUE_PATH_PREFIX } from '../../operator/api/contract.js';
+import { QUEUE_PATH_PREFIX } from '../../api/contract.js';
 import { authenticate } from './auth.js';
 import { parseBatchRequest } from './batch-request.js';
 import type { BindingRegistry, QueueTarget } from './binding-registry.js';

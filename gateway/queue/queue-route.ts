@@ -1,4 +1,4 @@
-import { QUEUE_PATH_PREFIX } from '../../operator/api/contract.js';
+import { QUEUE_PATH_PREFIX } from '../../api/contract.js';
 import { InvalidRequestError } from './errors.js';
 
 /** Which endpoint of which binding a request is for. */

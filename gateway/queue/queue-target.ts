@@ -4,7 +4,7 @@ import {
   LABEL_QUEUE_BINDING,
   QueueEnvKey,
   type QueueBinding,
-} from '../../operator/api/queue-binding.js';
+} from '../../api/queue-binding.js';
 import { queueTargetKey, type QueueTarget } from './binding-registry.js';
 
 function decoded(secret: V1Secret, key: string): string {

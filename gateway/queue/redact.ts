@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { QUEUE_PATH_PREFIX } from '../../operator/api/contract.js';
+import { QUEUE_PATH_PREFIX } from '../../api/contract.js';
 import { destinationFromUrl } from './queue-route.js';
 
 /** How a destination appears in logs: its origin, and a hash that tells destinations apart. */

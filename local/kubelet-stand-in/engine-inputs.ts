@@ -1,5 +1,5 @@
 import type { V1ConfigMap, V1Secret, V1StatefulSet } from '@kubernetes/client-node';
-import { ADMIN_SECRET_KEYS, adminSecretName } from '../../operator/api/contract.js';
+import { ADMIN_SECRET_KEYS, adminSecretName } from '../../api/contract.js';
 import type { CouchEngineAdmin } from '../couch-engine/index.js';
 import { stableAdminHash } from './stable-admin-hash.js';
 

@@ -7,17 +7,17 @@ import {
   type V1Pod,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
-import { LABEL_INSTANCE } from '../../operator/api/contract.js';
-import { callKube, isNotFound } from '../../operator/kube/errors.js';
-import type { Informer } from '../../operator/kube/informer.js';
-import { parseObjectKey, type ObjectKey } from '../../operator/runtime/object-key.js';
+import { LABEL_INSTANCE } from '../../api/contract.js';
+import { callKube, isNotFound } from '../../kube/errors.js';
+import type { Informer } from '../../kube/informer.js';
+import { parseObjectKey, type ObjectKey } from '../../kube/controller-runtime/object-key.js';
 import {
   DONE,
   requeueAfter,
   type ReconcileContext,
   type ReconcileResult,
   type Reconciler,
-} from '../../operator/runtime/reconciler.js';
+} from '../../kube/controller-runtime/reconciler.js';
 import { startCouchEngine, type CouchEngine, type CouchEngineKind } from '../couch-engine/index.js';
 import { getFreePort } from '../ports.js';
 import { isProcessAlive } from '../process.js';

@@ -1,11 +1,11 @@
 import type { KubeConfig, V1ConfigMap, V1Pod, V1Secret, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'winston';
-import { LABEL_INSTANCE } from '../../operator/api/contract.js';
-import { makeKubeClients } from '../../operator/kube/clients.js';
-import { InformerFactory } from '../../operator/kube/informer-factory.js';
-import { Controller } from '../../operator/runtime/controller.js';
-import { ownKey } from '../../operator/runtime/key-mappers.js';
-import { anyOf, deletionChanged, generationChanged } from '../../operator/runtime/predicates.js';
+import { LABEL_INSTANCE } from '../../api/contract.js';
+import { makeKubeClients } from '../../kube/clients.js';
+import { InformerFactory } from '../../kube/informer-factory.js';
+import { Controller } from '../../kube/controller-runtime/controller.js';
+import { ownKey } from '../../kube/controller-runtime/key-mappers.js';
+import { anyOf, deletionChanged, generationChanged } from '../../kube/controller-runtime/predicates.js';
 import type { CouchEngineKind } from '../couch-engine/index.js';
 import { EngineReconciler } from './engine-reconciler.js';
 

@@ -6,9 +6,9 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deepFreeze, EnvReader } from '../../operator/env-reader.js';
-import { loadKubeConfig } from '../../operator/kube/clients.js';
-import { createLogger, errorMessage, LOG_LEVELS } from '../../operator/observability/logger.js';
+import { deepFreeze, EnvReader } from '../../observability/env-reader.js';
+import { loadKubeConfig } from '../../kube/clients.js';
+import { createLogger, errorMessage, LOG_LEVELS } from '../../observability/logger.js';
 import { startKubeletStandIn } from './kubelet-stand-in.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

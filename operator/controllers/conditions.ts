@@ -1,4 +1,4 @@
-import type { Condition, ConditionStatus } from '../api/conditions.js';
+import type { Condition, ConditionStatus } from '../../api/conditions.js';
 
 export interface ConditionUpdate {
   type: string;

@@ -1,15 +1,7 @@
 import crypto from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ANNOTATION_APPLIED_DIGEST } from '../api/well-known.js';
-
-/** JSON with object keys sorted, so equal objects always serialize (and digest) the same. */
-export function stableStringify(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    inner && typeof inner === 'object' && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : inner,
-  );
-}
+import { ANNOTATION_APPLIED_DIGEST } from '../../api/well-known.js';
+import { stableStringify } from '../../kube/stable-stringify.js';
 
 export function digestOf(value: unknown): string {
   return crypto.createHash('sha256').update(stableStringify(value)).digest('hex').slice(0, 32);

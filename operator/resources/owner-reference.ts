@@ -1,5 +1,5 @@
 import type { V1OwnerReference } from '@kubernetes/client-node';
-import { SETTEE_API_VERSION } from '../api/contract.js';
+import { SETTEE_API_VERSION } from '../../api/contract.js';
 
 /** A Settee resource that owns objects: a CouchInstance or a QueueBinding. */
 export interface SetteeOwner {

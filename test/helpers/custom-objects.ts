@@ -5,8 +5,8 @@ import {
   type V1ObjectMeta,
 } from '@kubernetes/client-node';
 import { waitFor } from '../../local/wait.js';
-import type { Condition } from '../../operator/api/conditions.js';
-import { SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from '../../operator/api/contract.js';
+import type { Condition } from '../../api/conditions.js';
+import { SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
 import { testControlPlane } from './kube.js';
 
 /** The shape every Settee kind shares, as far as a test needs it. */

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { ObjectKey } from '../../runtime/object-key.js';
+import type { ObjectKey } from '../../../kube/controller-runtime/object-key.js';
 import {
   adminPasswordSalt,
   computeAdminPasswordHash,

@@ -1,11 +1,14 @@
-import { isSupportedCouchDbVersion, NEWEST_SUPPORTED_COUCHDB_VERSION } from '../../api/couchdb-versions.js';
+import {
+  isSupportedCouchDbVersion,
+  NEWEST_SUPPORTED_COUCHDB_VERSION,
+} from '../../../api/couchdb-versions.js';
 import {
   DEFAULT_FREE_ENVELOPE,
   DEFAULT_INSTANCE_RESOURCES,
   type FreeEnvelope,
-} from '../../api/free-envelope.js';
-import { compareQuantities, isQuantity } from '../../api/quantity.js';
-import type { EnvReader } from '../../env-reader.js';
+} from '../../../api/free-envelope.js';
+import { compareQuantities, isQuantity } from '../../../api/quantity.js';
+import type { EnvReader } from '../../../observability/env-reader.js';
 
 /** The couch-instance controller's section of the operator's configuration. */
 export interface CouchInstanceConfig {

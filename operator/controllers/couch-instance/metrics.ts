@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { COUCH_INSTANCE_PHASES, type CouchInstancePhase } from '../../api/couch-instance.js';
-import type { ObjectKey } from '../../runtime/object-key.js';
+import { COUCH_INSTANCE_PHASES, type CouchInstancePhase } from '../../../api/couch-instance.js';
+import type { ObjectKey } from '../../../kube/controller-runtime/object-key.js';
 
 export type ReplicationCheckResult = 'running' | 'none' | 'failed';
 

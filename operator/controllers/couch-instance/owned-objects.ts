@@ -1,17 +1,17 @@
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
-import type { CouchInstance } from '../../api/couch-instance.js';
-import { applyObject, FIELD_MANAGER } from '../../kube/apply.js';
-import type { KubeClients } from '../../kube/clients.js';
-import { callKube, isAlreadyExists } from '../../kube/errors.js';
-import type { Informer } from '../../kube/informer.js';
-import type { ObjectKey } from '../../runtime/object-key.js';
+import type { CouchInstance } from '../../../api/couch-instance.js';
+import { applyObject, FIELD_MANAGER } from '../../../kube/apply.js';
+import type { KubeClients } from '../../../kube/clients.js';
+import { callKube, isAlreadyExists } from '../../../kube/errors.js';
+import type { Informer } from '../../../kube/informer.js';
+import type { ObjectKey } from '../../../kube/controller-runtime/object-key.js';
 import {
   buildAdminSecret,
   readCredentials,
   type InstanceCredentials,
 } from '../../resources/couch-instance/admin-secret.js';
 import { appliedDigestOf } from '../../resources/applied-digest.js';
-import type { RecentWrites } from '../../runtime/recent-writes.js';
+import type { RecentWrites } from '../../../kube/controller-runtime/recent-writes.js';
 import { generateCredentials } from './generate-credentials.js';
 
 /**

@@ -6,30 +6,30 @@ import type {
   V1Service,
   V1StatefulSet,
 } from '@kubernetes/client-node';
-import { CouchInstanceEventReason } from '../../api/conditions.js';
-import { ANNOTATION_WAKE_REQUESTED, activityLeaseName, renderEndpoint } from '../../api/contract.js';
-import { DEFAULT_IDLE_AFTER } from '../../api/couch-instance-schema.js';
+import { CouchInstanceEventReason } from '../../../api/conditions.js';
+import { ANNOTATION_WAKE_REQUESTED, activityLeaseName, renderEndpoint } from '../../../api/contract.js';
+import { DEFAULT_IDLE_AFTER } from '../../../api/couch-instance-schema.js';
 import {
   COUCH_INSTANCE_PLURAL,
   type CouchInstance,
   type CouchInstanceStatus,
-} from '../../api/couch-instance.js';
-import { compareQuantities } from '../../api/quantity.js';
-import type { KubeClients } from '../../kube/clients.js';
-import { callKube, isConflict } from '../../kube/errors.js';
-import type { EventRecord, EventRecorder } from '../../kube/events.js';
-import type { Informer } from '../../kube/informer.js';
-import { patchStatusIfChanged } from '../../kube/status-patch.js';
-import { errorMessage } from '../../observability/logger.js';
-import { parseObjectKey, type ObjectKey } from '../../runtime/object-key.js';
-import { RecentWrites } from '../../runtime/recent-writes.js';
+} from '../../../api/couch-instance.js';
+import { compareQuantities } from '../../../api/quantity.js';
+import type { KubeClients } from '../../../kube/clients.js';
+import { callKube, isConflict } from '../../../kube/errors.js';
+import type { EventRecord, EventRecorder } from '../../../kube/events.js';
+import type { Informer } from '../../../kube/informer.js';
+import { patchStatusIfChanged } from '../../../kube/status-patch.js';
+import { errorMessage } from '../../../observability/logger.js';
+import { parseObjectKey, type ObjectKey } from '../../../kube/controller-runtime/object-key.js';
+import { RecentWrites } from '../../../kube/controller-runtime/recent-writes.js';
 import {
   DONE,
   requeueAfter,
   type ReconcileContext,
   type ReconcileResult,
   type Reconciler,
-} from '../../runtime/reconciler.js';
+} from '../../../kube/controller-runtime/reconciler.js';
 import { adminHashSchemeFor } from '../../resources/couch-instance/admin-password-hash.js';
 import type { InstanceCredentials } from '../../resources/couch-instance/admin-secret.js';
 import { digestOf } from '../../resources/applied-digest.js';

@@ -6,14 +6,18 @@ import type {
   V1Service,
   V1StatefulSet,
 } from '@kubernetes/client-node';
-import { LABEL_INSTANCE, SETTEE_API_VERSION } from '../../api/contract.js';
-import { COUCH_INSTANCE_KIND, COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
-import { COUCH_OWNED_SELECTOR } from '../../api/well-known.js';
-import type { InformerFactory } from '../../kube/informer-factory.js';
-import type { WatchedResource } from '../../kube/resource-path.js';
-import type { ControllerRegistration } from '../../runtime/controller-registration.js';
-import { ownerKeys, ownKey } from '../../runtime/key-mappers.js';
-import { isSpecOrMetadataChange } from '../../runtime/predicates.js';
+import { LABEL_INSTANCE, SETTEE_API_VERSION } from '../../../api/contract.js';
+import {
+  COUCH_INSTANCE_KIND,
+  COUCH_INSTANCE_PLURAL,
+  type CouchInstance,
+} from '../../../api/couch-instance.js';
+import { COUCH_OWNED_SELECTOR } from '../../../api/well-known.js';
+import type { InformerFactory } from '../../../kube/informer-factory.js';
+import type { WatchedResource } from '../../../kube/resource-path.js';
+import type { ControllerRegistration } from '../registration.js';
+import { ownerKeys, ownKey } from '../../../kube/controller-runtime/key-mappers.js';
+import { isSpecOrMetadataChange } from '../../../kube/controller-runtime/predicates.js';
 import { CouchInstanceMetrics } from './metrics.js';
 import { CouchInstanceReconciler, type CouchInstanceInformers } from './reconciler.js';
 

@@ -1,8 +1,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'winston';
-import { podAddress } from '../../api/pod-address.js';
-import { errorMessage } from '../../observability/logger.js';
-import type { ObjectKey } from '../../runtime/object-key.js';
+import { podAddress } from '../../../api/pod-address.js';
+import { errorMessage } from '../../../observability/logger.js';
+import type { ObjectKey } from '../../../kube/controller-runtime/object-key.js';
 import type { CouchInstanceMetrics } from './metrics.js';
 import { countRunningReplications, type RunningReplicationsQuery } from './running-replications.js';
 

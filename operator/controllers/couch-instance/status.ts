@@ -1,5 +1,5 @@
-import { ConditionReason, ConditionType } from '../../api/conditions.js';
-import type { CouchInstancePhase, CouchInstanceStatus } from '../../api/couch-instance.js';
+import { ConditionReason, ConditionType } from '../../../api/conditions.js';
+import type { CouchInstancePhase, CouchInstanceStatus } from '../../../api/couch-instance.js';
 import { mergeConditions, type ConditionUpdate } from '../conditions.js';
 import type { HibernationDecision } from './hibernation.js';
 

@@ -1,8 +1,8 @@
 import { Ajv, type ErrorObject } from 'ajv';
-import { findRuleViolations } from '../../api/couch-instance-rules.js';
-import { COUCH_INSTANCE_SPEC_SCHEMA } from '../../api/couch-instance-schema.js';
-import type { CouchInstanceSpec } from '../../api/couch-instance.js';
-import type { FreeEnvelope } from '../../api/free-envelope.js';
+import { findRuleViolations } from '../../../api/couch-instance-rules.js';
+import { COUCH_INSTANCE_SPEC_SCHEMA } from '../../../api/couch-instance-schema.js';
+import type { CouchInstanceSpec } from '../../../api/couch-instance.js';
+import type { FreeEnvelope } from '../../../api/free-envelope.js';
 
 const validateSchema = new Ajv({ allErrors: true, strict: true }).compile<CouchInstanceSpec>(
   COUCH_INSTANCE_SPEC_SCHEMA,

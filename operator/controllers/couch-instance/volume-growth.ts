@@ -1,7 +1,7 @@
 import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
-import { compareQuantities } from '../../api/quantity.js';
-import { callKube, isNotFound, toKubeApiError } from '../../kube/errors.js';
-import type { ObjectKey } from '../../runtime/object-key.js';
+import { compareQuantities } from '../../../api/quantity.js';
+import { callKube, isNotFound, toKubeApiError } from '../../../kube/errors.js';
+import type { ObjectKey } from '../../../kube/controller-runtime/object-key.js';
 
 export type VolumeGrowthOutcome =
   | { result: 'unchanged' }

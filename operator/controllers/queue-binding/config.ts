@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { EnvReader } from '../../env-reader.js';
+import type { EnvReader } from '../../../observability/env-reader.js';
 import { MIN_MASTER_SECRET_LENGTH } from '../../resources/queue-binding/signing-keys.js';
 
 /** The queue-binding controller's section of the operator's configuration. */

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import type { QueueBindingConnection } from '../../api/queue-binding.js';
-import { DEFAULT_DATABASE_PORT } from '../../api/queue-binding.js';
+import type { QueueBindingConnection } from '../../../api/queue-binding.js';
+import { DEFAULT_DATABASE_PORT } from '../../../api/queue-binding.js';
 
 /** The oldest Redis with everything the queue uses (Streams consumer groups and XAUTOCLAIM). */
 export const MIN_REDIS_VERSION = [6, 2] as const;

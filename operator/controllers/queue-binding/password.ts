@@ -1,6 +1,6 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { QueueBindingReason, type QueueBinding } from '../../api/queue-binding.js';
-import { callKube, isNotFound } from '../../kube/errors.js';
+import { QueueBindingReason, type QueueBinding } from '../../../api/queue-binding.js';
+import { callKube, isNotFound } from '../../../kube/errors.js';
 import type { Blocker } from './status.js';
 
 export type PasswordLookup = { password: string } | { problem: Blocker };

@@ -1,5 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import type { Condition } from '../../api/conditions.js';
+import type { Condition } from '../../../api/conditions.js';
 import {
   ANNOTATION_ROTATE_SIGNING_KEYS,
   QUEUE_BINDING_PLURAL,
@@ -12,21 +12,21 @@ import {
   type QueueBinding,
   type QueueBindingStatus,
   type SigningKeyStatus,
-} from '../../api/queue-binding.js';
-import { applyObject } from '../../kube/apply.js';
-import type { KubeClients } from '../../kube/clients.js';
-import type { EventRecord, EventRecorder } from '../../kube/events.js';
-import type { Informer } from '../../kube/informer.js';
-import { patchStatusIfChanged } from '../../kube/status-patch.js';
-import { parseObjectKey, type ObjectKey } from '../../runtime/object-key.js';
-import { RecentWrites } from '../../runtime/recent-writes.js';
+} from '../../../api/queue-binding.js';
+import { applyObject } from '../../../kube/apply.js';
+import type { KubeClients } from '../../../kube/clients.js';
+import type { EventRecord, EventRecorder } from '../../../kube/events.js';
+import type { Informer } from '../../../kube/informer.js';
+import { patchStatusIfChanged } from '../../../kube/status-patch.js';
+import { parseObjectKey, type ObjectKey } from '../../../kube/controller-runtime/object-key.js';
+import { RecentWrites } from '../../../kube/controller-runtime/recent-writes.js';
 import {
   DONE,
   requeueAfter,
   type ReconcileContext,
   type ReconcileResult,
   type Reconciler,
-} from '../../runtime/reconciler.js';
+} from '../../../kube/controller-runtime/reconciler.js';
 import { buildQueueEnvSecret, isEnvSecretUpToDate } from '../../resources/queue-binding/env-secret.js';
 import { deriveSigningKey } from '../../resources/queue-binding/signing-keys.js';
 import type { QueueBindingConfig } from './config.js';

@@ -1,11 +1,11 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { SETTEE_API_VERSION } from '../../api/contract.js';
-import { QUEUE_BINDING_KIND, QUEUE_BINDING_PLURAL, type QueueBinding } from '../../api/queue-binding.js';
-import type { InformerFactory } from '../../kube/informer-factory.js';
-import type { WatchedResource } from '../../kube/resource-path.js';
-import type { ControllerRegistration } from '../../runtime/controller-registration.js';
-import { ownerKeys, ownKey } from '../../runtime/key-mappers.js';
-import { isSpecOrMetadataChange } from '../../runtime/predicates.js';
+import { SETTEE_API_VERSION } from '../../../api/contract.js';
+import { QUEUE_BINDING_KIND, QUEUE_BINDING_PLURAL, type QueueBinding } from '../../../api/queue-binding.js';
+import type { InformerFactory } from '../../../kube/informer-factory.js';
+import type { WatchedResource } from '../../../kube/resource-path.js';
+import type { ControllerRegistration } from '../registration.js';
+import { ownerKeys, ownKey } from '../../../kube/controller-runtime/key-mappers.js';
+import { isSpecOrMetadataChange } from '../../../kube/controller-runtime/predicates.js';
 import { QUEUE_OWNED_SELECTOR } from '../../resources/queue-binding/labels.js';
 import { QueueBindingReconciler, type QueueBindingInformers } from './reconciler.js';
 

@@ -1,4 +1,4 @@
-import type { SigningKeyStatus } from '../../api/queue-binding.js';
+import type { SigningKeyStatus } from '../../../api/queue-binding.js';
 
 export type RotationTransition = 'started' | 'promoted';
 

@@ -1,10 +1,10 @@
-import type { ConditionStatus } from '../../api/conditions.js';
+import type { ConditionStatus } from '../../../api/conditions.js';
 import {
   QueueBindingConditionType,
   QueueBindingReason,
   type QueueBindingStatus,
   type SigningKeyStatus,
-} from '../../api/queue-binding.js';
+} from '../../../api/queue-binding.js';
 import { mergeConditions, type ConditionUpdate } from '../conditions.js';
 import type { DatabaseCheck } from './database-check.js';
 

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
-import { supportsPbkdf2Sha256 } from '../../api/couchdb-versions.js';
+import { supportsPbkdf2Sha256 } from '../../../api/couchdb-versions.js';
 
 const pbkdf2 = promisify(crypto.pbkdf2);
 

@@ -1,6 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { ADMIN_SECRET_KEYS } from '../../api/contract.js';
-import type { CouchInstance } from '../../api/couch-instance.js';
+import { ADMIN_SECRET_KEYS } from '../../../api/contract.js';
+import type { CouchInstance } from '../../../api/couch-instance.js';
 import { withAppliedDigest } from '../applied-digest.js';
 import { couchInstanceNames } from './names.js';
 import { buildOwnedMetadata } from './owned-metadata.js';

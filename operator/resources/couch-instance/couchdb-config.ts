@@ -1,6 +1,6 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { COUCHDB_PORT } from '../../api/contract.js';
-import type { CouchInstance } from '../../api/couch-instance.js';
+import { COUCHDB_PORT } from '../../../api/contract.js';
+import type { CouchInstance } from '../../../api/couch-instance.js';
 import type { AdminHashScheme } from './admin-password-hash.js';
 import { withAppliedDigest } from '../applied-digest.js';
 import { couchInstanceNames } from './names.js';

@@ -1,4 +1,4 @@
-import { LABEL_INSTANCE } from '../../api/contract.js';
+import { LABEL_INSTANCE } from '../../../api/contract.js';
 import {
   APP_NAME_COUCHDB,
   COMPONENT_DATABASE,
@@ -10,7 +10,7 @@ import {
   LABEL_APP_VERSION,
   MANAGED_BY_SETTEE,
   PART_OF_SETTEE,
-} from '../../api/well-known.js';
+} from '../../../api/well-known.js';
 
 /** Labels that never change for an instance's lifetime: the only ones a selector may use. */
 export function buildSelectorLabels(instance: string): Record<string, string> {

@@ -1,4 +1,4 @@
-import { adminSecretName, clientServiceName, headlessServiceName } from '../../api/contract.js';
+import { adminSecretName, clientServiceName, headlessServiceName } from '../../../api/contract.js';
 
 /**
  * The name of every object Settee creates for a CouchInstance, in one place. The Secret and the

@@ -1,5 +1,5 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import type { CouchInstance } from '../../api/couch-instance.js';
+import type { CouchInstance } from '../../../api/couch-instance.js';
 import { buildOwnerReference } from '../owner-reference.js';
 import { buildCommonLabels } from './labels.js';
 

@@ -1,8 +1,8 @@
-import type { CouchInstancePlan, CouchInstanceSpec } from '../../api/couch-instance.js';
-import { DEFAULT_IDLE_AFTER } from '../../api/couch-instance-schema.js';
-import { officialCouchDbImage } from '../../api/couchdb-versions.js';
-import { parseDuration } from '../../api/duration.js';
-import { compareQuantities } from '../../api/quantity.js';
+import type { CouchInstancePlan, CouchInstanceSpec } from '../../../api/couch-instance.js';
+import { DEFAULT_IDLE_AFTER } from '../../../api/couch-instance-schema.js';
+import { officialCouchDbImage } from '../../../api/couchdb-versions.js';
+import { parseDuration } from '../../../api/duration.js';
+import { compareQuantities } from '../../../api/quantity.js';
 
 /** What the operator fills in where a spec says nothing (from its configuration). */
 export interface InstanceDefaults {

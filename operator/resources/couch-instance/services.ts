@@ -1,6 +1,6 @@
 import type { V1Service } from '@kubernetes/client-node';
-import { COUCHDB_PORT } from '../../api/contract.js';
-import type { CouchInstance } from '../../api/couch-instance.js';
+import { COUCHDB_PORT } from '../../../api/contract.js';
+import type { CouchInstance } from '../../../api/couch-instance.js';
 import { withAppliedDigest } from '../applied-digest.js';
 import { buildSelectorLabels } from './labels.js';
 import { couchInstanceNames } from './names.js';

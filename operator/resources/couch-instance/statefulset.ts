@@ -1,7 +1,7 @@
 import type { V1Probe, V1StatefulSet } from '@kubernetes/client-node';
-import { COUCHDB_PORT } from '../../api/contract.js';
-import type { CouchInstance } from '../../api/couch-instance.js';
-import { ANNOTATION_CONFIG_DIGEST } from '../../api/well-known.js';
+import { COUCHDB_PORT } from '../../../api/contract.js';
+import type { CouchInstance } from '../../../api/couch-instance.js';
+import { ANNOTATION_CONFIG_DIGEST } from '../../../api/well-known.js';
 import { AUTH_INI_KEY } from './admin-secret.js';
 import { withAppliedDigest } from '../applied-digest.js';
 import { COUCHDB_INI_KEY } from './couchdb-config.js';

@@ -4,7 +4,7 @@ import {
   QueueEnvKey,
   type QueueBinding,
   type QueueEnv,
-} from '../../api/queue-binding.js';
+} from '../../../api/queue-binding.js';
 import { buildQueueBindingLabels } from './labels.js';
 import { buildOwnerReference } from '../owner-reference.js';
 

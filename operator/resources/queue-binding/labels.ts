@@ -1,5 +1,5 @@
-import { LABEL_INSTANCE } from '../../api/contract.js';
-import { COMPONENT_QUEUE, LABEL_QUEUE_BINDING } from '../../api/queue-binding.js';
+import { LABEL_INSTANCE } from '../../../api/contract.js';
+import { COMPONENT_QUEUE, LABEL_QUEUE_BINDING } from '../../../api/queue-binding.js';
 import {
   LABEL_APP_COMPONENT,
   LABEL_APP_INSTANCE,
@@ -8,7 +8,7 @@ import {
   LABEL_APP_PART_OF,
   MANAGED_BY_SETTEE,
   PART_OF_SETTEE,
-} from '../../api/well-known.js';
+} from '../../../api/well-known.js';
 
 export const APP_NAME_QUEUE = 'settee-queue';
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { wakeRequestWriter } from '../../../gateway/proxy/waker.js';
-import type { CouchInstance } from '../../../operator/api/couch-instance.js';
+import type { CouchInstance } from '../../../api/couch-instance.js';
 import { createCouchInstance } from '../../helpers/gateway/gateway-harness.js';
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import {

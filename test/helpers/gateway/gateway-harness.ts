@@ -7,25 +7,20 @@ import {
 } from '@kubernetes/client-node';
 import nano from 'nano';
 import type { Logger } from 'winston';
-import {
-  LABEL_INSTANCE,
-  SETTEE_API_VERSION,
-  SETTEE_GROUP,
-  SETTEE_VERSION,
-} from '../../../operator/api/contract.js';
+import { LABEL_INSTANCE, SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import {
   COUCH_INSTANCE_KIND,
   COUCH_INSTANCE_PLURAL,
   type CouchInstance,
   type CouchInstanceSpec,
   type CouchInstanceStatus,
-} from '../../../operator/api/couch-instance.js';
+} from '../../../api/couch-instance.js';
 import {
   createLogger,
   createSilentLogger,
   LOG_LEVELS,
   type LogLevel,
-} from '../../../operator/observability/logger.js';
+} from '../../../observability/logger.js';
 import { loadGatewayConfig } from '../../../gateway/config.js';
 import { startGateway, type Gateway, type GatewayOptions } from '../../../gateway/gateway.js';
 

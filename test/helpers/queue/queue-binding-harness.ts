@@ -8,10 +8,10 @@ import {
   type QueueBinding,
   type QueueBindingSpec,
   type QueueEnv,
-} from '../../../operator/api/queue-binding.js';
+} from '../../../api/queue-binding.js';
 import { loadOperatorConfig } from '../../../operator/config.js';
 import { queueBindingController } from '../../../operator/controllers/queue-binding/registration.js';
-import { createSilentLogger } from '../../../operator/observability/logger.js';
+import { createSilentLogger } from '../../../observability/logger.js';
 import { startOperator, type RunningOperator } from '../../../operator/operator.js';
 import { customObjectHelpers } from '../custom-objects.js';
 import { testControlPlane } from '../kube.js';

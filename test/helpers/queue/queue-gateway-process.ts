@@ -1,5 +1,5 @@
 import { loadQueueConfig } from '../../../gateway/queue/config.js';
-import { createLogger, type LogLevel } from '../../../operator/observability/logger.js';
+import { createLogger, type LogLevel } from '../../../observability/logger.js';
 import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
 import { startTestQueueGateway } from './queue-gateway.js';
 

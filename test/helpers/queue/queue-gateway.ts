@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'winston';
-import { renderQueueUrl } from '../../../operator/api/queue-binding.js';
-import { createSilentLogger } from '../../../operator/observability/logger.js';
+import { renderQueueUrl } from '../../../api/queue-binding.js';
+import { createSilentLogger } from '../../../observability/logger.js';
 import { BindingRegistry, type QueueTarget } from '../../../gateway/queue/binding-registry.js';
 import type { QueueConfig } from '../../../gateway/queue/config.js';
 import { DatabaseConnections } from '../../../gateway/queue/database-connections.js';

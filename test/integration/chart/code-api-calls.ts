@@ -87,20 +87,20 @@ export const OPERATOR_API_CALLS: readonly ApiCall[] = [
     by: 'operator/controllers/couch-instance/reconciler.ts (the live read before scaling to 0)',
   },
   ...informer('', 'pods', 'operator/controllers/couch-instance/registration.ts'),
-  { verb: 'create', group: '', resource: 'events', scope: 'served', by: 'operator/kube/events.ts' },
+  { verb: 'create', group: '', resource: 'events', scope: 'served', by: 'kube/events.ts' },
   {
     verb: 'patch',
     group: '',
     resource: 'events',
     scope: 'served',
-    by: 'operator/kube/events.ts (repeat count)',
+    by: 'kube/events.ts (repeat count)',
   },
   {
     verb: 'create',
     group: 'coordination.k8s.io',
     resource: 'leases',
     scope: 'release',
-    by: 'operator/kube/leader-election.ts',
+    by: 'kube/leader-election.ts',
   },
   {
     verb: 'get',
@@ -108,7 +108,7 @@ export const OPERATOR_API_CALLS: readonly ApiCall[] = [
     resource: 'leases',
     scope: 'release',
     name: 'operator-lease',
-    by: 'operator/kube/leader-election.ts',
+    by: 'kube/leader-election.ts',
   },
   {
     verb: 'update',
@@ -116,7 +116,7 @@ export const OPERATOR_API_CALLS: readonly ApiCall[] = [
     resource: 'leases',
     scope: 'release',
     name: 'operator-lease',
-    by: 'operator/kube/leader-election.ts',
+    by: 'kube/leader-election.ts',
   },
 ];
 

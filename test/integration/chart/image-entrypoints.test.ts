@@ -12,7 +12,7 @@ import {
   type KubernetesObject,
   type V1Deployment,
 } from '@kubernetes/client-node';
-import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../../operator/api/contract.js';
+import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import { getFreePort } from '../../../local/ports.js';
 import { startProcess, type ManagedProcess } from '../../../local/process.js';
 import { waitFor } from '../../../local/wait.js';
@@ -206,7 +206,8 @@ describe('the images, as docker/Dockerfile lays them out', () => {
     expect(stage('compile').runs).toContain('npm run compile');
     expect(stage('production-dependencies').runs.join('\n')).toMatch(/npm ci --omit=dev/);
     for (const target of ['operator', 'gateway']) {
-      expect(stage(target).base).toBe('runtime');
+      expect(stage(target).base).toBe('shared');
+      expect(stage('shared').base).toBe('runtime');
       expect(stage('runtime').base).toMatch(/^gcr\.io\/distroless\/nodejs\S*:nonroot$/);
     }
   });
@@ -223,7 +224,9 @@ describe('the images, as docker/Dockerfile lays them out', () => {
       });
       expect(packages).toContain('@kubernetes/client-node');
     }
+    // Each image holds its own component and the shared folders, never the other component.
     await expect(fs.access(path.join(await imageRoot('operator'), 'dist', 'gateway'))).rejects.toThrow();
+    await expect(fs.access(path.join(await imageRoot('gateway'), 'dist', 'operator'))).rejects.toThrow();
   });
 
   it("when the operator image runs with the chart's environment as its ServiceAccount, then it becomes Ready, leads, reconciles an instance, and exits 0 on SIGTERM", async () => {

@@ -7,7 +7,7 @@ import type {
   V1NetworkPolicyPeer,
   V1NetworkPolicyPort,
 } from '@kubernetes/client-node';
-import { COUCHDB_PORT } from '../../../operator/api/contract.js';
+import { COUCHDB_PORT } from '../../../api/contract.js';
 import { buildPodLabels } from '../../../operator/resources/couch-instance/labels.js';
 import { findObject, FULL_VALUES, renderChart } from './chart-harness.js';
 

@@ -5,7 +5,7 @@ import {
   type V1Deployment,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { applyObject, makeObjectClient } from '../../../operator/kube/apply.js';
+import { applyObject, makeObjectClient } from '../../../kube/apply.js';
 import { waitFor } from '../../../local/wait.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import {

@@ -9,8 +9,8 @@ import {
   LABEL_INSTANCE,
   SETTEE_GROUP,
   SETTEE_VERSION,
-} from '../../../operator/api/contract.js';
-import { COUCH_INSTANCE_PLURAL } from '../../../operator/api/couch-instance.js';
+} from '../../../api/contract.js';
+import { COUCH_INSTANCE_PLURAL } from '../../../api/couch-instance.js';
 import type { Gateway } from '../../../gateway/gateway.js';
 import { activityLeaseWriter, type ActivityRenewal } from '../../../gateway/proxy/activity-lease.js';
 import { wakeRequestWriter } from '../../../gateway/proxy/waker.js';

@@ -8,7 +8,7 @@ import {
   setHeaderOptions,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
-import { adminSecretName, LABEL_INSTANCE } from '../../../operator/api/contract.js';
+import { adminSecretName, LABEL_INSTANCE } from '../../../api/contract.js';
 import {
   startKubeletStandIn,
   type KubeletStandIn,

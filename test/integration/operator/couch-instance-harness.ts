@@ -10,21 +10,17 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { buildStatefulSetStatus } from '../../../local/kubelet-stand-in/statefulset-status.js';
-import {
-  ANNOTATION_WAKE_REQUESTED,
-  activityLeaseName,
-  LABEL_INSTANCE,
-} from '../../../operator/api/contract.js';
+import { ANNOTATION_WAKE_REQUESTED, activityLeaseName, LABEL_INSTANCE } from '../../../api/contract.js';
 import {
   COUCH_INSTANCE_KIND,
   COUCH_INSTANCE_PLURAL,
   type CouchInstance,
   type CouchInstanceSpec,
-} from '../../../operator/api/couch-instance.js';
+} from '../../../api/couch-instance.js';
 import { loadOperatorConfig } from '../../../operator/config.js';
 import { couchInstanceController } from '../../../operator/controllers/couch-instance/registration.js';
-import { formatMicroTime } from '../../../operator/kube/micro-time.js';
-import { createSilentLogger } from '../../../operator/observability/logger.js';
+import { formatMicroTime } from '../../../kube/micro-time.js';
+import { createSilentLogger } from '../../../observability/logger.js';
 import { startOperator, type RunningOperator } from '../../../operator/operator.js';
 import { customObjectHelpers } from '../../helpers/custom-objects.js';
 import { testControlPlane } from '../../helpers/kube.js';

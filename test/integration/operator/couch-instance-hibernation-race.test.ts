@@ -2,13 +2,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
-import { LABEL_INSTANCE } from '../../../operator/api/contract.js';
+import { LABEL_INSTANCE } from '../../../api/contract.js';
 import {
   APP_NAME_COUCHDB,
   LABEL_APP_MANAGED_BY,
   LABEL_APP_NAME,
   MANAGED_BY_SETTEE,
-} from '../../../operator/api/well-known.js';
+} from '../../../api/well-known.js';
 import type { RunningOperator } from '../../../operator/operator.js';
 import { useTestNamespace } from '../../helpers/kube.js';
 import {

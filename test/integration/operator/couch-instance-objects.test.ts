@@ -7,7 +7,7 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
-import { ADMIN_SECRET_KEYS } from '../../../operator/api/contract.js';
+import { ADMIN_SECRET_KEYS } from '../../../api/contract.js';
 import type { RunningOperator } from '../../../operator/operator.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import {

@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { startCouchEngine, type CouchEngine } from '../../../local/couch-engine/index.js';
 import { waitFor } from '../../../local/wait.js';
-import { activityLeaseName } from '../../../operator/api/contract.js';
-import { podAddress } from '../../../operator/api/pod-address.js';
-import { isNotFound } from '../../../operator/kube/errors.js';
+import { activityLeaseName } from '../../../api/contract.js';
+import { podAddress } from '../../../api/pod-address.js';
+import { isNotFound } from '../../../kube/errors.js';
 import { createCouchInstance } from '../../helpers/gateway/gateway-harness.js';
 import { basicAuth } from '../../helpers/gateway/http-request.js';
 import {

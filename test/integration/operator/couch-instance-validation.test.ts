@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { loadManifests } from '../../../local/manifests.js';
-import type { CouchInstance, CouchInstanceSpec } from '../../../operator/api/couch-instance.js';
-import { toKubeApiError } from '../../../operator/kube/errors.js';
+import type { CouchInstance, CouchInstanceSpec } from '../../../api/couch-instance.js';
+import { toKubeApiError } from '../../../kube/errors.js';
 import type { RunningOperator } from '../../../operator/operator.js';
 import { useTestNamespace } from '../../helpers/kube.js';
 import {

@@ -1,11 +1,11 @@
 import { CoordinationV1Api, CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
 import { loadOperatorConfig } from '../../../operator/config.js';
-import { createSilentLogger } from '../../../operator/observability/logger.js';
+import { createSilentLogger } from '../../../observability/logger.js';
 import { startOperator, type RunningOperator } from '../../../operator/operator.js';
-import type { ControllerRegistration } from '../../../operator/runtime/controller-registration.js';
-import { ownKey } from '../../../operator/runtime/key-mappers.js';
-import { DONE } from '../../../operator/runtime/reconciler.js';
+import type { ControllerRegistration } from '../../../operator/controllers/registration.js';
+import { ownKey } from '../../../kube/controller-runtime/key-mappers.js';
+import { DONE } from '../../../kube/controller-runtime/reconciler.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 
 const namespace = useTestNamespace('operator');

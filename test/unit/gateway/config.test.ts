@@ -1,4 +1,4 @@
-import { ConfigError } from '../../../operator/env-reader.js';
+import { ConfigError } from '../../../observability/env-reader.js';
 import { loadGatewayConfig } from '../../../gateway/config.js';
 
 describe('loadGatewayConfig', () => {

@@ -1,5 +1,5 @@
 import { loadOperatorConfig } from '../../../operator/config.js';
-import { ConfigError, parseDurationMs } from '../../../operator/env-reader.js';
+import { ConfigError, parseDurationMs } from '../../../observability/env-reader.js';
 
 describe('loadOperatorConfig', () => {
   it('when the environment is empty, then the documented defaults apply and the result is frozen', () => {

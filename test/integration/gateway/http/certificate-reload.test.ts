@@ -8,7 +8,7 @@ import { loadGatewayConfig } from '../../../../gateway/config.js';
 import { startServer, type ListeningServer } from '../../../../gateway/http/server.js';
 import { generateControlPlanePki, type KeyPair } from '../../../../local/pki.js';
 import { waitFor } from '../../../../local/wait.js';
-import { createLogger } from '../../../../operator/observability/logger.js';
+import { createLogger } from '../../../../observability/logger.js';
 
 /** The SHA-256 fingerprint of the certificate a fresh TLS connection to `port` is served. */
 function servedFingerprint(port: number): Promise<string> {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { loadGatewayConfig } from '../../../../gateway/config.js';
 import { startServer } from '../../../../gateway/http/server.js';
-import { createSilentLogger } from '../../../../operator/observability/logger.js';
+import { createSilentLogger } from '../../../../observability/logger.js';
 
 describe('the gateway listener shutdown', () => {
   it('when a keep-alive request finishes after close began, then close returns without waiting for the grace period', async () => {

@@ -8,7 +8,7 @@ import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-pol
 import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/ssrf/guarded-agents.js';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { waitFor } from '../../../../local/wait.js';
-import { createSilentLogger } from '../../../../operator/observability/logger.js';
+import { createSilentLogger } from '../../../../observability/logger.js';
 import { testQueueConfig } from '../../../helpers/queue/queue-config.js';
 import {
   startRecordingDestination,

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { waitFor } from '../../../../local/wait.js';
-import { createSilentLogger } from '../../../../operator/observability/logger.js';
+import { createSilentLogger } from '../../../../observability/logger.js';
 import type { QueueTarget } from '../../../../gateway/queue/binding-registry.js';
 import type { QueueConfig } from '../../../../gateway/queue/config.js';
 import { DeliveryWorker } from '../../../../gateway/queue/delivery-worker.js';

@@ -1,17 +1,17 @@
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { getFreePort } from '../../../../local/ports.js';
 import { waitFor } from '../../../../local/wait.js';
-import { QueueBindingEventReason } from '../../../../operator/api/queue-binding.js';
+import { QueueBindingEventReason } from '../../../../api/queue-binding.js';
 import { loadOperatorConfig } from '../../../../operator/config.js';
 import { QueueBindingReconciler } from '../../../../operator/controllers/queue-binding/reconciler.js';
 import { queueBindingInformers } from '../../../../operator/controllers/queue-binding/registration.js';
-import { FIELD_MANAGER } from '../../../../operator/kube/apply.js';
-import { makeKubeClients } from '../../../../operator/kube/clients.js';
-import { KubeEventRecorder } from '../../../../operator/kube/events.js';
-import { InformerFactory } from '../../../../operator/kube/informer-factory.js';
-import { createSilentLogger } from '../../../../operator/observability/logger.js';
+import { FIELD_MANAGER } from '../../../../kube/apply.js';
+import { makeKubeClients } from '../../../../kube/clients.js';
+import { KubeEventRecorder } from '../../../../kube/events.js';
+import { InformerFactory } from '../../../../kube/informer-factory.js';
+import { createSilentLogger } from '../../../../observability/logger.js';
 import type { RunningOperator } from '../../../../operator/operator.js';
-import { objectKey } from '../../../../operator/runtime/object-key.js';
+import { objectKey } from '../../../../kube/controller-runtime/object-key.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
 import {
   conditionOf,

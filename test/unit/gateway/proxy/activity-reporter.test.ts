@@ -1,6 +1,6 @@
 import type { ActivityRenewal } from '../../../../gateway/proxy/activity-lease.js';
 import { ActivityReporter } from '../../../../gateway/proxy/activity-reporter.js';
-import { createSilentLogger } from '../../../../operator/observability/logger.js';
+import { createSilentLogger } from '../../../../observability/logger.js';
 
 const KEY = 'ns/app';
 const ref = { namespace: 'ns', name: 'app' };

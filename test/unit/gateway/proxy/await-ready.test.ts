@@ -1,7 +1,7 @@
 import { HoldQueueFullError, WakeTimeoutError } from '../../../../gateway/http/errors.js';
 import { AwaitReady } from '../../../../gateway/proxy/await-ready.js';
 import type { AddressListener, UpstreamAddress } from '../../../../gateway/proxy/endpoint-cache.js';
-import { createSilentLogger } from '../../../../operator/observability/logger.js';
+import { createSilentLogger } from '../../../../observability/logger.js';
 
 /** An address source the test sets by hand, in place of the pod informer. */
 class Addresses {

@@ -1,5 +1,5 @@
-import { ANNOTATION_WAKE_REQUESTED, SETTEE_API_VERSION } from '../../../../operator/api/contract.js';
-import type { CouchInstance, CouchInstanceStatus } from '../../../../operator/api/couch-instance.js';
+import { ANNOTATION_WAKE_REQUESTED, SETTEE_API_VERSION } from '../../../../api/contract.js';
+import type { CouchInstance, CouchInstanceStatus } from '../../../../api/couch-instance.js';
 import { decideWake } from '../../../../gateway/proxy/wake-decision.js';
 
 function instance(status: CouchInstanceStatus | undefined, wakeRequested?: string): CouchInstance {

@@ -1,6 +1,6 @@
-import { SETTEE_API_VERSION } from '../../../../operator/api/contract.js';
-import type { CouchInstance } from '../../../../operator/api/couch-instance.js';
-import { createSilentLogger } from '../../../../operator/observability/logger.js';
+import { SETTEE_API_VERSION } from '../../../../api/contract.js';
+import type { CouchInstance } from '../../../../api/couch-instance.js';
+import { createSilentLogger } from '../../../../observability/logger.js';
 import type { InstanceRef } from '../../../../gateway/proxy/instance-target.js';
 import { Waker } from '../../../../gateway/proxy/waker.js';
 

@@ -1,4 +1,4 @@
-import { ConfigError, EnvReader } from '../../../../operator/env-reader.js';
+import { ConfigError, EnvReader } from '../../../../observability/env-reader.js';
 import { readGatewayConfig } from '../../../../gateway/config.js';
 import {
   loadQueueConfig,

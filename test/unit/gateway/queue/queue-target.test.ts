@@ -1,5 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import type { QueueBinding } from '../../../../operator/api/queue-binding.js';
+import type { QueueBinding } from '../../../../api/queue-binding.js';
 import { buildQueueTarget } from '../../../../gateway/queue/queue-target.js';
 
 const binding: QueueBinding = {

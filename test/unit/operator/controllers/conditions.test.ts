@@ -1,4 +1,4 @@
-import type { Condition } from '../../../../operator/api/conditions.js';
+import type { Condition } from '../../../../api/conditions.js';
 import { mergeConditions } from '../../../../operator/controllers/conditions.js';
 
 const NOW = '2026-01-01T12:00:00.000Z';

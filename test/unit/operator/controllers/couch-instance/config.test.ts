@@ -1,4 +1,4 @@
-import { ConfigError, EnvReader } from '../../../../../operator/env-reader.js';
+import { ConfigError, EnvReader } from '../../../../../observability/env-reader.js';
 import { readCouchInstanceConfig } from '../../../../../operator/controllers/couch-instance/config.js';
 
 const readConfig = (env: Record<string, string>) => {

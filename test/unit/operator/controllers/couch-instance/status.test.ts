@@ -1,4 +1,4 @@
-import type { Condition } from '../../../../../operator/api/conditions.js';
+import type { Condition } from '../../../../../api/conditions.js';
 import type { HibernationDecision } from '../../../../../operator/controllers/couch-instance/hibernation.js';
 import {
   computeStatus,

@@ -1,5 +1,5 @@
 import { findSpecViolations } from '../../../../../operator/controllers/couch-instance/validate-spec.js';
-import { DEFAULT_FREE_ENVELOPE } from '../../../../../operator/api/free-envelope.js';
+import { DEFAULT_FREE_ENVELOPE } from '../../../../../api/free-envelope.js';
 
 describe('findSpecViolations', () => {
   it('when the spec breaks the schema, then ajv reports each field by path', () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readQueueBindingConfig } from '../../../../../operator/controllers/queue-binding/config.js';
-import { ConfigError, EnvReader } from '../../../../../operator/env-reader.js';
+import { ConfigError, EnvReader } from '../../../../../observability/env-reader.js';
 
 function read(env: Record<string, string>) {
   const reader = new EnvReader(env);

@@ -1,4 +1,4 @@
-import type { QueueBindingStatus } from '../../../../../operator/api/queue-binding.js';
+import type { QueueBindingStatus } from '../../../../../api/queue-binding.js';
 import {
   computeQueueBindingStatus,
   type QueueBindingObservation,

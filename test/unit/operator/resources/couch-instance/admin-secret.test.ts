@@ -1,4 +1,4 @@
-import { ADMIN_SECRET_KEYS } from '../../../../../operator/api/contract.js';
+import { ADMIN_SECRET_KEYS } from '../../../../../api/contract.js';
 import {
   AUTH_INI_KEY,
   buildAdminSecret,

@@ -1,6 +1,6 @@
-import { SETTEE_API_VERSION } from '../../../../../operator/api/contract.js';
-import type { CouchInstance, CouchInstanceSpec } from '../../../../../operator/api/couch-instance.js';
-import { DEFAULT_INSTANCE_RESOURCES } from '../../../../../operator/api/free-envelope.js';
+import { SETTEE_API_VERSION } from '../../../../../api/contract.js';
+import type { CouchInstance, CouchInstanceSpec } from '../../../../../api/couch-instance.js';
+import { DEFAULT_INSTANCE_RESOURCES } from '../../../../../api/free-envelope.js';
 import type { InstanceCredentials } from '../../../../../operator/resources/couch-instance/admin-secret.js';
 import type { InstanceDefaults } from '../../../../../operator/resources/couch-instance/resolved-spec.js';
 

@@ -1,4 +1,4 @@
-import { ANNOTATION_APPLIED_DIGEST, LABEL_APP_VERSION } from '../../../../../operator/api/well-known.js';
+import { ANNOTATION_APPLIED_DIGEST, LABEL_APP_VERSION } from '../../../../../api/well-known.js';
 import { resolveSpec } from '../../../../../operator/resources/couch-instance/resolved-spec.js';
 import {
   buildStatefulSet,

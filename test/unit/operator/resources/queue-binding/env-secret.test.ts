@@ -1,5 +1,5 @@
-import { SETTEE_API_VERSION } from '../../../../../operator/api/contract.js';
-import type { QueueBinding } from '../../../../../operator/api/queue-binding.js';
+import { SETTEE_API_VERSION } from '../../../../../api/contract.js';
+import type { QueueBinding } from '../../../../../api/queue-binding.js';
 import {
   buildQueueEnvSecret,
   isEnvSecretUpToDate,

@@ -1,0 +1,213 @@
+import {
+  ListWatch,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import type { Logger } from 'winston';
+import { errorMessage } from '../observability/logger.js';
+import { exponentialBackoffMs, type BackoffPolicy } from './controller-runtime/backoff.js';
+import { objectKeyOf, type ObjectRef } from './controller-runtime/object-key.js';
+import { toKubeApiError } from './errors.js';
+import { listObjects } from './list-objects.js';
+import { resourceCollectionPath, type WatchedResource } from './resource-path.js';
+import { DEFAULT_WATCH_TIMEOUT, TimedWatch, type WatchTimeoutPolicy } from './watch.js';
+
+export type InformerEvent<T> =
+  | { type: 'add'; object: T }
+  /** `previous` is the object this informer saw before; undefined only if it never saw one. */
+  | { type: 'update'; object: T; previous: T | undefined }
+  | { type: 'delete'; object: T };
+
+export type InformerEventHandler<T> = (event: InformerEvent<T>) => void;
+
+/**
+ * A cache of one kind of object kept current by list+watch, that keeps itself running: when the
+ * watch stops on an error it is restarted with exponential backoff, forever, until `stop()`. Each
+ * watch ends after a jittered few minutes and is resumed from where it was (watch.ts), so a
+ * connection that died silently freezes the cache for that long at most.
+ */
+export interface Informer<T extends KubernetesObject> {
+  readonly resource: WatchedResource;
+  /**
+   * Resolves once a list has succeeded and its objects are in the cache (client-node's own
+   * start() resolves even when the list failed). Rejects only if stopped before that.
+   */
+  readonly synced: Promise<void>;
+  hasSynced(): boolean;
+  get(ref: ObjectRef): T | undefined;
+  list(namespace?: string): readonly T[];
+  /** Handlers added before start() see an `add` for every object of the first list. Returns an unsubscribe. */
+  onEvent(handler: InformerEventHandler<T>): () => void;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export class InformerStoppedError extends Error {
+  readonly code = 'INFORMER_STOPPED';
+  constructor(path: string) {
+    super(`informer for ${path} stopped before its first list`);
+    this.name = 'InformerStoppedError';
+  }
+}
+
+export interface InformerOptions {
+  kubeConfig: KubeConfig;
+  resource: WatchedResource;
+  logger: Logger;
+  restartBackoff: BackoffPolicy;
+  /** Called on each restart after an error, e.g. to count it in a metric. */
+  onRestart?: () => void;
+  /** How long each watch request lives (DEFAULT_WATCH_TIMEOUT); tests shorten it. */
+  watchTimeout?: WatchTimeoutPolicy;
+}
+
+export const DEFAULT_INFORMER_RESTART_BACKOFF: BackoffPolicy = Object.freeze({ baseMs: 200, maxMs: 30_000 });
+
+/** client-node's ListWatch, restarted on error, with a real synced signal and old objects on update. */
+export class ResilientInformer<T extends KubernetesObject> implements Informer<T> {
+  readonly resource: WatchedResource;
+  readonly synced: Promise<void>;
+  private readonly listWatch: ListWatch<T>;
+  private readonly handlers = new Set<InformerEventHandler<T>>();
+  /** The object last dispatched per key, to hand updates their `previous`; the same references the cache holds. */
+  private readonly lastSeen = new Map<string, T>();
+  private readonly logger: Logger;
+  private readonly path: string;
+  private resolveSynced!: () => void;
+  private rejectSynced!: (err: Error) => void;
+  private isSynced = false;
+  private started = false;
+  private stopped = false;
+  private consecutiveFailures = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: InformerOptions) {
+    this.resource = options.resource;
+    this.path = resourceCollectionPath(options.resource);
+    this.logger = options.logger.child({
+      informer: this.path,
+      labelSelector: options.resource.labelSelector,
+    });
+    this.synced = new Promise<void>((resolve, reject) => {
+      this.resolveSynced = resolve;
+      this.rejectSynced = reject;
+    });
+    // Awaiting synced is optional; an unobserved rejection at shutdown must not crash the process.
+    this.synced.catch(() => undefined);
+    this.listWatch = new ListWatch<T>(
+      this.path,
+      new TimedWatch(options.kubeConfig, options.watchTimeout ?? DEFAULT_WATCH_TIMEOUT),
+      () => this.listIntoCache(),
+      false,
+      options.resource.labelSelector,
+      options.resource.fieldSelector,
+    );
+    this.listWatch.on('add', (object) => this.dispatch(object, 'add'));
+    this.listWatch.on('update', (object) => this.dispatch(object, 'update'));
+    this.listWatch.on('delete', (object) => this.dispatch(object, 'delete'));
+    this.listWatch.on('error', (err: unknown) => this.onWatchError(err));
+  }
+
+  hasSynced(): boolean {
+    return this.isSynced;
+  }
+
+  get(ref: ObjectRef): T | undefined {
+    return this.listWatch.get(ref.name, ref.namespace);
+  }
+
+  list(namespace?: string): readonly T[] {
+    return this.listWatch.list(namespace);
+  }
+
+  onEvent(handler: InformerEventHandler<T>): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    void this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.restartTimer);
+    await this.listWatch.stop();
+    if (!this.isSynced) this.rejectSynced(new InformerStoppedError(this.path));
+  }
+
+  private async run(): Promise<void> {
+    if (this.stopped) return;
+    const failuresBefore = this.consecutiveFailures;
+    await this.listWatch.start();
+    // A stop() that came while start() was waiting for the watch's response could not abort a
+    // request ListWatch had not stored yet; abort it now that it has.
+    if (this.stopped) return this.listWatch.stop();
+    // start() settles once the list (if one was needed) succeeded and the watch answered 200, or
+    // once an error was reported; only the first is a success that ends the backoff.
+    if (this.consecutiveFailures === failuresBefore) this.consecutiveFailures = 0;
+  }
+
+  private async listIntoCache(): Promise<KubernetesListObject<T>> {
+    const list = await listObjects<T>(this.options.kubeConfig, this.resource);
+    // Stopped during the list: failing it keeps ListWatch from opening a watch nobody will close.
+    if (this.stopped) throw new InformerStoppedError(this.path);
+    // ListWatch fills its cache synchronously after this promise settles; setImmediate runs after
+    // that continuation, so `synced` never resolves before the cache holds the list.
+    setImmediate(() => {
+      if (this.isSynced || this.stopped) return;
+      this.isSynced = true;
+      this.logger.debug('informer synced', { objects: list.items.length });
+      this.resolveSynced();
+    });
+    return list;
+  }
+
+  private onWatchError(err: unknown): void {
+    if (this.stopped) return;
+    this.consecutiveFailures += 1;
+    const delayMs = exponentialBackoffMs(this.options.restartBackoff, this.consecutiveFailures);
+    const apiError = toKubeApiError(err);
+    this.logger.warn('informer stopped on an error; restarting', {
+      error: errorMessage(err),
+      statusCode: apiError?.statusCode,
+      failures: this.consecutiveFailures,
+      delayMs,
+    });
+    this.options.onRestart?.();
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => void this.run(), delayMs);
+  }
+
+  private dispatch(object: T, type: InformerEvent<T>['type']): void {
+    // ListWatch has just stored this very object in its cache (a delete's is already dropped).
+    // Nothing here reads managedFields (server-side apply computes them on the server), and they
+    // are often the largest part of an object: with thousands cached they are most of the heap.
+    // controller-runtime strips them for the same reason.
+    if (type !== 'delete') delete object.metadata?.managedFields;
+    const key = objectKeyOf(object) ?? '';
+    let event: InformerEvent<T>;
+    if (type === 'update') {
+      event = { type, object, previous: this.lastSeen.get(key) };
+    } else {
+      event = { type, object };
+    }
+    if (type === 'delete') this.lastSeen.delete(key);
+    else this.lastSeen.set(key, object);
+    for (const handler of this.handlers) {
+      // ListWatch calls handlers inside its own try/catch that silently drops the event; log instead.
+      try {
+        handler(event);
+      } catch (err) {
+        this.logger.error('informer event handler failed', {
+          key,
+          type,
+          error: errorMessage(err),
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,316 @@
+import { CoreV1Api, type KubernetesObject, type V1ConfigMap } from '@kubernetes/client-node';
+import { waitFor } from '../../../../local/wait.js';
+import { InformerFactory } from '../../../../kube/informer-factory.js';
+import { createSilentLogger } from '../../../../observability/logger.js';
+import { createOperatorMetrics } from '../../../../observability/metrics.js';
+import { Controller } from '../../../../kube/controller-runtime/controller.js';
+import { ownerKeys, ownKey } from '../../../../kube/controller-runtime/key-mappers.js';
+import { parseObjectKey, type ObjectKey } from '../../../../kube/controller-runtime/object-key.js';
+import { isSpecOrMetadataChange } from '../../../../kube/controller-runtime/predicates.js';
+import {
+  DONE,
+  requeueAfter,
+  type ReconcileContext,
+  type ReconcileResult,
+} from '../../../../kube/controller-runtime/reconciler.js';
+import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
+
+const namespace = useTestNamespace('controller');
+
+type Behaviour = (key: ObjectKey, ctx: ReconcileContext, call: number) => Promise<ReconcileResult>;
+
+/** A reconciler whose behaviour each test sets, recording every call. */
+class RecordingReconciler {
+  readonly calls: { key: ObjectKey; at: number; failures: number }[] = [];
+  readonly inFlight = new Set<ObjectKey>();
+  overlaps = 0;
+  behaviour: Behaviour = async () => DONE;
+
+  async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {
+    if (this.inFlight.has(key)) this.overlaps += 1;
+    this.inFlight.add(key);
+    const call = this.calls.filter((c) => c.key === key).length;
+    this.calls.push({ key, at: Date.now(), failures: ctx.failures });
+    try {
+      return await this.behaviour(key, ctx, call);
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  callsFor(key: ObjectKey) {
+    return this.calls.filter((c) => c.key === key);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('Controller', () => {
+  const core = () => testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
+  let informers: InformerFactory;
+  let controller: Controller;
+  let reconciler: RecordingReconciler;
+  let metrics: ReturnType<typeof createOperatorMetrics>;
+  let test = 0;
+  let group = '';
+  let prefix = '';
+
+  const key = (name: string) => `${namespace.name}/${prefix}${name}`;
+  const putConfigMap = (name: string, data: Record<string, string>, labels?: Record<string, string>) =>
+    core().createNamespacedConfigMap({
+      namespace: namespace.name,
+      body: { metadata: { name: prefix + name, labels }, data },
+    });
+  const annotate = (name: string, value: string) =>
+    core().patchNamespacedConfigMap({
+      namespace: namespace.name,
+      name: prefix + name,
+      body: [{ op: 'add', path: '/metadata/annotations', value: { touch: value } }],
+    });
+
+  beforeEach(async () => {
+    group = `t${++test}`;
+    prefix = `${group}-`;
+    reconciler = new RecordingReconciler();
+    metrics = createOperatorMetrics({ defaultMetrics: false });
+    informers = new InformerFactory({
+      kubeConfig: testControlPlane().kubeConfig,
+      namespace: namespace.name,
+      logger: createSilentLogger(),
+    });
+    const parents = informers.informerFor<V1ConfigMap>({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      plural: 'configmaps',
+      labelSelector: `test=${group}`,
+    });
+    const children = informers.informerFor<KubernetesObject>({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      plural: 'secrets',
+      labelSelector: 'settee.dev/instance',
+    });
+    controller = new Controller({
+      name: 'test',
+      reconciler,
+      primary: parents,
+      watches: [
+        { informer: parents, toKeys: ownKey, updatePredicate: isSpecOrMetadataChange },
+        { informer: children, toKeys: ownerKeys({ apiVersion: 'v1', kind: 'ConfigMap' }) },
+      ],
+      workers: 4,
+      resyncPeriodMs: 0,
+      backoff: { baseMs: 50, maxMs: 200 },
+      logger: createSilentLogger(),
+      metrics,
+    });
+  });
+
+  afterEach(async () => {
+    await controller.stop();
+    await informers.stopAll();
+  });
+
+  async function run(): Promise<void> {
+    informers.startAll();
+    await informers.waitForSync();
+    controller.start();
+  }
+
+  const parent = (name: string, data: Record<string, string> = { v: '1' }) =>
+    putConfigMap(name, data, { test: group });
+
+  it('when started, then every existing object is reconciled once, and a change reconciles its key again', async () => {
+    await Promise.all(['a', 'b', 'c'].map((name) => parent(name)));
+    await run();
+    await waitFor('three reconciles', async () => (reconciler.calls.length >= 3 ? true : undefined), {
+      timeoutMs: 5_000,
+    });
+    await sleep(200);
+    expect(reconciler.calls.map((c) => c.key).sort()).toEqual([key('a'), key('b'), key('c')]);
+    await annotate('b', 'x');
+    await waitFor('b again', async () => (reconciler.callsFor(key('b')).length === 2 ? true : undefined), {
+      timeoutMs: 5_000,
+    });
+  });
+
+  it('when an owned object changes, then its owner is reconciled', async () => {
+    await parent('owner');
+    await run();
+    await waitFor('the first reconcile', async () => (reconciler.calls.length >= 1 ? true : undefined), {
+      timeoutMs: 5_000,
+    });
+    await core().createNamespacedSecret({
+      namespace: namespace.name,
+      body: {
+        metadata: { name: `${prefix}owned`, labels: { 'settee.dev/instance': `${prefix}owner` } },
+        stringData: { k: 'v' },
+      },
+    });
+    await waitFor(
+      'owner reconciled for its Secret',
+      async () => (reconciler.callsFor(key('owner')).length === 2 ? true : undefined),
+      {
+        timeoutMs: 5_000,
+      },
+    );
+  });
+
+  it('when one object changes in a burst while its reconcile is slow, then reconciles of it never overlap and the burst collapses', async () => {
+    await parent('busy');
+    reconciler.behaviour = async () => {
+      await sleep(100);
+      return DONE;
+    };
+    await run();
+    for (let i = 0; i < 10; i += 1) await annotate('busy', String(i));
+    await sleep(600);
+    expect(reconciler.overlaps).toBe(0);
+    expect(reconciler.callsFor(key('busy')).length).toBeGreaterThanOrEqual(2);
+    expect(reconciler.callsFor(key('busy')).length).toBeLessThan(11);
+  });
+
+  it('when a reconcile fails, then it is retried with growing backoff until it succeeds, and then forgotten', async () => {
+    await parent('flaky');
+    reconciler.behaviour = async (_key, _ctx, call) => {
+      if (call < 3) throw new Error('transient');
+      return DONE;
+    };
+    await run();
+    await waitFor(
+      'the fourth attempt',
+      async () => (reconciler.callsFor(key('flaky')).length >= 4 ? true : undefined),
+      {
+        timeoutMs: 5_000,
+      },
+    );
+    const calls = reconciler.callsFor(key('flaky'));
+    expect(calls.map((c) => c.failures)).toEqual([0, 1, 2, 3]);
+    const gaps = calls.slice(1).map((c, i) => c.at - calls[i]!.at);
+    // 50, 100, 200 ms (base 50, doubling, cap 200); timers never fire early.
+    expect(gaps[0]).toBeGreaterThanOrEqual(45);
+    expect(gaps[1]).toBeGreaterThanOrEqual(95);
+    expect(gaps[2]).toBeGreaterThanOrEqual(195);
+    // After success the key is forgotten: the next failure waits the base delay again.
+    reconciler.behaviour = async (_key, ctx) => {
+      if (ctx.failures === 0) throw new Error('again');
+      return DONE;
+    };
+    await annotate('flaky', 'x');
+    await waitFor(
+      'the retry after forgetting',
+      async () => (reconciler.callsFor(key('flaky')).length >= 6 ? true : undefined),
+      {
+        timeoutMs: 5_000,
+      },
+    );
+    const after = reconciler.callsFor(key('flaky')).slice(4);
+    expect(after.map((c) => c.failures)).toEqual([0, 1]);
+    expect(after[1]!.at - after[0]!.at).toBeLessThan(190);
+    const errors = await metrics.registry.getSingleMetricAsString('settee_reconcile_errors_total');
+    expect(errors).toMatch(/settee_reconcile_errors_total\{controller="test"\} 4/);
+  });
+
+  it('when a reconcile hits a real 409 Conflict, then it is retried quickly and not counted as an error', async () => {
+    const created = await parent('contended');
+    const stale = created.metadata!.resourceVersion!;
+    await annotate('contended', 'moved-on');
+    reconciler.behaviour = async (k, _ctx, call) => {
+      if (call === 0) {
+        const { name } = parseObjectKey(k);
+        // Writing with the resourceVersion from before the annotation: the API server answers 409.
+        await core().replaceNamespacedConfigMap({
+          namespace: namespace.name,
+          name,
+          body: { metadata: { name, resourceVersion: stale, labels: { test: group } }, data: { v: '2' } },
+        });
+      }
+      return DONE;
+    };
+    await run();
+    await waitFor(
+      'the retry',
+      async () => (reconciler.callsFor(key('contended')).length >= 2 ? true : undefined),
+      {
+        timeoutMs: 5_000,
+      },
+    );
+    const [first, second] = reconciler.callsFor(key('contended'));
+    expect(second!.at - first!.at).toBeLessThan(200);
+    expect(second!.failures).toBe(0);
+    const text = await metrics.registry.getSingleMetricAsString('settee_reconcile_total');
+    expect(text).toMatch(/settee_reconcile_total\{controller="test",outcome="conflict"\} 1/);
+    expect(await metrics.registry.getSingleMetricAsString('settee_reconcile_errors_total')).not.toMatch(
+      /controller="test"/,
+    );
+  });
+
+  it('when a reconcile asks to be requeued after a delay, then it runs again after that delay', async () => {
+    await parent('later');
+    reconciler.behaviour = async (_key, _ctx, call) => (call === 0 ? requeueAfter(300) : DONE);
+    await run();
+    await waitFor(
+      'the requeued reconcile',
+      async () => (reconciler.callsFor(key('later')).length >= 2 ? true : undefined),
+      {
+        timeoutMs: 5_000,
+      },
+    );
+    const [first, second] = reconciler.callsFor(key('later'));
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(295);
+    await sleep(400);
+    expect(reconciler.callsFor(key('later'))).toHaveLength(2);
+  });
+
+  it('when stopped during a reconcile, then stop waits for it, its signal is aborted, and nothing runs afterwards', async () => {
+    await parent('long');
+    let sawAbort = false;
+    let finished = false;
+    reconciler.behaviour = async (_key, ctx) => {
+      await sleep(300);
+      sawAbort = ctx.signal.aborted;
+      finished = true;
+      return requeueAfter(10);
+    };
+    await run();
+    await waitFor('the reconcile to begin', async () => (reconciler.calls.length >= 1 ? true : undefined), {
+      timeoutMs: 5_000,
+    });
+    await controller.stop();
+    expect(finished).toBe(true);
+    expect(sawAbort).toBe(true);
+    await annotate('long', 'after-stop');
+    await sleep(200);
+    expect(reconciler.calls).toHaveLength(1);
+    expect(controller.isRunning).toBe(false);
+  });
+
+  it('when a resync period is set, then unchanged objects are reconciled again each period', async () => {
+    await controller.stop();
+    const parents = informers.informerFor<V1ConfigMap>({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      plural: 'configmaps',
+      labelSelector: `test=${group}`,
+    });
+    controller = new Controller({
+      name: 'resync',
+      reconciler,
+      primary: parents,
+      watches: [{ informer: parents, toKeys: ownKey }],
+      workers: 1,
+      resyncPeriodMs: 150,
+      backoff: { baseMs: 50, maxMs: 200 },
+      logger: createSilentLogger(),
+    });
+    await parent('steady');
+    await run();
+    await waitFor(
+      'three reconciles from resync',
+      async () => (reconciler.callsFor(key('steady')).length >= 3 ? true : undefined),
+      {
+        timeoutMs: 5_000,
+      },
+    );
+  });
+});

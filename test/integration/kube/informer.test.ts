@@ -1,0 +1,252 @@
+import { CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
+import { waitFor } from '../../../local/wait.js';
+import { InformerStoppedError, ResilientInformer, type InformerEvent } from '../../../kube/informer.js';
+import type { WatchedResource } from '../../../kube/resource-path.js';
+import type { WatchTimeoutPolicy } from '../../../kube/watch.js';
+import { createSilentLogger } from '../../../observability/logger.js';
+import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
+import { TcpForwarder } from '../../helpers/tcp-forwarder.js';
+
+const namespace = useTestNamespace('informer');
+const other = useTestNamespace('informer-other');
+
+function configMaps(): WatchedResource {
+  return { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespace: namespace.name };
+}
+
+function summary(event: InformerEvent<V1ConfigMap>): string {
+  const base = `${event.type} ${event.object.metadata?.name}=${event.object.data?.v ?? ''}`;
+  return event.type === 'update' ? `${base} (was ${event.previous?.data?.v ?? '?'})` : base;
+}
+
+describe('ResilientInformer', () => {
+  const core = () => testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
+  const started: ResilientInformer<V1ConfigMap>[] = [];
+  const forwarders: TcpForwarder[] = [];
+
+  function startInformer(
+    options: {
+      kubeConfig?: ReturnType<typeof testControlPlane>['kubeConfig'];
+      onRestart?: () => void;
+      watchTimeout?: WatchTimeoutPolicy;
+    } = {},
+  ) {
+    const informer = new ResilientInformer<V1ConfigMap>({
+      kubeConfig: options.kubeConfig ?? testControlPlane().kubeConfig,
+      resource: configMaps(),
+      logger: createSilentLogger(),
+      restartBackoff: { baseMs: 50, maxMs: 400 },
+      onRestart: options.onRestart,
+      watchTimeout: options.watchTimeout,
+    });
+    const events: string[] = [];
+    informer.onEvent((event) => {
+      if (event.object.metadata?.name?.startsWith('cm-')) events.push(summary(event));
+    });
+    started.push(informer);
+    informer.start();
+    return { informer, events };
+  }
+
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((informer) => informer.stop()));
+    await Promise.all(forwarders.splice(0).map((forwarder) => forwarder.cut()));
+    const existing = await core().listNamespacedConfigMap({ namespace: namespace.name });
+    for (const cm of existing.items.filter((c) => c.metadata?.name?.startsWith('cm-'))) {
+      await core().deleteNamespacedConfigMap({ namespace: namespace.name, name: cm.metadata!.name! });
+    }
+  });
+
+  const put = (name: string, v: string, ns = namespace.name) =>
+    core().createNamespacedConfigMap({ namespace: ns, body: { metadata: { name }, data: { v } } });
+  const patch = (name: string, v: string) =>
+    core().replaceNamespacedConfigMap({
+      namespace: namespace.name,
+      name,
+      body: { metadata: { name }, data: { v } },
+    });
+  const remove = (name: string) => core().deleteNamespacedConfigMap({ namespace: namespace.name, name });
+
+  it('when objects exist before start, then synced resolves only once the cache holds them all', async () => {
+    await Promise.all(['cm-a', 'cm-b', 'cm-c'].map((name) => put(name, '1')));
+    const { informer, events } = startInformer();
+    expect(informer.hasSynced()).toBe(false);
+    await informer.synced;
+    expect(informer.hasSynced()).toBe(true);
+    const names = informer
+      .list(namespace.name)
+      .map((cm) => cm.metadata?.name)
+      .filter((n) => n?.startsWith('cm-'));
+    expect(names.sort()).toEqual(['cm-a', 'cm-b', 'cm-c']);
+    expect(events.sort()).toEqual(['add cm-a=1', 'add cm-b=1', 'add cm-c=1']);
+    // The cache holds the API's JSON: timestamps are strings, as in watch events, never Date objects.
+    expect(
+      typeof informer.get({ namespace: namespace.name, name: 'cm-a' })?.metadata?.creationTimestamp,
+    ).toBe('string');
+  });
+
+  it('when objects are created, updated and deleted, then the informer reports each with the previous object, and its cache follows', async () => {
+    const { informer, events } = startInformer();
+    await informer.synced;
+    await put('cm-x', '1');
+    await patch('cm-x', '2');
+    await put('cm-elsewhere', '1', other.name);
+    await remove('cm-x');
+    await waitFor('add, update, delete of cm-x', async () => (events.length >= 3 ? true : undefined), {
+      timeoutMs: 10_000,
+    });
+    expect(events).toEqual(['add cm-x=1', 'update cm-x=2 (was 1)', 'delete cm-x=2']);
+    expect(informer.get({ namespace: namespace.name, name: 'cm-x' })).toBeUndefined();
+    expect(informer.list().some((cm) => cm.metadata?.namespace === other.name)).toBe(false);
+  });
+
+  it('when objects come from the list or from the watch, then the cache holds them without managedFields', async () => {
+    const listed = await put('cm-listed', '1');
+    // The API server records a field manager on every write: this is what the informer drops.
+    expect(listed.metadata?.managedFields?.length).toBeGreaterThan(0);
+    const { informer } = startInformer();
+    await informer.synced;
+    await put('cm-watched', '1');
+    const watched = await waitFor(
+      'cm-watched in the cache',
+      async () => informer.get({ namespace: namespace.name, name: 'cm-watched' }),
+      { timeoutMs: 10_000 },
+    );
+    const cached = [informer.get({ namespace: namespace.name, name: 'cm-listed' }), watched];
+    expect(cached.map((cm) => cm?.metadata?.name)).toEqual(['cm-listed', 'cm-watched']);
+    expect(cached.map((cm) => cm?.metadata?.managedFields)).toEqual([undefined, undefined]);
+  });
+
+  it('when the API server is unreachable at start, then synced waits, and resolves once the list succeeds', async () => {
+    const forwarder = await TcpForwarder.start(testControlPlane().server);
+    forwarders.push(forwarder);
+    await forwarder.cut();
+    await put('cm-early', '1');
+    let restarts = 0;
+    const { informer } = startInformer({
+      kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
+      onRestart: () => restarts++,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(informer.hasSynced()).toBe(false);
+    expect(restarts).toBeGreaterThanOrEqual(2);
+    await forwarder.restore();
+    await informer.synced;
+    expect(informer.get({ namespace: namespace.name, name: 'cm-early' })?.data?.v).toBe('1');
+  });
+
+  it('when its watch is broken, then it restarts with backoff and catches up on what changed meanwhile', async () => {
+    const forwarder = await TcpForwarder.start(testControlPlane().server);
+    forwarders.push(forwarder);
+    await put('cm-kept', '1');
+    await put('cm-gone', '1');
+    let restarts = 0;
+    const { informer, events } = startInformer({
+      kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
+      onRestart: () => restarts++,
+    });
+    await informer.synced;
+    await forwarder.cut();
+    await put('cm-new', '1');
+    await patch('cm-kept', '2');
+    await remove('cm-gone');
+    await waitFor('a restart attempt', async () => (restarts > 0 ? true : undefined), { timeoutMs: 5_000 });
+    await forwarder.restore();
+    await waitFor(
+      'the changes made while disconnected',
+      async () => (events.length >= 5 ? true : undefined),
+      { timeoutMs: 10_000 },
+    );
+    expect(events.slice(0, 2).sort()).toEqual(['add cm-gone=1', 'add cm-kept=1']);
+    expect(events.slice(2).sort()).toEqual(['add cm-new=1', 'delete cm-gone=1', 'update cm-kept=2 (was 1)']);
+    // And it keeps watching after the restart.
+    await put('cm-after', '1');
+    await waitFor(
+      'an event after the restart',
+      async () => (events.includes('add cm-after=1') ? true : undefined),
+      { timeoutMs: 10_000 },
+    );
+  });
+
+  /** Each watch lives 1-2 s (the server ends it), and is given up 500 ms after that. */
+  const SHORT_WATCHES: WatchTimeoutPolicy = { minMs: 1_000, graceMs: 500 };
+  const WATCH_DEADLINE_MS = 2 * SHORT_WATCHES.minMs + SHORT_WATCHES.graceMs;
+
+  it('when the API server ends each watch after its timeout, then the informer watches on from where it was, without an error or a relist', async () => {
+    const forwarder = await TcpForwarder.start(testControlPlane().server);
+    forwarders.push(forwarder);
+    await put('cm-steady', '1');
+    let restarts = 0;
+    const { informer, events } = startInformer({
+      kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
+      onRestart: () => restarts++,
+      watchTimeout: SHORT_WATCHES,
+    });
+    await informer.synced;
+    const cached = informer.get({ namespace: namespace.name, name: 'cm-steady' });
+    const connectionsBefore = forwarder.accepted;
+    // Long enough for at least two watches to end (each lives at most 2 s).
+    await new Promise((resolve) => setTimeout(resolve, 2 * 2 * SHORT_WATCHES.minMs + 200));
+    // This client opens a connection per request: each new one is a new watch.
+    expect(forwarder.accepted - connectionsBefore).toBeGreaterThanOrEqual(2);
+    expect(restarts).toBe(0);
+    // A relist would have replaced the cached object with a fresh copy of it.
+    expect(informer.get({ namespace: namespace.name, name: 'cm-steady' })).toBe(cached);
+    await patch('cm-steady', '2');
+    await waitFor(
+      'the update',
+      async () => (events.includes('update cm-steady=2 (was 1)') ? true : undefined),
+      {
+        timeoutMs: 5_000,
+      },
+    );
+  });
+
+  it('when its watch connection goes silent without closing, then the watch is given up at its deadline and the informer catches up', async () => {
+    const forwarder = await TcpForwarder.start(testControlPlane().server);
+    forwarders.push(forwarder);
+    await put('cm-kept', '1');
+    await put('cm-gone', '1');
+    let restarts = 0;
+    const { informer, events } = startInformer({
+      kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
+      onRestart: () => restarts++,
+      watchTimeout: SHORT_WATCHES,
+    });
+    await informer.synced;
+    // Half-open: the watch hears nothing more, not even the server ending it. Frozen while it
+    // delivers an event, so it is certainly the live watch that goes silent.
+    let frozenAt = 0;
+    informer.onEvent((event) => {
+      if (event.object.metadata?.name !== 'cm-probe' || frozenAt) return;
+      forwarder.freeze();
+      frozenAt = Date.now();
+    });
+    await put('cm-probe', '1');
+    await waitFor('the watch to go silent', async () => (frozenAt ? true : undefined), { timeoutMs: 5_000 });
+    await put('cm-new', '1');
+    await patch('cm-kept', '2');
+    await remove('cm-gone');
+    await waitFor(
+      'the changes made while the watch was silent',
+      async () => (events.length >= 6 ? true : undefined),
+      { timeoutMs: WATCH_DEADLINE_MS + 5_000 },
+    );
+    const caughtUpMs = Date.now() - frozenAt;
+    expect(events.slice(3).sort()).toEqual(['add cm-new=1', 'delete cm-gone=1', 'update cm-kept=2 (was 1)']);
+    // Given up as dead (an error and a restart), not ended by the server, within the deadline.
+    expect(restarts).toBeGreaterThanOrEqual(1);
+    expect(caughtUpMs).toBeLessThan(WATCH_DEADLINE_MS + 1_000);
+  });
+
+  it('when stopped before its first list, then synced rejects with InformerStoppedError', async () => {
+    const forwarder = await TcpForwarder.start(testControlPlane().server);
+    forwarders.push(forwarder);
+    await forwarder.cut();
+    const { informer } = startInformer({
+      kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
+    });
+    await informer.stop();
+    await expect(informer.synced).rejects.toBeInstanceOf(InformerStoppedError);
+  });
+});

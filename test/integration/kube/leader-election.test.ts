@@ -1,0 +1,165 @@
+import { CoordinationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { waitFor } from '../../../local/wait.js';
+import { LeaderElector, lostLeadershipGraceMs } from '../../../kube/leader-election.js';
+import { createSilentLogger } from '../../../observability/logger.js';
+import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
+import { TcpForwarder } from '../../helpers/tcp-forwarder.js';
+
+const namespace = useTestNamespace('leader');
+
+const TIMING = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 200 };
+
+interface Timeline {
+  entries: string[];
+}
+
+describe('LeaderElector', () => {
+  const electors: LeaderElector[] = [];
+  const forwarders: TcpForwarder[] = [];
+  let leaseName = '';
+  let counter = 0;
+
+  beforeEach(() => {
+    leaseName = `lease-${++counter}`;
+  });
+
+  afterEach(async () => {
+    await Promise.all(electors.splice(0).map((elector) => elector.stop()));
+    await Promise.all(forwarders.splice(0).map((forwarder) => forwarder.cut()));
+  });
+
+  function elector(
+    identity: string,
+    timeline: Timeline,
+    kubeConfig: KubeConfig = testControlPlane().kubeConfig,
+    options: { stopping?: () => Promise<void> } = {},
+  ) {
+    const created = new LeaderElector({
+      customObjects: kubeConfig.makeApiClient(CustomObjectsApi),
+      namespace: namespace.name,
+      leaseName,
+      identity,
+      ...TIMING,
+      logger: createSilentLogger(),
+      onStartedLeading: () => timeline.entries.push(`${identity} started`),
+      onStoppedLeading: async () => {
+        timeline.entries.push(`${identity} stopped`);
+        await options.stopping?.();
+      },
+      onLostLeadership: () => timeline.entries.push(`${identity} lost`),
+    });
+    electors.push(created);
+    created.start();
+    return created;
+  }
+
+  const readLease = () =>
+    testControlPlane()
+      .kubeConfig.makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: leaseName, namespace: namespace.name });
+
+  async function firstLeader(...candidates: LeaderElector[]): Promise<LeaderElector> {
+    return waitFor('a leader', async () => candidates.find((c) => c.isLeader), {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
+  }
+
+  it('when two electors compete for one Lease, then exactly one leads and the Lease names it', async () => {
+    const timeline: Timeline = { entries: [] };
+    const a = elector('a', timeline);
+    const b = elector('b', timeline);
+    const leader = await firstLeader(a, b);
+    // Watch for a while: the other never starts leading as long as the leader renews.
+    for (let i = 0; i < 15; i += 1) {
+      expect([a.isLeader, b.isLeader].filter(Boolean)).toHaveLength(1);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(timeline.entries).toEqual([`${leader === a ? 'a' : 'b'} started`]);
+    const lease = await readLease();
+    expect(lease.spec?.holderIdentity).toBe(leader === a ? 'a' : 'b');
+    expect(lease.spec?.leaseDurationSeconds).toBe(2);
+    // Renewed every retry period: renewTime is recent.
+    expect(Date.now() - new Date(lease.spec!.renewTime!).getTime()).toBeLessThan(1_500);
+  });
+
+  it('when the leader stops, then it stops reconciling before releasing, and the other takes over well before the lease would expire', async () => {
+    const timeline: Timeline = { entries: [] };
+    const a = elector('a', timeline);
+    await firstLeader(a);
+    const b = elector('b', timeline);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(b.isLeader).toBe(false);
+    const stoppedAt = Date.now();
+    await a.stop();
+    await firstLeader(b);
+    const takeoverMs = Date.now() - stoppedAt;
+    expect(takeoverMs).toBeLessThan(TIMING.leaseDurationMs);
+    expect(timeline.entries).toEqual(['a started', 'a stopped', 'b started']);
+    const lease = await readLease();
+    expect(lease.spec?.holderIdentity).toBe('b');
+    expect(lease.spec?.leaseTransitions).toBe(1);
+  });
+
+  it('when the leader can no longer reach the API server, then it stops leading within the renew deadline and the other takes over after the lease duration', async () => {
+    const forwarder = await TcpForwarder.start(testControlPlane().server);
+    forwarders.push(forwarder);
+    const timeline: Timeline = { entries: [] };
+    const a = elector('a', timeline, forwarder.kubeConfigThrough(testControlPlane().kubeConfig));
+    await firstLeader(a);
+    const b = elector('b', timeline);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const cutAt = Date.now();
+    await forwarder.cut();
+    await waitFor('a to step down', async () => (a.isLeader ? undefined : true), {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+    });
+    const steppedDownMs = Date.now() - cutAt;
+    await firstLeader(b);
+    const takeoverMs = Date.now() - cutAt;
+    expect(steppedDownMs).toBeLessThanOrEqual(TIMING.renewDeadlineMs + TIMING.retryPeriodMs + 300);
+    expect(takeoverMs).toBeGreaterThanOrEqual(TIMING.leaseDurationMs - TIMING.retryPeriodMs - 100);
+    expect(takeoverMs).toBeLessThan(TIMING.leaseDurationMs + 3 * TIMING.retryPeriodMs + 500);
+    // Never two leaders: a stopped, and reported the loss, before b started.
+    expect(timeline.entries).toEqual(['a started', 'a stopped', 'a lost', 'b started']);
+    // Once reachable again, a stays out: its process would have exited on the loss.
+    await forwarder.restore();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(a.isLeader).toBe(false);
+    expect(b.isLeader).toBe(true);
+  });
+
+  it('when the leader loses the Lease while a reconcile hangs, then it reports the loss after the grace, without waiting for the reconcile, before the other takes over', async () => {
+    const forwarder = await TcpForwarder.start(testControlPlane().server);
+    forwarders.push(forwarder);
+    const timeline: Timeline = { entries: [] };
+    let lostAt = 0;
+    let stoppingAt = 0;
+    const hanging = new Promise<void>(() => undefined);
+    const a = elector('a', timeline, forwarder.kubeConfigThrough(testControlPlane().kubeConfig), {
+      stopping: () => {
+        stoppingAt = Date.now();
+        return hanging;
+      },
+    });
+    await firstLeader(a);
+    const b = elector('b', timeline);
+    await forwarder.cut();
+    await waitFor(
+      'a to report the loss',
+      async () => (timeline.entries.includes('a lost') ? true : undefined),
+      {
+        timeoutMs: 5_000,
+        intervalMs: 5,
+      },
+    );
+    lostAt = Date.now();
+    const graceMs = lostLeadershipGraceMs(TIMING);
+    expect(graceMs).toBe(150);
+    expect(lostAt - stoppingAt).toBeGreaterThanOrEqual(graceMs - 20);
+    expect(lostAt - stoppingAt).toBeLessThan(graceMs + 200);
+    await firstLeader(b);
+    expect(timeline.entries).toEqual(['a started', 'a stopped', 'a lost', 'b started']);
+  });
+});

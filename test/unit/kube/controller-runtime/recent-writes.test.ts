@@ -1,0 +1,56 @@
+import { RecentWrites } from '../../../../kube/controller-runtime/recent-writes.js';
+
+describe('RecentWrites', () => {
+  const object = (resourceVersion: string | undefined) => ({ metadata: { name: 'x', resourceVersion } });
+
+  it('when the cache still shows the version a write replaced, then the write is read', () => {
+    const recent = new RecentWrites();
+    recent.remember('ns/x', 'slot', object('1'), object('2'));
+    expect(recent.read('ns/x', 'slot', object('1'))?.metadata?.resourceVersion).toBe('2');
+  });
+
+  it('when two writes happen before the cache moves, then the latest write is read', () => {
+    const recent = new RecentWrites();
+    recent.remember('ns/x', 'slot', object('1'), object('2'));
+    recent.remember('ns/x', 'slot', object('2'), object('3'));
+    expect(recent.read('ns/x', 'slot', object('1'))?.metadata?.resourceVersion).toBe('3');
+  });
+
+  it('when the cache moves on, then the cache is read and the write forgotten', () => {
+    const recent = new RecentWrites();
+    recent.remember('ns/x', 'slot', object('1'), object('2'));
+    expect(recent.read('ns/x', 'slot', object('5'))?.metadata?.resourceVersion).toBe('5');
+    expect(recent.read('ns/x', 'slot', object('1'))?.metadata?.resourceVersion).toBe('1');
+  });
+
+  it('when an object was created and the cache has not seen it yet, then the created object is read', () => {
+    const recent = new RecentWrites();
+    recent.remember('ns/x', 'slot', undefined, object('7'));
+    expect(recent.read('ns/x', 'slot', undefined)?.metadata?.resourceVersion).toBe('7');
+  });
+
+  it('when the cache shows the version the last write returned, then it is the own last write, also after catching up', () => {
+    const recent = new RecentWrites();
+    recent.remember('ns/x', 'slot', object('1'), object('2'));
+    expect(recent.isOwnLastWrite('ns/x', 'slot', recent.read('ns/x', 'slot', object('1')))).toBe(true);
+    expect(recent.isOwnLastWrite('ns/x', 'slot', recent.read('ns/x', 'slot', object('2')))).toBe(true);
+    expect(recent.isOwnLastWrite('ns/x', 'slot', object('2'))).toBe(true);
+  });
+
+  it('when someone else changed the object after the last write, then it is not the own last write', () => {
+    const recent = new RecentWrites();
+    recent.remember('ns/x', 'slot', object('1'), object('2'));
+    expect(recent.isOwnLastWrite('ns/x', 'slot', recent.read('ns/x', 'slot', object('9')))).toBe(false);
+    expect(recent.isOwnLastWrite('ns/x', 'slot', object('2'))).toBe(true);
+  });
+
+  it('when nothing was written, or the owner was forgotten, then no version is the own last write', () => {
+    const recent = new RecentWrites();
+    expect(recent.isOwnLastWrite('ns/x', 'slot', object('2'))).toBe(false);
+    recent.remember('ns/x', 'slot', object('1'), object('2'));
+    expect(recent.isOwnLastWrite('ns/x', 'other', object('2'))).toBe(false);
+    expect(recent.isOwnLastWrite('ns/x', 'slot', undefined)).toBe(false);
+    recent.forget('ns/x');
+    expect(recent.isOwnLastWrite('ns/x', 'slot', object('2'))).toBe(false);
+  });
+});
