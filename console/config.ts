@@ -42,15 +42,16 @@ export function readConsoleConfig(read: EnvReader): ConsoleConfig {
       );
     else sessionKey = new Uint8Array(decoded);
   }
-  return deepFreeze({
+  // A typed array cannot be frozen, so the key joins after deepFreeze.
+  const settings = deepFreeze({
     host: read.string('SETTEE_CONSOLE_HOST', '0.0.0.0'),
     port: read.integer('SETTEE_CONSOLE_PORT', 8080, { min: 0, max: 65_535 }),
     logLevel: read.oneOf('SETTEE_LOG_LEVEL', LOG_LEVELS, 'info'),
-    sessionKey,
     sessionTtlMs: read.durationMs('SETTEE_CONSOLE_SESSION_TTL', 8 * 3_600_000, { minMs: 1_000 }),
     maxStreamsPerSession: read.integer('SETTEE_CONSOLE_MAX_STREAMS_PER_SESSION', 4, { min: 1, max: 100 }),
     kubeRequestTimeoutMs: read.durationMs('SETTEE_KUBE_REQUEST_TIMEOUT', 30_000, { minMs: 100 }),
     trustedProxies: read.cidrList('SETTEE_CONSOLE_TRUSTED_PROXIES'),
     shutdownTimeoutMs: read.durationMs('SETTEE_SHUTDOWN_TIMEOUT', 10_000),
   });
+  return Object.freeze({ ...settings, sessionKey });
 }

@@ -29,6 +29,10 @@ export async function startTestPlatform(options: {
   namespace: string;
   gatewayEnv?: Record<string, string>;
   writers?: GatewayOptions['writers'];
+  /** The webhook queue, hosted by the gateway as in `make run`. */
+  queue?: GatewayOptions['queue'];
+  /** More operator settings, e.g. SETTEE_SIGNING_MASTER_SECRET for QueueBindings. */
+  operatorEnv?: Record<string, string>;
 }): Promise<TestPlatform> {
   const { kubeConfig, namespace } = options;
   const dataRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-platform-'));
@@ -37,6 +41,7 @@ export async function startTestPlatform(options: {
     namespace,
     env: options.gatewayEnv,
     writers: options.writers,
+    queue: options.queue,
   });
   let operator: RunningOperator | undefined;
   let standIn: KubeletStandIn | undefined;
@@ -54,6 +59,8 @@ export async function startTestPlatform(options: {
         SETTEE_METRICS_PORT: '0',
         SETTEE_ENDPOINT_TEMPLATE: `${gateway.url}/db/{namespace}/{name}`,
         SETTEE_SHUTDOWN_TIMEOUT: '5s',
+        SETTEE_QUEUE_BASE_URL: gateway.url,
+        ...options.operatorEnv,
       }),
       kubeConfig,
       logger: testLogger('operator'),

@@ -37,8 +37,9 @@ export function CopyButton({ value, label }: { value: string; label: string }) {
     );
   };
   return (
-    <button type="button" className="button small" onClick={copy} aria-label={`Copy ${label}`}>
+    <button type="button" className="button small" onClick={copy}>
       {copied ? 'Copied' : 'Copy'}
+      <span className="visually-hidden"> {label}</span>
     </button>
   );
 }
