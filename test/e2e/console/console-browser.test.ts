@@ -24,7 +24,6 @@ import { launchLoopbackChromium, type LoopbackBrowser } from '../../helpers/gate
 import {
   readAdminCredentials,
   startTestPlatform,
-  waitForInstance,
   type TestPlatform,
 } from '../../helpers/gateway/platform-harness.js';
 import { testControlPlane } from '../../helpers/kube.js';
