@@ -10,8 +10,9 @@ export interface ConsoleConfig {
   port: number;
   logLevel: LogLevel;
   /**
-   * 32 bytes that encrypt the session cookies [SETTEE_CONSOLE_SESSION_KEY, base64]. Unset: a random
-   * key per process, so sessions end on a restart and one replica cannot read another's cookies.
+   * The key that encrypts the session cookies: SHA-256 of SETTEE_CONSOLE_SESSION_SECRET (at least 32
+   * characters; the chart generates one). Unset: a random key per process, so sessions end on a
+   * restart and replicas cannot read each other's cookies.
    */
   sessionKey: Uint8Array;
   /** How long a session lives at most; a token that expires sooner ends it sooner. [SETTEE_CONSOLE_SESSION_TTL] */
@@ -29,19 +30,15 @@ export interface ConsoleConfig {
   shutdownTimeoutMs: number;
 }
 
-export const SESSION_KEY_BYTES = 32;
+export const MIN_SESSION_SECRET_LENGTH = 32;
 
 export function readConsoleConfig(read: EnvReader): ConsoleConfig {
-  const encodedKey = read.optionalString('SETTEE_CONSOLE_SESSION_KEY');
-  let sessionKey: Uint8Array = crypto.randomBytes(SESSION_KEY_BYTES);
-  if (encodedKey !== undefined) {
-    const decoded = Buffer.from(encodedKey, 'base64');
-    if (decoded.length !== SESSION_KEY_BYTES)
-      read.problem(
-        `SETTEE_CONSOLE_SESSION_KEY: expected ${SESSION_KEY_BYTES} bytes in base64, got ${decoded.length}`,
-      );
-    else sessionKey = new Uint8Array(decoded);
-  }
+  const secret = read.optionalString('SETTEE_CONSOLE_SESSION_SECRET');
+  let sessionKey: Uint8Array = new Uint8Array(crypto.randomBytes(32));
+  if (secret !== undefined && secret.length < MIN_SESSION_SECRET_LENGTH)
+    read.problem(`SETTEE_CONSOLE_SESSION_SECRET: expected at least ${MIN_SESSION_SECRET_LENGTH} characters`);
+  else if (secret !== undefined)
+    sessionKey = new Uint8Array(crypto.createHash('sha256').update(secret).digest());
   // A typed array cannot be frozen, so the key joins after deepFreeze.
   const settings = deepFreeze({
     host: read.string('SETTEE_CONSOLE_HOST', '0.0.0.0'),

@@ -56,6 +56,9 @@ export function buildConsoleApp(
   app.set('trust proxy', config.trustedProxies.length > 0 ? config.trustedProxies : false);
   app.use(securityHeaders());
   app.get('/healthz', (_req, res) => void res.json({ ok: true }));
+  // Ready once listening: the console holds no cache to fill, and each user's call reaches the API
+  // server on its own (an unreachable one is a banner on the page, not a reason to leave the Service).
+  app.get('/readyz', (_req, res) => void res.json({ ok: true }));
 
   const api = express.Router();
   api.use((_req, res, next) => {

@@ -15,8 +15,8 @@ async function main(): Promise<void> {
   const config = readConsoleConfig(read);
   read.assertValid();
   const logger = createLogger({ level: config.logLevel, component: 'console' });
-  if (process.env.SETTEE_CONSOLE_SESSION_KEY === undefined)
-    logger.warn('SETTEE_CONSOLE_SESSION_KEY is not set: sessions end when this process restarts');
+  if (!process.env.SETTEE_CONSOLE_SESSION_SECRET)
+    logger.warn('SETTEE_CONSOLE_SESSION_SECRET is not set: sessions end when this process restarts');
   const kube = await KubeHttp.create(loadKubeConfig(), { timeoutMs: config.kubeRequestTimeoutMs });
   const server = await startConsoleServer({ config, kube, logger });
   logger.info('console listening', { url: server.url });

@@ -144,7 +144,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
         KUBECONFIG: await writeConsoleKubeconfig(kubeConfig, stateDir),
         SETTEE_CONSOLE_HOST: '127.0.0.1',
         // One key for every restart of the process, so sessions outlive a crash.
-        SETTEE_CONSOLE_SESSION_KEY: crypto.randomBytes(32).toString('base64'),
+        SETTEE_CONSOLE_SESSION_SECRET: crypto.randomBytes(32).toString('hex'),
       };
       const started = await startConsole(consoleEnv, run);
       stops.push(() => started.process.stop(5_000));

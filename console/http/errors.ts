@@ -83,6 +83,18 @@ export class KubeUnreachableError extends Error {
   }
 }
 
+/** The console's own identity may not create TokenReviews: nobody can sign in until RBAC is fixed. */
+export class ConsoleIdentityError extends Error {
+  readonly code = 'CONSOLE_IDENTITY';
+  constructor(options?: { cause?: unknown }) {
+    super(
+      "The console cannot check tokens: its own ServiceAccount may not create TokenReviews (the chart's console ClusterRole grants it). Ask the platform's operators.",
+      options,
+    );
+    this.name = 'ConsoleIdentityError';
+  }
+}
+
 /** An API server field path such as `spec.hibernation.idleAfter` from a 422's cause. */
 function fieldMessages(err: KubeApiError): Record<string, string> {
   const fields: Record<string, string> = {};
@@ -115,6 +127,12 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody; 
     };
   if (err instanceof TooManyStreamsError)
     return { status: 429, body: { error: 'too-many-streams', message: err.message }, endsSession: false };
+  if (err instanceof ConsoleIdentityError)
+    return {
+      status: 500,
+      body: { error: 'console-misconfigured', message: err.message },
+      endsSession: false,
+    };
   if (err instanceof KubeUnreachableError)
     return { status: 503, body: { error: 'kube-unreachable', message: err.message }, endsSession: false };
   const kube = toKubeApiError(err);

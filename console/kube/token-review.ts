@@ -1,3 +1,4 @@
+import { ConsoleIdentityError } from '../http/errors.js';
 import type { KubeHttp } from './kube-http.js';
 
 /** Who a token belongs to, as the API server's authenticators say. */
@@ -19,14 +20,20 @@ interface TokenReviewStatus {
  * is the one every later call is made with, so RBAC, not the console, decides what it may do.
  */
 export async function reviewToken(kube: KubeHttp, token: string): Promise<TokenReviewResult> {
-  const review = await kube.call<TokenReviewStatus>(
-    { kind: 'console' },
-    {
-      method: 'POST',
-      path: '/apis/authentication.k8s.io/v1/tokenreviews',
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
-    },
-  );
+  const review = await kube
+    .call<TokenReviewStatus>(
+      { kind: 'console' },
+      {
+        method: 'POST',
+        path: '/apis/authentication.k8s.io/v1/tokenreviews',
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+      },
+    )
+    .catch((err: unknown) => {
+      const status = (err as { statusCode?: number }).statusCode;
+      if (status === 401 || status === 403) throw new ConsoleIdentityError({ cause: err });
+      throw err;
+    });
   const status = review.status ?? {};
   if (status.authenticated && status.user?.username)
     return {

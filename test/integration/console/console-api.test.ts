@@ -238,6 +238,24 @@ describe('the console API acts as the signed-in user', () => {
     expect(client.cookie).toBeUndefined();
   });
 
+  it("when the console's own identity may not create TokenReviews, then sign-in fails with a message naming that, not the user's token", async () => {
+    const misconfigured = await startTestConsole({ admin, consoleToken: tokenB });
+    try {
+      const refused = await new ConsoleClient(misconfigured.url).json<{ error: string; message: string }>(
+        'POST',
+        '/api/session',
+        {
+          token: tokenA,
+        },
+      );
+      expect(refused.status).toBe(500);
+      expect(refused.body.error).toBe('console-misconfigured');
+      expect(refused.body.message).toMatch(/may not create TokenReviews/);
+    } finally {
+      await misconfigured.stop();
+    }
+  });
+
   it('when the session cookie is tampered with, then the API answers 401 invalid', async () => {
     await client.signIn(tokenA);
     client.cookie = `${client.cookie?.slice(0, -6)}AAAAAA`;

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { readConsoleConfig } from '../../../console/config.js';
 import { ConfigError, EnvReader } from '../../../observability/env-reader.js';
 
@@ -23,15 +24,19 @@ describe('the console configuration', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
-  it('when a session key is given in base64, then it is used as it is', () => {
-    const key = Buffer.alloc(32, 9);
-    expect(Buffer.from(read({ SETTEE_CONSOLE_SESSION_KEY: key.toString('base64') }).sessionKey)).toEqual(key);
+  it('when a session secret is given, then the key is its SHA-256, the same in every replica', () => {
+    const secret = 'a'.repeat(40);
+    const expected = crypto.createHash('sha256').update(secret).digest();
+    expect(Buffer.from(read({ SETTEE_CONSOLE_SESSION_SECRET: secret }).sessionKey)).toEqual(expected);
+    expect(read({ SETTEE_CONSOLE_SESSION_SECRET: secret }).sessionKey).toEqual(
+      read({ SETTEE_CONSOLE_SESSION_SECRET: secret }).sessionKey,
+    );
   });
 
   it('when values are malformed, then every problem is named in one ConfigError', () => {
     expect(() =>
       read({
-        SETTEE_CONSOLE_SESSION_KEY: Buffer.alloc(16).toString('base64'),
+        SETTEE_CONSOLE_SESSION_SECRET: 'too-short',
         SETTEE_CONSOLE_PORT: 'eighty',
         SETTEE_CONSOLE_SESSION_TTL: 'forever',
         SETTEE_CONSOLE_TRUSTED_PROXIES: '10/8',
@@ -40,7 +45,7 @@ describe('the console configuration', () => {
       expect.objectContaining({
         constructor: ConfigError,
         problems: [
-          expect.stringMatching(/^SETTEE_CONSOLE_SESSION_KEY: expected 32 bytes/),
+          expect.stringMatching(/^SETTEE_CONSOLE_SESSION_SECRET: expected at least 32 characters/),
           expect.stringMatching(/^SETTEE_CONSOLE_PORT=eighty/),
           expect.stringMatching(/^SETTEE_CONSOLE_SESSION_TTL=forever/),
           expect.stringMatching(/^SETTEE_CONSOLE_TRUSTED_PROXIES/),
