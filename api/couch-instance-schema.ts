@@ -116,7 +116,10 @@ export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
         },
         backups: {
           type: 'object',
-          description: 'Scheduled backups. Never run against a hibernated instance.',
+          description:
+            'Scheduled backups of every database to S3-compatible object storage, as CouchBackup objects. ' +
+            'A hibernated instance is not woken for one: it is backed up before it hibernates when its data ' +
+            'changed, and a scheduled run that finds it hibernated and unchanged is recorded as skipped.',
           required: ['schedule'],
           properties: {
             schedule: {
@@ -129,7 +132,18 @@ export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
               minimum: 1,
               maximum: 365,
               default: DEFAULT_BACKUP_RETAIN,
-              description: `How many backups to keep (default ${DEFAULT_BACKUP_RETAIN}).`,
+              description:
+                `How many completed backups to keep (default ${DEFAULT_BACKUP_RETAIN}); older ones are deleted ` +
+                'from the bucket once a newer one has completed, never because one failed.',
+            },
+            storageSecret: {
+              type: 'string',
+              maxLength: 253,
+              pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+              description:
+                "Name of a Secret in the instance's own namespace with the instance's own object storage, " +
+                'replacing the cluster\'s: keys bucket, accessKeyId and secretAccessKey, and optionally ' +
+                'endpoint, region, prefix and forcePathStyle ("true"). Secrets of other namespaces cannot be named.',
             },
           },
         },
