@@ -32,6 +32,7 @@ export const ConditionReason = {
   KeepAlive: 'KeepAlive',
   RecentActivity: 'RecentActivity',
   ReplicationRunning: 'ReplicationRunning',
+  FinalBackup: 'FinalBackup',
   WakeRequested: 'WakeRequested',
   InvalidSpec: 'InvalidSpec',
   ReconcileFailed: 'ReconcileFailed',

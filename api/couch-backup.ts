@@ -52,7 +52,9 @@ export interface CouchBackupStatus {
    * mean no database changed, which is how an instance is known unchanged since its last backup.
    */
   dataFingerprint?: string;
-  /** Why it failed or was skipped, for a person. */
+  /** Tries so far (a failed try is retried with a doubling delay, up to SETTEE_BACKUP_ATTEMPTS). */
+  attempts?: number;
+  /** Why it failed or was skipped, or what it waits for, for a person. */
   message?: string;
 }
 

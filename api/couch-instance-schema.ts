@@ -142,7 +142,7 @@ export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
               pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
               description:
                 "Name of a Secret in the instance's own namespace with the instance's own object storage, " +
-                'replacing the cluster\'s: keys bucket, accessKeyId and secretAccessKey, and optionally ' +
+                "replacing the cluster's: keys bucket, accessKeyId and secretAccessKey, and optionally " +
                 'endpoint, region, prefix and forcePathStyle ("true"). Secrets of other namespaces cannot be named.',
             },
           },

@@ -85,7 +85,8 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   const bucketsDir = path.join(dataDir, 'buckets');
   const metaDir = path.join(dataDir, 'meta');
   await fs.mkdir(metaDir, { recursive: true });
-  for (const bucket of options.buckets ?? []) await fs.mkdir(path.join(bucketsDir, bucket), { recursive: true });
+  for (const bucket of options.buckets ?? [])
+    await fs.mkdir(path.join(bucketsDir, bucket), { recursive: true });
   await fs.mkdir(bucketsDir, { recursive: true });
   const region = options.region ?? 'us-east-1';
   const accessKeyId = `settee${randomBytes(6).toString('hex')}`;
@@ -100,7 +101,17 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
       startProcess({
         name: `versitygw:${port}`,
         command: bin,
-        args: ['--port', `${HOST}:${port}`, '--quiet', '--health', HEALTH_PATH, 'posix', '--sidecar', metaDir, bucketsDir],
+        args: [
+          '--port',
+          `${HOST}:${port}`,
+          '--quiet',
+          '--health',
+          HEALTH_PATH,
+          'posix',
+          '--sidecar',
+          metaDir,
+          bucketsDir,
+        ],
         env: {
           PATH: process.env.PATH ?? '',
           ROOT_ACCESS_KEY_ID: accessKeyId,

@@ -58,7 +58,8 @@ export interface EndRecord {
   databases: number;
 }
 
-export type ArchiveRecord = HeaderRecord | DatabaseRecord | DocsRecord | AttachmentRecord | ChunkRecord | EndRecord;
+export type ArchiveRecord =
+  HeaderRecord | DatabaseRecord | DocsRecord | AttachmentRecord | ChunkRecord | EndRecord;
 
 export function encodeRecord(record: ArchiveRecord): string {
   return `${JSON.stringify(record)}\n`;

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import type { ReadableStream } from 'node:stream/web';
 
 /** A CouchDB call of a backup or restore failed; carries no credentials. */
 export class CouchRequestError extends Error {
@@ -70,7 +71,10 @@ export class CouchReader {
   private async request(method: string, path: string, body?: unknown): Promise<Response> {
     // The deadline covers the answer's headers only: a large attachment may stream for minutes.
     const headersDeadline = new AbortController();
-    const timer = setTimeout(() => headersDeadline.abort(new Error('no answer in time')), this.connection.timeoutMs);
+    const timer = setTimeout(
+      () => headersDeadline.abort(new Error('no answer in time')),
+      this.connection.timeoutMs,
+    );
     const signals = [headersDeadline.signal];
     if (this.connection.signal) signals.push(this.connection.signal);
     let response: Response;
@@ -141,6 +145,6 @@ export class CouchReader {
     const path = `/${encodeURIComponent(db)}/${documentPath(id)}/${encodeURIComponent(name)}?rev=${encodeURIComponent(rev)}`;
     const response = await this.request('GET', path);
     if (!response.body) return Readable.from([]);
-    return Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
+    return Readable.fromWeb(response.body as ReadableStream<Uint8Array>);
   }
 }

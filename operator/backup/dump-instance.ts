@@ -25,7 +25,10 @@ export interface DumpSource {
  * and its _bulk_get at a time, each attachment streamed in chunks. `manifests` is filled in as each
  * database ends, so it is complete once the generator is.
  */
-export async function* dumpInstance(source: DumpSource, manifests: DatabaseManifest[]): AsyncGenerator<Buffer> {
+export async function* dumpInstance(
+  source: DumpSource,
+  manifests: DatabaseManifest[],
+): AsyncGenerator<Buffer> {
   const { reader } = source;
   yield line({
     type: 'header',
@@ -106,7 +109,9 @@ async function* attachmentsOf(
       length += pending.length;
     }
     if (stub.length !== undefined && length !== stub.length)
-      throw new Error(`attachment ${db}/${doc._id}/${name}: read ${length} bytes, its stub says ${stub.length}`);
+      throw new Error(
+        `attachment ${db}/${doc._id}/${name}: read ${length} bytes, its stub says ${stub.length}`,
+      );
     manifest.attachments += 1;
     manifest.attachmentBytes += length;
   }

@@ -45,7 +45,9 @@ export interface DatabaseSequence {
  */
 export function computeDataFingerprint(databases: readonly DatabaseSequence[]): string {
   const hash = crypto.createHash('sha256');
-  for (const { name, updateSeq } of [...databases].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)))
+  for (const { name, updateSeq } of [...databases].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  ))
     hash.update(`${name}\u0000${updateSeq}\n`);
   return `sha256:${hash.digest('hex')}`;
 }

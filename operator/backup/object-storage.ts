@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -52,7 +52,10 @@ export class ObjectStorage {
       forcePathStyle: target.forcePathStyle,
       credentials: { accessKeyId: target.accessKeyId, secretAccessKey: target.secretAccessKey },
       maxAttempts: options.maxAttempts,
-      requestHandler: { requestTimeout: options.requestTimeoutMs, connectionTimeout: options.requestTimeoutMs },
+      requestHandler: {
+        requestTimeout: options.requestTimeoutMs,
+        connectionTimeout: options.requestTimeoutMs,
+      },
       // Checksums only where an operation requires one: not every S3-compatible server knows the
       // newer CRC headers the SDK sends by default.
       requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -69,10 +72,19 @@ export class ObjectStorage {
   }
 
   /** Streams `body` as a multipart upload; aborted (parts removed) when it fails or `signal` fires. */
-  async upload(relative: string, body: Readable, options: { contentType: string; signal?: AbortSignal }): Promise<void> {
+  async upload(
+    relative: string,
+    body: Readable,
+    options: { contentType: string; signal?: AbortSignal },
+  ): Promise<void> {
     const upload = new Upload({
       client: this.client,
-      params: { Bucket: this.target.bucket, Key: this.key(relative), Body: body, ContentType: options.contentType },
+      params: {
+        Bucket: this.target.bucket,
+        Key: this.key(relative),
+        Body: body,
+        ContentType: options.contentType,
+      },
       partSize: UPLOAD_PART_BYTES,
       queueSize: UPLOAD_QUEUE_SIZE,
       leavePartsOnError: false,
@@ -106,7 +118,9 @@ export class ObjectStorage {
 
   async read(relative: string): Promise<Readable> {
     try {
-      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.target.bucket, Key: this.key(relative) }));
+      const answer = await this.client.send(
+        new GetObjectCommand({ Bucket: this.target.bucket, Key: this.key(relative) }),
+      );
       return answer.Body as Readable;
     } catch (err) {
       throw new ObjectStorageError(`reading ${this.location(relative)}: ${describe(err)}`, { cause: err });
@@ -131,7 +145,8 @@ export class ObjectStorage {
         // One DeleteObject per key: a backup's folder holds two objects, and the batch call needs a
         // Content-MD5 that not every S3-compatible server accepts in the SDK's newer checksum form.
         for (const object of page.Contents ?? [])
-          if (object.Key) await this.client.send(new DeleteObjectCommand({ Bucket: this.target.bucket, Key: object.Key }));
+          if (object.Key)
+            await this.client.send(new DeleteObjectCommand({ Bucket: this.target.bucket, Key: object.Key }));
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token);
     } catch (err) {

@@ -5,7 +5,12 @@ import zlib from 'node:zlib';
 import { ARCHIVE_FILE, MANIFEST_FILE } from './archive-format.js';
 import { CouchReader, type CouchConnection } from './couch-reader.js';
 import { dumpInstance } from './dump-instance.js';
-import { buildManifest, computeDataFingerprint, type BackupManifest, type DatabaseManifest } from './manifest.js';
+import {
+  buildManifest,
+  computeDataFingerprint,
+  type BackupManifest,
+  type DatabaseManifest,
+} from './manifest.js';
 import type { ObjectStorage } from './object-storage.js';
 
 export interface BackupRequest {
@@ -32,7 +37,9 @@ export function backupFolder(instance: { namespace: string; name: string }, back
 export async function readDataFingerprint(reader: CouchReader): Promise<string> {
   const names = await reader.allDatabases();
   const infos = await Promise.all(names.map((name) => reader.databaseInfo(name)));
-  return computeDataFingerprint(infos.map((info, i) => ({ name: names[i] ?? info.db_name, updateSeq: String(info.update_seq) })));
+  return computeDataFingerprint(
+    infos.map((info, i) => ({ name: names[i] ?? info.db_name, updateSeq: String(info.update_seq) })),
+  );
 }
 
 /**
@@ -99,7 +106,11 @@ class ArchiveDigest extends Transform {
   private readonly hash = crypto.createHash('sha256');
   private digest: string | undefined;
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null, data?: Buffer) => void): void {
+  override _transform(
+    chunk: Buffer,
+    _encoding: BufferEncoding,
+    done: (err?: Error | null, data?: Buffer) => void,
+  ): void {
     this.size += chunk.length;
     this.hash.update(chunk);
     done(null, chunk);

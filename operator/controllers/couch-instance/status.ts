@@ -89,6 +89,13 @@ function activeCondition(phase: CouchInstancePhase, input: StatusInput): Conditi
       reason: ConditionReason.WakeRequested,
       message: 'woken by a request at the gateway',
     };
+  if (reason === 'FinalBackup')
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.FinalBackup,
+      message: 'idle: taking the final backup before hibernating',
+    };
   if (reason === 'ReplicationRunning')
     return {
       type,
