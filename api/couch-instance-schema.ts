@@ -181,7 +181,11 @@ const CONDITION_SCHEMA: JsonSchema = {
   description: 'One aspect of the instance, following the Kubernetes API conventions.',
   required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
   properties: {
-    type: { type: 'string', maxLength: 316, description: 'Ready, Active, Progressing or Degraded.' },
+    type: {
+      type: 'string',
+      maxLength: 316,
+      description: 'Ready, Active, Progressing, Degraded or BackedUp.',
+    },
     status: { type: 'string', enum: ['True', 'False', 'Unknown'], description: 'True, False or Unknown.' },
     reason: { type: 'string', maxLength: 1024, description: 'Why, as one PascalCase word.' },
     message: { type: 'string', maxLength: 32768, description: 'Why, for a person.' },
@@ -227,7 +231,9 @@ export const COUCH_INSTANCE_STATUS_SCHEMA: JsonSchema = {
     conditions: {
       type: 'array',
       description:
-        'Ready, Active (false while hibernated, which is not a failure), Progressing and Degraded.',
+        'Ready, Active (false while hibernated, which is not a failure), Progressing and Degraded; with the ' +
+        'backups add-on also BackedUp (false when the newest backup failed or the newest good one is older ' +
+        "than twice the schedule's period).",
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['type'],
       maxItems: 8,

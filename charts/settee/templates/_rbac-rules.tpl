@@ -18,11 +18,12 @@ Secret verbs below.
   resources: ["couchinstances/status", "queuebindings/status"]
   verbs: ["patch"]
 # Backups (docs/backups.md): an informer over CouchBackups; the schedule driver and the hibernation
-# path create them, the backup controller adopts hand-made ones (owner reference: patch), writes
-# their status, and deletes those retention drops.
+# path create them, the backup controller adopts hand-made ones (owner reference: patch), reads a
+# Running one live before calling it cut off (get), writes their status, and deletes those
+# retention drops.
 - apiGroups: ["settee.dev"]
   resources: ["couchbackups"]
-  verbs: ["list", "watch", "create", "patch", "delete"]
+  verbs: ["list", "watch", "get", "create", "patch", "delete"]
 - apiGroups: ["settee.dev"]
   resources: ["couchbackups/status"]
   verbs: ["patch"]

@@ -86,7 +86,7 @@ export class CouchBackupReconciler implements Reconciler {
     if (phase === 'Completed' || phase === 'Failed' || phase === 'Skipped') return DONE;
     const namespace = ref.namespace ?? '';
     const instanceKey = objectKey({ namespace, name: backup.spec.instance });
-    if (phase === 'Running' && this.running.get(instanceKey) !== key) {
+    if (phase === 'Running' && this.running.get(instanceKey) !== key && (await this.isStillRunning(backup))) {
       await this.fail(
         key,
         backup,
@@ -130,8 +130,7 @@ export class CouchBackupReconciler implements Reconciler {
     }
     this.running.set(instanceKey, key);
     try {
-      await this.adopt(backup, instance);
-      return await this.attempt(key, backup, instance, ctx);
+      return await this.attempt(key, await this.adopt(key, backup, instance), instance, ctx);
     } finally {
       this.running.delete(instanceKey);
     }
@@ -239,10 +238,10 @@ export class CouchBackupReconciler implements Reconciler {
    * A backup made by hand gets its instance as owner and the instance label, as the operator's own
    * have from the start: deleted with the instance, listed with `-l settee.dev/instance=<name>`.
    */
-  private async adopt(backup: CouchBackup, instance: CouchInstance): Promise<void> {
+  private async adopt(key: ObjectKey, backup: CouchBackup, instance: CouchInstance): Promise<CouchBackup> {
     const owned = backup.metadata.ownerReferences?.some((ref) => ref.uid === instance.metadata.uid);
-    if (owned) return;
-    await callKube(() =>
+    if (owned) return backup;
+    const adopted = (await callKube(() =>
       this.options.clients.customObjects.patchNamespacedCustomObject(
         {
           group: SETTEE_GROUP,
@@ -265,7 +264,31 @@ export class CouchBackupReconciler implements Reconciler {
         },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       ),
-    );
+    )) as CouchBackup;
+    this.recent.remember(key, BACKUP_SLOT, backup, adopted);
+    return adopted;
+  }
+
+  /**
+   * Whether the API server, not the cache, still says Running: a cache that lags behind this
+   * process's own writes must not get a backup marked as cut off. One read, on this rare path only.
+   */
+  private async isStillRunning(backup: CouchBackup): Promise<boolean> {
+    try {
+      const live = (await callKube(() =>
+        this.options.clients.customObjects.getNamespacedCustomObject({
+          group: SETTEE_GROUP,
+          version: SETTEE_VERSION,
+          plural: COUCH_BACKUP_PLURAL,
+          namespace: backup.metadata.namespace ?? '',
+          name: backup.metadata.name ?? '',
+        }),
+      )) as CouchBackup;
+      return live.status?.phase === 'Running';
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
   }
 
   /** The instance's CouchDB at its pod, with its admin credentials: no gateway, no activity recorded. */

@@ -44,6 +44,7 @@ import type { CouchInstanceConfig } from './config.js';
 import { decideHibernation, type HibernationDecision, type HibernationInput } from './hibernation.js';
 import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
+import { backupConditionFor } from './backup-condition.js';
 import { FinalBackup } from './final-backup.js';
 import { ReplicationActivity } from './replication-activity.js';
 import { computeStatus, type StatusInput } from './status.js';
@@ -422,6 +423,11 @@ export class CouchInstanceReconciler implements Reconciler {
 
   private statusBasis(instance: CouchInstance, endpoint: string): StatusInput {
     return {
+      backedUp: backupConditionFor({
+        instance,
+        backups: this.options.informers.backups.list(instance.metadata.namespace),
+        now: this.now(),
+      }),
       previous: instance.status,
       generation: instance.metadata.generation,
       now: this.now().toISOString(),

@@ -65,6 +65,13 @@ export const OPERATOR_API_CALLS: readonly ApiCall[] = [
     by: 'operator/controllers/couch-backup/reconciler.ts (adopt: owner reference and labels)',
   },
   {
+    verb: 'get',
+    group: 'settee.dev',
+    resource: 'couchbackups',
+    scope: 'served',
+    by: 'operator/controllers/couch-backup/reconciler.ts (a Running one not in this process, read live)',
+  },
+  {
     verb: 'delete',
     group: 'settee.dev',
     resource: 'couchbackups',

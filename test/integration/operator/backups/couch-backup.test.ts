@@ -23,6 +23,7 @@ import {
 } from '../../../helpers/backups/backup-harness.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
 import {
+  conditionOf,
   eventsFor,
   hasPhase,
   patchInstance,
@@ -163,6 +164,13 @@ describe('CouchBackup', () => {
       chunks.push(Buffer.from((record as ChunkRecord).data, 'base64'));
     }
     expect(Buffer.concat(chunks).equals(attachment)).toBe(true);
+    const backedUp = await waitForInstance(
+      ns.name,
+      'shop',
+      'BackedUp True',
+      (i) => conditionOf(i, 'BackedUp')?.status === 'True',
+    );
+    expect(conditionOf(backedUp, 'BackedUp')?.message).toContain(scheduled.metadata.name);
     const reasons = (await eventsFor(ns.name, 'shop')).map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['BackupStarted', 'BackupCompleted']));
   }, 150_000);
@@ -208,6 +216,13 @@ describe('CouchBackup', () => {
     expect(failed.status).toMatchObject({ attempts: 2 });
     expect(failed.status?.message).toMatch(/after 2 attempts/);
     expect((await eventsFor(ns.name, 'kept')).map((e) => e.reason)).toContain('BackupFailed');
+    const degraded = await waitForInstance(
+      ns.name,
+      'kept',
+      'BackedUp False',
+      (i) => conditionOf(i, 'BackedUp')?.status === 'False',
+    );
+    expect(conditionOf(degraded, 'BackedUp')).toMatchObject({ reason: 'BackupFailed' });
     expect(
       (await listBackups(ns.name, 'kept'))
         .filter((b) => b.status?.phase === 'Completed')
