@@ -1,17 +1,14 @@
-import { PatchStrategy, setHeaderOptions, type V1Pod, type V1Secret } from '@kubernetes/client-node';
-import { ADMIN_SECRET_KEYS, adminSecretName, LABEL_INSTANCE } from '../../../api/contract.js';
+import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import {
   COUCH_BACKUP_PLURAL,
   CouchBackupEventReason,
-  LABEL_BACKUP_TRIGGER,
   type CouchBackup,
   type CouchBackupStatus,
 } from '../../../api/couch-backup.js';
 import { DEFAULT_BACKUP_RETAIN } from '../../../api/couch-instance-schema.js';
 import type { CouchInstance } from '../../../api/couch-instance.js';
-import { podAddress } from '../../../api/pod-address.js';
 import type { KubeClients } from '../../../kube/clients.js';
-import { callKube, isNotFound } from '../../../kube/errors.js';
+import { isNotFound } from '../../../kube/errors.js';
 import type { EventRecord, EventRecorder } from '../../../kube/events.js';
 import type { Informer } from '../../../kube/informer.js';
 import { patchStatusIfChanged } from '../../../kube/status-patch.js';
@@ -24,16 +21,15 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '../../../kube/controller-runtime/reconciler.js';
-import { SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import { errorMessage } from '../../../observability/logger.js';
-import { couchInstanceNames } from '../../resources/couch-instance/names.js';
-import { buildOwnerReference } from '../../resources/owner-reference.js';
 import { ObjectStorage } from '../../backup/object-storage.js';
 import { backupFolder, runBackup } from '../../backup/run-backup.js';
 import { buildCompletedStatus, buildFinishedStatus, decideHibernatedRun } from './backup-status.js';
 import type { BackupConfig } from './config.js';
 import type { BackupMetrics } from './metrics.js';
 import { selectBackupsToDelete } from './retention.js';
+import { adoptBackup, deleteBackup, isStillRunning } from './backup-objects.js';
+import { connectionTo, readStorageSecret } from './instance-access.js';
 import { resolveStorageTarget, StorageTargetError } from './storage-target.js';
 
 export interface CouchBackupInformers {
@@ -86,7 +82,11 @@ export class CouchBackupReconciler implements Reconciler {
     if (phase === 'Completed' || phase === 'Failed' || phase === 'Skipped') return DONE;
     const namespace = ref.namespace ?? '';
     const instanceKey = objectKey({ namespace, name: backup.spec.instance });
-    if (phase === 'Running' && this.running.get(instanceKey) !== key && (await this.isStillRunning(backup))) {
+    if (
+      phase === 'Running' &&
+      this.running.get(instanceKey) !== key &&
+      (await isStillRunning(this.options.clients.customObjects, backup))
+    ) {
       await this.fail(
         key,
         backup,
@@ -162,12 +162,16 @@ export class CouchBackupReconciler implements Reconciler {
       const target = resolveStorageTarget({
         cluster: config.storage,
         secretName: instance.spec.addons?.backups?.storageSecret,
-        secret: await this.readStorageSecret(instance),
+        secret: await readStorageSecret(this.options.clients.core, instance),
         namespace: instance.metadata.namespace ?? '',
       });
       storage = new ObjectStorage(target, { requestTimeoutMs: config.requestTimeoutMs, maxAttempts: 3 });
       const result = await runBackup({
-        couch: { ...this.connectionTo(instance), signal: ctx.signal, timeoutMs: config.requestTimeoutMs },
+        couch: {
+          ...connectionTo(this.options.informers, instance),
+          signal: ctx.signal,
+          timeoutMs: config.requestTimeoutMs,
+        },
         storage,
         instance: {
           namespace: instance.metadata.namespace ?? '',
@@ -234,102 +238,11 @@ export class CouchBackupReconciler implements Reconciler {
     }
   }
 
-  /**
-   * A backup made by hand gets its instance as owner and the instance label, as the operator's own
-   * have from the start: deleted with the instance, listed with `-l settee.dev/instance=<name>`.
-   */
+  /** Adopts a hand-made backup (backup-objects.ts) and remembers the write, as every other one. */
   private async adopt(key: ObjectKey, backup: CouchBackup, instance: CouchInstance): Promise<CouchBackup> {
-    const owned = backup.metadata.ownerReferences?.some((ref) => ref.uid === instance.metadata.uid);
-    if (owned) return backup;
-    const adopted = (await callKube(() =>
-      this.options.clients.customObjects.patchNamespacedCustomObject(
-        {
-          group: SETTEE_GROUP,
-          version: SETTEE_VERSION,
-          plural: COUCH_BACKUP_PLURAL,
-          namespace: instance.metadata.namespace ?? '',
-          name: backup.metadata.name ?? '',
-          body: {
-            metadata: {
-              labels: {
-                [LABEL_INSTANCE]: instance.metadata.name ?? '',
-                [LABEL_BACKUP_TRIGGER]: backup.spec.trigger ?? 'Manual',
-              },
-              ownerReferences: [
-                ...(backup.metadata.ownerReferences ?? []),
-                { ...buildOwnerReference(instance), controller: false },
-              ],
-            },
-          },
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      ),
-    )) as CouchBackup;
-    this.recent.remember(key, BACKUP_SLOT, backup, adopted);
+    const adopted = await adoptBackup(this.options.clients.customObjects, backup, instance);
+    if (adopted !== backup) this.recent.remember(key, BACKUP_SLOT, backup, adopted);
     return adopted;
-  }
-
-  /**
-   * Whether the API server, not the cache, still says Running: a cache that lags behind this
-   * process's own writes must not get a backup marked as cut off. One read, on this rare path only.
-   */
-  private async isStillRunning(backup: CouchBackup): Promise<boolean> {
-    try {
-      const live = (await callKube(() =>
-        this.options.clients.customObjects.getNamespacedCustomObject({
-          group: SETTEE_GROUP,
-          version: SETTEE_VERSION,
-          plural: COUCH_BACKUP_PLURAL,
-          namespace: backup.metadata.namespace ?? '',
-          name: backup.metadata.name ?? '',
-        }),
-      )) as CouchBackup;
-      return live.status?.phase === 'Running';
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
-  }
-
-  /** The instance's CouchDB at its pod, with its admin credentials: no gateway, no activity recorded. */
-  private connectionTo(instance: CouchInstance): {
-    origin: string;
-    credentials: { username: string; password: string };
-  } {
-    const { informers } = this.options;
-    const namespace = instance.metadata.namespace ?? '';
-    const name = instance.metadata.name ?? '';
-    const pod = informers.pods.get({ namespace, name: couchInstanceNames(name).pod });
-    const address = pod && podAddress(pod);
-    if (!address) throw new Error(`instance ${name} has no running pod to read from`);
-    const secret = informers.secrets.get({ namespace, name: adminSecretName(name) });
-    const decode = (field: string): string =>
-      Buffer.from(secret?.data?.[field] ?? '', 'base64').toString('utf8');
-    if (!secret) throw new Error(`Secret ${adminSecretName(name)} with the admin credentials is missing`);
-    return {
-      origin: address.origin,
-      credentials: {
-        username: decode(ADMIN_SECRET_KEYS.username),
-        password: decode(ADMIN_SECRET_KEYS.password),
-      },
-    };
-  }
-
-  /** One read, in the instance's own namespace: the Secret is the tenant's, not the operator's. */
-  private async readStorageSecret(instance: CouchInstance): Promise<V1Secret | undefined> {
-    const name = instance.spec.addons?.backups?.storageSecret;
-    if (name === undefined) return undefined;
-    try {
-      return await callKube(() =>
-        this.options.clients.core.readNamespacedSecret({
-          namespace: instance.metadata.namespace ?? '',
-          name,
-        }),
-      );
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
   }
 
   private async applyRetention(
@@ -347,15 +260,7 @@ export class CouchBackupReconciler implements Reconciler {
       const name = old.metadata.name ?? '';
       try {
         if (old.status?.location) await storage.deleteFolder(backupFolder(this.instanceRef(instance), name));
-        await callKube(() =>
-          this.options.clients.customObjects.deleteNamespacedCustomObject({
-            group: SETTEE_GROUP,
-            version: SETTEE_VERSION,
-            plural: COUCH_BACKUP_PLURAL,
-            namespace: instance.metadata.namespace ?? '',
-            name,
-          }),
-        );
+        await deleteBackup(this.options.clients.customObjects, instance.metadata.namespace ?? '', name);
         ctx.logger.info('backup deleted by retention', { backup: name, retain });
         await this.options.events.record(instance, {
           type: 'Normal',

@@ -46,13 +46,21 @@ export const couchBackupController: ControllerRegistration = {
         .map((backup) =>
           objectKey({ namespace: backup.metadata.namespace, name: backup.metadata.name ?? '' }),
         );
+    const metrics = new BackupMetrics(metricsRegistry);
+    // The per-instance gauges stay bounded by the instances that exist.
+    watched.instances.onEvent((event) => {
+      if (event.type === 'delete')
+        metrics.forgetInstance(
+          objectKey({ namespace: event.object.metadata.namespace, name: event.object.metadata.name ?? '' }),
+        );
+    });
     return {
       reconciler: new CouchBackupReconciler({
         informers: watched,
         clients,
         events,
         config: config.backups,
-        metrics: new BackupMetrics(metricsRegistry),
+        metrics,
       }),
       primary: watched.backups,
       watches: [

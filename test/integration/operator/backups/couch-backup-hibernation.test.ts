@@ -86,7 +86,7 @@ describe('backups and hibernation', () => {
       'a skipped scheduled backup of diary',
       async () =>
         (await listBackups(ns.name, ref.name)).find((b) => b.spec.trigger === 'Scheduled' && b.status?.phase),
-      { timeoutMs: 30_000, intervalMs: 100 },
+      { timeoutMs: 75_000, intervalMs: 100 },
     );
     expect(skipped.status).toMatchObject({ phase: 'Skipped', message: SKIPPED_UNCHANGED_MESSAGE });
     const after = await readInstance(ns.name, ref.name);
