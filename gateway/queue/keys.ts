@@ -21,6 +21,11 @@ export interface QueueKeys {
   readonly scheduledMessages: string;
   /** List of dead letters (JSON), newest first, capped. */
   readonly deadLetters: string;
+  /**
+   * Sorted set of the consumers' heartbeats: member = consumer name, score = the Redis server's
+   * time (ms) of its last heartbeat. A consumer whose heartbeat is older than the lease is dead.
+   */
+  readonly consumerHeartbeats: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -35,5 +40,6 @@ export function queueKeys(prefix: string): QueueKeys {
     schedule: `${prefix}retry-schedule`,
     scheduledMessages: `${prefix}retry-messages`,
     deadLetters: `${prefix}dead-letters`,
+    consumerHeartbeats: `${prefix}consumer-heartbeats`,
   });
 }
