@@ -16,6 +16,10 @@ export interface QueueTarget {
 export interface QueueLimits {
   /** Longest wait before a message's first delivery (spec.limits.maxDelay). */
   maxDelayMs: number;
+  /** How long dead letters are kept (spec.limits.deadLetterRetention). */
+  deadLetterRetentionMs: number;
+  /** The most dead letters kept (spec.limits.maxDeadLetters); absent: SETTEE_QUEUE_MAX_DEAD_LETTERS. */
+  maxDeadLetters?: number;
 }
 
 export interface DatabaseConnection {

@@ -5,6 +5,7 @@ import { USER_AGENT, type AttemptResult, type Deliverer } from './http-delivery.
 import type { QueueMessage } from './message.js';
 import { CorruptMessageError, decodeMessage } from './message-codec.js';
 import type { MessageStore, StreamEntry } from './message-store.js';
+import type { DeadLetterLimits } from './dead-letter-queue.js';
 import { redactDestination } from './redact.js';
 import { decideAfterFailure, isNonRetryableResponse, type RetryPolicyOptions } from './retry-policy.js';
 import type { DeliverySigner } from './signer.js';
@@ -17,7 +18,7 @@ export interface ProcessEntryContext {
   logger: Logger;
   policy: RetryPolicyOptions;
   deliveryTimeoutMs: number;
-  maxDeadLetters: number;
+  deadLetterLimits: DeadLetterLimits;
   now?: () => number;
 }
 
@@ -86,7 +87,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
       entryId: entry.entryId,
       consumer: ctx.consumer,
       letter,
-      maxDeadLetters: ctx.maxDeadLetters,
+      limits: ctx.deadLetterLimits,
     });
     return 'dead-lettered';
   }
@@ -169,12 +170,14 @@ async function handleFailure(
     lastStatus: result.status,
     lastError: result.error,
     lastResponseBody: result.responseBody,
+    lastResponseHeaders: result.responseHeaders,
   });
   await ctx.store.deadLetter({
     entryId: entry.entryId,
     consumer: ctx.consumer,
     letter,
-    maxDeadLetters: ctx.maxDeadLetters,
+    limits: ctx.deadLetterLimits,
+    now,
   });
   ctx.logger.warn('message dead-lettered', {
     messageId: message.id,
