@@ -28,11 +28,11 @@ export async function startTestPlatform(options: {
   kubeConfig: KubeConfig;
   namespace: string;
   gatewayEnv?: Record<string, string>;
+  /** More operator settings, e.g. the backups' object storage, or SETTEE_SIGNING_MASTER_SECRET for QueueBindings. */
+  operatorEnv?: Record<string, string>;
   writers?: GatewayOptions['writers'];
   /** The webhook queue, hosted by the gateway as in `make run`. */
   queue?: GatewayOptions['queue'];
-  /** More operator settings, e.g. SETTEE_SIGNING_MASTER_SECRET for QueueBindings. */
-  operatorEnv?: Record<string, string>;
 }): Promise<TestPlatform> {
   const { kubeConfig, namespace } = options;
   const dataRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-platform-'));
