@@ -133,6 +133,7 @@ export async function main(): Promise<void> {
     cleanups.unshift(() => consoleProcess.stop(5_000));
     await waitForHttp(`${base}/readyz`, 'the console', 200, consoleProcess.exited);
 
+    log('console ready; measuring first render');
     // --- time to first render, 500 against 10, alternating
     const browser = await launchLoopbackChromium();
     cleanups.unshift(() => browser.close());
@@ -163,12 +164,14 @@ export async function main(): Promise<void> {
         const ms = (await page.evaluate('performance.now()')) as number;
         // Round 0 warms the browser's and the server's caches and is not counted.
         if (round_ > 0) render[which].push(ms);
+        log(`render ${which} round ${round_}: ${round(ms)} ms`);
         await page.close();
       }
     }
     await contexts.large.close();
     await contexts.small.close();
 
+    log(`measuring memory with ${SESSIONS} sessions`);
     // --- memory per open session (each with the stream of the 500-instance namespace open)
     const perSession: number[] = [];
     const idle: number[] = [];
