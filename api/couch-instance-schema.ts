@@ -210,10 +210,32 @@ export const COUCH_INSTANCE_STATUS_SCHEMA: JsonSchema = {
       minimum: 0,
       description: 'The metadata.generation this status was computed from.',
     },
+    usage: {
+      type: 'object',
+      description:
+        'What the instance holds, as the operator last measured it from CouchDB (at a bounded rate, and ' +
+        'never by waking a hibernated instance). On plan: free, above the free storage limit the gateway ' +
+        'answers writes that add data with 402 while reads, deletes and compaction keep working.',
+      properties: {
+        storageBytes: {
+          type: 'integer',
+          format: 'int64',
+          minimum: 0,
+          description: "Sum of the databases' file sizes as CouchDB reports them (sizes.file), in bytes.",
+        },
+        databases: {
+          type: 'integer',
+          minimum: 0,
+          description: "Databases in the instance, CouchDB's own (_users, _replicator) not counted.",
+        },
+        measuredAt: timestamp('When storageBytes and databases were measured.'),
+      },
+    },
     conditions: {
       type: 'array',
       description:
-        'Ready, Active (false while hibernated, which is not a failure), Progressing and Degraded.',
+        'Ready, Active (false while hibernated, which is not a failure), Progressing, Degraded and ' +
+        'UsageMeasured (false while the last size measurement failed; the last known usage is kept).',
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['type'],
       maxItems: 8,

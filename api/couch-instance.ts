@@ -52,6 +52,19 @@ export interface CouchInstanceSpec {
   resources?: ResourceRequirements;
 }
 
+/**
+ * What the instance holds, as the operator last measured it (at a bounded rate, and never by waking
+ * a hibernated instance). The gateway refuses writes to a free instance above the storage limit.
+ */
+export interface CouchInstanceUsage {
+  /** Sum of the databases' file sizes (CouchDB's sizes.file), in bytes. */
+  storageBytes?: number;
+  /** Databases other than CouchDB's own (_users, _replicator, ...). */
+  databases?: number;
+  /** RFC 3339: when storageBytes and databases were measured. */
+  measuredAt?: string;
+}
+
 export interface CouchInstanceStatus {
   phase?: CouchInstancePhase;
   endpoint?: string;
@@ -61,6 +74,7 @@ export interface CouchInstanceStatus {
   hibernatedAt?: string;
   observedGeneration?: number;
   conditions?: Condition[];
+  usage?: CouchInstanceUsage;
 }
 
 export interface CouchInstance {

@@ -3,7 +3,9 @@ import { errors as undiciErrors, type Agent } from 'undici';
 import type { Logger } from 'winston';
 import type { CouchInstance } from '../../api/couch-instance.js';
 import { errorMessage } from '../../observability/logger.js';
-import { GatewayError, UpstreamError, UpstreamTimeoutError } from '../http/errors.js';
+import { countDatabases } from '../envelope/database-count.js';
+import type { FreeEnvelopeGuard } from '../envelope/free-envelope-guard.js';
+import { DatabaseLimitError, GatewayError, UpstreamError, UpstreamTimeoutError } from '../http/errors.js';
 import { sendErrorResponse } from '../http/error-response.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { ActivityReporter } from './activity-reporter.js';
@@ -36,6 +38,8 @@ export interface InstanceHandlerOptions {
   upstreamHeadersTimeoutMs: number;
   metrics: GatewayMetrics;
   retryAfterSeconds: number;
+  /** The free envelope's checks (gateway/envelope/); undefined when SETTEE_GATEWAY_ENVELOPE is false. */
+  envelope: FreeEnvelopeGuard | undefined;
   logger: Logger;
 }
 
@@ -60,6 +64,8 @@ class InstanceRequest implements UpstreamErrorListener {
   /** Where the current attempt went, and whether it is the retry after a refused connection. */
   private origin: string | undefined;
   private retried = false;
+  /** A free instance's database create, counted against the limit before it is forwarded. */
+  private countBeforeCreate = false;
 
   constructor(
     private readonly options: InstanceHandlerOptions,
@@ -79,6 +85,24 @@ class InstanceRequest implements UpstreamErrorListener {
     }
     this.instance = instance;
     const origin = awaitReady.readyOrigin(this.target.key);
+    // Before the wake and the activity: a refused request neither wakes an instance nor keeps it awake.
+    const { envelope } = this.options;
+    if (envelope !== undefined) {
+      const refusal = envelope.refusal({
+        instance,
+        key: this.target.key,
+        ref: this.target.instance,
+        method: this.req.method,
+        upstreamPath: this.target.upstreamPath,
+        heldForWake: origin === undefined,
+      });
+      if (refusal !== undefined) {
+        this.fail(refusal);
+        return;
+      }
+      this.countBeforeCreate =
+        envelope.databaseCreated(instance, this.req.method, this.target.upstreamPath) !== undefined;
+    }
     // The wake request goes out before the activity renewal: the operator reconciles on either, and
     // a reconcile for the renewal alone, started first, would hold the wake's back until it ends.
     if (origin === undefined) waker.ensureAwake(instance);
@@ -96,6 +120,11 @@ class InstanceRequest implements UpstreamErrorListener {
   }
 
   private send(origin: string, heldMs: number | undefined, retried: boolean): void {
+    if (this.countBeforeCreate) {
+      this.countBeforeCreate = false;
+      void this.countThenSend(origin, heldMs, retried);
+      return;
+    }
     const { req, res, target } = this;
     this.options.metrics.countForwarded(heldMs !== undefined);
     this.origin = origin;
@@ -110,6 +139,14 @@ class InstanceRequest implements UpstreamErrorListener {
       extraHeaders: heldMs === undefined ? undefined : [COLD_START_HEADER, String(heldMs)],
       errors: this,
     });
+  }
+
+  private async countThenSend(origin: string, heldMs: number | undefined, retried: boolean): Promise<void> {
+    const limit = this.options.envelope?.databaseLimit ?? Infinity;
+    const count = await countDatabases(this.options.agent, origin, this.req.headers);
+    if (this.res.destroyed) return;
+    if (count !== undefined && count >= limit) this.fail(new DatabaseLimitError(this.target.instance, limit));
+    else this.send(origin, heldMs, retried);
   }
 
   onUpstreamError(err: Error, responseStarted: boolean): void {
