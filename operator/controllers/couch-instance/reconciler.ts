@@ -44,6 +44,7 @@ import { decideHibernation, type HibernationDecision, type HibernationInput } fr
 import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
 import { ReplicationActivity } from './replication-activity.js';
+import { UsageMeter } from './usage-meter.js';
 import { computeStatus, type StatusInput } from './status.js';
 import { findSpecViolations } from './validate-spec.js';
 import { VolumeGrowth } from './volume-growth.js';
@@ -101,6 +102,7 @@ export class CouchInstanceReconciler implements Reconciler {
   private readonly hashes = new AdminHashCache();
   private readonly volumes: VolumeGrowth;
   private readonly replications: ReplicationActivity;
+  private readonly usage: UsageMeter;
   private readonly now: () => Date;
 
   constructor(private readonly options: CouchInstanceReconcilerOptions) {
@@ -110,6 +112,11 @@ export class CouchInstanceReconciler implements Reconciler {
     this.replications = new ReplicationActivity({
       timeoutMs: options.config.replicationCheckTimeoutMs,
       metrics: options.metrics,
+      now: this.now,
+    });
+    this.usage = new UsageMeter({
+      intervalMs: options.config.usageMeasureIntervalMs,
+      timeoutMs: options.config.usageMeasureTimeoutMs,
       now: this.now,
     });
   }
@@ -208,21 +215,33 @@ export class CouchInstanceReconciler implements Reconciler {
       this.owned.apply(key, informers.services, buildClientService(instance)),
     ]);
 
+    const readyReplicas = statefulSet.status?.readyReplicas ?? 0;
+    const running = decision.replicas > 0 && readyReplicas > 0;
+    const usage = await this.usage.read({
+      key,
+      running,
+      pod: informers.pods.get({ namespace, name: names.pod }),
+      credentials,
+      previous: instance.status?.usage,
+      logger: ctx.logger,
+      signal: ctx.signal,
+    });
     const status = computeStatus({
       ...this.statusBasis(instance, endpoint),
       credentialsSecret: names.adminSecret,
       decision,
-      statefulSet: {
-        replicas: statefulSet.status?.replicas ?? 0,
-        readyReplicas: statefulSet.status?.readyReplicas ?? 0,
-      },
+      statefulSet: { replicas: statefulSet.status?.replicas ?? 0, readyReplicas },
+      usage,
     });
     await this.saveStatus(key, instance, status);
     await this.announceTransitions(instance, decision, status, ctx);
     this.options.metrics.setPhase(key, status.phase ?? 'Pending');
-    return decision.recheckAfterMs === undefined
-      ? DONE
-      : requeueAfter(decision.recheckAfterMs + IDLE_RECHECK_SLACK_MS);
+    const recheckMs =
+      decision.recheckAfterMs === undefined ? undefined : decision.recheckAfterMs + IDLE_RECHECK_SLACK_MS;
+    // A running instance comes back when its next measurement is due, whatever else happens.
+    const measureMs = running ? Math.max(1, this.usage.dueInMs(key, status.usage)) : undefined;
+    const nextMs = Math.min(recheckMs ?? Infinity, measureMs ?? Infinity);
+    return nextMs === Infinity ? DONE : requeueAfter(nextMs);
   }
 
   /**
@@ -424,6 +443,7 @@ export class CouchInstanceReconciler implements Reconciler {
     this.hashes.forget(key);
     this.volumes.forget(key);
     this.replications.forget(key);
+    this.usage.forget(key);
     this.options.metrics.forget(key);
   }
 }

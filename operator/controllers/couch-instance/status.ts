@@ -1,5 +1,6 @@
 import { ConditionReason, ConditionType } from '../../../api/conditions.js';
 import type { CouchInstancePhase, CouchInstanceStatus } from '../../../api/couch-instance.js';
+import type { UsageReading } from './usage-meter.js';
 import { mergeConditions, type ConditionUpdate } from '../conditions.js';
 import type { HibernationDecision } from './hibernation.js';
 
@@ -25,6 +26,8 @@ export interface StatusInput {
   /** The reconcile failed with this message; the phase is kept, Degraded says why. */
   reconcileError?: string | undefined;
   idleAfter: string;
+  /** This reconcile's usage measurement, if one was due; absent = keep what status says. */
+  usage?: UsageReading | undefined;
 }
 
 const WAKING_FROM: readonly (CouchInstancePhase | undefined)[] = ['Hibernating', 'Hibernated', 'Waking'];
@@ -136,12 +139,38 @@ function degradedCondition(input: StatusInput): ConditionUpdate {
   return { type, status: 'False', reason: ConditionReason.AsExpected, message: 'no problem found' };
 }
 
+function usageCondition(usage: UsageReading | undefined): ConditionUpdate[] {
+  const type = ConditionType.UsageMeasured;
+  if (usage?.result === 'measured') {
+    const { storageBytes, databases } = usage.usage;
+    return [
+      {
+        type,
+        status: 'True',
+        reason: ConditionReason.Measured,
+        message: `${storageBytes} bytes in ${databases} databases`,
+      },
+    ];
+  }
+  if (usage?.result === 'failed')
+    return [
+      {
+        type,
+        status: 'False',
+        reason: ConditionReason.MeasurementFailed,
+        message: `${usage.error}; status.usage keeps the last measurement`,
+      },
+    ];
+  return [];
+}
+
 /** The whole status, pure: the reconciler writes it only when it differs from the previous one. */
 export function computeStatus(input: StatusInput): CouchInstanceStatus {
   const phase = computePhase(input);
   const { decision } = input;
   const lastActivityTime = decision ? decision.lastActivityTime : input.previous?.lastActivityTime;
   const hibernatedAt = decision ? decision.hibernatedAt : input.previous?.hibernatedAt;
+  const usage = input.usage?.result === 'measured' ? input.usage.usage : input.previous?.usage;
   const status: CouchInstanceStatus = {
     phase,
     endpoint: input.endpoint,
@@ -150,6 +179,7 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
     ...(lastActivityTime ? { lastActivityTime } : {}),
     ...(hibernatedAt ? { hibernatedAt } : {}),
     ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
+    ...(usage ? { usage } : {}),
     conditions: mergeConditions({
       previous: input.previous?.conditions,
       updates: [
@@ -157,6 +187,7 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
         activeCondition(phase, input),
         progressingCondition(phase),
         degradedCondition(input),
+        ...usageCondition(input.usage),
       ],
       generation: input.generation,
       now: input.now,

@@ -124,6 +124,8 @@ describe("the chart's container environment, read by the components' own configu
           limits: { cpu: '250m', memory: '256Mi' },
         },
         replicationCheckTimeoutMs: 2_000,
+        usageMeasureIntervalMs: 120_000,
+        usageMeasureTimeoutMs: 10_000,
       });
     });
 
