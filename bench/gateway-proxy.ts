@@ -4,7 +4,10 @@
  *   through the gateway, through the floor a Node.js proxy on the gateway's stack reaches
  *   (bench/gateway/bare-proxy.ts), and through Debian's nginx (one worker, upstream keep-alive)
  *   when /usr/sbin/nginx exists; 50 connections for throughput, one for added latency;
- * - the same load direct to the default CouchDB engine and through the gateway.
+ * - the same load direct to the default CouchDB engine and through the gateway;
+ * - the free envelope's checks (gateway/envelope/) on against off, for a free instance under its
+ *   limits (rates raised above what the load offers): a second gateway with SETTEE_GATEWAY_ENVELOPE
+ *   =false, in the same alternating rounds.
  * The gateway runs as the production image runs it: compiled by tsc, started with the gateway
  * stage's CMD and ENV from docker/Dockerfile (bench/lib/compiled-platform.ts), not under tsx.
  * Runs alternate between targets and each figure is the median of the rounds.
@@ -45,16 +48,33 @@ interface Target {
 
 interface Summary {
   rps: number;
+  /** The rounds' lowest and highest throughput: the spread around the median. */
+  rpsSpread: [number, number];
   p50Us: number;
+  p50SpreadUs: [number, number];
   p99Us: number;
   little: number;
   errors: number;
 }
 
+const spread = (values: number[]): [number, number] => [
+  round(Math.min(...values)),
+  round(Math.max(...values)),
+];
+
+/** Rates no load here reaches: the free instance stays under its limits, so every check runs and passes. */
+const RATES_ABOVE_THE_LOAD = {
+  SETTEE_GATEWAY_FREE_READS_PER_SECOND: '1000000',
+  SETTEE_GATEWAY_FREE_WRITES_PER_SECOND: '1000000',
+  SETTEE_GATEWAY_FREE_QUERIES_PER_SECOND: '1000000',
+};
+
 function summarize(results: LoadResult[]): Summary {
   return {
     rps: round(median(results.map((r) => r.rps))),
+    rpsSpread: spread(results.map((r) => r.rps)),
     p50Us: round(median(results.map((r) => r.latencyUs.p50))),
+    p50SpreadUs: spread(results.map((r) => r.latencyUs.p50)),
     p99Us: round(median(results.map((r) => r.latencyUs.p99))),
     little: round(median(results.map((r) => r.littleConcurrency)), 2),
     errors: results.reduce((sum, r) => sum + r.errors + r.non2xx, 0),
@@ -119,10 +139,29 @@ async function main(): Promise<void> {
       SETTEE_GATEWAY_PORT: String(gatewayPort),
       SETTEE_WATCH_NAMESPACE: NAMESPACE,
       SETTEE_LOG_LEVEL: 'warn',
+      ...RATES_ABOVE_THE_LOAD,
     });
     stops.push(() => gateway.stop());
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     await waitForHttp(`${gatewayUrl}/db/${NAMESPACE}/fast/_up`, 'the gateway', 200, gateway.exited);
+
+    const envelopeOffPort = await getFreePort();
+    const envelopeOff = compiled.start('gateway', {
+      ...process.env,
+      KUBECONFIG: plane.kubeconfigPath,
+      SETTEE_GATEWAY_PORT: String(envelopeOffPort),
+      SETTEE_WATCH_NAMESPACE: NAMESPACE,
+      SETTEE_LOG_LEVEL: 'warn',
+      SETTEE_GATEWAY_ENVELOPE: 'false',
+    });
+    stops.push(() => envelopeOff.stop());
+    const envelopeOffUrl = `http://127.0.0.1:${envelopeOffPort}`;
+    await waitForHttp(
+      `${envelopeOffUrl}/db/${NAMESPACE}/fast/_up`,
+      'the gateway without the envelope',
+      200,
+      envelopeOff.exited,
+    );
 
     const barePort = await getFreePort();
     const bare = startTsProcess('bare-proxy', 'bench/gateway/bare-proxy.ts', [
@@ -136,6 +175,7 @@ async function main(): Promise<void> {
       { name: 'direct', url: `http://127.0.0.1:${upstreamPort}/` },
       { name: 'gateway', url: `${gatewayUrl}/db/${NAMESPACE}/fast/` },
       { name: 'bare', url: `http://127.0.0.1:${barePort}/` },
+      { name: 'gatewayEnvelopeOff', url: `${envelopeOffUrl}/db/${NAMESPACE}/fast/` },
     ];
     if (fs.existsSync(NGINX_BIN)) {
       const nginxPort = await getFreePort();
@@ -192,6 +232,9 @@ async function main(): Promise<void> {
         addedLatencyP99Us: round(latency.gateway!.p99Us - latency.direct!.p99Us),
         nginxAddedLatencyP50Us: latency.nginx ? round(latency.nginx.p50Us - latency.direct!.p50Us) : null,
         bareAddedLatencyP50Us: round(latency.bare!.p50Us - latency.direct!.p50Us),
+        envelopeOnOverOffThroughput: round(throughput.gateway!.rps / throughput.gatewayEnvelopeOff!.rps, 3),
+        envelopeAddedLatencyP50Us: round(latency.gateway!.p50Us - latency.gatewayEnvelopeOff!.p50Us),
+        envelopeAddedLatencyP99Us: round(latency.gateway!.p99Us - latency.gatewayEnvelopeOff!.p99Us),
         engineThroughputGatewayOverDirect: round(engineLoad.gateway!.rps / engineLoad.direct!.rps, 2),
       },
       engine: engineLoad,
