@@ -22,7 +22,7 @@ describe("the chart's CouchInstance quota in tenant namespaces", () => {
         release: 'prod',
         namespace: 'settee-system',
         valuesFiles: [FULL_VALUES],
-        set: { watchNamespace: 'team-a' },
+        set: { watchNamespace: 'team-a', 'freeEnvelope.instanceQuotaNamespaces': '{team-a,team-b}' },
       }),
     );
     expect(quotas.map((q) => q.metadata?.namespace)).toEqual(['team-a', 'team-b']);
