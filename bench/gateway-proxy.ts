@@ -6,8 +6,8 @@
  *   when /usr/sbin/nginx exists; 50 connections for throughput, one for added latency;
  * - the same load direct to the default CouchDB engine and through the gateway;
  * - the free envelope's checks (gateway/envelope/) on against off, for a free instance under its
- *   limits (rates raised above what the load offers): a second gateway with SETTEE_GATEWAY_ENVELOPE
- *   =false, in the same alternating rounds.
+ *   limits (rates raised above what the load offers) against a second gateway with
+ *   SETTEE_GATEWAY_ENVELOPE=false, in BENCH_ENVELOPE_PAIRS (9) back-to-back pairs.
  * The gateway runs as the production image runs it: compiled by tsc, started with the gateway
  * stage's CMD and ENV from docker/Dockerfile (bench/lib/compiled-platform.ts), not under tsx.
  * Runs alternate between targets and each figure is the median of the rounds.
@@ -38,6 +38,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 0);
+const ENVELOPE_PAIRS = Number(process.env.BENCH_ENVELOPE_PAIRS ?? 9);
 const NAMESPACE = 'bench';
 
 interface Target {
@@ -78,6 +79,56 @@ function summarize(results: LoadResult[]): Summary {
     p99Us: round(median(results.map((r) => r.latencyUs.p99))),
     little: round(median(results.map((r) => r.littleConcurrency)), 2),
     errors: results.reduce((sum, r) => sum + r.errors + r.non2xx, 0),
+  };
+}
+
+interface PairedComparison {
+  pairs: number;
+  /** Median of the per-pair ratios (on / off), and the lowest and highest. */
+  throughputRatio: number;
+  throughputRatioSpread: [number, number];
+  /** Median of the per-pair differences (on - off), one connection. */
+  addedP50Us: number;
+  addedP50SpreadUs: [number, number];
+  addedP99Us: number;
+  on: Summary;
+  off: Summary;
+}
+
+/**
+ * Two targets measured back to back in pairs, which one goes first alternating, each pair giving
+ * one ratio: on this shared machine the load from other work drifts within seconds, and a ratio
+ * of neighbours is steadier than a ratio of medians taken minutes apart.
+ */
+async function comparePaired(on: Target, off: Target): Promise<PairedComparison> {
+  const results = { on: [] as LoadResult[], off: [] as LoadResult[] };
+  const latency = { on: [] as LoadResult[], off: [] as LoadResult[] };
+  for (let pair = 0; pair < ENVELOPE_PAIRS; pair++) {
+    const order = pair % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
+    for (const which of order) {
+      const target = which === 'on' ? on : off;
+      const load = { url: target.url, durationMs: SECONDS * 1000, warmupMs: 500 };
+      results[which].push(await runLoad({ ...load, connections: CONNECTIONS }));
+    }
+    for (const which of order) {
+      const target = which === 'on' ? on : off;
+      latency[which].push(
+        await runLoad({ url: target.url, durationMs: SECONDS * 1000, warmupMs: 500, connections: 1 }),
+      );
+    }
+  }
+  const ratios = results.on.map((r, i) => r.rps / (results.off[i]?.rps ?? Number.NaN));
+  const addedP50 = latency.on.map((r, i) => r.latencyUs.p50 - (latency.off[i]?.latencyUs.p50 ?? Number.NaN));
+  const addedP99 = latency.on.map((r, i) => r.latencyUs.p99 - (latency.off[i]?.latencyUs.p99 ?? Number.NaN));
+  return {
+    pairs: ENVELOPE_PAIRS,
+    throughputRatio: round(median(ratios), 3),
+    throughputRatioSpread: [round(Math.min(...ratios), 3), round(Math.max(...ratios), 3)],
+    addedP50Us: round(median(addedP50)),
+    addedP50SpreadUs: spread(addedP50),
+    addedP99Us: round(median(addedP99)),
+    on: summarize([...results.on]),
+    off: summarize([...results.off]),
   };
 }
 
@@ -175,7 +226,6 @@ async function main(): Promise<void> {
       { name: 'direct', url: `http://127.0.0.1:${upstreamPort}/` },
       { name: 'gateway', url: `${gatewayUrl}/db/${NAMESPACE}/fast/` },
       { name: 'bare', url: `http://127.0.0.1:${barePort}/` },
-      { name: 'gatewayEnvelopeOff', url: `${envelopeOffUrl}/db/${NAMESPACE}/fast/` },
     ];
     if (fs.existsSync(NGINX_BIN)) {
       const nginxPort = await getFreePort();
@@ -196,6 +246,12 @@ async function main(): Promise<void> {
     console.log(`==> proxy overhead: ${ROUNDS} alternating rounds of ${SECONDS}s per target`);
     const throughput = await measure(targets, CONNECTIONS);
     const latency = await measure(targets, 1);
+
+    console.log(`==> the free envelope's checks on against off: ${ENVELOPE_PAIRS} pairs`);
+    const envelope = await comparePaired(
+      { name: 'on', url: `${gatewayUrl}/db/${NAMESPACE}/fast/` },
+      { name: 'off', url: `${envelopeOffUrl}/db/${NAMESPACE}/fast/` },
+    );
 
     console.log('==> the default engine, direct and through the gateway');
     const auth = basicAuth(admin.username, admin.password);
@@ -232,12 +288,10 @@ async function main(): Promise<void> {
         addedLatencyP99Us: round(latency.gateway!.p99Us - latency.direct!.p99Us),
         nginxAddedLatencyP50Us: latency.nginx ? round(latency.nginx.p50Us - latency.direct!.p50Us) : null,
         bareAddedLatencyP50Us: round(latency.bare!.p50Us - latency.direct!.p50Us),
-        envelopeOnOverOffThroughput: round(throughput.gateway!.rps / throughput.gatewayEnvelopeOff!.rps, 3),
-        envelopeAddedLatencyP50Us: round(latency.gateway!.p50Us - latency.gatewayEnvelopeOff!.p50Us),
-        envelopeAddedLatencyP99Us: round(latency.gateway!.p99Us - latency.gatewayEnvelopeOff!.p99Us),
         engineThroughputGatewayOverDirect: round(engineLoad.gateway!.rps / engineLoad.direct!.rps, 2),
       },
       engine: engineLoad,
+      envelope,
     };
     console.log(JSON.stringify(report, null, 2));
   } finally {
