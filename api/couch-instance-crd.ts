@@ -68,6 +68,34 @@ export function buildCouchInstanceCrd(): CrdManifest {
               description: 'URL at the gateway.',
             },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+            {
+              name: 'Size',
+              type: 'integer',
+              jsonPath: '.status.usage.storageBytes',
+              description: "Bytes stored, as last measured (sum of the databases' file sizes).",
+              priority: 1,
+            },
+            {
+              name: 'DBs',
+              type: 'integer',
+              jsonPath: '.status.usage.databases',
+              description: 'Databases, as last measured.',
+              priority: 1,
+            },
+            {
+              name: 'Awake-s',
+              type: 'number',
+              jsonPath: '.status.usage.awakeSeconds',
+              description: 'Seconds CouchDB ran since the instance was created.',
+              priority: 1,
+            },
+            {
+              name: 'Wakes',
+              type: 'integer',
+              jsonPath: '.status.usage.wakes',
+              description: 'Times the instance was woken from hibernation.',
+              priority: 1,
+            },
           ],
           schema: {
             openAPIV3Schema: {

@@ -63,6 +63,23 @@ export interface CouchInstanceUsage {
   databases?: number;
   /** RFC 3339: when storageBytes and databases were measured. */
   measuredAt?: string;
+  /** Metering (docs/metering.md): cumulative since the instance was created, up to meteredAt. */
+  awakeSeconds?: number;
+  hibernatedSeconds?: number;
+  wakes?: number;
+  /** storageBytes integrated over time, in byte-hours. */
+  storageByteHours?: number;
+  /** Seconds each paid add-on was on. */
+  addonSeconds?: AddonSeconds;
+  /** RFC 3339: the moment the metered figures run up to. */
+  meteredAt?: string;
+}
+
+export interface AddonSeconds {
+  keepAlive?: number;
+  largerStorage?: number;
+  backups?: number;
+  regionPinning?: number;
 }
 
 export interface CouchInstanceStatus {

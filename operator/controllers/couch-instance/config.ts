@@ -48,6 +48,12 @@ export interface CouchInstanceConfig {
   readonly usageMeasureIntervalMs: number;
   /** SETTEE_USAGE_MEASURE_TIMEOUT (5s): deadline of each request of a measurement. */
   readonly usageMeasureTimeoutMs: number;
+  /**
+   * SETTEE_USAGE_METER_INTERVAL (5m): between phase changes, how often the metered figures of
+   * status.usage (awake and hibernated seconds, storage byte-hours, add-on seconds) move; 1s at
+   * least. Transitions (a wake, a hibernation) are booked when they happen.
+   */
+  readonly usageMeterIntervalMs: number;
 }
 
 const ENDPOINT_PLACEHOLDERS = ['{name}', '{namespace}'];
@@ -114,5 +120,6 @@ export function readCouchInstanceConfig(read: EnvReader): CouchInstanceConfig {
     replicationCheckTimeoutMs: read.durationMs('SETTEE_REPLICATION_CHECK_TIMEOUT', 2_000, { minMs: 1 }),
     usageMeasureIntervalMs: read.durationMs('SETTEE_USAGE_MEASURE_INTERVAL', 60_000, { minMs: 1_000 }),
     usageMeasureTimeoutMs: read.durationMs('SETTEE_USAGE_MEASURE_TIMEOUT', 5_000, { minMs: 1 }),
+    usageMeterIntervalMs: read.durationMs('SETTEE_USAGE_METER_INTERVAL', 300_000, { minMs: 1_000 }),
   };
 }

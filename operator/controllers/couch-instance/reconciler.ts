@@ -45,7 +45,8 @@ import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
 import { ReplicationActivity } from './replication-activity.js';
 import { UsageMeter } from './usage-meter.js';
-import { computeStatus, type StatusInput } from './status.js';
+import { accrueUsage, meteringDueInMs } from './metering.js';
+import { computePhase, computeStatus, type StatusInput } from './status.js';
 import { findSpecViolations } from './validate-spec.js';
 import { VolumeGrowth } from './volume-growth.js';
 
@@ -226,21 +227,33 @@ export class CouchInstanceReconciler implements Reconciler {
       logger: ctx.logger,
       signal: ctx.signal,
     });
-    const status = computeStatus({
+    const statusInput: StatusInput = {
       ...this.statusBasis(instance, endpoint),
       credentialsSecret: names.adminSecret,
       decision,
       statefulSet: { replicas: statefulSet.status?.replicas ?? 0, readyReplicas },
       usage,
+    };
+    const now = this.now().getTime();
+    const metered = accrueUsage({
+      previous: { usage: instance.status?.usage, phase: instance.status?.phase },
+      spec: instance.spec,
+      now,
+      woke: decision.transition === 'Wake',
+      phaseChanges: computePhase(statusInput) !== instance.status?.phase,
+      intervalMs: config.usageMeterIntervalMs,
     });
+    const status = computeStatus({ ...statusInput, metered });
     await this.saveStatus(key, instance, status);
     await this.announceTransitions(instance, decision, status, ctx);
     this.options.metrics.setPhase(key, status.phase ?? 'Pending');
+    this.options.metrics.setUsage(key, status.usage);
     const recheckMs =
       decision.recheckAfterMs === undefined ? undefined : decision.recheckAfterMs + IDLE_RECHECK_SLACK_MS;
     // A running instance comes back when its next measurement is due, whatever else happens.
     const measureMs = running ? Math.max(1, this.usage.dueInMs(key, status.usage)) : undefined;
-    const nextMs = Math.min(recheckMs ?? Infinity, measureMs ?? Infinity);
+    const meterMs = Math.max(1, meteringDueInMs(status.usage, now, config.usageMeterIntervalMs));
+    const nextMs = Math.min(recheckMs ?? Infinity, measureMs ?? Infinity, meterMs);
     return nextMs === Infinity ? DONE : requeueAfter(nextMs);
   }
 

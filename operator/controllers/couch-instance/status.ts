@@ -1,5 +1,6 @@
 import { ConditionReason, ConditionType } from '../../../api/conditions.js';
 import type { CouchInstancePhase, CouchInstanceStatus } from '../../../api/couch-instance.js';
+import type { MeteredUsage } from './metering.js';
 import type { UsageReading } from './usage-meter.js';
 import { mergeConditions, type ConditionUpdate } from '../conditions.js';
 import type { HibernationDecision } from './hibernation.js';
@@ -28,6 +29,8 @@ export interface StatusInput {
   idleAfter: string;
   /** This reconcile's usage measurement, if one was due; absent = keep what status says. */
   usage?: UsageReading | undefined;
+  /** The metered figures, when they accrued in this reconcile (metering.ts); absent = keep them. */
+  metered?: MeteredUsage | undefined;
 }
 
 const WAKING_FROM: readonly (CouchInstancePhase | undefined)[] = ['Hibernating', 'Hibernated', 'Waking'];
@@ -170,7 +173,11 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
   const { decision } = input;
   const lastActivityTime = decision ? decision.lastActivityTime : input.previous?.lastActivityTime;
   const hibernatedAt = decision ? decision.hibernatedAt : input.previous?.hibernatedAt;
-  const usage = input.usage?.result === 'measured' ? input.usage.usage : input.previous?.usage;
+  const usage = {
+    ...input.previous?.usage,
+    ...(input.usage?.result === 'measured' ? input.usage.usage : {}),
+    ...input.metered,
+  };
   const status: CouchInstanceStatus = {
     phase,
     endpoint: input.endpoint,
@@ -179,7 +186,7 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
     ...(lastActivityTime ? { lastActivityTime } : {}),
     ...(hibernatedAt ? { hibernatedAt } : {}),
     ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
-    ...(usage ? { usage } : {}),
+    ...(Object.keys(usage).length > 0 ? { usage } : {}),
     conditions: mergeConditions({
       previous: input.previous?.conditions,
       updates: [

@@ -8,7 +8,10 @@ import { measureInstanceStorage } from './instance-storage.js';
 
 /** What one reconcile learnt about an instance's usage. */
 export type UsageReading =
-  | { result: 'measured'; usage: Required<CouchInstanceUsage> }
+  | {
+      result: 'measured';
+      usage: Required<Pick<CouchInstanceUsage, 'storageBytes' | 'databases' | 'measuredAt'>>;
+    }
   /** The measurement failed: status keeps the last usage, UsageMeasured says why. */
   | { result: 'failed'; error: string }
   /** Not due, or the instance is not running: nothing new. */

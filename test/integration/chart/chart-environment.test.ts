@@ -126,6 +126,7 @@ describe("the chart's container environment, read by the components' own configu
         replicationCheckTimeoutMs: 2_000,
         usageMeasureIntervalMs: 120_000,
         usageMeasureTimeoutMs: 10_000,
+        usageMeterIntervalMs: 600_000,
       });
     });
 

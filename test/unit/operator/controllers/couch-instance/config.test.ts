@@ -22,6 +22,7 @@ describe('readCouchInstanceConfig', () => {
       replicationCheckTimeoutMs: 2_000,
       usageMeasureIntervalMs: 60_000,
       usageMeasureTimeoutMs: 5_000,
+      usageMeterIntervalMs: 300_000,
     });
   });
 
