@@ -12,6 +12,11 @@ export interface QueueKeys {
   readonly retryMessages: string;
   /** List of dead letters (JSON), newest first, capped. */
   readonly deadLetters: string;
+  /**
+   * Sorted set of the consumers' heartbeats: member = consumer name, score = the Redis server's
+   * time (ms) of its last heartbeat. A consumer whose heartbeat is older than the lease is dead.
+   */
+  readonly consumerHeartbeats: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -25,5 +30,6 @@ export function queueKeys(prefix: string): QueueKeys {
     retrySchedule: `${prefix}retry-schedule`,
     retryMessages: `${prefix}retry-messages`,
     deadLetters: `${prefix}dead-letters`,
+    consumerHeartbeats: `${prefix}consumer-heartbeats`,
   });
 }
