@@ -82,8 +82,22 @@ function summarize(results: LoadResult[]): Summary {
   };
 }
 
+/** The process's CPU time so far (user + system), in microseconds, from /proc (Linux). */
+function cpuMicros(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command; in clock ticks (100 Hz).
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
 interface PairedComparison {
   pairs: number;
+  /**
+   * The gateway's own CPU time per forwarded request, median of the pairs, and on / off per pair:
+   * what the checks cost, less swayed than throughput by other work on a shared machine.
+   */
+  cpuUsPerRequest: { on: number; off: number };
+  cpuRatio: number;
+  cpuRatioSpread: [number, number];
   /** Median of the per-pair ratios (on / off), and the lowest and highest. */
   throughputRatio: number;
   throughputRatioSpread: [number, number];
@@ -100,15 +114,23 @@ interface PairedComparison {
  * one ratio: on this shared machine the load from other work drifts within seconds, and a ratio
  * of neighbours is steadier than a ratio of medians taken minutes apart.
  */
-async function comparePaired(on: Target, off: Target): Promise<PairedComparison> {
+async function comparePaired(
+  on: Target & { pid: number },
+  off: Target & { pid: number },
+): Promise<PairedComparison> {
   const results = { on: [] as LoadResult[], off: [] as LoadResult[] };
+  const cpu = { on: [] as number[], off: [] as number[] };
   const latency = { on: [] as LoadResult[], off: [] as LoadResult[] };
   for (let pair = 0; pair < ENVELOPE_PAIRS; pair++) {
     const order = pair % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
     for (const which of order) {
       const target = which === 'on' ? on : off;
       const load = { url: target.url, durationMs: SECONDS * 1000, warmupMs: 500 };
-      results[which].push(await runLoad({ ...load, connections: CONNECTIONS }));
+      const before = cpuMicros(target.pid);
+      const result = await runLoad({ ...load, connections: CONNECTIONS });
+      // The warm-up's requests are in the CPU time but not in the count: both targets alike.
+      cpu[which].push((cpuMicros(target.pid) - before) / result.requests);
+      results[which].push(result);
     }
     for (const which of order) {
       const target = which === 'on' ? on : off;
@@ -118,10 +140,14 @@ async function comparePaired(on: Target, off: Target): Promise<PairedComparison>
     }
   }
   const ratios = results.on.map((r, i) => r.rps / (results.off[i]?.rps ?? Number.NaN));
+  const cpuRatios = cpu.on.map((c, i) => c / (cpu.off[i] ?? Number.NaN));
   const addedP50 = latency.on.map((r, i) => r.latencyUs.p50 - (latency.off[i]?.latencyUs.p50 ?? Number.NaN));
   const addedP99 = latency.on.map((r, i) => r.latencyUs.p99 - (latency.off[i]?.latencyUs.p99 ?? Number.NaN));
   return {
     pairs: ENVELOPE_PAIRS,
+    cpuUsPerRequest: { on: round(median(cpu.on), 1), off: round(median(cpu.off), 1) },
+    cpuRatio: round(median(cpuRatios), 3),
+    cpuRatioSpread: [round(Math.min(...cpuRatios), 3), round(Math.max(...cpuRatios), 3)],
     throughputRatio: round(median(ratios), 3),
     throughputRatioSpread: [round(Math.min(...ratios), 3), round(Math.max(...ratios), 3)],
     addedP50Us: round(median(addedP50)),
@@ -249,8 +275,8 @@ async function main(): Promise<void> {
 
     console.log(`==> the free envelope's checks on against off: ${ENVELOPE_PAIRS} pairs`);
     const envelope = await comparePaired(
-      { name: 'on', url: `${gatewayUrl}/db/${NAMESPACE}/fast/` },
-      { name: 'off', url: `${envelopeOffUrl}/db/${NAMESPACE}/fast/` },
+      { name: 'on', url: `${gatewayUrl}/db/${NAMESPACE}/fast/`, pid: gateway.pid },
+      { name: 'off', url: `${envelopeOffUrl}/db/${NAMESPACE}/fast/`, pid: envelopeOff.pid },
     );
 
     console.log('==> the default engine, direct and through the gateway');
