@@ -9,6 +9,7 @@ import type { GatewayConfig } from './config.js';
 import { ShuttingDownError } from './http/errors.js';
 import { startServer } from './http/server.js';
 import { FreeEnvelopeGuard, isFreePlan } from './envelope/free-envelope-guard.js';
+import { RequestMeter } from './envelope/request-meter.js';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
 import { activityLeaseWriter, type ActivityLeaseWriter } from './proxy/activity-lease.js';
 import { ActivityReporter } from './proxy/activity-reporter.js';
@@ -87,8 +88,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const unfollow = followInstanceChanges({ routes, awaitReady, waker });
   const envelope = config.envelope.enabled ? new FreeEnvelopeGuard(config.envelope) : undefined;
+  const meter = new RequestMeter(metrics.registry);
   const unfollowPlans = routes.onChange((ref, instance) => {
     if (instance === undefined || !isFreePlan(instance)) envelope?.forget(objectKey(ref));
+    if (instance === undefined) meter.forget(objectKey(ref));
   });
   const activity = new ActivityReporter({
     write: options.writers?.activityLease ?? activityLeaseWriter(clients.customObjects),
@@ -108,6 +111,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     metrics,
     retryAfterSeconds: config.wake.retryAfterSeconds,
     envelope,
+    meter,
     logger: logger.child({ part: 'proxy' }),
   });
 

@@ -5,6 +5,8 @@ import type { CouchInstance } from '../../api/couch-instance.js';
 import { errorMessage } from '../../observability/logger.js';
 import { countDatabases } from '../envelope/database-count.js';
 import type { FreeEnvelopeGuard } from '../envelope/free-envelope-guard.js';
+import { classifyRequest } from '../envelope/request-class.js';
+import type { InstanceCounts, RequestMeter } from '../envelope/request-meter.js';
 import { DatabaseLimitError, GatewayError, UpstreamError, UpstreamTimeoutError } from '../http/errors.js';
 import { sendErrorResponse } from '../http/error-response.js';
 import type { GatewayMetrics } from '../metrics.js';
@@ -40,6 +42,8 @@ export interface InstanceHandlerOptions {
   retryAfterSeconds: number;
   /** The free envelope's checks (gateway/envelope/); undefined when SETTEE_GATEWAY_ENVELOPE is false. */
   envelope: FreeEnvelopeGuard | undefined;
+  /** Requests and bytes per instance (metering); counts what passed the envelope. */
+  meter: RequestMeter;
   logger: Logger;
 }
 
@@ -66,6 +70,8 @@ class InstanceRequest implements UpstreamErrorListener {
   private retried = false;
   /** A free instance's database create, counted against the limit before it is forwarded. */
   private countBeforeCreate = false;
+  /** The instance's metering counts, which the forward adds the response's bytes to. */
+  private counts: InstanceCounts | undefined;
 
   constructor(
     private readonly options: InstanceHandlerOptions,
@@ -103,6 +109,12 @@ class InstanceRequest implements UpstreamErrorListener {
       this.countBeforeCreate =
         envelope.databaseCreated(instance, this.req.method, this.target.upstreamPath) !== undefined;
     }
+    this.counts = this.options.meter.count(
+      this.target.key,
+      this.target.instance,
+      classifyRequest(this.req.method, this.target.upstreamPath),
+      this.req.headers['content-length'],
+    );
     // The wake request goes out before the activity renewal: the operator reconciles on either, and
     // a reconcile for the renewal alone, started first, would hold the wake's back until it ends.
     if (origin === undefined) waker.ensureAwake(instance);
@@ -138,6 +150,7 @@ class InstanceRequest implements UpstreamErrorListener {
       forwarded: deriveForwardedFor(req, this.options.trustedProxies),
       extraHeaders: heldMs === undefined ? undefined : [COLD_START_HEADER, String(heldMs)],
       errors: this,
+      counts: this.counts,
     });
   }
 
