@@ -7,11 +7,15 @@ export class StorageQueryError extends Error {
   constructor(
     readonly code: StorageQueryErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; status?: number },
   ) {
     super(message, options);
+    this.status = options?.status;
     this.name = 'StorageQueryError';
   }
+
+  /** The HTTP status the instance answered, when it answered one. */
+  readonly status: number | undefined;
 }
 
 export interface StorageQuery {
@@ -41,11 +45,14 @@ interface DatabaseInfo {
 const CONCURRENCY = 4;
 
 /**
- * How much an instance holds: GET /_all_dbs, then GET /{db} for each, summing `sizes.file` (the
- * database file's size on disk, what the volume fills with; PouchDB-based servers say `disk_size`).
- * One attempt, no retry: the caller keeps the last measurement when this fails.
+ * How much an instance holds: every database's info (one GET /_dbs_info, or GET /_all_dbs then GET
+ * /{db} for each), summing `sizes.file` (the database file's size on disk, what the volume fills
+ * with; PouchDB-based servers say `disk_size`). One attempt, no retry: the caller keeps the last
+ * measurement when this fails.
  */
 export async function measureInstanceStorage(query: StorageQuery): Promise<InstanceStorage> {
+  const all = await allDatabasesInfo(query);
+  if (all !== undefined) return all;
   const names = await getJson(query, '/_all_dbs');
   if (!Array.isArray(names) || !names.every((name): name is string => typeof name === 'string'))
     throw new StorageQueryError('BadResponse', `${query.origin}/_all_dbs: not a list of names`);
@@ -59,8 +66,36 @@ export async function measureInstanceStorage(query: StorageQuery): Promise<Insta
   return { storageBytes, databases: names.filter((name) => !name.startsWith('_')).length };
 }
 
+/**
+ * CouchDB 3.2 and later answer every database's info in one GET /_dbs_info; older releases and
+ * PouchDB-based servers answer 404 (or 400), and then each database is asked on its own.
+ */
+async function allDatabasesInfo(query: StorageQuery): Promise<InstanceStorage | undefined> {
+  let rows: unknown;
+  try {
+    rows = await getJson(query, '/_dbs_info');
+  } catch (err) {
+    // Not there (404), or /_dbs_info taken for a database name by a server without it (400, 405).
+    if (err instanceof StorageQueryError && [400, 404, 405].includes(err.status ?? 0)) return undefined;
+    throw err;
+  }
+  if (!Array.isArray(rows)) return undefined;
+  let storageBytes = 0;
+  let databases = 0;
+  for (const row of rows as Array<{ key?: unknown; info?: DatabaseInfo }>) {
+    if (typeof row.key !== 'string') return undefined;
+    storageBytes += fileSizeIn(query, row.key, row.info);
+    if (!row.key.startsWith('_')) databases += 1;
+  }
+  return { storageBytes, databases };
+}
+
 async function fileSizeOf(query: StorageQuery, name: string): Promise<number> {
   const info = (await getJson(query, `/${encodeURIComponent(name)}`)) as DatabaseInfo | null;
+  return fileSizeIn(query, name, info ?? undefined);
+}
+
+function fileSizeIn(query: StorageQuery, name: string, info: DatabaseInfo | undefined): number {
   const size = info?.sizes?.file ?? info?.disk_size;
   if (typeof size !== 'number' || !Number.isFinite(size) || size < 0)
     throw new StorageQueryError(
@@ -91,7 +126,7 @@ function queryError(where: string, err: unknown): StorageQueryError {
   if (err instanceof HTTPError) {
     const status = err.response.statusCode;
     const code = status === 401 || status === 403 ? 'Unauthorized' : 'HttpError';
-    return new StorageQueryError(code, `${where} answered ${status}`, { cause: err });
+    return new StorageQueryError(code, `${where} answered ${status}`, { cause: err, status });
   }
   if (err instanceof TimeoutError)
     return new StorageQueryError('Timeout', `${where} did not answer in time`, { cause: err });

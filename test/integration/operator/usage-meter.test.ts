@@ -58,15 +58,38 @@ describe('UsageMeter against a CouchDB-shaped server', () => {
         result: 'measured',
         usage: { storageBytes: 2_130, databases: 2, measuredAt: '2026-01-01T12:00:00.000Z' },
       });
-      expect(server.requests[0]).toBe(
-        `GET /_all_dbs Basic ${Buffer.from('admin:secret').toString('base64')}`,
-      );
+      // No /_dbs_info here (CouchDB before 3.2 answers 404): each database is asked on its own.
+      const auth = `Basic ${Buffer.from('admin:secret').toString('base64')}`;
+      expect(server.requests.slice(0, 2)).toEqual([`GET /_dbs_info ${auth}`, `GET /_all_dbs ${auth}`]);
       // Within the interval nothing more is asked.
       now += 30_000;
       expect(await check(server.port)).toEqual({ result: 'unchanged' });
-      expect(server.requests).toHaveLength(4);
+      expect(server.requests).toHaveLength(5);
       now += 30_000;
       expect((await check(server.port)).result).toBe('measured');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('when the instance answers GET /_dbs_info (CouchDB 3.2 and later), then one request measures every database', async () => {
+    const server = await startServer((req) =>
+      req.url === '/_dbs_info'
+        ? {
+            status: 200,
+            body: [
+              { key: '_replicator', info: { sizes: { file: 10 } } },
+              { key: 'orders', info: { sizes: { file: 5_000, active: 100 } } },
+            ],
+          }
+        : { status: 500, body: { error: 'unexpected' } },
+    );
+    try {
+      expect(await check(server.port)).toMatchObject({
+        result: 'measured',
+        usage: { storageBytes: 5_010, databases: 1 },
+      });
+      expect(server.requests).toHaveLength(1);
     } finally {
       await server.close();
     }
