@@ -112,12 +112,16 @@ describe('the gateway enforces the free envelope on free instances', () => {
     expect(below.map((answer) => answer.status)).toEqual(below.map(() => 200));
 
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // the bucket refills
+    const started = Date.now();
     const above = await offer(20, 2, query);
+    const seconds = (Date.now() - started) / 1000;
     const passed = above.filter((answer) => answer.status === 200).length;
     const refused = above.filter((answer) => answer.status === 429);
-    // 2 s at 5 a second after a burst of 5: about 15 of 40 (a loaded machine stretches the loop).
-    expect(passed).toBeGreaterThanOrEqual(12);
-    expect(passed).toBeLessThanOrEqual(22);
+    // A burst of 5, then 5 a second for as long as the loop took (2 s, more on a loaded machine):
+    // about 15 of 40, and never more than the rate allows over the time it ran.
+    expect(passed).toBeGreaterThanOrEqual(10);
+    expect(passed).toBeLessThanOrEqual(Math.min(40, 5 + Math.ceil(5 * seconds) + 1));
+    expect(refused.length).toBeGreaterThan(0);
     expect(passed + refused.length).toBe(40);
     const sample = refused[0]!;
     expect(Number(sample.headers['retry-after'])).toBeGreaterThanOrEqual(1);
