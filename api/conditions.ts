@@ -21,6 +21,8 @@ export const ConditionType = {
   Degraded: 'Degraded',
   /** The last measurement of status.usage succeeded; False keeps the last usage and says why. */
   UsageMeasured: 'UsageMeasured',
+  /** With the backups add-on: the newest backup is good and recent (docs/backups.md). */
+  BackedUp: 'BackedUp',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -34,6 +36,11 @@ export const ConditionReason = {
   KeepAlive: 'KeepAlive',
   RecentActivity: 'RecentActivity',
   ReplicationRunning: 'ReplicationRunning',
+  FinalBackup: 'FinalBackup',
+  BackupCompleted: 'BackupCompleted',
+  BackupFailed: 'BackupFailed',
+  BackupOverdue: 'BackupOverdue',
+  NoBackupYet: 'NoBackupYet',
   WakeRequested: 'WakeRequested',
   InvalidSpec: 'InvalidSpec',
   ReconcileFailed: 'ReconcileFailed',

@@ -31,6 +31,8 @@ export interface StatusInput {
   usage?: UsageReading | undefined;
   /** The metered figures, when they accrued in this reconcile (metering.ts); absent = keep them. */
   metered?: MeteredUsage | undefined;
+  /** With the backups add-on: the BackedUp condition (backup-condition.ts); absent without it. */
+  backedUp?: ConditionUpdate | undefined;
 }
 
 const WAKING_FROM: readonly (CouchInstancePhase | undefined)[] = ['Hibernating', 'Hibernated', 'Waking'];
@@ -94,6 +96,13 @@ function activeCondition(phase: CouchInstancePhase, input: StatusInput): Conditi
       status: 'True',
       reason: ConditionReason.WakeRequested,
       message: 'woken by a request at the gateway',
+    };
+  if (reason === 'FinalBackup')
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.FinalBackup,
+      message: 'idle: taking the final backup before hibernating',
     };
   if (reason === 'ReplicationRunning')
     return {
@@ -188,13 +197,17 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
     ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
     ...(Object.keys(usage).length > 0 ? { usage } : {}),
     conditions: mergeConditions({
-      previous: input.previous?.conditions,
+      // A BackedUp condition goes when the add-on does.
+      previous: input.backedUp
+        ? input.previous?.conditions
+        : input.previous?.conditions?.filter((condition) => condition.type !== ConditionType.BackedUp),
       updates: [
         readyCondition(phase),
         activeCondition(phase, input),
         progressingCondition(phase),
         degradedCondition(input),
         ...usageCondition(input.usage),
+        ...(input.backedUp ? [input.backedUp] : []),
       ],
       generation: input.generation,
       now: input.now,

@@ -28,6 +28,7 @@ export async function startTestPlatform(options: {
   kubeConfig: KubeConfig;
   namespace: string;
   gatewayEnv?: Record<string, string>;
+  /** More operator settings, e.g. the backups' object storage. */
   operatorEnv?: Record<string, string>;
   writers?: GatewayOptions['writers'];
 }): Promise<TestPlatform> {
