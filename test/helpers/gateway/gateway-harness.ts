@@ -43,6 +43,7 @@ export async function startTestGateway(options: {
   namespace: string;
   env?: Record<string, string>;
   writers?: GatewayOptions['writers'];
+  queue?: GatewayOptions['queue'];
 }): Promise<Gateway> {
   const config = loadGatewayConfig({
     SETTEE_GATEWAY_PORT: '0',
@@ -59,6 +60,7 @@ export async function startTestGateway(options: {
     kubeConfig: options.kubeConfig,
     logger: testLogger('gateway'),
     ...(options.writers ? { writers: options.writers } : {}),
+    ...(options.queue ? { queue: options.queue } : {}),
   });
 }
 
