@@ -13,6 +13,10 @@ export type QueueErrorCode =
   | 'QUEUE_NOT_FOUND'
   | 'STORE_UNAVAILABLE'
   | 'DESTINATION_REFUSED'
+  | 'METHOD_NOT_ALLOWED'
+  | 'NOT_FOUND'
+  | 'KEY_ROTATION_PENDING'
+  | 'KEY_ROTATION_TIMEOUT'
   | 'INTERNAL';
 
 export abstract class QueueError extends DomainError<QueueErrorCode> {
@@ -52,6 +56,29 @@ export class QueueNotFoundError extends QueueError {
 export class StoreUnavailableError extends QueueError {
   readonly code = 'STORE_UNAVAILABLE';
   readonly status = 503;
+}
+
+export class MethodNotAllowedError extends QueueError {
+  readonly code = 'METHOD_NOT_ALLOWED';
+  readonly status = 405;
+}
+
+/** A URL group, schedule or queue the binding does not have. */
+export class ResourceNotFoundError extends QueueError {
+  readonly code = 'NOT_FOUND';
+  readonly status = 404;
+}
+
+/** POST /v2/keys/rotate while the operator's previous rotation is still in its grace period. */
+export class KeyRotationPendingError extends QueueError {
+  readonly code = 'KEY_ROTATION_PENDING';
+  readonly status = 409;
+}
+
+/** The rotation is requested, but the operator did not publish the keys in time to answer with them. */
+export class KeyRotationTimeoutError extends QueueError {
+  readonly code = 'KEY_ROTATION_TIMEOUT';
+  readonly status = 504;
 }
 
 /**

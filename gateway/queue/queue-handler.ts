@@ -16,12 +16,17 @@ import { parsePublishHeaders } from './publish-headers.js';
 import { matchQueueRoute, type QueueRoute } from './queue-route.js';
 import { readBody } from './read-body.js';
 import { compileAddressPolicy } from './ssrf/address-policy.js';
+import { createApiRouter, type ApiMatch } from './api-router.js';
+import type { RotationRequestWriter } from './signing-key-rotation.js';
+import { signingKeyRoutes } from './signing-keys-routes.js';
 
 export interface QueueHandlerOptions {
   registry: BindingRegistry;
   connections: DatabaseConnections;
   config: QueueConfig;
   logger: Logger;
+  /** Writes the signing key rotation annotation; without it POST /v2/keys/rotate is not served. */
+  rotationWriter?: RotationRequestWriter | undefined;
 }
 
 /**
@@ -38,6 +43,7 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
   const { registry, connections, config, logger } = options;
   const policy = compileAddressPolicy(config.ssrfAllowlist);
   const keys: QueueKeys = queueKeys(config.keyPrefix);
+  const matchApiRoute = createApiRouter([...signingKeyRoutes({ registry, write: options.rotationWriter })]);
 
   const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<string[]> => {
     const messages = requests.map((request) => createMessage(request));
@@ -73,19 +79,32 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
     }
   };
 
+  const serveApi = async (req: http.IncomingMessage, res: http.ServerResponse, match: ApiMatch) => {
+    const target = registry.get(match.namespace, match.name);
+    if (!target) throw new QueueNotFoundError(`queue ${match.namespace}/${match.name} not found`);
+    authenticate(req.headers.authorization, target.token);
+    await match.handler({ req, res, target, params: match.params, query: match.query });
+  };
+
   return (req, res) => {
     let route: QueueRoute | undefined;
+    let api: ApiMatch | undefined;
     try {
-      route = matchQueueRoute(req.method, (req.url ?? '').slice(QUEUE_PATH_PREFIX.length));
+      const url = (req.url ?? '').slice(QUEUE_PATH_PREFIX.length);
+      route = matchQueueRoute(req.method, url);
+      if (!route) api = matchApiRoute(req.method ?? '', url);
     } catch (err) {
       sendQueueFailure(res, err, { logger, binding: '' });
       return;
     }
-    if (!route) {
+    if (route) {
+      const binding = `${route.namespace}/${route.name}`;
+      serve(req, res, route).catch((err: unknown) => sendQueueFailure(res, err, { logger, binding }));
+    } else if (api) {
+      const binding = `${api.namespace}/${api.name}`;
+      serveApi(req, res, api).catch((err: unknown) => sendQueueFailure(res, err, { logger, binding }));
+    } else {
       sendQueueError(res, 404, 'not found');
-      return;
     }
-    const binding = `${route.namespace}/${route.name}`;
-    serve(req, res, route).catch((err: unknown) => sendQueueFailure(res, err, { logger, binding }));
   };
 }

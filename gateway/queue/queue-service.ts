@@ -7,6 +7,8 @@ import { DatabaseConnections } from './database-connections.js';
 import { startDeliveryWorkers, type DeliveryWorkers } from './delivery-workers.js';
 import { watchQueueBindings, type KubeBindingSource } from './kube-binding-source.js';
 import { createQueueHandler } from './queue-handler.js';
+import { rotationAnnotationWriter } from './signing-key-rotation.js';
+import { makeKubeClients } from '../../kube/clients.js';
 
 export interface QueueServiceOptions {
   kubeConfig: KubeConfig;
@@ -30,7 +32,13 @@ export function createQueueService(options: QueueServiceOptions): QueueService {
   const logger = options.logger.child({ component: 'queue' });
   const registry = new BindingRegistry();
   const connections = new DatabaseConnections(logger);
-  const handler = createQueueHandler({ registry, connections, config: options.config, logger });
+  const handler = createQueueHandler({
+    registry,
+    connections,
+    config: options.config,
+    logger,
+    rotationWriter: rotationAnnotationWriter(makeKubeClients(options.kubeConfig).customObjects),
+  });
   let source: KubeBindingSource | undefined;
   let workers: DeliveryWorkers | undefined;
   const releaseRemoved = registry.subscribe((event) => {

@@ -18,6 +18,8 @@ export function testQueueTarget(
     name,
     token: server.password,
     signingKey: options.signingKey ?? randomSigningKey(),
+    nextSigningKey: '',
+    signingKeyRotation: '',
     connection: { host: server.host, port: server.port, tls: false, db: options.db ?? 0 },
   };
 }
