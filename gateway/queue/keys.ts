@@ -12,6 +12,8 @@ export interface QueueKeys {
   readonly retryMessages: string;
   /** List of dead letters (JSON), newest first, capped. */
   readonly deadLetters: string;
+  /** Hash of URL groups (QStash's topics): field = group name, value = `{createdAt, updatedAt, endpoints}` JSON. */
+  readonly urlGroups: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -25,5 +27,6 @@ export function queueKeys(prefix: string): QueueKeys {
     retrySchedule: `${prefix}retry-schedule`,
     retryMessages: `${prefix}retry-messages`,
     deadLetters: `${prefix}dead-letters`,
+    urlGroups: `${prefix}url-groups`,
   });
 }

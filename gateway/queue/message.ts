@@ -21,6 +21,8 @@ export interface QueueMessage {
   retried: number;
   /** Publish time, epoch milliseconds. */
   createdAt: number;
+  /** The URL group it was published to, one message per endpoint; delivered as Upstash-Topic-Name. */
+  topicName?: string;
 }
 
 /** What a publisher asks for; the queue adds id, retried and createdAt. */

@@ -19,6 +19,10 @@ import { compileAddressPolicy } from './ssrf/address-policy.js';
 import { createApiRouter, type ApiMatch } from './api-router.js';
 import type { RotationRequestWriter } from './signing-key-rotation.js';
 import { signingKeyRoutes } from './signing-keys-routes.js';
+import { answersOf, messagesOf, planPublish } from './url-groups/fan-out.js';
+import { isUrlGroupName } from './url-groups/url-group.js';
+import { urlGroupRoutes } from './url-groups/url-group-routes.js';
+import { UrlGroupStore } from './url-groups/url-group-store.js';
 
 export interface QueueHandlerOptions {
   registry: BindingRegistry;
@@ -43,7 +47,11 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
   const { registry, connections, config, logger } = options;
   const policy = compileAddressPolicy(config.ssrfAllowlist);
   const keys: QueueKeys = queueKeys(config.keyPrefix);
-  const matchApiRoute = createApiRouter([...signingKeyRoutes({ registry, write: options.rotationWriter })]);
+  const groupsOf = (target: QueueTarget): UrlGroupStore => new UrlGroupStore(connections.get(target), keys);
+  const matchApiRoute = createApiRouter([
+    ...signingKeyRoutes({ registry, write: options.rotationWriter }),
+    ...urlGroupRoutes({ storeOf: groupsOf, policy }),
+  ]);
 
   const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<string[]> => {
     const messages = requests.map((request) => createMessage(request));
@@ -64,18 +72,19 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
     authenticate(req.headers.authorization, target.token);
     if (route.kind === 'publish') {
       const body = await readBody(req, config.maxBodyBytes);
-      validateDestination(route.destination, policy);
+      const urlGroup = isUrlGroupName(route.destination) ? route.destination : undefined;
+      if (!urlGroup) validateDestination(route.destination, policy);
       const headerOptions = parsePublishHeaders(req.headers, config);
-      const [messageId] = await store(target, [{ ...headerOptions, destination: route.destination, body }]);
-      sendJson(res, 201, { messageId });
+      const request = { ...headerOptions, destination: route.destination, body };
+      const plan = await planPublish(urlGroup ? { request, urlGroup } : { request }, groupsOf(target));
+      const ids = await store(target, messagesOf([plan]));
+      sendJson(res, 201, answersOf([plan], ids)[0]);
     } else {
-      const requests = parseBatchRequest(await readBody(req, config.maxBatchBytes), config, policy);
-      const ids = await store(target, requests);
-      sendJson(
-        res,
-        201,
-        ids.map((messageId) => ({ messageId })),
+      const items = parseBatchRequest(await readBody(req, config.maxBatchBytes), config, policy);
+      const plans = await Promise.all(
+        items.map((item, i) => planPublish(item, groupsOf(target), `batch item ${i}: url group`)),
       );
+      sendJson(res, 201, answersOf(plans, await store(target, messagesOf(plans))));
     }
   };
 
