@@ -14,6 +14,18 @@ export interface QueueKeys {
   readonly deadLetters: string;
   /** Hash of URL groups (QStash's topics): field = group name, value = `{createdAt, updatedAt, endpoints}` JSON. */
   readonly urlGroups: string;
+  /** Hash of cron schedules: field = schedule id, value = its ScheduleRecord JSON. */
+  readonly schedules: string;
+  /** Hash of each schedule's message template: field = schedule id, value = an encoded message. */
+  readonly scheduleMessages: string;
+  /**
+   * Sorted set of the schedules that will tick: member = schedule id, score = its next tick (ms).
+   * A paused schedule is not in it. Firing a tick moves the score, in the same script that
+   * stores the tick's message, so each tick fires once whichever replica sees it first.
+   */
+  readonly scheduleTicks: string;
+  /** Hash of each schedule's last tick that fired: field = schedule id, value = epoch ms. */
+  readonly scheduleLastTicks: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -28,5 +40,9 @@ export function queueKeys(prefix: string): QueueKeys {
     retryMessages: `${prefix}retry-messages`,
     deadLetters: `${prefix}dead-letters`,
     urlGroups: `${prefix}url-groups`,
+    schedules: `${prefix}schedules`,
+    scheduleMessages: `${prefix}schedule-messages`,
+    scheduleTicks: `${prefix}schedule-ticks`,
+    scheduleLastTicks: `${prefix}schedule-last-ticks`,
   });
 }

@@ -23,6 +23,8 @@ export interface QueueMessage {
   createdAt: number;
   /** The URL group it was published to, one message per endpoint; delivered as Upstash-Topic-Name. */
   topicName?: string;
+  /** The schedule whose tick created it; delivered as Upstash-Schedule-Id. */
+  scheduleId?: string;
 }
 
 /** What a publisher asks for; the queue adds id, retried and createdAt. */

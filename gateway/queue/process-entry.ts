@@ -41,6 +41,7 @@ export function deliveryHeaders(message: QueueMessage, signature: string): Recor
     'user-agent': USER_AGENT,
   };
   if (message.topicName !== undefined) headers['upstash-topic-name'] = message.topicName;
+  if (message.scheduleId !== undefined) headers['upstash-schedule-id'] = message.scheduleId;
   return headers;
 }
 

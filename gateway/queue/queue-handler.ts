@@ -19,6 +19,8 @@ import { compileAddressPolicy } from './ssrf/address-policy.js';
 import { createApiRouter, type ApiMatch } from './api-router.js';
 import type { RotationRequestWriter } from './signing-key-rotation.js';
 import { signingKeyRoutes } from './signing-keys-routes.js';
+import { scheduleRoutes } from './schedules/schedule-routes.js';
+import { ScheduleStore } from './schedules/schedule-store.js';
 import { answersOf, messagesOf, planPublish } from './url-groups/fan-out.js';
 import { isUrlGroupName } from './url-groups/url-group.js';
 import { urlGroupRoutes } from './url-groups/url-group-routes.js';
@@ -51,6 +53,12 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
   const matchApiRoute = createApiRouter([
     ...signingKeyRoutes({ registry, write: options.rotationWriter }),
     ...urlGroupRoutes({ storeOf: groupsOf, policy }),
+    ...scheduleRoutes({
+      schedulesOf: (target) => new ScheduleStore(connections.get(target), keys),
+      groupsOf,
+      config,
+      policy,
+    }),
   ]);
 
   const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<string[]> => {
