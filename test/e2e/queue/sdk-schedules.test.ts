@@ -10,6 +10,7 @@ import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-sn
 import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
+import { scheduleNightlyReport } from '../../../examples/schedules/nightly-report.js';
 
 /**
  * Cron schedules (`client.schedules.*`) through the unchanged SDK, with two gateway replicas on
@@ -323,5 +324,28 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
     expect(await other.schedules.list()).toEqual([]);
     await expect(quietly(() => other.schedules.get(scheduleId))).rejects.toThrow(/not found/);
     expect((await client().schedules.get(scheduleId)).scheduleId).toBe(scheduleId);
+  });
+
+  it('when the schedule example runs twice, then there is one schedule to its group, and a tick reaches both endpoints', async () => {
+    const endpoints = {
+      billing: `${receiver.baseUrl}/billing/report`,
+      archive: `${receiver.baseUrl}/archive/report`,
+    };
+    expect(await scheduleNightlyReport(client(), endpoints)).toBe('nightly-report');
+    expect(await scheduleNightlyReport(client(), endpoints)).toBe('nightly-report');
+    const [schedule] = await client().schedules.list();
+    expect(schedule).toMatchObject({
+      scheduleId: 'nightly-report',
+      cron: 'CRON_TZ=Europe/Berlin 30 2 * * *',
+    });
+    await makeTickDue('nightly-report');
+    await waitFor(
+      'the report at both endpoints',
+      async () => (deliveriesOf('nightly-report').length === 2 ? true : undefined),
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    await client().urlGroups.delete('nightly-report');
   });
 });

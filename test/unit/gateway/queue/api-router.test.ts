@@ -38,3 +38,26 @@ describe('the management API router', () => {
     expect(() => match('POST', '/ns/db/v2/topics/%E0%A4%A/endpoints')).toThrow(/name/);
   });
 });
+
+describe('the management API router with a rest-of-path route', () => {
+  const create: ApiHandler = async () => undefined;
+  const pause: ApiHandler = async () => undefined;
+  const read: ApiHandler = async () => undefined;
+  const route = createApiRouter([
+    { path: 'schedules/:id/pause', methods: { PATCH: pause, POST: pause } },
+    { path: 'schedules/:id', methods: { GET: read } },
+    { path: 'schedules/*destination', methods: { POST: create } },
+  ]);
+
+  it('when a destination URL follows, then it is taken raw with its slashes and query string', () => {
+    const found = route('POST', '/ns/db/v2/schedules/https://a.example/x/pause?token=a%2Fb');
+    expect(found?.handler).toBe(create);
+    expect(found?.params).toEqual({ destination: 'https://a.example/x/pause?token=a%2Fb' });
+  });
+
+  it('when a shorter route matches the path but not the method, then a later route with the method is used', () => {
+    expect(route('POST', '/ns/db/v2/schedules/my-group')?.params).toEqual({ destination: 'my-group' });
+    expect(route('POST', '/ns/db/v2/schedules/scd_1/pause')?.handler).toBe(pause);
+    expect(() => route('DELETE', '/ns/db/v2/schedules/scd_1/pause')).toThrow(/PATCH or POST/);
+  });
+});
