@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'winston';
 import type { QueueTarget } from './binding-registry.js';
 import type { QueueConfig } from './config.js';
+import { ConsumerLiveness } from './consumer-liveness.js';
 import { createDatabaseClient } from './database-connections.js';
 import type { Deliverer } from './http-delivery.js';
 import { queueKeys } from './keys.js';
@@ -27,15 +28,18 @@ export interface DeliveryWorkerOptions {
 /**
  * Delivers one binding's messages from this gateway replica. Reads new entries as the consumer
  * `config.consumerName` of the group every replica shares, so each message goes to one of them;
- * keeps at most `workerConcurrency` deliveries in flight; and every `pollIntervalMs` moves due
- * retries back onto the stream and reclaims entries that a dead or stuck consumer has held for
- * longer than `reclaimIdleMs` (XAUTOCLAIM). At-least-once: an entry is acknowledged only after its
- * outcome is stored.
+ * keeps at most `workerConcurrency` deliveries in flight; renews its consumer's lease every fifth
+ * of `consumerLeaseMs`; and every `pollIntervalMs` moves due retries back onto the stream, takes
+ * over the entries of consumers whose lease ran out (their replica died), and reclaims entries
+ * that any consumer (one without a lease, or stuck) has held for longer than `reclaimIdleMs`
+ * (XAUTOCLAIM). At-least-once: an entry is acknowledged only after its outcome is stored.
  */
 export class DeliveryWorker {
   private target: QueueTarget;
   private signer: DeliverySigner;
   private readonly store: MessageStore;
+  private readonly liveness: ConsumerLiveness;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly blocking: Redis;
   private readonly logger: Logger;
   private running = false;
@@ -53,6 +57,7 @@ export class DeliveryWorker {
     this.target = options.target;
     this.signer = createDeliverySigner(options.target.signingKey);
     this.store = new MessageStore(options.redis, queueKeys(options.config.keyPrefix));
+    this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
     this.blocking = createDatabaseClient(options.target, {
       blocking: true,
       blockMs: options.config.blockMs,
@@ -69,6 +74,7 @@ export class DeliveryWorker {
     if (this.running) return;
     this.running = true;
     this.readLoop = this.runReadLoop();
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.options.config.consumerLeaseMs / 5);
     this.maintenanceTimer = setInterval(() => {
       if (this.maintenance || !this.running) return;
       this.maintenance = this.maintain().finally(() => (this.maintenance = undefined));
@@ -89,6 +95,7 @@ export class DeliveryWorker {
     if (!this.running) return;
     this.running = false;
     clearInterval(this.maintenanceTimer);
+    clearInterval(this.heartbeatTimer);
     this.slotFreed?.();
     this.blocking.disconnect();
     await Promise.all([this.readLoop, this.maintenance]);
@@ -100,6 +107,18 @@ export class DeliveryWorker {
           resolve();
         };
       });
+    }
+    await this.liveness.release(this.options.config.consumerName).catch(() => undefined);
+  }
+
+  /** A failed heartbeat is retried by the next tick; a lease runs over several of them. */
+  private async heartbeat(): Promise<boolean> {
+    try {
+      await this.liveness.heartbeat(this.options.config.consumerName);
+      return true;
+    } catch (err) {
+      this.logger.warn('queue consumer heartbeat failed', { error: (err as Error).message });
+      return false;
     }
   }
 
@@ -123,6 +142,8 @@ export class DeliveryWorker {
       try {
         if (!groupReady) {
           await this.store.ensureGroup();
+          // Holding nothing without a lease: whatever this consumer reads is covered by one.
+          if (!(await this.heartbeat())) throw new Error('no consumer lease');
           groupReady = true;
         }
         if (this.freeSlots < this.readThreshold) {
@@ -183,12 +204,27 @@ export class DeliveryWorker {
     };
   }
 
+  private async claimFromDeadConsumers(): Promise<void> {
+    const { consumerName, consumerLeaseMs } = this.options.config;
+    while (this.freeSlots > 0 && this.running) {
+      const claimed = await this.liveness.claimFromDead(consumerName, consumerLeaseMs, this.freeSlots);
+      if (!claimed) return;
+      this.logger.info('took over the deliveries of a dead consumer', {
+        deadConsumer: claimed.deadConsumer,
+        count: claimed.entries.length,
+      });
+      // Stopped meanwhile: the entries stay pending on this consumer and are taken over in turn.
+      if (this.running) for (const entry of claimed.entries) this.dispatch(entry);
+    }
+  }
+
   private async maintain(): Promise<void> {
     try {
       while (
         (await this.store.promoteDueRetries(Date.now(), PROMOTE_BATCH)) === PROMOTE_BATCH &&
         this.running
       );
+      await this.claimFromDeadConsumers();
       if (this.freeSlots > 0 && this.running) {
         const { config } = this.options;
         const { entries, cursor } = await this.store.reclaim(

@@ -26,6 +26,11 @@ export interface QueueKeys {
   readonly scheduleTicks: string;
   /** Hash of each schedule's last tick that fired: field = schedule id, value = epoch ms. */
   readonly scheduleLastTicks: string;
+  /**
+   * Sorted set of the consumers' heartbeats: member = consumer name, score = the Redis server's
+   * time (ms) of its last heartbeat. A consumer whose heartbeat is older than the lease is dead.
+   */
+  readonly consumerHeartbeats: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -44,5 +49,6 @@ export function queueKeys(prefix: string): QueueKeys {
     scheduleMessages: `${prefix}schedule-messages`,
     scheduleTicks: `${prefix}schedule-ticks`,
     scheduleLastTicks: `${prefix}schedule-last-ticks`,
+    consumerHeartbeats: `${prefix}consumer-heartbeats`,
   });
 }

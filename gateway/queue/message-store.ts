@@ -15,7 +15,7 @@ export interface StreamEntry {
   stored: Buffer | undefined;
 }
 
-type RawEntry = [Buffer, Buffer[] | null];
+export type RawEntry = [Buffer, Buffer[] | null];
 
 /**
  * The binary-reply forms of the stream reads: message bodies are bytes, so they must not be
@@ -31,14 +31,17 @@ function bufferCommands(redis: Redis): BufferStreamCommands {
   return redis as unknown as BufferStreamCommands;
 }
 
-function toEntries(raw: RawEntry[] | null | undefined): StreamEntry[] {
-  return (raw ?? []).map(([id, fields]) => {
-    let stored: Buffer | undefined;
-    for (let i = 0; fields && i + 1 < fields.length; i += 2) {
-      if (fields[i]!.toString() === MESSAGE_FIELD) stored = fields[i + 1];
-    }
-    return { entryId: id.toString(), stored };
-  });
+export function toEntries(raw: readonly (RawEntry | null)[] | null | undefined): StreamEntry[] {
+  // XCLAIM answers null for an entry deleted meanwhile (before Redis 7 dropped those from the reply).
+  return (raw ?? [])
+    .filter((entry): entry is RawEntry => entry !== null)
+    .map(([id, fields]) => {
+      let stored: Buffer | undefined;
+      for (let i = 0; fields && i + 1 < fields.length; i += 2) {
+        if (fields[i]!.toString() === MESSAGE_FIELD) stored = fields[i + 1];
+      }
+      return { entryId: id.toString(), stored };
+    });
 }
 
 function isBusyGroup(err: unknown): boolean {
