@@ -19,6 +19,7 @@ import { compileAddressPolicy } from './ssrf/address-policy.js';
 import { createApiRouter, type ApiMatch } from './api-router.js';
 import type { RotationRequestWriter } from './signing-key-rotation.js';
 import { signingKeyRoutes } from './signing-keys-routes.js';
+import { unsupportedRoutes } from './unsupported-routes.js';
 import { scheduleRoutes } from './schedules/schedule-routes.js';
 import { ScheduleStore } from './schedules/schedule-store.js';
 import { answersOf, messagesOf, planPublish } from './url-groups/fan-out.js';
@@ -59,6 +60,7 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
       config,
       policy,
     }),
+    ...unsupportedRoutes(),
   ]);
 
   const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<string[]> => {
