@@ -36,6 +36,7 @@ export class ScheduleTicker {
   private timer: NodeJS.Timeout | undefined;
   private round: Promise<void> | undefined;
   private running = false;
+  private stopped = false;
 
   constructor(private readonly options: ScheduleTickerOptions) {
     this.schedules = new ScheduleStore(options.redis, options.keys);
@@ -60,6 +61,7 @@ export class ScheduleTicker {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.stopped = true;
     clearInterval(this.timer);
     await this.round;
   }
@@ -71,14 +73,23 @@ export class ScheduleTicker {
       const due = await this.schedules.dueTicks(now, TICK_BATCH);
       if (due.length === 0) return fired;
       const loaded = await this.schedules.loadForTicks(due.map((d) => d.scheduleId));
+      // Every schedule with the same cron follows on with the same tick from `now`: computed once.
+      const following = new Map<string, number>();
+      const followingOf = (cron: string): number => {
+        let tick = following.get(cron);
+        if (tick === undefined) following.set(cron, (tick = nextTick(this.cronOf(cron), now)));
+        return tick;
+      };
       const results = await Promise.all(
         due.map((tick, i) => {
           const schedule = loaded[i];
-          return schedule ? this.fire(tick, schedule.record, schedule.template, now) : false;
+          if (!schedule) return false;
+          const at = { now, following: followingOf(schedule.record.cron) };
+          return this.fire(tick, schedule.record, schedule.template, at);
         }),
       );
       fired += results.filter(Boolean).length;
-      if (due.length < TICK_BATCH || !this.running) return fired;
+      if (due.length < TICK_BATCH || this.stopped) return fired;
     }
   }
 
@@ -86,9 +97,9 @@ export class ScheduleTicker {
     due: DueTick,
     record: ScheduleRecord,
     template: QueueMessage,
-    now: number,
+    at: { now: number; following: number },
   ): Promise<boolean> {
-    const following = nextTick(this.cronOf(record.cron), Math.max(now, due.tick));
+    const { now, following } = at;
     const messages = await this.messagesOf(record, template, now);
     const fired = await this.schedules.fire(due, following, messages);
     if (fired && messages.length === 0)
