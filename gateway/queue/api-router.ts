@@ -104,8 +104,7 @@ export function createApiRouter(
         query: new URLSearchParams(route.segments.at(-1)!.startsWith('*') ? '' : (match[4] ?? '')),
       };
     }
-    if (allowed.size > 0)
-      throw new MethodNotAllowedError(`${method} is not allowed here; use ${[...allowed].join(' or ')}`);
+    if (allowed.size > 0) throw new MethodNotAllowedError([...allowed]);
     return undefined;
   };
 }

@@ -1,8 +1,9 @@
 import { QueueError, StoreUnavailableError } from './errors.js';
 
 /**
- * Runs a call on a binding's database; anything but a queue error (a refused connection, a
- * timeout, a script error) becomes a 503 that says what was not done.
+ * Runs a call on a binding's database for an API request: a failure of the database itself
+ * (unreachable, loading, out of memory) becomes a 503 that names what did not happen; the
+ * queue's own errors pass through.
  */
 export async function storeCall<T>(what: string, call: () => Promise<T>): Promise<T> {
   try {

@@ -68,14 +68,15 @@ export function scheduleRoutes(options: {
     const messageHeaders: Record<string, string | string[] | undefined> = {};
     for (const [name, value] of Object.entries(req.headers as HeaderBag))
       if (!SCHEDULE_HEADERS.has(name)) messageHeaders[name] = value;
-    const template: QueueMessage = {
-      ...parsePublishHeaders(messageHeaders, config),
-      id: '',
-      destination,
-      body,
-      retried: 0,
-      createdAt: 0,
-    };
+    if (header(req, 'upstash-not-before') !== undefined)
+      throw new InvalidRequestError('Upstash-Not-Before is a single time: a schedule takes Upstash-Delay');
+    // Parsed as of time 0, Upstash-Delay comes back as the delay itself: each tick adds it to its time.
+    const { notBefore: delayMs, ...options } = parsePublishHeaders(
+      messageHeaders,
+      { ...config, maxDelayMs: target.limits.maxDelayMs },
+      0,
+    );
+    const template: QueueMessage = { ...options, id: '', destination, body, retried: 0, createdAt: 0 };
     const at = now();
     const store = schedulesOf(target);
     const existing =
@@ -87,6 +88,7 @@ export function scheduleRoutes(options: {
       createdAt: existing?.record.createdAt ?? at,
       isPaused: false,
     };
+    if (delayMs !== undefined) record.delayMs = delayMs;
     await storeCall('store the schedule', () => store.save(record, template, nextTick(cron, at)));
     sendJson(res, 200, { scheduleId });
   };

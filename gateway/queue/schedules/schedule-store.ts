@@ -130,10 +130,13 @@ export class ScheduleStore {
    * else did first. Returns whether this call fired it.
    */
   async fire(due: DueTick, followingTick: number, messages: readonly QueueMessage[]): Promise<boolean> {
+    const k = this.keys;
+    const args: (string | number | Buffer)[] = [MESSAGE_FIELD, due.scheduleId, due.tick, followingTick];
+    for (const message of messages) args.push(message.id, message.notBefore ?? 0, encodeMessage(message));
     const fired = await fireScheduleTick.run(
       this.redis,
-      [this.keys.scheduleTicks, this.keys.scheduleLastTicks, this.keys.stream],
-      [due.scheduleId, due.tick, followingTick, MESSAGE_FIELD, ...messages.map((m) => encodeMessage(m))],
+      [k.stream, k.streamIndex, k.schedule, k.scheduledMessages, k.scheduleTicks, k.scheduleLastTicks],
+      args,
     );
     return Number(fired) === 1;
   }

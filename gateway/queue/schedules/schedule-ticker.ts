@@ -123,6 +123,7 @@ export class ScheduleTicker {
       createdAt: now,
       scheduleId: record.scheduleId,
       ...(topicName === undefined ? {} : { topicName }),
+      ...(record.delayMs === undefined ? {} : { notBefore: now + record.delayMs }),
     });
     if (!isUrlGroupName(record.destination)) return [message(record.destination)];
     const group = await this.groups.get(record.destination);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { InvalidRequestError } from '../errors.js';
 import type { QueueMessage } from '../message.js';
+import { bodyFields, headerLists } from '../message-answer.js';
 
 /** What is kept of a schedule beside its message template (keys.schedules). */
 export interface ScheduleRecord {
@@ -11,6 +12,8 @@ export interface ScheduleRecord {
   destination: string;
   createdAt: number;
   isPaused: boolean;
+  /** Upstash-Delay: each tick's message is delivered this long after the tick (ms). */
+  delayMs?: number;
 }
 
 /** A schedule as QStash answers it (GET /v2/schedules, the SDK's `Schedule`). */
@@ -24,6 +27,9 @@ export interface QStashSchedule {
   body?: string;
   bodyBase64?: string;
   retries: number;
+  /** Upstash-Delay, in seconds. */
+  delay?: number;
+  label?: string;
   retryDelayExpression?: string;
   timeout?: number;
   isPaused: boolean;
@@ -46,10 +52,6 @@ export function validateScheduleId(value: string, field = 'Upstash-Schedule-Id')
   );
 }
 
-function isUtf8(body: Buffer): boolean {
-  return Buffer.from(body.toString('utf8'), 'utf8').equals(body);
-}
-
 /** The answer for one schedule, from its record, its template and where its ticks stand. */
 export function toQStashSchedule(
   record: ScheduleRecord,
@@ -62,14 +64,13 @@ export function toQStashSchedule(
     createdAt: record.createdAt,
     destination: record.destination,
     method: template.method,
-    header: Object.fromEntries(Object.entries(template.headers).map(([name, value]) => [name, [value]])),
+    header: headerLists(template.headers),
     retries: template.retries,
     isPaused: record.isPaused,
   };
-  if (template.body.length > 0) {
-    if (isUtf8(template.body)) schedule.body = template.body.toString('utf8');
-    else schedule.bodyBase64 = template.body.toString('base64');
-  }
+  if (template.body.length > 0) Object.assign(schedule, bodyFields(template.body));
+  if (record.delayMs !== undefined) schedule.delay = Math.round(record.delayMs / 1000);
+  if (template.label !== undefined) schedule.label = template.label;
   if (template.retryDelay !== undefined) schedule.retryDelayExpression = template.retryDelay;
   if (template.timeoutMs !== undefined) schedule.timeout = Math.ceil(template.timeoutMs / 1000);
   if (ticks.last !== undefined) schedule.lastScheduleTime = ticks.last;
