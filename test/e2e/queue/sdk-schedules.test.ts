@@ -288,7 +288,7 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
           headers: { authorization: `Bearer ${target.token}` },
         }),
         405,
-        /PUT is not allowed/,
+        /method not allowed: this route takes GET, DELETE, POST/,
       ],
     ];
     for (const [response, status, error] of cases) {
