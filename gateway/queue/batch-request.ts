@@ -1,5 +1,6 @@
 import { DestinationRefusedError, InvalidRequestError } from './errors.js';
 import type { MessageRequest } from './message.js';
+import { parsePublishExtras } from './publish-extras.js';
 import { lowerCaseHeaders, parsePublishHeaders, type PublishLimits } from './publish-headers.js';
 import { describeSchemaError, validateBatch, type BatchItemInput } from './schemas.js';
 import { validateDestination } from './destination.js';
@@ -43,11 +44,13 @@ export function parseBatchRequest(raw: Buffer, limits: BatchLimits, policy: Addr
     const destination = item.destination ?? item.url ?? '';
     try {
       validateDestination(destination, policy);
-      const options = parsePublishHeaders(lowerCaseHeaders(item.headers ?? {}), limits);
+      const headers = lowerCaseHeaders(item.headers ?? {});
+      const options = parsePublishHeaders(headers, limits);
+      const extras = parsePublishExtras(headers, limits, policy);
       const body = itemBody(item, options.headers);
       if (body.length > limits.maxBodyBytes)
         throw new InvalidRequestError(`its body is larger than ${limits.maxBodyBytes} bytes`);
-      return { ...options, destination, body };
+      return { ...options, ...extras, destination, body };
     } catch (err) {
       if (err instanceof InvalidRequestError || err instanceof DestinationRefusedError)
         throw new InvalidRequestError(`${where}: ${err.message}`, { cause: err });

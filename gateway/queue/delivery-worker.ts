@@ -201,6 +201,7 @@ export class DeliveryWorker {
       policy: config,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
       maxDeadLetters: config.maxDeadLetters,
+      maxCallbackBodyBytes: config.maxBodyBytes,
     };
   }
 

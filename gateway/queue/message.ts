@@ -21,6 +21,22 @@ export interface QueueMessage {
   retried: number;
   /** Publish time, epoch milliseconds. */
   createdAt: number;
+  /** Upstash-Callback: every answer of the destination is published to it (callback-message.ts). */
+  callback?: CallbackRequest;
+  /** Upstash-Failure-Callback: published to once the message is dead-lettered. */
+  failureCallback?: CallbackRequest;
+  /** Upstash-Deduplication-Id (`id:...`) or the content hash (`content:...`) it was deduplicated by. */
+  deduplicationKey?: string;
+}
+
+/** Where and how a callback message is sent: the Upstash-(Failure-)Callback-* headers of a publish. */
+export interface CallbackRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  retries: number;
+  retryDelay?: string;
+  timeoutMs?: number;
 }
 
 /** What a publisher asks for; the queue adds id, retried and createdAt. */

@@ -1,5 +1,6 @@
 import type { Logger } from 'winston';
 import { DomainError } from '../domain-error.js';
+import { publishCallback, publishFailureCallback } from './callback-publisher.js';
 import { buildDeadLetter, type DeadLetter } from './dead-letter.js';
 import { USER_AGENT, type AttemptResult, type Deliverer } from './http-delivery.js';
 import type { QueueMessage } from './message.js';
@@ -18,6 +19,8 @@ export interface ProcessEntryContext {
   policy: RetryPolicyOptions;
   deliveryTimeoutMs: number;
   maxDeadLetters: number;
+  /** How much of a response a callback reports (the largest message body). */
+  maxCallbackBodyBytes: number;
   now?: () => number;
 }
 
@@ -106,6 +109,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
     ctx.logger.error('delivery attempt failed unexpectedly', { ...logFields, error: failure.message });
     return handleFailure(ctx, entry, message, { ok: false, refused: false, error: failure.message }, now());
   }
+  await publishCallback(ctx.store, message, result);
   if (result.ok) {
     await ctx.store.complete(entry.entryId);
     ctx.logger.debug('message delivered', { ...logFields, status: result.status });
@@ -123,6 +127,7 @@ async function attemptDelivery(ctx: ProcessEntryContext, message: QueueMessage):
     headers: deliveryHeaders(message, signature),
     body: message.body,
     timeoutMs: message.timeoutMs ?? ctx.deliveryTimeoutMs,
+    ...(message.callback ? { keepResponseBytes: ctx.maxCallbackBodyBytes } : {}),
   });
 }
 
@@ -164,6 +169,7 @@ async function handleFailure(
     lastError: result.error,
     lastResponseBody: result.responseBody,
   });
+  await publishFailureCallback(ctx.store, message, result);
   await ctx.store.deadLetter({
     entryId: entry.entryId,
     consumer: ctx.consumer,

@@ -12,6 +12,7 @@ import { sendJson } from './json-response.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { createMessage, type MessageRequest } from './message.js';
 import { MessageStore } from './message-store.js';
+import { parsePublishExtras } from './publish-extras.js';
 import { parsePublishHeaders } from './publish-headers.js';
 import { matchQueueRoute, type QueueRoute } from './queue-route.js';
 import { readBody } from './read-body.js';
@@ -60,7 +61,10 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
       const body = await readBody(req, config.maxBodyBytes);
       validateDestination(route.destination, policy);
       const headerOptions = parsePublishHeaders(req.headers, config);
-      const [messageId] = await store(target, [{ ...headerOptions, destination: route.destination, body }]);
+      const extras = parsePublishExtras(req.headers, config, policy);
+      const [messageId] = await store(target, [
+        { ...headerOptions, ...extras, destination: route.destination, body },
+      ]);
       sendJson(res, 201, { messageId });
     } else {
       const requests = parseBatchRequest(await readBody(req, config.maxBatchBytes), config, policy);

@@ -67,7 +67,6 @@ describe('publish headers', () => {
     [{ 'upstash-delay': '10s' }, /Upstash-Delay/],
     [{ 'upstash-delay': 'later' }, /Upstash-Delay/],
     [{ 'upstash-not-before': '1700000000' }, /Upstash-Not-Before/],
-    [{ 'upstash-callback': 'https://cb.example' }, /Upstash-Callback/],
     [{ 'upstash-deduplication-id': 'x' }, /deduplication/],
     [{ 'upstash-flow-control-key': 'k' }, /flow control/],
     [{ 'upstash-forward-x': 'a\r\nInjected: 1' }, /header "upstash-forward-x" has a value .*CR, LF/],
