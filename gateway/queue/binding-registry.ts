@@ -9,6 +9,13 @@ export interface QueueTarget {
   /** VQUEUE_CURRENT_SIGNING_KEY: every delivery is signed with it. */
   signingKey: string;
   connection: DatabaseConnection;
+  limits: QueueLimits;
+}
+
+/** The binding's spec.limits, parsed. */
+export interface QueueLimits {
+  /** Longest wait before a message's first delivery (spec.limits.maxDelay). */
+  maxDelayMs: number;
 }
 
 export interface DatabaseConnection {
@@ -45,7 +52,11 @@ export class BindingRegistry {
   set(target: QueueTarget): void {
     this.targets.set(
       target.key,
-      Object.freeze({ ...target, connection: Object.freeze({ ...target.connection }) }),
+      Object.freeze({
+        ...target,
+        connection: Object.freeze({ ...target.connection }),
+        limits: Object.freeze({ ...target.limits }),
+      }),
     );
     this.emit({ type: 'upsert', target: this.targets.get(target.key)! });
   }

@@ -26,6 +26,8 @@ export interface CallbackBody {
   sourceHeader: Record<string, string[]>;
   sourceBody: string;
   createdAt: number;
+  /** When the message was due (Upstash-Delay, Upstash-Not-Before), ms; absent when it was due at once. */
+  notBefore?: number;
   /** Failure callbacks only: where the message lies in the dead-letter queue. */
   dlqId?: string;
 }
@@ -60,6 +62,7 @@ export function buildCallbackBody(input: {
     sourceBody: source.body.toString('base64'),
     createdAt: source.createdAt,
   };
+  if (source.notBefore !== undefined) body.notBefore = source.notBefore;
   if (input.dlqId !== undefined) body.dlqId = input.dlqId;
   return body;
 }

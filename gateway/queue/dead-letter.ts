@@ -1,5 +1,8 @@
 import type { QueueMessage } from './message.js';
 
+/** The messageId of the dead letter of a stream entry whose message could not be decoded. */
+export const UNREADABLE_MESSAGE_ID = 'unreadable';
+
 /** Why a message ended on the dead-letter list. */
 export type DeadLetterReason = 'retries-exhausted' | 'non-retryable' | 'destination-refused' | 'unreadable';
 

@@ -14,6 +14,11 @@ import { createDeliverySigner, type DeliverySigner } from './signer.js';
 const STALE_CONSUMER_IDLE_MS = 3_600_000;
 const STALE_CONSUMER_CHECK_EVERY_MS = 60_000;
 const PROMOTE_BATCH = 500;
+/**
+ * Delayed messages must be delivered within a second of their due time: the mover runs at least
+ * this often, whatever the (longer) maintenance interval.
+ */
+const MAX_PROMOTE_INTERVAL_MS = 250;
 const ERROR_BACKOFF_MS = 1_000;
 
 export interface DeliveryWorkerOptions {
@@ -29,10 +34,11 @@ export interface DeliveryWorkerOptions {
  * Delivers one binding's messages from this gateway replica. Reads new entries as the consumer
  * `config.consumerName` of the group every replica shares, so each message goes to one of them;
  * keeps at most `workerConcurrency` deliveries in flight; renews its consumer's lease every fifth
- * of `consumerLeaseMs`; and every `pollIntervalMs` moves due retries back onto the stream, takes
- * over the entries of consumers whose lease ran out (their replica died), and reclaims entries
- * that any consumer (one without a lease, or stuck) has held for longer than `reclaimIdleMs`
- * (XAUTOCLAIM). At-least-once: an entry is acknowledged only after its outcome is stored.
+ * of `consumerLeaseMs`; moves due delayed messages and retries onto the stream at least every
+ * 250 ms; and every `pollIntervalMs` takes over the entries of consumers whose lease ran out
+ * (their replica died), and reclaims entries that any consumer (one without a lease, or stuck)
+ * has held for longer than `reclaimIdleMs` (XAUTOCLAIM). At-least-once: an entry is acknowledged
+ * only after its outcome is stored.
  */
 export class DeliveryWorker {
   private target: QueueTarget;
@@ -48,6 +54,9 @@ export class DeliveryWorker {
   private drained: (() => void) | undefined;
   private readLoop: Promise<void> | undefined;
   private maintenanceTimer: NodeJS.Timeout | undefined;
+  private promoteTimer: NodeJS.Timeout | undefined;
+  /** The mover pass in progress, if any: passes never overlap, and stop() waits for one. */
+  private promotion: Promise<void> | undefined;
   /** The maintenance pass in progress, if any: passes never overlap, and stop() waits for one. */
   private maintenance: Promise<void> | undefined;
   private reclaimCursor = '0-0';
@@ -79,6 +88,13 @@ export class DeliveryWorker {
       if (this.maintenance || !this.running) return;
       this.maintenance = this.maintain().finally(() => (this.maintenance = undefined));
     }, this.options.config.pollIntervalMs);
+    this.promoteTimer = setInterval(
+      () => {
+        if (this.promotion || !this.running) return;
+        this.promotion = this.promoteDue().finally(() => (this.promotion = undefined));
+      },
+      Math.min(this.options.config.pollIntervalMs, MAX_PROMOTE_INTERVAL_MS),
+    );
   }
 
   /** Takes a new signing key (or token) of the same database without interrupting deliveries. */
@@ -95,10 +111,11 @@ export class DeliveryWorker {
     if (!this.running) return;
     this.running = false;
     clearInterval(this.maintenanceTimer);
+    clearInterval(this.promoteTimer);
     clearInterval(this.heartbeatTimer);
     this.slotFreed?.();
     this.blocking.disconnect();
-    await Promise.all([this.readLoop, this.maintenance]);
+    await Promise.all([this.readLoop, this.maintenance, this.promotion]);
     if (this.inFlight > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);
@@ -219,12 +236,23 @@ export class DeliveryWorker {
     }
   }
 
-  private async maintain(): Promise<void> {
+  /**
+   * Moves due delayed messages and retries onto the stream. Every replica runs it; the script is
+   * atomic, so a message moves once whichever replica gets there first.
+   */
+  private async promoteDue(): Promise<void> {
     try {
       while (
-        (await this.store.promoteDueRetries(Date.now(), PROMOTE_BATCH)) === PROMOTE_BATCH &&
+        (await this.store.promoteDueMessages(Date.now(), PROMOTE_BATCH)) === PROMOTE_BATCH &&
         this.running
       );
+    } catch (err) {
+      this.logger.warn('moving due messages failed', { error: (err as Error).message });
+    }
+  }
+
+  private async maintain(): Promise<void> {
+    try {
       await this.claimFromDeadConsumers();
       if (this.freeSlots > 0 && this.running) {
         const { config } = this.options;

@@ -6,10 +6,19 @@
 export interface QueueKeys {
   /** Stream of messages ready for delivery; each entry is one message (field `m`). */
   readonly stream: string;
-  /** Sorted set of messages waiting for a retry: member = message id, score = due time (ms). */
-  readonly retrySchedule: string;
-  /** Hash of the messages waiting for a retry: field = message id, value = the encoded message. */
-  readonly retryMessages: string;
+  /**
+   * Hash from message id to its stream entry id, for the messages on the stream: how
+   * GET /v2/messages/{id} and a cancel find a queued message without scanning the stream.
+   */
+  readonly streamIndex: string;
+  /**
+   * Sorted set of the messages waiting for a due time, delayed (Upstash-Delay, Upstash-Not-Before)
+   * or waiting for a retry: member = message id, score = due time (ms). Its Redis name is the one
+   * it had when it held retries only, so retries parked by an older gateway still come due.
+   */
+  readonly schedule: string;
+  /** Hash of the messages in `schedule`: field = message id, value = the encoded message. */
+  readonly scheduledMessages: string;
   /** List of dead letters (JSON), newest first, capped. */
   readonly deadLetters: string;
   /**
@@ -27,8 +36,9 @@ export const MESSAGE_FIELD = 'm';
 export function queueKeys(prefix: string): QueueKeys {
   return Object.freeze({
     stream: `${prefix}messages`,
-    retrySchedule: `${prefix}retry-schedule`,
-    retryMessages: `${prefix}retry-messages`,
+    streamIndex: `${prefix}message-entries`,
+    schedule: `${prefix}retry-schedule`,
+    scheduledMessages: `${prefix}retry-messages`,
     deadLetters: `${prefix}dead-letters`,
     consumerHeartbeats: `${prefix}consumer-heartbeats`,
   });

@@ -21,6 +21,10 @@ export interface QueueMessage {
   retried: number;
   /** Publish time, epoch milliseconds. */
   createdAt: number;
+  /** First delivery not before this time, epoch ms (Upstash-Delay, Upstash-Not-Before). */
+  notBefore?: number;
+  /** Upstash-Label: a name to find the message by in the messages, DLQ and events APIs. */
+  label?: string;
   /** Upstash-Callback: every answer of the destination is published to it (callback-message.ts). */
   callback?: CallbackRequest;
   /** Upstash-Failure-Callback: published to once the message is dead-lettered. */

@@ -1,7 +1,7 @@
 import type { Logger } from 'winston';
 import { DomainError } from '../domain-error.js';
 import { publishCallback, publishFailureCallback } from './callback-publisher.js';
-import { buildDeadLetter, type DeadLetter } from './dead-letter.js';
+import { buildDeadLetter, UNREADABLE_MESSAGE_ID, type DeadLetter } from './dead-letter.js';
 import { USER_AGENT, type AttemptResult, type Deliverer } from './http-delivery.js';
 import type { QueueMessage } from './message.js';
 import { CorruptMessageError, decodeMessage } from './message-codec.js';
@@ -32,7 +32,7 @@ export class UnexpectedDeliveryError extends DomainError<'UNEXPECTED_DELIVERY_ER
   }
 }
 
-export type EntryOutcome = 'delivered' | 'retry-scheduled' | 'dead-lettered' | 'skipped';
+export type EntryOutcome = 'delivered' | 'retry-scheduled' | 'dead-lettered' | 'cancelled' | 'skipped';
 
 /** The headers of one delivery: the message's own, then the ones the Receiver and QStash users expect. */
 export function deliveryHeaders(message: QueueMessage, signature: string): Record<string, string> {
@@ -47,7 +47,7 @@ export function deliveryHeaders(message: QueueMessage, signature: string): Recor
 
 function unreadableLetter(stored: Buffer, now: number, error: CorruptMessageError): DeadLetter {
   const placeholder: QueueMessage = {
-    id: 'unreadable',
+    id: UNREADABLE_MESSAGE_ID,
     destination: '',
     method: '',
     headers: {},
@@ -72,7 +72,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
   const now = ctx.now ?? Date.now;
   if (!entry.stored) {
     // Deleted after it was handed out (another consumer finished it); only the pending entry is left.
-    await ctx.store.complete(entry.entryId);
+    await ctx.store.complete(entry.entryId, '');
     return 'skipped';
   }
   let message: QueueMessage;
@@ -99,6 +99,12 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
     ...redactDestination(message.destination),
     attempt: message.retried + 1,
   };
+  if (!(await ctx.store.isEntryPresent(entry.entryId))) {
+    // Cancelled while this worker held it (or finished by another consumer): never sent.
+    await ctx.store.complete(entry.entryId, message.id);
+    ctx.logger.debug('cancelled message not delivered', logFields);
+    return 'cancelled';
+  }
   let result: AttemptResult;
   try {
     result = await attemptDelivery(ctx, message);
@@ -111,7 +117,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
   }
   await publishCallback(ctx.store, message, result);
   if (result.ok) {
-    await ctx.store.complete(entry.entryId);
+    await ctx.store.complete(entry.entryId, message.id);
     ctx.logger.debug('message delivered', { ...logFields, status: result.status });
     return 'delivered';
   }

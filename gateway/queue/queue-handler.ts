@@ -60,14 +60,16 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
     if (route.kind === 'publish') {
       const body = await readBody(req, config.maxBodyBytes);
       validateDestination(route.destination, policy);
-      const headerOptions = parsePublishHeaders(req.headers, config);
-      const extras = parsePublishExtras(req.headers, config, policy);
+      const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
+      const headerOptions = parsePublishHeaders(req.headers, limits);
+      const extras = parsePublishExtras(req.headers, limits, policy);
       const [messageId] = await store(target, [
         { ...headerOptions, ...extras, destination: route.destination, body },
       ]);
       sendJson(res, 201, { messageId });
     } else {
-      const requests = parseBatchRequest(await readBody(req, config.maxBatchBytes), config, policy);
+      const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
+      const requests = parseBatchRequest(await readBody(req, config.maxBatchBytes), limits, policy);
       const ids = await store(target, requests);
       sendJson(
         res,

@@ -4,7 +4,7 @@ import { InvalidRequestError } from '../../../../gateway/queue/errors.js';
 import { createMessage } from '../../../../gateway/queue/message.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
 
-const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000 };
+const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000, maxDelayMs: 604_800_000 };
 const policy = compileAddressPolicy([]);
 
 describe('callback headers', () => {
