@@ -52,7 +52,6 @@ const UNSUPPORTED = new Map([
     'upstash-content-based-deduplication',
     'deduplication (Upstash-Content-Based-Deduplication) is not supported',
   ],
-  ['upstash-not-before', 'scheduled delivery (Upstash-Not-Before) is not supported'],
   ['upstash-flow-control-key', 'flow control (Upstash-Flow-Control-Key) is not supported'],
   ['upstash-cron', 'schedules (Upstash-Cron) are not supported'],
 ]);
