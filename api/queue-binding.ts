@@ -44,6 +44,11 @@ export interface QueueBindingLimits {
    * as a QStash duration such as `7d` or `36h`; default {@link DEFAULT_MAX_DELAY}.
    */
   maxDelay?: string;
+  /**
+   * How long a publish with Upstash-Deduplication-Id or Upstash-Content-Based-Deduplication
+   * keeps later duplicates out, as a QStash duration; default {@link DEFAULT_DEDUPLICATION_WINDOW}.
+   */
+  deduplicationWindow?: string;
 }
 
 export interface QueueBindingSpec {
@@ -54,6 +59,9 @@ export interface QueueBindingSpec {
 
 /** QStash's own longest delay on its paid plans. */
 export const DEFAULT_MAX_DELAY = '7d';
+
+/** Duplicates of a message are kept out for this long after it was published. */
+export const DEFAULT_DEDUPLICATION_WINDOW = '10m';
 
 /**
  * Where the signing keys stand. Keys are never stored: each one is derived from the operator's

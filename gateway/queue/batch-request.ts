@@ -46,8 +46,13 @@ export function parseBatchRequest(raw: Buffer, limits: BatchLimits, policy: Addr
       validateDestination(destination, policy);
       const headers = lowerCaseHeaders(item.headers ?? {});
       const options = parsePublishHeaders(headers, limits);
-      const extras = parsePublishExtras(headers, limits, policy);
       const body = itemBody(item, options.headers);
+      const extras = parsePublishExtras(
+        headers,
+        { destination, headers: options.headers, body },
+        limits,
+        policy,
+      );
       if (body.length > limits.maxBodyBytes)
         throw new InvalidRequestError(`its body is larger than ${limits.maxBodyBytes} bytes`);
       return { ...options, ...extras, destination, body };

@@ -16,6 +16,8 @@ export interface QueueTarget {
 export interface QueueLimits {
   /** Longest wait before a message's first delivery (spec.limits.maxDelay). */
   maxDelayMs: number;
+  /** How long a deduplication key keeps duplicates out (spec.limits.deduplicationWindow). */
+  deduplicationWindowMs: number;
 }
 
 export interface DatabaseConnection {

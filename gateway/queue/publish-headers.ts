@@ -47,11 +47,6 @@ const NOT_FORWARDABLE = new Set([
 
 /** QStash features this queue does not have; a publish that asks for one gets a 400. */
 const UNSUPPORTED = new Map([
-  ['upstash-deduplication-id', 'deduplication (Upstash-Deduplication-Id) is not supported'],
-  [
-    'upstash-content-based-deduplication',
-    'deduplication (Upstash-Content-Based-Deduplication) is not supported',
-  ],
   ['upstash-flow-control-key', 'flow control (Upstash-Flow-Control-Key) is not supported'],
   ['upstash-cron', 'schedules (Upstash-Cron) are not supported'],
 ]);

@@ -11,7 +11,7 @@ import { QueueNotFoundError, sendQueueError, sendQueueFailure, StoreUnavailableE
 import { sendJson } from './json-response.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { createMessage, type MessageRequest } from './message.js';
-import { MessageStore } from './message-store.js';
+import { MessageStore, type EnqueueAnswer } from './message-store.js';
 import { parsePublishExtras } from './publish-extras.js';
 import { parsePublishHeaders } from './publish-headers.js';
 import { matchQueueRoute, type QueueRoute } from './queue-route.js';
@@ -40,18 +40,25 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
   const policy = compileAddressPolicy(config.ssrfAllowlist);
   const keys: QueueKeys = queueKeys(config.keyPrefix);
 
-  const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<string[]> => {
+  const store = async (
+    target: QueueTarget,
+    requests: readonly MessageRequest[],
+  ): Promise<EnqueueAnswer[]> => {
     const messages = requests.map((request) => createMessage(request));
     try {
-      await new MessageStore(connections.get(target), keys).enqueue(messages);
+      return await new MessageStore(connections.get(target), keys).enqueue(messages, Date.now(), {
+        deduplicationWindowMs: target.limits.deduplicationWindowMs,
+      });
     } catch (err) {
       throw new StoreUnavailableError(
         `the queue's database did not store the message: ${(err as Error).message}`,
         { cause: err },
       );
     }
-    return messages.map((message) => message.id);
   };
+  /** QStash's answer for one message: a duplicate names the first message, flagged. */
+  const answerOf = ({ messageId, deduplicated }: EnqueueAnswer) =>
+    deduplicated ? { messageId, deduplicated: true } : { messageId };
 
   const serve = async (req: http.IncomingMessage, res: http.ServerResponse, route: QueueRoute) => {
     const target = registry.get(route.namespace, route.name);
@@ -62,20 +69,20 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
       validateDestination(route.destination, policy);
       const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
       const headerOptions = parsePublishHeaders(req.headers, limits);
-      const extras = parsePublishExtras(req.headers, limits, policy);
-      const [messageId] = await store(target, [
-        { ...headerOptions, ...extras, destination: route.destination, body },
-      ]);
-      sendJson(res, 201, { messageId });
+      const destination = route.destination;
+      const extras = parsePublishExtras(
+        req.headers,
+        { destination, headers: headerOptions.headers, body },
+        limits,
+        policy,
+      );
+      const [answer] = await store(target, [{ ...headerOptions, ...extras, destination, body }]);
+      // QStash answers a duplicate 202 Accepted (upstash/docs qstash/features/deduplication).
+      sendJson(res, answer!.deduplicated ? 202 : 201, answerOf(answer!));
     } else {
       const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
       const requests = parseBatchRequest(await readBody(req, config.maxBatchBytes), limits, policy);
-      const ids = await store(target, requests);
-      sendJson(
-        res,
-        201,
-        ids.map((messageId) => ({ messageId })),
-      );
+      sendJson(res, 201, (await store(target, requests)).map(answerOf));
     }
   };
 

@@ -2,6 +2,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import { parseQStashDuration } from '../../api/qstash-duration.js';
 import {
   DEFAULT_DATABASE_PORT,
+  DEFAULT_DEDUPLICATION_WINDOW,
   DEFAULT_MAX_DELAY,
   LABEL_QUEUE_BINDING,
   QueueEnvKey,
@@ -46,11 +47,17 @@ export function buildQueueTarget(
  * count in milliseconds (digits beyond 2^53), which no one means.
  */
 export function buildQueueLimits(binding: QueueBinding): QueueLimits {
-  let maxDelayMs: number;
+  const limits = binding.spec.limits;
+  return {
+    maxDelayMs: durationOr(limits?.maxDelay, DEFAULT_MAX_DELAY),
+    deduplicationWindowMs: durationOr(limits?.deduplicationWindow, DEFAULT_DEDUPLICATION_WINDOW),
+  };
+}
+
+function durationOr(value: string | undefined, fallback: string): number {
   try {
-    maxDelayMs = parseQStashDuration(binding.spec.limits?.maxDelay ?? DEFAULT_MAX_DELAY);
+    return parseQStashDuration(value ?? fallback);
   } catch {
-    maxDelayMs = parseQStashDuration(DEFAULT_MAX_DELAY);
+    return parseQStashDuration(fallback);
   }
-  return { maxDelayMs };
 }

@@ -35,14 +35,20 @@ describe('the gateway view of a binding', () => {
       token: 'pw',
       signingKey: 'sig_a',
       connection: { host: 'redis.ns.svc', port: 6379, tls: false, db: 0 },
-      limits: { maxDelayMs: 7 * 86_400_000 },
+      limits: { maxDelayMs: 7 * 86_400_000, deduplicationWindowMs: 600_000 },
     });
   });
 
-  it('when spec.limits.maxDelay is set, then the target carries it in milliseconds', () => {
+  it('when spec.limits.maxDelay and deduplicationWindow are set, then the target carries them in milliseconds', () => {
     const secret = envSecret({ VQUEUE_TOKEN: 'pw', VQUEUE_CURRENT_SIGNING_KEY: 'sig_a' });
-    const limitedBinding = { ...binding, spec: { ...binding.spec, limits: { maxDelay: '36h' } } };
-    expect(buildQueueTarget(limitedBinding, secret)?.limits).toEqual({ maxDelayMs: 129_600_000 });
+    const limitedBinding = {
+      ...binding,
+      spec: { ...binding.spec, limits: { maxDelay: '36h', deduplicationWindow: '1h30m' } },
+    };
+    expect(buildQueueTarget(limitedBinding, secret)?.limits).toEqual({
+      maxDelayMs: 129_600_000,
+      deduplicationWindowMs: 5_400_000,
+    });
   });
 
   it('when the env Secret is missing, belongs to another binding, or lacks the token or key, then there is no target', () => {
