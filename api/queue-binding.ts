@@ -49,6 +49,10 @@ export interface QueueBindingLimits {
    * keeps later duplicates out, as a QStash duration; default {@link DEFAULT_DEDUPLICATION_WINDOW}.
    */
   deduplicationWindow?: string;
+  /** How long a dead letter is kept, as a QStash duration; default {@link DEFAULT_DEAD_LETTER_RETENTION}. */
+  deadLetterRetention?: string;
+  /** The most dead letters kept; default the gateway's SETTEE_QUEUE_MAX_DEAD_LETTERS. */
+  maxDeadLetters?: number;
 }
 
 export interface QueueBindingSpec {
@@ -59,6 +63,8 @@ export interface QueueBindingSpec {
 
 /** QStash's own longest delay on its paid plans. */
 export const DEFAULT_MAX_DELAY = '7d';
+/** QStash keeps dead letters for 7 days on its paid plans. */
+export const DEFAULT_DEAD_LETTER_RETENTION = '7d';
 
 /** Duplicates of a message are kept out for this long after it was published. */
 export const DEFAULT_DEDUPLICATION_WINDOW = '10m';

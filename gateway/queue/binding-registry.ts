@@ -18,6 +18,10 @@ export interface QueueLimits {
   maxDelayMs: number;
   /** How long a deduplication key keeps duplicates out (spec.limits.deduplicationWindow). */
   deduplicationWindowMs: number;
+  /** How long dead letters are kept (spec.limits.deadLetterRetention). */
+  deadLetterRetentionMs: number;
+  /** The most dead letters kept (spec.limits.maxDeadLetters); absent: SETTEE_QUEUE_MAX_DEAD_LETTERS. */
+  maxDeadLetters?: number;
 }
 
 export interface DatabaseConnection {

@@ -1,4 +1,3 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { createMessage, type CallbackRequest, type QueueMessage } from './message.js';
 
 /**
@@ -9,7 +8,7 @@ import { createMessage, type CallbackRequest, type QueueMessage } from './messag
 /** The answer a callback reports. */
 export interface CallbackResponse {
   status: number;
-  headers: IncomingHttpHeaders;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
   body: Buffer;
 }
 

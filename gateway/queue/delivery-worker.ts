@@ -4,6 +4,7 @@ import type { QueueTarget } from './binding-registry.js';
 import type { QueueConfig } from './config.js';
 import { ConsumerLiveness } from './consumer-liveness.js';
 import { createDatabaseClient } from './database-connections.js';
+import { DeadLetterQueue, type DeadLetterLimits } from './dead-letter-queue.js';
 import type { Deliverer } from './http-delivery.js';
 import { queueKeys } from './keys.js';
 import { isNoGroup, MessageStore, type StreamEntry } from './message-store.js';
@@ -46,6 +47,7 @@ export class DeliveryWorker {
   private readonly store: MessageStore;
   private readonly liveness: ConsumerLiveness;
   private heartbeatTimer: NodeJS.Timeout | undefined;
+  private readonly deadLetterQueue: DeadLetterQueue;
   private readonly blocking: Redis;
   private readonly logger: Logger;
   private running = false;
@@ -67,6 +69,7 @@ export class DeliveryWorker {
     this.signer = createDeliverySigner(options.target.signingKey);
     this.store = new MessageStore(options.redis, queueKeys(options.config.keyPrefix));
     this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
+    this.deadLetterQueue = new DeadLetterQueue(options.redis, queueKeys(options.config.keyPrefix));
     this.blocking = createDatabaseClient(options.target, {
       blocking: true,
       blockMs: options.config.blockMs,
@@ -207,6 +210,14 @@ export class DeliveryWorker {
       });
   }
 
+  private get deadLetterLimits(): DeadLetterLimits {
+    const { limits } = this.target;
+    return {
+      retentionMs: limits.deadLetterRetentionMs,
+      maxCount: limits.maxDeadLetters ?? this.options.config.maxDeadLetters,
+    };
+  }
+
   private entryContext(): ProcessEntryContext {
     const { config, deliverer } = this.options;
     return {
@@ -217,7 +228,7 @@ export class DeliveryWorker {
       logger: this.logger,
       policy: config,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
-      maxDeadLetters: config.maxDeadLetters,
+      deadLetterLimits: this.deadLetterLimits,
       maxCallbackBodyBytes: config.maxBodyBytes,
     };
   }
@@ -267,6 +278,8 @@ export class DeliveryWorker {
         // Stopped meanwhile: the entries stay pending on this consumer and are reclaimed by another.
         if (this.running) for (const entry of entries) this.dispatch(entry);
       }
+      // Dead letters expire even when no new one arrives to trim them.
+      await this.deadLetterQueue.trim(this.deadLetterLimits);
       if (Date.now() - this.lastConsumerCheck > STALE_CONSUMER_CHECK_EVERY_MS) {
         this.lastConsumerCheck = Date.now();
         await this.store.pruneIdleConsumers(STALE_CONSUMER_IDLE_MS, this.options.config.consumerName);

@@ -15,8 +15,9 @@ export interface AttemptResult {
   error?: string;
   /** The start of the response body, kept for the dead-letter list. */
   responseBody?: string;
-  /** The final response's headers, and its body up to `keepResponseBytes`: what a callback reports. */
-  responseHeaders?: IncomingHttpHeaders;
+  /** The final response's headers, each name with its values (QStash's `responseHeader`): on failures, and for a callback. */
+  responseHeaders?: Record<string, string[]>;
+  /** The final response's body up to `keepResponseBytes`: what a callback reports. */
   responseBodyBytes?: Buffer;
 }
 
@@ -33,6 +34,15 @@ export interface DeliveryRequest {
 export type Deliverer = (request: DeliveryRequest) => Promise<AttemptResult>;
 
 export const USER_AGENT = 'Upstash-QStash';
+
+/** Kept only for failed attempts: what a dead letter shows of the last response. */
+function headerValueLists(headers: http.IncomingHttpHeaders): Record<string, string[]> {
+  const lists: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) lists[name] = Array.isArray(value) ? value : [value];
+  }
+  return lists;
+}
 /** Kept for diagnosis; the rest of a response is read and dropped so the connection can be reused. */
 const RESPONSE_BODY_KEPT = 1_024;
 /** A response body longer than this is not drained: the connection is closed instead. */
@@ -196,7 +206,8 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
       if (nonRetryable !== undefined) result.nonRetryableHeader = nonRetryable;
       if (hop.body.length > 0)
         result.responseBody = hop.body.subarray(0, RESPONSE_BODY_KEPT).toString('utf8');
-      result.responseHeaders = hop.headers;
+      if (!result.ok || request.keepResponseBytes !== undefined)
+        result.responseHeaders = headerValueLists(hop.headers);
       result.responseBodyBytes = hop.body;
       return result;
     }

@@ -19,8 +19,13 @@ export interface QueueKeys {
   readonly schedule: string;
   /** Hash of the messages in `schedule`: field = message id, value = the encoded message. */
   readonly scheduledMessages: string;
-  /** List of dead letters (JSON), newest first, capped. */
+  /** Hash of the dead-letter queue: field = dlqId, value = the dead letter (JSON). */
   readonly deadLetters: string;
+  /**
+   * Sorted set of the dlqIds, every score 0, so members sort by name, and dlqIds begin with their
+   * failure time: paging newest first, and trimming the oldest, are range reads, never a scan.
+   */
+  readonly deadLetterOrder: string;
   /**
    * Sorted set of the consumers' heartbeats: member = consumer name, score = the Redis server's
    * time (ms) of its last heartbeat. A consumer whose heartbeat is older than the lease is dead.
@@ -46,7 +51,8 @@ export function queueKeys(prefix: string): QueueKeys {
     streamIndex: `${prefix}message-entries`,
     schedule: `${prefix}retry-schedule`,
     scheduledMessages: `${prefix}retry-messages`,
-    deadLetters: `${prefix}dead-letters`,
+    deadLetters: `${prefix}dlq`,
+    deadLetterOrder: `${prefix}dlq-order`,
     consumerHeartbeats: `${prefix}consumer-heartbeats`,
     deduplicationIds: `${prefix}deduplication-ids`,
     deduplicationExpiries: `${prefix}deduplication-expiries`,

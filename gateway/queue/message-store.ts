@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { UNREADABLE_MESSAGE_ID, type DeadLetter } from './dead-letter.js';
+import { deadLetterIdFloor, UNREADABLE_MESSAGE_ID, type DeadLetter } from './dead-letter.js';
+import { DeadLetterQueue, type DeadLetterLimits } from './dead-letter-queue.js';
 import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from './keys.js';
 import type { QueueMessage } from './message.js';
 import { encodeMessage } from './message-codec.js';
@@ -190,22 +191,31 @@ export class MessageStore {
     return result === 1;
   }
 
+  /**
+   * Moves the entry's message to the dead-letter queue, trimming that queue to `limits`. False if
+   * the entry was no longer ours or its message was cancelled meanwhile.
+   */
   async deadLetter(input: {
     entryId: string;
     consumer: string;
     letter: DeadLetter;
-    maxDeadLetters: number;
+    limits: DeadLetterLimits;
+    now?: number;
   }): Promise<boolean> {
+    const k = this.keys;
+    const { letter } = input;
     const result = await deadLetter.run(
       this.redis,
-      [this.keys.stream, this.keys.deadLetters, this.keys.streamIndex],
+      [k.stream, k.deadLetters, k.deadLetterOrder, k.streamIndex],
       [
         DELIVERY_GROUP,
         input.entryId,
         input.consumer,
-        JSON.stringify(input.letter),
-        input.maxDeadLetters,
-        input.letter.messageId === UNREADABLE_MESSAGE_ID ? '' : input.letter.messageId,
+        letter.dlqId,
+        JSON.stringify(letter),
+        letter.messageId === UNREADABLE_MESSAGE_ID ? '' : letter.messageId,
+        deadLetterIdFloor((input.now ?? Date.now()) - input.limits.retentionMs),
+        input.limits.maxCount,
       ],
     );
     return result === 1;
@@ -243,7 +253,6 @@ export class MessageStore {
 
   /** The newest `count` dead letters, newest first. */
   async deadLetters(count: number): Promise<DeadLetter[]> {
-    const items = await this.redis.lrange(this.keys.deadLetters, 0, count - 1);
-    return items.map((item) => JSON.parse(item) as DeadLetter);
+    return (await new DeadLetterQueue(this.redis, this.keys).page({ count, filters: {} })).letters;
   }
 }

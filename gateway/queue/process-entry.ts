@@ -6,6 +6,7 @@ import { USER_AGENT, type AttemptResult, type Deliverer } from './http-delivery.
 import type { QueueMessage } from './message.js';
 import { CorruptMessageError, decodeMessage } from './message-codec.js';
 import type { MessageStore, StreamEntry } from './message-store.js';
+import type { DeadLetterLimits } from './dead-letter-queue.js';
 import { redactDestination } from './redact.js';
 import { decideAfterFailure, isNonRetryableResponse, type RetryPolicyOptions } from './retry-policy.js';
 import type { DeliverySigner } from './signer.js';
@@ -18,7 +19,7 @@ export interface ProcessEntryContext {
   logger: Logger;
   policy: RetryPolicyOptions;
   deliveryTimeoutMs: number;
-  maxDeadLetters: number;
+  deadLetterLimits: DeadLetterLimits;
   /** How much of a response a callback reports (the largest message body). */
   maxCallbackBodyBytes: number;
   now?: () => number;
@@ -89,7 +90,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
       entryId: entry.entryId,
       consumer: ctx.consumer,
       letter,
-      maxDeadLetters: ctx.maxDeadLetters,
+      limits: ctx.deadLetterLimits,
     });
     return 'dead-lettered';
   }
@@ -179,13 +180,15 @@ async function handleFailure(
     lastStatus: result.status,
     lastError: result.error,
     lastResponseBody: result.responseBody,
+    lastResponseHeaders: result.responseHeaders,
   });
-  await publishFailureCallback(ctx.store, message, result);
+  await publishFailureCallback(ctx.store, message, result, letter.dlqId);
   await ctx.store.deadLetter({
     entryId: entry.entryId,
     consumer: ctx.consumer,
     letter,
-    maxDeadLetters: ctx.maxDeadLetters,
+    limits: ctx.deadLetterLimits,
+    now,
   });
   ctx.logger.warn('message dead-lettered', {
     messageId: message.id,

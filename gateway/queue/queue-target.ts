@@ -3,6 +3,7 @@ import { parseQStashDuration } from '../../api/qstash-duration.js';
 import {
   DEFAULT_DATABASE_PORT,
   DEFAULT_DEDUPLICATION_WINDOW,
+  DEFAULT_DEAD_LETTER_RETENTION,
   DEFAULT_MAX_DELAY,
   LABEL_QUEUE_BINDING,
   QueueEnvKey,
@@ -48,10 +49,13 @@ export function buildQueueTarget(
  */
 export function buildQueueLimits(binding: QueueBinding): QueueLimits {
   const limits = binding.spec.limits;
-  return {
+  const result: QueueLimits = {
     maxDelayMs: durationOr(limits?.maxDelay, DEFAULT_MAX_DELAY),
     deduplicationWindowMs: durationOr(limits?.deduplicationWindow, DEFAULT_DEDUPLICATION_WINDOW),
+    deadLetterRetentionMs: durationOr(limits?.deadLetterRetention, DEFAULT_DEAD_LETTER_RETENTION),
   };
+  if (limits?.maxDeadLetters !== undefined) result.maxDeadLetters = limits.maxDeadLetters;
+  return result;
 }
 
 function durationOr(value: string | undefined, fallback: string): number {

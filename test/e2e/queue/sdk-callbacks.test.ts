@@ -4,7 +4,6 @@ import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
 import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
 import type { CallbackBody } from '../../../gateway/queue/callback-message.js';
-import { queueKeys } from '../../../gateway/queue/keys.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import {
@@ -157,12 +156,11 @@ describe('callbacks with the @upstash/qstash SDK', () => {
     const answers = await waitForCallbacks(messageId, '/every-answer', 2);
     expect(answers.map((a) => bodyOf(a).retried).sort()).toEqual([0, 1]);
     expect(answers.every((a) => bodyOf(a).status === 500)).toBe(true);
-    expect(bodyOf(failure!)).toMatchObject({
-      status: 500,
-      retried: 1,
-      maxRetries: 1,
-      sourceMessageId: messageId,
-    });
+    const failureBody = bodyOf(failure!);
+    expect(failureBody).toMatchObject({ status: 500, retried: 1, maxRetries: 1, sourceMessageId: messageId });
+    // dlqId names the message's dead letter, as client.dlq reads it.
+    const { messages } = await client().dlq.listMessages({ filter: { messageId } });
+    expect(messages.map((m) => m.dlqId)).toEqual([failureBody.dlqId]);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(callbacksFor(messageId, '/on-failure')).toHaveLength(1);
     expect(callbacksFor(messageId, '/every-answer')).toHaveLength(2);
@@ -188,20 +186,13 @@ describe('callbacks with the @upstash/qstash SDK', () => {
       callback: `${callbacks.baseUrl}/down`,
     });
     await waitForCallbacks(lost, '/down', 1);
-    const letters = await waitFor(
+    const letter = await waitFor(
       'the callback’s dead letter',
-      async () => {
-        const all = (await inspect.lrange(queueKeys(KEY_PREFIX).deadLetters, 0, -1)).map(
-          (l) => JSON.parse(l) as { destination: string; bodyBase64: string },
-        );
-        return all.find((l) => l.destination === `${callbacks.baseUrl}/down`);
-      },
+      async () =>
+        (await client().dlq.listMessages()).messages.find((m) => m.url === `${callbacks.baseUrl}/down`),
       { timeoutMs: 10_000 },
     );
-    expect(
-      (JSON.parse(Buffer.from(letters.bodyBase64, 'base64').toString('utf8')) as CallbackBody)
-        .sourceMessageId,
-    ).toBe(lost);
+    expect((JSON.parse(letter.body ?? '{}') as CallbackBody).sourceMessageId).toBe(lost);
   });
 
   it('when a batch item names a callback, then its answer is reported there', async () => {

@@ -72,7 +72,7 @@ describe('the delivery HTTP client', () => {
       timeoutMs,
     });
 
-  it('when the destination answers, then status, Retry-After and the body start come back', async () => {
+  it('when the destination answers with a failure, then status, Retry-After, the headers and the body start come back', async () => {
     const result = await post(`${origin1}/ok?status=503`);
     expect(result).toMatchObject({
       ok: false,
@@ -80,8 +80,9 @@ describe('the delivery HTTP client', () => {
       refused: false,
       retryAfter: '5',
       responseBody: 'answer from 127.0.0.1',
+      responseHeaders: expect.objectContaining({ 'retry-after': ['5'] }) as unknown,
     });
-    expect(result.responseHeaders?.['retry-after']).toBe('5');
+    expect(result.responseHeaders?.['retry-after']).toEqual(['5']);
     expect(result.responseBodyBytes?.toString('utf8')).toBe('answer from 127.0.0.1');
     expect(seen[0]).toMatchObject({
       method: 'POST',

@@ -125,10 +125,15 @@ describe('the message store in a real Redis', () => {
     ).toBe(false);
     const letter = buildDeadLetter({ message: message(2), reason: 'retries-exhausted', failedAt: 1 });
     expect(
-      await store.deadLetter({ entryId: second!.entryId, consumer: 'c1', letter, maxDeadLetters: 10 }),
+      await store.deadLetter({
+        entryId: second!.entryId,
+        consumer: 'c1',
+        letter,
+        limits: { retentionMs: 86_400_000, maxCount: 10 },
+      }),
     ).toBe(false);
     expect(await redis.zcard(keys.schedule)).toBe(0);
-    expect(await redis.llen(keys.deadLetters)).toBe(0);
+    expect(await redis.hlen(keys.deadLetters)).toBe(0);
     expect(((await redis.xpending(keys.stream, DELIVERY_GROUP)) as [number])[0]).toBe(0);
   });
 
@@ -144,13 +149,16 @@ describe('the message store in a real Redis', () => {
       reason: 'retries-exhausted',
       failedAt: Date.now(),
     });
-    expect(await store.deadLetter({ ...stale, letter, maxDeadLetters: 10 })).toBe(false);
+    expect(
+      await store.deadLetter({ ...stale, letter, limits: { retentionMs: 86_400_000, maxCount: 10 } }),
+    ).toBe(false);
     expect(await redis.zcard(keys.schedule)).toBe(0);
-    expect(await redis.llen(keys.deadLetters)).toBe(0);
+    expect(await redis.hlen(keys.deadLetters)).toBe(0);
     expect(await redis.xlen(keys.stream)).toBe(1);
   });
 
-  it('when messages are dead-lettered, then the list keeps the newest, capped, and the entries leave the stream', async () => {
+  it('when messages are dead-lettered, then the queue keeps the newest, capped, and the entries leave the stream', async () => {
+    const now = Date.now();
     const messages = [message(1), message(2), message(3)];
     await store.enqueue(messages);
     const entries = await store.readNew(blocking, 'c1', 10, 100);
@@ -158,11 +166,17 @@ describe('the message store in a real Redis', () => {
       const letter = buildDeadLetter({
         message: messages[i]!,
         reason: 'retries-exhausted',
-        failedAt: 1,
+        failedAt: now + i,
         lastStatus: 500 + i,
       });
       expect(
-        await store.deadLetter({ entryId: entry.entryId, consumer: 'c1', letter, maxDeadLetters: 2 }),
+        await store.deadLetter({
+          entryId: entry.entryId,
+          consumer: 'c1',
+          letter,
+          limits: { retentionMs: 86_400_000, maxCount: 2 },
+          now: now + i,
+        }),
       ).toBe(true);
     }
     const letters = await store.deadLetters(10);
