@@ -1,4 +1,4 @@
-import http, { type IncomingHttpHeaders } from 'node:http';
+import http from 'node:http';
 import https from 'node:https';
 import type { GuardedAgents } from './ssrf/guarded-agents.js';
 
