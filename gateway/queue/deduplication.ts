@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidRequestError } from './errors.js';
-import type { HeaderBag } from './publish-headers.js';
+import { single, type HeaderBag } from './publish-headers.js';
 
 /**
  * Upstash-Deduplication-Id and Upstash-Content-Based-Deduplication: which key a message is
@@ -17,11 +17,6 @@ export interface DeduplicatedContent {
   /** The delivered headers: Content-Type and the forwarded ones. */
   headers: Readonly<Record<string, string>>;
   body: Buffer;
-}
-
-function single(headers: HeaderBag, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /**
