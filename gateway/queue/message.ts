@@ -25,6 +25,10 @@ export interface QueueMessage {
   notBefore?: number;
   /** Upstash-Label: a name to find the message by in the messages, DLQ and events APIs. */
   label?: string;
+  /** The URL group it was published to, one message per endpoint; delivered as Upstash-Topic-Name. */
+  topicName?: string;
+  /** The schedule whose tick created it; delivered as Upstash-Schedule-Id. */
+  scheduleId?: string;
   /** Upstash-Callback: every answer of the destination is published to it (callback-message.ts). */
   callback?: CallbackRequest;
   /** Upstash-Failure-Callback: published to once the message is dead-lettered. */

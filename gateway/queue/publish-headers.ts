@@ -48,7 +48,8 @@ const NOT_FORWARDABLE = new Set([
 /** QStash features this queue does not have; a publish that asks for one gets a 400. */
 const UNSUPPORTED = new Map([
   ['upstash-flow-control-key', 'flow control (Upstash-Flow-Control-Key) is not supported'],
-  ['upstash-cron', 'schedules (Upstash-Cron) are not supported'],
+  ['upstash-queue-name', 'queues (Upstash-Queue-Name) are not supported yet'],
+  ['upstash-cron', 'Upstash-Cron belongs on POST /v2/schedules/{destination}, which creates a schedule'],
 ]);
 
 export function single(headers: HeaderBag, name: string): string | undefined {

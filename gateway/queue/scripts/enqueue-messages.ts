@@ -3,6 +3,34 @@ import { LuaScript } from './lua-script.js';
 import { SERVER_NOW_LUA } from './server-now.js';
 
 /**
+ * Lua for storing messages, shared by every script that creates messages (a publish, a schedule's
+ * tick): `store_message(keys, field, id, due, message)` stores one message, due time in ms (0 =
+ * now): a message due now goes onto the stream (keys[1]) and into the stream index (keys[2]); a
+ * delayed one into the schedule (keys[3]) and the scheduled messages (keys[4]) until it is due.
+ * `store_messages(keys, field, args, first)` stores the triples of `args` from index `first` on
+ * (message id, due time, encoded message) and returns the number stored.
+ */
+export const STORE_MESSAGES_LUA = `
+local function store_message(keys, field, id, due, message)
+  if tonumber(due) > 0 then
+    redis.call('HSET', keys[4], id, message)
+    redis.call('ZADD', keys[3], due, id)
+  else
+    local entry = redis.call('XADD', keys[1], '*', field, message)
+    redis.call('HSET', keys[2], id, entry)
+  end
+end
+
+local function store_messages(keys, field, args, first)
+  local stored = 0
+  for i = first, #args, 3 do
+    store_message(keys, field, args[i], args[i + 1], args[i + 2])
+    stored = stored + 1
+  end
+  return stored
+end
+`;
+/**
  * Stores published messages, all or none: a message due now goes onto the stream and into the
  * stream index; a delayed one into the schedule until it is due. A message with a deduplication
  * key that an earlier message holds within the window is not stored: its place in the answer is
@@ -23,7 +51,7 @@ import { SERVER_NOW_LUA } from './server-now.js';
 export const enqueueMessages = new LuaScript(
   'enqueue-messages',
   6,
-  `${DEDUPLICATE_LUA}${SERVER_NOW_LUA}
+  `${STORE_MESSAGES_LUA}${DEDUPLICATE_LUA}${SERVER_NOW_LUA}
 local answers = {}
 local now = nil
 for i = 3, #ARGV, 4 do
@@ -35,14 +63,10 @@ for i = 3, #ARGV, 4 do
   end
   if first then
     answers[#answers + 1] = first
-  elseif due > 0 then
-    redis.call('HSET', KEYS[4], id, message)
-    redis.call('ZADD', KEYS[3], due, id)
   else
-    local entry = redis.call('XADD', KEYS[1], '*', ARGV[1], message)
-    redis.call('HSET', KEYS[2], id, entry)
+    store_message(KEYS, ARGV[1], id, due, message)
+    answers[#answers + 1] = ''
   end
-  if not first then answers[#answers + 1] = '' end
 end
 return answers
 `,

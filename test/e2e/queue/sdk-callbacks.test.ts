@@ -245,6 +245,20 @@ describe('callbacks with the @upstash/qstash SDK', () => {
     },
   );
 
+  it('when a schedule asks for a callback, then it answers 400 rather than ignoring it, and no schedule is stored', async () => {
+    const before = await snapshotDatabase(inspect);
+    await expect(
+      quietly(() =>
+        client().schedules.create({
+          destination: `${destination.baseUrl}/scheduled`,
+          cron: '* * * * *',
+          callback: `${callbacks.baseUrl}/x`,
+        }),
+      ),
+    ).rejects.toThrow(/upstash-callback is not supported on schedules yet/);
+    expect(await snapshotDatabase(inspect)).toEqual(before);
+  });
+
   it('when a callback setting comes without its callback URL, then the publish answers 400', async () => {
     await expect(
       quietly(() =>

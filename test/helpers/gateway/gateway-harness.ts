@@ -31,18 +31,28 @@ export function testLogger(component: string): Logger {
   return createLogger({ level, component, stream: process.stderr });
 }
 
+export const UNLIMITED_FREE_RATES = {
+  SETTEE_GATEWAY_FREE_READS_PER_SECOND: '1000000',
+  SETTEE_GATEWAY_FREE_WRITES_PER_SECOND: '1000000',
+  SETTEE_GATEWAY_FREE_QUERIES_PER_SECOND: '1000000',
+} as const;
+
 /** The gateway in this process, on a free loopback port, serving one namespace. */
 export async function startTestGateway(options: {
   kubeConfig: KubeConfig;
   namespace: string;
   env?: Record<string, string>;
   writers?: GatewayOptions['writers'];
+  queue?: GatewayOptions['queue'];
 }): Promise<Gateway> {
   const config = loadGatewayConfig({
     SETTEE_GATEWAY_PORT: '0',
     SETTEE_WATCH_NAMESPACE: options.namespace,
     SETTEE_GATEWAY_REPLICA: 'test-gateway',
     SETTEE_SHUTDOWN_TIMEOUT: '2s',
+    // Suites about other things send free instances more than the free rates allow; the envelope's
+    // own suites set the rates they test.
+    ...UNLIMITED_FREE_RATES,
     ...options.env,
   });
   return startGateway({
@@ -50,6 +60,7 @@ export async function startTestGateway(options: {
     kubeConfig: options.kubeConfig,
     logger: testLogger('gateway'),
     ...(options.writers ? { writers: options.writers } : {}),
+    ...(options.queue ? { queue: options.queue } : {}),
   });
 }
 
