@@ -26,6 +26,10 @@ export interface DeadLetter {
   /** Kept so a DLQ retry sends its answers where the first publish asked. */
   callback?: CallbackRequest;
   failureCallback?: CallbackRequest;
+  /** Upstash-Topic-Name: the URL group it was published to. */
+  topicName?: string;
+  /** Upstash-Schedule-Id: the schedule whose tick created it. */
+  scheduleId?: string;
   retried: number;
   createdAt: number;
   failedAt: number;
@@ -80,6 +84,8 @@ export function buildDeadLetter(input: {
   if (message.label !== undefined) letter.label = message.label;
   if (message.callback !== undefined) letter.callback = message.callback;
   if (message.failureCallback !== undefined) letter.failureCallback = message.failureCallback;
+  if (message.topicName !== undefined) letter.topicName = message.topicName;
+  if (message.scheduleId !== undefined) letter.scheduleId = message.scheduleId;
   if (input.lastStatus !== undefined) letter.lastStatus = input.lastStatus;
   if (input.lastError !== undefined) letter.lastError = input.lastError;
   if (input.lastResponseBody !== undefined) letter.lastResponseBody = input.lastResponseBody;
