@@ -34,6 +34,8 @@ export function filterableLetter(letter: DeadLetter) {
   return {
     url: letter.destination,
     labels: labelsOf(letter.label),
+    topicName: letter.topicName,
+    scheduleId: letter.scheduleId,
     time: letter.failedAt,
     messageId: letter.messageId,
     dlqId: letter.dlqId,

@@ -23,6 +23,10 @@ export interface DeadLetter {
   retryDelay?: string;
   timeoutMs?: number;
   label?: string;
+  /** Upstash-Topic-Name: the URL group it was published to. */
+  topicName?: string;
+  /** Upstash-Schedule-Id: the schedule whose tick created it. */
+  scheduleId?: string;
   retried: number;
   createdAt: number;
   failedAt: number;
@@ -75,6 +79,8 @@ export function buildDeadLetter(input: {
   if (message.retryDelay !== undefined) letter.retryDelay = message.retryDelay;
   if (message.timeoutMs !== undefined) letter.timeoutMs = message.timeoutMs;
   if (message.label !== undefined) letter.label = message.label;
+  if (message.topicName !== undefined) letter.topicName = message.topicName;
+  if (message.scheduleId !== undefined) letter.scheduleId = message.scheduleId;
   if (input.lastStatus !== undefined) letter.lastStatus = input.lastStatus;
   if (input.lastError !== undefined) letter.lastError = input.lastError;
   if (input.lastResponseBody !== undefined) letter.lastResponseBody = input.lastResponseBody;

@@ -1,6 +1,6 @@
 import type { DeadLetter } from './dead-letter.js';
 import { labelsOf } from './list-query.js';
-import { bodyFields, headerLists, type MessageAnswer } from './message-answer.js';
+import { bodyFields, headerLists, originFields, type MessageAnswer } from './message-answer.js';
 
 /** A dead letter as QStash's DLQ API gives it (the SDK's `DlqMessage`). */
 export interface DeadLetterAnswer extends MessageAnswer {
@@ -22,6 +22,7 @@ export function buildDeadLetterAnswer(letter: DeadLetter): DeadLetterAnswer {
     maxRetries: letter.retries,
     createdAt: letter.createdAt,
     dlqId: letter.dlqId,
+    ...originFields(letter),
   };
   if (letter.retryDelay !== undefined) answer.retryDelayExpression = letter.retryDelay;
   if (letter.label !== undefined) {

@@ -24,7 +24,19 @@ const DEFAULT_PAGE = 100;
 const MAX_PAGE = 1_000;
 
 const LIST_SPEC: ListQuerySpec = {
-  filters: ['dlqId', 'messageId', 'url', 'host', 'path', 'label', 'fromDate', 'toDate', 'responseStatus'],
+  filters: [
+    'dlqId',
+    'messageId',
+    'url',
+    'host',
+    'path',
+    'label',
+    'topicName',
+    'scheduleId',
+    'fromDate',
+    'toDate',
+    'responseStatus',
+  ],
   maxCount: MAX_PAGE,
   cursor: true,
 };

@@ -15,6 +15,22 @@ export interface MessageAnswer {
   createdAt: number;
   label?: string;
   labels?: string[];
+  /** The URL group it was published to, under both names the SDK's `Message` has. */
+  urlGroup?: string;
+  topicName?: string;
+  scheduleId?: string;
+}
+
+/** The URL group and schedule a message came from, in the answer's fields. */
+export function originFields(origin: { topicName?: string | undefined; scheduleId?: string | undefined }): {
+  urlGroup?: string;
+  topicName?: string;
+  scheduleId?: string;
+} {
+  return {
+    ...(origin.topicName !== undefined && { urlGroup: origin.topicName, topicName: origin.topicName }),
+    ...(origin.scheduleId !== undefined && { scheduleId: origin.scheduleId }),
+  };
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -43,6 +59,7 @@ export function buildMessageAnswer(pending: PendingMessage): MessageAnswer {
     ...bodyFields(message.body),
     maxRetries: message.retries,
     createdAt: message.createdAt,
+    ...originFields(message),
   };
   if (message.retryDelay !== undefined) answer.retryDelayExpression = message.retryDelay;
   const notBefore = pending.dueAt ?? message.notBefore;

@@ -48,7 +48,7 @@ export const cancelMessage: ApiHandler = async (request) => {
  */
 export const cancelMessages: ApiHandler = async (request) => {
   const query = parseListQuery(request.route.query, {
-    filters: ['messageId', 'url', 'host', 'path', 'label', 'fromDate', 'toDate'],
+    filters: ['messageId', 'url', 'host', 'path', 'label', 'topicName', 'scheduleId', 'fromDate', 'toDate'],
     maxCount: 1_000_000,
     cursor: true,
   });
@@ -65,7 +65,14 @@ export const cancelMessages: ApiHandler = async (request) => {
     messages.scan(async (chunk) => {
       const matching = chunk.filter((m) =>
         matchesFilters(
-          { url: m.destination, labels: labelsOf(m.label), time: m.createdAt, messageId: m.id },
+          {
+            url: m.destination,
+            labels: labelsOf(m.label),
+            time: m.createdAt,
+            messageId: m.id,
+            topicName: m.topicName,
+            scheduleId: m.scheduleId,
+          },
           filters,
         ),
       );
