@@ -33,6 +33,8 @@ export const ConditionReason = {
   Hibernating: 'Hibernating',
   Hibernated: 'Hibernated',
   Waking: 'Waking',
+  Restoring: 'Restoring',
+  RestoreFailed: 'RestoreFailed',
   KeepAlive: 'KeepAlive',
   RecentActivity: 'RecentActivity',
   ReplicationRunning: 'ReplicationRunning',
@@ -60,6 +62,8 @@ export const CouchInstanceEventReason = {
   VolumeExpansionRefused: 'VolumeExpansionRefused',
   InvalidSpec: 'InvalidSpec',
   ReconcileFailed: 'ReconcileFailed',
+  RestoreCompleted: 'RestoreCompleted',
+  RestoreFailed: 'RestoreFailed',
 } as const;
 export type CouchInstanceEventReason =
   (typeof CouchInstanceEventReason)[keyof typeof CouchInstanceEventReason];

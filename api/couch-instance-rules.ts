@@ -141,6 +141,14 @@ export function buildSpecRules(envelope: FreeEnvelope): SpecRule[] {
         `(has(oldSelf.storage) && has(oldSelf.storage.storageClassName) ? oldSelf.storage.storageClassName : '')`,
       message: 'storage.storageClassName cannot change after the instance is created',
     },
+    {
+      // A restore fills a new, empty instance; into one that holds data it would overwrite or mix.
+      fieldPath: '.restore',
+      rule:
+        `(has(self.restore) ? self.restore.backup : '') == ` +
+        `(has(oldSelf.restore) ? oldSelf.restore.backup : '')`,
+      message: 'restore can only be set when the instance is created; restore into a new CouchInstance',
+    },
   ];
 }
 

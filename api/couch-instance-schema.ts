@@ -169,6 +169,24 @@ export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
         },
       },
     },
+    restore: {
+      type: 'object',
+      description:
+        'Fill this new instance from a backup before it reports Ready (phase Restoring): every database, ' +
+        'document (with its revision history), attachment and _security object, checked against the ' +
+        "backup's manifest. The instance gets its own new credentials. Only when the instance is created.",
+      required: ['backup'],
+      properties: {
+        backup: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 253,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+          description:
+            "Name of a Completed CouchBackup in this instance's namespace (backups of other namespaces cannot be named).",
+        },
+      },
+    },
     resources: {
       type: 'object',
       description:
@@ -213,7 +231,8 @@ export const COUCH_INSTANCE_STATUS_SCHEMA: JsonSchema = {
       enum: [...COUCH_INSTANCE_PHASES],
       description:
         'Pending (objects being created), Starting, Running, Hibernating (scaling to zero), Hibernated ' +
-        '(scaled to zero, data kept), Waking (scaling up after a wake request) or Failed (the spec is invalid).',
+        '(scaled to zero, data kept), Waking (scaling up after a wake request), Restoring (filled from ' +
+        'spec.restore before it reports Ready) or Failed (the spec is invalid).',
     },
     endpoint: { type: 'string', description: "The instance's URL at the gateway." },
     credentialsSecret: {
@@ -232,6 +251,22 @@ export const COUCH_INSTANCE_STATUS_SCHEMA: JsonSchema = {
       format: 'int64',
       minimum: 0,
       description: 'The metadata.generation this status was computed from.',
+    },
+    restore: {
+      type: 'object',
+      description: 'How the restore of spec.restore went.',
+      properties: {
+        backup: { type: 'string', description: 'The CouchBackup restored from.' },
+        phase: {
+          type: 'string',
+          enum: ['Restoring', 'Completed', 'Failed'],
+          description: 'Restoring, Completed (verified against the manifest) or Failed (see message).',
+        },
+        completedAt: timestamp('When the restore completed or failed.'),
+        databases: { type: 'integer', minimum: 0, description: 'Databases restored.' },
+        documents: { type: 'integer', format: 'int64', minimum: 0, description: 'Documents restored.' },
+        message: { type: 'string', description: 'Why it failed, for a person.' },
+      },
     },
     usage: {
       type: 'object',

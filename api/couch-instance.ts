@@ -17,6 +17,7 @@ export const COUCH_INSTANCE_PHASES = [
   'Hibernating',
   'Hibernated',
   'Waking',
+  'Restoring',
   'Failed',
 ] as const;
 export type CouchInstancePhase = (typeof COUCH_INSTANCE_PHASES)[number];
@@ -55,6 +56,18 @@ export interface CouchInstanceSpec {
   storage?: { size?: string; storageClassName?: string };
   addons?: CouchInstanceAddons;
   resources?: ResourceRequirements;
+  /** Fill the new instance from a backup before it reports Ready (docs/backups.md). Set at creation only. */
+  restore?: { backup: string };
+}
+
+/** How the restore of spec.restore went. */
+export interface CouchInstanceRestoreStatus {
+  backup: string;
+  phase: 'Restoring' | 'Completed' | 'Failed';
+  completedAt?: string;
+  databases?: number;
+  documents?: number;
+  message?: string;
 }
 
 /**
@@ -96,6 +109,7 @@ export interface CouchInstanceStatus {
   hibernatedAt?: string;
   observedGeneration?: number;
   conditions?: Condition[];
+  restore?: CouchInstanceRestoreStatus;
   usage?: CouchInstanceUsage;
 }
 

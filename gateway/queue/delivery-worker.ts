@@ -229,6 +229,7 @@ export class DeliveryWorker {
       policy: config,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
       deadLetterLimits: this.deadLetterLimits,
+      maxCallbackBodyBytes: config.maxBodyBytes,
     };
   }
 

@@ -6,6 +6,7 @@ import { InvalidRequestError, MessageNotFoundError } from './errors.js';
 import { sendJson } from './json-response.js';
 import { hasFilters, parseListQuery, type ListQuery, type ListQuerySpec } from './list-query.js';
 import { buildRetriedMessage, parseRetryOverrides } from './dlq-retry.js';
+import { compileAddressPolicy } from './ssrf/address-policy.js';
 import { storeCall } from './store-call.js';
 
 /**
@@ -112,7 +113,12 @@ export const deleteDeadLetters: ApiHandler = async (request) => {
 
 async function retry(request: ApiRequest, letters: readonly DeadLetter[]): Promise<{ messageId: string }[]> {
   const limits = { ...request.config, maxDelayMs: request.target.limits.maxDelayMs };
-  const overrides = parseRetryOverrides(request.req.headers, limits);
+  const overrides = parseRetryOverrides(
+    request.req.headers,
+    limits,
+    Date.now(),
+    compileAddressPolicy(request.config.ssrfAllowlist),
+  );
   const now = Date.now();
   const items = letters.map((letter) => ({
     dlqId: letter.dlqId,

@@ -45,6 +45,13 @@ export interface QueueKeys {
    * time (ms) of its last heartbeat. A consumer whose heartbeat is older than the lease is dead.
    */
   readonly consumerHeartbeats: string;
+  /**
+   * Hash from deduplication key (`id:<Upstash-Deduplication-Id>` or `content:<hash>`) to the id of
+   * the first message published under it, while its window lasts.
+   */
+  readonly deduplicationIds: string;
+  /** Sorted set of the deduplication keys: member = key, score = when its window ends (ms). */
+  readonly deduplicationExpiries: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -66,5 +73,7 @@ export function queueKeys(prefix: string): QueueKeys {
     deadLetters: `${prefix}dlq`,
     deadLetterOrder: `${prefix}dlq-order`,
     consumerHeartbeats: `${prefix}consumer-heartbeats`,
+    deduplicationIds: `${prefix}deduplication-ids`,
+    deduplicationExpiries: `${prefix}deduplication-expiries`,
   });
 }

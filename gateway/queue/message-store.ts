@@ -13,6 +13,12 @@ import { removeIdleConsumer } from './scripts/remove-idle-consumer.js';
 import { scheduleRetry } from './scripts/schedule-retry.js';
 
 /** A stream entry handed to a consumer: its id, and the stored message (undefined if deleted meanwhile). */
+/** What a publish answers for one message: its id, or the id of the message it duplicates. */
+export interface EnqueueAnswer {
+  messageId: string;
+  deduplicated: boolean;
+}
+
 export interface StreamEntry {
   entryId: string;
   stored: Buffer | undefined;
@@ -68,16 +74,31 @@ export class MessageStore {
 
   /**
    * Stores messages for delivery: on the stream, or in the schedule when their notBefore is after
-   * `now`. Once this resolves they survive a gateway crash. A batch is all or nothing.
+   * `now`. Once this resolves they survive a gateway crash. A batch is all or nothing, but for the
+   * messages whose deduplication key an earlier message holds within `deduplicationWindowMs`:
+   * those are not stored, and their answer is the earlier message's id.
    */
-  async enqueue(messages: readonly QueueMessage[], now = Date.now()): Promise<void> {
-    const args: (string | number | Buffer)[] = [MESSAGE_FIELD];
+  async enqueue(
+    messages: readonly QueueMessage[],
+    now = Date.now(),
+    options: { deduplicationWindowMs?: number } = {},
+  ): Promise<EnqueueAnswer[]> {
+    const args: (string | number | Buffer)[] = [MESSAGE_FIELD, options.deduplicationWindowMs ?? 0];
     for (const message of messages) {
       const due = message.notBefore !== undefined && message.notBefore > now ? message.notBefore : 0;
-      args.push(message.id, due, encodeMessage(message));
+      args.push(message.id, due, encodeMessage(message), message.deduplicationKey ?? '');
     }
     const k = this.keys;
-    await enqueueMessages.run(this.redis, [k.stream, k.streamIndex, k.schedule, k.scheduledMessages], args);
+    const answers = (await enqueueMessages.run(
+      this.redis,
+      [k.stream, k.streamIndex, k.schedule, k.scheduledMessages, k.deduplicationIds, k.deduplicationExpiries],
+      args,
+    )) as string[];
+    return messages.map((message, i) =>
+      answers[i]
+        ? { messageId: answers[i], deduplicated: true }
+        : { messageId: message.id, deduplicated: false },
+    );
   }
 
   /**

@@ -45,7 +45,9 @@ import { decideHibernation, type HibernationDecision, type HibernationInput } fr
 import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
 import { backupConditionFor } from './backup-condition.js';
+import type { BackupConfig } from '../couch-backup/config.js';
 import { FinalBackup } from './final-backup.js';
+import { RestoreFromBackup } from './restore-from-backup.js';
 import { ReplicationActivity } from './replication-activity.js';
 import { UsageMeter } from './usage-meter.js';
 import { accrueUsage, meteringDueInMs } from './metering.js';
@@ -73,8 +75,8 @@ export interface CouchInstanceReconcilerOptions {
   events: EventRecorder;
   config: CouchInstanceConfig;
   metrics: CouchInstanceMetrics;
-  /** How long the final backup's fingerprint check may wait for each answer (SETTEE_BACKUP_REQUEST_TIMEOUT). */
-  backupRequestTimeoutMs: number;
+  /** The backups' settings: the final backup's and the restore's timeouts, the cluster's object storage. */
+  backups: BackupConfig;
   now?: () => Date;
 }
 
@@ -114,6 +116,7 @@ export class CouchInstanceReconciler implements Reconciler {
   private readonly replications: ReplicationActivity;
   private readonly usage: UsageMeter;
   private readonly finalBackup: FinalBackup;
+  private readonly restorer: RestoreFromBackup;
   private readonly now: () => Date;
 
   constructor(private readonly options: CouchInstanceReconcilerOptions) {
@@ -133,7 +136,15 @@ export class CouchInstanceReconciler implements Reconciler {
     this.finalBackup = new FinalBackup({
       backups: options.informers.backups,
       clients: options.clients,
-      requestTimeoutMs: options.backupRequestTimeoutMs,
+      requestTimeoutMs: options.backups.requestTimeoutMs,
+      now: this.now,
+    });
+    this.restorer = new RestoreFromBackup({
+      backups: options.informers.backups,
+      pods: options.informers.pods,
+      clients: options.clients,
+      events: options.events,
+      config: options.backups,
       now: this.now,
     });
   }
@@ -232,6 +243,13 @@ export class CouchInstanceReconciler implements Reconciler {
       this.owned.apply(key, informers.services, buildClientService(instance)),
     ]);
 
+    const restore = await this.restorer.ensure({
+      instance,
+      ready: (statefulSet.status?.readyReplicas ?? 0) > 0,
+      credentials,
+      logger: ctx.logger,
+      signal: ctx.signal,
+    });
     const readyReplicas = statefulSet.status?.readyReplicas ?? 0;
     const running = decision.replicas > 0 && readyReplicas > 0;
     const usage = await this.usage.read({
@@ -246,6 +264,7 @@ export class CouchInstanceReconciler implements Reconciler {
     const statusInput: StatusInput = {
       ...this.statusBasis(instance, endpoint),
       credentialsSecret: names.adminSecret,
+      restore,
       decision,
       statefulSet: { replicas: statefulSet.status?.replicas ?? 0, readyReplicas },
       usage,
