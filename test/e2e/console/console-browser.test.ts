@@ -242,7 +242,9 @@ describe('the tenant console in a real browser', () => {
     await expect(readInstance('demo')).rejects.toMatchObject({ code: 404 });
 
     await page.getByLabel('Keep alive (never hibernate)').uncheck();
-    await page.getByLabel('Idle period before hibernating').fill('3s');
+    // The operator's idle clock starts when the instance is created, so the idle period must
+    // outlast a slow first start (seconds on a loaded machine) for the page to see Running first.
+    await page.getByLabel('Idle period before hibernating').fill('10s');
     await page.getByRole('button', { name: 'Create instance' }).click();
     await page.getByRole('heading', { name: 'demo' }).waitFor();
     // Every phase the badge shows, recorded in the page as it changes.
