@@ -97,7 +97,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
     ...redactDestination(message.destination),
     attempt: message.retried + 1,
   };
-  if (!(await ctx.store.isEntryPresent(entry.entryId))) {
+  if (!(await ctx.store.isEntryPresent(entry.entryId, message, now()))) {
     // Cancelled while this worker held it (or finished by another consumer): never sent.
     await ctx.store.complete(entry.entryId, message.id);
     ctx.logger.debug('cancelled message not delivered', logFields);
@@ -114,7 +114,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
     return handleFailure(ctx, entry, message, { ok: false, refused: false, error: failure.message }, now());
   }
   if (result.ok) {
-    await ctx.store.complete(entry.entryId, message.id);
+    await ctx.store.complete(entry.entryId, message.id, { message, now: now() });
     ctx.logger.debug('message delivered', { ...logFields, status: result.status });
     return 'delivered';
   }
@@ -155,6 +155,7 @@ async function handleFailure(
       consumer: ctx.consumer,
       message: { ...message, retried: message.retried + 1 },
       dueAt: now + decision.delayMs,
+      failure: { now, status: result.status, error: result.error },
     });
     ctx.logger.info('delivery retry scheduled', {
       messageId: message.id,

@@ -17,10 +17,12 @@ import {
 import { sendJson } from './json-response.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { createMessage, type MessageRequest } from './message.js';
+import { eventCapOf } from './message-event.js';
 import { MessageStore } from './message-store.js';
 import { parsePublishHeaders } from './publish-headers.js';
 import type { ApiHandler } from './api-request.js';
 import { cancelMessage, cancelMessages, getMessage } from './messages-api.js';
+import { listEvents } from './events-api.js';
 import {
   deleteDeadLetter,
   deleteDeadLetters,
@@ -44,6 +46,7 @@ const API_HANDLERS: Readonly<Partial<Record<QueueOperation, ApiHandler>>> = {
   'dlq.deleteMany': deleteDeadLetters,
   'dlq.retry': retryDeadLetter,
   'dlq.retryMany': retryDeadLetters,
+  'events.list': listEvents,
 };
 
 export interface QueueHandlerOptions {
@@ -72,7 +75,7 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
   const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<string[]> => {
     const messages = requests.map((request) => createMessage(request));
     try {
-      await new MessageStore(connections.get(target), keys).enqueue(messages);
+      await new MessageStore(connections.get(target), keys, eventCapOf(config, target)).enqueue(messages);
     } catch (err) {
       throw new StoreUnavailableError(
         `the queue's database did not store the message: ${(err as Error).message}`,

@@ -3,6 +3,8 @@ import { parseQStashDuration } from '../../api/qstash-duration.js';
 import {
   DEFAULT_DATABASE_PORT,
   DEFAULT_DEAD_LETTER_RETENTION,
+  DEFAULT_EVENT_RETENTION,
+  DEFAULT_MAX_EVENTS,
   DEFAULT_MAX_DELAY,
   LABEL_QUEUE_BINDING,
   QueueEnvKey,
@@ -51,6 +53,8 @@ export function buildQueueLimits(binding: QueueBinding): QueueLimits {
   const result: QueueLimits = {
     maxDelayMs: durationOr(limits?.maxDelay, DEFAULT_MAX_DELAY),
     deadLetterRetentionMs: durationOr(limits?.deadLetterRetention, DEFAULT_DEAD_LETTER_RETENTION),
+    eventRetentionMs: durationOr(limits?.eventRetention, DEFAULT_EVENT_RETENTION),
+    maxEvents: limits?.maxEvents ?? DEFAULT_MAX_EVENTS,
   };
   if (limits?.maxDeadLetters !== undefined) result.maxDeadLetters = limits.maxDeadLetters;
   return result;

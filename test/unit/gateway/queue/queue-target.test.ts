@@ -35,7 +35,12 @@ describe('the gateway view of a binding', () => {
       token: 'pw',
       signingKey: 'sig_a',
       connection: { host: 'redis.ns.svc', port: 6379, tls: false, db: 0 },
-      limits: { maxDelayMs: 7 * 86_400_000, deadLetterRetentionMs: 7 * 86_400_000 },
+      limits: {
+        maxDelayMs: 7 * 86_400_000,
+        deadLetterRetentionMs: 7 * 86_400_000,
+        eventRetentionMs: 3 * 86_400_000,
+        maxEvents: 100_000,
+      },
     });
   });
 
@@ -49,6 +54,8 @@ describe('the gateway view of a binding', () => {
       maxDelayMs: 129_600_000,
       deadLetterRetentionMs: 86_400_000,
       maxDeadLetters: 50,
+      eventRetentionMs: 3 * 86_400_000,
+      maxEvents: 100_000,
     });
   });
 
