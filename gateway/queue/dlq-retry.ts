@@ -30,6 +30,7 @@ export function parseRetryOverrides(
   if (parsed.timeoutMs !== undefined) overrides.timeoutMs = parsed.timeoutMs;
   if (parsed.notBefore !== undefined) overrides.notBefore = parsed.notBefore;
   if (parsed.label !== undefined) overrides.label = parsed.label;
+  if (parsed.redact !== undefined) overrides.redact = parsed.redact;
   if (Object.keys(headers).some((name) => name.startsWith(FORWARD_PREFIX))) {
     const { 'content-type': _requestContentType, ...forwarded } = parsed.headers;
     overrides.headers = forwarded;
@@ -60,5 +61,7 @@ export function buildRetriedMessage(
   const label = overrides.label ?? letter.label;
   if (label !== undefined) message.label = label;
   if (overrides.notBefore !== undefined) message.notBefore = overrides.notBefore;
+  const redact = overrides.redact ?? letter.redact;
+  if (redact !== undefined) message.redact = redact;
   return message;
 }

@@ -1,4 +1,5 @@
 import { randomFillSync } from 'node:crypto';
+import type { RedactFields } from './redact-fields.js';
 
 /** One message as the queue keeps it, from publish until it is delivered or dead-lettered. */
 export interface QueueMessage {
@@ -25,6 +26,8 @@ export interface QueueMessage {
   notBefore?: number;
   /** Upstash-Label: a name to find the message by in the messages, DLQ and events APIs. */
   label?: string;
+  /** Upstash-Redact-Fields: what the APIs hide of this message. */
+  redact?: RedactFields;
 }
 
 /** What a publisher asks for; the queue adds id, retried and createdAt. */
