@@ -248,20 +248,26 @@ async function seedDeadLetters(inspect: Redis, count: number): Promise<void> {
   }
 }
 
-async function pageLatencies(url: string, token: string, withCursor: boolean): Promise<number[]> {
+async function pageLatencies(
+  url: string,
+  token: string,
+  withCursor: boolean,
+): Promise<{ latencies: number[]; items: number }> {
   const latencies: number[] = [];
+  let items = 0;
   let cursor: string | undefined;
   for (let i = 0; i < PAGE_REQUESTS; i += 1) {
     const started = performance.now();
     const response = await fetch(`${url}${withCursor && cursor ? `&cursor=${cursor}` : ''}`, {
       headers: { authorization: `Bearer ${token}` },
     });
-    const body = (await response.json()) as { cursor?: string };
+    const body = (await response.json()) as { cursor?: string; events?: unknown[]; messages?: unknown[] };
     latencies.push(performance.now() - started);
     if (response.status !== 200) throw new Error(`${url}: ${response.status}`);
+    items += (body.events ?? body.messages ?? []).length;
     cursor = body.cursor;
   }
-  return latencies;
+  return { latencies, items };
 }
 
 async function listLatencies(inspect: Redis, target: QueueTarget) {
@@ -286,9 +292,9 @@ async function listLatencies(inspect: Redis, target: QueueTarget) {
       ['GET /v2/dlq, pages of 100 along the cursor', `${base}/dlq?count=100`, true],
       ['GET /v2/dlq?label=rare (1 in 100), 100 per page', `${base}/dlq?count=100&label=rare`, true],
     ] as const) {
-      const latencies = await pageLatencies(url, target.token, withCursor);
+      const { latencies, items } = await pageLatencies(url, target.token, withCursor);
       console.log(
-        `   ${name.padEnd(52)} p50 ${round(quantile(latencies, 0.5), 1)} ms, p99 ${round(quantile(latencies, 0.99), 1)} ms`,
+        `   ${name.padEnd(52)} p50 ${round(quantile(latencies, 0.5), 1)} ms, p99 ${round(quantile(latencies, 0.99), 1)} ms, ${round(items / PAGE_REQUESTS, 1)} items per page`,
       );
     }
   } finally {
