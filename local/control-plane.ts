@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { applyObject, makeObjectClient } from '../kube/apply.js';
+import { assertStillRunning, startControllersAndScheduler } from './control-plane-components.js';
 import { locateKubeTools, type KubeTools } from './kube-tools.js';
 import { loadManifests } from './manifests.js';
 import { generateControlPlanePki, type ControlPlanePki } from './pki.js';
@@ -23,14 +24,14 @@ export interface ControlPlaneOptions {
   log?: (message: string) => void;
 }
 
-/** A running etcd + kube-apiserver pair on loopback, with an admin kubeconfig. */
+/** A running etcd, kube-apiserver, kube-controller-manager and kube-scheduler on loopback, with an admin kubeconfig. */
 export interface ControlPlane {
   /** https://127.0.0.1:<port> */
   server: string;
   kubeconfigPath: string;
   kubeConfig: KubeConfig;
   tools: KubeTools;
-  /** Stops both processes and removes the temporary data. Safe to call twice. */
+  /** Stops every process and removes the temporary data. Safe to call twice. */
   stop(): Promise<void>;
 }
 
@@ -38,9 +39,9 @@ const READY_TIMEOUT_MS = 60_000;
 
 /**
  * Starts a real etcd and kube-apiserver on free loopback ports with freshly generated certificates,
- * waits for /readyz, writes a kubeconfig, installs the CRDs and waits until they are Established.
- * There is no controller-manager, scheduler or kubelet: objects are stored and validated, nothing
- * runs them (the local platform's kubelet stand-in plays that part where needed).
+ * waits for /readyz, starts the real kube-controller-manager and kube-scheduler, writes a
+ * kubeconfig, installs the CRDs and waits until they are Established. There is no kubelet: the
+ * kubelet stand-in (local/kubelet-stand-in) registers the nodes and runs their pods.
  */
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = options.log ?? (() => undefined);
@@ -53,11 +54,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await fs.rm(workDir, { recursive: true, force: true });
   };
   try {
-    const pki = generateControlPlanePki();
-    const files = await writePki(workDir, pki);
     log('starting etcd');
-    const etcd = await startEtcd(tools, workDir);
+    // The keys are generated off the event loop while etcd starts.
+    const [pki, etcd] = await Promise.all([generateControlPlanePki(), startEtcd(tools, workDir)]);
     processes.push(etcd.process);
+    const files = await writePki(workDir, pki);
     log('starting kube-apiserver');
     const etcdUrl = `http://127.0.0.1:${etcd.port}`;
     const apiserver = await startApiserver(tools, { workDir, files, etcdUrl, pki });
@@ -65,8 +66,20 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const server = `https://127.0.0.1:${apiserver.port}`;
     const kubeconfigPath = options.kubeconfigPath ?? path.join(workDir, 'kubeconfig');
     const kubeConfig = await writeKubeconfig(kubeconfigPath, server, pki);
+    log('starting kube-controller-manager and kube-scheduler');
+    const components = await startControllersAndScheduler({
+      tools,
+      workDir,
+      server,
+      caPem: pki.ca.certPem,
+      files,
+      controllerManager: pki.controllerManager,
+      scheduler: pki.scheduler,
+    });
+    processes.push(...components);
     log('installing CRDs');
     await installCrds(kubeConfig, options.crdDir ?? DEFAULT_CRD_DIR);
+    await assertStillRunning(components);
     return { server, kubeconfigPath, kubeConfig, tools, stop };
   } catch (err) {
     await stop();
@@ -81,6 +94,7 @@ function fastTempRoot(): string {
 
 interface PkiFiles {
   caCert: string;
+  caKey: string;
   apiserverCert: string;
   apiserverKey: string;
   serviceAccountPublic: string;
@@ -92,6 +106,7 @@ async function writePki(workDir: string, pki: ControlPlanePki): Promise<PkiFiles
   await fs.mkdir(dir, { mode: 0o700 });
   const files: PkiFiles = {
     caCert: path.join(dir, 'ca.crt'),
+    caKey: path.join(dir, 'ca.key'),
     apiserverCert: path.join(dir, 'apiserver.crt'),
     apiserverKey: path.join(dir, 'apiserver.key'),
     serviceAccountPublic: path.join(dir, 'sa.pub'),
@@ -99,6 +114,7 @@ async function writePki(workDir: string, pki: ControlPlanePki): Promise<PkiFiles
   };
   await Promise.all([
     fs.writeFile(files.caCert, pki.ca.certPem),
+    fs.writeFile(files.caKey, pki.ca.keyPem, { mode: 0o600 }),
     fs.writeFile(files.apiserverCert, pki.apiserver.certPem),
     fs.writeFile(files.apiserverKey, pki.apiserver.keyPem, { mode: 0o600 }),
     fs.writeFile(files.serviceAccountPublic, pki.serviceAccount.publicKeyPem),
@@ -163,7 +179,9 @@ function startApiserver(
           '--service-cluster-ip-range=10.96.0.0/16',
           '--authorization-mode=RBAC',
           '--allow-privileged=true',
-          // No controller-manager runs, so no service account token controller: pods would be refused.
+          // Off although the controller manager makes every namespace's default ServiceAccount: a
+          // pod created the instant its namespace appears (the tests do) would be refused until it
+          // exists. Settee's pods mount no token (automountServiceAccountToken: false).
           '--disable-admission-plugins=ServiceAccount',
           '--enable-priority-and-fairness=false',
           '--profiling=false',

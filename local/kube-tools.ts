@@ -2,10 +2,15 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Where kube-apiserver, etcd, kubectl (and helm, when built) live: the KUBEBUILDER_ASSETS layout. */
+/**
+ * Where kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kubectl (and helm, when
+ * built) live: the KUBEBUILDER_ASSETS layout.
+ */
 export interface KubeTools {
   dir: string;
   kubeApiserver: string;
+  kubeControllerManager: string;
+  kubeScheduler: string;
   etcd: string;
   kubectl: string;
   helm: string;
@@ -40,7 +45,7 @@ export function locateKubeTools(): Promise<KubeTools> {
         reject(
           new KubeToolsUnavailableError(
             `the Kubernetes binaries are unavailable (build script exited ${code}); see the message above, ` +
-              'or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver, etcd and kubectl',
+              'or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kubectl',
           ),
         );
         return;
@@ -48,6 +53,8 @@ export function locateKubeTools(): Promise<KubeTools> {
       resolve({
         dir,
         kubeApiserver: path.join(dir, 'kube-apiserver'),
+        kubeControllerManager: path.join(dir, 'kube-controller-manager'),
+        kubeScheduler: path.join(dir, 'kube-scheduler'),
         etcd: path.join(dir, 'etcd'),
         kubectl: path.join(dir, 'kubectl'),
         helm: path.join(dir, 'helm'),

@@ -8,6 +8,8 @@ import { ownKey } from '../../kube/controller-runtime/key-mappers.js';
 import { anyOf, deletionChanged, generationChanged } from '../../kube/controller-runtime/predicates.js';
 import type { CouchEngineKind } from '../couch-engine/index.js';
 import { EngineReconciler } from './engine-reconciler.js';
+import { startNodeAgent } from './node-agent.js';
+import type { LocalNodeSpec } from './node-object.js';
 
 export interface KubeletStandInOptions {
   kubeConfig: KubeConfig;
@@ -18,6 +20,11 @@ export interface KubeletStandInOptions {
   engineKind?: CouchEngineKind;
   /** How often every StatefulSet is looked at again, e.g. to restart an engine that died (default 10 s). */
   resyncPeriodMs?: number;
+  /**
+   * The nodes to register and keep Ready (make run). Tests leave it out: their global setup keeps
+   * each control plane's nodes for the whole run, while stand-ins come and go per suite.
+   */
+  nodes?: readonly LocalNodeSpec[];
 }
 
 export interface KubeletStandIn {
@@ -80,6 +87,9 @@ export async function startKubeletStandIn(options: KubeletStandInOptions): Promi
     backoff: { baseMs: 200, maxMs: 10_000 },
     logger,
   });
+  const nodeAgent = options.nodes
+    ? await startNodeAgent({ kubeConfig: options.kubeConfig, nodes: options.nodes, logger })
+    : undefined;
   informers.startAll();
   await informers.waitForSync();
   controller.start();
@@ -92,6 +102,7 @@ export async function startKubeletStandIn(options: KubeletStandInOptions): Promi
       await controller.stop();
       await informers.stopAll();
       await reconciler.stopAll();
+      await nodeAgent?.stop();
     },
   };
 }

@@ -10,6 +10,7 @@ import { deepFreeze, EnvReader } from '../../observability/env-reader.js';
 import { loadKubeConfig } from '../../kube/clients.js';
 import { createLogger, errorMessage, LOG_LEVELS } from '../../observability/logger.js';
 import { startKubeletStandIn } from './kubelet-stand-in.js';
+import { DEFAULT_LOCAL_NODES } from './node-object.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -24,7 +25,12 @@ async function main(): Promise<void> {
   });
   read.assertValid();
   const logger = createLogger({ level: config.logLevel, component: 'kubelet-stand-in' });
-  const standIn = await startKubeletStandIn({ kubeConfig: loadKubeConfig(), ...config, logger });
+  const standIn = await startKubeletStandIn({
+    kubeConfig: loadKubeConfig(),
+    ...config,
+    nodes: DEFAULT_LOCAL_NODES,
+    logger,
+  });
   let stopping = false;
   const shutdown = (): void => {
     if (stopping) return;

@@ -1,7 +1,8 @@
 import type { V1Container, V1Pod, V1PodCondition, V1StatefulSet } from '@kubernetes/client-node';
+import { DEFAULT_LOCAL_NODES } from './node-object.js';
 
-/** The node name the local platform's pods are bound to (there is no scheduler and no Node object). */
-export const LOCAL_NODE_NAME = 'settee-local';
+/** The node the stand-in binds the pods it creates to (the node agent registers it). */
+export const LOCAL_NODE_NAME = DEFAULT_LOCAL_NODES[0]?.name ?? 'settee-local';
 /** Every engine listens on loopback: the "pod IP" of the local platform. */
 export const LOCAL_POD_IP = '127.0.0.1';
 

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Builds the Kubernetes binaries Settee's tests and local platform run (kube-apiserver, kubectl,
-# and helm) from the Go module proxy, once, into ~/.cache/settee/<version>/. No Docker needed.
+# Builds the Kubernetes binaries Settee's tests and local platform run (kube-apiserver,
+# kube-controller-manager, kube-scheduler, kubectl, and helm) from the Go module proxy, once, into
+# ~/.cache/settee/<version>/. No Docker needed.
 #
 # k8s.io/kubernetes points its k8s.io/* staging modules at ./staging/... in its own go.mod, which
 # a consumer cannot follow; the wrapper go.mod below maps each to the published v0.<minor>.<patch>
-# release that was cut from the same tag.
+# release that was cut from the same tag. Where the proxy does not serve that release of a module
+# (seen here: kube-scheduler, kube-controller-manager, csi-translation-lib, endpointslice and
+# cri-client at v0.31.14), the newest patch of the same minor that it serves is taken instead.
 #
 # Usage: build-kube-tools.sh            prints the folder holding the binaries (KUBEBUILDER_ASSETS layout)
 # Env:   KUBEBUILDER_ASSETS             use that folder instead when it already holds the binaries
@@ -20,7 +23,7 @@ log() { printf '[kube-tools] %s\n' "$*" >&2; }
 fail() { printf '[kube-tools] error: %s\n' "$*" >&2; exit 1; }
 
 if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
-  for bin in kube-apiserver etcd kubectl; do
+  for bin in kube-apiserver kube-controller-manager kube-scheduler etcd kubectl; do
     [[ -x "$KUBEBUILDER_ASSETS/$bin" ]] || fail "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS has no executable '$bin'"
   done
   echo "$KUBEBUILDER_ASSETS"
@@ -38,7 +41,7 @@ link_etcd() {
   # so the cache folder has the KUBEBUILDER_ASSETS layout.
   local etcd_bin
   etcd_bin="$(command -v etcd || true)"
-  [[ -n "$etcd_bin" ]] || fail "etcd not found: install Debian's etcd-server (apt-get install etcd-server) or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver, etcd and kubectl"
+  [[ -n "$etcd_bin" ]] || fail "etcd not found: install Debian's etcd-server (apt-get install etcd-server) or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kubectl"
   ln -sf "$etcd_bin" "$CACHE_DIR/etcd"
 }
 
@@ -50,10 +53,14 @@ HELM_LDFLAGS="-X helm.sh/helm/v3/internal/version.version=v${HELM_VERSION} -X he
 # Bumped whenever the way the binaries are built changes, so older caches are rebuilt.
 BUILD_STAMP="stamped-v1"
 
+require_go() {
+  command -v go >/dev/null || fail "go not found: install Go 1.22+ or set KUBEBUILDER_ASSETS to a folder holding the Kubernetes binaries"
+}
+
 build_go() { # <name> <module dir> <package> <ldflags>
   local name="$1" dir="$2" pkg="$3" ldflags="$4"
   [[ -x "$CACHE_DIR/$name" && -f "$CACHE_DIR/$name.$BUILD_STAMP" ]] && return 0
-  command -v go >/dev/null || fail "go not found: install Go 1.22+ or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver, etcd and kubectl"
+  require_go
   log "building $name from $pkg (first run only; several minutes on 2 cores)"
   ( cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags="-s -w $ldflags" -o "$CACHE_DIR/$name.tmp" "$pkg" ) \
     || fail "building $name failed (see output above); set KUBEBUILDER_ASSETS to use prebuilt binaries instead"
@@ -62,11 +69,41 @@ build_go() { # <name> <module dir> <package> <ldflags>
   log "built $name"
 }
 
+# The proxy's base URL (the first entry of GOPROXY).
+proxy_url() { go env GOPROXY | cut -d, -f1; }
+
+# Whether the proxy serves module $1 at version $2 (its go.mod and its source).
+proxy_serves() {
+  local base; base="$(proxy_url)/$1/@v/$2"
+  curl -fsS -o /dev/null "$base.mod" 2>/dev/null && curl -fsS -o /dev/null -r 0-0 "$base.zip" 2>/dev/null
+}
+
+# The staging release for module $1: v$STAGING_VERSION, or the newest earlier patch of its minor
+# that the proxy serves.
+staging_release() {
+  local module="$1" patch="${STAGING_VERSION##*.}" minor="${STAGING_VERSION%.*}"
+  proxy_serves "$module" "v$STAGING_VERSION" && { echo "v$STAGING_VERSION"; return; }
+  while (( patch > 0 )); do
+    patch=$((patch - 1))
+    if proxy_serves "$module" "v$minor.$patch"; then
+      log "the proxy does not serve $module v$STAGING_VERSION; using v$minor.$patch (same minor)"
+      echo "v$minor.$patch"
+      return
+    fi
+  done
+  fail "the Go module proxy serves no v$minor.x release of $module"
+}
+
+# Bumped when the wrapper go.mod's generation changes, so an older one is written again.
+MODULE_STAMP="// settee wrapper v2"
+
 kube_module() {
   local dir="$CACHE_DIR/src/kubernetes"
-  if [[ ! -f "$dir/go.sum" ]]; then
+  if [[ ! -f "$dir/go.sum" ]] || ! grep -qsF "$MODULE_STAMP" "$dir/go.mod"; then
     mkdir -p "$dir"
+    log "writing the Go module wrapper for k8s.io/kubernetes v${KUBE_VERSION}"
     {
+      echo "$MODULE_STAMP"
       echo "module settee.dev/kube-tools"
       echo
       echo "go 1.22"
@@ -75,12 +112,13 @@ kube_module() {
       echo
       echo "replace ("
       local staging
-      staging=$(curl -fsS "$(go env GOPROXY | cut -d, -f1)/k8s.io/kubernetes/@v/v${KUBE_VERSION}.mod" 2>/dev/null \
+      staging=$(curl -fsS "$(proxy_url)/k8s.io/kubernetes/@v/v${KUBE_VERSION}.mod" 2>/dev/null \
         | sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' || true)
       [[ -n "$staging" ]] || staging=$(go mod download -json "k8s.io/kubernetes@v${KUBE_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p' | xargs sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p')
-      for m in $staging; do echo "	$m => $m v${STAGING_VERSION}"; done
+      for m in $staging; do echo "	$m => $m $(staging_release "$m")"; done
       echo ")"
-    } > "$dir/go.mod"
+    } > "$dir/go.mod.tmp"
+    mv "$dir/go.mod.tmp" "$dir/go.mod"
     touch "$dir/go.sum"
   fi
   echo "$dir"
@@ -97,11 +135,13 @@ helm_module() {
 }
 
 link_etcd
-if [[ ! -f "$CACHE_DIR/kube-apiserver.$BUILD_STAMP" || ! -f "$CACHE_DIR/kubectl.$BUILD_STAMP" ]]; then
+KUBE_BINARIES="kube-apiserver kube-controller-manager kube-scheduler kubectl"
+for bin in $KUBE_BINARIES; do
+  [[ -f "$CACHE_DIR/$bin.$BUILD_STAMP" ]] && continue
+  require_go
   kdir=$(kube_module)
-  build_go kube-apiserver "$kdir" k8s.io/kubernetes/cmd/kube-apiserver "$KUBE_LDFLAGS"
-  build_go kubectl "$kdir" k8s.io/kubernetes/cmd/kubectl "$KUBE_LDFLAGS"
-fi
+  build_go "$bin" "$kdir" "k8s.io/kubernetes/cmd/$bin" "$KUBE_LDFLAGS"
+done
 if [[ "${SETTEE_SKIP_HELM:-}" != 1 && ! -f "$CACHE_DIR/helm.$BUILD_STAMP" ]]; then
   hdir=$(helm_module)
   build_go helm "$hdir" helm.sh/helm/v3/cmd/helm "$HELM_LDFLAGS"

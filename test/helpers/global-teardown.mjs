@@ -4,5 +4,10 @@ export default async function globalTeardown() {
   const planes = globalThis[KEY] ?? [];
   process.stderr.write(`[settee] stopping ${planes.length} control plane(s)\n`);
   delete globalThis[KEY];
-  await Promise.all(planes.map((plane) => plane.stop()));
+  await Promise.all(
+    planes.map(async ({ plane, nodes }) => {
+      await nodes.stop();
+      await plane.stop();
+    }),
+  );
 }

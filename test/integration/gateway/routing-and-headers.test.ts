@@ -303,7 +303,7 @@ describe('the gateway routes instance requests and passes headers as a proxy mus
 
   it('when a certificate and key are configured, then the gateway serves HTTPS and tells the instance so', async () => {
     const { kubeConfig } = testControlPlane();
-    const pki = generateControlPlanePki();
+    const pki = await generateControlPlanePki();
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-gw-tls-'));
     await fs.writeFile(path.join(dir, 'tls.crt'), pki.apiserver.certPem);
     await fs.writeFile(path.join(dir, 'tls.key'), pki.apiserver.keyPem);

@@ -1,18 +1,23 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { ApiextensionsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { DEFAULT_CRD_DIR, startControlPlane } from '../../../local/control-plane.js';
 import { loadManifests } from '../../../local/manifests.js';
 import { isProcessAlive } from '../../../local/process.js';
-import { testControlPlane } from '../../helpers/kube.js';
+import { waitFor } from '../../../local/wait.js';
+import { TEST_NODES } from '../../helpers/control-plane-env.js';
+import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 
-/** Pids of this process's etcd and kube-apiserver children. */
+// ps shows a command's first 15 characters: kube-controller-manager is "kube-controller".
+const CONTROL_PLANE_COMMANDS = ['etcd', 'kube-apiserver', 'kube-controller', 'kube-scheduler'];
+
+/** Pids of this process's control plane children. */
 function controlPlanePids(): number[] {
   const out = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)]).toString();
   return out
     .split('\n')
     .map((line) => line.trim().split(/\s+/))
-    .filter(([, comm]) => comm === 'etcd' || comm === 'kube-apiserver')
+    .filter(([, comm]) => CONTROL_PLANE_COMMANDS.includes(comm ?? ''))
     .map(([pid]) => Number(pid));
 }
 
@@ -48,16 +53,99 @@ describe('the embedded control plane', () => {
     const plane = await startControlPlane();
     const started = controlPlanePids().filter((pid) => !before.has(pid));
     try {
-      expect(started.length).toBe(2); // etcd and kube-apiserver
+      expect(started.length).toBe(4); // etcd, kube-apiserver, kube-controller-manager, kube-scheduler
       const core = plane.kubeConfig.makeApiClient(CoreV1Api);
       await core.createNamespace({ body: { metadata: { name: 'settee-probe' } } });
       const ns = await core.readNamespace({ name: 'settee-probe' });
       expect(ns.status?.phase).toBe('Active');
+      await core.createNamespacedConfigMap({
+        namespace: 'settee-probe',
+        body: { metadata: { name: 'left' } },
+      });
       await core.deleteNamespace({ name: 'settee-probe' });
+      // The namespace controller empties it and finalizes it: deletion completes.
+      await waitFor(
+        'namespace settee-probe to be gone',
+        () =>
+          core.readNamespace({ name: 'settee-probe' }).then(
+            () => undefined,
+            () => true,
+          ),
+        { timeoutMs: 45_000, intervalMs: 250 },
+      );
     } finally {
       await plane.stop();
     }
     expect(started.filter(isProcessAlive)).toEqual([]);
     expect(fs.existsSync(plane.kubeconfigPath)).toBe(false);
+  });
+
+  describe('with its controllers and scheduler', () => {
+    const namespace = useTestNamespace('controllers');
+
+    it('when an owner is deleted, then the garbage collector deletes what it owns', async () => {
+      const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
+      const owner = await core.createNamespacedConfigMap({
+        namespace: namespace.name,
+        body: { metadata: { name: 'owner' } },
+      });
+      const ownerReference = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: 'owner',
+        uid: owner.metadata?.uid ?? '',
+      };
+      await core.createNamespacedConfigMap({
+        namespace: namespace.name,
+        body: { metadata: { name: 'owned', ownerReferences: [ownerReference] } },
+      });
+      await core.deleteNamespacedConfigMap({ name: 'owner', namespace: namespace.name });
+      await waitFor(
+        'the owned ConfigMap to be collected',
+        () =>
+          core.readNamespacedConfigMap({ name: 'owned', namespace: namespace.name }).then(
+            () => undefined,
+            () => true,
+          ),
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
+    });
+
+    it('when a namespace is made, then the service account controller gives it its default ServiceAccount', async () => {
+      const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
+      const account = await waitFor(
+        'the default ServiceAccount',
+        () =>
+          core
+            .readNamespacedServiceAccount({ name: 'default', namespace: namespace.name })
+            .catch(() => undefined),
+        { timeoutMs: 15_000, intervalMs: 200 },
+      );
+      expect(account.metadata?.name).toBe('default');
+    });
+
+    it('when a pod names no node, then the scheduler binds it to a Ready node of the kubelet stand-in', async () => {
+      const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
+      const node = await core.readNode({ name: TEST_NODES[0]?.name ?? '' });
+      expect(node.status?.conditions).toEqual(
+        expect.arrayContaining([expect.objectContaining({ type: 'Ready', status: 'True' })]),
+      );
+      expect(node.spec?.taints ?? []).toEqual([]);
+      const body: V1Pod = {
+        metadata: { name: 'scheduled' },
+        spec: { containers: [{ name: 'c', image: 'registry.invalid/none:1' }] },
+      };
+      await core.createNamespacedPod({ namespace: namespace.name, body });
+      const bound = await waitFor(
+        'the pod to be bound',
+        async () => {
+          const pod = await core.readNamespacedPod({ name: 'scheduled', namespace: namespace.name });
+          return pod.spec?.nodeName ? pod : undefined;
+        },
+        { timeoutMs: 15_000, intervalMs: 100 },
+      );
+      expect(TEST_NODES.map((n) => n.name)).toContain(bound.spec?.nodeName);
+      await core.deleteNamespacedPod({ name: 'scheduled', namespace: namespace.name, gracePeriodSeconds: 0 });
+    });
   });
 });

@@ -46,7 +46,7 @@ describe('the Kubernetes tool build', () => {
     const result = runBuild({ PATH: process.env.PATH });
     expect(result.status).toBe(0);
     const dir = result.stdout.trim();
-    for (const bin of ['kube-apiserver', 'etcd', 'kubectl'])
+    for (const bin of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'etcd', 'kubectl'])
       expect(fs.existsSync(path.join(dir, bin))).toBe(true);
     expect(Date.now() - started).toBeLessThan(5_000);
   });

@@ -110,26 +110,25 @@ describe('a CouchInstance and the objects it owns', () => {
     expect(statefulSet.spec?.template.spec?.containers[0]?.image).toBe('couchdb:3.4.3');
   });
 
-  it('when the instance is deleted, then every object it owned carries a controller reference to it for garbage collection', async () => {
-    // The test control plane runs no controller-manager, so no garbage collector deletes anything
-    // here; what a real cluster's collector acts on, the controller owner reference, is checked.
+  it('when the instance is deleted, then the garbage collector removes every object it owned by their controller references', async () => {
     const { core, apps, custom } = testClients();
     const instance = await createInstance(ns.name, 'short-lived', {});
     await waitForInstance(ns.name, 'short-lived', 'phase Starting', hasPhase('Starting'));
-    await custom.deleteNamespacedCustomObject({ ...instanceApi(ns.name), name: 'short-lived' });
-    await waitFor(
-      'the operator to forget the deleted instance',
-      async () =>
-        (await metricValue(operator, 'settee_couch_instances{phase="Starting"}')) === 2 ? true : undefined,
-      { timeoutMs: 10_000 },
-    );
     const labelSelector = 'settee.dev/instance=short-lived';
-    const owned: KubernetesObject[] = [
+    const listOwned = async (): Promise<KubernetesObject[]> => [
       ...(await core.listNamespacedSecret({ namespace: ns.name, labelSelector })).items,
       ...(await core.listNamespacedConfigMap({ namespace: ns.name, labelSelector })).items,
       ...(await core.listNamespacedService({ namespace: ns.name, labelSelector })).items,
       ...(await apps.listNamespacedStatefulSet({ namespace: ns.name, labelSelector })).items,
     ];
+    const owned = await waitFor(
+      'every owned object',
+      async () => {
+        const objects = await listOwned();
+        return objects.length === 5 ? objects : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
     expect(owned.map((o) => o.metadata?.name).sort()).toEqual([
       'short-lived',
       'short-lived',
@@ -149,6 +148,20 @@ describe('a CouchInstance and the objects it owns', () => {
         },
       ]);
     }
+    await custom.deleteNamespacedCustomObject({ ...instanceApi(ns.name), name: 'short-lived' });
+    await waitFor(
+      'the operator to forget the deleted instance',
+      async () =>
+        (await metricValue(operator, 'settee_couch_instances{phase="Starting"}')) === 2 ? true : undefined,
+      { timeoutMs: 10_000 },
+    );
+    const claims = () =>
+      core.listNamespacedPersistentVolumeClaim({ namespace: ns.name, labelSelector }).then((l) => l.items);
+    await waitFor(
+      'the garbage collector to remove the owned objects, the pod and its claim',
+      async () => ((await listOwned()).length === 0 && (await claims()).length === 0 ? true : undefined),
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
   });
 
   it('when a paid instance turns largerStorage on, then its bound PVC grows and the immutable claim template stays', async () => {

@@ -1,14 +1,19 @@
 import crypto from 'node:crypto';
-import { generateControlPlanePki } from '../../../local/pki.js';
+import { generateControlPlanePki, type ControlPlanePki } from '../../../local/pki.js';
 
 describe('generateControlPlanePki', () => {
-  const pki = generateControlPlanePki();
-  const ca = new crypto.X509Certificate(pki.ca.certPem);
+  let pki: ControlPlanePki;
+  let ca: crypto.X509Certificate;
+  beforeAll(async () => {
+    pki = await generateControlPlanePki();
+    ca = new crypto.X509Certificate(pki.ca.certPem);
+  });
 
-  it('when generated, then the serving and admin certificates are signed by the fresh CA', () => {
+  it('when generated, then the serving and client certificates are signed by the fresh CA', () => {
     expect(ca.ca).toBe(true);
-    expect(new crypto.X509Certificate(pki.apiserver.certPem).verify(ca.publicKey)).toBe(true);
-    expect(new crypto.X509Certificate(pki.admin.certPem).verify(ca.publicKey)).toBe(true);
+    for (const pair of [pki.apiserver, pki.admin, pki.controllerManager, pki.scheduler]) {
+      expect(new crypto.X509Certificate(pair.certPem).verify(ca.publicKey)).toBe(true);
+    }
   });
 
   it('when generated, then the serving certificate is valid for 127.0.0.1 and localhost', () => {
@@ -21,7 +26,14 @@ describe('generateControlPlanePki', () => {
     expect(new crypto.X509Certificate(pki.admin.certPem).subject).toContain('O=system:masters');
   });
 
-  it('when generated twice, then the CAs differ', () => {
-    expect(generateControlPlanePki().ca.certPem).not.toBe(pki.ca.certPem);
+  it('when generated, then the controller manager and the scheduler carry the names their bootstrap RBAC binds', () => {
+    expect(new crypto.X509Certificate(pki.controllerManager.certPem).subject).toBe(
+      'CN=system:kube-controller-manager',
+    );
+    expect(new crypto.X509Certificate(pki.scheduler.certPem).subject).toBe('CN=system:kube-scheduler');
+  });
+
+  it('when generated twice, then the CAs differ', async () => {
+    expect((await generateControlPlanePki()).ca.certPem).not.toBe(pki.ca.certPem);
   });
 });

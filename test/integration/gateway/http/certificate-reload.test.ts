@@ -56,9 +56,9 @@ describe('the gateway listener reloads its TLS certificate when the files change
   let dir: string | undefined;
   let logged: string[];
 
-  beforeAll(() => {
-    a = generateControlPlanePki().apiserver;
-    b = generateControlPlanePki().apiserver;
+  beforeAll(async () => {
+    a = (await generateControlPlanePki()).apiserver;
+    b = (await generateControlPlanePki()).apiserver;
   });
 
   afterEach(async () => {

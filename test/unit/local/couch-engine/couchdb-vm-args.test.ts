@@ -38,7 +38,10 @@ function lines(text: string): string[] {
 }
 
 describe('buildCouchDbVmArgs', () => {
-  it('when built without epmd, then the node has its own name, cookie and one fixed distribution port', () => {
+  // Not `-erl_epmd_port <port>`: OTP applies it to every outgoing connection, so CouchDB 3.5's
+  // ping of clouseau@127.0.0.1 on each Mango index validation dialled the node itself and stalled
+  // for 7 s, and every `POST /{db}/_index` after the first answered 500 case_clause.
+  it('when built without epmd, then the node has its own name and cookie and listens for no distribution', () => {
     expect(lines(buildCouchDbVmArgs(input))).toEqual([
       ...lines(FALLBACK_BASE_VM_ARGS),
       '-name settee-0a1b2c3d4e5f@127.0.0.1',
@@ -47,14 +50,21 @@ describe('buildCouchDbVmArgs', () => {
       '-kernel inet_dist_listen_min 41234',
       '-kernel inet_dist_listen_max 41234',
       '-start_epmd false',
-      '-erl_epmd_port 41234',
+      '-dist_listen false',
     ]);
+    expect(buildCouchDbVmArgs(input)).not.toContain('-erl_epmd_port');
+  });
+
+  it("when the install's vm.args fixes the epmd port, then that global redirect is dropped", () => {
+    const built = buildCouchDbVmArgs({ ...input, baseVmArgs: '-erl_epmd_port 4369\n+Bd -noinput' });
+    expect(built).not.toContain('-erl_epmd_port');
   });
 
   it('when built with the shared epmd, then epmd is neither disabled nor bypassed', () => {
     const args = buildCouchDbVmArgs({ ...input, epmd: 'shared' });
     expect(args).not.toContain('-start_epmd');
     expect(args).not.toContain('-erl_epmd_port');
+    expect(args).not.toContain('-dist_listen');
     expect(args).toContain('-kernel inet_dist_listen_min 41234');
   });
 

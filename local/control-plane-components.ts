@@ -1,0 +1,105 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeTools } from './kube-tools.js';
+import type { KeyPair } from './pki.js';
+import { ProcessExitedError, startProcess, type ManagedProcess } from './process.js';
+
+/** The files the controller manager and the scheduler are started with. */
+export interface ComponentFiles {
+  caCert: string;
+  caKey: string;
+  serviceAccountPrivate: string;
+}
+
+export interface ComponentOptions {
+  tools: KubeTools;
+  workDir: string;
+  server: string;
+  caPem: string;
+  files: ComponentFiles;
+  controllerManager: KeyPair;
+  scheduler: KeyPair;
+}
+
+/**
+ * kube-controller-manager's controllers, as kubeadm runs them ('*': every default one). The
+ * kubelet stand-in still plays the StatefulSet controller's part, so that one is left out.
+ */
+export const CONTROLLERS = ['*', '-statefulset'];
+
+/**
+ * Starts kube-controller-manager and kube-scheduler against `server`, each with a kubeconfig of
+ * its own identity, as kubeadm does. No leader election (each control plane runs one of each) and
+ * no serving port (nothing scrapes them; port 0 also keeps several control planes apart).
+ */
+export async function startControllersAndScheduler(options: ComponentOptions): Promise<ManagedProcess[]> {
+  const { tools, workDir, files } = options;
+  const [controllerManagerConfig, schedulerConfig] = await Promise.all([
+    writeComponentKubeconfig(
+      path.join(workDir, 'controller-manager.kubeconfig'),
+      options,
+      options.controllerManager,
+    ),
+    writeComponentKubeconfig(path.join(workDir, 'scheduler.kubeconfig'), options, options.scheduler),
+  ]);
+  const controllerManager = startProcess({
+    name: 'kube-controller-manager',
+    command: tools.kubeControllerManager,
+    args: [
+      `--kubeconfig=${controllerManagerConfig}`,
+      '--secure-port=0',
+      '--leader-elect=false',
+      `--controllers=${CONTROLLERS.join(',')}`,
+      // Each controller acts with its own service account's token (which the token controller and
+      // TokenRequest mint with the signing key), so the bootstrap RBAC applies as in a cluster.
+      '--use-service-account-credentials=true',
+      `--service-account-private-key-file=${files.serviceAccountPrivate}`,
+      `--root-ca-file=${files.caCert}`,
+      `--cluster-signing-cert-file=${files.caCert}`,
+      `--cluster-signing-key-file=${files.caKey}`,
+      '--cluster-name=settee-local',
+      '--profiling=false',
+      '--v=0',
+    ],
+    logFile: path.join(workDir, 'kube-controller-manager.log'),
+  });
+  const scheduler = startProcess({
+    name: 'kube-scheduler',
+    command: tools.kubeScheduler,
+    args: [
+      `--kubeconfig=${schedulerConfig}`,
+      '--secure-port=0',
+      '--leader-elect=false',
+      '--profiling=false',
+      '--v=0',
+    ],
+    logFile: path.join(workDir, 'kube-scheduler.log'),
+  });
+  return [controllerManager, scheduler];
+}
+
+/** Throws a ProcessExitedError for the first of `processes` that has already ended. */
+export async function assertStillRunning(processes: readonly ManagedProcess[]): Promise<void> {
+  for (const proc of processes) {
+    const exit = await Promise.race([proc.exited, Promise.resolve(undefined)]);
+    if (exit !== undefined) throw new ProcessExitedError(proc.name, exit, proc.output());
+  }
+}
+
+async function writeComponentKubeconfig(
+  file: string,
+  options: { server: string; caPem: string },
+  identity: KeyPair,
+): Promise<string> {
+  const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: 'settee-local', server: options.server, caData: b64(options.caPem) }],
+    users: [{ name: 'component', certData: b64(identity.certPem), keyData: b64(identity.keyPem) }],
+    contexts: [{ name: 'settee-local', cluster: 'settee-local', user: 'component' }],
+    currentContext: 'settee-local',
+  });
+  await fs.writeFile(file, kubeConfig.exportConfig(), { mode: 0o600 });
+  return file;
+}
