@@ -19,6 +19,8 @@ export const ConditionType = {
   Progressing: 'Progressing',
   /** Something needs a person: an invalid spec, or objects the operator could not write. */
   Degraded: 'Degraded',
+  /** The last measurement of status.usage succeeded; False keeps the last usage and says why. */
+  UsageMeasured: 'UsageMeasured',
   /** With the backups add-on: the newest backup is good and recent (docs/backups.md). */
   BackedUp: 'BackedUp',
 } as const;
@@ -43,6 +45,8 @@ export const ConditionReason = {
   InvalidSpec: 'InvalidSpec',
   ReconcileFailed: 'ReconcileFailed',
   AsExpected: 'AsExpected',
+  Measured: 'Measured',
+  MeasurementFailed: 'MeasurementFailed',
 } as const;
 export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];
 

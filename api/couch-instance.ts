@@ -57,6 +57,36 @@ export interface CouchInstanceSpec {
   resources?: ResourceRequirements;
 }
 
+/**
+ * What the instance holds, as the operator last measured it (at a bounded rate, and never by waking
+ * a hibernated instance). The gateway refuses writes to a free instance above the storage limit.
+ */
+export interface CouchInstanceUsage {
+  /** Sum of the databases' file sizes (CouchDB's sizes.file), in bytes. */
+  storageBytes?: number;
+  /** Databases other than CouchDB's own (_users, _replicator, ...). */
+  databases?: number;
+  /** RFC 3339: when storageBytes and databases were measured. */
+  measuredAt?: string;
+  /** Metering (docs/metering.md): cumulative since the instance was created, up to meteredAt. */
+  awakeSeconds?: number;
+  hibernatedSeconds?: number;
+  wakes?: number;
+  /** storageBytes integrated over time, in byte-hours. */
+  storageByteHours?: number;
+  /** Seconds each paid add-on was on. */
+  addonSeconds?: AddonSeconds;
+  /** RFC 3339: the moment the metered figures run up to. */
+  meteredAt?: string;
+}
+
+export interface AddonSeconds {
+  keepAlive?: number;
+  largerStorage?: number;
+  backups?: number;
+  regionPinning?: number;
+}
+
 export interface CouchInstanceStatus {
   phase?: CouchInstancePhase;
   endpoint?: string;
@@ -66,6 +96,7 @@ export interface CouchInstanceStatus {
   hibernatedAt?: string;
   observedGeneration?: number;
   conditions?: Condition[];
+  usage?: CouchInstanceUsage;
 }
 
 export interface CouchInstance {

@@ -28,6 +28,10 @@ export interface QueueMessage {
   label?: string;
   /** Upstash-Redact-Fields: what the APIs hide of this message. */
   redact?: RedactFields;
+  /** The URL group it was published to, one message per endpoint; delivered as Upstash-Topic-Name. */
+  topicName?: string;
+  /** The schedule whose tick created it; delivered as Upstash-Schedule-Id. */
+  scheduleId?: string;
 }
 
 /** What a publisher asks for; the queue adds id, retried and createdAt. */

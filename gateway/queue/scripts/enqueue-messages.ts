@@ -2,6 +2,34 @@ import { LuaScript } from './lua-script.js';
 import { RECORD_EVENT_LUA } from './record-event.js';
 
 /**
+ * Lua for storing messages, shared by every script that creates messages (a publish, a schedule's
+ * tick): `store_messages(keys, field, args, first, stride, events, cap)` stores the items of
+ * `args` from index `first` on, `stride` values each: message id, due time (ms; 0 = now), encoded
+ * message, and with a stride of 4 its CREATED event (recorded on the `events` stream under `cap`).
+ * A message due now goes onto the stream (keys[1]) and into the stream index (keys[2]); a delayed
+ * one into the schedule (keys[3]) and the scheduled messages (keys[4]) until it is due. Returns
+ * the number stored.
+ */
+export const STORE_MESSAGES_LUA = `${RECORD_EVENT_LUA}
+local function store_messages(keys, field, args, first, stride, events, cap)
+  local stored = 0
+  for i = first, #args, stride do
+    local id, due, message = args[i], tonumber(args[i + 1]), args[i + 2]
+    if due > 0 then
+      redis.call('HSET', keys[4], id, message)
+      redis.call('ZADD', keys[3], due, id)
+    else
+      local entry = redis.call('XADD', keys[1], '*', field, message)
+      redis.call('HSET', keys[2], id, entry)
+    end
+    if stride > 3 then record_event(events, cap, args[i + 3]) end
+    stored = stored + 1
+  end
+  return stored
+end
+`;
+
+/**
  * Stores published messages, all or none: a message due now goes onto the stream and into the
  * stream index; a delayed one into the schedule until it is due. Each gets its CREATED event.
  *
@@ -18,20 +46,7 @@ import { RECORD_EVENT_LUA } from './record-event.js';
 export const enqueueMessages = new LuaScript(
   'enqueue-messages',
   5,
-  `${RECORD_EVENT_LUA}
-local stored = 0
-for i = 3, #ARGV, 4 do
-  local id, due, message = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2]
-  if due > 0 then
-    redis.call('HSET', KEYS[4], id, message)
-    redis.call('ZADD', KEYS[3], due, id)
-  else
-    local entry = redis.call('XADD', KEYS[1], '*', ARGV[1], message)
-    redis.call('HSET', KEYS[2], id, entry)
-  end
-  record_event(KEYS[5], ARGV[2], ARGV[i + 3])
-  stored = stored + 1
-end
-return stored
+  `${STORE_MESSAGES_LUA}
+return store_messages(KEYS, ARGV[1], ARGV, 3, 4, KEYS[5], ARGV[2])
 `,
 );

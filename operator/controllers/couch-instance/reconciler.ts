@@ -47,7 +47,9 @@ import { OwnedObjects } from './owned-objects.js';
 import { backupConditionFor } from './backup-condition.js';
 import { FinalBackup } from './final-backup.js';
 import { ReplicationActivity } from './replication-activity.js';
-import { computeStatus, type StatusInput } from './status.js';
+import { UsageMeter } from './usage-meter.js';
+import { accrueUsage, meteringDueInMs } from './metering.js';
+import { computePhase, computeStatus, type StatusInput } from './status.js';
 import { findSpecViolations } from './validate-spec.js';
 import { VolumeGrowth } from './volume-growth.js';
 
@@ -110,6 +112,7 @@ export class CouchInstanceReconciler implements Reconciler {
   private readonly hashes = new AdminHashCache();
   private readonly volumes: VolumeGrowth;
   private readonly replications: ReplicationActivity;
+  private readonly usage: UsageMeter;
   private readonly finalBackup: FinalBackup;
   private readonly now: () => Date;
 
@@ -120,6 +123,11 @@ export class CouchInstanceReconciler implements Reconciler {
     this.replications = new ReplicationActivity({
       timeoutMs: options.config.replicationCheckTimeoutMs,
       metrics: options.metrics,
+      now: this.now,
+    });
+    this.usage = new UsageMeter({
+      intervalMs: options.config.usageMeasureIntervalMs,
+      timeoutMs: options.config.usageMeasureTimeoutMs,
       now: this.now,
     });
     this.finalBackup = new FinalBackup({
@@ -224,21 +232,45 @@ export class CouchInstanceReconciler implements Reconciler {
       this.owned.apply(key, informers.services, buildClientService(instance)),
     ]);
 
-    const status = computeStatus({
+    const readyReplicas = statefulSet.status?.readyReplicas ?? 0;
+    const running = decision.replicas > 0 && readyReplicas > 0;
+    const usage = await this.usage.read({
+      key,
+      running,
+      pod: informers.pods.get({ namespace, name: names.pod }),
+      credentials,
+      previous: instance.status?.usage,
+      logger: ctx.logger,
+      signal: ctx.signal,
+    });
+    const statusInput: StatusInput = {
       ...this.statusBasis(instance, endpoint),
       credentialsSecret: names.adminSecret,
       decision,
-      statefulSet: {
-        replicas: statefulSet.status?.replicas ?? 0,
-        readyReplicas: statefulSet.status?.readyReplicas ?? 0,
-      },
+      statefulSet: { replicas: statefulSet.status?.replicas ?? 0, readyReplicas },
+      usage,
+    };
+    const now = this.now().getTime();
+    const metered = accrueUsage({
+      previous: { usage: instance.status?.usage, phase: instance.status?.phase },
+      spec: instance.spec,
+      now,
+      woke: decision.transition === 'Wake',
+      phaseChanges: computePhase(statusInput) !== instance.status?.phase,
+      intervalMs: config.usageMeterIntervalMs,
     });
+    const status = computeStatus({ ...statusInput, metered });
     await this.saveStatus(key, instance, status);
     await this.announceTransitions(instance, decision, status, ctx);
     this.options.metrics.setPhase(key, status.phase ?? 'Pending');
-    return decision.recheckAfterMs === undefined
-      ? DONE
-      : requeueAfter(decision.recheckAfterMs + IDLE_RECHECK_SLACK_MS);
+    this.options.metrics.setUsage(key, status.usage);
+    const recheckMs =
+      decision.recheckAfterMs === undefined ? undefined : decision.recheckAfterMs + IDLE_RECHECK_SLACK_MS;
+    // A running instance comes back when its next measurement is due, whatever else happens.
+    const measureMs = running ? Math.max(1, this.usage.dueInMs(key, status.usage)) : undefined;
+    const meterMs = Math.max(1, meteringDueInMs(status.usage, now, config.usageMeterIntervalMs));
+    const nextMs = Math.min(recheckMs ?? Infinity, measureMs ?? Infinity, meterMs);
+    return nextMs === Infinity ? DONE : requeueAfter(nextMs);
   }
 
   /**
@@ -461,6 +493,7 @@ export class CouchInstanceReconciler implements Reconciler {
     this.hashes.forget(key);
     this.volumes.forget(key);
     this.replications.forget(key);
+    this.usage.forget(key);
     this.options.metrics.forget(key);
   }
 }

@@ -1,5 +1,7 @@
 import { ConditionReason, ConditionType } from '../../../api/conditions.js';
 import type { CouchInstancePhase, CouchInstanceStatus } from '../../../api/couch-instance.js';
+import type { MeteredUsage } from './metering.js';
+import type { UsageReading } from './usage-meter.js';
 import { mergeConditions, type ConditionUpdate } from '../conditions.js';
 import type { HibernationDecision } from './hibernation.js';
 
@@ -25,6 +27,10 @@ export interface StatusInput {
   /** The reconcile failed with this message; the phase is kept, Degraded says why. */
   reconcileError?: string | undefined;
   idleAfter: string;
+  /** This reconcile's usage measurement, if one was due; absent = keep what status says. */
+  usage?: UsageReading | undefined;
+  /** The metered figures, when they accrued in this reconcile (metering.ts); absent = keep them. */
+  metered?: MeteredUsage | undefined;
   /** With the backups add-on: the BackedUp condition (backup-condition.ts); absent without it. */
   backedUp?: ConditionUpdate | undefined;
 }
@@ -145,12 +151,42 @@ function degradedCondition(input: StatusInput): ConditionUpdate {
   return { type, status: 'False', reason: ConditionReason.AsExpected, message: 'no problem found' };
 }
 
+function usageCondition(usage: UsageReading | undefined): ConditionUpdate[] {
+  const type = ConditionType.UsageMeasured;
+  if (usage?.result === 'measured') {
+    const { storageBytes, databases } = usage.usage;
+    return [
+      {
+        type,
+        status: 'True',
+        reason: ConditionReason.Measured,
+        message: `${storageBytes} bytes in ${databases} databases`,
+      },
+    ];
+  }
+  if (usage?.result === 'failed')
+    return [
+      {
+        type,
+        status: 'False',
+        reason: ConditionReason.MeasurementFailed,
+        message: `${usage.error}; status.usage keeps the last measurement`,
+      },
+    ];
+  return [];
+}
+
 /** The whole status, pure: the reconciler writes it only when it differs from the previous one. */
 export function computeStatus(input: StatusInput): CouchInstanceStatus {
   const phase = computePhase(input);
   const { decision } = input;
   const lastActivityTime = decision ? decision.lastActivityTime : input.previous?.lastActivityTime;
   const hibernatedAt = decision ? decision.hibernatedAt : input.previous?.hibernatedAt;
+  const usage = {
+    ...input.previous?.usage,
+    ...(input.usage?.result === 'measured' ? input.usage.usage : {}),
+    ...input.metered,
+  };
   const status: CouchInstanceStatus = {
     phase,
     endpoint: input.endpoint,
@@ -159,6 +195,7 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
     ...(lastActivityTime ? { lastActivityTime } : {}),
     ...(hibernatedAt ? { hibernatedAt } : {}),
     ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
+    ...(Object.keys(usage).length > 0 ? { usage } : {}),
     conditions: mergeConditions({
       // A BackedUp condition goes when the add-on does.
       previous: input.backedUp
@@ -169,6 +206,7 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
         activeCondition(phase, input),
         progressingCondition(phase),
         degradedCondition(input),
+        ...usageCondition(input.usage),
         ...(input.backedUp ? [input.backedUp] : []),
       ],
       generation: input.generation,

@@ -29,9 +29,15 @@ export async function ensureWebBuild(): Promise<void> {
 }
 
 /** A kubeconfig for the same cluster as `admin`, authenticating with `token` only. */
-export function kubeConfigWithToken(admin: KubeConfig, token: string, user = 'token-user'): KubeConfig {
-  const cluster = admin.getCurrentCluster();
-  if (!cluster) throw new Error('the admin kubeconfig names no cluster');
+export function kubeConfigWithToken(
+  admin: KubeConfig,
+  token: string,
+  user = 'token-user',
+  server?: string,
+): KubeConfig {
+  const current = admin.getCurrentCluster();
+  if (!current) throw new Error('the admin kubeconfig names no cluster');
+  const cluster = server ? { ...current, server } : current;
   const config = new KubeConfig();
   config.loadFromOptions({
     clusters: [cluster],
@@ -49,11 +55,14 @@ export async function startTestConsole(options: {
   config?: Partial<ConsoleServerConfig>;
   logger?: winston.Logger;
   stream?: { watchTimeoutSeconds?: number; heartbeatMs?: number; retryMs?: number };
+  /** Another API server address (one that does not answer, say). */
+  server?: string;
 }): Promise<ConsoleServer> {
   await ensureWebBuild();
-  const kube = await KubeHttp.create(kubeConfigWithToken(options.admin, options.consoleToken, 'console'), {
-    timeoutMs: 10_000,
-  });
+  const kube = await KubeHttp.create(
+    kubeConfigWithToken(options.admin, options.consoleToken, 'console', options.server),
+    { timeoutMs: 10_000 },
+  );
   return startConsoleServer({
     config: {
       host: '127.0.0.1',

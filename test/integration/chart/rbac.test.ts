@@ -287,7 +287,13 @@ describe('RBAC when every namespace is served (ClusterRoles)', () => {
       ],
       [
         installed.gatewayAccount,
-        { verb: 'patch', group: 'settee.dev', resource: 'queuebindings', namespace: tenantNamespace.name },
+        {
+          verb: 'patch',
+          group: 'settee.dev',
+          resource: 'queuebindings',
+          subresource: 'status',
+          namespace: tenantNamespace.name,
+        },
       ],
       [
         installed.gatewayAccount,

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import type { ConsoleServer } from '../../../console/console-server.js';
+import { getFreePort } from '../../../local/ports.js';
 import { waitFor } from '../../../local/wait.js';
 import { provisionConsoleIdentity, provisionTenant } from '../../../local/tenant-access.js';
 import {
@@ -253,6 +254,45 @@ describe('the console API acts as the signed-in user', () => {
       expect(refused.body.message).toMatch(/may not create TokenReviews/);
     } finally {
       await misconfigured.stop();
+    }
+  });
+
+  it('when the API server cannot be reached, then sign-in and every call answer 503 saying so, and the session is kept', async () => {
+    const closedPort = await getFreePort();
+    const away = await startTestConsole({ admin, consoleToken, server: `https://127.0.0.1:${closedPort}` });
+    try {
+      const tenant = new ConsoleClient(away.url);
+      const signIn = await tenant.json<{ error: string; message: string }>('POST', '/api/session', {
+        token: tokenA,
+      });
+      expect(signIn.status).toBe(503);
+      expect(signIn.body).toMatchObject({
+        error: 'kube-unreachable',
+        message: expect.stringMatching(/cannot be reached/),
+      });
+      // A session made while the API server answered (same key) meets the outage on its next call.
+      await client.signIn(tokenA);
+      tenant.cookie = client.cookie;
+      tenant.csrfToken = client.csrfToken;
+      for (const [method, path] of [
+        ['GET', `/api/namespaces/${tenantA.namespace}/instances`],
+        ['POST', `/api/namespaces/${tenantA.namespace}/instances`],
+      ] as const) {
+        const answer = await tenant.json<{ error: string }>(
+          method,
+          path,
+          method === 'POST' ? { name: 'x', plan: 'free' } : undefined,
+        );
+        expect({ path, method, status: answer.status, error: answer.body.error }).toEqual({
+          path,
+          method,
+          status: 503,
+          error: 'kube-unreachable',
+        });
+      }
+      expect(tenant.lastSetCookie).toEqual([]);
+    } finally {
+      await away.stop();
     }
   });
 
