@@ -41,13 +41,19 @@ describe("the chart's CouchInstance quota in tenant namespaces", () => {
     if (!quota?.metadata?.name) throw new Error('no quota rendered');
     const core = kubeConfig.makeApiClient(CoreV1Api);
     await core.createNamespacedResourceQuota({ namespace: ns.name, body: quota });
-    // The resource quota controller (kube-controller-manager, which the test control plane does not
-    // run) fills in status once; from then on the API server's quota admission counts by itself.
-    await core.replaceNamespacedResourceQuotaStatus({
-      name: quota.metadata.name,
-      namespace: ns.name,
-      body: { ...quota, status: { hard: { [COUNT]: '2' }, used: { [COUNT]: '0' } } },
-    });
+    // The control plane's kube-controller-manager (its resource quota controller) fills in status;
+    // from then on the API server's quota admission counts by itself.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const current = await core.readNamespacedResourceQuota({
+        name: quota.metadata.name,
+        namespace: ns.name,
+      });
+      if (current.status?.hard?.[COUNT] === '2' && current.status.used?.[COUNT] !== undefined) break;
+      if (Date.now() > deadline)
+        throw new Error('the resource quota controller did not fill in the quota status');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     const ref = (name: string) => ({ namespace: ns.name, name });
     await createCouchInstance(kubeConfig, ref('one'));
     await createCouchInstance(kubeConfig, ref('two'));
