@@ -29,6 +29,10 @@ export interface QueueLimits {
   deadLetterRetentionMs: number;
   /** The most dead letters kept (spec.limits.maxDeadLetters); absent: SETTEE_QUEUE_MAX_DEAD_LETTERS. */
   maxDeadLetters?: number;
+  /** How long events are kept (spec.limits.eventRetention). */
+  eventRetentionMs: number;
+  /** The most events kept (spec.limits.maxEvents). */
+  maxEvents: number;
 }
 
 export interface DatabaseConnection {

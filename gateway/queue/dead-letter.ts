@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { CallbackRequest, QueueMessage } from './message.js';
+import type { RedactFields } from './redact-fields.js';
 
 /** The messageId of the dead letter of a stream entry whose message could not be decoded. */
 export const UNREADABLE_MESSAGE_ID = 'unreadable';
@@ -30,6 +31,7 @@ export interface DeadLetter {
   topicName?: string;
   /** Upstash-Schedule-Id: the schedule whose tick created it. */
   scheduleId?: string;
+  redact?: RedactFields;
   retried: number;
   createdAt: number;
   failedAt: number;
@@ -86,6 +88,7 @@ export function buildDeadLetter(input: {
   if (message.failureCallback !== undefined) letter.failureCallback = message.failureCallback;
   if (message.topicName !== undefined) letter.topicName = message.topicName;
   if (message.scheduleId !== undefined) letter.scheduleId = message.scheduleId;
+  if (message.redact !== undefined) letter.redact = message.redact;
   if (input.lastStatus !== undefined) letter.lastStatus = input.lastStatus;
   if (input.lastError !== undefined) letter.lastError = input.lastError;
   if (input.lastResponseBody !== undefined) letter.lastResponseBody = input.lastResponseBody;

@@ -7,6 +7,7 @@ import { sendJson } from './json-response.js';
 import { hasFilters, parseListQuery, type ListQuery, type ListQuerySpec } from './list-query.js';
 import { buildRetriedMessage, parseRetryOverrides } from './dlq-retry.js';
 import { compileAddressPolicy } from './ssrf/address-policy.js';
+import { eventCapOf } from './message-event.js';
 import { storeCall } from './store-call.js';
 
 /**
@@ -43,7 +44,7 @@ const LIST_SPEC: ListQuerySpec = {
 };
 
 function queue(request: ApiRequest): DeadLetterQueue {
-  return new DeadLetterQueue(request.redis, request.keys);
+  return new DeadLetterQueue(request.redis, request.keys, eventCapOf(request.config, request.target));
 }
 
 function parseQuery(request: ApiRequest): ListQuery {

@@ -44,6 +44,7 @@ export function parseRetryOverrides(
   if (callback) overrides.callback = callback;
   const failureCallback = parseCallbackRequest(headers, 'failure-callback', limits, policy);
   if (failureCallback) overrides.failureCallback = failureCallback;
+  if (parsed.redact !== undefined) overrides.redact = parsed.redact;
   if (Object.keys(headers).some((name) => name.startsWith(FORWARD_PREFIX))) {
     const { 'content-type': _requestContentType, ...forwarded } = parsed.headers;
     overrides.headers = forwarded;
@@ -78,5 +79,7 @@ export function buildRetriedMessage(
   if (callback !== undefined) message.callback = callback;
   const failureCallback = overrides.failureCallback ?? letter.failureCallback;
   if (failureCallback !== undefined) message.failureCallback = failureCallback;
+  const redact = overrides.redact ?? letter.redact;
+  if (redact !== undefined) message.redact = redact;
   return message;
 }

@@ -41,6 +41,12 @@ export interface QueueKeys {
    */
   readonly deadLetterOrder: string;
   /**
+   * Stream of the messages' events (field `e`, JSON): CREATED, ACTIVE, DELIVERED, ... Entry ids
+   * are times, so pages and date filters are XREVRANGE bounds; capped by count as it is written
+   * and trimmed by age (XTRIM MINID) in maintenance.
+   */
+  readonly events: string;
+  /**
    * Sorted set of the consumers' heartbeats: member = consumer name, score = the Redis server's
    * time (ms) of its last heartbeat. A consumer whose heartbeat is older than the lease is dead.
    */
@@ -58,6 +64,8 @@ export interface QueueKeys {
 export const DELIVERY_GROUP = 'settee-delivery';
 /** The stream entry field that holds the encoded message. */
 export const MESSAGE_FIELD = 'm';
+/** The events stream's entry field that holds an event (JSON). */
+export const EVENT_FIELD = 'e';
 
 export function queueKeys(prefix: string): QueueKeys {
   return Object.freeze({
@@ -72,6 +80,7 @@ export function queueKeys(prefix: string): QueueKeys {
     scheduledMessages: `${prefix}retry-messages`,
     deadLetters: `${prefix}dlq`,
     deadLetterOrder: `${prefix}dlq-order`,
+    events: `${prefix}events`,
     consumerHeartbeats: `${prefix}consumer-heartbeats`,
     deduplicationIds: `${prefix}deduplication-ids`,
     deduplicationExpiries: `${prefix}deduplication-expiries`,

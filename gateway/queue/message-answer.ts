@@ -1,5 +1,6 @@
 import { labelsOf } from './list-query.js';
 import type { PendingMessage } from './pending-messages.js';
+import { redacted, redactHeaderLists, type RedactFields } from './redact-fields.js';
 
 /** A message as QStash's GET /v2/messages/{id} gives it (the SDK's `Message`). */
 export interface MessageAnswer {
@@ -35,8 +36,12 @@ export function originFields(origin: { topicName?: string | undefined; scheduleI
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/** QStash's rule: `body` when the bytes are UTF-8 text, `bodyBase64` otherwise. */
-export function bodyFields(body: Buffer): { body: string } | { bodyBase64: string } {
+/**
+ * QStash's rule: `body` when the bytes are UTF-8 text, `bodyBase64` otherwise; a redacted body is
+ * `REDACTED:<SHA-256 hex>` in `body`.
+ */
+export function bodyFields(body: Buffer, redact?: RedactFields): { body: string } | { bodyBase64: string } {
+  if (redact?.body) return { body: redacted(body) };
   try {
     return { body: UTF8.decode(body) };
   } catch {
@@ -55,8 +60,8 @@ export function buildMessageAnswer(pending: PendingMessage): MessageAnswer {
     messageId: message.id,
     url: message.destination,
     method: message.method,
-    header: headerLists(message.headers),
-    ...bodyFields(message.body),
+    header: redactHeaderLists(headerLists(message.headers), message.redact),
+    ...bodyFields(message.body, message.redact),
     maxRetries: message.retries,
     createdAt: message.createdAt,
     ...originFields(message),

@@ -1,4 +1,5 @@
 import { randomBase64Url } from './random-pool.js';
+import type { RedactFields } from './redact-fields.js';
 
 /** One message as the queue keeps it, from publish until it is delivered or dead-lettered. */
 export interface QueueMessage {
@@ -25,6 +26,8 @@ export interface QueueMessage {
   notBefore?: number;
   /** Upstash-Label: a name to find the message by in the messages, DLQ and events APIs. */
   label?: string;
+  /** Upstash-Redact-Fields: what the APIs hide of this message. */
+  redact?: RedactFields;
   /** The URL group it was published to, one message per endpoint; delivered as Upstash-Topic-Name. */
   topicName?: string;
   /** The schedule whose tick created it; delivered as Upstash-Schedule-Id. */

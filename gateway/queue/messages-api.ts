@@ -3,6 +3,7 @@ import { InvalidRequestError, MessageNotFoundError } from './errors.js';
 import { sendJson } from './json-response.js';
 import { hasFilters, matchesFilters, parseListQuery, labelsOf } from './list-query.js';
 import { buildMessageAnswer } from './message-answer.js';
+import { eventCapOf } from './message-event.js';
 import { PendingMessages } from './pending-messages.js';
 import { storeCall } from './store-call.js';
 
@@ -17,7 +18,7 @@ import { storeCall } from './store-call.js';
 const NO_QUERY = { filters: [] } as const;
 
 function pending(request: ApiRequest): PendingMessages {
-  return new PendingMessages(request.redis, request.keys);
+  return new PendingMessages(request.redis, request.keys, eventCapOf(request.config, request.target));
 }
 
 function messageId(request: ApiRequest): string {

@@ -105,7 +105,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
     ...redactDestination(message.destination),
     attempt: message.retried + 1,
   });
-  if (!(await ctx.store.isEntryPresent(entry.entryId))) {
+  if (!(await ctx.store.isEntryPresent(entry.entryId, message, now()))) {
     // Cancelled while this worker held it (or finished by another consumer): never sent.
     await ctx.store.complete(entry.entryId, message.id);
     if (ctx.logger.isDebugEnabled()) ctx.logger.debug('cancelled message not delivered', logFields());
@@ -128,6 +128,8 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
     // delivery spends nothing on it.
     if (ctx.logger.isDebugEnabled())
       ctx.logger.debug('message delivered', { ...logFields(), status: result.status });
+    await ctx.store.complete(entry.entryId, message.id, { message, now: now() });
+    ctx.logger.debug('message delivered', { ...logFields, status: result.status });
     return 'delivered';
   }
   ctx.logger.warn('delivery failed', { ...logFields(), status: result.status, error: result.error });
@@ -168,6 +170,7 @@ async function handleFailure(
       consumer: ctx.consumer,
       message: { ...message, retried: message.retried + 1 },
       dueAt: now + decision.delayMs,
+      failure: { now, status: result.status, error: result.error },
     });
     ctx.logger.info('delivery retry scheduled', {
       messageId: message.id,

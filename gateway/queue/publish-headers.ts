@@ -2,6 +2,7 @@ import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { formatQStashDuration, parseQStashDuration as parseDurationText } from '../../api/qstash-duration.js';
 import { InvalidRequestError } from './errors.js';
 import type { MessageRequest } from './message.js';
+import { parseRedactFields } from './redact-fields.js';
 import { InvalidRetryDelayError, parseRetryDelayExpression } from './retry-delay-expression.js';
 
 /**
@@ -14,7 +15,7 @@ export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
 
 export type PublishOptions = Pick<
   MessageRequest,
-  'method' | 'headers' | 'retries' | 'retryDelay' | 'timeoutMs' | 'notBefore' | 'label'
+  'method' | 'headers' | 'retries' | 'retryDelay' | 'timeoutMs' | 'notBefore' | 'label' | 'redact'
 >;
 
 export interface PublishLimits {
@@ -230,6 +231,8 @@ export function parsePublishHeaders(
   if (notBefore !== undefined) options.notBefore = notBefore;
   const label = parseLabel(single(headers, 'upstash-label'));
   if (label !== undefined) options.label = label;
+  const redact = parseRedactFields(single(headers, 'upstash-redact-fields'));
+  if (redact !== undefined) options.redact = redact;
   return options;
 }
 

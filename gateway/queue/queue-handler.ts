@@ -19,9 +19,11 @@ import { queueKeys, type QueueKeys } from './keys.js';
 import { createMessage, type MessageRequest } from './message.js';
 import { MessageStore, type EnqueueAnswer } from './message-store.js';
 import { parsePublishExtras } from './publish-extras.js';
+import { eventCapOf } from './message-event.js';
 import { parsePublishHeaders } from './publish-headers.js';
 import type { ApiHandler } from './api-request.js';
 import { cancelMessage, cancelMessages, getMessage } from './messages-api.js';
+import { listEvents } from './events-api.js';
 import {
   deleteDeadLetter,
   deleteDeadLetters,
@@ -55,6 +57,7 @@ const API_HANDLERS: Readonly<Partial<Record<QueueOperation, ApiHandler>>> = {
   'dlq.deleteMany': deleteDeadLetters,
   'dlq.retry': retryDeadLetter,
   'dlq.retryMany': retryDeadLetters,
+  'events.list': listEvents,
 };
 
 export interface QueueHandlerOptions {
@@ -100,7 +103,8 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
   ): Promise<EnqueueAnswer[]> => {
     const messages = requests.map((request) => createMessage(request));
     try {
-      return await new MessageStore(connections.get(target), keys).enqueue(messages, Date.now(), {
+      const store = new MessageStore(connections.get(target), keys, eventCapOf(config, target));
+      return await store.enqueue(messages, Date.now(), {
         deduplicationWindowMs: target.limits.deduplicationWindowMs,
       });
     } catch (err) {

@@ -4,6 +4,8 @@ import {
   DEFAULT_DATABASE_PORT,
   DEFAULT_DEDUPLICATION_WINDOW,
   DEFAULT_DEAD_LETTER_RETENTION,
+  DEFAULT_EVENT_RETENTION,
+  DEFAULT_MAX_EVENTS,
   DEFAULT_MAX_DELAY,
   LABEL_QUEUE_BINDING,
   QueueEnvKey,
@@ -55,6 +57,8 @@ export function buildQueueLimits(binding: QueueBinding): QueueLimits {
     maxDelayMs: durationOr(limits?.maxDelay, DEFAULT_MAX_DELAY),
     deduplicationWindowMs: durationOr(limits?.deduplicationWindow, DEFAULT_DEDUPLICATION_WINDOW),
     deadLetterRetentionMs: durationOr(limits?.deadLetterRetention, DEFAULT_DEAD_LETTER_RETENTION),
+    eventRetentionMs: durationOr(limits?.eventRetention, DEFAULT_EVENT_RETENTION),
+    maxEvents: limits?.maxEvents ?? DEFAULT_MAX_EVENTS,
   };
   if (limits?.maxDeadLetters !== undefined) result.maxDeadLetters = limits.maxDeadLetters;
   return result;

@@ -35,6 +35,8 @@ export function testQueueTarget(
       maxDelayMs: 7 * 86_400_000,
       deduplicationWindowMs: 600_000,
       deadLetterRetentionMs: 7 * 86_400_000,
+      eventRetentionMs: 3 * 86_400_000,
+      maxEvents: 100_000,
       ...options.limits,
     },
   };

@@ -165,6 +165,7 @@ describe("the chart's container environment, read by the components' own configu
         workerConcurrency: 16,
         maxDeadLetters: 500,
         maxRedirects: 3,
+        recordEvents: false,
       });
     });
   });

@@ -41,6 +41,8 @@ describe('the gateway view of a binding', () => {
         maxDelayMs: 7 * 86_400_000,
         deduplicationWindowMs: 600_000,
         deadLetterRetentionMs: 7 * 86_400_000,
+        eventRetentionMs: 3 * 86_400_000,
+        maxEvents: 100_000,
       },
     });
   });
@@ -64,6 +66,8 @@ describe('the gateway view of a binding', () => {
       deduplicationWindowMs: 5_400_000,
       deadLetterRetentionMs: 86_400_000,
       maxDeadLetters: 50,
+      eventRetentionMs: 3 * 86_400_000,
+      maxEvents: 100_000,
     });
   });
 
