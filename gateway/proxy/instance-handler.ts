@@ -112,6 +112,7 @@ class InstanceRequest implements UpstreamErrorListener {
     this.counts = this.options.meter.count(
       this.target.key,
       this.target.instance,
+      instance.metadata.uid,
       classifyRequest(this.req.method, this.target.upstreamPath),
       this.req.headers['content-length'],
     );

@@ -51,6 +51,8 @@ import { RestoreFromBackup } from './restore-from-backup.js';
 import { ReplicationActivity } from './replication-activity.js';
 import { UsageMeter } from './usage-meter.js';
 import { accrueUsage, meteringDueInMs } from './metering.js';
+import { foldRequestUsage } from './request-usage.js';
+import { pruneRequestUsage } from './prune-request-usage.js';
 import { computePhase, computeStatus, type StatusInput } from './status.js';
 import { findSpecViolations } from './validate-spec.js';
 import { VolumeGrowth } from './volume-growth.js';
@@ -278,8 +280,27 @@ export class CouchInstanceReconciler implements Reconciler {
       phaseChanges: computePhase(statusInput) !== instance.status?.phase,
       intervalMs: config.usageMeterIntervalMs,
     });
-    const status = computeStatus({ ...statusInput, metered });
+    // The gateway's request counts move with the other metered figures, at the same bounded rate.
+    const leaseRef = { namespace, name: activityLeaseName(name) };
+    const requestUsage = metered
+      ? foldRequestUsage({
+          annotations: informers.leases.get(leaseRef)?.metadata?.annotations,
+          previous: instance.status?.usage,
+          now,
+        })
+      : undefined;
+    if (requestUsage && requestUsage.malformed.length > 0)
+      ctx.logger.warn('request-usage annotations that do not parse are not counted', {
+        annotations: requestUsage.malformed,
+      });
+    const status = computeStatus({
+      ...statusInput,
+      metered: metered && requestUsage ? { ...metered, ...requestUsage.figures } : metered,
+    });
     await this.saveStatus(key, instance, status);
+    // Only once status holds the closed days: until then their annotations are still the record.
+    if (requestUsage)
+      await pruneRequestUsage(this.options.clients.coordination, leaseRef, requestUsage.prune);
     await this.announceTransitions(instance, decision, status, ctx);
     this.options.metrics.setPhase(key, status.phase ?? 'Pending');
     this.options.metrics.setUsage(key, status.usage);

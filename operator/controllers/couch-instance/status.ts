@@ -6,6 +6,7 @@ import type {
 } from '../../../api/couch-instance.js';
 import type { MeteredUsage } from './metering.js';
 import type { UsageReading } from './usage-meter.js';
+import type { RequestUsageFigures } from './request-usage.js';
 import { mergeConditions, type ConditionUpdate } from '../conditions.js';
 import type { HibernationDecision } from './hibernation.js';
 
@@ -33,8 +34,11 @@ export interface StatusInput {
   idleAfter: string;
   /** This reconcile's usage measurement, if one was due; absent = keep what status says. */
   usage?: UsageReading | undefined;
-  /** The metered figures, when they accrued in this reconcile (metering.ts); absent = keep them. */
-  metered?: MeteredUsage | undefined;
+  /**
+   * The metered figures, when they accrued in this reconcile (metering.ts), with the gateway's
+   * request counts (request-usage.ts); absent = keep them.
+   */
+  metered?: (MeteredUsage & RequestUsageFigures) | undefined;
   /** With the backups add-on: the BackedUp condition (backup-condition.ts); absent without it. */
   backedUp?: ConditionUpdate | undefined;
   /** With spec.restore: how the restore stands (restore-from-backup.ts). */

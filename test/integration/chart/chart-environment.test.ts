@@ -144,6 +144,7 @@ describe("the chart's container environment, read by the components' own configu
         trustedProxies: ['10.244.0.0/16', 'fd00:10:244::/56'],
         logLevel: 'debug',
         shutdownTimeoutMs: 25_000,
+        activity: { usageReportIntervalMs: 60_000 },
         envelope: {
           enabled: true,
           ratesPerSecond: { read: 40, write: 20, query: 8 },
