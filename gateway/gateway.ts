@@ -10,6 +10,7 @@ import { createGatewayApp } from './app.js';
 import type { GatewayConfig } from './config.js';
 import { ShuttingDownError } from './http/errors.js';
 import { startServer } from './http/server.js';
+import { DatabaseCreateTurns } from './envelope/database-create-turns.js';
 import { FreeEnvelopeGuard, isFreePlan } from './envelope/free-envelope-guard.js';
 import { RequestMeter } from './envelope/request-meter.js';
 import { requestUsageLeaseWriter, type RequestUsageWriter } from './envelope/request-usage-lease.js';
@@ -128,6 +129,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     metrics,
     retryAfterSeconds: config.wake.retryAfterSeconds,
     envelope,
+    createTurns: new DatabaseCreateTurns(),
     meter,
     logger: logger.child({ part: 'proxy' }),
   });

@@ -25,6 +25,8 @@ export interface StatusInput {
   credentialsSecret?: string | undefined;
   /** Why the spec is invalid (ajv and the CEL rules' TypeScript twins); empty when valid. */
   specViolations: readonly string[];
+  /** The namespace has no room for another free instance (instance-limit.ts): why, for a person. */
+  instanceLimit?: string | undefined;
   /** Absent when the spec is invalid or the reconcile failed before deciding. */
   decision?: HibernationDecision | undefined;
   /** Absent until the StatefulSet exists. */
@@ -62,6 +64,22 @@ export function computePhase(input: StatusInput): CouchInstancePhase {
   return decision.transition === 'Wake' || WAKING_FROM.includes(input.previous?.phase)
     ? 'Waking'
     : 'Starting';
+}
+
+/** The conditions of an instance held back by its namespace's free-instance limit. */
+function instanceLimitConditions(message: string): ConditionUpdate[] {
+  const reason = ConditionReason.InstanceLimitExceeded;
+  return [
+    { type: ConditionType.Ready, status: 'False', reason, message: 'not created: the namespace has no room' },
+    { type: ConditionType.Active, status: 'Unknown', reason, message: 'not created yet' },
+    {
+      type: ConditionType.Progressing,
+      status: 'False',
+      reason,
+      message: 'waiting for room in the namespace',
+    },
+    { type: ConditionType.Degraded, status: 'True', reason, message },
+  ];
 }
 
 function readyCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
@@ -251,10 +269,14 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
         ? input.previous?.conditions
         : input.previous?.conditions?.filter((condition) => condition.type !== ConditionType.BackedUp),
       updates: [
-        readyCondition(phase, input),
-        activeCondition(phase, input),
-        progressingCondition(phase, input),
-        degradedCondition(input),
+        ...(input.instanceLimit !== undefined
+          ? instanceLimitConditions(input.instanceLimit)
+          : [
+              readyCondition(phase, input),
+              activeCondition(phase, input),
+              progressingCondition(phase, input),
+              degradedCondition(input),
+            ]),
         ...usageCondition(input.usage),
         ...(input.backedUp ? [input.backedUp] : []),
       ],
