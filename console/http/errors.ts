@@ -124,6 +124,15 @@ export class QueueApiError extends Error {
   }
 }
 
+/** A namespace the user asked to open that their role shows them nothing in (SelfSubjectAccessReview). */
+export class NamespaceNotReachableError extends Error {
+  readonly code = 'NAMESPACE_NOT_REACHABLE';
+  constructor(message: string) {
+    super(message);
+    this.name = 'NamespaceNotReachableError';
+  }
+}
+
 /** An API server field path such as `spec.hibernation.idleAfter` from a 422's cause. */
 function fieldMessages(err: KubeApiError): Record<string, string> {
   const fields: Record<string, string> = {};
@@ -152,6 +161,12 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody; 
     return {
       status: 400,
       body: { error: 'bad-input', message: err.message, fields: err.fields },
+      endsSession: false,
+    };
+  if (err instanceof NamespaceNotReachableError)
+    return {
+      status: 403,
+      body: { error: 'forbidden', message: err.message, fields: { namespace: err.message } },
       endsSession: false,
     };
   if (err instanceof TooManyStreamsError)

@@ -14,7 +14,7 @@ export interface MessageEvent {
   labels?: string[];
   /** Why the attempt failed (ERROR, FAILED). */
   error?: string;
-  /** The failed attempt's status (ERROR, FAILED). */
+  /** The attempt's HTTP status: the failed one's (ERROR, FAILED) or the receiver's 2xx (DELIVERED). */
   responseStatus?: number;
   /** When the next attempt is due (RETRY, and CREATED of a delayed message), epoch ms. */
   nextDeliveryTime?: number;

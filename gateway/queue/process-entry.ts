@@ -123,13 +123,11 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
   }
   await publishCallback(ctx.store, message, result);
   if (result.ok) {
-    await ctx.store.complete(entry.entryId, message.id);
+    await ctx.store.complete(entry.entryId, message.id, { message, now: now(), status: result.status });
     // winston builds and filters a filtered-out line through its streams: asked first, a
     // delivery spends nothing on it.
     if (ctx.logger.isDebugEnabled())
       ctx.logger.debug('message delivered', { ...logFields(), status: result.status });
-    await ctx.store.complete(entry.entryId, message.id, { message, now: now() });
-    ctx.logger.debug('message delivered', { ...logFields, status: result.status });
     return 'delivered';
   }
   ctx.logger.warn('delivery failed', { ...logFields(), status: result.status, error: result.error });
