@@ -46,12 +46,13 @@ interface Sample {
   listeners: number;
 }
 
-async function measure(cdp: CDPSession, atMs: number): Promise<Sample> {
+/** `since`: the live period's start; a sample's time is when its reading was taken, after the GC. */
+async function measure(cdp: CDPSession, since: number): Promise<Sample> {
   await cdp.send('HeapProfiler.collectGarbage');
   const { metrics } = await cdp.send('Performance.getMetrics');
   const metric = (name: string): number => metrics.find((m) => m.name === name)?.value ?? Number.NaN;
   return {
-    atMs,
+    atMs: Date.now() - since,
     heapUsedMb: metric('JSHeapUsedSize') / 2 ** 20,
     heapTotalMb: metric('JSHeapTotalSize') / 2 ** 20,
     domNodes: metric('Nodes'),
@@ -141,7 +142,7 @@ export async function main(): Promise<void> {
       .waitFor({ timeout: 120_000 });
     const cdp = await browser.context.newCDPSession(page);
     await cdp.send('Performance.enable');
-    const baseline = await measure(cdp, 0);
+    const baseline = await measure(cdp, Date.now());
     log(`first render: ${round(baseline.heapUsedMb, 1)} MB heap, ${baseline.domNodes} DOM nodes`);
 
     const stop = new AbortController();
@@ -152,7 +153,7 @@ export async function main(): Promise<void> {
       await new Promise((resolve) =>
         setTimeout(resolve, Math.min(SAMPLE_MS, LIVE_MS - (Date.now() - started))),
       );
-      const sample = await measure(cdp, Date.now() - started);
+      const sample = await measure(cdp, started);
       samples.push(sample);
       log(
         `${round(sample.atMs / 1000)} s: ${round(sample.heapUsedMb, 1)} MB heap used, ${sample.domNodes} DOM nodes, ${sample.listeners} listeners`,

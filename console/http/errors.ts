@@ -184,7 +184,7 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody; 
       endsSession: false,
     };
   if (err instanceof QueueApiError) {
-    const status = [400, 404, 409, 412, 429].includes(err.status) ? err.status : 502;
+    const status = [400, 404, 409, 412, 429, 503].includes(err.status) ? err.status : 502;
     return {
       status,
       body: { error: 'queue-refused', message: `The queue answered ${err.status}: ${err.message}` },

@@ -335,6 +335,29 @@ describe('the tenant console in a real browser', () => {
     expect(await page.getByTestId('detail-phase').textContent()).toBe('Running');
   }, 60_000);
 
+  it('when the instance name is typed to confirm, then Delete is enabled only for the exact name and removes the instance from the cluster and the live list', async () => {
+    await page.goto(`${server.url}/instances/steady`);
+    const remove = page.getByRole('button', { name: 'Delete steady' });
+    await remove.waitFor();
+    await page.getByLabel('Instance name').fill('stead');
+    expect(await remove.isDisabled()).toBe(true);
+    await page.getByLabel('Instance name').fill('steady');
+    expect(await remove.isEnabled()).toBe(true);
+    await remove.click();
+    await page.getByRole('heading', { name: 'CouchDB instances' }).waitFor();
+    await page.locator('tr[data-instance="demo"]').waitFor();
+    await page.locator('tr[data-instance="steady"]').waitFor({ state: 'detached' });
+    await waitFor(
+      'the instance to be gone',
+      () =>
+        readInstance('steady').then(
+          () => undefined,
+          (err: { code?: number }) => (err.code === 404 ? true : undefined),
+        ),
+      { timeoutMs: 20_000 },
+    );
+  }, 40_000);
+
   it('when the queue page opens the Redis binding, then the four VQUEUE values show, and the downloaded .env publishes through the real QStash SDK with a verified signature', async () => {
     await waitForBinding(
       tenantA.namespace,
@@ -561,6 +584,31 @@ describe('the tenant console in a real browser', () => {
     await messages.getByRole('button', { name: 'All' }).click();
   }, 60_000);
 
+  it('when Rotate signing keys is clicked, then the binding asks the operator for a rotation and the page shows the next key pending', async () => {
+    const readBinding = async () =>
+      (await customObjects.getNamespacedCustomObject({
+        group: SETTEE_GROUP,
+        version: SETTEE_VERSION,
+        plural: 'queuebindings',
+        namespace: tenantA.namespace,
+        name: 'cache',
+      })) as {
+        metadata: { annotations?: Record<string, string> };
+        status?: { signingKeys?: { nextGeneration?: number } };
+      };
+    expect((await readBinding()).status?.signingKeys?.nextGeneration).toBeUndefined();
+    await page.getByTestId('queue-block').getByRole('button', { name: 'Rotate signing keys' }).click();
+    await waitFor(
+      'the operator to start the rotation',
+      async () =>
+        (await readBinding()).status?.signingKeys?.nextGeneration !== undefined ? true : undefined,
+      { timeoutMs: 20_000 },
+    );
+    expect((await readBinding()).metadata.annotations?.['settee.dev/rotate-signing-keys']).toBeDefined();
+    await page.reload();
+    await page.getByText(/A rotation is pending: the next key becomes current at/).waitFor();
+  });
+
   it('when tenant A opens another namespace from the header, then one A is bound in shows its instances, one A is not bound in is refused with the reason, and A can switch back', async () => {
     // A third namespace where A's ServiceAccount is also bound to the tenant Role.
     await provisionTenant(admin, tenantC);
@@ -608,6 +656,21 @@ describe('the tenant console in a real browser', () => {
     await page.locator('tr[data-instance="alpha"]').waitFor();
     expect(await page.locator('tr[data-instance="charlie"]').count()).toBe(0);
   });
+
+  it("when the tenant's Redis stops, then the queue page shows a banner naming it and keeps the messages it showed", async () => {
+    await page.goto(`${server.url}/queues/cache`);
+    const messages = page.getByTestId('messages');
+    await messages.locator('tr[data-message-id]').first().waitFor();
+    const shown = await messages.locator('tr[data-message-id]').count();
+    await redis.stop();
+    await messages.getByRole('button', { name: 'Refresh' }).click();
+    await messages
+      .getByRole('alert')
+      .getByText(/The queue answered 503: the queue's database did not|The queue cannot be reached/)
+      .waitFor({ timeout: 20_000 });
+    expect(await messages.locator('tr[data-message-id]').count()).toBe(shown);
+    await expectAccessible('queue page with its database away');
+  }, 40_000);
 
   it('when the list is read at phone width, then nothing overflows sideways and the page stays accessible', async () => {
     await page.setViewportSize(PHONE);
