@@ -41,7 +41,7 @@ import { signingKeyRoutes } from './signing-keys-routes.js';
 import { unsupportedRoutes } from './unsupported-routes.js';
 import { scheduleRoutes } from './schedules/schedule-routes.js';
 import { ScheduleStore } from './schedules/schedule-store.js';
-import { answersOf, messagesOf, planPublish } from './url-groups/fan-out.js';
+import { answersOf, messagesOf, planBatchItem, planPublish } from './url-groups/fan-out.js';
 import { isUrlGroupName } from './url-groups/url-group.js';
 import { urlGroupRoutes } from './url-groups/url-group-routes.js';
 import { UrlGroupStore } from './url-groups/url-group-store.js';
@@ -143,10 +143,9 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
     } else {
       const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
       const items = parseBatchRequest(await readBody(req, config.maxBatchBytes), limits, policy);
-      const plans = await Promise.all(
-        items.map((item, i) => planPublish(item, groupsOf(target), `batch item ${i}: url group`)),
-      );
-      sendJson(res, 201, answersOf(plans, await store(target, messagesOf(plans))));
+      const plans = await Promise.all(items.map((item, i) => planBatchItem(item, groupsOf(target), i)));
+      const messages = messagesOf(plans);
+      sendJson(res, 201, answersOf(plans, messages.length > 0 ? await store(target, messages) : []));
     }
   };
 
