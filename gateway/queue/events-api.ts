@@ -18,7 +18,7 @@ const CURSOR = /^\d+(-\d+)?$/;
 const ORDERS: readonly EventOrder[] = ['latestFirst', 'earliestFirst'];
 
 export const listEvents: ApiHandler = async (request) => {
-  const params = new URLSearchParams(request.route.query);
+  const params = new URLSearchParams(request.query);
   const order = params.get('order') ?? undefined;
   params.delete('order');
   if (order !== undefined && !(ORDERS as readonly string[]).includes(order))
