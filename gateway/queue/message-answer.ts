@@ -20,17 +20,24 @@ export interface MessageAnswer {
   urlGroup?: string;
   topicName?: string;
   scheduleId?: string;
+  queueName?: string;
 }
 
-/** The URL group and schedule a message came from, in the answer's fields. */
-export function originFields(origin: { topicName?: string | undefined; scheduleId?: string | undefined }): {
+/** The URL group, schedule and queue a message came from, in the answer's fields. */
+export function originFields(origin: {
+  topicName?: string | undefined;
+  scheduleId?: string | undefined;
+  queueName?: string | undefined;
+}): {
   urlGroup?: string;
   topicName?: string;
   scheduleId?: string;
+  queueName?: string;
 } {
   return {
     ...(origin.topicName !== undefined && { urlGroup: origin.topicName, topicName: origin.topicName }),
     ...(origin.scheduleId !== undefined && { scheduleId: origin.scheduleId }),
+    ...(origin.queueName !== undefined && { queueName: origin.queueName }),
   };
 }
 

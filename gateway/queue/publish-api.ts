@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import type { ApiHandler } from './api-request.js';
 import type { ApiRoute } from './api-router.js';
 import type { QueueTarget } from './binding-registry.js';
@@ -15,9 +16,43 @@ import { parsePublishExtras } from './publish-extras.js';
 import { parsePublishHeaders } from './publish-headers.js';
 import { readBody } from './read-body.js';
 import type { AddressPolicy } from './ssrf/address-policy.js';
-import { answersOf, messagesOf, planPublish } from './url-groups/fan-out.js';
+import { answersOf, messagesOf, planPublish, type PublishPlan } from './url-groups/fan-out.js';
 import { isUrlGroupName } from './url-groups/url-group.js';
 import type { UrlGroupStore } from './url-groups/url-group-store.js';
+
+export type PublishReader = (input: {
+  req: http.IncomingMessage;
+  target: QueueTarget;
+  destination: string;
+}) => Promise<PublishPlan>;
+
+/**
+ * Reads one publish (`/v2/publish/{destination}`, `/v2/enqueue/{queue}/{destination}`): its body,
+ * its headers checked whole, and the destination, a URL or a URL group's name (one message per
+ * endpoint). Nothing is stored.
+ */
+export function createPublishReader(options: {
+  config: QueueConfig;
+  policy: AddressPolicy;
+  groupsOf: (target: QueueTarget) => UrlGroupStore;
+}): PublishReader {
+  const { config, policy, groupsOf } = options;
+  return async ({ req, target, destination }) => {
+    const body = await readBody(req, config.maxBodyBytes);
+    const urlGroup = isUrlGroupName(destination) ? destination : undefined;
+    if (!urlGroup) validateDestination(destination, policy);
+    const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
+    const headerOptions = parsePublishHeaders(req.headers, limits);
+    const extras = parsePublishExtras(
+      req.headers,
+      { destination, headers: headerOptions.headers, body },
+      limits,
+      policy,
+    );
+    const request = { ...headerOptions, ...extras, destination, body };
+    return planPublish(urlGroup ? { request, urlGroup } : { request }, groupsOf(target));
+  };
+}
 
 /**
  * QStash's publish routes, the hot path:
@@ -34,6 +69,7 @@ export function publishRoutes(options: {
   groupsOf: (target: QueueTarget) => UrlGroupStore;
 }): ApiRoute[] {
   const { connections, keys, config, policy, groupsOf } = options;
+  const readPublish = createPublishReader({ config, policy, groupsOf });
 
   const store = async (
     target: QueueTarget,
@@ -54,20 +90,7 @@ export function publishRoutes(options: {
   };
 
   const publish: ApiHandler = async ({ req, res, target, params }) => {
-    const destination = params.destination ?? '';
-    const body = await readBody(req, config.maxBodyBytes);
-    const urlGroup = isUrlGroupName(destination) ? destination : undefined;
-    if (!urlGroup) validateDestination(destination, policy);
-    const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
-    const headerOptions = parsePublishHeaders(req.headers, limits);
-    const extras = parsePublishExtras(
-      req.headers,
-      { destination, headers: headerOptions.headers, body },
-      limits,
-      policy,
-    );
-    const request = { ...headerOptions, ...extras, destination, body };
-    const plan = await planPublish(urlGroup ? { request, urlGroup } : { request }, groupsOf(target));
+    const plan = await readPublish({ req, target, destination: params.destination ?? '' });
     const answers = await store(target, messagesOf([plan]));
     // QStash answers a duplicate 202 Accepted (upstash/docs qstash/features/deduplication).
     sendJson(res, answers.every((a) => a.deduplicated) ? 202 : 201, answersOf([plan], answers)[0]);
