@@ -1,5 +1,6 @@
 import { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
+import { sendOrderEvents } from '../../../examples/queues/order-events.js';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
 import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
@@ -322,5 +323,35 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
       expect({ name, outcome }).toEqual({ name, outcome: expect.stringMatching(/401|Unauthorized|token/i) });
     }
     expect(await snapshotDatabase(inspect)).toEqual(snapshot);
+  });
+
+  it('when the queue example (examples/queues) runs twice, then the fulfilment service gets each order event in order and the queues are not duplicated', async () => {
+    const endpoints = {
+      fulfilment: `${receiver.baseUrl}/fulfilment`,
+      invoices: `${receiver.baseUrl}/invoices`,
+    };
+    const events = [
+      { orderId: 'o-1', status: 'created' },
+      { orderId: 'o-1', status: 'paid' },
+      { orderId: 'o-1', status: 'shipped' },
+    ] as const;
+    holdDeliveries(20);
+    await sendOrderEvents(client(), endpoints, events);
+    await sendOrderEvents(client(1), endpoints, events);
+    await delivered(8);
+    const fulfilment = receiver.deliveries.filter((d) => d.url.endsWith('/fulfilment'));
+    expect(fulfilment.map((d) => JSON.parse(d.body.toString()).status)).toEqual([
+      'created',
+      'paid',
+      'shipped',
+      'created',
+      'paid',
+      'shipped',
+    ]);
+    expect(receiver.deliveries.filter((d) => d.url.endsWith('/invoices'))).toHaveLength(2);
+    expect((await client().queue().list()).map((q) => [q.name, q.parallelism])).toEqual([
+      ['invoices', 2],
+      ['order-events', 1],
+    ]);
   });
 });
