@@ -21,6 +21,20 @@ export interface MessageAnswer {
   topicName?: string;
   scheduleId?: string;
   queueName?: string;
+  /** Upstash-Callback's and Upstash-Failure-Callback's URLs. */
+  callback?: string;
+  failureCallback?: string;
+}
+
+/** The callback URLs of a message, as QStash's message fields name them. */
+export function callbackFields(message: {
+  callback?: { url: string } | undefined;
+  failureCallback?: { url: string } | undefined;
+}): { callback?: string; failureCallback?: string } {
+  return {
+    ...(message.callback !== undefined && { callback: message.callback.url }),
+    ...(message.failureCallback !== undefined && { failureCallback: message.failureCallback.url }),
+  };
 }
 
 /** The URL group, schedule and queue a message came from, in the answer's fields. */
@@ -72,6 +86,7 @@ export function buildMessageAnswer(pending: PendingMessage): MessageAnswer {
     maxRetries: message.retries,
     createdAt: message.createdAt,
     ...originFields(message),
+    ...callbackFields(message),
   };
   if (message.retryDelay !== undefined) answer.retryDelayExpression = message.retryDelay;
   const notBefore = pending.dueAt ?? message.notBefore;

@@ -181,7 +181,13 @@ async function handleFailure(
       consumer: ctx.consumer,
       message: { ...message, retried: message.retried + 1 },
       dueAt: now + decision.delayMs,
-      failure: { now, status: result.status, error: result.error },
+      failure: {
+        now,
+        status: result.status,
+        error: result.error,
+        responseHeaders: result.responseHeaders,
+        responseBody: result.responseBodyBytes,
+      },
     });
     ctx.logger.info('delivery retry scheduled', {
       messageId: message.id,
@@ -206,6 +212,8 @@ async function handleFailure(
     letter,
     limits: ctx.deadLetterLimits,
     now,
+    message,
+    responseBody: result.responseBodyBytes,
   });
   ctx.logger.warn('message dead-lettered', {
     messageId: message.id,
