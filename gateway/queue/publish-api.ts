@@ -6,7 +6,7 @@ import { parseBatchRequest } from './batch-request.js';
 import type { QueueConfig } from './config.js';
 import type { DatabaseConnections } from './database-connections.js';
 import { validateDestination } from './destination.js';
-import { StoreUnavailableError } from './errors.js';
+import { QueueError, StoreUnavailableError } from './errors.js';
 import { sendJson } from './json-response.js';
 import type { QueueKeys } from './keys.js';
 import { createMessage, type MessageRequest } from './message.js';
@@ -14,6 +14,8 @@ import { eventCapOf } from './message-event.js';
 import { MessageStore, type EnqueueAnswer } from './message-store.js';
 import { parsePublishExtras } from './publish-extras.js';
 import { parsePublishHeaders } from './publish-headers.js';
+import { queueQuotaOf } from './queues/queue.js';
+import { QueueStore } from './queues/queue-store.js';
 import { readBody } from './read-body.js';
 import type { AddressPolicy } from './ssrf/address-policy.js';
 import { answersOf, messagesOf, planBatchItem, planPublish, type PublishPlan } from './url-groups/fan-out.js';
@@ -57,7 +59,7 @@ export function createPublishReader(options: {
 /**
  * QStash's publish routes, the hot path:
  *   POST /v2/publish/{destination or url group}   one message (or one per group endpoint)
- *   POST /v2/batch                                 many, stored together
+ *   POST /v2/batch                                 many, stored together (per queue, for items with `queue`)
  * Each is validated whole and answered 201 only once its messages are stored in the binding's
  * database; a publish whose every message was a duplicate is a 202, as QStash answers.
  */
@@ -71,17 +73,39 @@ export function publishRoutes(options: {
   const { connections, keys, config, policy, groupsOf } = options;
   const readPublish = createPublishReader({ config, policy, groupsOf });
 
+  /**
+   * Stores the messages and answers for each in order: those of no queue in one script, those of
+   * each queue (batch items with `queue`) in that queue's script, which creates it when missing.
+   */
   const store = async (
     target: QueueTarget,
     requests: readonly MessageRequest[],
   ): Promise<EnqueueAnswer[]> => {
     const messages = requests.map((request) => createMessage(request));
+    const redis = connections.get(target);
+    const eventCap = eventCapOf(config, target);
+    const deduplicationWindowMs = target.limits.deduplicationWindowMs;
+    const byQueue = new Map<string | undefined, number[]>();
+    for (const [i, message] of messages.entries())
+      byQueue.set(message.queueName, [...(byQueue.get(message.queueName) ?? []), i]);
+    const answers: EnqueueAnswer[] = new Array<EnqueueAnswer>(messages.length);
     try {
-      const store = new MessageStore(connections.get(target), keys, eventCapOf(config, target));
-      return await store.enqueue(messages, Date.now(), {
-        deduplicationWindowMs: target.limits.deduplicationWindowMs,
-      });
+      for (const [queueName, indexes] of byQueue) {
+        const group = indexes.map((i) => messages[i]!);
+        const stored =
+          queueName === undefined
+            ? await new MessageStore(redis, keys, eventCap).enqueue(group, Date.now(), {
+                deduplicationWindowMs,
+              })
+            : await new QueueStore(redis, keys, eventCap).enqueue(queueName, group, {
+                deduplicationWindowMs,
+                quota: queueQuotaOf(target),
+              });
+        for (const [j, i] of indexes.entries()) answers[i] = stored[j]!;
+      }
+      return answers;
     } catch (err) {
+      if (err instanceof QueueError) throw err;
       throw new StoreUnavailableError(
         `the queue's database did not store the message: ${(err as Error).message}`,
         { cause: err },

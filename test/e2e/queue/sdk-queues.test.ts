@@ -354,4 +354,42 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
       ['order-events', 1],
     ]);
   });
+
+  it('when a batch holds items for two queues and one for no queue, then each queue gets its items in batch order and the plain one goes out at once', async () => {
+    await client().queue({ queueName: 'batch-a' }).upsert({ parallelism: 1, paused: true });
+    const answers = await client(1).batchJSON([
+      { url: `${receiver.baseUrl}/a`, body: 'a1', queueName: 'batch-a' },
+      { url: `${receiver.baseUrl}/b`, body: 'b1', queueName: 'batch-b' },
+      { url: `${receiver.baseUrl}/plain`, body: 'plain' },
+      { url: `${receiver.baseUrl}/a`, body: 'a2', queueName: 'batch-a' },
+      { url: `${receiver.baseUrl}/b`, body: 'b2', queueName: 'batch-b' },
+      { url: `${receiver.baseUrl}/a`, body: 'a3', queueName: 'bad name' },
+    ]);
+    expect(answers.slice(0, 5)).toEqual(
+      Array.from({ length: 5 }, () => ({ messageId: expect.stringMatching(/^msg_/) })),
+    );
+    expect(answers[5]).toEqual({
+      error: expect.stringMatching(/batch item 5: queue "bad name" may contain only/),
+    });
+    await delivered(3);
+    // batch-a is paused: its items wait; batch-b was created by the batch (parallelism 1).
+    expect(
+      bodies()
+        .map((b) => JSON.parse(b) as string)
+        .sort(),
+    ).toEqual(['b1', 'b2', 'plain']);
+    expect(
+      bodies()
+        .filter((b) => b.includes('"b'))
+        .map((b) => JSON.parse(b) as string),
+    ).toEqual(['b1', 'b2']);
+    expect((await client().queue({ queueName: 'batch-a' }).get()).lag).toBe(2);
+    await client().queue({ queueName: 'batch-a' }).resume();
+    await delivered(5);
+    expect(
+      bodies()
+        .slice(3)
+        .map((b) => JSON.parse(b) as string),
+    ).toEqual(['a1', 'a2']);
+  });
 });

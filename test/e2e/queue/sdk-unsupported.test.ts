@@ -8,7 +8,7 @@ import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-sn
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 
 /**
- * What the queue does not have yet (flow control, batch items into queues) answers the SDK's
+ * What the queue does not have yet (flow control) answers the SDK's
  * calls with a 400 that says so, never a silent success or a bare 404, and stores nothing.
  */
 describe('SDK calls of features not built yet', () => {
@@ -39,7 +39,7 @@ describe('SDK calls of features not built yet', () => {
     }
   }
 
-  it('when flow control calls or batch items with a queue are made, then each is refused naming the feature, and nothing is stored', async () => {
+  it('when flow control calls are made, then each is refused naming the feature, and nothing is stored', async () => {
     const client = new Client({
       baseUrl: gateway.queueUrl(target),
       token: target.token,
@@ -48,17 +48,6 @@ describe('SDK calls of features not built yet', () => {
     });
     const snapshot = await snapshotDatabase(inspect);
     const calls: [string, () => Promise<unknown>, RegExp][] = [
-      [
-        'batch with queueName',
-        // A batch answers per item: the item's place holds its error.
-        () =>
-          client
-            .batchJSON([{ url: 'https://a.example/x', body: {}, queueName: 'orders' }])
-            .then((answers) => {
-              throw new Error(JSON.stringify(answers));
-            }),
-        /queues are not supported/,
-      ],
       [
         'publish with flowControl',
         () =>
