@@ -392,4 +392,29 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
         .map((b) => JSON.parse(b) as string),
     ).toEqual(['a1', 'a2']);
   });
+
+  it('when a schedule names a queue (Upstash-Queue-Name), then each tick is enqueued there: it waits while the queue is paused and carries the schedule id', async () => {
+    await client().queue({ queueName: 'ticks' }).upsert({ parallelism: 1, paused: true });
+    const { scheduleId } = await client().schedules.create({
+      destination: `${receiver.baseUrl}/tick`,
+      cron: '0 0 1 1 *',
+      queueName: 'ticks',
+      body: 'tick',
+    });
+    expect(await client(1).schedules.get(scheduleId)).toMatchObject({ scheduleId, queueName: 'ticks' });
+    const k = queueKeys(config.keyPrefix);
+    await inspect.zadd(k.scheduleTicks, 'XX', Date.now() - 1_000, scheduleId);
+    await waitFor(
+      'the tick enqueued',
+      async () => ((await client().queue({ queueName: 'ticks' }).get()).lag === 1 ? true : undefined),
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    expect(receiver.deliveries).toHaveLength(0);
+    await client().queue({ queueName: 'ticks' }).resume();
+    await delivered(1);
+    expect(receiver.deliveries[0]!.headers['upstash-schedule-id']).toBe(scheduleId);
+    await client().schedules.delete(scheduleId);
+  });
 });
