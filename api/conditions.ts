@@ -35,6 +35,7 @@ export const ConditionReason = {
   Waking: 'Waking',
   Restoring: 'Restoring',
   RestoreFailed: 'RestoreFailed',
+  RestoreRetrying: 'RestoreRetrying',
   KeepAlive: 'KeepAlive',
   RecentActivity: 'RecentActivity',
   ReplicationRunning: 'ReplicationRunning',
@@ -63,6 +64,7 @@ export const CouchInstanceEventReason = {
   InvalidSpec: 'InvalidSpec',
   ReconcileFailed: 'ReconcileFailed',
   RestoreCompleted: 'RestoreCompleted',
+  RestoreRetrying: 'RestoreRetrying',
   RestoreFailed: 'RestoreFailed',
 } as const;
 export type CouchInstanceEventReason =

@@ -146,11 +146,14 @@ export class CouchBackupReconciler implements Reconciler {
     const attempts = (backup.status?.attempts ?? 0) + 1;
     const started = this.now();
     let storage: ObjectStorage | undefined;
+    const storageSecret = instance.spec.addons?.backups?.storageSecret;
+    const { storageSecret: _previousSecret, ...previous } = backup.status ?? {};
     const running = await this.saveStatus(key, backup, {
-      ...backup.status,
+      ...previous,
       phase: 'Running',
       startedAt: started.toISOString(),
       attempts,
+      ...(storageSecret === undefined ? {} : { storageSecret }),
       message: `attempt ${attempts} of ${config.attempts}`,
     });
     await this.recordBoth(running, instance, {
@@ -161,8 +164,11 @@ export class CouchBackupReconciler implements Reconciler {
     try {
       const target = resolveStorageTarget({
         cluster: config.storage,
-        secretName: instance.spec.addons?.backups?.storageSecret,
-        secret: await readStorageSecret(this.options.clients.core, instance),
+        secretName: storageSecret,
+        secret: await readStorageSecret(this.options.clients.core, {
+          namespace: instance.metadata.namespace ?? '',
+          name: storageSecret,
+        }),
         namespace: instance.metadata.namespace ?? '',
       });
       storage = new ObjectStorage(target, { requestTimeoutMs: config.requestTimeoutMs, maxAttempts: 3 });

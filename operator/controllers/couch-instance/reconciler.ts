@@ -243,7 +243,7 @@ export class CouchInstanceReconciler implements Reconciler {
       this.owned.apply(key, informers.services, buildClientService(instance)),
     ]);
 
-    const restore = await this.restorer.ensure({
+    const restored = await this.restorer.ensure({
       instance,
       ready: (statefulSet.status?.readyReplicas ?? 0) > 0,
       credentials,
@@ -264,7 +264,7 @@ export class CouchInstanceReconciler implements Reconciler {
     const statusInput: StatusInput = {
       ...this.statusBasis(instance, endpoint),
       credentialsSecret: names.adminSecret,
-      restore,
+      restore: restored?.status,
       decision,
       statefulSet: { replicas: statefulSet.status?.replicas ?? 0, readyReplicas },
       usage,
@@ -288,7 +288,12 @@ export class CouchInstanceReconciler implements Reconciler {
     // A running instance comes back when its next measurement is due, whatever else happens.
     const measureMs = running ? Math.max(1, this.usage.dueInMs(key, status.usage)) : undefined;
     const meterMs = Math.max(1, meteringDueInMs(status.usage, now, config.usageMeterIntervalMs));
-    const nextMs = Math.min(recheckMs ?? Infinity, measureMs ?? Infinity, meterMs);
+    const nextMs = Math.min(
+      recheckMs ?? Infinity,
+      measureMs ?? Infinity,
+      meterMs,
+      restored?.recheckAfterMs ?? Infinity,
+    );
     return nextMs === Infinity ? DONE : requeueAfter(nextMs);
   }
 

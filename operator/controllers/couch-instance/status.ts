@@ -42,6 +42,8 @@ export interface StatusInput {
 }
 
 const restoreFailed = (input: StatusInput): boolean => input.restore?.phase === 'Failed';
+const restoreFailure = (input: StatusInput): string =>
+  `the restore${input.restore?.backup ? ` from ${input.restore.backup}` : ''} failed: ${input.restore?.message ?? ''}`;
 
 const WAKING_FROM: readonly (CouchInstancePhase | undefined)[] = ['Hibernating', 'Hibernated', 'Waking'];
 
@@ -66,7 +68,7 @@ function readyCondition(phase: CouchInstancePhase, input: StatusInput): Conditio
       type: ConditionType.Ready,
       status: 'False',
       reason: ConditionReason.RestoreFailed,
-      message: `the restore from ${input.restore?.backup ?? ''} failed: ${input.restore?.message ?? ''}`,
+      message: restoreFailure(input),
     };
   const messages: Record<CouchInstancePhase, string> = {
     Pending: 'the operator is creating the instance',
@@ -75,7 +77,7 @@ function readyCondition(phase: CouchInstancePhase, input: StatusInput): Conditio
     Hibernating: 'scaling to zero',
     Hibernated: 'hibernated; the next request wakes it',
     Waking: 'CouchDB is starting after a wake request',
-    Restoring: 'CouchDB answers and is being filled from its backup (spec.restore)',
+    Restoring: `CouchDB answers and is being filled from its backup (spec.restore)${input.restore?.message ? `: ${input.restore.message}` : ''}`,
     Failed: 'the spec is invalid; see the Degraded condition',
   };
   return {
@@ -188,7 +190,14 @@ function degradedCondition(input: StatusInput): ConditionUpdate {
       type,
       status: 'True',
       reason: ConditionReason.RestoreFailed,
-      message: `the restore from ${input.restore?.backup ?? ''} failed: ${input.restore?.message ?? ''}`,
+      message: restoreFailure(input),
+    };
+  if (input.restore?.phase === 'Restoring' && input.restore.nextAttemptAt !== undefined)
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.RestoreRetrying,
+      message: `the restore from ${input.restore.backup ?? ''}: ${input.restore.message ?? ''}`,
     };
   return { type, status: 'False', reason: ConditionReason.AsExpected, message: 'no problem found' };
 }
