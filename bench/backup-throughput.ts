@@ -120,7 +120,10 @@ function report(label: string, runs: Record<Mode, Run[]>, dataMb: number, docs: 
       `  ${name}: median ${round(median(rates), 1)} MB/s (spread ${spread(rates)}), ` +
         `${round(median(list.map((r) => docs / (r.ms / 1000))))} docs/s, ` +
         `${round(median(list.map((r) => r.ms)) / 1000, 1)} s (spread ${spread(list.map((r) => r.ms / 1000))}), ` +
-        `peak RSS median ${round(median(list.map((r) => r.peakRssMb)))} MB (spread ${spread(list.map((r) => r.peakRssMb), 0)}), ` +
+        `peak RSS median ${round(median(list.map((r) => r.peakRssMb)))} MB (spread ${spread(
+          list.map((r) => r.peakRssMb),
+          0,
+        )}), ` +
         `CouchDB requests ${requests.length}: median ${round(median(requests), 1)} ms, p99 ${round(quantile(requests, 0.99), 1)} ms` +
         (mode === 'anchor' ? '' : `, / anchor ${round(median(rates) / anchorMbps, 2)}`),
     );
