@@ -24,6 +24,8 @@ import { median, quantile, round } from './lib/stats.js';
 const DOCS = Number(process.env.BENCH_BACKUP_DOCS ?? 100_000);
 const ATTACHMENT_MB = Number(process.env.BENCH_BACKUP_ATTACHMENT_MB ?? 256);
 const ROUNDS = Number(process.env.BENCH_BACKUP_ROUNDS ?? 3);
+/** Which data sets to measure: small, attachments, or both (the default), comma-separated. */
+const DATA_SETS = (process.env.BENCH_BACKUP_DATA ?? 'small,attachments').split(',');
 const PIECE_MB = Number(process.env.BENCH_BACKUP_PIECE_MB ?? 64);
 const BUCKET = 'bench-backups';
 const admin = { username: 'bench', password: 'bench-password' };
@@ -189,10 +191,11 @@ async function readableMb(engine: CouchEngine): Promise<number> {
   return bytes / 1e6;
 }
 
-await benchDataSet('small documents', seedDocs, readableMb, DOCS);
-await benchDataSet(
-  'attachments',
-  seedAttachments,
-  async (engine) => (await readableMb(engine)) + Math.ceil(ATTACHMENT_MB / PIECE_MB) * PIECE_MB * 1.048576,
-  Math.ceil(ATTACHMENT_MB / PIECE_MB),
-);
+if (DATA_SETS.includes('small')) await benchDataSet('small documents', seedDocs, readableMb, DOCS);
+if (DATA_SETS.includes('attachments'))
+  await benchDataSet(
+    'attachments',
+    seedAttachments,
+    async (engine) => (await readableMb(engine)) + Math.ceil(ATTACHMENT_MB / PIECE_MB) * PIECE_MB * 1.048576,
+    Math.ceil(ATTACHMENT_MB / PIECE_MB),
+  );
