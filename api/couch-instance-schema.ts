@@ -305,6 +305,16 @@ export const COUCH_INSTANCE_STATUS_SCHEMA: JsonSchema = {
         },
       },
     },
+    backupSchedule: {
+      type: 'object',
+      description:
+        'With addons.backups: the schedule in force and since when. Scheduled backups are owed from that ' +
+        'moment: a schedule turned on or changed later first runs at its next cron time, not at once.',
+      properties: {
+        schedule: { type: 'string', description: 'addons.backups.schedule as the operator last saw it.' },
+        since: timestamp('When the operator first saw this schedule.'),
+      },
+    },
     usage: {
       type: 'object',
       description:

@@ -68,6 +68,16 @@ export interface CouchInstanceRestoreSource {
   before?: string;
 }
 
+/**
+ * With addons.backups: the schedule in force and since when. Scheduled runs are owed from that
+ * moment on, so a schedule turned on (or changed) later first runs at its next cron time.
+ */
+export interface CouchInstanceBackupScheduleStatus {
+  schedule: string;
+  /** RFC 3339. */
+  since: string;
+}
+
 /** How the restore of spec.restore went. */
 export interface CouchInstanceRestoreStatus {
   /** The CouchBackup restored from; absent while an instance's newest cannot be chosen yet. */
@@ -123,6 +133,7 @@ export interface CouchInstanceStatus {
   observedGeneration?: number;
   conditions?: Condition[];
   restore?: CouchInstanceRestoreStatus;
+  backupSchedule?: CouchInstanceBackupScheduleStatus;
   usage?: CouchInstanceUsage;
 }
 

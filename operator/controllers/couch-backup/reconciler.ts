@@ -82,6 +82,7 @@ export class CouchBackupReconciler implements Reconciler {
     if (phase === 'Completed' || phase === 'Failed' || phase === 'Skipped') return DONE;
     const namespace = ref.namespace ?? '';
     const instanceKey = objectKey({ namespace, name: backup.spec.instance });
+    const instance = this.options.informers.instances.get({ namespace, name: backup.spec.instance });
     if (
       phase === 'Running' &&
       this.running.get(instanceKey) !== key &&
@@ -90,12 +91,11 @@ export class CouchBackupReconciler implements Reconciler {
       await this.fail(
         key,
         backup,
-        undefined,
+        instance,
         'interrupted: the operator stopped during the backup; no manifest was written, so it is no backup',
       );
       return DONE;
     }
-    const instance = this.options.informers.instances.get({ namespace, name: backup.spec.instance });
     if (!instance) {
       await this.fail(
         key,

@@ -45,6 +45,7 @@ import { decideHibernation, type HibernationDecision, type HibernationInput } fr
 import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
 import { backupConditionFor } from './backup-condition.js';
+import { deriveBackupSchedule } from './backup-schedule-since.js';
 import type { BackupConfig } from '../couch-backup/config.js';
 import { FinalBackup } from './final-backup.js';
 import { RestoreFromBackup } from './restore-from-backup.js';
@@ -483,6 +484,11 @@ export class CouchInstanceReconciler implements Reconciler {
         instance,
         backups: this.options.informers.backups.list(instance.metadata.namespace),
         now: this.now(),
+      }),
+      backupSchedule: deriveBackupSchedule({
+        spec: instance.spec,
+        previous: instance.status?.backupSchedule,
+        now: this.now().toISOString(),
       }),
       previous: instance.status,
       generation: instance.metadata.generation,

@@ -1,5 +1,6 @@
 import { ConditionReason, ConditionType } from '../../../api/conditions.js';
 import type {
+  CouchInstanceBackupScheduleStatus,
   CouchInstancePhase,
   CouchInstanceRestoreStatus,
   CouchInstanceStatus,
@@ -37,6 +38,8 @@ export interface StatusInput {
   metered?: MeteredUsage | undefined;
   /** With the backups add-on: the BackedUp condition (backup-condition.ts); absent without it. */
   backedUp?: ConditionUpdate | undefined;
+  /** With addons.backups: the schedule in force and since when (backup-schedule-since.ts). */
+  backupSchedule?: CouchInstanceBackupScheduleStatus | undefined;
   /** With spec.restore: how the restore stands (restore-from-backup.ts). */
   restore?: CouchInstanceRestoreStatus | undefined;
 }
@@ -249,6 +252,7 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
     ...((input.restore ?? input.previous?.restore)
       ? { restore: input.restore ?? input.previous?.restore }
       : {}),
+    ...(input.backupSchedule ? { backupSchedule: input.backupSchedule } : {}),
     ...(Object.keys(usage).length > 0 ? { usage } : {}),
     conditions: mergeConditions({
       // A BackedUp condition goes when the add-on does.
