@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { applyObject, makeObjectClient } from '../kube/apply.js';
 import { assertStillRunning, startControllersAndScheduler } from './control-plane-components.js';
+import { installFreePlanChangePolicy } from './free-plan-change-policy.js';
 import { locateKubeTools, type KubeTools } from './kube-tools.js';
 import { loadManifests } from './manifests.js';
 import { generateControlPlanePki, type ControlPlanePki } from './pki.js';
@@ -79,6 +80,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     processes.push(...components);
     log('installing CRDs');
     await installCrds(kubeConfig, options.crdDir ?? DEFAULT_CRD_DIR);
+    await installFreePlanChangePolicy(kubeConfig);
     await assertStillRunning(components);
     return { server, kubeconfigPath, kubeConfig, tools, stop };
   } catch (err) {
