@@ -19,6 +19,8 @@ export interface MessageAnswer {
   /** The URL group it was published to, under both names the SDK's `Message` has. */
   urlGroup?: string;
   topicName?: string;
+  /** The URL group endpoint's name, when it has one. */
+  endpointName?: string;
   scheduleId?: string;
   /** Upstash-Callback's and Upstash-Failure-Callback's URLs. */
   callback?: string;
@@ -37,13 +39,14 @@ export function callbackFields(message: {
 }
 
 /** The URL group and schedule a message came from, in the answer's fields. */
-export function originFields(origin: { topicName?: string | undefined; scheduleId?: string | undefined }): {
-  urlGroup?: string;
-  topicName?: string;
-  scheduleId?: string;
-} {
+export function originFields(origin: {
+  topicName?: string | undefined;
+  endpointName?: string | undefined;
+  scheduleId?: string | undefined;
+}): { urlGroup?: string; topicName?: string; endpointName?: string; scheduleId?: string } {
   return {
     ...(origin.topicName !== undefined && { urlGroup: origin.topicName, topicName: origin.topicName }),
+    ...(origin.endpointName !== undefined && { endpointName: origin.endpointName }),
     ...(origin.scheduleId !== undefined && { scheduleId: origin.scheduleId }),
   };
 }

@@ -30,6 +30,8 @@ export interface MessageEvent {
   failureCallbackHeaders?: Record<string, string[]>;
   /** The URL group it was published to (the SDK's `urlGroup`). */
   topicName?: string;
+  /** The URL group endpoint's name, when it has one. */
+  endpointName?: string;
   scheduleId?: string;
   label?: string;
   labels?: string[];
@@ -86,6 +88,7 @@ function membersOf(message: EventMessage): string {
     fields.failureCallbackHeaders = headerLists(message.failureCallback.headers);
   }
   if (message.topicName !== undefined) fields.topicName = message.topicName;
+  if (message.endpointName !== undefined) fields.endpointName = message.endpointName;
   if (message.scheduleId !== undefined) fields.scheduleId = message.scheduleId;
   if (message.label !== undefined) {
     fields.label = message.label;

@@ -78,7 +78,18 @@ const MAX_CANCEL_BODY_BYTES = 4 * 1024 * 1024;
  */
 export const cancelMessages: ApiHandler = async (request) => {
   const query = parseListQuery(request.query, {
-    filters: ['messageId', 'url', 'host', 'path', 'label', 'topicName', 'scheduleId', 'fromDate', 'toDate'],
+    filters: [
+      'messageId',
+      'url',
+      'host',
+      'path',
+      'label',
+      'topicName',
+      'endpointName',
+      'scheduleId',
+      'fromDate',
+      'toDate',
+    ],
     maxCount: 1_000_000,
     cursor: true,
   });
@@ -107,6 +118,7 @@ export const cancelMessages: ApiHandler = async (request) => {
             time: m.createdAt,
             messageId: m.id,
             topicName: m.topicName,
+            endpointName: m.endpointName,
             scheduleId: m.scheduleId,
           },
           filters,
