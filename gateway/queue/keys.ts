@@ -58,6 +58,11 @@ export interface QueueKeys {
   readonly deduplicationIds: string;
   /** Sorted set of the deduplication keys: member = key, score = when its window ends (ms). */
   readonly deduplicationExpiries: string;
+  /**
+   * String: the consumer that moves due messages onto the stream for every replica, set with an
+   * expiry (PX) it renews as it moves: one mover per binding, another taking over once it lapses.
+   */
+  readonly moverLease: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -84,5 +89,6 @@ export function queueKeys(prefix: string): QueueKeys {
     consumerHeartbeats: `${prefix}consumer-heartbeats`,
     deduplicationIds: `${prefix}deduplication-ids`,
     deduplicationExpiries: `${prefix}deduplication-expiries`,
+    moverLease: `${prefix}mover-lease`,
   });
 }
