@@ -37,7 +37,10 @@ export interface MessageEvent {
   labels?: string[];
   /** Why the attempt failed (ERROR, FAILED). */
   error?: string;
-  /** The failed attempt's answer (ERROR, FAILED): status, headers and its body's first bytes, base64. */
+  /**
+   * The attempt's answer: its status (ERROR, FAILED, and the receiver's 2xx on DELIVERED); headers
+   * and its body's first bytes, base64 (ERROR, FAILED).
+   */
   responseStatus?: number;
   responseHeaders?: Record<string, string[]>;
   responseBody?: string;

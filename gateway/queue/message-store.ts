@@ -208,14 +208,21 @@ export class MessageStore {
 
   /**
    * `messageId` is '' when the entry's message could not be read; `delivered` records the
-   * DELIVERED event of a successful delivery.
+   * DELIVERED event of a successful delivery, with the receiver's status.
    */
   async complete(
     entryId: string,
     messageId: string,
-    delivered?: { message: QueueMessage; now: number },
+    delivered?: { message: QueueMessage; now: number; status?: number | undefined },
   ): Promise<void> {
-    const event = delivered ? this.event(delivered.message, 'DELIVERED', delivered.now) : '';
+    const event = delivered
+      ? this.event(
+          delivered.message,
+          'DELIVERED',
+          delivered.now,
+          delivered.status === undefined ? {} : { responseStatus: delivered.status },
+        )
+      : '';
     await completeDelivery.run(
       this.redis,
       [this.keys.stream, this.keys.streamIndex, this.keys.events],

@@ -123,7 +123,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
   }
   await publishCallback(ctx.store, message, result);
   if (result.ok) {
-    await ctx.store.complete(entry.entryId, message.id, { message, now: now() });
+    await ctx.store.complete(entry.entryId, message.id, { message, now: now(), status: result.status });
     // winston builds and filters a filtered-out line through its streams: asked first, a
     // delivery spends nothing on it.
     if (ctx.logger.isDebugEnabled())

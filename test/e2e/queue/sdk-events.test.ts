@@ -71,13 +71,14 @@ describe('events through the @upstash/qstash SDK', () => {
       request.path.startsWith('/hooks/fail') ? { status: 500 } : { status: 200 };
   });
 
-  it('when a message is delivered, then its CREATED, ACTIVE and DELIVERED events come newest first', async () => {
+  it("when a message is delivered, then its CREATED, ACTIVE and DELIVERED events come newest first, DELIVERED with the receiver's status", async () => {
     const before = Date.now();
     const { messageId } = await client().publishJSON({ url: hook('ok'), body: {}, label: 'orders' });
     const logs = await statesOf(messageId, 3);
     expect(logs.map((l) => l.state)).toEqual(['DELIVERED', 'ACTIVE', 'CREATED']);
     expect(logs[2]).toMatchObject({ messageId, url: hook('ok'), label: 'orders', labels: ['orders'] });
     expect(logs[2]!.time).toBeGreaterThanOrEqual(before);
+    expect(logs[0]).toMatchObject({ state: 'DELIVERED', responseStatus: 200 });
     const { events } = await client().events({ filter: { messageId } });
     expect(events.map((e) => e.state)).toEqual(['DELIVERED', 'ACTIVE', 'CREATED']);
   });
