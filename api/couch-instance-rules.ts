@@ -142,11 +142,25 @@ export function buildSpecRules(envelope: FreeEnvelope): SpecRule[] {
       message: 'storage.storageClassName cannot change after the instance is created',
     },
     {
+      fieldPath: '.restore',
+      rule: `!has(self.restore) || (has(self.restore.backup) != has(self.restore.instance))`,
+      message: 'restore needs exactly one of backup (a CouchBackup) or instance (its newest backup)',
+      holds: (spec) =>
+        spec.restore === undefined ||
+        (spec.restore.backup === undefined) !== (spec.restore.instance === undefined),
+    },
+    {
+      fieldPath: '.restore.before',
+      rule: `!has(self.restore) || !has(self.restore.before) || has(self.restore.instance)`,
+      message: 'restore.before picks among the backups of restore.instance; set instance with it',
+      holds: (spec) => spec.restore?.before === undefined || spec.restore.instance !== undefined,
+    },
+    {
       // A restore fills a new, empty instance; into one that holds data it would overwrite or mix.
       fieldPath: '.restore',
       rule:
-        `(has(self.restore) ? self.restore.backup : '') == ` +
-        `(has(oldSelf.restore) ? oldSelf.restore.backup : '')`,
+        `has(self.restore) == has(oldSelf.restore) && ` +
+        `(!has(self.restore) || self.restore == oldSelf.restore)`,
       message: 'restore can only be set when the instance is created; restore into a new CouchInstance',
     },
   ];

@@ -12,7 +12,13 @@ export interface QueueEvent {
   label?: string;
   error?: string;
   responseStatus?: number;
+  /** The failed answer's body: its first bytes, base64. */
+  responseBody?: string;
   nextDeliveryTime?: number;
+  method?: string;
+  header?: Record<string, string[]>;
+  /** The message's body: its first bytes, base64, or `REDACTED:<sha256>`. */
+  body?: string;
 }
 
 /** Where a message stands, in the words the page shows. */
@@ -40,6 +46,8 @@ export interface AttemptView {
   outcome: 'pending' | 'delivered' | 'failed';
   responseStatus: number | null;
   error: string | null;
+  /** The start of a failed answer's body, as text. */
+  responseBody: string | null;
 }
 
 export interface MessageRow {
@@ -60,8 +68,24 @@ export interface MessageRow {
   nextDeliveryAt: number | null;
   createdAt: number | null;
   updatedAt: number;
+}
+
+/** One message with what the list leaves out: its request and every attempt. */
+export interface MessageDetail extends MessageRow {
+  method: string | null;
+  /** Name and value pairs, as delivered (redacted ones as the queue redacted them). */
+  headers: [string, string][];
+  /** The start of the body as text (events keep its first bytes), or the queue's redaction mark. */
+  body: string | null;
   /** Oldest first. */
   attemptLog: AttemptView[];
+}
+
+/** A body as events keep it (first bytes in base64, or `REDACTED:<sha256>`), as text for the page. */
+function bodyText(stored: string | undefined): string | null {
+  if (stored === undefined) return null;
+  if (stored.startsWith('REDACTED:')) return stored;
+  return Buffer.from(stored, 'base64').toString('utf8');
 }
 
 function stateOf(latest: QueueEvent, now: number): MessageState {
@@ -83,8 +107,8 @@ function stateOf(latest: QueueEvent, now: number): MessageState {
   }
 }
 
-/** One message's events, oldest first, as its row. */
-function buildRow(events: QueueEvent[], now: number): MessageRow {
+/** One message's events, oldest first, folded. */
+function foldMessage(events: QueueEvent[], now: number): MessageDetail {
   const latest = events[events.length - 1]!;
   const attemptLog: AttemptView[] = [];
   let lastResponseStatus: number | null = null;
@@ -92,7 +116,13 @@ function buildRow(events: QueueEvent[], now: number): MessageRow {
   for (const event of events) {
     const current = attemptLog[attemptLog.length - 1];
     if (event.state === 'ACTIVE')
-      attemptLog.push({ startedAt: event.time, outcome: 'pending', responseStatus: null, error: null });
+      attemptLog.push({
+        startedAt: event.time,
+        outcome: 'pending',
+        responseStatus: null,
+        error: null,
+        responseBody: null,
+      });
     else if (event.state === 'DELIVERED' || event.state === 'ERROR' || event.state === 'FAILED') {
       if (event.responseStatus !== undefined) lastResponseStatus = event.responseStatus;
       if (event.state !== 'DELIVERED') lastError = event.error ?? null;
@@ -101,12 +131,14 @@ function buildRow(events: QueueEvent[], now: number): MessageRow {
         current.outcome = event.state === 'DELIVERED' ? 'delivered' : 'failed';
         current.responseStatus = event.responseStatus ?? null;
         current.error = event.error ?? null;
+        current.responseBody = bodyText(event.responseBody);
       }
     }
   }
   const state = stateOf(latest, now);
   const due = [...events].reverse().find((e) => e.nextDeliveryTime !== undefined)?.nextDeliveryTime;
   const created = events.find((e) => e.state === 'CREATED');
+  const described = [...events].reverse().find((e) => e.header !== undefined || e.body !== undefined);
   return {
     messageId: latest.messageId,
     url: latest.url,
@@ -120,8 +152,25 @@ function buildRow(events: QueueEvent[], now: number): MessageRow {
     nextDeliveryAt: (state === 'Delayed' || state === 'Retrying') && due !== undefined ? due : null,
     createdAt: created?.time ?? null,
     updatedAt: latest.time,
+    method: latest.method ?? null,
+    headers: Object.entries(described?.header ?? {}).flatMap(([name, values]) =>
+      values.map((value): [string, string] => [name, value]),
+    ),
+    body: bodyText(described?.body),
     attemptLog,
   };
+}
+
+function groupByMessage(events: readonly QueueEvent[]): QueueEvent[][] {
+  const byMessage = new Map<string, QueueEvent[]>();
+  // Walk oldest first so each message's list is in the order things happened.
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!;
+    const list = byMessage.get(event.messageId);
+    if (list) list.push(event);
+    else byMessage.set(event.messageId, [event]);
+  }
+  return [...byMessage.values()];
 }
 
 /**
@@ -132,17 +181,22 @@ export function buildMessageRows(
   events: readonly QueueEvent[],
   options: { now: number; group?: MessageGroup },
 ): MessageRow[] {
-  const byMessage = new Map<string, QueueEvent[]>();
-  // Walk oldest first so each message's list is in the order things happened.
-  for (let i = events.length - 1; i >= 0; i--) {
-    const event = events[i]!;
-    const list = byMessage.get(event.messageId);
-    if (list) list.push(event);
-    else byMessage.set(event.messageId, [event]);
-  }
-  const rows = [...byMessage.values()].map((list) => buildRow(list, options.now));
+  const rows = groupByMessage(events).map((list): MessageRow => {
+    // The list carries no bodies, headers or attempts: the detail route gives them.
+    const { method: _m, headers: _h, body: _b, attemptLog: _a, ...row } = foldMessage(list, options.now);
+    return row;
+  });
   rows.sort((a, b) => b.updatedAt - a.updatedAt);
   return options.group ? rows.filter((row) => row.group === options.group) : rows;
+}
+
+/** One message's detail from its events (newest first), or undefined when there are none. */
+export function buildMessageDetail(
+  events: readonly QueueEvent[],
+  options: { now: number; messageId: string },
+): MessageDetail | undefined {
+  const own = groupByMessage(events).find((list) => list[0]?.messageId === options.messageId);
+  return own ? foldMessage(own, options.now) : undefined;
 }
 
 export function isMessageGroup(value: unknown): value is MessageGroup {

@@ -1,7 +1,13 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { BadInputError, QueueApiError } from '../http/errors.js';
 import type { KubeHttp } from '../kube/kube-http.js';
-import { buildMessageRows, isMessageGroup, MESSAGE_GROUPS, type QueueEvent } from './message-view.js';
+import {
+  buildMessageDetail,
+  buildMessageRows,
+  isMessageGroup,
+  MESSAGE_GROUPS,
+  type QueueEvent,
+} from './message-view.js';
 import { callQueueApi, QUEUE_ID_PATTERN } from './queue-api-client.js';
 import { objectName, userRequest, type UserRequest } from './user-context.js';
 
@@ -58,9 +64,9 @@ export function queueMessageRoutes(options: { kube: KubeHttp; queueBaseUrl: stri
       'GET',
       `events?count=${EVENTS_WINDOW}&messageId=${encodeURIComponent(messageId)}`,
     );
-    const [row] = buildMessageRows(page.events ?? [], { now: Date.now() });
-    if (!row) throw new QueueApiError(404, `no events of message ${messageId} are kept`);
-    res.json(row);
+    const detail = buildMessageDetail(page.events ?? [], { now: Date.now(), messageId });
+    if (!detail) throw new QueueApiError(404, `no events of message ${messageId} are kept`);
+    res.json(detail);
   });
 
   router.delete('/messages/:messageId', async (req: Request, res: Response) => {

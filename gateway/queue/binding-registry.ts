@@ -33,6 +33,10 @@ export interface QueueLimits {
   eventRetentionMs: number;
   /** The most events kept (spec.limits.maxEvents). */
   maxEvents: number;
+  /** The most queues (spec.limits.maxQueues); absent: queues/queue.ts's default. */
+  maxQueues?: number;
+  /** The largest parallelism of a queue (spec.limits.maxQueueParallelism); absent: the default. */
+  maxQueueParallelism?: number;
 }
 
 export interface DatabaseConnection {

@@ -33,6 +33,8 @@ export interface MessageEvent {
   /** The URL group endpoint's name, when it has one. */
   endpointName?: string;
   scheduleId?: string;
+  /** The queue it was enqueued on (/v2/enqueue). */
+  queueName?: string;
   label?: string;
   labels?: string[];
   /** Why the attempt failed (ERROR, FAILED). */
@@ -93,6 +95,7 @@ function membersOf(message: EventMessage): string {
   if (message.topicName !== undefined) fields.topicName = message.topicName;
   if (message.endpointName !== undefined) fields.endpointName = message.endpointName;
   if (message.scheduleId !== undefined) fields.scheduleId = message.scheduleId;
+  if (message.queueName !== undefined) fields.queueName = message.queueName;
   if (message.label !== undefined) {
     fields.label = message.label;
     fields.labels = labelsOf(message.label);

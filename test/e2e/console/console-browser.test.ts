@@ -498,11 +498,14 @@ describe('the tenant console in a real browser', () => {
       enableTelemetry: false,
     });
     let flakyCalls = 0;
+    // Everything the tenant (or their receiver) writes is hostile here: the label, a forwarded
+    // header, the body, and the failed answer's body.
     destination.answer = (request) =>
-      request.path === '/flaky' && ++flakyCalls === 1 ? { status: 503 } : { status: 200 };
-    const flaky = await client.publishJSON({
+      request.path === '/flaky' && ++flakyCalls === 1 ? { status: 503, body: HOSTILE } : { status: 200 };
+    const flaky = await client.publish({
       url: `${destination.baseUrl}/flaky`,
-      body: { n: 3 },
+      body: HOSTILE,
+      headers: { 'X-Hostile': HOSTILE },
       retries: 2,
       retryDelay: '100',
       label: HOSTILE,
@@ -536,13 +539,23 @@ describe('the tenant console in a real browser', () => {
     // The label is the tenant's own text: shown as text, nothing runs.
     expect(await flakyRow.getByText(HOSTILE).count()).toBe(1);
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
-    await messages.getByRole('button', { name: `Attempts of ${flaky.messageId}` }).click();
-    const attempts = messages.getByTestId('attempt-log').locator('li');
+    await messages.getByRole('button', { name: `Details of ${flaky.messageId}` }).click();
+    const detail = messages.getByTestId('message-detail');
+    const attempts = detail.getByTestId('attempt-summary');
     await attempts.nth(1).waitFor();
     expect(await attempts.allTextContents()).toEqual([
       expect.stringMatching(/: failed, status 503$/),
       expect.stringMatching(/: delivered, status 200$/),
     ]);
+    expect(await detail.getByTestId('attempt-answer').allTextContents()).toEqual([HOSTILE]);
+    expect(await detail.getByTestId('message-body').textContent()).toBe(HOSTILE);
+    const headers = await detail.getByTestId('message-headers').textContent();
+    expect(headers).toMatch(/x-hostile/i);
+    expect(headers).toContain(HOSTILE);
+    expect(await page.locator('main img, main script').count()).toBe(0);
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    await expectAccessible('queue page with a message opened');
+    await screenshot('queue-message-detail');
     // The dead-lettered message of the previous case is under Failed with the receiver's 500.
     await messages.getByRole('button', { name: 'Failed', exact: true }).click();
     await waitFor(

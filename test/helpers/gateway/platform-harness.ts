@@ -16,7 +16,10 @@ import { readCouchInstance, startTestGateway, testLogger } from './gateway-harne
 /** The whole platform for one namespace, in this process: gateway, operator and kubelet stand-in. */
 export interface TestPlatform {
   gateway: Gateway;
-  operator: RunningOperator;
+  /** The operator running now (restartOperator replaces it). */
+  readonly operator: RunningOperator;
+  /** Stops the operator (gracefully, as a rollout does) and starts a new one with the same settings. */
+  restartOperator(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -51,8 +54,8 @@ export async function startTestPlatform(options: {
     await standIn?.stop();
     await fs.rm(dataRoot, { recursive: true, force: true });
   };
-  try {
-    operator = await startOperator({
+  const launchOperator = () =>
+    startOperator({
       config: loadOperatorConfig({
         SETTEE_WATCH_NAMESPACE: namespace,
         SETTEE_LEADER_ELECTION: 'false',
@@ -65,6 +68,8 @@ export async function startTestPlatform(options: {
       kubeConfig,
       logger: testLogger('operator'),
     });
+  try {
+    operator = await launchOperator();
     standIn = await startKubeletStandIn({
       kubeConfig,
       namespace,
@@ -75,7 +80,19 @@ export async function startTestPlatform(options: {
     await stop();
     throw err;
   }
-  return { gateway, operator, stop };
+  const running = operator;
+  return {
+    gateway,
+    get operator() {
+      return operator ?? running;
+    },
+    async restartOperator() {
+      await operator?.stop();
+      operator = undefined;
+      operator = await launchOperator();
+    },
+    stop,
+  };
 }
 
 /** Waits until the instance satisfies `check`, and returns it. */

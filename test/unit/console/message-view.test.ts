@@ -1,4 +1,4 @@
-import { buildMessageRows, type QueueEvent } from '../../../console/api/message-view.js';
+import { buildMessageDetail, buildMessageRows, type QueueEvent } from '../../../console/api/message-view.js';
 
 const NOW = 1_800_000_000_000;
 const URL_A = 'http://127.0.0.1:9/a';
@@ -20,17 +20,15 @@ const event = (
 
 describe('the messages view', () => {
   it('when a message was delivered on its second attempt, then it reads Delivered, 2 attempts, status 200, and each attempt has its answer', () => {
-    const [row] = buildMessageRows(
-      newestFirst(
-        event('m1', 'CREATED', 1),
-        event('m1', 'ACTIVE', 2),
-        event('m1', 'ERROR', 3, { responseStatus: 503, error: 'status 503' }),
-        event('m1', 'RETRY', 4, { nextDeliveryTime: 10 }),
-        event('m1', 'ACTIVE', 10),
-        event('m1', 'DELIVERED', 11, { responseStatus: 200 }),
-      ),
-      { now: NOW },
+    const history = newestFirst(
+      event('m1', 'CREATED', 1),
+      event('m1', 'ACTIVE', 2),
+      event('m1', 'ERROR', 3, { responseStatus: 503, error: 'status 503' }),
+      event('m1', 'RETRY', 4, { nextDeliveryTime: 10 }),
+      event('m1', 'ACTIVE', 10),
+      event('m1', 'DELIVERED', 11, { responseStatus: 200 }),
     );
+    const [row] = buildMessageRows(history, { now: NOW });
     expect(row).toMatchObject({
       messageId: 'm1',
       state: 'Delivered',
@@ -43,9 +41,9 @@ describe('the messages view', () => {
       createdAt: 1,
       updatedAt: 11,
     });
-    expect(row?.attemptLog).toEqual([
-      { startedAt: 2, outcome: 'failed', responseStatus: 503, error: 'status 503' },
-      { startedAt: 10, outcome: 'delivered', responseStatus: 200, error: null },
+    expect(buildMessageDetail(history, { now: NOW, messageId: 'm1' })?.attemptLog).toEqual([
+      { startedAt: 2, outcome: 'failed', responseStatus: 503, error: 'status 503', responseBody: null },
+      { startedAt: 10, outcome: 'delivered', responseStatus: 200, error: null, responseBody: null },
     ]);
   });
 
@@ -69,14 +67,14 @@ describe('the messages view', () => {
   });
 
   it('when retries ran out, then it is Failed with the last error, and FAILED does not count as another attempt', () => {
-    const [row] = buildMessageRows(
+    const row = buildMessageDetail(
       newestFirst(
         event('m1', 'CREATED', 1),
         event('m1', 'ACTIVE', 2),
         event('m1', 'ERROR', 3, { error: 'connect ECONNREFUSED' }),
         event('m1', 'FAILED', 4, { error: 'connect ECONNREFUSED' }),
       ),
-      { now: NOW },
+      { now: NOW, messageId: 'm1' },
     );
     expect(row).toMatchObject({
       state: 'Failed',
@@ -128,7 +126,39 @@ describe('the messages view', () => {
     expect(row).toMatchObject({ state: 'Delivering', attempts: 1, historyComplete: false, createdAt: null });
   });
 
-  it('when there are no events, then there are no rows', () => {
+  it('when there are no events, then there are no rows and no detail', () => {
     expect(buildMessageRows([], { now: NOW })).toEqual([]);
+    expect(buildMessageDetail([], { now: NOW, messageId: 'm1' })).toBeUndefined();
+  });
+
+  it("when events carry the request and a failed answer, then the detail has the method, each header value, the body and the answer's body as text, and the list none of them", () => {
+    const request = {
+      method: 'POST',
+      header: { 'Content-Type': ['application/json'], 'X-Tag': ['a', 'b'] },
+      body: Buffer.from('{"n":1}').toString('base64'),
+    };
+    const history = newestFirst(
+      event('m1', 'CREATED', 1, request),
+      event('m1', 'ACTIVE', 2, request),
+      event('m1', 'ERROR', 3, {
+        ...request,
+        responseStatus: 500,
+        responseBody: Buffer.from('<b>down</b>').toString('base64'),
+      }),
+      event('m2', 'CREATED', 4, { body: 'REDACTED:abc' }),
+    );
+    expect(buildMessageDetail(history, { now: NOW, messageId: 'm1' })).toMatchObject({
+      method: 'POST',
+      headers: [
+        ['Content-Type', 'application/json'],
+        ['X-Tag', 'a'],
+        ['X-Tag', 'b'],
+      ],
+      body: '{"n":1}',
+      attemptLog: [{ outcome: 'failed', responseStatus: 500, responseBody: '<b>down</b>' }],
+    });
+    expect(buildMessageDetail(history, { now: NOW, messageId: 'm2' })?.body).toBe('REDACTED:abc');
+    for (const row of buildMessageRows(history, { now: NOW }))
+      for (const key of ['method', 'headers', 'body', 'attemptLog']) expect(row).not.toHaveProperty(key);
   });
 });

@@ -1,6 +1,6 @@
 import { Fragment, useCallback, useEffect, useState } from 'react';
 import { api, ApiError } from '../lib/api-client.js';
-import type { MessageGroup, MessagePage, MessageRow } from '../lib/api-types.js';
+import type { MessageDetail, MessageGroup, MessagePage, MessageRow } from '../lib/api-types.js';
 import { Banner } from './common.js';
 
 /** How often the open page re-reads the queue's events. */
@@ -31,28 +31,61 @@ function answerOf(row: { lastResponseStatus: number | null; lastError: string | 
   return row.lastError ?? '—';
 }
 
-function Attempts({ base, messageId }: { base: string; messageId: string }) {
-  const [row, setRow] = useState<MessageRow>();
+/** What the list leaves out: the request as delivered and every attempt with its answer. */
+function MessageDetails({ base, messageId }: { base: string; messageId: string }) {
+  const [detail, setDetail] = useState<MessageDetail>();
   const [error, setError] = useState<ApiError>();
   useEffect(() => {
-    api<MessageRow>('GET', `${base}/messages/${encodeURIComponent(messageId)}`).then(
-      setRow,
+    api<MessageDetail>('GET', `${base}/messages/${encodeURIComponent(messageId)}`).then(
+      setDetail,
       (err: unknown) => err instanceof ApiError && setError(err),
     );
   }, [base, messageId]);
   if (error) return <Banner kind="error">{error.message}</Banner>;
-  if (!row) return <p className="muted">Loading attempts…</p>;
-  if (row.attemptLog.length === 0) return <p className="muted">No attempt yet.</p>;
+  if (!detail) return <p className="muted">Loading the message…</p>;
   return (
-    <ol className="attempts" data-testid="attempt-log">
-      {row.attemptLog.map((attempt, i) => (
-        <li key={i}>
-          {time(attempt.startedAt)}: {attempt.outcome}
-          {attempt.responseStatus !== null ? `, status ${attempt.responseStatus}` : ''}
-          {attempt.error !== null && attempt.responseStatus === null ? `, ${attempt.error}` : ''}
-        </li>
-      ))}
-    </ol>
+    <div className="message-detail" data-testid="message-detail">
+      <h3>Request</h3>
+      <p>
+        {detail.method ?? 'POST'} <span className="wrap">{detail.url}</span>
+      </p>
+      {detail.headers.length > 0 && (
+        <dl className="headers" data-testid="message-headers">
+          {detail.headers.map(([name, value], i) => (
+            <div key={i}>
+              <dt>{name}</dt>
+              <dd>{value}</dd>
+            </div>
+          ))}
+        </dl>
+      )}
+      {detail.body !== null && (
+        <pre tabIndex={0} aria-label="Message body (its start)" data-testid="message-body">
+          {detail.body}
+        </pre>
+      )}
+      <h3>Attempts</h3>
+      {detail.attemptLog.length === 0 ? (
+        <p className="muted">No attempt yet.</p>
+      ) : (
+        <ol className="attempts" data-testid="attempt-log">
+          {detail.attemptLog.map((attempt, i) => (
+            <li key={i}>
+              <span data-testid="attempt-summary">
+                {time(attempt.startedAt)}: {attempt.outcome}
+                {attempt.responseStatus !== null ? `, status ${attempt.responseStatus}` : ''}
+                {attempt.error !== null && attempt.responseStatus === null ? `, ${attempt.error}` : ''}
+              </span>
+              {attempt.responseBody !== null && (
+                <pre tabIndex={0} aria-label={`Answer to attempt ${i + 1}`} data-testid="attempt-answer">
+                  {attempt.responseBody}
+                </pre>
+              )}
+            </li>
+          ))}
+        </ol>
+      )}
+    </div>
   );
 }
 
@@ -171,10 +204,10 @@ export function Messages({ base }: { base: string }) {
                           type="button"
                           className="button small secondary"
                           aria-expanded={open === row.messageId}
-                          aria-label={`Attempts of ${row.messageId}`}
+                          aria-label={`Details of ${row.messageId}`}
                           onClick={() => setOpen(open === row.messageId ? undefined : row.messageId)}
                         >
-                          Attempts
+                          Details
                         </button>
                         {row.group === 'in-flight' && (
                           <button
@@ -192,7 +225,7 @@ export function Messages({ base }: { base: string }) {
                   {open === row.messageId && (
                     <tr>
                       <td colSpan={8}>
-                        <Attempts base={base} messageId={row.messageId} />
+                        <MessageDetails base={base} messageId={row.messageId} />
                       </td>
                     </tr>
                   )}

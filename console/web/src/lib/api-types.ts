@@ -123,6 +123,7 @@ export interface AttemptView {
   outcome: 'pending' | 'delivered' | 'failed';
   responseStatus: number | null;
   error: string | null;
+  responseBody: string | null;
 }
 
 /** One message of a binding, folded from its queue events (console/api/message-view.ts). */
@@ -139,6 +140,12 @@ export interface MessageRow {
   nextDeliveryAt: number | null;
   createdAt: number | null;
   updatedAt: number;
+}
+
+export interface MessageDetail extends MessageRow {
+  method: string | null;
+  headers: [string, string][];
+  body: string | null;
   attemptLog: AttemptView[];
 }
 
