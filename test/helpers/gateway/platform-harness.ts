@@ -11,6 +11,7 @@ import {
   startKubeletStandIn,
   type KubeletStandIn,
 } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
+import { TEST_NODES } from '../control-plane-env.js';
 import { readCouchInstance, startTestGateway, testLogger } from './gateway-harness.js';
 
 /** The whole platform for one namespace, in this process: gateway, operator and kubelet stand-in. */
@@ -62,6 +63,7 @@ export async function startTestPlatform(options: {
       kubeConfig,
       namespace,
       dataRoot,
+      nodes: TEST_NODES,
       logger: testLogger('kubelet-stand-in'),
     });
   } catch (err) {

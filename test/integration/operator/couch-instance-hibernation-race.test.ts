@@ -10,6 +10,7 @@ import {
   MANAGED_BY_SETTEE,
 } from '../../../api/well-known.js';
 import type { RunningOperator } from '../../../operator/operator.js';
+import { TEST_NODES } from '../../helpers/control-plane-env.js';
 import { useTestNamespace } from '../../helpers/kube.js';
 import {
   createInstance,
@@ -39,9 +40,10 @@ interface Question {
 /**
  * Before hibernating an idle instance the operator asks it about replication jobs, which takes
  * time; a request arriving at the gateway meanwhile renews the activity Lease. Here the instance's
- * /_scheduler/jobs is a test server standing in for CouchDB (no kubelet runs in this control plane:
- * the test writes the pod the operator finds the address in), and the Lease is renewed while the
- * first answer is held back, as the gateway would on a request.
+ * /_scheduler/jobs is a test server standing in for CouchDB (no kubelet stand-in runs for this
+ * namespace: the test writes the pod the operator finds the address in, and plays the kubelet's
+ * part when the StatefulSet controller deletes it), and the Lease is renewed while the first answer
+ * is held back, as the gateway would on a request.
  */
 describe('hibernating an instance that becomes active during the idle check', () => {
   const ns = useTestNamespace('couch-hibernation-race');
@@ -102,7 +104,7 @@ describe('hibernating an instance that becomes active during the idle check', ()
           },
         },
         spec: {
-          nodeName: 'settee-test',
+          nodeName: TEST_NODES[0]?.name ?? '',
           containers: [{ name: 'couchdb', image: 'couchdb', ports: [{ containerPort: port }] }],
         },
       },
@@ -132,7 +134,18 @@ describe('hibernating an instance that becomes active during the idle check', ()
     // The second question is the idle deadline that the renewal set.
     expect(second!.at).toBeGreaterThanOrEqual(renewedAt + IDLE_AFTER_MS - 100);
 
-    // No kubelet reported the pod ready, so it goes straight to Hibernated.
+    // No kubelet reported the pod ready, so it goes straight to Hibernated once its pod is gone:
+    // the kubelet's final delete, once the StatefulSet controller deleted it.
+    const { core } = testClients();
+    await waitFor(
+      'the StatefulSet controller to delete the pod',
+      async () => {
+        const pod = await core.readNamespacedPod({ namespace: ns.name, name: `${name}-0` });
+        return pod.metadata?.deletionTimestamp ? true : undefined;
+      },
+      { timeoutMs: 4 * IDLE_AFTER_MS + 5_000 },
+    );
+    await core.deleteNamespacedPod({ namespace: ns.name, name: `${name}-0`, gracePeriodSeconds: 0 });
     const hibernated = await waitForInstance(ns.name, name, 'phase Hibernated', hasPhase('Hibernated'));
     expect(Date.parse(hibernated.status?.hibernatedAt ?? '')).toBeGreaterThanOrEqual(second!.at - 1_000);
     expect((await readStatefulSet(ns.name, name)).spec?.replicas).toBe(0);

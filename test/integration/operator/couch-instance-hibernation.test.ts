@@ -9,30 +9,33 @@ import {
   readInstance,
   readStatefulSet,
   renewActivity,
-  reportPods,
   requestWake,
+  startTestKubelet,
   startTestOperator,
   waitForInstance,
 } from './couch-instance-harness.js';
 
-// There is no kubelet and no StatefulSet controller in the test control plane: `reportPods` plays
-// their part by writing the StatefulSet's status (readyReplicas) as they would.
+// The real StatefulSet controller makes the pods and the kubelet stand-in runs them: readiness,
+// hibernation's pod deletion and the wake's new pod are what a cluster does.
 const IDLE_AFTER = '3s';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('CouchInstance hibernation', () => {
   const ns = useTestNamespace('couch-hibernation');
   let operator: RunningOperator;
+  let kubelet: { stop(): Promise<void> };
 
   beforeAll(async () => {
+    kubelet = await startTestKubelet(ns.name);
     operator = await startTestOperator({ namespace: ns.name });
   });
-  afterAll(() => operator?.stop());
+  afterAll(async () => {
+    await operator?.stop();
+    await kubelet?.stop();
+  });
 
   it('when idle past idleAfter, then it is scaled to 0, Hibernated with Active False, and an Event says so', async () => {
     await createInstance(ns.name, 'idle', { hibernation: { idleAfter: IDLE_AFTER } });
-    await waitForInstance(ns.name, 'idle', 'phase Starting', hasPhase('Starting'));
-    await reportPods(ns.name, 'idle', { ready: true });
     await waitForInstance(ns.name, 'idle', 'phase Running', hasPhase('Running'));
 
     const hibernating = await waitForInstance(
@@ -44,7 +47,6 @@ describe('CouchInstance hibernation', () => {
     );
     expect((await readStatefulSet(ns.name, 'idle')).spec?.replicas).toBe(0);
     expect(conditionOf(hibernating, 'Active')).toMatchObject({ status: 'False', reason: 'Hibernating' });
-    await reportPods(ns.name, 'idle', { ready: false });
 
     const hibernated = await waitForInstance(ns.name, 'idle', 'phase Hibernated', hasPhase('Hibernated'));
     expect(hibernated.status?.hibernatedAt).toBeDefined();
@@ -65,7 +67,6 @@ describe('CouchInstance hibernation', () => {
     expect(conditionOf(waking, 'Active')).toMatchObject({ status: 'True', reason: 'WakeRequested' });
     expect(conditionOf(waking, 'Progressing')).toMatchObject({ status: 'True', reason: 'Waking' });
 
-    await reportPods(ns.name, 'idle', { ready: true });
     const running = await waitForInstance(ns.name, 'idle', 'phase Running', hasPhase('Running'));
     expect(conditionOf(running, 'Ready')).toMatchObject({ status: 'True' });
     expect((await eventsFor(ns.name, 'idle')).map((event) => event.reason)).toContain('Woken');
@@ -74,11 +75,14 @@ describe('CouchInstance hibernation', () => {
 
   it('when the gateway keeps renewing the activity Lease, then it stays up past idleAfter, and hibernates once renewals stop', async () => {
     await createInstance(ns.name, 'busy', { hibernation: { idleAfter: IDLE_AFTER } });
-    await waitForInstance(ns.name, 'busy', 'phase Starting', hasPhase('Starting'));
-    await reportPods(ns.name, 'busy', { ready: true });
-    // An open continuous _changes feed at the gateway: a renewal every interval, here every 500 ms.
-    for (let elapsed = 0; elapsed < 4_000; elapsed += 500) {
+    // An open continuous _changes feed at the gateway: a renewal every interval, here every 500 ms,
+    // from its start until 4 s after it runs.
+    let runningSince: number | undefined;
+    while (runningSince === undefined || Date.now() - runningSince < 4_000) {
       await renewActivity(ns.name, 'busy');
+      if (runningSince === undefined && (await readInstance(ns.name, 'busy')).status?.phase === 'Running') {
+        runningSince = Date.now();
+      }
       await sleep(500);
     }
     expect((await readInstance(ns.name, 'busy')).status?.phase).toBe('Running');
@@ -92,8 +96,6 @@ describe('CouchInstance hibernation', () => {
       keepAlive: true,
       hibernation: { idleAfter: '1s' },
     });
-    await waitForInstance(ns.name, 'warm', 'phase Starting', hasPhase('Starting'));
-    await reportPods(ns.name, 'warm', { ready: true });
     await waitForInstance(ns.name, 'warm', 'phase Running', hasPhase('Running'));
     await sleep(3_000);
     const instance = await readInstance(ns.name, 'warm');

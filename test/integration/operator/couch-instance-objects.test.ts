@@ -1,11 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import {
-  PatchStrategy,
-  setHeaderOptions,
-  StorageV1Api,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+import { StorageV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
 import { ADMIN_SECRET_KEYS } from '../../../api/contract.js';
 import type { RunningOperator } from '../../../operator/operator.js';
@@ -110,26 +105,25 @@ describe('a CouchInstance and the objects it owns', () => {
     expect(statefulSet.spec?.template.spec?.containers[0]?.image).toBe('couchdb:3.4.3');
   });
 
-  it('when the instance is deleted, then every object it owned carries a controller reference to it for garbage collection', async () => {
-    // The test control plane runs no controller-manager, so no garbage collector deletes anything
-    // here; what a real cluster's collector acts on, the controller owner reference, is checked.
+  it('when the instance is deleted, then the garbage collector removes every object it owned by their controller references', async () => {
     const { core, apps, custom } = testClients();
     const instance = await createInstance(ns.name, 'short-lived', {});
     await waitForInstance(ns.name, 'short-lived', 'phase Starting', hasPhase('Starting'));
-    await custom.deleteNamespacedCustomObject({ ...instanceApi(ns.name), name: 'short-lived' });
-    await waitFor(
-      'the operator to forget the deleted instance',
-      async () =>
-        (await metricValue(operator, 'settee_couch_instances{phase="Starting"}')) === 2 ? true : undefined,
-      { timeoutMs: 10_000 },
-    );
     const labelSelector = 'settee.dev/instance=short-lived';
-    const owned: KubernetesObject[] = [
+    const listOwned = async (): Promise<KubernetesObject[]> => [
       ...(await core.listNamespacedSecret({ namespace: ns.name, labelSelector })).items,
       ...(await core.listNamespacedConfigMap({ namespace: ns.name, labelSelector })).items,
       ...(await core.listNamespacedService({ namespace: ns.name, labelSelector })).items,
       ...(await apps.listNamespacedStatefulSet({ namespace: ns.name, labelSelector })).items,
     ];
+    const owned = await waitFor(
+      'every owned object',
+      async () => {
+        const objects = await listOwned();
+        return objects.length === 5 ? objects : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
     expect(owned.map((o) => o.metadata?.name).sort()).toEqual([
       'short-lived',
       'short-lived',
@@ -149,12 +143,27 @@ describe('a CouchInstance and the objects it owns', () => {
         },
       ]);
     }
+    await custom.deleteNamespacedCustomObject({ ...instanceApi(ns.name), name: 'short-lived' });
+    await waitFor(
+      'the operator to forget the deleted instance',
+      async () =>
+        (await metricValue(operator, 'settee_couch_instances{phase="Starting"}')) === 2 ? true : undefined,
+      { timeoutMs: 10_000 },
+    );
+    const claims = () =>
+      core.listNamespacedPersistentVolumeClaim({ namespace: ns.name, labelSelector }).then((l) => l.items);
+    await waitFor(
+      'the garbage collector to remove the owned objects, the pod and its claim',
+      async () => ((await listOwned()).length === 0 && (await claims()).length === 0 ? true : undefined),
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
   });
 
   it('when a paid instance turns largerStorage on, then its bound PVC grows and the immutable claim template stays', async () => {
     const { core } = testClients();
     const storage = testControlPlane().kubeConfig.makeApiClient(StorageV1Api);
     const storageClassName = `${ns.name}-expandable`;
+    const volumeName = `${ns.name}-growing`;
     await storage.createStorageClass({
       body: {
         metadata: { name: storageClassName },
@@ -165,26 +174,29 @@ describe('a CouchInstance and the objects it owns', () => {
     try {
       await createInstance(ns.name, 'growing', { plan: 'paid', storage: { size: '1Gi', storageClassName } });
       await waitForInstance(ns.name, 'growing', 'phase Starting', hasPhase('Starting'));
-      // Plays the StatefulSet controller and the provisioner, which the test control plane lacks:
-      // the pod's claim from the template, bound.
-      await core.createNamespacedPersistentVolumeClaim({
-        namespace: ns.name,
+      // The StatefulSet controller makes the claim from the template; nothing provisions this
+      // class, so the test provides the volume (static provisioning) and the PV controller binds.
+      await core.createPersistentVolume({
         body: {
-          metadata: { name: 'data-growing-0' },
+          metadata: { name: volumeName },
           spec: {
+            capacity: { storage: '1Gi' },
             accessModes: ['ReadWriteOnce'],
             storageClassName,
-            resources: { requests: { storage: '1Gi' } },
+            hostPath: { path: '/nonexistent/settee-test-volume' },
+            claimRef: { namespace: ns.name, name: 'data-growing-0' },
           },
         },
       });
-      await core.patchNamespacedPersistentVolumeClaimStatus(
-        {
-          namespace: ns.name,
-          name: 'data-growing-0',
-          body: { status: { phase: 'Bound', capacity: { storage: '1Gi' } } },
+      await waitFor(
+        'the claim to be bound',
+        async () => {
+          const claim = await core
+            .readNamespacedPersistentVolumeClaim({ namespace: ns.name, name: 'data-growing-0' })
+            .catch(() => undefined);
+          return claim?.status?.phase === 'Bound' ? true : undefined;
         },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        { timeoutMs: 20_000, intervalMs: 100 },
       );
 
       await patchInstance(ns.name, 'growing', { spec: { addons: { largerStorage: { size: '5Gi' } } } });
@@ -208,6 +220,7 @@ describe('a CouchInstance and the objects it owns', () => {
       );
     } finally {
       await storage.deleteStorageClass({ name: storageClassName });
+      await core.deletePersistentVolume({ name: volumeName }).catch(() => undefined);
     }
   });
 

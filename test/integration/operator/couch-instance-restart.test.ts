@@ -6,8 +6,8 @@ import {
   eventsFor,
   hasPhase,
   readInstance,
-  reportPods,
   requestWake,
+  startTestKubelet,
   startTestOperator,
   testClients,
   waitForInstance,
@@ -109,6 +109,21 @@ describe('the CouchInstance controller across operator restarts', () => {
     expect(await identityOf(ns.name, 'intact')).toEqual(intactIdentity);
     expect(await resourceVersionsOf(ns.name, 'intact')).toEqual(intactVersions);
   });
+});
+
+// Its own namespace, with pods run by the kubelet stand-in (the burst above runs none).
+describe('a CouchInstance across hibernation, wake and an operator restart', () => {
+  const ns = useTestNamespace('couch-restart-wake');
+  let operator: RunningOperator | undefined;
+  let kubelet: { stop(): Promise<void> };
+
+  beforeAll(async () => {
+    kubelet = await startTestKubelet(ns.name);
+  });
+  afterAll(async () => {
+    await operator?.stop();
+    await kubelet?.stop();
+  });
 
   it('when an instance hibernates, wakes and the operator restarts, then its credentials and CouchDB identity never change', async () => {
     operator = await startTestOperator({ namespace: ns.name });
@@ -122,8 +137,6 @@ describe('the CouchInstance controller across operator restarts', () => {
     const identity = await identityOf(ns.name, 'sleeper');
     const versions = await resourceVersionsOf(ns.name, 'sleeper');
 
-    // No kubelet here: reportPods plays it, as in the hibernation suite.
-    await reportPods(ns.name, 'sleeper', { ready: true });
     await waitForInstance(
       ns.name,
       'sleeper',
@@ -131,14 +144,12 @@ describe('the CouchInstance controller across operator restarts', () => {
       (i) => i.status?.hibernatedAt !== undefined,
       10_000,
     );
-    await reportPods(ns.name, 'sleeper', { ready: false });
     await waitForInstance(ns.name, 'sleeper', 'phase Hibernated', hasPhase('Hibernated'));
     await requestWake(ns.name, 'sleeper');
     await waitForInstance(ns.name, 'sleeper', 'phase Waking', hasPhase('Waking'));
     await operator.stop();
 
     operator = await startTestOperator({ namespace: ns.name });
-    await reportPods(ns.name, 'sleeper', { ready: true });
     await waitForInstance(ns.name, 'sleeper', 'phase Running or later', (i) => i.status?.phase !== 'Waking');
     expect(await identityOf(ns.name, 'sleeper')).toEqual(identity);
     const [configVersion] = await resourceVersionsOf(ns.name, 'sleeper');
