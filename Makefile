@@ -1,14 +1,15 @@
 # Settee: `make run` starts the whole platform on this machine; `make test` runs every test.
 # Both install what is missing first (npm packages; Debian's redis-server, etcd-server and chromium,
-# the last for the Fauxton browser test; the Kubernetes binaries built once from the Go module
-# proxy, and the Fauxton release from the npm registry, both cached in ~/.cache/settee).
+# the last for the Fauxton browser test; the Kubernetes binaries and versitygw (the S3-compatible
+# server backups go to) built once from the Go module proxy, and the Fauxton release from the npm
+# registry, all cached in ~/.cache/settee).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NPM_STAMP := node_modules/.settee-installed
 JEST := node --experimental-vm-modules --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js
 
-.PHONY: help deps system-deps bench-deps kube-tools fauxton run test lint build unit bench format clean chart-crds images
+.PHONY: help deps system-deps bench-deps kube-tools s3-server fauxton run test lint build unit bench format clean chart-crds images
 
 help:
 	@echo "make run    start the platform locally (control plane, Redis, operator, gateway)"
@@ -45,12 +46,17 @@ kube-tools: system-deps
 	@echo "==> Kubernetes binaries (kube-apiserver, kubectl, helm)"
 	@bash local/tools/build-kube-tools.sh >/dev/null
 
+# The S3-compatible server backups are stored in by the tests and `make run` (about a minute to build).
+s3-server:
+	@echo "==> versitygw (S3-compatible object storage for backups)"
+	@bash local/tools/build-s3-server.sh >/dev/null
+
 # The Fauxton release the pouchdb stand-in serves at /_utils, fetched once into ~/.cache/settee.
 fauxton: $(NPM_STAMP)
 	@echo "==> Fauxton (the web UI CouchDB 3.x ships at /_utils)"
 	@npx tsx local/tools/fetch-fauxton.ts >/dev/null
 
-deps: $(NPM_STAMP) system-deps kube-tools fauxton
+deps: $(NPM_STAMP) system-deps kube-tools s3-server fauxton
 
 lint: $(NPM_STAMP) kube-tools
 	@echo "==> lint (eslint, import rules, prettier, chart)"

@@ -19,6 +19,8 @@ export const ConditionType = {
   Progressing: 'Progressing',
   /** Something needs a person: an invalid spec, or objects the operator could not write. */
   Degraded: 'Degraded',
+  /** With the backups add-on: the newest backup is good and recent (docs/backups.md). */
+  BackedUp: 'BackedUp',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -32,6 +34,11 @@ export const ConditionReason = {
   KeepAlive: 'KeepAlive',
   RecentActivity: 'RecentActivity',
   ReplicationRunning: 'ReplicationRunning',
+  FinalBackup: 'FinalBackup',
+  BackupCompleted: 'BackupCompleted',
+  BackupFailed: 'BackupFailed',
+  BackupOverdue: 'BackupOverdue',
+  NoBackupYet: 'NoBackupYet',
   WakeRequested: 'WakeRequested',
   InvalidSpec: 'InvalidSpec',
   ReconcileFailed: 'ReconcileFailed',

@@ -116,7 +116,10 @@ export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
         },
         backups: {
           type: 'object',
-          description: 'Scheduled backups. Never run against a hibernated instance.',
+          description:
+            'Scheduled backups of every database to S3-compatible object storage, as CouchBackup objects. ' +
+            'A hibernated instance is not woken for one: it is backed up before it hibernates when its data ' +
+            'changed, and a scheduled run that finds it hibernated and unchanged is recorded as skipped.',
           required: ['schedule'],
           properties: {
             schedule: {
@@ -129,7 +132,18 @@ export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
               minimum: 1,
               maximum: 365,
               default: DEFAULT_BACKUP_RETAIN,
-              description: `How many backups to keep (default ${DEFAULT_BACKUP_RETAIN}).`,
+              description:
+                `How many completed backups to keep (default ${DEFAULT_BACKUP_RETAIN}); older ones are deleted ` +
+                'from the bucket once a newer one has completed, never because one failed.',
+            },
+            storageSecret: {
+              type: 'string',
+              maxLength: 253,
+              pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+              description:
+                "Name of a Secret in the instance's own namespace with the instance's own object storage, " +
+                "replacing the cluster's: keys bucket, accessKeyId and secretAccessKey, and optionally " +
+                'endpoint, region, prefix and forcePathStyle ("true"). Secrets of other namespaces cannot be named.',
             },
           },
         },
@@ -167,7 +181,11 @@ const CONDITION_SCHEMA: JsonSchema = {
   description: 'One aspect of the instance, following the Kubernetes API conventions.',
   required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
   properties: {
-    type: { type: 'string', maxLength: 316, description: 'Ready, Active, Progressing or Degraded.' },
+    type: {
+      type: 'string',
+      maxLength: 316,
+      description: 'Ready, Active, Progressing, Degraded or BackedUp.',
+    },
     status: { type: 'string', enum: ['True', 'False', 'Unknown'], description: 'True, False or Unknown.' },
     reason: { type: 'string', maxLength: 1024, description: 'Why, as one PascalCase word.' },
     message: { type: 'string', maxLength: 32768, description: 'Why, for a person.' },
@@ -213,7 +231,9 @@ export const COUCH_INSTANCE_STATUS_SCHEMA: JsonSchema = {
     conditions: {
       type: 'array',
       description:
-        'Ready, Active (false while hibernated, which is not a failure), Progressing and Degraded.',
+        'Ready, Active (false while hibernated, which is not a failure), Progressing and Degraded; with the ' +
+        'backups add-on also BackedUp (false when the newest backup failed or the newest good one is older ' +
+        "than twice the schedule's period).",
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['type'],
       maxItems: 8,

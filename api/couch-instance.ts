@@ -35,8 +35,13 @@ export interface ResourceRequirements {
 export interface CouchInstanceAddons {
   /** Replaces storage.size, which the free envelope caps. */
   largerStorage?: { size: string };
-  /** Accepted by the schema; what runs them comes later, and never against a hibernated instance. */
-  backups?: { schedule: string; retain?: number };
+  /** Scheduled backups to object storage (docs/backups.md); never run against a hibernated instance. */
+  backups?: {
+    schedule: string;
+    retain?: number;
+    /** A Secret in the instance's namespace naming its own bucket (STORAGE_SECRET_KEYS in couch-backup.ts). */
+    storageSecret?: string;
+  };
   regionPinning?: { region: string };
 }
 

@@ -37,10 +37,29 @@ export interface QueueBindingConnection {
   passwordSecretRef: SecretKeyRef;
 }
 
+/** Limits the gateway applies to the binding's queue. */
+export interface QueueBindingLimits {
+  /**
+   * The longest a message may wait before its first delivery (Upstash-Delay, Upstash-Not-Before),
+   * as a QStash duration such as `7d` or `36h`; default {@link DEFAULT_MAX_DELAY}.
+   */
+  maxDelay?: string;
+  /** How long a dead letter is kept, as a QStash duration; default {@link DEFAULT_DEAD_LETTER_RETENTION}. */
+  deadLetterRetention?: string;
+  /** The most dead letters kept; default the gateway's SETTEE_QUEUE_MAX_DEAD_LETTERS. */
+  maxDeadLetters?: number;
+}
+
 export interface QueueBindingSpec {
   engine: QueueEngine;
   connection: QueueBindingConnection;
+  limits?: QueueBindingLimits;
 }
+
+/** QStash's own longest delay on its paid plans. */
+export const DEFAULT_MAX_DELAY = '7d';
+/** QStash keeps dead letters for 7 days on its paid plans. */
+export const DEFAULT_DEAD_LETTER_RETENTION = '7d';
 
 /**
  * Where the signing keys stand. Keys are never stored: each one is derived from the operator's

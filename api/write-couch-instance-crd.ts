@@ -6,6 +6,6 @@ import fs from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { renderCouchInstanceCrdYaml } from './couch-instance-crd-yaml.js';
 
-const target = fileURLToPath(new URL('../../crds/couchinstance.yaml', import.meta.url));
+const target = fileURLToPath(new URL('../crds/couchinstance.yaml', import.meta.url));
 await fs.writeFile(target, renderCouchInstanceCrdYaml());
 console.log(`wrote ${target}`);

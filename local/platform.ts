@@ -8,6 +8,7 @@ import { INSTANCE_PATH_PREFIX } from '../api/contract.js';
 import { QUEUE_BINDING_KIND, QueueEnvKey, queueEnvSecretName } from '../api/queue-binding.js';
 import { DEFAULT_CRD_DIR, installCrds, startControlPlane } from './control-plane.js';
 import { provideLocalQueueDatabases } from './local-queue-databases.js';
+import { startS3Server } from './s3-server.js';
 import { locateKubeTools } from './kube-tools.js';
 import { loadManifests } from './manifests.js';
 import { launchOnFreePort, type Launched } from './launch.js';
@@ -18,6 +19,8 @@ import { waitFor } from './wait.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_STATE_DIR = path.join(ROOT, '.settee', 'local');
 const PREFERRED_GATEWAY_PORT = 8080;
+/** The bucket of the local object storage, which the operator stores every backup in. */
+const LOCAL_BACKUP_BUCKET = 'settee-backups';
 
 export interface LocalPlatformOptions {
   /** Print progress and the children's output (make run); tests keep it quiet. */
@@ -76,6 +79,11 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       say(`started redis-server for the example QueueBinding at ${server.host}:${server.port}`);
     }
 
+    // Backups of paid instances (docs/backups.md) go to a versitygw on loopback, kept across runs.
+    const s3 = await startS3Server({ buckets: [LOCAL_BACKUP_BUCKET], dataDir: path.join(stateDir, 's3') });
+    stops.push(() => s3.stop());
+    say(`started versitygw (object storage for backups) at ${s3.endpoint}, bucket ${LOCAL_BACKUP_BUCKET}`);
+
     const common: NodeJS.ProcessEnv = {
       ...process.env,
       KUBECONFIG: kubeconfigPath,
@@ -106,6 +114,12 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
           // One identity across restarts: a run started after one that exited holds the Lease at
           // once instead of waiting for it to expire.
           SETTEE_LEADER_ELECTION_IDENTITY: 'local-operator',
+          SETTEE_BACKUP_S3_ENDPOINT: s3.endpoint,
+          SETTEE_BACKUP_S3_BUCKET: LOCAL_BACKUP_BUCKET,
+          SETTEE_BACKUP_S3_REGION: s3.region,
+          SETTEE_BACKUP_S3_FORCE_PATH_STYLE: 'true',
+          SETTEE_BACKUP_S3_ACCESS_KEY_ID: s3.accessKeyId,
+          SETTEE_BACKUP_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
         },
       },
     ];

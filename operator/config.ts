@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
+import { readBackupConfig, type BackupConfig } from './controllers/couch-backup/config.js';
 import { readCouchInstanceConfig, type CouchInstanceConfig } from './controllers/couch-instance/config.js';
 import { readQueueBindingConfig, type QueueBindingConfig } from './controllers/queue-binding/config.js';
 import { deepFreeze, EnvReader } from '../observability/env-reader.js';
@@ -78,6 +79,9 @@ export interface OperatorConfig {
 
   /** QueueBindings: signing master secret, queue base URL, check interval, rotation grace (controllers/queue-binding/config.ts). */
   readonly queueBinding: QueueBindingConfig;
+
+  /** Backups: the cluster's object storage, timeouts, attempts (controllers/couch-backup/config.ts). */
+  readonly backups: BackupConfig;
 }
 
 export function loadOperatorConfig(
@@ -147,6 +151,7 @@ export function loadOperatorConfig(
     // Controller sections go here, e.g. `couchInstance: readCouchInstanceConfig(read),`.
     couchInstance: readCouchInstanceConfig(read),
     queueBinding: readQueueBindingConfig(read),
+    backups: readBackupConfig(read),
   };
   read.assertValid();
   return deepFreeze(config);

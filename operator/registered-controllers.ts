@@ -1,3 +1,5 @@
+import { backupScheduleController } from './controllers/backup-schedule/registration.js';
+import { couchBackupController } from './controllers/couch-backup/registration.js';
 import { couchInstanceController } from './controllers/couch-instance/registration.js';
 import { queueBindingController } from './controllers/queue-binding/registration.js';
 import type { ControllerRegistration } from './controllers/registration.js';
@@ -9,4 +11,6 @@ import type { ControllerRegistration } from './controllers/registration.js';
 export const REGISTERED_CONTROLLERS: readonly ControllerRegistration[] = [
   couchInstanceController,
   queueBindingController,
+  couchBackupController,
+  backupScheduleController,
 ];

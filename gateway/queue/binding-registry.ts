@@ -9,6 +9,17 @@ export interface QueueTarget {
   /** VQUEUE_CURRENT_SIGNING_KEY: every delivery is signed with it. */
   signingKey: string;
   connection: DatabaseConnection;
+  limits: QueueLimits;
+}
+
+/** The binding's spec.limits, parsed. */
+export interface QueueLimits {
+  /** Longest wait before a message's first delivery (spec.limits.maxDelay). */
+  maxDelayMs: number;
+  /** How long dead letters are kept (spec.limits.deadLetterRetention). */
+  deadLetterRetentionMs: number;
+  /** The most dead letters kept (spec.limits.maxDeadLetters); absent: SETTEE_QUEUE_MAX_DEAD_LETTERS. */
+  maxDeadLetters?: number;
 }
 
 export interface DatabaseConnection {
@@ -45,7 +56,11 @@ export class BindingRegistry {
   set(target: QueueTarget): void {
     this.targets.set(
       target.key,
-      Object.freeze({ ...target, connection: Object.freeze({ ...target.connection }) }),
+      Object.freeze({
+        ...target,
+        connection: Object.freeze({ ...target.connection }),
+        limits: Object.freeze({ ...target.limits }),
+      }),
     );
     this.emit({ type: 'upsert', target: this.targets.get(target.key)! });
   }

@@ -26,6 +26,12 @@ export interface QueueConfig {
   deliveryTimeoutMs: number;
   /** A delivery pending this long on one consumer is taken over by another (SETTEE_QUEUE_RECLAIM_IDLE_MS). */
   reclaimIdleMs: number;
+  /**
+   * A replica whose consumer heartbeat is older than this is dead, and the others take over its
+   * deliveries at once rather than after reclaimIdleMs; heartbeats go every fifth of it
+   * (SETTEE_QUEUE_CONSUMER_LEASE_MS).
+   */
+  consumerLeaseMs: number;
   /** How often each replica promotes due retries and reclaims stale deliveries (SETTEE_QUEUE_POLL_INTERVAL_MS). */
   pollIntervalMs: number;
   /** How long one XREADGROUP waits for new messages (SETTEE_QUEUE_BLOCK_MS). */
@@ -58,6 +64,7 @@ export const QUEUE_CONFIG_DEFAULTS: Readonly<Omit<QueueConfig, 'consumerName'>> 
   maxRetryDelayMs: DAY_MS,
   deliveryTimeoutMs: 30_000,
   reclaimIdleMs: 60_000,
+  consumerLeaseMs: 5_000,
   pollIntervalMs: 1_000,
   blockMs: 2_000,
   workerConcurrency: 64,
@@ -93,6 +100,7 @@ export function readQueueConfig(read: EnvReader): QueueConfig {
     maxRetryDelayMs: read.integer('SETTEE_QUEUE_MAX_RETRY_DELAY_MS', d.maxRetryDelayMs, { min: 0 }),
     deliveryTimeoutMs: read.integer('SETTEE_QUEUE_DELIVERY_TIMEOUT_MS', d.deliveryTimeoutMs, { min: 1 }),
     reclaimIdleMs: read.integer('SETTEE_QUEUE_RECLAIM_IDLE_MS', d.reclaimIdleMs, { min: 1 }),
+    consumerLeaseMs: read.integer('SETTEE_QUEUE_CONSUMER_LEASE_MS', d.consumerLeaseMs, { min: 100 }),
     pollIntervalMs: read.integer('SETTEE_QUEUE_POLL_INTERVAL_MS', d.pollIntervalMs, { min: 1 }),
     blockMs: read.integer('SETTEE_QUEUE_BLOCK_MS', d.blockMs, { min: 1 }),
     workerConcurrency: read.integer('SETTEE_QUEUE_WORKER_CONCURRENCY', d.workerConcurrency, {

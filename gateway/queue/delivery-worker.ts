@@ -2,7 +2,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'winston';
 import type { QueueTarget } from './binding-registry.js';
 import type { QueueConfig } from './config.js';
+import { ConsumerLiveness } from './consumer-liveness.js';
 import { createDatabaseClient } from './database-connections.js';
+import { DeadLetterQueue, type DeadLetterLimits } from './dead-letter-queue.js';
 import type { Deliverer } from './http-delivery.js';
 import { queueKeys } from './keys.js';
 import { isNoGroup, MessageStore, type StreamEntry } from './message-store.js';
@@ -13,6 +15,11 @@ import { createDeliverySigner, type DeliverySigner } from './signer.js';
 const STALE_CONSUMER_IDLE_MS = 3_600_000;
 const STALE_CONSUMER_CHECK_EVERY_MS = 60_000;
 const PROMOTE_BATCH = 500;
+/**
+ * Delayed messages must be delivered within a second of their due time: the mover runs at least
+ * this often, whatever the (longer) maintenance interval.
+ */
+const MAX_PROMOTE_INTERVAL_MS = 250;
 const ERROR_BACKOFF_MS = 1_000;
 
 export interface DeliveryWorkerOptions {
@@ -27,15 +34,20 @@ export interface DeliveryWorkerOptions {
 /**
  * Delivers one binding's messages from this gateway replica. Reads new entries as the consumer
  * `config.consumerName` of the group every replica shares, so each message goes to one of them;
- * keeps at most `workerConcurrency` deliveries in flight; and every `pollIntervalMs` moves due
- * retries back onto the stream and reclaims entries that a dead or stuck consumer has held for
- * longer than `reclaimIdleMs` (XAUTOCLAIM). At-least-once: an entry is acknowledged only after its
- * outcome is stored.
+ * keeps at most `workerConcurrency` deliveries in flight; renews its consumer's lease every fifth
+ * of `consumerLeaseMs`; moves due delayed messages and retries onto the stream at least every
+ * 250 ms; and every `pollIntervalMs` takes over the entries of consumers whose lease ran out
+ * (their replica died), and reclaims entries that any consumer (one without a lease, or stuck)
+ * has held for longer than `reclaimIdleMs` (XAUTOCLAIM). At-least-once: an entry is acknowledged
+ * only after its outcome is stored.
  */
 export class DeliveryWorker {
   private target: QueueTarget;
   private signer: DeliverySigner;
   private readonly store: MessageStore;
+  private readonly liveness: ConsumerLiveness;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private readonly deadLetterQueue: DeadLetterQueue;
   private readonly blocking: Redis;
   private readonly logger: Logger;
   private running = false;
@@ -44,6 +56,9 @@ export class DeliveryWorker {
   private drained: (() => void) | undefined;
   private readLoop: Promise<void> | undefined;
   private maintenanceTimer: NodeJS.Timeout | undefined;
+  private promoteTimer: NodeJS.Timeout | undefined;
+  /** The mover pass in progress, if any: passes never overlap, and stop() waits for one. */
+  private promotion: Promise<void> | undefined;
   /** The maintenance pass in progress, if any: passes never overlap, and stop() waits for one. */
   private maintenance: Promise<void> | undefined;
   private reclaimCursor = '0-0';
@@ -53,6 +68,8 @@ export class DeliveryWorker {
     this.target = options.target;
     this.signer = createDeliverySigner(options.target.signingKey);
     this.store = new MessageStore(options.redis, queueKeys(options.config.keyPrefix));
+    this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
+    this.deadLetterQueue = new DeadLetterQueue(options.redis, queueKeys(options.config.keyPrefix));
     this.blocking = createDatabaseClient(options.target, {
       blocking: true,
       blockMs: options.config.blockMs,
@@ -69,10 +86,18 @@ export class DeliveryWorker {
     if (this.running) return;
     this.running = true;
     this.readLoop = this.runReadLoop();
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.options.config.consumerLeaseMs / 5);
     this.maintenanceTimer = setInterval(() => {
       if (this.maintenance || !this.running) return;
       this.maintenance = this.maintain().finally(() => (this.maintenance = undefined));
     }, this.options.config.pollIntervalMs);
+    this.promoteTimer = setInterval(
+      () => {
+        if (this.promotion || !this.running) return;
+        this.promotion = this.promoteDue().finally(() => (this.promotion = undefined));
+      },
+      Math.min(this.options.config.pollIntervalMs, MAX_PROMOTE_INTERVAL_MS),
+    );
   }
 
   /** Takes a new signing key (or token) of the same database without interrupting deliveries. */
@@ -89,9 +114,11 @@ export class DeliveryWorker {
     if (!this.running) return;
     this.running = false;
     clearInterval(this.maintenanceTimer);
+    clearInterval(this.promoteTimer);
+    clearInterval(this.heartbeatTimer);
     this.slotFreed?.();
     this.blocking.disconnect();
-    await Promise.all([this.readLoop, this.maintenance]);
+    await Promise.all([this.readLoop, this.maintenance, this.promotion]);
     if (this.inFlight > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);
@@ -100,6 +127,18 @@ export class DeliveryWorker {
           resolve();
         };
       });
+    }
+    await this.liveness.release(this.options.config.consumerName).catch(() => undefined);
+  }
+
+  /** A failed heartbeat is retried by the next tick; a lease runs over several of them. */
+  private async heartbeat(): Promise<boolean> {
+    try {
+      await this.liveness.heartbeat(this.options.config.consumerName);
+      return true;
+    } catch (err) {
+      this.logger.warn('queue consumer heartbeat failed', { error: (err as Error).message });
+      return false;
     }
   }
 
@@ -123,6 +162,8 @@ export class DeliveryWorker {
       try {
         if (!groupReady) {
           await this.store.ensureGroup();
+          // Holding nothing without a lease: whatever this consumer reads is covered by one.
+          if (!(await this.heartbeat())) throw new Error('no consumer lease');
           groupReady = true;
         }
         if (this.freeSlots < this.readThreshold) {
@@ -169,6 +210,14 @@ export class DeliveryWorker {
       });
   }
 
+  private get deadLetterLimits(): DeadLetterLimits {
+    const { limits } = this.target;
+    return {
+      retentionMs: limits.deadLetterRetentionMs,
+      maxCount: limits.maxDeadLetters ?? this.options.config.maxDeadLetters,
+    };
+  }
+
   private entryContext(): ProcessEntryContext {
     const { config, deliverer } = this.options;
     return {
@@ -179,16 +228,42 @@ export class DeliveryWorker {
       logger: this.logger,
       policy: config,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
-      maxDeadLetters: config.maxDeadLetters,
+      deadLetterLimits: this.deadLetterLimits,
     };
+  }
+
+  private async claimFromDeadConsumers(): Promise<void> {
+    const { consumerName, consumerLeaseMs } = this.options.config;
+    while (this.freeSlots > 0 && this.running) {
+      const claimed = await this.liveness.claimFromDead(consumerName, consumerLeaseMs, this.freeSlots);
+      if (!claimed) return;
+      this.logger.info('took over the deliveries of a dead consumer', {
+        deadConsumer: claimed.deadConsumer,
+        count: claimed.entries.length,
+      });
+      // Stopped meanwhile: the entries stay pending on this consumer and are taken over in turn.
+      if (this.running) for (const entry of claimed.entries) this.dispatch(entry);
+    }
+  }
+
+  /**
+   * Moves due delayed messages and retries onto the stream. Every replica runs it; the script is
+   * atomic, so a message moves once whichever replica gets there first.
+   */
+  private async promoteDue(): Promise<void> {
+    try {
+      while (
+        (await this.store.promoteDueMessages(Date.now(), PROMOTE_BATCH)) === PROMOTE_BATCH &&
+        this.running
+      );
+    } catch (err) {
+      this.logger.warn('moving due messages failed', { error: (err as Error).message });
+    }
   }
 
   private async maintain(): Promise<void> {
     try {
-      while (
-        (await this.store.promoteDueRetries(Date.now(), PROMOTE_BATCH)) === PROMOTE_BATCH &&
-        this.running
-      );
+      await this.claimFromDeadConsumers();
       if (this.freeSlots > 0 && this.running) {
         const { config } = this.options;
         const { entries, cursor } = await this.store.reclaim(
@@ -202,6 +277,8 @@ export class DeliveryWorker {
         // Stopped meanwhile: the entries stay pending on this consumer and are reclaimed by another.
         if (this.running) for (const entry of entries) this.dispatch(entry);
       }
+      // Dead letters expire even when no new one arrives to trim them.
+      await this.deadLetterQueue.trim(this.deadLetterLimits);
       if (Date.now() - this.lastConsumerCheck > STALE_CONSUMER_CHECK_EVERY_MS) {
         this.lastConsumerCheck = Date.now();
         await this.store.pruneIdleConsumers(STALE_CONSUMER_IDLE_MS, this.options.config.consumerName);

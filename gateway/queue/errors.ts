@@ -11,6 +11,8 @@ export type QueueErrorCode =
   | 'INVALID_REQUEST'
   | 'UNAUTHORIZED'
   | 'QUEUE_NOT_FOUND'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
   | 'STORE_UNAVAILABLE'
   | 'DESTINATION_REFUSED'
   | 'INTERNAL';
@@ -46,6 +48,21 @@ export class UnauthorizedError extends QueueError {
 export class QueueNotFoundError extends QueueError {
   readonly code = 'QUEUE_NOT_FOUND';
   readonly status = 404;
+}
+
+/** A message or dead letter the binding does not hold (never had, or no longer). */
+export class MessageNotFoundError extends QueueError {
+  readonly code = 'NOT_FOUND';
+  readonly status = 404;
+}
+
+/** A known route asked with a method it does not take; `allow` is its Allow header. */
+export class MethodNotAllowedError extends QueueError {
+  readonly code = 'METHOD_NOT_ALLOWED';
+  readonly status = 405;
+  constructor(readonly allow: readonly string[]) {
+    super(`method not allowed: this route takes ${allow.join(', ')}`);
+  }
 }
 
 /** The binding's database did not take the message; nothing was acknowledged to the client. */

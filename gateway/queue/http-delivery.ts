@@ -15,6 +15,8 @@ export interface AttemptResult {
   error?: string;
   /** The start of the response body, kept for the dead-letter list. */
   responseBody?: string;
+  /** The final response's headers, each name with its values (QStash's `responseHeader`). */
+  responseHeaders?: Record<string, string[]>;
 }
 
 export interface DeliveryRequest {
@@ -28,6 +30,15 @@ export interface DeliveryRequest {
 export type Deliverer = (request: DeliveryRequest) => Promise<AttemptResult>;
 
 export const USER_AGENT = 'Upstash-QStash';
+
+/** Kept only for failed attempts: what a dead letter shows of the last response. */
+function headerValueLists(headers: http.IncomingHttpHeaders): Record<string, string[]> {
+  const lists: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) lists[name] = Array.isArray(value) ? value : [value];
+  }
+  return lists;
+}
 /** Kept for diagnosis; the rest of a response is read and dropped so the connection can be reused. */
 const RESPONSE_BODY_KEPT = 1_024;
 /** A response body longer than this is not drained: the connection is closed instead. */
@@ -194,6 +205,7 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
       const nonRetryable = first(hop.headers['upstash-nonretryable-error']);
       if (nonRetryable !== undefined) result.nonRetryableHeader = nonRetryable;
       if (hop.bodyStart.length > 0) result.responseBody = hop.bodyStart;
+      if (!result.ok) result.responseHeaders = headerValueLists(hop.headers);
       return result;
     }
   };

@@ -6,12 +6,31 @@
 export interface QueueKeys {
   /** Stream of messages ready for delivery; each entry is one message (field `m`). */
   readonly stream: string;
-  /** Sorted set of messages waiting for a retry: member = message id, score = due time (ms). */
-  readonly retrySchedule: string;
-  /** Hash of the messages waiting for a retry: field = message id, value = the encoded message. */
-  readonly retryMessages: string;
-  /** List of dead letters (JSON), newest first, capped. */
+  /**
+   * Hash from message id to its stream entry id, for the messages on the stream: how
+   * GET /v2/messages/{id} and a cancel find a queued message without scanning the stream.
+   */
+  readonly streamIndex: string;
+  /**
+   * Sorted set of the messages waiting for a due time, delayed (Upstash-Delay, Upstash-Not-Before)
+   * or waiting for a retry: member = message id, score = due time (ms). Its Redis name is the one
+   * it had when it held retries only, so retries parked by an older gateway still come due.
+   */
+  readonly schedule: string;
+  /** Hash of the messages in `schedule`: field = message id, value = the encoded message. */
+  readonly scheduledMessages: string;
+  /** Hash of the dead-letter queue: field = dlqId, value = the dead letter (JSON). */
   readonly deadLetters: string;
+  /**
+   * Sorted set of the dlqIds, every score 0, so members sort by name, and dlqIds begin with their
+   * failure time: paging newest first, and trimming the oldest, are range reads, never a scan.
+   */
+  readonly deadLetterOrder: string;
+  /**
+   * Sorted set of the consumers' heartbeats: member = consumer name, score = the Redis server's
+   * time (ms) of its last heartbeat. A consumer whose heartbeat is older than the lease is dead.
+   */
+  readonly consumerHeartbeats: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -22,8 +41,11 @@ export const MESSAGE_FIELD = 'm';
 export function queueKeys(prefix: string): QueueKeys {
   return Object.freeze({
     stream: `${prefix}messages`,
-    retrySchedule: `${prefix}retry-schedule`,
-    retryMessages: `${prefix}retry-messages`,
-    deadLetters: `${prefix}dead-letters`,
+    streamIndex: `${prefix}message-entries`,
+    schedule: `${prefix}retry-schedule`,
+    scheduledMessages: `${prefix}retry-messages`,
+    deadLetters: `${prefix}dlq`,
+    deadLetterOrder: `${prefix}dlq-order`,
+    consumerHeartbeats: `${prefix}consumer-heartbeats`,
   });
 }

@@ -1,11 +1,14 @@
 import type { Redis } from 'ioredis';
-import type { DeadLetter } from './dead-letter.js';
+import { deadLetterIdFloor, UNREADABLE_MESSAGE_ID, type DeadLetter } from './dead-letter.js';
+import { DeadLetterQueue, type DeadLetterLimits } from './dead-letter-queue.js';
 import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from './keys.js';
 import type { QueueMessage } from './message.js';
 import { encodeMessage } from './message-codec.js';
 import { completeDelivery } from './scripts/complete-delivery.js';
 import { deadLetter } from './scripts/dead-letter.js';
-import { promoteDueRetries } from './scripts/promote-due-retries.js';
+import { enqueueMessages } from './scripts/enqueue-messages.js';
+import { entryPresent } from './scripts/entry-present.js';
+import { promoteDueMessages } from './scripts/promote-due-messages.js';
 import { removeIdleConsumer } from './scripts/remove-idle-consumer.js';
 import { scheduleRetry } from './scripts/schedule-retry.js';
 
@@ -15,7 +18,7 @@ export interface StreamEntry {
   stored: Buffer | undefined;
 }
 
-type RawEntry = [Buffer, Buffer[] | null];
+export type RawEntry = [Buffer, Buffer[] | null];
 
 /**
  * The binary-reply forms of the stream reads: message bodies are bytes, so they must not be
@@ -31,14 +34,17 @@ function bufferCommands(redis: Redis): BufferStreamCommands {
   return redis as unknown as BufferStreamCommands;
 }
 
-function toEntries(raw: RawEntry[] | null | undefined): StreamEntry[] {
-  return (raw ?? []).map(([id, fields]) => {
-    let stored: Buffer | undefined;
-    for (let i = 0; fields && i + 1 < fields.length; i += 2) {
-      if (fields[i]!.toString() === MESSAGE_FIELD) stored = fields[i + 1];
-    }
-    return { entryId: id.toString(), stored };
-  });
+export function toEntries(raw: readonly (RawEntry | null)[] | null | undefined): StreamEntry[] {
+  // XCLAIM answers null for an entry deleted meanwhile (before Redis 7 dropped those from the reply).
+  return (raw ?? [])
+    .filter((entry): entry is RawEntry => entry !== null)
+    .map(([id, fields]) => {
+      let stored: Buffer | undefined;
+      for (let i = 0; fields && i + 1 < fields.length; i += 2) {
+        if (fields[i]!.toString() === MESSAGE_FIELD) stored = fields[i + 1];
+      }
+      return { entryId: id.toString(), stored };
+    });
 }
 
 function isBusyGroup(err: unknown): boolean {
@@ -60,18 +66,26 @@ export class MessageStore {
     private readonly keys: QueueKeys,
   ) {}
 
-  /** Stores messages for delivery; once this resolves they survive a gateway crash. A batch is all or nothing. */
-  async enqueue(messages: readonly QueueMessage[]): Promise<void> {
-    if (messages.length === 1) {
-      await this.redis.xadd(this.keys.stream, '*', MESSAGE_FIELD, encodeMessage(messages[0]!));
-      return;
+  /**
+   * Stores messages for delivery: on the stream, or in the schedule when their notBefore is after
+   * `now`. Once this resolves they survive a gateway crash. A batch is all or nothing.
+   */
+  async enqueue(messages: readonly QueueMessage[], now = Date.now()): Promise<void> {
+    const args: (string | number | Buffer)[] = [MESSAGE_FIELD];
+    for (const message of messages) {
+      const due = message.notBefore !== undefined && message.notBefore > now ? message.notBefore : 0;
+      args.push(message.id, due, encodeMessage(message));
     }
-    const transaction = this.redis.multi();
-    for (const message of messages)
-      transaction.xadd(this.keys.stream, '*', MESSAGE_FIELD, encodeMessage(message));
-    const results = await transaction.exec();
-    const failed = results?.find(([err]) => err);
-    if (!results || failed) throw failed?.[0] ?? new Error('the batch transaction was aborted');
+    const k = this.keys;
+    await enqueueMessages.run(this.redis, [k.stream, k.streamIndex, k.schedule, k.scheduledMessages], args);
+  }
+
+  /**
+   * False once the entry is off the stream: its message was cancelled, or another consumer
+   * finished it. Checked just before a send.
+   */
+  async isEntryPresent(entryId: string): Promise<boolean> {
+    return (await entryPresent.run(this.redis, [this.keys.stream], [entryId])) === 1;
   }
 
   /** Creates the consumer group (and the stream) if missing; from the stream's start, so nothing published earlier is skipped. */
@@ -122,11 +136,19 @@ export class MessageStore {
     return { entries: toEntries(reply[1]), cursor: reply[0].toString() };
   }
 
-  async complete(entryId: string): Promise<void> {
-    await completeDelivery.run(this.redis, [this.keys.stream], [DELIVERY_GROUP, entryId]);
+  /** `messageId` is '' when the entry's message could not be read. */
+  async complete(entryId: string, messageId: string): Promise<void> {
+    await completeDelivery.run(
+      this.redis,
+      [this.keys.stream, this.keys.streamIndex],
+      [DELIVERY_GROUP, entryId, messageId],
+    );
   }
 
-  /** Parks `message` (already carrying its new retry count) until `dueAt`. False if the entry was no longer ours. */
+  /**
+   * Parks `message` (already carrying its new retry count) until `dueAt`. False if the entry was
+   * no longer ours or its message was cancelled meanwhile.
+   */
   async scheduleRetry(input: {
     entryId: string;
     consumer: string;
@@ -135,7 +157,7 @@ export class MessageStore {
   }): Promise<boolean> {
     const result = await scheduleRetry.run(
       this.redis,
-      [this.keys.stream, this.keys.retrySchedule, this.keys.retryMessages],
+      [this.keys.stream, this.keys.schedule, this.keys.scheduledMessages, this.keys.streamIndex],
       [
         DELIVERY_GROUP,
         input.entryId,
@@ -148,25 +170,42 @@ export class MessageStore {
     return result === 1;
   }
 
+  /**
+   * Moves the entry's message to the dead-letter queue, trimming that queue to `limits`. False if
+   * the entry was no longer ours or its message was cancelled meanwhile.
+   */
   async deadLetter(input: {
     entryId: string;
     consumer: string;
     letter: DeadLetter;
-    maxDeadLetters: number;
+    limits: DeadLetterLimits;
+    now?: number;
   }): Promise<boolean> {
+    const k = this.keys;
+    const { letter } = input;
     const result = await deadLetter.run(
       this.redis,
-      [this.keys.stream, this.keys.deadLetters],
-      [DELIVERY_GROUP, input.entryId, input.consumer, JSON.stringify(input.letter), input.maxDeadLetters],
+      [k.stream, k.deadLetters, k.deadLetterOrder, k.streamIndex],
+      [
+        DELIVERY_GROUP,
+        input.entryId,
+        input.consumer,
+        letter.dlqId,
+        JSON.stringify(letter),
+        letter.messageId === UNREADABLE_MESSAGE_ID ? '' : letter.messageId,
+        deadLetterIdFloor((input.now ?? Date.now()) - input.limits.retentionMs),
+        input.limits.maxCount,
+      ],
     );
     return result === 1;
   }
 
-  /** Moves up to `limit` retries due at `now` back onto the stream; returns how many moved. */
-  async promoteDueRetries(now: number, limit: number): Promise<number> {
-    const moved = await promoteDueRetries.run(
+  /** Moves up to `limit` delayed messages and retries due at `now` onto the stream; returns how many moved. */
+  async promoteDueMessages(now: number, limit: number): Promise<number> {
+    const k = this.keys;
+    const moved = await promoteDueMessages.run(
       this.redis,
-      [this.keys.retrySchedule, this.keys.retryMessages, this.keys.stream],
+      [k.schedule, k.scheduledMessages, k.stream, k.streamIndex],
       [now, limit, MESSAGE_FIELD],
     );
     return Number(moved);
@@ -193,7 +232,6 @@ export class MessageStore {
 
   /** The newest `count` dead letters, newest first. */
   async deadLetters(count: number): Promise<DeadLetter[]> {
-    const items = await this.redis.lrange(this.keys.deadLetters, 0, count - 1);
-    return items.map((item) => JSON.parse(item) as DeadLetter);
+    return (await new DeadLetterQueue(this.redis, this.keys).page({ count, filters: {} })).letters;
   }
 }

@@ -21,6 +21,10 @@ export interface QueueMessage {
   retried: number;
   /** Publish time, epoch milliseconds. */
   createdAt: number;
+  /** First delivery not before this time, epoch ms (Upstash-Delay, Upstash-Not-Before). */
+  notBefore?: number;
+  /** Upstash-Label: a name to find the message by in the messages, DLQ and events APIs. */
+  label?: string;
 }
 
 /** What a publisher asks for; the queue adds id, retried and createdAt. */

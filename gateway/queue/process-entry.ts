@@ -1,10 +1,11 @@
 import type { Logger } from 'winston';
 import { DomainError } from '../domain-error.js';
-import { buildDeadLetter, type DeadLetter } from './dead-letter.js';
+import { buildDeadLetter, UNREADABLE_MESSAGE_ID, type DeadLetter } from './dead-letter.js';
 import { USER_AGENT, type AttemptResult, type Deliverer } from './http-delivery.js';
 import type { QueueMessage } from './message.js';
 import { CorruptMessageError, decodeMessage } from './message-codec.js';
 import type { MessageStore, StreamEntry } from './message-store.js';
+import type { DeadLetterLimits } from './dead-letter-queue.js';
 import { redactDestination } from './redact.js';
 import { decideAfterFailure, isNonRetryableResponse, type RetryPolicyOptions } from './retry-policy.js';
 import type { DeliverySigner } from './signer.js';
@@ -17,7 +18,7 @@ export interface ProcessEntryContext {
   logger: Logger;
   policy: RetryPolicyOptions;
   deliveryTimeoutMs: number;
-  maxDeadLetters: number;
+  deadLetterLimits: DeadLetterLimits;
   now?: () => number;
 }
 
@@ -29,7 +30,7 @@ export class UnexpectedDeliveryError extends DomainError<'UNEXPECTED_DELIVERY_ER
   }
 }
 
-export type EntryOutcome = 'delivered' | 'retry-scheduled' | 'dead-lettered' | 'skipped';
+export type EntryOutcome = 'delivered' | 'retry-scheduled' | 'dead-lettered' | 'cancelled' | 'skipped';
 
 /** The headers of one delivery: the message's own, then the ones the Receiver and QStash users expect. */
 export function deliveryHeaders(message: QueueMessage, signature: string): Record<string, string> {
@@ -44,7 +45,7 @@ export function deliveryHeaders(message: QueueMessage, signature: string): Recor
 
 function unreadableLetter(stored: Buffer, now: number, error: CorruptMessageError): DeadLetter {
   const placeholder: QueueMessage = {
-    id: 'unreadable',
+    id: UNREADABLE_MESSAGE_ID,
     destination: '',
     method: '',
     headers: {},
@@ -69,7 +70,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
   const now = ctx.now ?? Date.now;
   if (!entry.stored) {
     // Deleted after it was handed out (another consumer finished it); only the pending entry is left.
-    await ctx.store.complete(entry.entryId);
+    await ctx.store.complete(entry.entryId, '');
     return 'skipped';
   }
   let message: QueueMessage;
@@ -86,7 +87,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
       entryId: entry.entryId,
       consumer: ctx.consumer,
       letter,
-      maxDeadLetters: ctx.maxDeadLetters,
+      limits: ctx.deadLetterLimits,
     });
     return 'dead-lettered';
   }
@@ -96,6 +97,12 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
     ...redactDestination(message.destination),
     attempt: message.retried + 1,
   };
+  if (!(await ctx.store.isEntryPresent(entry.entryId))) {
+    // Cancelled while this worker held it (or finished by another consumer): never sent.
+    await ctx.store.complete(entry.entryId, message.id);
+    ctx.logger.debug('cancelled message not delivered', logFields);
+    return 'cancelled';
+  }
   let result: AttemptResult;
   try {
     result = await attemptDelivery(ctx, message);
@@ -107,7 +114,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
     return handleFailure(ctx, entry, message, { ok: false, refused: false, error: failure.message }, now());
   }
   if (result.ok) {
-    await ctx.store.complete(entry.entryId);
+    await ctx.store.complete(entry.entryId, message.id);
     ctx.logger.debug('message delivered', { ...logFields, status: result.status });
     return 'delivered';
   }
@@ -163,12 +170,14 @@ async function handleFailure(
     lastStatus: result.status,
     lastError: result.error,
     lastResponseBody: result.responseBody,
+    lastResponseHeaders: result.responseHeaders,
   });
   await ctx.store.deadLetter({
     entryId: entry.entryId,
     consumer: ctx.consumer,
     letter,
-    maxDeadLetters: ctx.maxDeadLetters,
+    limits: ctx.deadLetterLimits,
+    now,
   });
   ctx.logger.warn('message dead-lettered', {
     messageId: message.id,

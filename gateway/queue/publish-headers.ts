@@ -1,5 +1,5 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import { parseDuration } from '../../api/duration.js';
+import { formatQStashDuration, parseQStashDuration as parseDurationText } from '../../api/qstash-duration.js';
 import { InvalidRequestError } from './errors.js';
 import type { MessageRequest } from './message.js';
 import { InvalidRetryDelayError, parseRetryDelayExpression } from './retry-delay-expression.js';
@@ -14,14 +14,18 @@ export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
 
 export type PublishOptions = Pick<
   MessageRequest,
-  'method' | 'headers' | 'retries' | 'retryDelay' | 'timeoutMs'
+  'method' | 'headers' | 'retries' | 'retryDelay' | 'timeoutMs' | 'notBefore' | 'label'
 >;
 
 export interface PublishLimits {
   defaultRetries: number;
   maxRetries: number;
   deliveryTimeoutMs: number;
+  /** The binding's spec.limits.maxDelay, in ms. */
+  maxDelayMs: number;
 }
+
+const MAX_LABEL_LENGTH = 256;
 
 const FORWARD_PREFIX = 'upstash-forward-';
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
@@ -43,7 +47,6 @@ const NOT_FORWARDABLE = new Set([
 
 /** QStash features this queue does not have; a publish that asks for one gets a 400. */
 const UNSUPPORTED = new Map([
-  ['upstash-not-before', 'scheduled delivery (Upstash-Not-Before) is not supported'],
   ['upstash-callback', 'callbacks (Upstash-Callback) are not supported'],
   ['upstash-failure-callback', 'failure callbacks (Upstash-Failure-Callback) are not supported'],
   ['upstash-deduplication-id', 'deduplication (Upstash-Deduplication-Id) is not supported'],
@@ -82,16 +85,52 @@ function parseRetryDelay(value: string | undefined): string | undefined {
   return value;
 }
 
-/** QStash durations: `10s`, `1m`, `500ms`, or bare seconds. */
+/** QStash durations: `10s`, `1m`, `2d`, `500ms`, or bare seconds. */
 function parseQStashDuration(name: string, value: string): number {
-  const text = value.trim();
   try {
-    return /^\d+$/.test(text) ? Number(text) * 1000 : parseDuration(text);
+    return parseDurationText(value);
   } catch (err) {
-    throw new InvalidRequestError(`${name} ${JSON.stringify(value)} is not a duration such as 10s`, {
-      cause: err,
-    });
+    throw new InvalidRequestError(
+      `${name} ${JSON.stringify(value)} is not a duration such as 10s, 5m, 1h or 2d`,
+      {
+        cause: err,
+      },
+    );
   }
+}
+
+/**
+ * The first delivery's earliest time, epoch ms, or undefined for at once. Upstash-Not-Before
+ * (unix seconds) wins over Upstash-Delay when both are set, as in QStash.
+ */
+function parseNotBefore(headers: HeaderBag, limits: PublishLimits, now: number): number | undefined {
+  const notBefore = single(headers, 'upstash-not-before');
+  const delay = single(headers, 'upstash-delay');
+  const limit = `the queue's maximum delay of ${formatQStashDuration(limits.maxDelayMs)} (QueueBinding spec.limits.maxDelay)`;
+  if (notBefore !== undefined) {
+    const text = notBefore.trim();
+    if (!/^\d+$/.test(text))
+      throw new InvalidRequestError(
+        `Upstash-Not-Before ${JSON.stringify(notBefore)} is not a unix time in seconds`,
+      );
+    const at = Number(text) * 1000;
+    if (!Number.isSafeInteger(at) || at - now > limits.maxDelayMs)
+      throw new InvalidRequestError(`Upstash-Not-Before ${text} is further ahead than ${limit}`);
+    return at > now ? at : undefined;
+  }
+  if (delay === undefined) return undefined;
+  const ms = parseQStashDuration('Upstash-Delay', delay);
+  if (ms > limits.maxDelayMs)
+    throw new InvalidRequestError(`Upstash-Delay ${delay.trim()} is longer than ${limit}`);
+  return ms > 0 ? now + ms : undefined;
+}
+
+function parseLabel(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const label = value.trim();
+  if (label === '' || label.length > MAX_LABEL_LENGTH)
+    throw new InvalidRequestError(`Upstash-Label must have 1 to ${MAX_LABEL_LENGTH} characters`);
+  return label;
 }
 
 function parseTimeout(value: string | undefined, limits: PublishLimits): number | undefined {
@@ -117,12 +156,6 @@ function parseMethod(value: string | undefined): string {
 }
 
 function checkUnsupported(headers: HeaderBag): void {
-  const delay = single(headers, 'upstash-delay');
-  if (delay !== undefined && parseQStashDuration('Upstash-Delay', delay) !== 0) {
-    throw new InvalidRequestError(
-      'delayed delivery (Upstash-Delay) is not supported yet: messages are delivered at once',
-    );
-  }
   for (const [name, message] of UNSUPPORTED) {
     if (headers[name] !== undefined) throw new InvalidRequestError(message);
   }
@@ -167,7 +200,11 @@ function forwardedHeaders(headers: HeaderBag): Record<string, string> {
 }
 
 /** `headers` must have lower-case names, as Node and the SDK's batch items give them. */
-export function parsePublishHeaders(headers: HeaderBag, limits: PublishLimits): PublishOptions {
+export function parsePublishHeaders(
+  headers: HeaderBag,
+  limits: PublishLimits,
+  now = Date.now(),
+): PublishOptions {
   checkUnsupported(headers);
   const delivered = forwardedHeaders(headers);
   const contentType = single(headers, 'content-type');
@@ -184,6 +221,10 @@ export function parsePublishHeaders(headers: HeaderBag, limits: PublishLimits): 
   if (retryDelay !== undefined) options.retryDelay = retryDelay;
   const timeoutMs = parseTimeout(single(headers, 'upstash-timeout'), limits);
   if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
+  const notBefore = parseNotBefore(headers, limits, now);
+  if (notBefore !== undefined) options.notBefore = notBefore;
+  const label = parseLabel(single(headers, 'upstash-label'));
+  if (label !== undefined) options.label = label;
   return options;
 }
 

@@ -1,10 +1,42 @@
 import { QUEUE_PATH_PREFIX } from '../../api/contract.js';
 import { InvalidRequestError } from './errors.js';
 
-/** Which endpoint of which binding a request is for. */
+/** The QStash operations the queue answers, each one route and method. */
+export type QueueOperation =
+  | 'publish'
+  | 'batch'
+  | 'message.get'
+  | 'message.cancel'
+  | 'messages.cancel'
+  | 'dlq.list'
+  | 'dlq.get'
+  | 'dlq.delete'
+  | 'dlq.deleteMany'
+  | 'dlq.retry'
+  | 'dlq.retryMany'
+  | 'events.list';
+
+/** Which operation of which binding a request is for. */
 export type QueueRoute =
   | { kind: 'publish'; namespace: string; name: string; destination: string }
-  | { kind: 'batch'; namespace: string; name: string };
+  | { kind: 'batch'; namespace: string; name: string }
+  | ManagementRoute;
+
+/** A route of the messages, DLQ and events APIs. */
+export interface ManagementRoute {
+  kind: Exclude<QueueOperation, 'publish' | 'batch'>;
+  namespace: string;
+  name: string;
+  /** The message or dead letter id from the path, when the route has one. */
+  id?: string;
+  query: URLSearchParams;
+}
+
+/** A known path asked with a method it does not take: a 405 listing `allow`. */
+export interface WrongMethod {
+  kind: 'wrong-method';
+  allow: string[];
+}
 
 /**
  * `/<namespace>/<name>/v2/publish[/<destination>]`: the destination is everything after, query
@@ -12,8 +44,23 @@ export type QueueRoute =
  * before the queue left Express still are.
  */
 const PUBLISH_PATH = /^\/([^/?]+)\/([^/?]+)\/v2\/publish(?:\/(.*)|\?.*)?$/is;
-/** `/<namespace>/<name>/v2/batch`, with an optional trailing slash and any query string. */
-const BATCH_PATH = /^\/([^/?]+)\/([^/?]+)\/v2\/batch\/?(?:\?.*)?$/is;
+/** Every other route: `/<namespace>/<name>/v2/<rest>`, with an optional trailing slash and query. */
+const API_PATH = /^\/([^/?]+)\/([^/?]+)\/v2\/([^?]*?)\/?(?:\?(.*))?$/is;
+
+type ApiOperation = Exclude<QueueOperation, 'publish'>;
+type MethodTable = Readonly<Partial<Record<string, ApiOperation>>>;
+
+/** Routes under /v2 other than publish: the path after /v2/ (`{id}` = one segment) and its methods. */
+const ROUTES: readonly { path: RegExp; methods: MethodTable }[] = [
+  { path: /^batch$/i, methods: { POST: 'batch' } },
+  { path: /^messages$/i, methods: { DELETE: 'messages.cancel' } },
+  { path: /^messages\/([^/]+)$/i, methods: { GET: 'message.get', DELETE: 'message.cancel' } },
+  { path: /^dlq$/i, methods: { GET: 'dlq.list', DELETE: 'dlq.deleteMany' } },
+  { path: /^dlq\/retry$/i, methods: { POST: 'dlq.retryMany' } },
+  { path: /^dlq\/retry\/([^/]+)$/i, methods: { POST: 'dlq.retry' } },
+  { path: /^dlq\/([^/]+)$/i, methods: { GET: 'dlq.get', DELETE: 'dlq.delete' } },
+  { path: /^(?:events|logs)$/i, methods: { GET: 'events.list' } },
+];
 
 /** Whether a request URL is under QUEUE_PATH_PREFIX, so the queue answers it. */
 export function isQueuePath(url: string): boolean {
@@ -36,13 +83,16 @@ function decodeSegment(segment: string): string {
 }
 
 /**
- * Matches a POST's URL, relative to QUEUE_PATH_PREFIX, to a queue endpoint; undefined when it is
- * none (a 404).
+ * Matches a request's method and URL, relative to QUEUE_PATH_PREFIX, to a queue operation;
+ * WrongMethod for a known path asked with another method; undefined when it is no route (a 404).
  */
-export function matchQueueRoute(method: string | undefined, url: string): QueueRoute | undefined {
-  if (method !== 'POST') return undefined;
+export function matchQueueRoute(
+  method: string | undefined,
+  url: string,
+): QueueRoute | WrongMethod | undefined {
   const publish = PUBLISH_PATH.exec(url);
   if (publish) {
+    if (method !== 'POST') return { kind: 'wrong-method', allow: ['POST'] };
     return {
       kind: 'publish',
       namespace: decodeSegment(publish[1]!),
@@ -50,7 +100,24 @@ export function matchQueueRoute(method: string | undefined, url: string): QueueR
       destination: publish[3] ?? '',
     };
   }
-  const batch = BATCH_PATH.exec(url);
-  if (batch) return { kind: 'batch', namespace: decodeSegment(batch[1]!), name: decodeSegment(batch[2]!) };
+  const api = API_PATH.exec(url);
+  if (!api) return undefined;
+  for (const route of ROUTES) {
+    const path = route.path.exec(api[3]!);
+    if (!path) continue;
+    const operation = route.methods[method ?? ''];
+    if (!operation) return { kind: 'wrong-method', allow: Object.keys(route.methods) };
+    const namespace = decodeSegment(api[1]!);
+    const name = decodeSegment(api[2]!);
+    if (operation === 'batch') return { kind: 'batch', namespace, name };
+    const matched: QueueRoute = {
+      kind: operation,
+      namespace,
+      name,
+      query: new URLSearchParams(api[4] ?? ''),
+    };
+    if (path[1] !== undefined) matched.id = decodeSegment(path[1]);
+    return matched;
+  }
   return undefined;
 }

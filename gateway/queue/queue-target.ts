@@ -1,11 +1,14 @@
 import type { V1Secret } from '@kubernetes/client-node';
+import { parseQStashDuration } from '../../api/qstash-duration.js';
 import {
   DEFAULT_DATABASE_PORT,
+  DEFAULT_DEAD_LETTER_RETENTION,
+  DEFAULT_MAX_DELAY,
   LABEL_QUEUE_BINDING,
   QueueEnvKey,
   type QueueBinding,
 } from '../../api/queue-binding.js';
-import { queueTargetKey, type QueueTarget } from './binding-registry.js';
+import { queueTargetKey, type QueueLimits, type QueueTarget } from './binding-registry.js';
 
 function decoded(secret: V1Secret, key: string): string {
   const value = secret.data?.[key];
@@ -35,5 +38,28 @@ export function buildQueueTarget(
     token,
     signingKey,
     connection: { host, port: port ?? DEFAULT_DATABASE_PORT, tls: tls ?? false, db: db ?? 0 },
+    limits: buildQueueLimits(binding),
   };
+}
+
+/**
+ * The CRD's pattern admits only durations, so the default stands in only for one too large to
+ * count in milliseconds (digits beyond 2^53), which no one means.
+ */
+export function buildQueueLimits(binding: QueueBinding): QueueLimits {
+  const limits = binding.spec.limits;
+  const result: QueueLimits = {
+    maxDelayMs: durationOr(limits?.maxDelay, DEFAULT_MAX_DELAY),
+    deadLetterRetentionMs: durationOr(limits?.deadLetterRetention, DEFAULT_DEAD_LETTER_RETENTION),
+  };
+  if (limits?.maxDeadLetters !== undefined) result.maxDeadLetters = limits.maxDeadLetters;
+  return result;
+}
+
+function durationOr(value: string | undefined, fallback: string): number {
+  try {
+    return parseQStashDuration(value ?? fallback);
+  } catch {
+    return parseQStashDuration(fallback);
+  }
 }

@@ -17,6 +17,16 @@ Secret verbs below.
 - apiGroups: ["settee.dev"]
   resources: ["couchinstances/status", "queuebindings/status"]
   verbs: ["patch"]
+# Backups (docs/backups.md): an informer over CouchBackups; the schedule driver and the hibernation
+# path create them, the backup controller adopts hand-made ones (owner reference: patch), reads a
+# Running one live before calling it cut off (get), writes their status, and deletes those
+# retention drops.
+- apiGroups: ["settee.dev"]
+  resources: ["couchbackups"]
+  verbs: ["list", "watch", "get", "create", "patch", "delete"]
+- apiGroups: ["settee.dev"]
+  resources: ["couchbackups/status"]
+  verbs: ["patch"]
 # An instance's StatefulSet, Services and ConfigMap: informers, and server-side apply (create + patch).
 - apiGroups: ["apps"]
   resources: ["statefulsets"]
@@ -25,7 +35,8 @@ Secret verbs below.
   resources: ["services", "configmaps"]
   verbs: ["list", "watch", "create", "patch"]
 # Admin and queue env Secrets: created once (never overwritten), read back when the create finds one,
-# re-applied when their URL changes; a binding's password Secret is read by name.
+# re-applied when their URL changes; a binding's password Secret, and an instance's backup storage
+# Secret (spec.addons.backups.storageSecret), are read by name.
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["list", "watch", "get", "create", "patch"]

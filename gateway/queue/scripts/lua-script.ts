@@ -21,13 +21,46 @@ export class LuaScript {
     keys: readonly string[],
     args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
+    return this.call(redis as unknown as EvalCommands, 'evalsha', 'eval', keys, args);
+  }
+
+  /** As run, with the reply's strings as Buffers: for scripts that return message bodies (bytes). */
+  async runForBuffers(
+    redis: Redis,
+    keys: readonly string[],
+    args: readonly (string | number | Buffer)[],
+  ): Promise<unknown> {
+    return this.call(redis as unknown as EvalCommands, 'evalshaBuffer', 'evalBuffer', keys, args);
+  }
+
+  private async call(
+    redis: EvalCommands,
+    bySha: 'evalsha' | 'evalshaBuffer',
+    byText: 'eval' | 'evalBuffer',
+    keys: readonly string[],
+    args: readonly (string | number | Buffer)[],
+  ): Promise<unknown> {
     if (keys.length !== this.numberOfKeys)
       throw new Error(`${this.name} takes ${this.numberOfKeys} keys, got ${keys.length}`);
     try {
-      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+      return await redis[bySha](this.sha, keys.length, ...keys, ...args);
     } catch (err) {
       if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      return redis.eval(this.lua, keys.length, ...keys, ...args);
+      return redis[byText](this.lua, keys.length, ...keys, ...args);
     }
   }
+}
+
+type EvalCommand = (
+  script: string,
+  numberOfKeys: number,
+  ...args: (string | number | Buffer)[]
+) => Promise<unknown>;
+
+/** ioredis generates the `*Buffer` forms at run time; its types do not list them. */
+interface EvalCommands {
+  evalsha: EvalCommand;
+  eval: EvalCommand;
+  evalshaBuffer: EvalCommand;
+  evalBuffer: EvalCommand;
 }

@@ -16,6 +16,8 @@ export type HibernationReason =
   | 'RecentActivity'
   /** Awake: the latest activity is the instance's own replication jobs, seen running. */
   | 'ReplicationRunning'
+  /** Idle, but its final backup before hibernating is being taken (final-backup.ts). */
+  | 'FinalBackup'
   /** Idle for idleAfter: scale to zero now. */
   | 'IdleTimeout'
   /** Stays hibernated: no wake request since it hibernated. */

@@ -15,6 +15,7 @@ import {
   type CouchInstanceStatus,
 } from '../../../api/couch-instance.js';
 import { compareQuantities } from '../../../api/quantity.js';
+import type { CouchBackup } from '../../../api/couch-backup.js';
 import type { KubeClients } from '../../../kube/clients.js';
 import { callKube, isConflict } from '../../../kube/errors.js';
 import type { EventRecord, EventRecorder } from '../../../kube/events.js';
@@ -43,6 +44,8 @@ import type { CouchInstanceConfig } from './config.js';
 import { decideHibernation, type HibernationDecision, type HibernationInput } from './hibernation.js';
 import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
+import { backupConditionFor } from './backup-condition.js';
+import { FinalBackup } from './final-backup.js';
 import { ReplicationActivity } from './replication-activity.js';
 import { computeStatus, type StatusInput } from './status.js';
 import { findSpecViolations } from './validate-spec.js';
@@ -58,6 +61,8 @@ export interface CouchInstanceInformers {
   leases: Informer<V1Lease>;
   /** Instance pods, a cache only: where to ask an idle instance about its replication jobs. */
   pods: Informer<V1Pod>;
+  /** Its backups: a final one before hibernating (final-backup.ts) holds the instance up. */
+  backups: Informer<CouchBackup>;
 }
 
 export interface CouchInstanceReconcilerOptions {
@@ -66,6 +71,8 @@ export interface CouchInstanceReconcilerOptions {
   events: EventRecorder;
   config: CouchInstanceConfig;
   metrics: CouchInstanceMetrics;
+  /** How long the final backup's fingerprint check may wait for each answer (SETTEE_BACKUP_REQUEST_TIMEOUT). */
+  backupRequestTimeoutMs: number;
   now?: () => Date;
 }
 
@@ -86,6 +93,8 @@ function isLater(time: string | undefined, than: string | undefined): boolean {
 const isIdleTimeout = (decision: HibernationDecision): boolean =>
   decision.transition === 'Hibernate' && decision.reason === 'IdleTimeout';
 
+/** While the final backup runs, look again this often (its completion also reconciles the instance). */
+const FINAL_BACKUP_RECHECK_MS = 5_000;
 /** The idle check lands just after idleAfter has passed, not just before it. */
 const IDLE_RECHECK_SLACK_MS = 50;
 const INSTANCE_SLOT = 'CouchInstance';
@@ -101,6 +110,7 @@ export class CouchInstanceReconciler implements Reconciler {
   private readonly hashes = new AdminHashCache();
   private readonly volumes: VolumeGrowth;
   private readonly replications: ReplicationActivity;
+  private readonly finalBackup: FinalBackup;
   private readonly now: () => Date;
 
   constructor(private readonly options: CouchInstanceReconcilerOptions) {
@@ -110,6 +120,12 @@ export class CouchInstanceReconciler implements Reconciler {
     this.replications = new ReplicationActivity({
       timeoutMs: options.config.replicationCheckTimeoutMs,
       metrics: options.metrics,
+      now: this.now,
+    });
+    this.finalBackup = new FinalBackup({
+      backups: options.informers.backups,
+      clients: options.clients,
+      requestTimeoutMs: options.backupRequestTimeoutMs,
       now: this.now,
     });
   }
@@ -268,7 +284,23 @@ export class CouchInstanceReconciler implements Reconciler {
     // the Lease and is being forwarded to this pod. Decide again on the Lease as it is now.
     const liveLease = await this.readActivityLease(namespace, name);
     const renewedAt = timestampOf(liveLease?.spec?.renewTime);
-    if (!isLater(renewedAt, input.activityRenewedAt)) return decision;
+    if (!isLater(renewedAt, input.activityRenewedAt)) {
+      const gate = await this.finalBackup.gate({
+        instance,
+        pod: informers.pods.get({ namespace, name: couchInstanceNames(name).pod }),
+        credentials,
+        lastActivityTime: decision.lastActivityTime,
+        logger: ctx.logger,
+        signal: ctx.signal,
+      });
+      if (!gate.hold) return decision;
+      return {
+        replicas: 1,
+        reason: 'FinalBackup',
+        recheckAfterMs: FINAL_BACKUP_RECHECK_MS,
+        ...(instance.status?.lastActivityTime ? { lastActivityTime: instance.status.lastActivityTime } : {}),
+      };
+    }
     ctx.logger.debug('activity Lease renewed during the idle check', { renewedAt });
     return decideHibernation({ ...input, now: this.now().getTime(), activityRenewedAt: renewedAt });
   }
@@ -391,6 +423,11 @@ export class CouchInstanceReconciler implements Reconciler {
 
   private statusBasis(instance: CouchInstance, endpoint: string): StatusInput {
     return {
+      backedUp: backupConditionFor({
+        instance,
+        backups: this.options.informers.backups.list(instance.metadata.namespace),
+        now: this.now(),
+      }),
       previous: instance.status,
       generation: instance.metadata.generation,
       now: this.now().toISOString(),

@@ -16,6 +16,7 @@ import { COUCH_OWNED_SELECTOR } from '../../../api/well-known.js';
 import type { InformerFactory } from '../../../kube/informer-factory.js';
 import type { WatchedResource } from '../../../kube/resource-path.js';
 import type { ControllerRegistration } from '../registration.js';
+import { COUCH_BACKUP_KIND, COUCH_BACKUP_PLURAL, type CouchBackup } from '../../../api/couch-backup.js';
 import { ownerKeys, ownKey } from '../../../kube/controller-runtime/key-mappers.js';
 import { isSpecOrMetadataChange } from '../../../kube/controller-runtime/predicates.js';
 import { CouchInstanceMetrics } from './metrics.js';
@@ -25,6 +26,13 @@ export const COUCH_INSTANCE_RESOURCE: WatchedResource = {
   apiVersion: SETTEE_API_VERSION,
   kind: COUCH_INSTANCE_KIND,
   plural: COUCH_INSTANCE_PLURAL,
+};
+
+/** Backups: run by the couch-backup controller, and watched here for the final backup before hibernating. */
+export const COUCH_BACKUP_RESOURCE: WatchedResource = {
+  apiVersion: SETTEE_API_VERSION,
+  kind: COUCH_BACKUP_KIND,
+  plural: COUCH_BACKUP_PLURAL,
 };
 
 /** Owned kinds are watched through the labels Settee puts on them, never cluster-wide. */
@@ -51,6 +59,7 @@ export function couchInstanceInformers(informers: InformerFactory): CouchInstanc
     }),
     // The pods carry the owned labels from the pod template (their owner is the StatefulSet).
     pods: informers.informerFor<V1Pod>(owned('v1', 'Pod', 'pods')),
+    backups: informers.informerFor<CouchBackup>(COUCH_BACKUP_RESOURCE),
   };
 }
 
@@ -71,6 +80,7 @@ export const couchInstanceController: ControllerRegistration = {
         events,
         config: config.couchInstance,
         metrics: new CouchInstanceMetrics(metricsRegistry),
+        backupRequestTimeoutMs: config.backups.requestTimeoutMs,
       }),
       primary: watched.instances,
       watches: [
@@ -80,6 +90,8 @@ export const couchInstanceController: ControllerRegistration = {
         { informer: watched.configMaps, toKeys: toOwner },
         { informer: watched.secrets, toKeys: toOwner },
         { informer: watched.leases, toKeys: toOwner },
+        // A final backup's end lets the instance it holds up hibernate.
+        { informer: watched.backups, toKeys: toOwner },
       ],
     };
   },

@@ -25,6 +25,8 @@ export interface StatusInput {
   /** The reconcile failed with this message; the phase is kept, Degraded says why. */
   reconcileError?: string | undefined;
   idleAfter: string;
+  /** With the backups add-on: the BackedUp condition (backup-condition.ts); absent without it. */
+  backedUp?: ConditionUpdate | undefined;
 }
 
 const WAKING_FROM: readonly (CouchInstancePhase | undefined)[] = ['Hibernating', 'Hibernated', 'Waking'];
@@ -89,6 +91,13 @@ function activeCondition(phase: CouchInstancePhase, input: StatusInput): Conditi
       reason: ConditionReason.WakeRequested,
       message: 'woken by a request at the gateway',
     };
+  if (reason === 'FinalBackup')
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.FinalBackup,
+      message: 'idle: taking the final backup before hibernating',
+    };
   if (reason === 'ReplicationRunning')
     return {
       type,
@@ -151,12 +160,16 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
     ...(hibernatedAt ? { hibernatedAt } : {}),
     ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
     conditions: mergeConditions({
-      previous: input.previous?.conditions,
+      // A BackedUp condition goes when the add-on does.
+      previous: input.backedUp
+        ? input.previous?.conditions
+        : input.previous?.conditions?.filter((condition) => condition.type !== ConditionType.BackedUp),
       updates: [
         readyCondition(phase),
         activeCondition(phase, input),
         progressingCondition(phase),
         degradedCondition(input),
+        ...(input.backedUp ? [input.backedUp] : []),
       ],
       generation: input.generation,
       now: input.now,

@@ -146,10 +146,27 @@ describe('bad publishes', () => {
       /Upstash-Method/,
     ],
     [
-      'a delay, which is not supported',
-      () => post('/v2/publish/https://a.example/', { body: '{}', headers: { 'Upstash-Delay': '10s' } }),
+      "a delay beyond the binding's limit",
+      () => post('/v2/publish/https://a.example/', { body: '{}', headers: { 'Upstash-Delay': '8d' } }),
       400,
-      /Upstash-Delay/,
+      /Upstash-Delay 8d is longer than the queue's maximum delay of 7d \(QueueBinding spec.limits.maxDelay\)/,
+    ],
+    [
+      'an unparsable Upstash-Delay',
+      () =>
+        post('/v2/publish/https://a.example/', { body: '{}', headers: { 'Upstash-Delay': '10 minutes' } }),
+      400,
+      /Upstash-Delay "10 minutes" is not a duration/,
+    ],
+    [
+      'an unparsable Upstash-Not-Before',
+      () =>
+        post('/v2/publish/https://a.example/', {
+          body: '{}',
+          headers: { 'Upstash-Not-Before': '2026-01-01' },
+        }),
+      400,
+      /Upstash-Not-Before "2026-01-01" is not a unix time in seconds/,
     ],
     [
       'no token',

@@ -27,6 +27,7 @@ describe('a gateway killed with SIGKILL mid-run', () => {
   let inspect: Redis;
   let destination: RecordingDestination;
   let target: QueueTarget;
+  let lifecycleTarget: QueueTarget;
   const processes: ManagedProcess[] = [];
 
   beforeAll(async () => {
@@ -34,6 +35,7 @@ describe('a gateway killed with SIGKILL mid-run', () => {
     inspect = connectTestRedis(redis);
     destination = await startRecordingDestination();
     target = testQueueTarget(redis);
+    lifecycleTarget = testQueueTarget(redis, { name: 'lifecycle', db: 1 });
   });
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop(1_000)));
@@ -44,7 +46,7 @@ describe('a gateway killed with SIGKILL mid-run', () => {
 
   async function startGateway(): Promise<QueueGatewayProcess> {
     const gateway = await spawnQueueGateway({
-      targets: [target],
+      targets: [target, lifecycleTarget],
       env: {
         SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
         SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
@@ -119,6 +121,98 @@ describe('a gateway killed with SIGKILL mid-run', () => {
         timeoutMs: 10_000,
       },
     );
-    expect(await inspect.llen(queueKeys(KEY_PREFIX).deadLetters)).toBe(0);
+    expect(await inspect.hlen(queueKeys(KEY_PREFIX).deadLetters)).toBe(0);
+  });
+
+  it('when the process is killed with delayed, cancelled, dead-lettered and retried-from-DLQ messages about, then each ends as promised', async () => {
+    const lifecycleKeys = queueKeys(KEY_PREFIX);
+    const lifecycleRedis = connectTestRedis(redis, 1);
+    try {
+      // Paths under /fail/ fail until /fail/ is healed; /retried/ answers 200.
+      let failing = true;
+      destination.answer = (request) =>
+        request.path.startsWith('/fail/') && failing ? { status: 500 } : { status: 200, delayMs: 5 };
+      const first = await startGateway();
+      const clientOf = (baseUrl: string) =>
+        new Client({
+          baseUrl: `${baseUrl}/queue/ns/lifecycle`,
+          token: lifecycleTarget.token,
+          retry: false,
+          enableTelemetry: false,
+        });
+      const client = clientOf(first.baseUrl);
+      const publish = async (count: number, item: (i: number) => Record<string, unknown>) => {
+        const results = await client.batchJSON(
+          Array.from(
+            { length: count },
+            (_, i) => ({ body: { i }, ...item(i) }) as { url: string; body: unknown },
+          ),
+        );
+        return results.map((r) => (r as { messageId: string }).messageId);
+      };
+      const deadIds = await publish(50, (i) => ({ url: `${destination.baseUrl}/fail/${i}`, retries: 0 }));
+      const letters = await waitFor(
+        'the dead letters',
+        async () => {
+          const { messages } = await client.dlq.listMessages({ count: 100 });
+          return messages.length === 50 ? messages : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 50 },
+      );
+      const cancelledIds = await publish(50, (i) => ({
+        url: `${destination.baseUrl}/cancelled/${i}`,
+        delay: '1h',
+      }));
+      const delayedIds = await publish(100, (i) => ({
+        url: `${destination.baseUrl}/delayed/${i}`,
+        delay: 1,
+      }));
+      const queuedIds = await publish(100, (i) => ({ url: `${destination.baseUrl}/queued/${i}` }));
+      expect(await client.messages.cancel(cancelledIds)).toEqual({ cancelled: 50 });
+      failing = false;
+      const retried = await client.dlq.retry(letters.slice(0, 25).map((l) => l.dlqId));
+      expect(retried.responses).toHaveLength(25);
+
+      await waitFor(
+        'some deliveries before the kill',
+        async () => (destination.requests.length >= 100 ? true : undefined),
+        { timeoutMs: 30_000, intervalMs: 20 },
+      );
+      process.kill(first.proc.pid, 'SIGKILL');
+      expect(await first.proc.exited).toBe('SIGKILL');
+
+      const second = await startGateway();
+      const mustArrive = [...delayedIds, ...queuedIds, ...retried.responses.map((r) => r.messageId)];
+      await waitFor(
+        'every delayed, queued and retried message to be delivered',
+        async () => {
+          const seen = new Set(destination.requests.map((r) => String(r.headers['upstash-message-id'])));
+          return mustArrive.every((id) => seen.has(id)) ? true : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
+      const seen = new Set(destination.requests.map((r) => String(r.headers['upstash-message-id'])));
+      expect(cancelledIds.filter((id) => seen.has(id))).toEqual([]);
+      const { messages: left } = await clientOf(second.baseUrl).dlq.listMessages({ count: 100 });
+      expect(left.map((l) => l.messageId).sort()).toEqual(
+        letters
+          .slice(25)
+          .map((l) => l.messageId)
+          .sort(),
+      );
+      expect(deadIds).toHaveLength(50);
+      await waitFor(
+        'nothing left pending',
+        async () =>
+          (await lifecycleRedis.xlen(lifecycleKeys.stream)) === 0 &&
+          (await lifecycleRedis.zcard(lifecycleKeys.schedule)) === 0 &&
+          (await lifecycleRedis.hlen(lifecycleKeys.streamIndex)) === 0
+            ? true
+            : undefined,
+        { timeoutMs: 10_000 },
+      );
+    } finally {
+      lifecycleRedis.disconnect();
+    }
   });
 });

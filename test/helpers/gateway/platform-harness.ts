@@ -29,6 +29,8 @@ export async function startTestPlatform(options: {
   kubeConfig: KubeConfig;
   namespace: string;
   gatewayEnv?: Record<string, string>;
+  /** More operator settings, e.g. the backups' object storage. */
+  operatorEnv?: Record<string, string>;
   writers?: GatewayOptions['writers'];
 }): Promise<TestPlatform> {
   const { kubeConfig, namespace } = options;
@@ -55,6 +57,7 @@ export async function startTestPlatform(options: {
         SETTEE_METRICS_PORT: '0',
         SETTEE_ENDPOINT_TEMPLATE: `${gateway.url}/db/{namespace}/{name}`,
         SETTEE_SHUTDOWN_TIMEOUT: '5s',
+        ...options.operatorEnv,
       }),
       kubeConfig,
       logger: testLogger('operator'),

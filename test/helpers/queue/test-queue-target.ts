@@ -1,5 +1,9 @@
 import type { RedisServer } from '../../../local/redis-server.js';
-import { queueTargetKey, type QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import {
+  queueTargetKey,
+  type QueueLimits,
+  type QueueTarget,
+} from '../../../gateway/queue/binding-registry.js';
 import { randomSigningKey } from './signing-keys.js';
 
 /**
@@ -8,7 +12,13 @@ import { randomSigningKey } from './signing-keys.js';
  */
 export function testQueueTarget(
   server: RedisServer,
-  options: { namespace?: string; name?: string; db?: number; signingKey?: string } = {},
+  options: {
+    namespace?: string;
+    name?: string;
+    db?: number;
+    signingKey?: string;
+    limits?: Partial<QueueLimits>;
+  } = {},
 ): QueueTarget {
   const namespace = options.namespace ?? 'ns';
   const name = options.name ?? 'db';
@@ -19,5 +29,6 @@ export function testQueueTarget(
     token: server.password,
     signingKey: options.signingKey ?? randomSigningKey(),
     connection: { host: server.host, port: server.port, tls: false, db: options.db ?? 0 },
+    limits: { maxDelayMs: 7 * 86_400_000, deadLetterRetentionMs: 7 * 86_400_000, ...options.limits },
   };
 }

@@ -144,6 +144,7 @@ describe("the chart's container environment, read by the components' own configu
         maxRetries: 10,
         deliveryTimeoutMs: 10_000,
         reclaimIdleMs: 30_000,
+        consumerLeaseMs: 4_000,
         workerConcurrency: 16,
         maxDeadLetters: 500,
         maxRedirects: 3,

@@ -4,7 +4,7 @@ import { buildCouchInstanceCrd } from '../../../api/couch-instance-crd.js';
 import { renderCouchInstanceCrdYaml } from '../../../api/couch-instance-crd-yaml.js';
 import { DEFAULT_FREE_ENVELOPE } from '../../../api/free-envelope.js';
 
-const CRD_FILE = fileURLToPath(new URL('../../../../crds/couchinstance.yaml', import.meta.url));
+const CRD_FILE = fileURLToPath(new URL('../../../crds/couchinstance.yaml', import.meta.url));
 
 type Schema = { [key: string]: unknown };
 const version = () => (buildCouchInstanceCrd().spec.versions as Schema[])[0] as Schema;

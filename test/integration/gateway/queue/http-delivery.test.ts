@@ -72,13 +72,15 @@ describe('the delivery HTTP client', () => {
       timeoutMs,
     });
 
-  it('when the destination answers, then status, Retry-After and the body start come back', async () => {
-    expect(await post(`${origin1}/ok?status=503`)).toEqual({
+  it('when the destination answers with a failure, then status, Retry-After, the headers and the body start come back', async () => {
+    const result = await post(`${origin1}/ok?status=503`);
+    expect(result).toEqual({
       ok: false,
       status: 503,
       refused: false,
       retryAfter: '5',
       responseBody: 'answer from 127.0.0.1',
+      responseHeaders: expect.objectContaining({ 'retry-after': ['5'] }) as unknown,
     });
     expect(seen[0]).toMatchObject({
       method: 'POST',

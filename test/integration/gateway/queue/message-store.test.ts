@@ -60,11 +60,14 @@ describe('the message store in a real Redis', () => {
     expect(pending[0]).toBe(1);
   });
 
-  it('when a delivery completes, then its entry is acknowledged and deleted', async () => {
-    await store.enqueue([message(1)]);
+  it('when a delivery completes, then its entry is acknowledged and deleted, with its index entry', async () => {
+    const sent = message(1);
+    await store.enqueue([sent]);
+    expect(await redis.hlen(keys.streamIndex)).toBe(1);
     const [entry] = await store.readNew(blocking, 'c1', 10, 100);
-    await store.complete(entry!.entryId);
+    await store.complete(entry!.entryId, sent.id);
     expect(await redis.xlen(keys.stream)).toBe(0);
+    expect(await redis.hlen(keys.streamIndex)).toBe(0);
     expect(((await redis.xpending(keys.stream, DELIVERY_GROUP)) as [number])[0]).toBe(0);
   });
 
@@ -82,12 +85,56 @@ describe('the message store in a real Redis', () => {
       }),
     ).toBe(true);
     expect(await redis.xlen(keys.stream)).toBe(0);
-    expect(await store.promoteDueRetries(now + 999, 10)).toBe(0);
-    expect(await store.promoteDueRetries(now + 1_000, 10)).toBe(1);
+    expect(await redis.hget(keys.streamIndex, original.id)).toBeNull();
+    expect(await store.promoteDueMessages(now + 999, 10)).toBe(0);
+    expect(await store.promoteDueMessages(now + 1_000, 10)).toBe(1);
     const [again] = await store.readNew(blocking, 'c1', 10, 100);
     expect(decodeMessage(again!.stored!)).toEqual({ ...original, retried: 1 });
-    expect(await redis.zcard(keys.retrySchedule)).toBe(0);
-    expect(await redis.hlen(keys.retryMessages)).toBe(0);
+    expect(await redis.hget(keys.streamIndex, original.id)).toBe(again!.entryId);
+    expect(await redis.zcard(keys.schedule)).toBe(0);
+    expect(await redis.hlen(keys.scheduledMessages)).toBe(0);
+  });
+
+  it('when a message has a notBefore in the future, then it waits in the schedule and reaches the stream once due', async () => {
+    const now = Date.now();
+    const delayed = { ...message(1), notBefore: now + 5_000 };
+    const past = { ...message(2), notBefore: now - 5_000 };
+    await store.enqueue([delayed, past], now);
+    expect(await redis.xlen(keys.stream)).toBe(1);
+    expect(Number(await redis.zscore(keys.schedule, delayed.id))).toBe(now + 5_000);
+    expect(await store.promoteDueMessages(now + 4_999, 10)).toBe(0);
+    expect(await store.promoteDueMessages(now + 5_000, 10)).toBe(1);
+    const entries = await store.readNew(blocking, 'c1', 10, 100);
+    expect(entries.map((e) => decodeMessage(e.stored!).id)).toEqual([past.id, delayed.id]);
+  });
+
+  it('when a held entry is deleted (cancelled) before the worker sends, then it is not present and a retry or dead letter of it only acknowledges it', async () => {
+    const original = message(1);
+    await store.enqueue([original, message(2)]);
+    const [first, second] = await store.readNew(blocking, 'c1', 10, 100);
+    expect(await store.isEntryPresent(first!.entryId)).toBe(true);
+    await redis.xdel(keys.stream, first!.entryId, second!.entryId);
+    expect(await store.isEntryPresent(first!.entryId)).toBe(false);
+    expect(
+      await store.scheduleRetry({
+        entryId: first!.entryId,
+        consumer: 'c1',
+        message: { ...original, retried: 1 },
+        dueAt: Date.now(),
+      }),
+    ).toBe(false);
+    const letter = buildDeadLetter({ message: message(2), reason: 'retries-exhausted', failedAt: 1 });
+    expect(
+      await store.deadLetter({
+        entryId: second!.entryId,
+        consumer: 'c1',
+        letter,
+        limits: { retentionMs: 86_400_000, maxCount: 10 },
+      }),
+    ).toBe(false);
+    expect(await redis.zcard(keys.schedule)).toBe(0);
+    expect(await redis.hlen(keys.deadLetters)).toBe(0);
+    expect(((await redis.xpending(keys.stream, DELIVERY_GROUP)) as [number])[0]).toBe(0);
   });
 
   it('when a consumer that no longer holds an entry schedules a retry or dead-letters it, then nothing changes', async () => {
@@ -102,13 +149,16 @@ describe('the message store in a real Redis', () => {
       reason: 'retries-exhausted',
       failedAt: Date.now(),
     });
-    expect(await store.deadLetter({ ...stale, letter, maxDeadLetters: 10 })).toBe(false);
-    expect(await redis.zcard(keys.retrySchedule)).toBe(0);
-    expect(await redis.llen(keys.deadLetters)).toBe(0);
+    expect(
+      await store.deadLetter({ ...stale, letter, limits: { retentionMs: 86_400_000, maxCount: 10 } }),
+    ).toBe(false);
+    expect(await redis.zcard(keys.schedule)).toBe(0);
+    expect(await redis.hlen(keys.deadLetters)).toBe(0);
     expect(await redis.xlen(keys.stream)).toBe(1);
   });
 
-  it('when messages are dead-lettered, then the list keeps the newest, capped, and the entries leave the stream', async () => {
+  it('when messages are dead-lettered, then the queue keeps the newest, capped, and the entries leave the stream', async () => {
+    const now = Date.now();
     const messages = [message(1), message(2), message(3)];
     await store.enqueue(messages);
     const entries = await store.readNew(blocking, 'c1', 10, 100);
@@ -116,11 +166,17 @@ describe('the message store in a real Redis', () => {
       const letter = buildDeadLetter({
         message: messages[i]!,
         reason: 'retries-exhausted',
-        failedAt: 1,
+        failedAt: now + i,
         lastStatus: 500 + i,
       });
       expect(
-        await store.deadLetter({ entryId: entry.entryId, consumer: 'c1', letter, maxDeadLetters: 2 }),
+        await store.deadLetter({
+          entryId: entry.entryId,
+          consumer: 'c1',
+          letter,
+          limits: { retentionMs: 86_400_000, maxCount: 2 },
+          now: now + i,
+        }),
       ).toBe(true);
     }
     const letters = await store.deadLetters(10);
@@ -147,7 +203,7 @@ describe('the message store in a real Redis', () => {
     await store.enqueue([message(1), message(2)]);
     await store.readNew(blocking, 'holder', 1, 100);
     const [done] = await store.readNew(blocking, 'emptied', 1, 100);
-    await store.complete(done!.entryId);
+    await store.complete(done!.entryId, '');
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(await store.pruneIdleConsumers(20, 'me')).toBe(1);
     const consumers = (await redis.call('XINFO', 'CONSUMERS', keys.stream, DELIVERY_GROUP)) as unknown[][];

@@ -6,7 +6,10 @@ import type { QueueConfig } from '../../../../gateway/queue/config.js';
 import type { DeadLetter } from '../../../../gateway/queue/dead-letter.js';
 import { DeliveryWorker } from '../../../../gateway/queue/delivery-worker.js';
 import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/http-delivery.js';
-import { queueKeys } from '../../../../gateway/queue/keys.js';
+import { DELIVERY_GROUP, queueKeys } from '../../../../gateway/queue/keys.js';
+import { PendingMessages } from '../../../../gateway/queue/pending-messages.js';
+import { processEntry } from '../../../../gateway/queue/process-entry.js';
+import { createDeliverySigner } from '../../../../gateway/queue/signer.js';
 import { createMessage, type MessageRequest } from '../../../../gateway/queue/message.js';
 import { MessageStore } from '../../../../gateway/queue/message-store.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
@@ -92,6 +95,35 @@ describe('processing a stream entry', () => {
       },
       { timeoutMs: 10_000 },
     );
+
+  it('when a message is cancelled after a worker read its entry, then the worker does not send it and acknowledges it', async () => {
+    const { config, store } = setup();
+    const keys = queueKeys(config.keyPrefix);
+    await store.ensureGroup();
+    const message = createMessage(request(`${destination.baseUrl}/cancelled`));
+    await store.enqueue([message]);
+    const blocking = connectAsGateway(server, { blocking: true });
+    connections.push(blocking);
+    const [entry] = await store.readNew(blocking, 'holder', 10, 100);
+    expect(await new PendingMessages(redis, keys).cancel([message.id])).toBe(1);
+    const memory = createMemoryLogger('debug');
+    const outcome = await processEntry(
+      {
+        store,
+        consumer: 'holder',
+        deliverer: httpDeliverer(),
+        signer: createDeliverySigner(target.signingKey),
+        logger: memory.logger,
+        policy: config,
+        deliveryTimeoutMs: config.deliveryTimeoutMs,
+        deadLetterLimits: { retentionMs: 86_400_000, maxCount: config.maxDeadLetters },
+      },
+      entry!,
+    );
+    expect(outcome).toBe('cancelled');
+    expect(destination.attemptsOf(message.id)).toEqual([]);
+    expect(((await redis.xpending(keys.stream, DELIVERY_GROUP)) as [number])[0]).toBe(0);
+  });
 
   it('when the destination redirects to a Location that is not a URL, then each attempt fails, is retried and the message is dead-lettered', async () => {
     const { config, store } = setup();

@@ -7,6 +7,7 @@ const limits = {
   deliveryTimeoutMs: 30_000,
   maxBatchSize: 3,
   maxBodyBytes: 64,
+  maxDelayMs: 7 * 86_400_000,
 };
 const policy = compileAddressPolicy([]);
 const parse = (value: unknown) =>

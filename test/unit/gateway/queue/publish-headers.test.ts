@@ -1,7 +1,7 @@
 import { InvalidRequestError } from '../../../../gateway/queue/errors.js';
 import { parsePublishHeaders } from '../../../../gateway/queue/publish-headers.js';
 
-const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000 };
+const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000, maxDelayMs: 7 * 86_400_000 };
 
 describe('publish headers', () => {
   it('when only a body is published, then the message is a POST with 3 retries and no extra headers', () => {
@@ -56,6 +56,26 @@ describe('publish headers', () => {
     );
   });
 
+  it('when Upstash-Delay is set, then the first delivery waits that long; Upstash-Not-Before wins over it', () => {
+    const now = 1_700_000_000_000;
+    const at = (headers: Record<string, string>) => parsePublishHeaders(headers, limits, now).notBefore;
+    expect(at({ 'upstash-delay': '10s' })).toBe(now + 10_000);
+    expect(at({ 'upstash-delay': '5m' })).toBe(now + 300_000);
+    expect(at({ 'upstash-delay': '1h30m' })).toBe(now + 5_400_000);
+    expect(at({ 'upstash-delay': '2d' })).toBe(now + 172_800_000);
+    expect(at({ 'upstash-delay': '7d' })).toBe(now + 604_800_000);
+    expect(at({ 'upstash-delay': '0s' })).toBeUndefined();
+    expect(at({ 'upstash-not-before': '1700000100', 'upstash-delay': '1h' })).toBe(now + 100_000);
+    expect(at({ 'upstash-not-before': '1600000000' })).toBeUndefined();
+    expect(() =>
+      parsePublishHeaders({ 'upstash-delay': '2h' }, { ...limits, maxDelayMs: 3_600_000 }, now),
+    ).toThrow(/maximum delay of 1h/);
+  });
+
+  it('when Upstash-Label is set, then it is kept', () => {
+    expect(parsePublishHeaders({ 'upstash-label': 'orders' }, limits).label).toBe('orders');
+  });
+
   it.each([
     [{ 'upstash-retries': 'abc' }, /Upstash-Retries/],
     [{ 'upstash-retries': '-1' }, /Upstash-Retries/],
@@ -64,9 +84,18 @@ describe('publish headers', () => {
     [{ 'upstash-method': 'FETCH' }, /Upstash-Method/],
     [{ 'upstash-timeout': 'soon' }, /Upstash-Timeout/],
     [{ 'upstash-timeout': '1h' }, /longer than the allowed/],
-    [{ 'upstash-delay': '10s' }, /Upstash-Delay/],
-    [{ 'upstash-delay': 'later' }, /Upstash-Delay/],
-    [{ 'upstash-not-before': '1700000000' }, /Upstash-Not-Before/],
+    [{ 'upstash-delay': 'later' }, /Upstash-Delay "later" is not a duration/],
+    [{ 'upstash-delay': '-5s' }, /Upstash-Delay/],
+    [
+      { 'upstash-delay': '8d' },
+      /Upstash-Delay 8d is longer than the queue's maximum delay of 7d \(QueueBinding spec.limits.maxDelay\)/,
+    ],
+    [{ 'upstash-not-before': 'tomorrow' }, /Upstash-Not-Before "tomorrow" is not a unix time in seconds/],
+    [
+      { 'upstash-not-before': '99999999999' },
+      /Upstash-Not-Before 99999999999 is further ahead than the queue's maximum delay/,
+    ],
+    [{ 'upstash-label': ' ' }, /Upstash-Label must have 1 to 256 characters/],
     [{ 'upstash-callback': 'https://cb.example' }, /Upstash-Callback/],
     [{ 'upstash-deduplication-id': 'x' }, /deduplication/],
     [{ 'upstash-flow-control-key': 'k' }, /flow control/],

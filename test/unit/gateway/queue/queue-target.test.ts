@@ -35,6 +35,20 @@ describe('the gateway view of a binding', () => {
       token: 'pw',
       signingKey: 'sig_a',
       connection: { host: 'redis.ns.svc', port: 6379, tls: false, db: 0 },
+      limits: { maxDelayMs: 7 * 86_400_000, deadLetterRetentionMs: 7 * 86_400_000 },
+    });
+  });
+
+  it('when spec.limits are set, then the target carries them, durations in milliseconds', () => {
+    const secret = envSecret({ VQUEUE_TOKEN: 'pw', VQUEUE_CURRENT_SIGNING_KEY: 'sig_a' });
+    const limitedBinding = {
+      ...binding,
+      spec: { ...binding.spec, limits: { maxDelay: '36h', deadLetterRetention: '1d', maxDeadLetters: 50 } },
+    };
+    expect(buildQueueTarget(limitedBinding, secret)?.limits).toEqual({
+      maxDelayMs: 129_600_000,
+      deadLetterRetentionMs: 86_400_000,
+      maxDeadLetters: 50,
     });
   });
 

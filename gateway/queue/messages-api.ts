@@ -1,0 +1,76 @@
+import type { ApiHandler, ApiRequest } from './api-request.js';
+import { InvalidRequestError, MessageNotFoundError } from './errors.js';
+import { sendJson } from './json-response.js';
+import { hasFilters, matchesFilters, parseListQuery, labelsOf } from './list-query.js';
+import { buildMessageAnswer } from './message-answer.js';
+import { PendingMessages } from './pending-messages.js';
+import { storeCall } from './store-call.js';
+
+/**
+ * QStash's messages API on a binding's pending messages (delayed, queued, being delivered or
+ * waiting for a retry; delivered and dead-lettered messages are no longer messages):
+ *   GET    /v2/messages/{id}   the message, or 404
+ *   DELETE /v2/messages/{id}   cancels it: {cancelled: 1}, or 404
+ *   DELETE /v2/messages        cancels by messageIds, by filters, or all: {cancelled: n}
+ */
+
+const NO_QUERY = { filters: [] } as const;
+
+function pending(request: ApiRequest): PendingMessages {
+  return new PendingMessages(request.redis, request.keys);
+}
+
+function messageId(request: ApiRequest): string {
+  return request.route.id ?? '';
+}
+
+export const getMessage: ApiHandler = async (request) => {
+  parseListQuery(request.route.query, NO_QUERY);
+  const id = messageId(request);
+  const found = await storeCall('read the message', () => pending(request).find(id));
+  if (!found) throw new MessageNotFoundError(`message ${id} not found`);
+  sendJson(request.res, 200, buildMessageAnswer(found));
+};
+
+export const cancelMessage: ApiHandler = async (request) => {
+  parseListQuery(request.route.query, NO_QUERY);
+  const id = messageId(request);
+  const cancelled = await storeCall('cancel the message', () => pending(request).cancel([id]));
+  if (cancelled === 0) throw new MessageNotFoundError(`message ${id} not found`);
+  // QStash documents an empty 202; SDK 2.12's messages.cancel(id) parses a JSON body.
+  sendJson(request.res, 200, { cancelled });
+};
+
+/**
+ * By ids, what is cancelled is counted exactly. By filters (none = all) every pending message is
+ * walked once; a message published during the walk may be missed, as QStash's is. `count` is
+ * accepted and ignored, as QStash ignores it here: one call cancels every match.
+ */
+export const cancelMessages: ApiHandler = async (request) => {
+  const query = parseListQuery(request.route.query, {
+    filters: ['messageId', 'url', 'host', 'path', 'label', 'fromDate', 'toDate'],
+    maxCount: 1_000_000,
+    cursor: true,
+  });
+  const { messageId: ids, ...filters } = query.filters;
+  const messages = pending(request);
+  if (ids !== undefined) {
+    if (hasFilters(filters)) throw new InvalidRequestError('messageIds cannot be combined with filters');
+    const cancelled = await storeCall('cancel the messages', () => messages.cancel(ids));
+    sendJson(request.res, 200, { cancelled });
+    return;
+  }
+  let cancelled = 0;
+  await storeCall('cancel the messages', () =>
+    messages.scan(async (chunk) => {
+      const matching = chunk.filter((m) =>
+        matchesFilters(
+          { url: m.destination, labels: labelsOf(m.label), time: m.createdAt, messageId: m.id },
+          filters,
+        ),
+      );
+      if (matching.length > 0) cancelled += await messages.cancel(matching.map((m) => m.id));
+    }),
+  );
+  sendJson(request.res, 200, { cancelled });
+};

@@ -1,0 +1,20 @@
+import { LuaScript } from './lua-script.js';
+
+/**
+ * A consumer says it is alive: its heartbeat becomes the Redis server's clock, so replicas whose
+ * clocks disagree still judge each other's leases by one clock.
+ *
+ * KEYS[1]  the consumer heartbeats (sorted set: consumer -> last heartbeat, ms)
+ * ARGV[1]  the consumer
+ * Returns the heartbeat's time, ms.
+ */
+export const heartbeatConsumer = new LuaScript(
+  'heartbeat-consumer',
+  1,
+  `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+return now
+`,
+);

@@ -1,0 +1,153 @@
+import crypto from 'node:crypto';
+import readline from 'node:readline';
+import { Transform } from 'node:stream';
+import zlib from 'node:zlib';
+import {
+  ARCHIVE_FILE,
+  ARCHIVE_FORMAT,
+  MANIFEST_FILE,
+  type ArchiveRecord,
+  type AttachmentRecord,
+} from './archive-format.js';
+import { CouchReader, CouchRequestError, type CouchConnection, type CouchDocument } from './couch-reader.js';
+import type { BackupManifest } from './manifest.js';
+import type { ObjectStorage } from './object-storage.js';
+
+/** The archive is not what its manifest says, or not an archive of this format. */
+export class RestoreVerificationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RestoreVerificationError';
+  }
+}
+
+export interface RestoreRequest {
+  couch: CouchConnection;
+  storage: ObjectStorage;
+  /** The backup's folder in the bucket (backupFolder of run-backup.ts). */
+  folder: string;
+}
+
+export interface RestoreResult {
+  manifest: BackupManifest;
+  databases: number;
+  documents: number;
+}
+
+/** A document whose attachments are still being read from the archive. */
+interface PendingDocument {
+  doc: CouchDocument;
+  missing: number;
+}
+
+/**
+ * Restores a backup into an instance, in one pass over the archive: each database is created with
+ * its _security, documents are written with their revision histories (`new_edits: false`, so a
+ * restored document has the revision it had), and a document with attachments is written once its
+ * attachments' bytes have been read. Memory holds one batch of documents and the attachments of one
+ * document. Verified against the manifest: the archive's SHA-256, and each database's doc_count.
+ */
+export async function runRestore(request: RestoreRequest): Promise<RestoreResult> {
+  const { storage, folder } = request;
+  const reader = new CouchReader(request.couch);
+  const manifest = await storage.readJson<BackupManifest>(`${folder}/${MANIFEST_FILE}`);
+  if (manifest.format !== ARCHIVE_FORMAT)
+    throw new RestoreVerificationError(`${folder}: not a ${ARCHIVE_FORMAT} manifest`);
+  const hash = crypto.createHash('sha256');
+  const hashing = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  const body = (await storage.read(`${folder}/${ARCHIVE_FILE}`)).pipe(hashing).pipe(zlib.createGunzip());
+  const pending = new Map<string, PendingDocument>();
+  let attachment: { record: AttachmentRecord; chunks: string[] } | undefined;
+  const finishAttachment = async (): Promise<void> => {
+    if (!attachment) return;
+    const { record, chunks } = attachment;
+    attachment = undefined;
+    const waiting = pending.get(`${record.db}\u0000${record.id}`);
+    if (!waiting)
+      throw new RestoreVerificationError(
+        `attachment ${record.name} of ${record.db}/${record.id} has no document`,
+      );
+    waiting.doc._attachments = {
+      ...waiting.doc._attachments,
+      [record.name]: { content_type: record.contentType, data: chunks.join('') } as never,
+    };
+    waiting.missing -= 1;
+    if (waiting.missing === 0) {
+      pending.delete(`${record.db}\u0000${record.id}`);
+      await writeDocuments(reader, record.db, [waiting.doc]);
+    }
+  };
+  for await (const line of readline.createInterface({ input: body, crlfDelay: Infinity })) {
+    if (!line) continue;
+    const record = JSON.parse(line) as ArchiveRecord;
+    if (record.type === 'chunk') {
+      if (!attachment) throw new RestoreVerificationError('attachment bytes without an attachment record');
+      attachment.chunks.push(record.data);
+      continue;
+    }
+    await finishAttachment();
+    if (record.type === 'header' && record.format !== ARCHIVE_FORMAT)
+      throw new RestoreVerificationError(`not a ${ARCHIVE_FORMAT} archive`);
+    if (record.type === 'database') await createDatabase(reader, record.name, record.security);
+    if (record.type === 'docs') {
+      const plain: CouchDocument[] = [];
+      for (const doc of record.docs) {
+        const stubs = Object.keys(doc._attachments ?? {}).length;
+        if (stubs === 0) plain.push(doc);
+        else
+          pending.set(`${record.db}\u0000${doc._id}`, { doc: { ...doc, _attachments: {} }, missing: stubs });
+      }
+      await writeDocuments(reader, record.db, plain);
+    }
+    if (record.type === 'attachment') attachment = { record, chunks: [] };
+  }
+  await finishAttachment();
+  if (pending.size > 0)
+    throw new RestoreVerificationError(`${pending.size} documents are missing attachments`);
+  if (hash.digest('hex') !== manifest.archive.sha256)
+    throw new RestoreVerificationError('the archive does not match the SHA-256 in its manifest');
+  let documents = 0;
+  for (const db of manifest.databases) {
+    const info = await reader.databaseInfo(db.name);
+    // _users and _replicator may hold documents of the new instance's own besides the restored ones.
+    const fits = db.name.startsWith('_') ? info.doc_count >= db.docCount : info.doc_count === db.docCount;
+    if (!fits)
+      throw new RestoreVerificationError(
+        `${db.name}: ${info.doc_count} documents after the restore, the manifest says ${db.docCount}`,
+      );
+    documents += db.docCount;
+  }
+  return { manifest, databases: manifest.databases.length, documents };
+}
+
+async function createDatabase(
+  reader: CouchReader,
+  name: string,
+  security: Record<string, unknown>,
+): Promise<void> {
+  try {
+    await reader.json('PUT', `/${encodeURIComponent(name)}`);
+  } catch (err) {
+    // The system databases exist in every instance already.
+    if (!(err instanceof CouchRequestError && err.status === 412)) throw err;
+  }
+  if (Object.keys(security).length > 0)
+    await reader.json('PUT', `/${encodeURIComponent(name)}/_security`, security);
+}
+
+async function writeDocuments(reader: CouchReader, db: string, docs: CouchDocument[]): Promise<void> {
+  if (docs.length === 0) return;
+  const answers = await reader.json<{ error?: string; id?: string; reason?: string }[]>(
+    'POST',
+    `/${encodeURIComponent(db)}/_bulk_docs`,
+    { new_edits: false, docs },
+  );
+  const failed = answers.find((answer) => answer.error);
+  if (failed)
+    throw new CouchRequestError(`${db}/${failed.id ?? '?'}: ${failed.error}: ${failed.reason ?? ''}`);
+}

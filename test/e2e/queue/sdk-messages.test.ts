@@ -1,0 +1,215 @@
+import { Client } from '@upstash/qstash';
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../local/redis-server.js';
+import { waitFor } from '../../../local/wait.js';
+import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
+import { testQueueConfig } from '../../helpers/queue/queue-config.js';
+import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
+import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
+import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
+
+/**
+ * The SDK's messages API (get, cancel, delete, deleteMany, deleteAll) against pending messages:
+ * delayed, queued with the workers stopped, waiting for a retry, and held by a worker mid-attempt.
+ */
+describe('the messages API through the @upstash/qstash SDK', () => {
+  let redis: RedisServer;
+  let gateway: TestQueueGateway;
+  let receiver: TestReceiver;
+  let target: QueueTarget;
+  let other: QueueTarget;
+  let inspect: Redis;
+
+  const client = (token = target.token): Client =>
+    new Client({ baseUrl: gateway.queueUrl(target), token, retry: false, enableTelemetry: false });
+  const hook = (name: string) => `${receiver.baseUrl}/hooks/${name}`;
+  const deliveriesOf = (id: string) =>
+    receiver.deliveries.filter((d) => d.headers['upstash-message-id'] === id);
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  async function quietly<T>(call: () => Promise<T>): Promise<T> {
+    const original = console.error;
+    console.error = () => undefined;
+    try {
+      return await call();
+    } finally {
+      console.error = original;
+    }
+  }
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    const signingKey = randomSigningKey();
+    target = testQueueTarget(redis, { namespace: 'tenant-a', name: 'cache', signingKey });
+    other = testQueueTarget(redis, {
+      namespace: 'tenant-b',
+      name: 'cache',
+      db: 1,
+      signingKey: randomSigningKey(),
+    });
+    other = { ...other, token: 'another-bindings-token' };
+    receiver = await startTestReceiver({ currentSigningKey: signingKey });
+    inspect = connectTestRedis(redis);
+    gateway = await startTestQueueGateway({
+      config: testQueueConfig(),
+      targets: [target, other],
+      workers: false,
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await receiver?.close();
+    inspect?.disconnect();
+    await redis?.stop();
+  });
+
+  afterEach(async () => {
+    await gateway.stopWorkers();
+    await client().messages.cancel({ all: true });
+    receiver.deliveries.length = 0;
+    receiver.respond = () => 200;
+  });
+
+  it('when a delayed message is read, then the SDK gets its QStash fields', async () => {
+    const before = Date.now();
+    const { messageId } = await client().publishJSON({
+      url: hook('get?x=1'),
+      body: { hello: 'world' },
+      headers: { 'X-Tenant': 'acme' },
+      delay: '1h',
+      retries: 2,
+      retryDelay: '1000 * retried',
+      label: 'orders',
+    });
+    const message = await client().messages.get(messageId);
+    expect(message).toMatchObject({
+      messageId,
+      url: hook('get?x=1'),
+      method: 'POST',
+      body: '{"hello":"world"}',
+      maxRetries: 2,
+      retryDelayExpression: '1000 * retried',
+      label: 'orders',
+    });
+    expect(message.header).toMatchObject({ 'x-tenant': ['acme'], 'content-type': ['application/json'] });
+    expect(message.createdAt).toBeGreaterThanOrEqual(before);
+    expect(message.notBefore).toBeGreaterThanOrEqual(before + 3_600_000);
+    expect(message.notBefore).toBeLessThanOrEqual(Date.now() + 3_600_000);
+  });
+
+  it('when a queued message has a binary body, then it is read with bodyBase64', async () => {
+    const body = Buffer.from([0xff, 0xfe, 0x00, 0x01]);
+    const { messageId } = await client().publish({
+      url: hook('binary'),
+      body: body as unknown as string,
+      headers: { 'Content-Type': 'application/octet-stream' },
+    });
+    const message = await client().messages.get(messageId);
+    expect(message.bodyBase64).toBe(body.toString('base64'));
+    expect(message.body).toBeUndefined();
+  });
+
+  it('when a message waits for a retry, then it is read with its next delivery time, and cancelling it stops the retries', async () => {
+    receiver.respond = () => 500;
+    gateway.startWorkers();
+    const { messageId } = await client().publishJSON({
+      url: hook('retrying'),
+      body: {},
+      retries: 3,
+      retryDelay: '60000',
+    });
+    await waitFor('the first attempt', async () => deliveriesOf(messageId)[0], {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
+    const message = await waitFor(
+      'the retry to be scheduled',
+      async () => {
+        const read = await client().messages.get(messageId);
+        return read.notBefore !== undefined ? read : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 20 },
+    );
+    expect(message.notBefore).toBeGreaterThan(Date.now() + 50_000);
+    expect(await client().messages.cancel(messageId)).toEqual({ cancelled: 1 });
+    await expect(quietly(() => client().messages.get(messageId))).rejects.toThrow(/not found/);
+  });
+
+  it('when a message is cancelled during its delivery, then no retry is delivered', async () => {
+    let release: () => void = () => undefined;
+    receiver.respond = () => new Promise<number>((resolve) => (release = () => resolve(500)));
+    gateway.startWorkers();
+    const { messageId } = await client().publishJSON({
+      url: hook('in-flight'),
+      body: {},
+      retries: 3,
+      retryDelay: '10',
+    });
+    await waitFor('the attempt to be under way', async () => deliveriesOf(messageId)[0], {
+      timeoutMs: 10_000,
+    });
+    expect(await client().messages.cancel(messageId)).toEqual({ cancelled: 1 });
+    release();
+    receiver.respond = () => 500;
+    await sleep(500);
+    expect(deliveriesOf(messageId)).toHaveLength(1);
+    expect(await inspect.zcard('{settee-queue}:retry-schedule')).toBe(0);
+  });
+
+  it('when a delayed message is cancelled, then it is never delivered and reads as not found', async () => {
+    gateway.startWorkers();
+    const { messageId } = await client().publishJSON({ url: hook('cancelled'), body: {}, delay: 1 });
+    expect(await client().messages.cancel(messageId)).toEqual({ cancelled: 1 });
+    await sleep(1_500);
+    expect(deliveriesOf(messageId)).toEqual([]);
+    await expect(quietly(() => client().messages.get(messageId))).rejects.toThrow(/not found/);
+    await expect(quietly(() => client().messages.cancel(messageId))).rejects.toThrow(/not found/);
+  });
+
+  it('when messages are cancelled by ids, by label filter, and all, then each answers how many it cancelled', async () => {
+    const publish = (label?: string, delay: '1h' | undefined = '1h') =>
+      client()
+        .publishJSON({ url: hook('bulk'), body: {}, ...(delay && { delay }), ...(label && { label }) })
+        .then((r) => (r as { messageId: string }).messageId);
+    const [a, b, c] = await Promise.all([publish(), publish(), publish()]);
+    expect(await client().messages.cancel([a!, b!, 'msg_unknown'])).toEqual({ cancelled: 2 });
+    expect(await client().messages.deleteMany([c!])).toBe(1);
+
+    const [red1, red2, blue, queued] = await Promise.all([
+      publish('red'),
+      publish('red'),
+      publish('blue'),
+      publish('red', undefined),
+    ]);
+    expect(await client().messages.cancel({ filter: { label: 'red' } })).toEqual({ cancelled: 3 });
+    for (const id of [red1, red2, queued])
+      await expect(quietly(() => client().messages.get(id!))).rejects.toThrow(/not found/);
+    expect((await client().messages.get(blue!)).label).toBe('blue');
+
+    await Promise.all([publish(), publish(undefined, undefined)]);
+    expect(await client().messages.deleteAll()).toBe(3);
+    expect(await client().messages.cancel({ all: true })).toEqual({ cancelled: 0 });
+  });
+
+  it('when messages.delete (deprecated) is called, then the message is cancelled', async () => {
+    const { messageId } = await client().publishJSON({ url: hook('delete'), body: {}, delay: '1h' });
+    await client().messages.delete(messageId);
+    await expect(quietly(() => client().messages.get(messageId))).rejects.toThrow(/not found/);
+  });
+
+  it("when another binding's token or a bad filter is sent, then it is refused and nothing changes", async () => {
+    const { messageId } = await client().publishJSON({ url: hook('guarded'), body: {}, delay: '1h' });
+    const before = await snapshotDatabase(inspect);
+    await expect(quietly(() => client(other.token).messages.get(messageId))).rejects.toThrow(/invalid token/);
+    await expect(quietly(() => client(other.token).messages.cancel({ all: true }))).rejects.toThrow(
+      /invalid token/,
+    );
+    await expect(quietly(() => client().messages.cancel({ filter: { queueName: 'q' } }))).rejects.toThrow(
+      /filter queueName is not supported/,
+    );
+    expect(await snapshotDatabase(inspect)).toEqual(before);
+  });
+});

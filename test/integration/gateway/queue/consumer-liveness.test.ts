@@ -1,0 +1,97 @@
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
+import { ConsumerLiveness } from '../../../../gateway/queue/consumer-liveness.js';
+import { DELIVERY_GROUP, queueKeys } from '../../../../gateway/queue/keys.js';
+import { createMessage } from '../../../../gateway/queue/message.js';
+import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
+import { MessageStore } from '../../../../gateway/queue/message-store.js';
+import { connectAsGateway } from '../../../helpers/queue/redis-snapshot.js';
+
+const LEASE_MS = 200;
+
+describe('consumer leases in a real Redis', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let blocking: Redis;
+  let prefix = 0;
+  let keys: ReturnType<typeof queueKeys>;
+  let store: MessageStore;
+  let liveness: ConsumerLiveness;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = connectAsGateway(server, { blocking: false });
+    blocking = connectAsGateway(server, { blocking: true });
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    blocking?.disconnect();
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    prefix += 1;
+    keys = queueKeys(`{lease-${prefix}}:`);
+    store = new MessageStore(redis, keys);
+    liveness = new ConsumerLiveness(redis, keys);
+    await store.ensureGroup();
+  });
+
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  async function holdMessages(consumer: string, count: number) {
+    const messages = Array.from({ length: count }, (_, n) =>
+      createMessage({
+        destination: `https://a.example/${n}`,
+        method: 'POST',
+        headers: {},
+        body: Buffer.from([0xff, 0x00, n]),
+        retries: 0,
+      }),
+    );
+    await store.enqueue(messages);
+    await liveness.heartbeat(consumer);
+    await store.readNew(blocking, consumer, count, 100);
+    return messages;
+  }
+
+  it('when a consumer’s lease has run out, then another takes over its entries whole, a batch at a time, and then forgets it', async () => {
+    const messages = await holdMessages('dead', 3);
+    await liveness.heartbeat('survivor');
+    expect(await liveness.claimFromDead('survivor', LEASE_MS, 10)).toBeUndefined();
+    await sleep(LEASE_MS + 50);
+    await liveness.heartbeat('survivor');
+
+    const first = await liveness.claimFromDead('survivor', LEASE_MS, 2);
+    const second = await liveness.claimFromDead('survivor', LEASE_MS, 2);
+    expect(first?.deadConsumer).toBe('dead');
+    expect([...first!.entries, ...second!.entries].map((e) => decodeMessage(e.stored!))).toEqual(messages);
+    expect(await liveness.claimFromDead('survivor', LEASE_MS, 2)).toBeUndefined();
+    expect(await redis.zscore(keys.consumerHeartbeats, 'dead')).toBeNull();
+    const consumers = (await redis.xinfo('CONSUMERS', keys.stream, DELIVERY_GROUP)) as unknown[][];
+    expect(consumers.map((c) => c[1])).toEqual(['survivor']);
+  });
+
+  it('when a consumer renews its lease in time, then nothing of it is taken, however long its entries have been pending', async () => {
+    await holdMessages('slow', 2);
+    for (let i = 0; i < 4; i++) {
+      await sleep(LEASE_MS / 2);
+      await liveness.heartbeat('slow');
+      expect(await liveness.claimFromDead('other', LEASE_MS, 10)).toBeUndefined();
+    }
+    const pending = (await redis.xpending(keys.stream, DELIVERY_GROUP, '-', '+', 10, 'slow')) as unknown[];
+    expect(pending).toHaveLength(2);
+  });
+
+  it('when a consumer gives up its lease, then its entries are taken over at the next check', async () => {
+    await holdMessages('leaving', 1);
+    await liveness.release('leaving');
+    const claimed = await liveness.claimFromDead('other', 60_000, 10);
+    expect(claimed?.entries).toHaveLength(1);
+  });
+
+  it('when the claimer itself looks dead, then it does not claim from itself', async () => {
+    await holdMessages('paused', 1);
+    await sleep(LEASE_MS + 50);
+    expect(await liveness.claimFromDead('paused', LEASE_MS, 10)).toBeUndefined();
+  });
+});

@@ -1,0 +1,135 @@
+import type { S3Server } from '../../../../local/s3-server.js';
+import { SKIPPED_UNCHANGED_MESSAGE } from '../../../../api/couch-backup.js';
+import { waitFor } from '../../../../local/wait.js';
+import { createCouchInstance } from '../../../helpers/gateway/gateway-harness.js';
+import { startTestPlatform, type TestPlatform } from '../../../helpers/gateway/platform-harness.js';
+import {
+  backupOperatorEnv,
+  instanceCouch,
+  listBackups,
+  startBackupStorage,
+} from '../../../helpers/backups/backup-harness.js';
+import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
+import {
+  conditionOf,
+  eventsFor,
+  hasPhase,
+  patchInstance,
+  readInstance,
+  readStatefulSet,
+  waitForInstance,
+} from '../couch-instance-harness.js';
+
+/**
+ * The final backup before hibernation, and the scheduled run that finds the instance hibernated:
+ * the real operator and kubelet stand-in (pouchdb-server engines), versitygw as the bucket.
+ * Writes go to the pod address, as the operator's own reads do, so no gateway activity counts.
+ */
+describe('backups and hibernation', () => {
+  const ns = useTestNamespace('backup-hibernation');
+  let storage: S3Server;
+  let platform: TestPlatform;
+
+  beforeAll(async () => {
+    storage = await startBackupStorage();
+    platform = await startTestPlatform({
+      kubeConfig: testControlPlane().kubeConfig,
+      namespace: ns.name,
+      operatorEnv: backupOperatorEnv(storage),
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await platform?.stop();
+    await storage?.stop();
+  });
+
+  it('when a changed instance goes idle, then a final backup completes before it hibernates, and a scheduled run while hibernated is skipped without waking it', async () => {
+    const ref = { namespace: ns.name, name: 'diary' };
+    // The schedule's first run is not until 03:00; the final backup is what this test waits for.
+    await createCouchInstance(testControlPlane().kubeConfig, ref, {
+      plan: 'paid',
+      hibernation: { idleAfter: '6s' },
+      addons: { backups: { schedule: '0 3 * * *', retain: 3 } },
+    });
+    await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 60_000);
+    const couch = await instanceCouch(testControlPlane().kubeConfig, ref);
+    expect((await couch('PUT', '/entries')).status).toBe(201);
+    expect(
+      (await couch('POST', '/entries/_bulk_docs', { docs: [{ _id: 'monday' }, { _id: 'tuesday' }] })).status,
+    ).toBe(201);
+
+    const final = await waitFor(
+      'a final backup of diary',
+      async () => (await listBackups(ns.name, ref.name)).find((b) => b.spec.trigger === 'Hibernation'),
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    const hibernated = await waitForInstance(
+      ns.name,
+      ref.name,
+      'phase Hibernating or Hibernated',
+      (i) => i.status?.hibernatedAt !== undefined,
+      60_000,
+    );
+    const [done] = (await listBackups(ns.name, ref.name)).filter(
+      (b) => b.metadata.name === final.metadata.name,
+    );
+    expect(done?.status).toMatchObject({ phase: 'Completed', databases: 3 });
+    expect(Date.parse(done?.status?.completedAt ?? '')).toBeLessThanOrEqual(
+      Date.parse(hibernated.status?.hibernatedAt ?? ''),
+    );
+    expect((await readStatefulSet(ns.name, ref.name)).spec?.replicas).toBe(0);
+
+    // A run is owed at the next minute boundary (at once when the instance was created in an earlier minute).
+    await patchInstance(ns.name, ref.name, { spec: { addons: { backups: { schedule: '* * * * *' } } } });
+    const skipped = await waitFor(
+      'a skipped scheduled backup of diary',
+      async () =>
+        (await listBackups(ns.name, ref.name)).find((b) => b.spec.trigger === 'Scheduled' && b.status?.phase),
+      { timeoutMs: 75_000, intervalMs: 100 },
+    );
+    expect(skipped.status).toMatchObject({ phase: 'Skipped', message: SKIPPED_UNCHANGED_MESSAGE });
+    const after = await readInstance(ns.name, ref.name);
+    expect(after.status?.hibernatedAt).toBe(hibernated.status?.hibernatedAt);
+    expect(conditionOf(after, 'Active')).toMatchObject({ status: 'False' });
+    expect((await readStatefulSet(ns.name, ref.name)).spec?.replicas).toBe(0);
+    expect((await eventsFor(ns.name, ref.name)).map((e) => e.reason)).toEqual(
+      expect.arrayContaining(['BackupStarted', 'BackupCompleted', 'Hibernated', 'BackupSkipped']),
+    );
+  }, 150_000);
+
+  it('when an instance goes idle with nothing changed since its last backup, then it hibernates without another backup', async () => {
+    const ref = { namespace: ns.name, name: 'ledger' };
+    await createCouchInstance(testControlPlane().kubeConfig, ref, {
+      plan: 'paid',
+      hibernation: { idleAfter: '6s' },
+      addons: { backups: { schedule: '0 3 * * *' } },
+    });
+    await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 60_000);
+    await waitForInstance(
+      ns.name,
+      ref.name,
+      'hibernated',
+      (i) => i.status?.hibernatedAt !== undefined,
+      60_000,
+    );
+    const first = (await listBackups(ns.name, ref.name)).filter((b) => b.spec.trigger === 'Hibernation');
+    expect(first.map((b) => b.status?.phase)).toEqual(['Completed']);
+
+    // Woken by a request, then idle again with the same data: no second final backup.
+    await patchInstance(ns.name, ref.name, {
+      metadata: { annotations: { 'settee.dev/wake-requested': new Date().toISOString() } },
+    });
+    await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 60_000);
+    await waitForInstance(
+      ns.name,
+      ref.name,
+      'hibernated again',
+      (i) => i.status?.hibernatedAt !== undefined,
+      60_000,
+    );
+    expect(
+      (await listBackups(ns.name, ref.name)).filter((b) => b.spec.trigger === 'Hibernation'),
+    ).toHaveLength(1);
+  }, 150_000);
+});

@@ -1,0 +1,97 @@
+import { buildDeadLetter } from '../../../../gateway/queue/dead-letter.js';
+import { buildDeadLetterAnswer } from '../../../../gateway/queue/dlq-answer.js';
+import { buildRetriedMessage, parseRetryOverrides } from '../../../../gateway/queue/dlq-retry.js';
+import { createMessage } from '../../../../gateway/queue/message.js';
+
+const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000, maxDelayMs: 86_400_000 };
+const now = 1_800_000_000_000;
+const letter = buildDeadLetter({
+  message: {
+    ...createMessage({
+      destination: 'https://a.example/hook',
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-a': '1' },
+      body: Buffer.from('{"n":1}'),
+      retries: 2,
+      retryDelay: '1000',
+      label: 'orders',
+    }),
+    retried: 2,
+  },
+  reason: 'retries-exhausted',
+  failedAt: now - 1_000,
+  lastStatus: 500,
+  lastResponseBody: 'boom',
+  lastResponseHeaders: { 'x-why': ['down'] },
+});
+
+describe('retrying a dead letter', () => {
+  it('when the request carries no publish header, then the new message is the stored one with a new id and no retries made', () => {
+    const message = buildRetriedMessage(
+      letter,
+      parseRetryOverrides({ authorization: 'Bearer t' }, limits, now),
+      now,
+    );
+    expect(message).toEqual({
+      id: expect.stringMatching(/^msg_/) as unknown,
+      destination: 'https://a.example/hook',
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-a': '1' },
+      body: Buffer.from('{"n":1}'),
+      retries: 2,
+      retryDelay: '1000',
+      label: 'orders',
+      retried: 0,
+      createdAt: now,
+    });
+    expect(message.id).not.toBe(letter.messageId);
+  });
+
+  it('when the request carries publish headers, then each one present overrides the stored setting', () => {
+    const overrides = parseRetryOverrides(
+      {
+        'upstash-retries': '5',
+        'upstash-method': 'put',
+        'upstash-delay': '10s',
+        'upstash-forward-x-b': '2',
+        'upstash-label': 'replay',
+        'content-type': 'text/plain',
+      },
+      limits,
+      now,
+    );
+    const message = buildRetriedMessage(letter, overrides, now);
+    expect(message).toMatchObject({
+      method: 'PUT',
+      retries: 5,
+      notBefore: now + 10_000,
+      label: 'replay',
+      headers: { 'content-type': 'application/json', 'x-a': '1', 'x-b': '2' },
+    });
+  });
+
+  it('when a retry header is bad, then it is refused as a publish would refuse it', () => {
+    expect(() => parseRetryOverrides({ 'upstash-retries': '99' }, limits, now)).toThrow(
+      /more than the allowed 10/,
+    );
+  });
+
+  it("when a dead letter is answered, then it has QStash's DlqMessage fields", () => {
+    expect(buildDeadLetterAnswer(letter)).toEqual({
+      messageId: letter.messageId,
+      url: 'https://a.example/hook',
+      method: 'POST',
+      header: { 'content-type': ['application/json'], 'x-a': ['1'] },
+      body: '{"n":1}',
+      maxRetries: 2,
+      retryDelayExpression: '1000',
+      createdAt: letter.createdAt,
+      label: 'orders',
+      labels: ['orders'],
+      dlqId: letter.dlqId,
+      responseStatus: 500,
+      responseHeader: { 'x-why': ['down'] },
+      responseBody: 'boom',
+    });
+  });
+});
