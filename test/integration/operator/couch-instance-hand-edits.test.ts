@@ -112,7 +112,8 @@ describe('hand edits of the objects a CouchInstance owns', () => {
 
     await scaleByHand(ns.name, 'sleeping', 1);
     await waitForReplicas(ns.name, 'sleeping', 0);
-    const after = await readInstance(ns.name, 'sleeping');
+    // The StatefulSet controller may have started a pod meanwhile: Hibernated again once it is gone.
+    const after = await waitForInstance(ns.name, 'sleeping', 'phase Hibernated', hasPhase('Hibernated'));
     expect(after.status?.phase).toBe('Hibernated');
     expect(after.status?.hibernatedAt).toBe(hibernated.status?.hibernatedAt);
   });

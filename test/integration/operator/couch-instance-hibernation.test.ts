@@ -22,6 +22,15 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('CouchInstance hibernation', () => {
   const ns = useTestNamespace('couch-hibernation');
+
+  /** Keeps it active (as requests at the gateway would) until its first pod runs and is ready. */
+  async function renewUntilRunning(name: string): Promise<void> {
+    for (let waited = 0; (await readInstance(ns.name, name)).status?.phase !== 'Running'; waited += 250) {
+      if (waited > 30_000) throw new Error(`${name} did not reach Running`);
+      await renewActivity(ns.name, name);
+      await sleep(250);
+    }
+  }
   let operator: RunningOperator;
   let kubelet: { stop(): Promise<void> };
 
@@ -36,7 +45,7 @@ describe('CouchInstance hibernation', () => {
 
   it('when idle past idleAfter, then it is scaled to 0, Hibernated with Active False, and an Event says so', async () => {
     await createInstance(ns.name, 'idle', { hibernation: { idleAfter: IDLE_AFTER } });
-    await waitForInstance(ns.name, 'idle', 'phase Running', hasPhase('Running'));
+    await renewUntilRunning('idle');
 
     const hibernating = await waitForInstance(
       ns.name,
@@ -77,12 +86,9 @@ describe('CouchInstance hibernation', () => {
     await createInstance(ns.name, 'busy', { hibernation: { idleAfter: IDLE_AFTER } });
     // An open continuous _changes feed at the gateway: a renewal every interval, here every 500 ms,
     // from its start until 4 s after it runs.
-    let runningSince: number | undefined;
-    while (runningSince === undefined || Date.now() - runningSince < 4_000) {
+    await renewUntilRunning('busy');
+    for (let elapsed = 0; elapsed < 4_000; elapsed += 500) {
       await renewActivity(ns.name, 'busy');
-      if (runningSince === undefined && (await readInstance(ns.name, 'busy')).status?.phase === 'Running') {
-        runningSince = Date.now();
-      }
       await sleep(500);
     }
     expect((await readInstance(ns.name, 'busy')).status?.phase).toBe('Running');
