@@ -9,13 +9,13 @@ SHELL := /bin/bash
 NPM_STAMP := node_modules/.settee-installed
 JEST := node --experimental-vm-modules --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js
 
-.PHONY: help deps system-deps bench-deps kube-tools s3-server fauxton run test lint build unit bench format clean chart-crds images
+.PHONY: help deps system-deps bench-deps kube-tools s3-server fauxton web run test lint build unit bench format clean chart-crds images
 
 help:
 	@echo "make run    start the platform locally (control plane, Redis, operator, gateway)"
 	@echo "make test   lint, type-check and run every test suite"
 	@echo "make bench  run the benchmarks under bench/"
-	@echo "make images build the operator and gateway images (needs a Docker engine)"
+	@echo "make images build the operator, gateway and console images (needs a Docker engine)"
 
 $(NPM_STAMP): package.json package-lock.json
 	@echo "==> installing npm packages (npm ci)"
@@ -76,9 +76,15 @@ IMAGE_TAG ?= $(shell node -p "require('./package.json').version")
 images:
 	docker build -f docker/Dockerfile --target operator -t $(IMAGE_REGISTRY)/settee-operator:$(IMAGE_TAG) .
 	docker build -f docker/Dockerfile --target gateway -t $(IMAGE_REGISTRY)/settee-gateway:$(IMAGE_TAG) .
+	docker build -f docker/Dockerfile --target console -t $(IMAGE_REGISTRY)/settee-console:$(IMAGE_TAG) .
+
+# The console's page (React, built by Vite into console/web/dist), which the console server serves.
+web: $(NPM_STAMP)
+	@echo "==> console page (vite build)"
+	@npm run --silent build:web
 
 build: $(NPM_STAMP)
-	@echo "==> type-check (tsc)"
+	@echo "==> type-check (tsc) and the console page (vite build)"
 	npm run --silent build
 
 test: deps lint build
@@ -88,7 +94,7 @@ test: deps lint build
 unit: $(NPM_STAMP)
 	$(JEST) test/unit
 
-run: deps
+run: deps web
 	npx tsx local/main.ts
 
 bench: deps bench-deps

@@ -14,11 +14,13 @@ import { loadManifests } from './manifests.js';
 import { launchOnFreePort, type Launched } from './launch.js';
 import { isAddressInUse, ProcessExitedError, startProcess, type ManagedProcess } from './process.js';
 import { supervise } from './supervise.js';
+import { createDemoTenant, writeConsoleKubeconfig, type DemoTenant } from './demo-tenant.js';
 import { waitFor } from './wait.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_STATE_DIR = path.join(ROOT, '.settee', 'local');
 const PREFERRED_GATEWAY_PORT = 8080;
+const PREFERRED_CONSOLE_PORT = 8090;
 /** The bucket of the local object storage, which the operator stores every backup in. */
 const LOCAL_BACKUP_BUCKET = 'settee-backups';
 
@@ -27,11 +29,15 @@ export interface LocalPlatformOptions {
   echo?: boolean;
   /** Where the kubeconfig, env file, logs and engine data go (default .settee/local). */
   stateDir?: string;
+  /** Also run the console (its page built by `npm run build:web`) and create the demo tenant. */
+  console?: boolean;
 }
 
 export interface LocalPlatform {
   kubeconfigPath: string;
   gatewayUrl: string;
+  /** Set when started with `console: true`. */
+  console?: { url: string; demo: DemoTenant };
   stop(): Promise<void>;
 }
 
@@ -73,7 +79,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       say(`control plane ready at ${plane.server}`);
     }
 
-    const examples = await provideLocalQueueDatabases(await loadManifests(path.join(ROOT, 'examples')));
+    const exampleManifests = await loadManifests(path.join(ROOT, 'examples'));
+    const examples = await provideLocalQueueDatabases(exampleManifests);
     for (const server of examples.servers) {
       stops.push(() => server.stop());
       say(`started redis-server for the example QueueBinding at ${server.host}:${server.port}`);
@@ -141,12 +148,31 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       say(`applied ${object.kind} ${object.metadata.namespace}/${object.metadata.name}`);
     }
 
+    let consoleInfo: LocalPlatform['console'];
+    if (options.console) {
+      const demo = await createDemoTenant(kubeConfig, { stateDir, examples: exampleManifests });
+      stops.push(() => demo.stop());
+      say(`created the demo tenant: namespace ${demo.namespace}, ServiceAccount ${demo.username}`);
+      const consoleEnv: NodeJS.ProcessEnv = {
+        ...common,
+        KUBECONFIG: await writeConsoleKubeconfig(kubeConfig, stateDir),
+        SETTEE_CONSOLE_HOST: '127.0.0.1',
+        // One key for every restart of the process, so sessions outlive a crash.
+        SETTEE_CONSOLE_SESSION_SECRET: crypto.randomBytes(32).toString('hex'),
+      };
+      const started = await startConsole(consoleEnv, run);
+      stops.push(() => started.process.stop(5_000));
+      consoleInfo = { url: `http://127.0.0.1:${started.port}`, demo };
+      say(`started console at ${consoleInfo.url} (pid ${started.process.pid})`);
+    }
+
     await writeEnvFile(stateDir, { kubeconfigPath, gatewayUrl, toolsDir: (await locateKubeTools()).dir });
     if (options.echo) {
       printNextSteps(stateDir, { kubeconfigPath, gatewayUrl });
       await printQueueEnvironments(kubeConfig, examples.manifests);
+      if (consoleInfo) printConsoleSignIn(consoleInfo);
     }
-    return { kubeconfigPath, gatewayUrl, stop };
+    return { kubeconfigPath, gatewayUrl, console: consoleInfo, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -177,6 +203,38 @@ async function startGateway(env: NodeJS.ProcessEnv, run: RunOptions): Promise<La
     if (err instanceof ProcessExitedError && isAddressInUse(err.output)) return launch();
     throw err;
   });
+}
+
+/** The console on 8090 (or SETTEE_CONSOLE_PORT), or a free port when that is taken. */
+async function startConsole(env: NodeJS.ProcessEnv, run: RunOptions): Promise<Launched> {
+  const launch = (port?: number): Promise<Launched> =>
+    launchOnFreePort({
+      what: 'console /healthz',
+      port,
+      start: (p) =>
+        startComponent(
+          { name: 'console', entry: 'console/main.ts', env: { ...env, SETTEE_CONSOLE_PORT: String(p) } },
+          run,
+        ),
+      isReady: async (p) => ((await fetch(`http://127.0.0.1:${p}/healthz`)).ok ? true : undefined),
+      readyTimeoutMs: 60_000,
+      intervalMs: 200,
+    });
+  const requested = process.env.SETTEE_CONSOLE_PORT;
+  if (requested) return launch(Number(requested));
+  return launch(PREFERRED_CONSOLE_PORT).catch((err: unknown) => {
+    if (err instanceof ProcessExitedError && isAddressInUse(err.output)) return launch();
+    throw err;
+  });
+}
+
+function printConsoleSignIn(info: { url: string; demo: DemoTenant }): void {
+  const tokenFile = path.relative(process.cwd(), info.demo.tokenFile);
+  console.log(`Console: ${info.url}
+  Sign in as the demo tenant (${info.demo.username}, namespace ${info.demo.namespace}) with the token in
+  ${tokenFile}:   cat ${tokenFile}
+  or any ServiceAccount's:   kubectl create token <serviceaccount> -n <namespace>
+`);
 }
 
 interface RunOptions {

@@ -10,8 +10,8 @@ import { ROOT } from './processes.js';
 
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
-/** The two deployments the image builds; each is a stage of docker/Dockerfile of that name. */
-export type PlatformComponent = 'gateway' | 'operator';
+/** The deployments the images build; each is a stage of docker/Dockerfile of that name. */
+export type PlatformComponent = 'gateway' | 'operator' | 'console';
 
 /** The operator and gateway compiled as the production images hold them (docker/Dockerfile). */
 export interface CompiledPlatform {
@@ -38,6 +38,13 @@ export async function compilePlatform(): Promise<CompiledPlatform> {
     );
     await fs.copyFile(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
     await fs.symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+    // The console's page, where its image has it (built by `npm run build:web`).
+    await fs.mkdir(path.join(dir, 'dist', 'console', 'web'), { recursive: true });
+    await fs.symlink(
+      path.join(ROOT, 'console', 'web', 'dist'),
+      path.join(dir, 'dist', 'console', 'web', 'dist'),
+      'dir',
+    );
   } catch (err) {
     await fs.rm(dir, { recursive: true, force: true });
     throw err;

@@ -4,6 +4,7 @@ import { lowerCaseHeaders, parsePublishHeaders, type PublishLimits } from './pub
 import { describeSchemaError, validateBatch, type BatchItemInput } from './schemas.js';
 import { validateDestination } from './destination.js';
 import type { AddressPolicy } from './ssrf/address-policy.js';
+import { isUrlGroupName } from './url-groups/url-group.js';
 
 export interface BatchLimits extends PublishLimits {
   maxBatchSize: number;
@@ -19,10 +20,19 @@ function itemBody(item: BatchItemInput, headers: Record<string, string>): Buffer
 }
 
 /**
+ * One batch item: a message, or, when its destination is a URL group's name, the message each of
+ * the group's endpoints gets (its `destination` is then the group's name until it is fanned out).
+ */
+export interface BatchItem {
+  request: MessageRequest;
+  urlGroup?: string;
+}
+
+/**
  * Parses and checks a whole /v2/batch body before anything is stored: one bad item rejects the
  * batch with a 400 that names it.
  */
-export function parseBatchRequest(raw: Buffer, limits: BatchLimits, policy: AddressPolicy): MessageRequest[] {
+export function parseBatchRequest(raw: Buffer, limits: BatchLimits, policy: AddressPolicy): BatchItem[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString('utf8'));
@@ -42,12 +52,14 @@ export function parseBatchRequest(raw: Buffer, limits: BatchLimits, policy: Addr
     if (item.queue !== undefined) throw new InvalidRequestError(`${where}: queues are not supported`);
     const destination = item.destination ?? item.url ?? '';
     try {
-      validateDestination(destination, policy);
+      const urlGroup = isUrlGroupName(destination) ? destination : undefined;
+      if (!urlGroup) validateDestination(destination, policy);
       const options = parsePublishHeaders(lowerCaseHeaders(item.headers ?? {}), limits);
       const body = itemBody(item, options.headers);
       if (body.length > limits.maxBodyBytes)
         throw new InvalidRequestError(`its body is larger than ${limits.maxBodyBytes} bytes`);
-      return { ...options, destination, body };
+      const request = { ...options, destination, body };
+      return urlGroup ? { request, urlGroup } : { request };
     } catch (err) {
       if (err instanceof InvalidRequestError || err instanceof DestinationRefusedError)
         throw new InvalidRequestError(`${where}: ${err.message}`, { cause: err });

@@ -8,6 +8,13 @@ export interface QueueTarget {
   token: string;
   /** VQUEUE_CURRENT_SIGNING_KEY: every delivery is signed with it. */
   signingKey: string;
+  /** VQUEUE_NEXT_SIGNING_KEY: "" unless a rotation is pending (GET /v2/keys answers both). */
+  nextSigningKey: string;
+  /**
+   * status.signingKeys.rotationRequest: the value of the rotation annotation the operator last
+   * acted on ("" before any), how POST /v2/keys/rotate sees its own request answered.
+   */
+  signingKeyRotation: string;
   connection: DatabaseConnection;
   limits: QueueLimits;
 }

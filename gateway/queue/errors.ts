@@ -15,6 +15,9 @@ export type QueueErrorCode =
   | 'METHOD_NOT_ALLOWED'
   | 'STORE_UNAVAILABLE'
   | 'DESTINATION_REFUSED'
+  | 'NOT_FOUND'
+  | 'KEY_ROTATION_PENDING'
+  | 'KEY_ROTATION_TIMEOUT'
   | 'INTERNAL';
 
 export abstract class QueueError extends DomainError<QueueErrorCode> {
@@ -69,6 +72,24 @@ export class MethodNotAllowedError extends QueueError {
 export class StoreUnavailableError extends QueueError {
   readonly code = 'STORE_UNAVAILABLE';
   readonly status = 503;
+}
+
+/** A URL group, schedule or queue the binding does not have. */
+export class ResourceNotFoundError extends QueueError {
+  readonly code = 'NOT_FOUND';
+  readonly status = 404;
+}
+
+/** POST /v2/keys/rotate while the operator's previous rotation is still in its grace period. */
+export class KeyRotationPendingError extends QueueError {
+  readonly code = 'KEY_ROTATION_PENDING';
+  readonly status = 409;
+}
+
+/** The rotation is requested, but the operator did not publish the keys in time to answer with them. */
+export class KeyRotationTimeoutError extends QueueError {
+  readonly code = 'KEY_ROTATION_TIMEOUT';
+  readonly status = 504;
 }
 
 /**

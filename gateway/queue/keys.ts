@@ -21,6 +21,20 @@ export interface QueueKeys {
   readonly scheduledMessages: string;
   /** Hash of the dead-letter queue: field = dlqId, value = the dead letter (JSON). */
   readonly deadLetters: string;
+  /** Hash of URL groups (QStash's topics): field = group name, value = `{createdAt, updatedAt, endpoints}` JSON. */
+  readonly urlGroups: string;
+  /** Hash of cron schedules: field = schedule id, value = its ScheduleRecord JSON. */
+  readonly schedules: string;
+  /** Hash of each schedule's message template: field = schedule id, value = an encoded message. */
+  readonly scheduleMessages: string;
+  /**
+   * Sorted set of the schedules that will tick: member = schedule id, score = its next tick (ms).
+   * A paused schedule is not in it. Firing a tick moves the score, in the same script that
+   * stores the tick's message, so each tick fires once whichever replica sees it first.
+   */
+  readonly scheduleTicks: string;
+  /** Hash of each schedule's last tick that fired: field = schedule id, value = epoch ms. */
+  readonly scheduleLastTicks: string;
   /**
    * Sorted set of the dlqIds, every score 0, so members sort by name, and dlqIds begin with their
    * failure time: paging newest first, and trimming the oldest, are range reads, never a scan.
@@ -41,6 +55,11 @@ export const MESSAGE_FIELD = 'm';
 export function queueKeys(prefix: string): QueueKeys {
   return Object.freeze({
     stream: `${prefix}messages`,
+    urlGroups: `${prefix}url-groups`,
+    schedules: `${prefix}schedules`,
+    scheduleMessages: `${prefix}schedule-messages`,
+    scheduleTicks: `${prefix}schedule-ticks`,
+    scheduleLastTicks: `${prefix}schedule-last-ticks`,
     streamIndex: `${prefix}message-entries`,
     schedule: `${prefix}retry-schedule`,
     scheduledMessages: `${prefix}retry-messages`,

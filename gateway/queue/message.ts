@@ -25,6 +25,10 @@ export interface QueueMessage {
   notBefore?: number;
   /** Upstash-Label: a name to find the message by in the messages, DLQ and events APIs. */
   label?: string;
+  /** The URL group it was published to, one message per endpoint; delivered as Upstash-Topic-Name. */
+  topicName?: string;
+  /** The schedule whose tick created it; delivered as Upstash-Schedule-Id. */
+  scheduleId?: string;
 }
 
 /** What a publisher asks for; the queue adds id, retried and createdAt. */

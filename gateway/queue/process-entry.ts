@@ -34,13 +34,16 @@ export type EntryOutcome = 'delivered' | 'retry-scheduled' | 'dead-lettered' | '
 
 /** The headers of one delivery: the message's own, then the ones the Receiver and QStash users expect. */
 export function deliveryHeaders(message: QueueMessage, signature: string): Record<string, string> {
-  return {
+  const headers: Record<string, string> = {
     ...message.headers,
     'upstash-signature': signature,
     'upstash-message-id': message.id,
     'upstash-retried': String(message.retried),
     'user-agent': USER_AGENT,
   };
+  if (message.topicName !== undefined) headers['upstash-topic-name'] = message.topicName;
+  if (message.scheduleId !== undefined) headers['upstash-schedule-id'] = message.scheduleId;
+  return headers;
 }
 
 function unreadableLetter(stored: Buffer, now: number, error: CorruptMessageError): DeadLetter {

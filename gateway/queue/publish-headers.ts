@@ -55,7 +55,8 @@ const UNSUPPORTED = new Map([
     'deduplication (Upstash-Content-Based-Deduplication) is not supported',
   ],
   ['upstash-flow-control-key', 'flow control (Upstash-Flow-Control-Key) is not supported'],
-  ['upstash-cron', 'schedules (Upstash-Cron) are not supported'],
+  ['upstash-queue-name', 'queues (Upstash-Queue-Name) are not supported yet'],
+  ['upstash-cron', 'Upstash-Cron belongs on POST /v2/schedules/{destination}, which creates a schedule'],
 ]);
 
 function single(headers: HeaderBag, name: string): string | undefined {

@@ -32,6 +32,16 @@ import {
 import { matchQueueRoute, type QueueOperation, type QueueRoute } from './queue-route.js';
 import { readBody } from './read-body.js';
 import { compileAddressPolicy } from './ssrf/address-policy.js';
+import { createApiRouter, type ApiMatch } from './api-router.js';
+import type { RotationRequestWriter } from './signing-key-rotation.js';
+import { signingKeyRoutes } from './signing-keys-routes.js';
+import { unsupportedRoutes } from './unsupported-routes.js';
+import { scheduleRoutes } from './schedules/schedule-routes.js';
+import { ScheduleStore } from './schedules/schedule-store.js';
+import { answersOf, messagesOf, planPublish } from './url-groups/fan-out.js';
+import { isUrlGroupName } from './url-groups/url-group.js';
+import { urlGroupRoutes } from './url-groups/url-group-routes.js';
+import { UrlGroupStore } from './url-groups/url-group-store.js';
 
 /** The management routes, by operation; publish and batch are served inline (the hot path). */
 const API_HANDLERS: Readonly<Partial<Record<QueueOperation, ApiHandler>>> = {
@@ -51,6 +61,8 @@ export interface QueueHandlerOptions {
   connections: DatabaseConnections;
   config: QueueConfig;
   logger: Logger;
+  /** Writes the signing key rotation annotation; without it POST /v2/keys/rotate is not served. */
+  rotationWriter?: RotationRequestWriter | undefined;
 }
 
 /**
@@ -68,6 +80,18 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
   const { registry, connections, config, logger } = options;
   const policy = compileAddressPolicy(config.ssrfAllowlist);
   const keys: QueueKeys = queueKeys(config.keyPrefix);
+  const groupsOf = (target: QueueTarget): UrlGroupStore => new UrlGroupStore(connections.get(target), keys);
+  const matchApiRoute = createApiRouter([
+    ...signingKeyRoutes({ registry, write: options.rotationWriter }),
+    ...urlGroupRoutes({ storeOf: groupsOf, policy }),
+    ...scheduleRoutes({
+      schedulesOf: (target) => new ScheduleStore(connections.get(target), keys),
+      groupsOf,
+      config,
+      policy,
+    }),
+    ...unsupportedRoutes(),
+  ]);
 
   const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<string[]> => {
     const messages = requests.map((request) => createMessage(request));
@@ -92,41 +116,54 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
       await handler({ req, res, route, target, redis: connections.get(target), keys, config });
     } else if (route.kind === 'publish') {
       const body = await readBody(req, config.maxBodyBytes);
-      validateDestination(route.destination, policy);
+      const urlGroup = isUrlGroupName(route.destination) ? route.destination : undefined;
+      if (!urlGroup) validateDestination(route.destination, policy);
       const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
       const headerOptions = parsePublishHeaders(req.headers, limits);
-      const [messageId] = await store(target, [{ ...headerOptions, destination: route.destination, body }]);
-      sendJson(res, 201, { messageId });
+      const request = { ...headerOptions, destination: route.destination, body };
+      const plan = await planPublish(urlGroup ? { request, urlGroup } : { request }, groupsOf(target));
+      const ids = await store(target, messagesOf([plan]));
+      sendJson(res, 201, answersOf([plan], ids)[0]);
     } else {
       const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
-      const requests = parseBatchRequest(await readBody(req, config.maxBatchBytes), limits, policy);
-      const ids = await store(target, requests);
-      sendJson(
-        res,
-        201,
-        ids.map((messageId) => ({ messageId })),
+      const items = parseBatchRequest(await readBody(req, config.maxBatchBytes), limits, policy);
+      const plans = await Promise.all(
+        items.map((item, i) => planPublish(item, groupsOf(target), `batch item ${i}: url group`)),
       );
+      sendJson(res, 201, answersOf(plans, await store(target, messagesOf(plans))));
     }
+  };
+
+  const serveApi = async (req: http.IncomingMessage, res: http.ServerResponse, match: ApiMatch) => {
+    const target = registry.get(match.namespace, match.name);
+    if (!target) throw new QueueNotFoundError(`queue ${match.namespace}/${match.name} not found`);
+    authenticate(req.headers.authorization, target.token);
+    await match.handler({ req, res, target, params: match.params, query: match.query });
   };
 
   return (req, res) => {
     let route: ReturnType<typeof matchQueueRoute>;
+    let api: ApiMatch | undefined;
     try {
-      route = matchQueueRoute(req.method, (req.url ?? '').slice(QUEUE_PATH_PREFIX.length));
+      const url = (req.url ?? '').slice(QUEUE_PATH_PREFIX.length);
+      route = matchQueueRoute(req.method, url);
+      if (!route) api = matchApiRoute(req.method ?? '', url);
     } catch (err) {
+      if (err instanceof MethodNotAllowedError) res.setHeader('allow', err.allow.join(', '));
       sendQueueFailure(res, err, { logger, binding: '' });
       return;
     }
-    if (!route) {
-      sendQueueError(res, 404, 'not found');
-      return;
-    }
-    if (route.kind === 'wrong-method') {
+    if (route?.kind === 'wrong-method') {
       res.setHeader('allow', route.allow.join(', '));
       sendQueueFailure(res, new MethodNotAllowedError(route.allow), { logger, binding: '' });
-      return;
+    } else if (route) {
+      const binding = `${route.namespace}/${route.name}`;
+      serve(req, res, route).catch((err: unknown) => sendQueueFailure(res, err, { logger, binding }));
+    } else if (api) {
+      const binding = `${api.namespace}/${api.name}`;
+      serveApi(req, res, api).catch((err: unknown) => sendQueueFailure(res, err, { logger, binding }));
+    } else {
+      sendQueueError(res, 404, 'not found');
     }
-    const binding = `${route.namespace}/${route.name}`;
-    serve(req, res, route).catch((err: unknown) => sendQueueFailure(res, err, { logger, binding }));
   };
 }

@@ -7,6 +7,9 @@ import { DatabaseConnections } from './database-connections.js';
 import { startDeliveryWorkers, type DeliveryWorkers } from './delivery-workers.js';
 import { watchQueueBindings, type KubeBindingSource } from './kube-binding-source.js';
 import { createQueueHandler } from './queue-handler.js';
+import { startScheduleTickers, type ScheduleTickers } from './schedules/schedule-tickers.js';
+import { rotationAnnotationWriter } from './signing-key-rotation.js';
+import { makeKubeClients } from '../../kube/clients.js';
 
 export interface QueueServiceOptions {
   kubeConfig: KubeConfig;
@@ -30,9 +33,16 @@ export function createQueueService(options: QueueServiceOptions): QueueService {
   const logger = options.logger.child({ component: 'queue' });
   const registry = new BindingRegistry();
   const connections = new DatabaseConnections(logger);
-  const handler = createQueueHandler({ registry, connections, config: options.config, logger });
+  const handler = createQueueHandler({
+    registry,
+    connections,
+    config: options.config,
+    logger,
+    rotationWriter: rotationAnnotationWriter(makeKubeClients(options.kubeConfig).customObjects),
+  });
   let source: KubeBindingSource | undefined;
   let workers: DeliveryWorkers | undefined;
+  let tickers: ScheduleTickers | undefined;
   const releaseRemoved = registry.subscribe((event) => {
     if (event.type === 'delete') void connections.release(event.key);
   });
@@ -41,6 +51,7 @@ export function createQueueService(options: QueueServiceOptions): QueueService {
     registry,
     async start() {
       workers = startDeliveryWorkers({ registry, connections, config: options.config, logger });
+      tickers = startScheduleTickers({ registry, connections, config: options.config, logger });
       source = watchQueueBindings({
         kubeConfig: options.kubeConfig,
         namespace: options.namespace,
@@ -51,7 +62,7 @@ export function createQueueService(options: QueueServiceOptions): QueueService {
     },
     async stop() {
       await source?.stop();
-      await workers?.stop();
+      await Promise.all([workers?.stop(), tickers?.stop()]);
       releaseRemoved();
       await connections.closeAll();
     },

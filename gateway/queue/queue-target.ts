@@ -37,6 +37,8 @@ export function buildQueueTarget(
     name,
     token,
     signingKey,
+    nextSigningKey: decoded(envSecret, QueueEnvKey.NextSigningKey),
+    signingKeyRotation: binding.status?.signingKeys?.rotationRequest ?? '',
     connection: { host, port: port ?? DEFAULT_DATABASE_PORT, tls: tls ?? false, db: db ?? 0 },
     limits: buildQueueLimits(binding),
   };

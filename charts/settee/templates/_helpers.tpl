@@ -164,3 +164,25 @@ podAntiAffinity:
             {{- include "settee.selectorLabels" (dict "root" .root "component" .component) | nindent 12 }}
 {{- end }}
 {{- end }}
+
+{{- define "settee.console.fullname" -}}
+{{- printf "%s-console" (include "settee.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "settee.console.serviceAccountName" -}}
+{{- if .Values.console.serviceAccount.create }}
+{{- default (include "settee.console.fullname" .) .Values.console.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.console.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret whose key encrypts the console's session cookies (SETTEE_CONSOLE_SESSION_SECRET). */}}
+{{- define "settee.console.sessionSecretName" -}}
+{{- default (printf "%s-session" (include "settee.console.fullname" .)) .Values.console.sessionSecret.existingSecret }}
+{{- end }}
+
+{{/* The console's public host: console.host, else console.<domain>. */}}
+{{- define "settee.console.host" -}}
+{{- default (printf "console.%s" .Values.domain) .Values.console.host }}
+{{- end }}

@@ -65,10 +65,10 @@ Secret verbs below.
 - apiGroups: ["settee.dev"]
   resources: ["couchinstances"]
   verbs: ["list", "watch", "patch"]
-# The queue's bindings (informer).
+# The queue's bindings (informer), and POST /v2/keys/rotate (a merge patch of the rotation annotation).
 - apiGroups: ["settee.dev"]
   resources: ["queuebindings"]
-  verbs: ["list", "watch"]
+  verbs: ["list", "watch", "patch"]
 # Instance pods' addresses (informer, selected by label).
 - apiGroups: [""]
   resources: ["pods"]

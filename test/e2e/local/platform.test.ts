@@ -9,12 +9,14 @@ import { Client, Receiver } from '@upstash/qstash';
 import { startLocalPlatform, type LocalPlatform } from '../../../local/platform.js';
 import { waitFor } from '../../../local/wait.js';
 
-/** Pids of the platform's processes (gateway, operator, kubelet stand-in and its engines), by entry point. */
+/** Pids of the platform's processes (gateway, operator, console, kubelet stand-in and its engines), by entry point. */
 function platformPids(stateDir: string): number[] {
   const out = execFileSync('ps', ['-eo', 'pid=,args=']).toString();
   return out
     .split('\n')
-    .filter((line) => /(gateway|operator|kubelet-stand-in)\/main\.ts|pouchdb-stand-in-server/.test(line))
+    .filter((line) =>
+      /(gateway|operator|kubelet-stand-in|console)\/main\.ts|pouchdb-stand-in-server/.test(line),
+    )
     .map((line) => Number(line.trim().split(/\s+/)[0]))
     .filter(
       (pid) =>
@@ -31,7 +33,7 @@ describe('the local platform (make run)', () => {
   let platform: LocalPlatform;
 
   beforeAll(async () => {
-    platform = await startLocalPlatform({ stateDir });
+    platform = await startLocalPlatform({ stateDir, console: true });
   }, 120_000);
   afterAll(async () => {
     await platform?.stop();
@@ -162,6 +164,25 @@ describe('the local platform (make run)', () => {
     );
     expect(scheduled.reason).toBe('Unschedulable');
     expect(scheduled.message).toMatch(/node affinity/);
+  });
+
+  it("when the console runs, then the demo tenant's token signs in and lists the demo namespace's instances only", async () => {
+    const consoleUrl = platform.console?.url ?? '';
+    const token = fs.readFileSync(platform.console?.demo.tokenFile ?? '', 'utf8').trim();
+    expect((await fetch(consoleUrl)).headers.get('content-security-policy')).toContain("script-src 'self'");
+    const signIn = await fetch(`${consoleUrl}/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: consoleUrl },
+      body: JSON.stringify({ token }),
+    });
+    expect(signIn.status).toBe(201);
+    const cookie = (signIn.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
+    const list = (await (
+      await fetch(`${consoleUrl}/api/namespaces/demo/instances`, { headers: { cookie } })
+    ).json()) as { items: { name: string }[] };
+    expect(list.items.map((row) => row.name)).toEqual(['notes']);
+    const other = await fetch(`${consoleUrl}/api/namespaces/default/instances`, { headers: { cookie } });
+    expect(other.status).toBe(403);
   });
 
   it('when stopped, then none of its processes is left and the gateway port is closed', async () => {

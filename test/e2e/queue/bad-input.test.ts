@@ -113,7 +113,12 @@ describe('bad publishes', () => {
       400,
       /destination is missing/,
     ],
-    ['an unparsable destination', () => post('/v2/publish/not-a-url', { body: '{}' }), 400, /is not a URL/],
+    [
+      'an unparsable destination',
+      () => post('/v2/publish/not%20a%20url', { body: '{}' }),
+      400,
+      /is not a URL/,
+    ],
     [
       'a non-http scheme',
       () => post('/v2/publish/ftp://a.example/file', { body: '{}' }),

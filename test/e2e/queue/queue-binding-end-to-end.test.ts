@@ -13,6 +13,7 @@ import {
   conditionOf,
   createBinding,
   createPasswordSecret,
+  readQueueEnv,
   requestRotation,
   startQueueBindingOperator,
   waitForBinding,
@@ -149,5 +150,66 @@ describe('a QueueBinding, from kubectl apply to a verified delivery', () => {
     });
     await expect(holdingPair.verify(before)).resolves.toBe(true);
     await expect(holdingPair.verify(after)).resolves.toBe(true);
+  });
+
+  it("when POST /v2/keys/rotate is called, then it answers the operator's new keys, and deliveries on both sides of the rotation verify with them", async () => {
+    await createBinding(ns.name, 'keys', {
+      engine: 'redis',
+      connection: {
+        host: redis.host,
+        port: redis.port,
+        // Its own database: the other binding's worker must not take (and sign) these messages.
+        db: 1,
+        passwordSecretRef: { name: 'db-auth', key: 'password' },
+      },
+    });
+    const env = await waitForQueueEnv(ns.name, 'keys', 'written', () => true);
+    await waitFor('the gateway to serve the binding', async () => queue.registry.get(ns.name, 'keys'), {
+      timeoutMs: 10_000,
+    });
+    const call = (path: string, method: string, token = env.VQUEUE_TOKEN) =>
+      fetch(`${env.VQUEUE_URL}${path}`, { method, headers: { authorization: `Bearer ${token}` } });
+
+    const keys = await call('/v2/keys', 'GET');
+    expect(keys.status).toBe(200);
+    expect(await keys.json()).toEqual({ current: env.VQUEUE_CURRENT_SIGNING_KEY, next: '' });
+    expect((await call('/v2/keys', 'GET', 'not-the-token')).status).toBe(401);
+    expect((await call('/v2/keys/rotate', 'POST', 'not-the-token')).status).toBe(401);
+    expect((await call('/v2/keys', 'DELETE')).status).toBe(405);
+
+    const rotate = await call('/v2/keys/rotate', 'POST');
+    expect(rotate.status).toBe(200);
+    const answered = (await rotate.json()) as { current: string; next: string };
+    expect(answered.current).toBe(env.VQUEUE_CURRENT_SIGNING_KEY);
+    expect(answered.next).toMatch(/^sig_/);
+    expect(answered.next).not.toBe(answered.current);
+    const pending = await readQueueEnv(ns.name, 'keys');
+    expect(pending?.VQUEUE_NEXT_SIGNING_KEY).toBe(answered.next);
+    const again = await call('/v2/keys/rotate', 'POST');
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { error: string }).error).toMatch(/already pending/);
+
+    const during = await publishAndVerify({ ...env, VQUEUE_NEXT_SIGNING_KEY: answered.next }, '/keys/during');
+    const promoted = await waitFor(
+      'the operator to promote the next key',
+      async () => {
+        const target = queue.registry.get(ns.name, 'keys');
+        return target?.signingKey === answered.next ? target : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
+    expect(promoted.nextSigningKey).toBe('');
+    const now = await call('/v2/keys', 'GET');
+    expect(await now.json()).toEqual({ current: answered.next, next: '' });
+    const after = await publishAndVerify(
+      { ...env, VQUEUE_CURRENT_SIGNING_KEY: answered.next, VQUEUE_NEXT_SIGNING_KEY: '' },
+      '/keys/after',
+    );
+    const holdingAnswer = new Receiver({
+      currentSigningKey: answered.current,
+      nextSigningKey: answered.next,
+    });
+    await expect(holdingAnswer.verify(during)).resolves.toBe(true);
+    await expect(holdingAnswer.verify(after)).resolves.toBe(true);
   });
 });

@@ -38,6 +38,7 @@ export async function startTestGateway(options: {
   namespace: string;
   env?: Record<string, string>;
   writers?: GatewayOptions['writers'];
+  queue?: GatewayOptions['queue'];
 }): Promise<Gateway> {
   const config = loadGatewayConfig({
     SETTEE_GATEWAY_PORT: '0',
@@ -51,6 +52,7 @@ export async function startTestGateway(options: {
     kubeConfig: options.kubeConfig,
     logger: testLogger('gateway'),
     ...(options.writers ? { writers: options.writers } : {}),
+    ...(options.queue ? { queue: options.queue } : {}),
   });
 }
 

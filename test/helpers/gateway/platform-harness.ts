@@ -29,9 +29,11 @@ export async function startTestPlatform(options: {
   kubeConfig: KubeConfig;
   namespace: string;
   gatewayEnv?: Record<string, string>;
-  /** More operator settings, e.g. the backups' object storage. */
+  /** More operator settings, e.g. the backups' object storage, or SETTEE_SIGNING_MASTER_SECRET for QueueBindings. */
   operatorEnv?: Record<string, string>;
   writers?: GatewayOptions['writers'];
+  /** The webhook queue, hosted by the gateway as in `make run`. */
+  queue?: GatewayOptions['queue'];
 }): Promise<TestPlatform> {
   const { kubeConfig, namespace } = options;
   const dataRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-platform-'));
@@ -40,6 +42,7 @@ export async function startTestPlatform(options: {
     namespace,
     env: options.gatewayEnv,
     writers: options.writers,
+    queue: options.queue,
   });
   let operator: RunningOperator | undefined;
   let standIn: KubeletStandIn | undefined;
@@ -57,6 +60,7 @@ export async function startTestPlatform(options: {
         SETTEE_METRICS_PORT: '0',
         SETTEE_ENDPOINT_TEMPLATE: `${gateway.url}/db/{namespace}/{name}`,
         SETTEE_SHUTDOWN_TIMEOUT: '5s',
+        SETTEE_QUEUE_BASE_URL: gateway.url,
         ...options.operatorEnv,
       }),
       kubeConfig,

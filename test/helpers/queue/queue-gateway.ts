@@ -8,6 +8,10 @@ import type { QueueConfig } from '../../../gateway/queue/config.js';
 import { DatabaseConnections } from '../../../gateway/queue/database-connections.js';
 import { startDeliveryWorkers, type DeliveryWorkers } from '../../../gateway/queue/delivery-workers.js';
 import { createQueueHandler } from '../../../gateway/queue/queue-handler.js';
+import {
+  startScheduleTickers,
+  type ScheduleTickers,
+} from '../../../gateway/queue/schedules/schedule-tickers.js';
 import type { HostResolver } from '../../../gateway/queue/ssrf/guarded-lookup.js';
 import { closeServer } from './test-receiver.js';
 
@@ -42,6 +46,7 @@ export async function startTestQueueGateway(options: {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let workers: DeliveryWorkers | undefined;
+  let tickers: ScheduleTickers | undefined;
   const gateway: TestQueueGateway = {
     baseUrl,
     registry,
@@ -55,10 +60,12 @@ export async function startTestQueueGateway(options: {
         logger,
         resolve: options.resolve,
       });
+      tickers ??= startScheduleTickers({ registry, connections, config: options.config, logger });
     },
     async stopWorkers() {
-      await workers?.stop();
+      await Promise.all([workers?.stop(), tickers?.stop()]);
       workers = undefined;
+      tickers = undefined;
     },
     async stop() {
       await gateway.stopWorkers();

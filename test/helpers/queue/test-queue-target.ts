@@ -28,6 +28,8 @@ export function testQueueTarget(
     name,
     token: server.password,
     signingKey: options.signingKey ?? randomSigningKey(),
+    nextSigningKey: '',
+    signingKeyRotation: '',
     connection: { host: server.host, port: server.port, tls: false, db: options.db ?? 0 },
     limits: { maxDelayMs: 7 * 86_400_000, deadLetterRetentionMs: 7 * 86_400_000, ...options.limits },
   };

@@ -175,6 +175,13 @@ export const GATEWAY_API_CALLS: readonly ApiCall[] = [
   },
   ...informer('', 'pods', 'gateway/proxy/endpoint-cache.ts'),
   ...informer('settee.dev', 'queuebindings', 'gateway/queue/kube-binding-source.ts'),
+  {
+    verb: 'patch',
+    group: 'settee.dev',
+    resource: 'queuebindings',
+    scope: 'served',
+    by: 'gateway/queue/signing-key-rotation.ts (rotation annotation)',
+  },
   ...informer('', 'secrets', 'gateway/queue/kube-binding-source.ts'),
   ...serverSideApply('coordination.k8s.io', 'leases', 'gateway/proxy/activity-lease.ts'),
 ];

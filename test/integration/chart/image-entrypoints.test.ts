@@ -8,6 +8,7 @@ import {
   CustomObjectsApi,
   KubeConfig,
   PatchStrategy,
+  RbacAuthorizationV1Api,
   setHeaderOptions,
   type KubernetesObject,
   type V1Deployment,
@@ -17,6 +18,8 @@ import { getFreePort } from '../../../local/ports.js';
 import { startProcess, type ManagedProcess } from '../../../local/process.js';
 import { waitFor } from '../../../local/wait.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
+import { ensureWebBuild } from '../../helpers/console/console-harness.js';
+import { provisionTenant } from '../../../local/tenant-access.js';
 import {
   applyManifests,
   containerEnvironment,
@@ -59,6 +62,7 @@ let workDir: string;
 let stages: Map<string, ImageStage>;
 let rendered: KubernetesObject[];
 let release: string;
+let consoleClusterRbac: KubernetesObject[] = [];
 
 function stage(name: string): ImageStage {
   const found = stages.get(name);
@@ -87,6 +91,9 @@ async function imageRoot(target: string): Promise<string> {
     sourceOf: (copy) => {
       if (copy.from === 'compile' && copy.source.startsWith('/src/dist/'))
         return path.join(workDir, 'compile', 'dist', copy.source.slice('/src/dist/'.length));
+      // The console's page, built by Vite in the compile stage (npm run build:web).
+      if (copy.from === 'compile' && copy.source === '/src/console/web/dist')
+        return path.resolve('console/web/dist');
       if (copy.from === 'production-dependencies' && copy.source.startsWith('/app/'))
         return path.resolve(copy.source.slice('/app/'.length));
       throw new Error(`no local source for COPY --from=${copy.from} ${copy.source}`);
@@ -171,6 +178,7 @@ describe('the images, as docker/Dockerfile lays them out', () => {
   const running: ManagedProcess[] = [];
 
   beforeAll(async () => {
+    await ensureWebBuild();
     workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-images-'));
     stages = await readDockerfile(DOCKERFILE);
     await compileDist(path.join(workDir, 'compile', 'dist'));
@@ -190,6 +198,12 @@ describe('the images, as docker/Dockerfile lays them out', () => {
     });
     const rbacKinds = new Set(['ServiceAccount', 'Role', 'RoleBinding']);
     await applyManifests(rendered.filter((o) => rbacKinds.has(o.kind ?? '')));
+    // The console's TokenReview grant is cluster-scoped (named after this release; removed in afterAll).
+    consoleClusterRbac = rendered.filter(
+      (o) =>
+        o.kind?.startsWith('Cluster') && o.metadata?.labels?.['app.kubernetes.io/component'] === 'console',
+    );
+    await applyManifests(consoleClusterRbac);
   }, 180_000);
 
   afterEach(async () => {
@@ -197,15 +211,21 @@ describe('the images, as docker/Dockerfile lays them out', () => {
   });
 
   afterAll(async () => {
+    const rbac = testControlPlane().kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+    for (const object of consoleClusterRbac) {
+      const name = object.metadata?.name ?? '';
+      if (object.kind === 'ClusterRole') await rbac.deleteClusterRole({ name }).catch(() => undefined);
+      else await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+    }
     if (workDir) await fs.rm(workDir, { recursive: true, force: true });
   });
 
   it('when the Dockerfile compiles, then it runs `npm run compile` (tsc -p tsconfig.build.json) and installs production dependencies only', async () => {
     const pkg = JSON.parse(await fs.readFile(PACKAGE_JSON, 'utf8')) as PackageJson;
     expect(pkg.scripts.compile).toBe('tsc -p tsconfig.build.json');
-    expect(stage('compile').runs).toContain('npm run compile');
+    expect(stage('compile').runs).toContain('npm run compile && npm run build:web');
     expect(stage('production-dependencies').runs.join('\n')).toMatch(/npm ci --omit=dev/);
-    for (const target of ['operator', 'gateway']) {
+    for (const target of ['operator', 'gateway', 'console']) {
       expect(stage(target).base).toBe('shared');
       expect(stage('shared').base).toBe('runtime');
       expect(stage('runtime').base).toMatch(/^gcr\.io\/distroless\/nodejs\S*:nonroot$/);
@@ -215,7 +235,7 @@ describe('the images, as docker/Dockerfile lays them out', () => {
   it("when each image's entry point is followed through its imports, then every file is in that image and every package is a production dependency", async () => {
     const pkg = JSON.parse(await fs.readFile(PACKAGE_JSON, 'utf8')) as PackageJson;
     const production = Object.keys(pkg.dependencies);
-    for (const target of ['operator', 'gateway']) {
+    for (const target of ['operator', 'gateway', 'console']) {
       const root = await imageRoot(target);
       const packages = await packagesImportedFrom(entryOf(stage(target), root));
       expect({ target, outsideProduction: packages.filter((name) => !production.includes(name)) }).toEqual({
@@ -224,9 +244,15 @@ describe('the images, as docker/Dockerfile lays them out', () => {
       });
       expect(packages).toContain('@kubernetes/client-node');
     }
-    // Each image holds its own component and the shared folders, never the other component.
-    await expect(fs.access(path.join(await imageRoot('operator'), 'dist', 'gateway'))).rejects.toThrow();
-    await expect(fs.access(path.join(await imageRoot('gateway'), 'dist', 'operator'))).rejects.toThrow();
+    // Each image holds its own component and the shared folders, never another component.
+    const components = ['operator', 'gateway', 'console'];
+    for (const target of components) {
+      const root = await imageRoot(target);
+      for (const other of components.filter((c) => c !== target))
+        await expect(fs.access(path.join(root, 'dist', other))).rejects.toThrow();
+    }
+    // The console's page is in its image, where its server looks for it.
+    await fs.access(path.join(await imageRoot('console'), 'dist', 'console', 'web', 'dist', 'index.html'));
   });
 
   it("when the operator image runs with the chart's environment as its ServiceAccount, then it becomes Ready, leads, reconciles an instance, and exits 0 on SIGTERM", async () => {
@@ -372,5 +398,59 @@ describe('the images, as docker/Dockerfile lays them out', () => {
     process.kill(gateway.pid, 'SIGTERM');
     expect(await gateway.exited).toBe(0);
     expect(gateway.output()).not.toMatch(/forbidden/i);
+  });
+
+  it("when the console image runs with the chart's environment as its ServiceAccount, then it serves its page, signs a tenant in by TokenReview, lists only what the tenant's token may read, and exits 0 on SIGTERM", async () => {
+    const port = await getFreePort();
+    // Its session secret comes from the Secret the chart generates, as the kubelet resolves it.
+    const { kubeConfig } = testControlPlane();
+    const consoleProcess = await launchImage({
+      target: 'console',
+      deployment: `${release}-couch-console`,
+      serviceAccount: 'couch-console-sa',
+      listen: { SETTEE_CONSOLE_HOST: '127.0.0.1', SETTEE_CONSOLE_PORT: String(port) },
+    });
+    running.push(consoleProcess);
+    const fail = (err: Error): never => {
+      throw new Error(`${err.message}\n--- console output ---\n${consoleProcess.output()}`);
+    };
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(
+      'the console to be Ready',
+      async () => ((await httpStatus(`${base}/readyz`)) === 200 ? true : undefined),
+      {
+        timeoutMs: 30_000,
+        abort: consoleProcess.exited,
+      },
+    ).catch(fail);
+    const page = await fetch(`${base}/instances`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toMatch(
+      /<script type="module" crossorigin src="\/assets\/index-[^"]+\.js"><\/script>/,
+    );
+
+    const tenant = await provisionTenant(kubeConfig, {
+      namespace: tenantNamespace.name,
+      serviceAccount: 'image-tenant',
+    });
+    const signIn = await fetch(`${base}/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: base },
+      body: JSON.stringify({ token: tenant.token }),
+    });
+    expect(signIn.status).toBe(201);
+    const cookie = (signIn.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
+    const own = await fetch(`${base}/api/namespaces/${tenantNamespace.name}/instances`, {
+      headers: { cookie },
+    });
+    expect(own.status).toBe(200);
+    const other = await fetch(`${base}/api/namespaces/${releaseNamespace.name}/instances`, {
+      headers: { cookie },
+    });
+    expect(other.status).toBe(403);
+
+    process.kill(consoleProcess.pid, 'SIGTERM');
+    expect(await consoleProcess.exited).toBe(0);
+    expect(consoleProcess.output()).not.toContain(tenant.token);
   });
 });

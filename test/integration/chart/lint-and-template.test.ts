@@ -66,21 +66,28 @@ describe('helm template with the default values', () => {
     const kinds = objects.map((o) => `${o.kind}/${o.metadata?.name}`).sort();
     expect(kinds).toEqual(
       [
+        'ClusterRole/prod-settee-console',
         'ClusterRole/prod-settee-gateway',
         'ClusterRole/prod-settee-operator',
+        'ClusterRoleBinding/prod-settee-console',
         'ClusterRoleBinding/prod-settee-gateway',
         'ClusterRoleBinding/prod-settee-operator',
+        'Deployment/prod-settee-console',
         'Deployment/prod-settee-gateway',
         'Deployment/prod-settee-operator',
+        'NetworkPolicy/prod-settee-console',
         'NetworkPolicy/prod-settee-gateway',
         'NetworkPolicy/prod-settee-operator',
         'PodDisruptionBudget/prod-settee-gateway',
         'PodDisruptionBudget/prod-settee-operator',
         'Role/prod-settee-operator-leader-election',
         'RoleBinding/prod-settee-operator-leader-election',
+        'Secret/prod-settee-console-session',
         'Secret/prod-settee-queue-master',
+        'Service/prod-settee-console',
         'Service/prod-settee-gateway',
         'Service/prod-settee-operator-metrics',
+        'ServiceAccount/prod-settee-console',
         'ServiceAccount/prod-settee-gateway',
         'ServiceAccount/prod-settee-operator',
       ].sort(),
@@ -101,8 +108,8 @@ describe('helm template with the default values', () => {
     expect(envOf(containerOf(operator))).not.toHaveProperty('SETTEE_WATCH_NAMESPACE');
   });
 
-  it('when rendered, then both Deployments probe /healthz and /readyz, set resources, and run non-root on a read-only root filesystem', () => {
-    for (const name of ['prod-settee-operator', 'prod-settee-gateway']) {
+  it('when rendered, then every Deployment probes /healthz and /readyz, sets resources, and runs non-root on a read-only root filesystem', () => {
+    for (const name of ['prod-settee-operator', 'prod-settee-gateway', 'prod-settee-console']) {
       const deployment = findObject<V1Deployment>(objects, 'Deployment', name);
       const pod = deployment.spec?.template.spec;
       const container = containerOf(deployment);
@@ -134,7 +141,7 @@ describe('helm template with the default values', () => {
   });
 
   it('when rendered, then each grace period outlasts the shutdown timeout the process is given', () => {
-    for (const name of ['prod-settee-operator', 'prod-settee-gateway']) {
+    for (const name of ['prod-settee-operator', 'prod-settee-gateway', 'prod-settee-console']) {
       const deployment = findObject<V1Deployment>(objects, 'Deployment', name);
       const container = containerOf(deployment);
       const timeoutSeconds = Number(envOf(container).SETTEE_SHUTDOWN_TIMEOUT?.replace(/s$/, ''));
@@ -171,7 +178,7 @@ describe('helm template with every value set', () => {
   });
 
   it('when rendered, then the Ingress serves the domain, its wildcard and each tenant namespace wildcard over TLS from cert-manager', () => {
-    const ingress = findObject<V1Ingress>(objects, 'Ingress');
+    const ingress = findObject<V1Ingress>(objects, 'Ingress', 'prod-couch-gateway');
     const hosts = [
       'couch.example.com',
       '*.couch.example.com',
@@ -191,6 +198,22 @@ describe('helm template with every value set', () => {
         port: { name: 'http' },
       });
     }
+  });
+
+  it('when the Ingress is on, then the console has its own host and certificate Secret, and its cookie secret comes from the generated Secret', () => {
+    const ingress = findObject<V1Ingress>(objects, 'Ingress', 'prod-couch-console');
+    expect(ingress.spec?.rules?.map((rule) => rule.host)).toEqual(['dashboard.couch.example.com']);
+    expect(ingress.spec?.tls).toEqual([
+      { secretName: 'prod-couch-console-tls', hosts: ['dashboard.couch.example.com'] },
+    ]);
+    const container = containerOf(findObject<V1Deployment>(objects, 'Deployment', 'prod-couch-console'));
+    expect(container.env?.find((e) => e.name === 'SETTEE_CONSOLE_SESSION_SECRET')?.valueFrom).toEqual({
+      secretKeyRef: { name: 'prod-couch-console-session', key: 'cookie-secret' },
+    });
+    expect(envOf(container)).toMatchObject({
+      SETTEE_CONSOLE_PORT: '8081',
+      SETTEE_CONSOLE_TRUSTED_PROXIES: '10.244.0.0/16',
+    });
   });
 
   it('when autoscaling is on, then the HPA owns the gateway replicas and the Deployment names none', () => {
@@ -251,7 +274,7 @@ describe('helm template with every value set', () => {
       ...FULL,
       set: { 'ingress.certManager.issuerKind': 'Issuer', fullnameOverride: 'couchdb' },
     });
-    const ingress = findObject<V1Ingress>(rendered, 'Ingress');
+    const ingress = findObject<V1Ingress>(rendered, 'Ingress', 'couchdb-gateway');
     expect(ingress.metadata?.annotations?.['cert-manager.io/issuer']).toBe('letsencrypt-dns');
     expect(ingress.metadata?.annotations).not.toHaveProperty('cert-manager.io/cluster-issuer');
     const names = rendered.map((o) => o.metadata?.name ?? '');
@@ -263,7 +286,10 @@ describe('helm template with every value set', () => {
       ...FULL,
       set: { 'queue.masterSecret.existingSecret': 'my-master' },
     });
-    expect(rendered.filter((o) => o.kind === 'Secret')).toEqual([]);
+    // The console's own session Secret is the only one left.
+    expect(rendered.filter((o) => o.kind === 'Secret').map((o) => o.metadata?.name)).toEqual([
+      'prod-couch-console-session',
+    ]);
     const container = containerOf(findObject<V1Deployment>(rendered, 'Deployment', 'prod-couch-operator'));
     expect(container.env?.find((e) => e.name === 'SETTEE_SIGNING_MASTER_SECRET')?.valueFrom).toEqual({
       secretKeyRef: { name: 'my-master', key: 'master' },

@@ -23,6 +23,7 @@ interface InstalledRbac {
   objects: KubernetesObject[];
   operatorAccount: string;
   gatewayAccount: string;
+  consoleAccount: string;
   operatorLease: string;
 }
 
@@ -38,6 +39,7 @@ async function installRbac(set: Record<string, string>): Promise<InstalledRbac> 
     objects,
     operatorAccount: `${release}-settee-operator`,
     gatewayAccount: `${release}-settee-gateway`,
+    consoleAccount: `${release}-settee-console`,
     operatorLease: `${release}-settee-operator`,
   };
 }
@@ -175,6 +177,39 @@ describe('RBAC when every namespace is served (ClusterRoles)', () => {
     );
   });
 
+  it("when the console's ServiceAccount reaches for tenants' objects, then it is refused; it may only create TokenReviews", async () => {
+    expect(
+      await isAllowed(installed.consoleAccount, {
+        verb: 'create',
+        group: 'authentication.k8s.io',
+        resource: 'tokenreviews',
+      }),
+    ).toBe(true);
+    for (const [group, resource] of [
+      ['settee.dev', 'couchinstances'],
+      ['settee.dev', 'queuebindings'],
+      ['', 'secrets'],
+      ['', 'events'],
+      ['', 'namespaces'],
+    ] as const) {
+      for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'delete']) {
+        const attributes = { verb, group, resource, namespace: tenantNamespace.name };
+        expect({ resource, verb, allowed: await isAllowed(installed.consoleAccount, attributes) }).toEqual({
+          resource,
+          verb,
+          allowed: false,
+        });
+      }
+    }
+    expect(
+      await isAllowed(installed.consoleAccount, {
+        verb: 'create',
+        group: 'authorization.k8s.io',
+        resource: 'subjectaccessreviews',
+      }),
+    ).toBe(false);
+  });
+
   it('when the gateway asks to read, write or delete a Secret by name, then it is refused (it only watches the queue env Secrets)', async () => {
     for (const verb of ['get', 'create', 'update', 'patch', 'delete']) {
       const attributes = {
@@ -252,7 +287,13 @@ describe('RBAC when every namespace is served (ClusterRoles)', () => {
       ],
       [
         installed.gatewayAccount,
-        { verb: 'patch', group: 'settee.dev', resource: 'queuebindings', namespace: tenantNamespace.name },
+        {
+          verb: 'patch',
+          group: 'settee.dev',
+          resource: 'queuebindings',
+          subresource: 'status',
+          namespace: tenantNamespace.name,
+        },
       ],
       [
         installed.gatewayAccount,
@@ -276,8 +317,15 @@ describe('RBAC when one namespace is served (Roles)', () => {
   });
   afterAll(() => deleteClusterScoped(installed?.objects ?? []));
 
-  it('when rendered, then nothing cluster-wide is granted', () => {
-    expect(installed.objects.filter((o) => o.kind?.startsWith('Cluster'))).toEqual([]);
+  it("when rendered, then nothing cluster-wide is granted but the console's TokenReview (a cluster-scoped call)", () => {
+    const clusterWide = installed.objects.filter((o) => o.kind?.startsWith('Cluster'));
+    expect(clusterWide.map((o) => `${o.kind}/${o.metadata?.name}`).sort()).toEqual([
+      `ClusterRole/${installed.consoleAccount}`,
+      `ClusterRoleBinding/${installed.consoleAccount}`,
+    ]);
+    expect(grantsOf(rulesBoundTo(installed.objects, installed.consoleAccount))).toEqual([
+      'create authentication.k8s.io/tokenreviews',
+    ]);
   });
 
   it('when each ServiceAccount makes the calls its code makes in the watched namespace, then the API server allows them', async () => {

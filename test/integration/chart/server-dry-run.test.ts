@@ -126,7 +126,7 @@ describe('every rendered manifest against the real API server (server-side dry r
     expect(acceptedNames(await dryRunApply(objects))).toHaveLength(objects.length);
   });
 
-  it("when the Deployments' pods are admitted where the restricted Pod Security Standard is enforced, then both pass", async () => {
+  it("when the Deployments' pods are admitted where the restricted Pod Security Standard is enforced, then all three pass", async () => {
     for (const valuesFiles of [[], [FULL_VALUES]]) {
       const objects = await renderChart({
         release: uniqueRelease('pss'),
@@ -136,8 +136,8 @@ describe('every rendered manifest against the real API server (server-side dry r
       const pods = objects
         .filter((o): o is V1Deployment => o.kind === 'Deployment')
         .map((deployment) => podOf(deployment, releaseNamespace.name));
-      expect(pods).toHaveLength(2);
-      expect(acceptedNames(await dryRunApply(pods))).toHaveLength(2);
+      expect(pods).toHaveLength(3);
+      expect(acceptedNames(await dryRunApply(pods))).toHaveLength(3);
     }
   });
 

@@ -85,7 +85,7 @@ describe('the queue handler', () => {
 
   it('when a publish is refused after its body was read, then the connection is kept alive', async () => {
     const request =
-      `POST /queue/${target.namespace}/${target.name}/v2/publish/not-a-url HTTP/1.1\r\nHost: x\r\n` +
+      `POST /queue/${target.namespace}/${target.name}/v2/publish/not%20a%20url HTTP/1.1\r\nHost: x\r\n` +
       `Authorization: Bearer ${target.token}\r\nContent-Length: 2\r\n\r\n{}`;
     const { head, closedByServer } = await exchange(port, request, 300);
     expect(head).toMatch(/^HTTP\/1\.1 400 /);

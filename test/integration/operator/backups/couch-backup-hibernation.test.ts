@@ -17,6 +17,7 @@ import {
   patchInstance,
   readInstance,
   readStatefulSet,
+  testClients,
   waitForInstance,
 } from '../couch-instance-harness.js';
 
@@ -35,7 +36,10 @@ describe('backups and hibernation', () => {
     platform = await startTestPlatform({
       kubeConfig: testControlPlane().kubeConfig,
       namespace: ns.name,
-      operatorEnv: backupOperatorEnv(storage),
+      operatorEnv: backupOperatorEnv(storage, {
+        SETTEE_BACKUP_ATTEMPTS: '2',
+        SETTEE_BACKUP_RETRY_DELAY: '300ms',
+      }),
     });
   }, 60_000);
 
@@ -131,5 +135,52 @@ describe('backups and hibernation', () => {
     expect(
       (await listBackups(ns.name, ref.name)).filter((b) => b.spec.trigger === 'Hibernation'),
     ).toHaveLength(1);
+  }, 150_000);
+
+  it('when object storage is unreachable, then the final backup fails visibly after its retries, and the instance still hibernates', async () => {
+    const ref = { namespace: ns.name, name: 'offline' };
+    // A loopback port nothing listens on: every upload is refused at once.
+    await testClients().core.createNamespacedSecret({
+      namespace: ns.name,
+      body: {
+        metadata: { name: 'unreachable-bucket' },
+        stringData: {
+          endpoint: 'http://127.0.0.1:9',
+          bucket: 'nowhere',
+          forcePathStyle: 'true',
+          accessKeyId: 'a',
+          secretAccessKey: 's',
+        },
+      },
+    });
+    await createCouchInstance(testControlPlane().kubeConfig, ref, {
+      plan: 'paid',
+      hibernation: { idleAfter: '6s' },
+      addons: { backups: { schedule: '0 3 * * *', storageSecret: 'unreachable-bucket' } },
+    });
+    await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 60_000);
+    const hibernated = await waitForInstance(
+      ns.name,
+      ref.name,
+      'hibernated',
+      (i) => i.status?.hibernatedAt !== undefined,
+      90_000,
+    );
+    const [final] = (await listBackups(ns.name, ref.name)).filter((b) => b.spec.trigger === 'Hibernation');
+    expect(final?.status).toMatchObject({ phase: 'Failed', attempts: 2 });
+    expect(final?.status?.message).toMatch(/127\.0\.0\.1:9|ECONNREFUSED|connect/i);
+    expect(Date.parse(final?.status?.completedAt ?? '')).toBeLessThanOrEqual(
+      Date.parse(hibernated.status?.hibernatedAt ?? ''),
+    );
+    expect((await eventsFor(ns.name, ref.name)).map((e) => e.reason)).toEqual(
+      expect.arrayContaining(['BackupFailed', 'Hibernated']),
+    );
+    const backedUp = await waitForInstance(
+      ns.name,
+      ref.name,
+      'BackedUp False',
+      (i) => conditionOf(i, 'BackedUp')?.status === 'False',
+    );
+    expect(conditionOf(backedUp, 'BackedUp')).toMatchObject({ reason: 'BackupFailed' });
   }, 150_000);
 });

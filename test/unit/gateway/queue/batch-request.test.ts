@@ -10,8 +10,9 @@ const limits = {
   maxDelayMs: 7 * 86_400_000,
 };
 const policy = compileAddressPolicy([]);
-const parse = (value: unknown) =>
+const parseItems = (value: unknown) =>
   parseBatchRequest(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)), limits, policy);
+const parse = (value: unknown) => parseItems(value).map((item) => item.request);
 
 describe('batch requests', () => {
   it("when items come in the SDK's form, then destination, headers and the string body are taken as sent", () => {
@@ -47,6 +48,16 @@ describe('batch requests', () => {
     expect(text?.body.toString()).toBe('plain');
     expect(text?.headers['content-type']).toBeUndefined();
     expect(empty?.body.length).toBe(0);
+  });
+
+  it('when an item names a URL group instead of a URL, then it is marked for fan-out and its URL is not checked', () => {
+    const [group, url] = parseItems([
+      { destination: 'orders.v2', body: 'x' },
+      { destination: 'https://a.example/1' },
+    ]);
+    expect(group?.urlGroup).toBe('orders.v2');
+    expect(group?.request.body.toString()).toBe('x');
+    expect(url?.urlGroup).toBeUndefined();
   });
 
   it.each([

@@ -34,6 +34,8 @@ describe('the gateway view of a binding', () => {
       name: 'cache',
       token: 'pw',
       signingKey: 'sig_a',
+      nextSigningKey: 'sig_b',
+      signingKeyRotation: '',
       connection: { host: 'redis.ns.svc', port: 6379, tls: false, db: 0 },
       limits: { maxDelayMs: 7 * 86_400_000, deadLetterRetentionMs: 7 * 86_400_000 },
     });

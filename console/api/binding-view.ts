@@ -1,0 +1,49 @@
+import { QueueEnvKey, type QueueBinding, type QueueEnv } from '../../api/queue-binding.js';
+
+/** One QueueBinding as the queue list shows it. */
+export interface BindingRow {
+  name: string;
+  engine: string;
+  queueUrl: string | null;
+  ready: boolean;
+  readyMessage: string | null;
+}
+
+export function buildBindingRow(binding: QueueBinding): BindingRow {
+  const ready = binding.status?.conditions?.find((c) => c.type === 'Ready');
+  return {
+    name: binding.metadata?.name ?? '',
+    engine: binding.spec?.engine ?? '',
+    queueUrl: binding.status?.queueUrl ?? null,
+    ready: ready?.status === 'True',
+    readyMessage: ready?.message ?? null,
+  };
+}
+
+/**
+ * The names the QStash SDK reads for the same four values: `new Client()` and `new Receiver()` pick
+ * up QSTASH_URL, QSTASH_TOKEN, QSTASH_CURRENT_SIGNING_KEY and QSTASH_NEXT_SIGNING_KEY by themselves.
+ */
+export const QSTASH_NAMES: Record<QueueEnvKey, string> = {
+  [QueueEnvKey.Url]: 'QSTASH_URL',
+  [QueueEnvKey.Token]: 'QSTASH_TOKEN',
+  [QueueEnvKey.CurrentSigningKey]: 'QSTASH_CURRENT_SIGNING_KEY',
+  [QueueEnvKey.NextSigningKey]: 'QSTASH_NEXT_SIGNING_KEY',
+};
+
+/** A value as a dotenv line accepts it: double-quoted, with backslash, quote and newlines escaped. */
+function dotenvValue(value: string): string {
+  return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n').replaceAll('\r', '\\r')}"`;
+}
+
+/** The `.env` download: the VQUEUE_* values, then the same under the SDK's QSTASH_* names. */
+export function renderDotenv(env: QueueEnv, binding: { namespace: string; name: string }): string {
+  const keys = Object.values(QueueEnvKey);
+  return [
+    `# Webhook queue of QueueBinding ${binding.namespace}/${binding.name} (Settee)`,
+    ...keys.map((key) => `${key}=${dotenvValue(env[key])}`),
+    '# The same values under the names the QStash SDK reads',
+    ...keys.map((key) => `${QSTASH_NAMES[key]}=${dotenvValue(env[key])}`),
+    '',
+  ].join('\n');
+}

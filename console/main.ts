@@ -1,0 +1,44 @@
+/**
+ * The console process: `npm run console` (or `tsx console/main.ts`). Settings come from the
+ * environment (console/config.ts); the cluster's address from KUBECONFIG or the in-cluster
+ * ServiceAccount, whose identity is used for TokenReviews only. SIGTERM or SIGINT stops it.
+ */
+import { loadKubeConfig } from '../kube/clients.js';
+import { EnvReader } from '../observability/env-reader.js';
+import { createLogger, errorMessage } from '../observability/logger.js';
+import { readConsoleConfig } from './config.js';
+import { startConsoleServer } from './console-server.js';
+import { KubeHttp } from './kube/kube-http.js';
+
+async function main(): Promise<void> {
+  const read = new EnvReader(process.env);
+  const config = readConsoleConfig(read);
+  read.assertValid();
+  const logger = createLogger({ level: config.logLevel, component: 'console' });
+  if (!process.env.SETTEE_CONSOLE_SESSION_SECRET)
+    logger.warn('SETTEE_CONSOLE_SESSION_SECRET is not set: sessions end when this process restarts');
+  const kube = await KubeHttp.create(loadKubeConfig(), { timeoutMs: config.kubeRequestTimeoutMs });
+  const server = await startConsoleServer({ config, kube, logger });
+  logger.info('console listening', { url: server.url });
+
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    server.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error('shutdown failed', { error: errorMessage(err) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
+
+main().catch((err: unknown) => {
+  console.error(`console failed to start: ${errorMessage(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,234 @@
+import { useState, type FormEvent, type ReactNode } from 'react';
+import { Banner } from '../components/common.js';
+import { api, ApiError, namespacePath } from '../lib/api-client.js';
+import type { InstanceRow } from '../lib/api-types.js';
+import { Link, navigate } from '../lib/router.js';
+
+/** Which input a message the API server sent about `spec.<path>` belongs beside. */
+const FIELD_OF: [RegExp, string][] = [
+  [/^(spec\.)?keepAlive/, 'keepAlive'],
+  [/^(spec\.)?hibernation/, 'idleAfter'],
+  [/^(spec\.)?addons\.largerStorage/, 'largerStorage'],
+  [/^(spec\.)?addons\.backups/, 'backups'],
+  [/^(spec\.)?addons\.regionPinning/, 'regionPinning'],
+  [/^(spec\.)?plan/, 'plan'],
+  [/^(metadata\.)?name/, 'name'],
+];
+
+function fieldMessages(error: ApiError | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [path, message] of Object.entries(error?.body.fields ?? {})) {
+    const field = FIELD_OF.find(([pattern]) => pattern.test(path))?.[1] ?? 'form';
+    out[field] = out[field] ? `${out[field]}; ${message}` : message;
+  }
+  return out;
+}
+
+function Field(props: {
+  id: string;
+  label: string;
+  help?: string;
+  error?: string | undefined;
+  children: (describedBy: string) => ReactNode;
+}) {
+  const describedBy = [props.help ? `${props.id}-help` : '', props.error ? `${props.id}-error` : '']
+    .filter(Boolean)
+    .join(' ');
+  return (
+    <div className={`form-field${props.error ? ' has-error' : ''}`}>
+      <label htmlFor={props.id}>{props.label}</label>
+      {props.children(describedBy)}
+      {props.help && (
+        <p className="help" id={`${props.id}-help`}>
+          {props.help}
+        </p>
+      )}
+      {props.error && (
+        <p className="field-error" id={`${props.id}-error`} data-testid={`${props.id}-error`}>
+          {props.error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function CreateInstancePage({ namespace }: { namespace: string }) {
+  const [name, setName] = useState('');
+  const [plan, setPlan] = useState<'free' | 'paid'>('free');
+  const [idleAfter, setIdleAfter] = useState('');
+  const [keepAlive, setKeepAlive] = useState(false);
+  const [largerStorage, setLargerStorage] = useState('');
+  const [backupSchedule, setBackupSchedule] = useState('');
+  const [region, setRegion] = useState('');
+  const [error, setError] = useState<ApiError>();
+  const [busy, setBusy] = useState(false);
+  const fields = fieldMessages(error);
+
+  const submit = async (event: FormEvent): Promise<void> => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    const addons: Record<string, unknown> = {};
+    if (largerStorage.trim()) addons.largerStorage = { size: largerStorage.trim() };
+    if (backupSchedule.trim()) addons.backups = { schedule: backupSchedule.trim() };
+    if (region.trim()) addons.regionPinning = { region: region.trim() };
+    try {
+      const created = await api<InstanceRow>('POST', `${namespacePath(namespace)}/instances`, {
+        name: name.trim(),
+        plan,
+        ...(idleAfter.trim() ? { idleAfter: idleAfter.trim() } : {}),
+        ...(keepAlive ? { keepAlive } : {}),
+        ...(Object.keys(addons).length > 0 ? { addons } : {}),
+      });
+      navigate(`/instances/${encodeURIComponent(created.name)}`);
+    } catch (err) {
+      if (err instanceof ApiError) setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      <p className="crumbs">
+        <Link to="/instances">Instances</Link> / New
+      </p>
+      <h1>Create a CouchDB instance</h1>
+      {error && (
+        <Banner kind="error">
+          {error.status === 422
+            ? 'The API server refused the instance; nothing was created. See the fields below.'
+            : error.message}
+          {fields.form && <span className="block">{fields.form}</span>}
+        </Banner>
+      )}
+      <form className="card form" onSubmit={submit} noValidate>
+        <Field
+          id="name"
+          label="Name"
+          help="Lower-case letters, digits and '-'; it names the endpoint."
+          error={fields.name ?? error?.body.fields?.name}
+        >
+          {(d) => (
+            <input
+              id="name"
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              required
+              aria-describedby={d}
+              aria-invalid={fields.name ? true : undefined}
+              autoComplete="off"
+            />
+          )}
+        </Field>
+        <fieldset className="form-field">
+          <legend>Plan</legend>
+          <label className="inline">
+            <input
+              type="radio"
+              name="plan"
+              value="free"
+              checked={plan === 'free'}
+              onChange={() => setPlan('free')}
+            />{' '}
+            Free: hibernates when idle, inside the free envelope
+          </label>
+          <label className="inline">
+            <input
+              type="radio"
+              name="plan"
+              value="paid"
+              checked={plan === 'paid'}
+              onChange={() => setPlan('paid')}
+            />{' '}
+            Paid: keep alive, larger storage, backups, region pinning
+          </label>
+          {fields.plan && <p className="field-error">{fields.plan}</p>}
+        </fieldset>
+        <Field
+          id="idleAfter"
+          label="Idle period before hibernating"
+          help="A duration such as 30s, 15m or 1h (default 15m)."
+          error={fields.idleAfter}
+        >
+          {(d) => (
+            <input
+              id="idleAfter"
+              value={idleAfter}
+              onChange={(e) => setIdleAfter(e.target.value)}
+              placeholder="15m"
+              aria-describedby={d}
+              aria-invalid={fields.idleAfter ? true : undefined}
+              autoComplete="off"
+            />
+          )}
+        </Field>
+        <Field id="keepAlive" label="Keep alive (never hibernate)" error={fields.keepAlive}>
+          {(d) => (
+            <input
+              id="keepAlive"
+              type="checkbox"
+              checked={keepAlive}
+              onChange={(e) => setKeepAlive(e.target.checked)}
+              aria-describedby={d}
+            />
+          )}
+        </Field>
+        <fieldset className="form-field">
+          <legend>Add-ons</legend>
+          <Field
+            id="largerStorage"
+            label="Larger storage"
+            help="A size such as 10Gi."
+            error={fields.largerStorage}
+          >
+            {(d) => (
+              <input
+                id="largerStorage"
+                value={largerStorage}
+                onChange={(e) => setLargerStorage(e.target.value)}
+                aria-describedby={d}
+                autoComplete="off"
+              />
+            )}
+          </Field>
+          <Field
+            id="backups"
+            label="Backup schedule"
+            help='Cron, five fields, such as "0 3 * * *".'
+            error={fields.backups}
+          >
+            {(d) => (
+              <input
+                id="backups"
+                value={backupSchedule}
+                onChange={(e) => setBackupSchedule(e.target.value)}
+                aria-describedby={d}
+                autoComplete="off"
+              />
+            )}
+          </Field>
+          <Field id="regionPinning" label="Region pinning" help="A region name." error={fields.regionPinning}>
+            {(d) => (
+              <input
+                id="regionPinning"
+                value={region}
+                onChange={(e) => setRegion(e.target.value)}
+                aria-describedby={d}
+                autoComplete="off"
+              />
+            )}
+          </Field>
+        </fieldset>
+        <div className="actions">
+          <button type="submit" className="button primary" disabled={busy}>
+            {busy ? 'Creating…' : 'Create instance'}
+          </button>
+          <Link to="/instances" className="button secondary">
+            Cancel
+          </Link>
+        </div>
+      </form>
+    </>
+  );
+}

@@ -1,0 +1,146 @@
+import type { ApiRequest, ApiRoute } from '../api-router.js';
+import type { QueueTarget } from '../binding-registry.js';
+import type { QueueConfig } from '../config.js';
+import { validateDestination } from '../destination.js';
+import { InvalidRequestError, ResourceNotFoundError } from '../errors.js';
+import { sendJson } from '../json-response.js';
+import type { QueueMessage } from '../message.js';
+import { parsePublishHeaders, type HeaderBag } from '../publish-headers.js';
+import { readBody } from '../read-body.js';
+import type { AddressPolicy } from '../ssrf/address-policy.js';
+import { storeCall } from '../store-call.js';
+import { isUrlGroupName } from '../url-groups/url-group.js';
+import type { UrlGroupStore } from '../url-groups/url-group-store.js';
+import { nextTick, parseCron } from './cron.js';
+import { newScheduleId, toQStashSchedule, validateScheduleId, type ScheduleRecord } from './schedule.js';
+import type { ScheduleStore, StoredSchedule } from './schedule-store.js';
+
+/** Headers that make the schedule rather than its messages. */
+const SCHEDULE_HEADERS = new Set(['upstash-cron', 'upstash-schedule-id']);
+
+function header(req: ApiRequest['req'], name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function answer(schedule: StoredSchedule) {
+  return toQStashSchedule(schedule.record, schedule.template, {
+    last: schedule.lastTick,
+    next: schedule.nextTick,
+  });
+}
+
+/**
+ * QStash's schedules (`client.schedules.*`):
+ *   POST   /v2/schedules/{destination}   create, or replace the one named by Upstash-Schedule-Id
+ *   GET    /v2/schedules                 every schedule
+ *   GET    /v2/schedules/{id}            one, 404 when missing
+ *   DELETE /v2/schedules/{id}            delete it (messages already fired stay queued)
+ *   PATCH or POST /v2/schedules/{id}/pause and /resume (the SDK sends PATCH, the docs say POST)
+ */
+export function scheduleRoutes(options: {
+  schedulesOf: (target: QueueTarget) => ScheduleStore;
+  groupsOf: (target: QueueTarget) => UrlGroupStore;
+  config: QueueConfig;
+  policy: AddressPolicy;
+  now?: () => number;
+}): ApiRoute[] {
+  const { schedulesOf, groupsOf, config, policy } = options;
+  const now = options.now ?? Date.now;
+
+  const create = async ({ req, res, target, params }: ApiRequest): Promise<void> => {
+    const destination = params.destination!;
+    const cronText = header(req, 'upstash-cron');
+    if (cronText === undefined)
+      throw new InvalidRequestError('Upstash-Cron is missing: a schedule needs one');
+    const cron = parseCron(cronText);
+    const idHeader = header(req, 'upstash-schedule-id');
+    const scheduleId = idHeader === undefined ? newScheduleId() : validateScheduleId(idHeader.trim());
+    if (header(req, 'upstash-queue-name') !== undefined)
+      throw new InvalidRequestError('Upstash-Queue-Name: schedules into queues are not supported yet');
+    const body = await readBody(req, config.maxBodyBytes);
+    if (isUrlGroupName(destination)) {
+      const group = await storeCall('read the url group', () => groupsOf(target).get(destination));
+      if (!group) throw new ResourceNotFoundError(`url group ${destination} not found`);
+    } else {
+      validateDestination(destination, policy);
+    }
+    const messageHeaders: Record<string, string | string[] | undefined> = {};
+    for (const [name, value] of Object.entries(req.headers as HeaderBag))
+      if (!SCHEDULE_HEADERS.has(name)) messageHeaders[name] = value;
+    if (header(req, 'upstash-not-before') !== undefined)
+      throw new InvalidRequestError('Upstash-Not-Before is a single time: a schedule takes Upstash-Delay');
+    // Parsed as of time 0, Upstash-Delay comes back as the delay itself: each tick adds it to its time.
+    const { notBefore: delayMs, ...options } = parsePublishHeaders(
+      messageHeaders,
+      { ...config, maxDelayMs: target.limits.maxDelayMs },
+      0,
+    );
+    const template: QueueMessage = { ...options, id: '', destination, body, retried: 0, createdAt: 0 };
+    const at = now();
+    const store = schedulesOf(target);
+    const existing =
+      idHeader === undefined ? undefined : await storeCall('read the schedule', () => store.get(scheduleId));
+    const record: ScheduleRecord = {
+      scheduleId,
+      cron: cron.text,
+      destination,
+      createdAt: existing?.record.createdAt ?? at,
+      isPaused: false,
+    };
+    if (delayMs !== undefined) record.delayMs = delayMs;
+    await storeCall('store the schedule', () => store.save(record, template, nextTick(cron, at)));
+    sendJson(res, 200, { scheduleId });
+  };
+
+  const setPaused =
+    (paused: boolean) =>
+    async ({ res, target, params }: ApiRequest) => {
+      const scheduleId = validateScheduleId(params.id!, 'schedule id');
+      const store = schedulesOf(target);
+      const existing = await storeCall('read the schedule', () => store.get(scheduleId));
+      if (!existing) throw new ResourceNotFoundError(`schedule ${scheduleId} not found`);
+      const following = nextTick(parseCron(existing.record.cron), now());
+      const found = await storeCall('change the schedule', () =>
+        store.setPaused(scheduleId, paused, following),
+      );
+      if (!found) throw new ResourceNotFoundError(`schedule ${scheduleId} not found`);
+      res.writeHead(200).end();
+    };
+
+  return [
+    {
+      path: 'schedules',
+      methods: {
+        GET: async ({ res, target }) =>
+          sendJson(
+            res,
+            200,
+            (await storeCall('list the schedules', () => schedulesOf(target).list())).map(answer),
+          ),
+      },
+    },
+    { path: 'schedules/:id/pause', methods: { PATCH: setPaused(true), POST: setPaused(true) } },
+    { path: 'schedules/:id/resume', methods: { PATCH: setPaused(false), POST: setPaused(false) } },
+    {
+      path: 'schedules/:id',
+      methods: {
+        GET: async ({ res, target, params }) => {
+          const scheduleId = validateScheduleId(params.id!, 'schedule id');
+          const schedule = await storeCall('read the schedule', () => schedulesOf(target).get(scheduleId));
+          if (!schedule) throw new ResourceNotFoundError(`schedule ${scheduleId} not found`);
+          sendJson(res, 200, answer(schedule));
+        },
+        DELETE: async ({ res, target, params }) => {
+          const scheduleId = validateScheduleId(params.id!, 'schedule id');
+          const existed = await storeCall('delete the schedule', () =>
+            schedulesOf(target).delete(scheduleId),
+          );
+          if (!existed) throw new ResourceNotFoundError(`schedule ${scheduleId} not found`);
+          res.writeHead(200).end();
+        },
+      },
+    },
+    { path: 'schedules/*destination', methods: { POST: create } },
+  ];
+}

@@ -1,0 +1,63 @@
+import type { Logger } from 'winston';
+import type { BindingRegistry, QueueTarget } from '../binding-registry.js';
+import type { QueueConfig } from '../config.js';
+import { connectionFingerprint, type DatabaseConnections } from '../database-connections.js';
+import { queueKeys } from '../keys.js';
+import { ScheduleTicker } from './schedule-ticker.js';
+
+export interface ScheduleTickers {
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs one ScheduleTicker per binding in the registry on this replica, following its changes as
+ * the delivery workers do: a new database restarts the ticker, a removed binding stops it.
+ */
+export function startScheduleTickers(options: {
+  registry: BindingRegistry;
+  connections: DatabaseConnections;
+  config: QueueConfig;
+  logger: Logger;
+}): ScheduleTickers {
+  const { registry, connections, config } = options;
+  const logger = options.logger.child({ component: 'queue-schedules' });
+  const keys = queueKeys(config.keyPrefix);
+  const tickers = new Map<string, { fingerprint: string; ticker: ScheduleTicker }>();
+  const stopping = new Set<Promise<void>>();
+
+  const stopTicker = (key: string): void => {
+    const running = tickers.get(key);
+    if (!running) return;
+    tickers.delete(key);
+    const done = running.ticker.stop().finally(() => stopping.delete(done));
+    stopping.add(done);
+  };
+
+  const upsert = (target: QueueTarget): void => {
+    const fingerprint = connectionFingerprint(target);
+    if (tickers.get(target.key)?.fingerprint === fingerprint) return;
+    stopTicker(target.key);
+    const ticker = new ScheduleTicker({
+      redis: connections.get(target),
+      keys,
+      pollIntervalMs: config.pollIntervalMs,
+      logger: logger.child({ binding: target.key }),
+    });
+    tickers.set(target.key, { fingerprint, ticker });
+    ticker.start();
+  };
+
+  const unsubscribe = registry.subscribe((event) => {
+    if (event.type === 'upsert') upsert(event.target);
+    else stopTicker(event.key);
+  });
+  for (const target of registry.list()) upsert(target);
+
+  return {
+    async stop() {
+      unsubscribe();
+      for (const key of [...tickers.keys()]) stopTicker(key);
+      await Promise.all([...stopping]);
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import { InvalidRequestError } from '../errors.js';
+import type { QueueMessage } from '../message.js';
+import { bodyFields, headerLists } from '../message-answer.js';
+
+/** What is kept of a schedule beside its message template (keys.schedules). */
+export interface ScheduleRecord {
+  scheduleId: string;
+  /** Upstash-Cron as given. */
+  cron: string;
+  /** A URL, or a URL group's name (each tick then fans out to the group's endpoints at that time). */
+  destination: string;
+  createdAt: number;
+  isPaused: boolean;
+  /** Upstash-Delay: each tick's message is delivered this long after the tick (ms). */
+  delayMs?: number;
+}
+
+/** A schedule as QStash answers it (GET /v2/schedules, the SDK's `Schedule`). */
+export interface QStashSchedule {
+  scheduleId: string;
+  cron: string;
+  createdAt: number;
+  destination: string;
+  method: string;
+  header: Record<string, string[]>;
+  body?: string;
+  bodyBase64?: string;
+  retries: number;
+  /** Upstash-Delay, in seconds. */
+  delay?: number;
+  label?: string;
+  retryDelayExpression?: string;
+  timeout?: number;
+  isPaused: boolean;
+  lastScheduleTime?: number;
+  nextScheduleTime?: number;
+}
+
+export const MAX_SCHEDULE_ID_LENGTH = 128;
+const SCHEDULE_ID = /^[A-Za-z0-9._-]+$/;
+
+export function newScheduleId(): string {
+  return `scd_${randomBytes(18).toString('base64url')}`;
+}
+
+/** Upstash-Schedule-Id, or a schedule id in a path; the 400 names the field. */
+export function validateScheduleId(value: string, field = 'Upstash-Schedule-Id'): string {
+  if (value.length > 0 && value.length <= MAX_SCHEDULE_ID_LENGTH && SCHEDULE_ID.test(value)) return value;
+  throw new InvalidRequestError(
+    `${field} ${JSON.stringify(value.slice(0, 200))} must be 1 to ${MAX_SCHEDULE_ID_LENGTH} letters, digits, '-', '_' or '.'`,
+  );
+}
+
+/** The answer for one schedule, from its record, its template and where its ticks stand. */
+export function toQStashSchedule(
+  record: ScheduleRecord,
+  template: QueueMessage,
+  ticks: { last?: number | undefined; next?: number | undefined },
+): QStashSchedule {
+  const schedule: QStashSchedule = {
+    scheduleId: record.scheduleId,
+    cron: record.cron,
+    createdAt: record.createdAt,
+    destination: record.destination,
+    method: template.method,
+    header: headerLists(template.headers),
+    retries: template.retries,
+    isPaused: record.isPaused,
+  };
+  if (template.body.length > 0) Object.assign(schedule, bodyFields(template.body));
+  if (record.delayMs !== undefined) schedule.delay = Math.round(record.delayMs / 1000);
+  if (template.label !== undefined) schedule.label = template.label;
+  if (template.retryDelay !== undefined) schedule.retryDelayExpression = template.retryDelay;
+  if (template.timeoutMs !== undefined) schedule.timeout = Math.ceil(template.timeoutMs / 1000);
+  if (ticks.last !== undefined) schedule.lastScheduleTime = ticks.last;
+  if (ticks.next !== undefined) schedule.nextScheduleTime = ticks.next;
+  return schedule;
+}

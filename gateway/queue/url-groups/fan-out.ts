@@ -1,0 +1,54 @@
+import type { BatchItem } from '../batch-request.js';
+import { ResourceNotFoundError } from '../errors.js';
+import type { MessageRequest } from '../message.js';
+import { storeCall } from '../store-call.js';
+import type { UrlGroupStore } from './url-group-store.js';
+
+/** What one publish (or batch item) became: a message, or one per endpoint of a URL group. */
+export type PublishPlan =
+  { kind: 'url'; request: MessageRequest } | { kind: 'url-group'; requests: MessageRequest[] };
+
+/**
+ * A message for a URL group becomes one message per endpoint, each with the endpoint's URL as
+ * destination (so its signature's `sub` is that URL, as QStash signs) and the group's name to send
+ * as Upstash-Topic-Name. The endpoints are read once, at publish: a later change to the group does
+ * not move messages already stored.
+ */
+export async function planPublish(
+  item: BatchItem,
+  groups: UrlGroupStore,
+  where = 'url group',
+): Promise<PublishPlan> {
+  const name = item.urlGroup;
+  if (name === undefined) return { kind: 'url', request: item.request };
+  const group = await storeCall('read the url group', () => groups.get(name));
+  if (!group) throw new ResourceNotFoundError(`${where} ${name} not found`);
+  return {
+    kind: 'url-group',
+    requests: group.endpoints.map((endpoint) => ({
+      ...item.request,
+      destination: endpoint.url,
+      topicName: name,
+    })),
+  };
+}
+
+/** Every message of the plans, in order, to store in one step. */
+export function messagesOf(plans: readonly PublishPlan[]): MessageRequest[] {
+  return plans.flatMap((plan) => (plan.kind === 'url' ? [plan.request] : plan.requests));
+}
+
+/**
+ * QStash's answer: `{messageId}` for a URL, and for a URL group an array with `{messageId, url}`
+ * per endpoint. `ids` are the stored messages' ids in the order of messagesOf(plans).
+ */
+export function answersOf(
+  plans: readonly PublishPlan[],
+  ids: readonly string[],
+): ({ messageId: string } | { messageId: string; url: string }[])[] {
+  let next = 0;
+  return plans.map((plan) => {
+    if (plan.kind === 'url') return { messageId: ids[next++]! };
+    return plan.requests.map((request) => ({ messageId: ids[next++]!, url: request.destination }));
+  });
+}

@@ -1,0 +1,351 @@
+import { Client, Receiver } from '@upstash/qstash';
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../local/redis-server.js';
+import { waitFor } from '../../../local/wait.js';
+import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import { queueKeys } from '../../../gateway/queue/keys.js';
+import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
+import { testQueueConfig } from '../../helpers/queue/queue-config.js';
+import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
+import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
+import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
+import { scheduleNightlyReport } from '../../../examples/schedules/nightly-report.js';
+
+/**
+ * Cron schedules (`client.schedules.*`) through the unchanged SDK, with two gateway replicas on
+ * one database: each tick fires exactly once. Ticks come each minute; all but one test make a
+ * tick come now by moving the schedule's next tick into the past in Redis, as the clock would.
+ */
+describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
+  const keys = queueKeys(testQueueConfig().keyPrefix);
+  let redis: RedisServer;
+  let otherRedis: RedisServer;
+  let replicas: TestQueueGateway[];
+  let receiver: TestReceiver;
+  let target: QueueTarget;
+  let otherTarget: QueueTarget;
+  let inspect: Redis;
+
+  const client = (token = target.token, replica = 0): Client =>
+    new Client({ baseUrl: replicas[replica]!.queueUrl(target), token, retry: false, enableTelemetry: false });
+
+  beforeAll(async () => {
+    [redis, otherRedis] = await Promise.all([startRedis(), startRedis()]);
+    const signingKey = randomSigningKey();
+    target = testQueueTarget(redis, { namespace: 'tenant-a', name: 'cache', signingKey });
+    otherTarget = testQueueTarget(otherRedis, { namespace: 'tenant-b', name: 'cache' });
+    receiver = await startTestReceiver({ currentSigningKey: signingKey });
+    inspect = connectTestRedis(redis);
+    // Each replica has its own consumer name, registry, workers and schedule tickers.
+    replicas = await Promise.all(
+      [0, 1].map(() => startTestQueueGateway({ config: testQueueConfig(), targets: [target, otherTarget] })),
+    );
+  });
+
+  afterAll(async () => {
+    await Promise.all((replicas ?? []).map((r) => r.stop()));
+    await receiver?.close();
+    inspect?.disconnect();
+    await Promise.all([redis?.stop(), otherRedis?.stop()]);
+  });
+
+  beforeEach(async () => {
+    for (const schedule of await client().schedules.list())
+      await client().schedules.delete(schedule.scheduleId);
+    receiver.deliveries.length = 0;
+  });
+
+  async function quietly<T>(call: () => Promise<T>): Promise<T> {
+    const original = console.error;
+    console.error = () => undefined;
+    try {
+      return await call();
+    } finally {
+      console.error = original;
+    }
+  }
+
+  const deliveriesOf = (scheduleId: string) =>
+    receiver.deliveries.filter((d) => d.headers['upstash-schedule-id'] === scheduleId);
+
+  /** Makes the schedule's next tick come now, as the clock reaching it would. */
+  const makeTickDue = (scheduleId: string, ago = 1_000) =>
+    inspect.zadd(keys.scheduleTicks, 'XX', Date.now() - ago, scheduleId);
+
+  /** Long enough for both replicas' tickers (25 ms) and the deliveries to have run several times. */
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 500));
+
+  it('when a schedule is created, then get and list answer it as QStash does, with its next tick on the coming minute', async () => {
+    const destination = `${receiver.baseUrl}/reports?kind=daily`;
+    const { scheduleId } = await client().schedules.create({
+      destination,
+      cron: 'CRON_TZ=Europe/Berlin */5 * * * *',
+      body: JSON.stringify({ report: 'daily' }),
+      headers: { 'X-Report': 'daily' },
+      method: 'PUT',
+      retries: 2,
+      timeout: 1,
+    });
+    expect(scheduleId).toMatch(/^scd_/);
+    const schedule = await client(target.token, 1).schedules.get(scheduleId);
+    expect(schedule).toEqual({
+      scheduleId,
+      cron: 'CRON_TZ=Europe/Berlin */5 * * * *',
+      createdAt: expect.any(Number),
+      destination,
+      method: 'PUT',
+      header: { 'content-type': ['application/json'], 'x-report': ['daily'] },
+      body: '{"report":"daily"}',
+      retries: 2,
+      timeout: 1,
+      isPaused: false,
+      nextScheduleTime: expect.any(Number),
+    });
+    expect(schedule.nextScheduleTime! % 300_000).toBe(0);
+    expect(schedule.nextScheduleTime! - Date.now()).toBeLessThanOrEqual(300_000);
+    expect((await client().schedules.list()).map((s) => s.scheduleId)).toEqual([scheduleId]);
+  });
+
+  it('when a tick comes, then exactly one signed message is delivered across both replicas, carrying Upstash-Schedule-Id', async () => {
+    const destination = `${receiver.baseUrl}/tick`;
+    const { scheduleId } = await client().schedules.create({ destination, cron: '* * * * *', body: 'tick' });
+    const before = await client().schedules.get(scheduleId);
+    // The one test that waits for the real minute: no help from the test.
+    const delivery = await waitFor('the first real tick', async () => deliveriesOf(scheduleId)[0], {
+      timeoutMs: 65_000,
+      intervalMs: 50,
+    });
+    expect(delivery.at - before.nextScheduleTime!).toBeLessThan(5_000);
+    expect(delivery.body.toString()).toBe('tick');
+    await expect(
+      new Receiver({ currentSigningKey: target.signingKey, nextSigningKey: randomSigningKey() }).verify({
+        signature: String(delivery.headers['upstash-signature']),
+        body: 'tick',
+        url: destination,
+      }),
+    ).resolves.toBe(true);
+    await settle();
+    expect(deliveriesOf(scheduleId)).toHaveLength(1);
+    const after = await client().schedules.get(scheduleId);
+    expect(after.lastScheduleTime).toBe(before.nextScheduleTime);
+    expect(after.nextScheduleTime).toBe(before.nextScheduleTime! + 60_000);
+  }, 80_000);
+
+  it('when many ticks of many schedules come while both replicas race for them, then each fires exactly once', async () => {
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        client(target.token, i % 2).schedules.create({
+          destination: `${receiver.baseUrl}/many/${i}`,
+          cron: '0 0 1 1 *',
+        }),
+      ),
+    );
+    for (let round = 0; round < 5; round += 1) {
+      await Promise.all(ids.map(({ scheduleId }) => makeTickDue(scheduleId)));
+      await waitFor(
+        `round ${round} of ticks`,
+        async () => (receiver.deliveries.length >= (round + 1) * 20 ? true : undefined),
+        { timeoutMs: 10_000, intervalMs: 20 },
+      );
+    }
+    await settle();
+    expect(receiver.deliveries).toHaveLength(100);
+    for (const { scheduleId } of ids) expect(deliveriesOf(scheduleId)).toHaveLength(5);
+    expect(new Set(receiver.deliveries.map((d) => d.headers['upstash-message-id'])).size).toBe(100);
+  });
+
+  it('when ticks were missed while no gateway ran, then the schedule fires once on restart and ticks on from now', async () => {
+    const { scheduleId } = await client().schedules.create({
+      destination: `${receiver.baseUrl}/missed`,
+      cron: '* * * * *',
+    });
+    await Promise.all(replicas.map((r) => r.stopWorkers()));
+    await makeTickDue(scheduleId, 10 * 60_000);
+    for (const replica of replicas) replica.startWorkers();
+    await waitFor('the catch-up tick', async () => deliveriesOf(scheduleId)[0], { timeoutMs: 10_000 });
+    await settle();
+    expect(deliveriesOf(scheduleId)).toHaveLength(1);
+    expect((await client().schedules.get(scheduleId)).nextScheduleTime).toBeGreaterThan(Date.now());
+  });
+
+  it('when a schedule is paused (PATCH, as the SDK sends) it does not tick; resumed (POST, as the docs say) it ticks again', async () => {
+    const { scheduleId } = await client().schedules.create({
+      destination: `${receiver.baseUrl}/paused`,
+      cron: '* * * * *',
+    });
+    await client().schedules.pause({ schedule: scheduleId });
+    const paused = await client().schedules.get(scheduleId);
+    expect(paused.isPaused).toBe(true);
+    expect(paused.nextScheduleTime).toBeUndefined();
+    expect(await inspect.zscore(keys.scheduleTicks, scheduleId)).toBeNull();
+    await settle();
+    expect(deliveriesOf(scheduleId)).toHaveLength(0);
+
+    const resumed = await fetch(`${replicas[1]!.queueUrl(target)}/v2/schedules/${scheduleId}/resume`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${target.token}` },
+    });
+    expect(resumed.status).toBe(200);
+    expect((await client().schedules.get(scheduleId)).isPaused).toBe(false);
+    await makeTickDue(scheduleId);
+    await waitFor('a tick after resume', async () => deliveriesOf(scheduleId)[0], { timeoutMs: 10_000 });
+    await client().schedules.resume({ schedule: scheduleId });
+    await expect(quietly(() => client().schedules.pause({ schedule: 'scd_missing' }))).rejects.toThrow(
+      /not found/,
+    );
+  });
+
+  it('when a schedule is created again with its Upstash-Schedule-Id, then it is replaced in place; deleted, it is gone', async () => {
+    await client().schedules.create({
+      destination: `${receiver.baseUrl}/v1`,
+      cron: '0 * * * *',
+      scheduleId: 'nightly',
+    });
+    const first = await client().schedules.get('nightly');
+    await client().schedules.create({
+      destination: `${receiver.baseUrl}/v2`,
+      cron: '30 2 * * *',
+      scheduleId: 'nightly',
+      body: 'second',
+    });
+    const second = await client().schedules.get('nightly');
+    expect(second).toMatchObject({
+      cron: '30 2 * * *',
+      destination: `${receiver.baseUrl}/v2`,
+      body: 'second',
+    });
+    expect(second.createdAt).toBe(first.createdAt);
+    expect(await client().schedules.list()).toHaveLength(1);
+    await makeTickDue('nightly');
+    const delivery = await waitFor('the replaced schedule to tick', async () => deliveriesOf('nightly')[0], {
+      timeoutMs: 10_000,
+    });
+    expect(delivery.url).toBe(`${receiver.baseUrl}/v2`);
+
+    await client().schedules.delete('nightly');
+    await expect(quietly(() => client().schedules.get('nightly'))).rejects.toThrow(/not found/);
+    await expect(quietly(() => client().schedules.delete('nightly'))).rejects.toThrow(/not found/);
+    expect(await inspect.exists(keys.schedules, keys.scheduleMessages, keys.scheduleTicks)).toBe(0);
+  });
+
+  it('when a schedule targets a URL group, then each tick fans out to its endpoints with both headers', async () => {
+    await client().urlGroups.addEndpoints({
+      name: 'nightly-jobs',
+      endpoints: [{ url: `${receiver.baseUrl}/jobs/a` }, { url: `${receiver.baseUrl}/jobs/b` }],
+    });
+    const { scheduleId } = await client().schedules.create({
+      destination: 'nightly-jobs',
+      cron: '0 3 * * *',
+    });
+    await makeTickDue(scheduleId);
+    await waitFor('both endpoints', async () => (deliveriesOf(scheduleId).length === 2 ? true : undefined), {
+      timeoutMs: 10_000,
+    });
+    expect(
+      deliveriesOf(scheduleId)
+        .map((d) => d.url)
+        .sort(),
+    ).toEqual([`${receiver.baseUrl}/jobs/a`, `${receiver.baseUrl}/jobs/b`]);
+    expect(deliveriesOf(scheduleId).every((d) => d.headers['upstash-topic-name'] === 'nightly-jobs')).toBe(
+      true,
+    );
+    await client().urlGroups.delete('nightly-jobs');
+  });
+
+  it('when the cron, its time zone, the id, the destination or a header is bad, then it is a 400 naming it and nothing is stored', async () => {
+    const snapshot = await snapshotDatabase(inspect);
+    const create = (destination: string, headers: Record<string, string>) =>
+      fetch(`${replicas[0]!.queueUrl(target)}/v2/schedules/${destination}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${target.token}`, ...headers },
+        body: 'x',
+      });
+    const url = `${receiver.baseUrl}/bad`;
+    const cases: [Promise<Response>, number, RegExp][] = [
+      [create(url, {}), 400, /Upstash-Cron is missing/],
+      [create(url, { 'Upstash-Cron': '* * * *' }), 400, /Upstash-Cron "\* \* \* \*" must have five fields/],
+      [create(url, { 'Upstash-Cron': '*/10 * * * * *' }), 400, /five fields/],
+      [create(url, { 'Upstash-Cron': '99 * * * *' }), 400, /Upstash-Cron "99 \* \* \* \*": Constraint error/],
+      [
+        create(url, { 'Upstash-Cron': 'CRON_TZ=Nowhere/City 0 * * * *' }),
+        400,
+        /CRON_TZ=Nowhere\/City is not a known time zone/,
+      ],
+      [
+        create(url, { 'Upstash-Cron': '* * * * *', 'Upstash-Schedule-Id': 'has space' }),
+        400,
+        /Upstash-Schedule-Id "has space"/,
+      ],
+      [create(url, { 'Upstash-Cron': '* * * * *', 'Upstash-Retries': 'many' }), 400, /Upstash-Retries/],
+      [create(url, { 'Upstash-Cron': '* * * * *', 'Upstash-Queue-Name': 'q' }), 400, /Upstash-Queue-Name/],
+      [create('http://169.254.169.254/latest', { 'Upstash-Cron': '* * * * *' }), 400, /linkLocal/],
+      [create('ftp://files.example/x', { 'Upstash-Cron': '* * * * *' }), 400, /only http and https/],
+      [create('no-such-group', { 'Upstash-Cron': '* * * * *' }), 404, /url group no-such-group not found/],
+      [
+        fetch(`${replicas[0]!.queueUrl(target)}/v2/schedules/scd_x`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${target.token}` },
+        }),
+        405,
+        /method not allowed: this route takes GET, DELETE, POST/,
+      ],
+    ];
+    for (const [response, status, error] of cases) {
+      const answered = await response;
+      expect({
+        status: answered.status,
+        error: ((await answered.json()) as { error: string }).error,
+      }).toEqual({
+        status,
+        error: expect.stringMatching(error),
+      });
+    }
+    expect(await snapshotDatabase(inspect)).toEqual(snapshot);
+  });
+
+  it("when another tenant's token is used, then the schedule API answers 401; its own binding shows none of these", async () => {
+    const { scheduleId } = await client().schedules.create({
+      destination: `${receiver.baseUrl}/mine`,
+      cron: '0 0 * * *',
+    });
+    await expect(quietly(() => client(otherTarget.token).schedules.get(scheduleId))).rejects.toThrow(
+      /invalid token/,
+    );
+    await expect(quietly(() => client(otherTarget.token).schedules.delete(scheduleId))).rejects.toThrow(
+      /invalid token/,
+    );
+    const other = new Client({
+      baseUrl: replicas[0]!.queueUrl(otherTarget),
+      token: otherTarget.token,
+      retry: false,
+      enableTelemetry: false,
+    });
+    expect(await other.schedules.list()).toEqual([]);
+    await expect(quietly(() => other.schedules.get(scheduleId))).rejects.toThrow(/not found/);
+    expect((await client().schedules.get(scheduleId)).scheduleId).toBe(scheduleId);
+  });
+
+  it('when the schedule example runs twice, then there is one schedule to its group, and a tick reaches both endpoints', async () => {
+    const endpoints = {
+      billing: `${receiver.baseUrl}/billing/report`,
+      archive: `${receiver.baseUrl}/archive/report`,
+    };
+    expect(await scheduleNightlyReport(client(), endpoints)).toBe('nightly-report');
+    expect(await scheduleNightlyReport(client(), endpoints)).toBe('nightly-report');
+    const [schedule] = await client().schedules.list();
+    expect(schedule).toMatchObject({
+      scheduleId: 'nightly-report',
+      cron: 'CRON_TZ=Europe/Berlin 30 2 * * *',
+    });
+    await makeTickDue('nightly-report');
+    await waitFor(
+      'the report at both endpoints',
+      async () => (deliveriesOf('nightly-report').length === 2 ? true : undefined),
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    await client().urlGroups.delete('nightly-report');
+  });
+});

@@ -1,0 +1,63 @@
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
+import { queueKeys } from '../../../../gateway/queue/keys.js';
+import {
+  TooManyEndpointsError,
+  UrlGroupStore,
+} from '../../../../gateway/queue/url-groups/url-group-store.js';
+import { connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+
+describe('the URL group store', () => {
+  let redis: RedisServer;
+  let client: Redis;
+  let store: UrlGroupStore;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    client = connectTestRedis(redis);
+    store = new UrlGroupStore(client, queueKeys('{t}:'));
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await redis?.stop();
+  });
+  beforeEach(() => client.flushdb());
+
+  it('when many adds to one group run at once, then every endpoint is kept (no lost update)', async () => {
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        store.addEndpoints('g', [{ url: `https://e${i}.example/` }], { maxEndpoints: 100 }),
+      ),
+    );
+    expect((await store.get('g'))?.endpoints).toHaveLength(50);
+  });
+
+  it('when an add would pass the limit, then it is refused and the group is unchanged', async () => {
+    await store.addEndpoints('g', [{ url: 'https://a.example/' }], { maxEndpoints: 2, now: 1 });
+    await expect(
+      store.addEndpoints('g', [{ url: 'https://b.example/' }, { url: 'https://c.example/' }], {
+        maxEndpoints: 2,
+      }),
+    ).rejects.toThrow(TooManyEndpointsError);
+    expect(await store.get('g')).toEqual({
+      name: 'g',
+      createdAt: 1,
+      updatedAt: 1,
+      endpoints: [{ url: 'https://a.example/' }],
+    });
+  });
+
+  it('when an endpoint is re-added under a known name, then it replaces the one with that name', async () => {
+    await store.addEndpoints('g', [{ name: 'n', url: 'https://old.example/' }], { maxEndpoints: 5 });
+    await store.addEndpoints('g', [{ name: 'n', url: 'https://new.example/' }], { maxEndpoints: 5 });
+    expect((await store.get('g'))?.endpoints).toEqual([{ name: 'n', url: 'https://new.example/' }]);
+  });
+
+  it('when the last endpoint is removed, then the group is gone; removing from a missing group says so', async () => {
+    await store.addEndpoints('g', [{ url: 'https://a.example/' }], { maxEndpoints: 5 });
+    expect(await store.removeEndpoints('g', [{ url: 'https://a.example/' }])).toBe(0);
+    expect(await store.get('g')).toBeUndefined();
+    expect(await client.exists('{t}:url-groups')).toBe(0);
+    expect(await store.removeEndpoints('g', [{ url: 'https://a.example/' }])).toBeUndefined();
+  });
+});
