@@ -41,7 +41,12 @@ import { buildClientService, buildHeadlessService } from '../../resources/couch-
 import { buildStatefulSet, claimShapeOf } from '../../resources/couch-instance/statefulset.js';
 import { AdminHashCache } from './admin-hash-cache.js';
 import type { CouchInstanceConfig } from './config.js';
-import { decideHibernation, type HibernationDecision, type HibernationInput } from './hibernation.js';
+import {
+  decideHibernation,
+  readySinceOf,
+  type HibernationDecision,
+  type HibernationInput,
+} from './hibernation.js';
 import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
 import { backupConditionFor } from './backup-condition.js';
@@ -258,14 +263,21 @@ export class CouchInstanceReconciler implements Reconciler {
     const namespace = instance.metadata.namespace ?? '';
     const name = instance.metadata.name ?? '';
     const lease = informers.leases.get({ namespace, name: activityLeaseName(name) });
+    const statefulSet = informers.statefulSets.get({ namespace, name: couchInstanceNames(name).statefulSet });
+    const now = this.now().getTime();
     const input: HibernationInput = {
-      now: this.now().getTime(),
+      now,
       keepAlive: spec.keepAlive,
       idleAfterMs: spec.idleAfterMs,
       createdAt: timestampOf(instance.metadata.creationTimestamp),
       activityRenewedAt: timestampOf(lease?.spec?.renewTime),
       wakeRequestedAt: instance.metadata.annotations?.[ANNOTATION_WAKE_REQUESTED],
       replicationsRunningAt: this.replications.lastSeenRunning(key),
+      readySince: readySinceOf({
+        readyReplicas: statefulSet?.status?.readyReplicas ?? 0,
+        previousConditions: instance.status?.conditions,
+        now,
+      }),
       previous: instance.status ?? {},
     };
     const decision = decideHibernation(input);

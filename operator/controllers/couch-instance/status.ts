@@ -91,6 +91,13 @@ function activeCondition(phase: CouchInstancePhase, input: StatusInput): Conditi
       reason: ConditionReason.WakeRequested,
       message: 'woken by a request at the gateway',
     };
+  if (reason === 'AwaitingReady')
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.Starting,
+      message: `CouchDB is not answering yet; the ${input.idleAfter} idle period counts from when it does`,
+    };
   if (reason === 'FinalBackup')
     return {
       type,
