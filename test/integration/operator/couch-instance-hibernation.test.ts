@@ -23,14 +23,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('CouchInstance hibernation', () => {
   const ns = useTestNamespace('couch-hibernation');
 
-  /** Keeps it active (as requests at the gateway would) until its first pod runs and is ready. */
-  async function renewUntilRunning(name: string): Promise<void> {
-    for (let waited = 0; (await readInstance(ns.name, name)).status?.phase !== 'Running'; waited += 250) {
-      if (waited > 30_000) throw new Error(`${name} did not reach Running`);
-      await renewActivity(ns.name, name);
-      await sleep(250);
-    }
-  }
   let operator: RunningOperator;
   let kubelet: { stop(): Promise<void> };
 
@@ -45,7 +37,9 @@ describe('CouchInstance hibernation', () => {
 
   it('when idle past idleAfter, then it is scaled to 0, Hibernated with Active False, and an Event says so', async () => {
     await createInstance(ns.name, 'idle', { hibernation: { idleAfter: IDLE_AFTER } });
-    await renewUntilRunning('idle');
+    // The first start (claim, scheduling, engine, probes) may take longer than idleAfter: the idle
+    // clock starts when it is Ready, so it is seen Running before it hibernates.
+    await waitForInstance(ns.name, 'idle', 'phase Running', hasPhase('Running'));
 
     const hibernating = await waitForInstance(
       ns.name,
@@ -86,7 +80,7 @@ describe('CouchInstance hibernation', () => {
     await createInstance(ns.name, 'busy', { hibernation: { idleAfter: IDLE_AFTER } });
     // An open continuous _changes feed at the gateway: a renewal every interval, here every 500 ms,
     // from its start until 4 s after it runs.
-    await renewUntilRunning('busy');
+    await waitForInstance(ns.name, 'busy', 'phase Running', hasPhase('Running'));
     for (let elapsed = 0; elapsed < 4_000; elapsed += 500) {
       await renewActivity(ns.name, 'busy');
       await sleep(500);
@@ -109,5 +103,20 @@ describe('CouchInstance hibernation', () => {
     expect(conditionOf(instance, 'Active')).toMatchObject({ status: 'True', reason: 'KeepAlive' });
     expect((await readStatefulSet(ns.name, 'warm')).spec?.replicas).toBe(1);
     expect((await eventsFor(ns.name, 'warm')).map((event) => event.reason)).not.toContain('Hibernated');
+  });
+
+  it('when its pod cannot run (pinned to a region no node has), then it is not hibernated however long past idleAfter, and Active says why', async () => {
+    await createInstance(ns.name, 'nowhere', {
+      plan: 'paid',
+      hibernation: { idleAfter: '1s' },
+      addons: { regionPinning: { region: 'nowhere-1' } },
+    });
+    await waitForInstance(ns.name, 'nowhere', 'phase Starting', hasPhase('Starting'));
+    await sleep(3_000);
+    const instance = await readInstance(ns.name, 'nowhere');
+    expect(instance.status?.phase).toBe('Starting');
+    expect(conditionOf(instance, 'Active')).toMatchObject({ status: 'True', reason: 'Starting' });
+    expect((await readStatefulSet(ns.name, 'nowhere')).spec?.replicas).toBe(1);
+    expect((await eventsFor(ns.name, 'nowhere')).map((event) => event.reason)).not.toContain('Hibernated');
   });
 });
