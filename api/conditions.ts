@@ -19,6 +19,8 @@ export const ConditionType = {
   Progressing: 'Progressing',
   /** Something needs a person: an invalid spec, or objects the operator could not write. */
   Degraded: 'Degraded',
+  /** The last measurement of status.usage succeeded; False keeps the last usage and says why. */
+  UsageMeasured: 'UsageMeasured',
   /** With the backups add-on: the newest backup is good and recent (docs/backups.md). */
   BackedUp: 'BackedUp',
 } as const;
@@ -31,6 +33,8 @@ export const ConditionReason = {
   Hibernating: 'Hibernating',
   Hibernated: 'Hibernated',
   Waking: 'Waking',
+  Restoring: 'Restoring',
+  RestoreFailed: 'RestoreFailed',
   KeepAlive: 'KeepAlive',
   RecentActivity: 'RecentActivity',
   ReplicationRunning: 'ReplicationRunning',
@@ -43,6 +47,8 @@ export const ConditionReason = {
   InvalidSpec: 'InvalidSpec',
   ReconcileFailed: 'ReconcileFailed',
   AsExpected: 'AsExpected',
+  Measured: 'Measured',
+  MeasurementFailed: 'MeasurementFailed',
 } as const;
 export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];
 
@@ -56,6 +62,8 @@ export const CouchInstanceEventReason = {
   VolumeExpansionRefused: 'VolumeExpansionRefused',
   InvalidSpec: 'InvalidSpec',
   ReconcileFailed: 'ReconcileFailed',
+  RestoreCompleted: 'RestoreCompleted',
+  RestoreFailed: 'RestoreFailed',
 } as const;
 export type CouchInstanceEventReason =
   (typeof CouchInstanceEventReason)[keyof typeof CouchInstanceEventReason];

@@ -7,13 +7,14 @@ import {
   COUCH_INSTANCE_SHORT_NAME,
   COUCH_INSTANCE_SINGULAR,
 } from './couch-instance.js';
-import { buildSpecRules } from './couch-instance-rules.js';
+import { buildPlanChangeRule, buildSpecRules } from './couch-instance-rules.js';
 import {
   COUCH_INSTANCE_SPEC_SCHEMA,
   COUCH_INSTANCE_STATUS_SCHEMA,
   type JsonSchema,
 } from './couch-instance-schema.js';
-import { DEFAULT_FREE_ENVELOPE } from './free-envelope.js';
+import { DEFAULT_FREE_ENVELOPE, DEFAULT_FREE_LIMITS } from './free-envelope.js';
+import { parseQuantity } from './quantity.js';
 
 /**
  * A manifest in its wire form (`x-kubernetes-validations`, `default`), not client-node's typed
@@ -67,6 +68,34 @@ export function buildCouchInstanceCrd(): CrdManifest {
               description: 'URL at the gateway.',
             },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+            {
+              name: 'Size',
+              type: 'integer',
+              jsonPath: '.status.usage.storageBytes',
+              description: "Bytes stored, as last measured (sum of the databases' file sizes).",
+              priority: 1,
+            },
+            {
+              name: 'DBs',
+              type: 'integer',
+              jsonPath: '.status.usage.databases',
+              description: 'Databases, as last measured.',
+              priority: 1,
+            },
+            {
+              name: 'Awake-s',
+              type: 'number',
+              jsonPath: '.status.usage.awakeSeconds',
+              description: 'Seconds CouchDB ran since the instance was created.',
+              priority: 1,
+            },
+            {
+              name: 'Wakes',
+              type: 'integer',
+              jsonPath: '.status.usage.wakes',
+              description: 'Times the instance was woken from hibernation.',
+              priority: 1,
+            },
           ],
           schema: {
             openAPIV3Schema: {
@@ -75,6 +104,13 @@ export function buildCouchInstanceCrd(): CrdManifest {
                 'A managed Apache CouchDB 3.x instance with generated admin credentials and an endpoint at the ' +
                 'gateway, which hibernates (scales to zero, data kept) when idle and wakes on its next request.',
               required: ['spec'],
+              'x-kubernetes-validations': [
+                buildPlanChangeRule({
+                  storage: DEFAULT_FREE_ENVELOPE.storage,
+                  storageBytes: parseQuantity(DEFAULT_FREE_ENVELOPE.storage),
+                  databases: DEFAULT_FREE_LIMITS.databases,
+                }),
+              ],
               properties: {
                 apiVersion: {
                   type: 'string',

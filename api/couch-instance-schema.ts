@@ -34,6 +34,11 @@ const resourceAmounts = (what: string, defaults: { cpu: string; memory: string }
 });
 
 const timestamp = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', description });
+const meteredSeconds = (description: string): JsonSchema => ({
+  type: 'number',
+  minimum: 0,
+  description: `${description} Cumulative, with millisecond precision.`,
+});
 
 export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
   type: 'object',
@@ -164,6 +169,24 @@ export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
         },
       },
     },
+    restore: {
+      type: 'object',
+      description:
+        'Fill this new instance from a backup before it reports Ready (phase Restoring): every database, ' +
+        'document (with its revision history), attachment and _security object, checked against the ' +
+        "backup's manifest. The instance gets its own new credentials. Only when the instance is created.",
+      required: ['backup'],
+      properties: {
+        backup: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 253,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+          description:
+            "Name of a Completed CouchBackup in this instance's namespace (backups of other namespaces cannot be named).",
+        },
+      },
+    },
     resources: {
       type: 'object',
       description:
@@ -208,7 +231,8 @@ export const COUCH_INSTANCE_STATUS_SCHEMA: JsonSchema = {
       enum: [...COUCH_INSTANCE_PHASES],
       description:
         'Pending (objects being created), Starting, Running, Hibernating (scaling to zero), Hibernated ' +
-        '(scaled to zero, data kept), Waking (scaling up after a wake request) or Failed (the spec is invalid).',
+        '(scaled to zero, data kept), Waking (scaling up after a wake request), Restoring (filled from ' +
+        'spec.restore before it reports Ready) or Failed (the spec is invalid).',
     },
     endpoint: { type: 'string', description: "The instance's URL at the gateway." },
     credentialsSecret: {
@@ -228,12 +252,79 @@ export const COUCH_INSTANCE_STATUS_SCHEMA: JsonSchema = {
       minimum: 0,
       description: 'The metadata.generation this status was computed from.',
     },
+    restore: {
+      type: 'object',
+      description: 'How the restore of spec.restore went.',
+      properties: {
+        backup: { type: 'string', description: 'The CouchBackup restored from.' },
+        phase: {
+          type: 'string',
+          enum: ['Restoring', 'Completed', 'Failed'],
+          description: 'Restoring, Completed (verified against the manifest) or Failed (see message).',
+        },
+        completedAt: timestamp('When the restore completed or failed.'),
+        databases: { type: 'integer', minimum: 0, description: 'Databases restored.' },
+        documents: { type: 'integer', format: 'int64', minimum: 0, description: 'Documents restored.' },
+        message: { type: 'string', description: 'Why it failed, for a person.' },
+      },
+    },
+    usage: {
+      type: 'object',
+      description:
+        'What the instance holds, as the operator last measured it from CouchDB (at a bounded rate, and ' +
+        'never by waking a hibernated instance). On plan: free, above the free storage limit the gateway ' +
+        'answers writes that add data with 402 while reads, deletes and compaction keep working.',
+      properties: {
+        storageBytes: {
+          type: 'integer',
+          format: 'int64',
+          minimum: 0,
+          description: "Sum of the databases' file sizes as CouchDB reports them (sizes.file), in bytes.",
+        },
+        databases: {
+          type: 'integer',
+          minimum: 0,
+          description: "Databases in the instance, CouchDB's own (_users, _replicator) not counted.",
+        },
+        measuredAt: timestamp('When storageBytes and databases were measured.'),
+        awakeSeconds: meteredSeconds(
+          'Seconds CouchDB ran (or was starting), since the instance was created.',
+        ),
+        hibernatedSeconds: meteredSeconds('Seconds the instance was hibernated, since it was created.'),
+        wakes: {
+          type: 'integer',
+          format: 'int64',
+          minimum: 0,
+          description: 'Times the instance was woken from hibernation, since it was created.',
+        },
+        storageByteHours: {
+          type: 'number',
+          minimum: 0,
+          description:
+            'storageBytes integrated over time, in byte-hours (1 GiB kept for a day is 25769803776).',
+        },
+        addonSeconds: {
+          type: 'object',
+          description: 'Seconds each paid add-on was on, since the instance was created.',
+          properties: {
+            keepAlive: meteredSeconds('Seconds keepAlive was true.'),
+            largerStorage: meteredSeconds('Seconds addons.largerStorage was set.'),
+            backups: meteredSeconds('Seconds addons.backups was set.'),
+            regionPinning: meteredSeconds('Seconds addons.regionPinning was set.'),
+          },
+        },
+        meteredAt: timestamp(
+          'The moment the metered figures run up to; they move at least every SETTEE_USAGE_METER_INTERVAL and at every wake and hibernation.',
+        ),
+      },
+    },
     conditions: {
       type: 'array',
       description:
-        'Ready, Active (false while hibernated, which is not a failure), Progressing and Degraded; with the ' +
-        'backups add-on also BackedUp (false when the newest backup failed or the newest good one is older ' +
-        "than twice the schedule's period).",
+        'Ready, Active (false while hibernated, which is not a failure), Progressing and Degraded; ' +
+        'UsageMeasured (false while the last size measurement failed; the last known usage is kept); with ' +
+        'the backups add-on also BackedUp (false when the newest backup failed or the newest good one is ' +
+        "older than twice the schedule's period).",
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['type'],
       maxItems: 8,

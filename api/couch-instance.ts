@@ -17,6 +17,7 @@ export const COUCH_INSTANCE_PHASES = [
   'Hibernating',
   'Hibernated',
   'Waking',
+  'Restoring',
   'Failed',
 ] as const;
 export type CouchInstancePhase = (typeof COUCH_INSTANCE_PHASES)[number];
@@ -55,6 +56,48 @@ export interface CouchInstanceSpec {
   storage?: { size?: string; storageClassName?: string };
   addons?: CouchInstanceAddons;
   resources?: ResourceRequirements;
+  /** Fill the new instance from a backup before it reports Ready (docs/backups.md). Set at creation only. */
+  restore?: { backup: string };
+}
+
+/** How the restore of spec.restore went. */
+export interface CouchInstanceRestoreStatus {
+  backup: string;
+  phase: 'Restoring' | 'Completed' | 'Failed';
+  completedAt?: string;
+  databases?: number;
+  documents?: number;
+  message?: string;
+}
+
+/**
+ * What the instance holds, as the operator last measured it (at a bounded rate, and never by waking
+ * a hibernated instance). The gateway refuses writes to a free instance above the storage limit.
+ */
+export interface CouchInstanceUsage {
+  /** Sum of the databases' file sizes (CouchDB's sizes.file), in bytes. */
+  storageBytes?: number;
+  /** Databases other than CouchDB's own (_users, _replicator, ...). */
+  databases?: number;
+  /** RFC 3339: when storageBytes and databases were measured. */
+  measuredAt?: string;
+  /** Metering (docs/metering.md): cumulative since the instance was created, up to meteredAt. */
+  awakeSeconds?: number;
+  hibernatedSeconds?: number;
+  wakes?: number;
+  /** storageBytes integrated over time, in byte-hours. */
+  storageByteHours?: number;
+  /** Seconds each paid add-on was on. */
+  addonSeconds?: AddonSeconds;
+  /** RFC 3339: the moment the metered figures run up to. */
+  meteredAt?: string;
+}
+
+export interface AddonSeconds {
+  keepAlive?: number;
+  largerStorage?: number;
+  backups?: number;
+  regionPinning?: number;
 }
 
 export interface CouchInstanceStatus {
@@ -66,6 +109,8 @@ export interface CouchInstanceStatus {
   hibernatedAt?: string;
   observedGeneration?: number;
   conditions?: Condition[];
+  restore?: CouchInstanceRestoreStatus;
+  usage?: CouchInstanceUsage;
 }
 
 export interface CouchInstance {

@@ -18,6 +18,18 @@ export const DEFAULT_FREE_ENVELOPE: Readonly<FreeEnvelope> = Object.freeze({
   memory: '1Gi',
 });
 
+/**
+ * The free plan's usage limits, enforced by the gateway (gateway/envelope/) and the operator; the
+ * defaults of their settings, after IBM Cloudant Lite's (20 reads, 10 writes and 5 queries a
+ * second, 20 databases). docs/free-envelope.md explains each.
+ */
+export const DEFAULT_FREE_LIMITS = Object.freeze({
+  readsPerSecond: 20,
+  writesPerSecond: 10,
+  queriesPerSecond: 5,
+  databases: 20,
+});
+
 /** What an instance gets when spec.resources leaves a value out; inside the free envelope. */
 export const DEFAULT_INSTANCE_RESOURCES = Object.freeze({
   requests: Object.freeze({ cpu: '100m', memory: '256Mi' }),

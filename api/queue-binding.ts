@@ -44,10 +44,19 @@ export interface QueueBindingLimits {
    * as a QStash duration such as `7d` or `36h`; default {@link DEFAULT_MAX_DELAY}.
    */
   maxDelay?: string;
+  /**
+   * How long a publish with Upstash-Deduplication-Id or Upstash-Content-Based-Deduplication
+   * keeps later duplicates out, as a QStash duration; default {@link DEFAULT_DEDUPLICATION_WINDOW}.
+   */
+  deduplicationWindow?: string;
   /** How long a dead letter is kept, as a QStash duration; default {@link DEFAULT_DEAD_LETTER_RETENTION}. */
   deadLetterRetention?: string;
   /** The most dead letters kept; default the gateway's SETTEE_QUEUE_MAX_DEAD_LETTERS. */
   maxDeadLetters?: number;
+  /** How long events are kept, as a QStash duration; default {@link DEFAULT_EVENT_RETENTION}. */
+  eventRetention?: string;
+  /** The most events kept; default {@link DEFAULT_MAX_EVENTS}. */
+  maxEvents?: number;
 }
 
 export interface QueueBindingSpec {
@@ -60,6 +69,12 @@ export interface QueueBindingSpec {
 export const DEFAULT_MAX_DELAY = '7d';
 /** QStash keeps dead letters for 7 days on its paid plans. */
 export const DEFAULT_DEAD_LETTER_RETENTION = '7d';
+/** QStash keeps logs for 3 days on its paid plans. */
+export const DEFAULT_EVENT_RETENTION = '3d';
+export const DEFAULT_MAX_EVENTS = 100_000;
+
+/** Duplicates of a message are kept out for this long after it was published. */
+export const DEFAULT_DEDUPLICATION_WINDOW = '10m';
 
 /**
  * Where the signing keys stand. Keys are never stored: each one is derived from the operator's

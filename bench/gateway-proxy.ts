@@ -4,7 +4,10 @@
  *   through the gateway, through the floor a Node.js proxy on the gateway's stack reaches
  *   (bench/gateway/bare-proxy.ts), and through Debian's nginx (one worker, upstream keep-alive)
  *   when /usr/sbin/nginx exists; 50 connections for throughput, one for added latency;
- * - the same load direct to the default CouchDB engine and through the gateway.
+ * - the same load direct to the default CouchDB engine and through the gateway;
+ * - the free envelope's checks (gateway/envelope/) on against off, for a free instance under its
+ *   limits (rates raised above what the load offers) against a second gateway with
+ *   SETTEE_GATEWAY_ENVELOPE=false, in BENCH_ENVELOPE_PAIRS (9) back-to-back pairs.
  * The gateway runs as the production image runs it: compiled by tsc, started with the gateway
  * stage's CMD and ENV from docker/Dockerfile (bench/lib/compiled-platform.ts), not under tsx.
  * Runs alternate between targets and each figure is the median of the rounds.
@@ -35,6 +38,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 0);
+const ENVELOPE_PAIRS = Number(process.env.BENCH_ENVELOPE_PAIRS ?? 9);
 const NAMESPACE = 'bench';
 
 interface Target {
@@ -45,19 +49,112 @@ interface Target {
 
 interface Summary {
   rps: number;
+  /** The rounds' lowest and highest throughput: the spread around the median. */
+  rpsSpread: [number, number];
   p50Us: number;
+  p50SpreadUs: [number, number];
   p99Us: number;
   little: number;
   errors: number;
 }
 
+const spread = (values: number[]): [number, number] => [
+  round(Math.min(...values)),
+  round(Math.max(...values)),
+];
+
+/** Rates no load here reaches: the free instance stays under its limits, so every check runs and passes. */
+const RATES_ABOVE_THE_LOAD = {
+  SETTEE_GATEWAY_FREE_READS_PER_SECOND: '1000000',
+  SETTEE_GATEWAY_FREE_WRITES_PER_SECOND: '1000000',
+  SETTEE_GATEWAY_FREE_QUERIES_PER_SECOND: '1000000',
+};
+
 function summarize(results: LoadResult[]): Summary {
   return {
     rps: round(median(results.map((r) => r.rps))),
+    rpsSpread: spread(results.map((r) => r.rps)),
     p50Us: round(median(results.map((r) => r.latencyUs.p50))),
+    p50SpreadUs: spread(results.map((r) => r.latencyUs.p50)),
     p99Us: round(median(results.map((r) => r.latencyUs.p99))),
     little: round(median(results.map((r) => r.littleConcurrency)), 2),
     errors: results.reduce((sum, r) => sum + r.errors + r.non2xx, 0),
+  };
+}
+
+/** The process's CPU time so far (user + system), in microseconds, from /proc (Linux). */
+function cpuMicros(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command; in clock ticks (100 Hz).
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+interface PairedComparison {
+  pairs: number;
+  /**
+   * The gateway's own CPU time per forwarded request, median of the pairs, and on / off per pair:
+   * what the checks cost, less swayed than throughput by other work on a shared machine.
+   */
+  cpuUsPerRequest: { on: number; off: number };
+  cpuRatio: number;
+  cpuRatioSpread: [number, number];
+  /** Median of the per-pair ratios (on / off), and the lowest and highest. */
+  throughputRatio: number;
+  throughputRatioSpread: [number, number];
+  /** Median of the per-pair differences (on - off), one connection. */
+  addedP50Us: number;
+  addedP50SpreadUs: [number, number];
+  addedP99Us: number;
+  on: Summary;
+  off: Summary;
+}
+
+/**
+ * Two targets measured back to back in pairs, which one goes first alternating, each pair giving
+ * one ratio: on this shared machine the load from other work drifts within seconds, and a ratio
+ * of neighbours is steadier than a ratio of medians taken minutes apart.
+ */
+async function comparePaired(
+  on: Target & { pid: number },
+  off: Target & { pid: number },
+): Promise<PairedComparison> {
+  const results = { on: [] as LoadResult[], off: [] as LoadResult[] };
+  const cpu = { on: [] as number[], off: [] as number[] };
+  const latency = { on: [] as LoadResult[], off: [] as LoadResult[] };
+  for (let pair = 0; pair < ENVELOPE_PAIRS; pair++) {
+    const order = pair % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
+    for (const which of order) {
+      const target = which === 'on' ? on : off;
+      const load = { url: target.url, durationMs: SECONDS * 1000, warmupMs: 500 };
+      const before = cpuMicros(target.pid);
+      const result = await runLoad({ ...load, connections: CONNECTIONS });
+      // The warm-up's requests are in the CPU time but not in the count: both targets alike.
+      cpu[which].push((cpuMicros(target.pid) - before) / result.requests);
+      results[which].push(result);
+    }
+    for (const which of order) {
+      const target = which === 'on' ? on : off;
+      latency[which].push(
+        await runLoad({ url: target.url, durationMs: SECONDS * 1000, warmupMs: 500, connections: 1 }),
+      );
+    }
+  }
+  const ratios = results.on.map((r, i) => r.rps / (results.off[i]?.rps ?? Number.NaN));
+  const cpuRatios = cpu.on.map((c, i) => c / (cpu.off[i] ?? Number.NaN));
+  const addedP50 = latency.on.map((r, i) => r.latencyUs.p50 - (latency.off[i]?.latencyUs.p50 ?? Number.NaN));
+  const addedP99 = latency.on.map((r, i) => r.latencyUs.p99 - (latency.off[i]?.latencyUs.p99 ?? Number.NaN));
+  return {
+    pairs: ENVELOPE_PAIRS,
+    cpuUsPerRequest: { on: round(median(cpu.on), 1), off: round(median(cpu.off), 1) },
+    cpuRatio: round(median(cpuRatios), 3),
+    cpuRatioSpread: [round(Math.min(...cpuRatios), 3), round(Math.max(...cpuRatios), 3)],
+    throughputRatio: round(median(ratios), 3),
+    throughputRatioSpread: [round(Math.min(...ratios), 3), round(Math.max(...ratios), 3)],
+    addedP50Us: round(median(addedP50)),
+    addedP50SpreadUs: spread(addedP50),
+    addedP99Us: round(median(addedP99)),
+    on: summarize([...results.on]),
+    off: summarize([...results.off]),
   };
 }
 
@@ -119,10 +216,29 @@ async function main(): Promise<void> {
       SETTEE_GATEWAY_PORT: String(gatewayPort),
       SETTEE_WATCH_NAMESPACE: NAMESPACE,
       SETTEE_LOG_LEVEL: 'warn',
+      ...RATES_ABOVE_THE_LOAD,
     });
     stops.push(() => gateway.stop());
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     await waitForHttp(`${gatewayUrl}/db/${NAMESPACE}/fast/_up`, 'the gateway', 200, gateway.exited);
+
+    const envelopeOffPort = await getFreePort();
+    const envelopeOff = compiled.start('gateway', {
+      ...process.env,
+      KUBECONFIG: plane.kubeconfigPath,
+      SETTEE_GATEWAY_PORT: String(envelopeOffPort),
+      SETTEE_WATCH_NAMESPACE: NAMESPACE,
+      SETTEE_LOG_LEVEL: 'warn',
+      SETTEE_GATEWAY_ENVELOPE: 'false',
+    });
+    stops.push(() => envelopeOff.stop());
+    const envelopeOffUrl = `http://127.0.0.1:${envelopeOffPort}`;
+    await waitForHttp(
+      `${envelopeOffUrl}/db/${NAMESPACE}/fast/_up`,
+      'the gateway without the envelope',
+      200,
+      envelopeOff.exited,
+    );
 
     const barePort = await getFreePort();
     const bare = startTsProcess('bare-proxy', 'bench/gateway/bare-proxy.ts', [
@@ -156,6 +272,12 @@ async function main(): Promise<void> {
     console.log(`==> proxy overhead: ${ROUNDS} alternating rounds of ${SECONDS}s per target`);
     const throughput = await measure(targets, CONNECTIONS);
     const latency = await measure(targets, 1);
+
+    console.log(`==> the free envelope's checks on against off: ${ENVELOPE_PAIRS} pairs`);
+    const envelope = await comparePaired(
+      { name: 'on', url: `${gatewayUrl}/db/${NAMESPACE}/fast/`, pid: gateway.pid },
+      { name: 'off', url: `${envelopeOffUrl}/db/${NAMESPACE}/fast/`, pid: envelopeOff.pid },
+    );
 
     console.log('==> the default engine, direct and through the gateway');
     const auth = basicAuth(admin.username, admin.password);
@@ -195,6 +317,7 @@ async function main(): Promise<void> {
         engineThroughputGatewayOverDirect: round(engineLoad.gateway!.rps / engineLoad.direct!.rps, 2),
       },
       engine: engineLoad,
+      envelope,
     };
     console.log(JSON.stringify(report, null, 2));
   } finally {

@@ -28,6 +28,12 @@ export interface ConsoleConfig {
   trustedProxies: string[];
   /** On SIGTERM, how long open requests may take. [SETTEE_SHUTDOWN_TIMEOUT] */
   shutdownTimeoutMs: number;
+  /**
+   * The gateway's base URL as the console reaches it (the in-cluster Service), for the queue's own
+   * API (dead letters, cancel); unset, the messages view says it is not configured.
+   * [SETTEE_CONSOLE_QUEUE_BASE_URL]
+   */
+  queueBaseUrl: string | undefined;
 }
 
 export const MIN_SESSION_SECRET_LENGTH = 32;
@@ -49,6 +55,20 @@ export function readConsoleConfig(read: EnvReader): ConsoleConfig {
     kubeRequestTimeoutMs: read.durationMs('SETTEE_KUBE_REQUEST_TIMEOUT', 30_000, { minMs: 100 }),
     trustedProxies: read.cidrList('SETTEE_CONSOLE_TRUSTED_PROXIES'),
     shutdownTimeoutMs: read.durationMs('SETTEE_SHUTDOWN_TIMEOUT', 10_000),
+    queueBaseUrl: readHttpUrl(read, 'SETTEE_CONSOLE_QUEUE_BASE_URL'),
   });
   return Object.freeze({ ...settings, sessionKey });
+}
+
+function readHttpUrl(read: EnvReader, name: string): string | undefined {
+  const value = read.optionalString(name);
+  if (value === undefined) return undefined;
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return value.replace(/\/+$/, '');
+  } catch {
+    // reported below
+  }
+  read.problem(`${name}=${value}: expected an http(s) URL such as http://settee-gateway.settee-system.svc`);
+  return undefined;
 }

@@ -25,6 +25,7 @@ export type ConsoleServerConfig = Pick<
   | 'maxStreamsPerSession'
   | 'trustedProxies'
   | 'shutdownTimeoutMs'
+  | 'queueBaseUrl'
 >;
 
 export interface ConsoleServerOptions {
@@ -73,7 +74,7 @@ export function buildConsoleApp(
     instanceStream({ kube, limiter, logger, stopping, ...options.stream }),
   );
   api.use('/namespaces/:namespace/instances', instanceRoutes({ kube }));
-  api.use('/namespaces/:namespace/bindings', bindingRoutes({ kube }));
+  api.use('/namespaces/:namespace/bindings', bindingRoutes({ kube, queueBaseUrl: config.queueBaseUrl }));
   api.use(
     (_req: Request, res: Response) =>
       void res.status(404).json({ error: 'not-found', message: 'no such API route' }),

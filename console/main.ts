@@ -6,6 +6,7 @@
 import { loadKubeConfig } from '../kube/clients.js';
 import { EnvReader } from '../observability/env-reader.js';
 import { createLogger, errorMessage } from '../observability/logger.js';
+import { stopOnSignals } from '../observability/stop-on-signals.js';
 import { readConsoleConfig } from './config.js';
 import { startConsoleServer } from './console-server.js';
 import { KubeHttp } from './kube/kube-http.js';
@@ -21,21 +22,7 @@ async function main(): Promise<void> {
   const server = await startConsoleServer({ config, kube, logger });
   logger.info('console listening', { url: server.url });
 
-  let stopping = false;
-  const shutdown = (signal: NodeJS.Signals): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('shutting down', { signal });
-    server.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error('shutdown failed', { error: errorMessage(err) });
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+  stopOnSignals({ logger, stop: () => server.stop() });
 }
 
 main().catch((err: unknown) => {

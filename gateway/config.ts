@@ -3,6 +3,7 @@ import os from 'node:os';
 import { ACTIVITY_REPORT_INTERVAL_MS } from '../api/contract.js';
 import { deepFreeze, EnvReader } from '../observability/env-reader.js';
 import { LOG_LEVELS, type LogLevel } from '../observability/logger.js';
+import { readEnvelopeConfig, type EnvelopeConfig } from './envelope/config.js';
 
 /**
  * The gateway's configuration, read once from the environment at start-up, validated (every
@@ -88,6 +89,9 @@ export interface GatewayConfig {
     readonly maxConnections: number | undefined;
   };
 
+  /** The free plan's limits on free instances: rates, storage, databases (gateway/envelope/config.ts). */
+  readonly envelope: EnvelopeConfig;
+
   /** SETTEE_LOG_LEVEL (info): error, warn, info or debug. */
   readonly logLevel: LogLevel;
   /** SETTEE_SHUTDOWN_TIMEOUT (30s): on SIGTERM, how long requests in flight may take before they are cut. */
@@ -164,6 +168,7 @@ export function readGatewayConfig(read: EnvReader): GatewayConfig {
       maxConnections:
         read.integer('SETTEE_GATEWAY_MAX_CONNECTIONS', 0, { min: 0, max: 10_000_000 }) || undefined,
     },
+    envelope: readEnvelopeConfig(read),
     logLevel: read.oneOf('SETTEE_LOG_LEVEL', LOG_LEVELS, 'info'),
     shutdownTimeoutMs: read.durationMs('SETTEE_SHUTDOWN_TIMEOUT', 30_000, { minMs: 1 }),
   };

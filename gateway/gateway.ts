@@ -3,10 +3,13 @@ import type http from 'node:http';
 import type { Logger } from 'winston';
 import { makeKubeClients } from '../kube/clients.js';
 import { InformerFactory } from '../kube/informer-factory.js';
+import { objectKey } from '../kube/controller-runtime/object-key.js';
 import { createGatewayApp } from './app.js';
 import type { GatewayConfig } from './config.js';
 import { ShuttingDownError } from './http/errors.js';
 import { startServer } from './http/server.js';
+import { FreeEnvelopeGuard, isFreePlan } from './envelope/free-envelope-guard.js';
+import { RequestMeter } from './envelope/request-meter.js';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
 import { activityLeaseWriter, type ActivityLeaseWriter } from './proxy/activity-lease.js';
 import { ActivityReporter } from './proxy/activity-reporter.js';
@@ -84,6 +87,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     logger: logger.child({ part: 'waker' }),
   });
   const unfollow = followInstanceChanges({ routes, awaitReady, waker });
+  const envelope = config.envelope.enabled ? new FreeEnvelopeGuard(config.envelope) : undefined;
+  const meter = new RequestMeter(metrics.registry);
+  const unfollowPlans = routes.onChange((ref, instance) => {
+    if (instance === undefined || !isFreePlan(instance)) envelope?.forget(objectKey(ref));
+    if (instance === undefined) meter.forget(objectKey(ref));
+  });
   const activity = new ActivityReporter({
     write: options.writers?.activityLease ?? activityLeaseWriter(clients.customObjects),
     intervalMs: config.activity.reportIntervalMs,
@@ -101,6 +110,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     upstreamHeadersTimeoutMs: config.upstream.headersTimeoutMs,
     metrics,
     retryAfterSeconds: config.wake.retryAfterSeconds,
+    envelope,
+    meter,
     logger: logger.child({ part: 'proxy' }),
   });
 
@@ -142,6 +153,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     awaitReady.close(new ShuttingDownError());
     await server.close(config.shutdownTimeoutMs);
     unfollow();
+    unfollowPlans();
     waker.stop();
     await activity.stop();
     await options.queue?.stop();

@@ -6,6 +6,7 @@
 import { EnvReader } from '../observability/env-reader.js';
 import { loadKubeConfig } from '../kube/clients.js';
 import { createLogger, errorMessage } from '../observability/logger.js';
+import { stopOnSignals } from '../observability/stop-on-signals.js';
 import { readGatewayConfig } from './config.js';
 import { startGateway } from './gateway.js';
 import { createQueueService, readQueueConfig } from './queue/index.js';
@@ -26,21 +27,7 @@ async function main(): Promise<void> {
   });
   const gateway = await startGateway({ config, kubeConfig, logger, queue });
 
-  let stopping = false;
-  const shutdown = (signal: NodeJS.Signals): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('shutting down', { signal });
-    gateway.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error('shutdown failed', { error: errorMessage(err) });
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+  stopOnSignals({ logger, stop: () => gateway.stop() });
 }
 
 main().catch((err: unknown) => {

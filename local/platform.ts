@@ -157,6 +157,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
         ...common,
         KUBECONFIG: await writeConsoleKubeconfig(kubeConfig, stateDir),
         SETTEE_CONSOLE_HOST: '127.0.0.1',
+        SETTEE_CONSOLE_QUEUE_BASE_URL: gatewayUrl,
         // One key for every restart of the process, so sessions outlive a crash.
         SETTEE_CONSOLE_SESSION_SECRET: crypto.randomBytes(32).toString('hex'),
       };

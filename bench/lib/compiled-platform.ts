@@ -15,8 +15,11 @@ export type PlatformComponent = 'gateway' | 'operator' | 'console';
 
 /** The operator and gateway compiled as the production images hold them (docker/Dockerfile). */
 export interface CompiledPlatform {
-  /** Starts a component with its image stage's CMD (node's arguments) and ENV, then `env`. */
-  start(component: PlatformComponent, env: NodeJS.ProcessEnv): ManagedProcess;
+  /**
+   * Starts a component with its image stage's CMD (node's arguments) and ENV, then `env`;
+   * `nodeArgs` go before the CMD (e.g. --cpu-prof, which NODE_OPTIONS does not take).
+   */
+  start(component: PlatformComponent, env: NodeJS.ProcessEnv, nodeArgs?: readonly string[]): ManagedProcess;
   remove(): Promise<void>;
 }
 
@@ -50,13 +53,13 @@ export async function compilePlatform(): Promise<CompiledPlatform> {
     throw err;
   }
   return {
-    start: (component, env) => {
+    start: (component, env, nodeArgs = []) => {
       const stage = stageOf(stages, component);
       return startProcess({
         name: component,
         command: process.execPath,
         // The CMD's paths are relative to the image's WORKDIR, which `dir` stands for.
-        args: stage.cmd,
+        args: [...nodeArgs, ...stage.cmd],
         env: { ...env, ...stage.env },
         cwd: dir,
       });

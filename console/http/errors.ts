@@ -95,6 +95,35 @@ export class ConsoleIdentityError extends Error {
   }
 }
 
+/** The queue API cannot be used from the console: no gateway address configured, or no answer. */
+export class QueueUnavailableError extends Error {
+  readonly code = 'QUEUE_UNAVAILABLE';
+  constructor(
+    readonly reason: 'not-configured' | 'unreachable',
+    options?: { cause?: unknown },
+  ) {
+    super(
+      reason === 'not-configured'
+        ? 'The console has no queue address configured (SETTEE_CONSOLE_QUEUE_BASE_URL), so it cannot show messages.'
+        : 'The queue cannot be reached right now; nothing was changed. Try again shortly.',
+      options,
+    );
+    this.name = 'QueueUnavailableError';
+  }
+}
+
+/** The queue's own refusal (its QStash status and error message), passed on. */
+export class QueueApiError extends Error {
+  readonly code = 'QUEUE_API';
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'QueueApiError';
+  }
+}
+
 /** An API server field path such as `spec.hibernation.idleAfter` from a 422's cause. */
 function fieldMessages(err: KubeApiError): Record<string, string> {
   const fields: Record<string, string> = {};
@@ -133,6 +162,20 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody; 
       body: { error: 'console-misconfigured', message: err.message },
       endsSession: false,
     };
+  if (err instanceof QueueUnavailableError)
+    return {
+      status: 503,
+      body: { error: 'queue-unavailable', reason: err.reason, message: err.message },
+      endsSession: false,
+    };
+  if (err instanceof QueueApiError) {
+    const status = [400, 404, 409, 412, 429].includes(err.status) ? err.status : 502;
+    return {
+      status,
+      body: { error: 'queue-refused', message: `The queue answered ${err.status}: ${err.message}` },
+      endsSession: false,
+    };
+  }
   if (err instanceof KubeUnreachableError)
     return { status: 503, body: { error: 'kube-unreachable', message: err.message }, endsSession: false };
   const kube = toKubeApiError(err);

@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { GatewayError, type GatewayErrorCode } from './errors.js';
+import { GatewayError, RateLimitedError, type GatewayErrorCode } from './errors.js';
 
 /** CouchDB's own error shape, so CouchDB clients show gateway errors as they show CouchDB's. */
 export interface CouchErrorBody {
@@ -10,7 +10,7 @@ export interface CouchErrorBody {
 interface ErrorAnswer {
   status: number;
   error: string;
-  /** 503s say when to come back: the instance is starting, not broken. */
+  /** 503s say when to come back (the instance is starting, not broken), 429s when the rate allows. */
   retry: boolean;
 }
 
@@ -27,6 +27,10 @@ const ANSWERS: Record<GatewayErrorCode, ErrorAnswer> = {
   SHUTTING_DOWN: { status: 503, error: 'service_unavailable', retry: true },
   CLIENT_BODY_TIMEOUT: { status: 408, error: 'request_timeout', retry: false },
   METHOD_NOT_ALLOWED: { status: 405, error: 'method_not_allowed', retry: false },
+  // Cloudant's answers to the same limits: 429 too_many_requests, 402 over_data_quota.
+  RATE_LIMITED: { status: 429, error: 'too_many_requests', retry: true },
+  STORAGE_LIMIT: { status: 402, error: 'over_data_quota', retry: false },
+  DATABASE_LIMIT: { status: 403, error: 'forbidden', retry: false },
 };
 
 const UNEXPECTED: ErrorAnswer = { status: 500, error: 'internal_server_error', retry: false };
@@ -46,7 +50,10 @@ export function buildErrorResponse(err: unknown, options: { retryAfterSeconds: n
     'Content-Type': 'application/json',
     'Cache-Control': 'must-revalidate',
   };
-  if (answer.retry) headers['Retry-After'] = String(options.retryAfterSeconds);
+  if (answer.retry) {
+    const seconds = err instanceof RateLimitedError ? err.retryAfterSeconds : options.retryAfterSeconds;
+    headers['Retry-After'] = String(seconds);
+  }
   return { status: answer.status, headers, body };
 }
 

@@ -16,7 +16,10 @@ export type GatewayErrorCode =
   | 'HOLD_QUEUE_FULL'
   | 'SHUTTING_DOWN'
   | 'CLIENT_BODY_TIMEOUT'
-  | 'METHOD_NOT_ALLOWED';
+  | 'METHOD_NOT_ALLOWED'
+  | 'RATE_LIMITED'
+  | 'STORAGE_LIMIT'
+  | 'DATABASE_LIMIT';
 
 export abstract class GatewayError extends DomainError<GatewayErrorCode> {}
 
@@ -148,5 +151,52 @@ export class ShuttingDownError extends GatewayError {
   readonly code = 'SHUTTING_DOWN';
   constructor() {
     super('the gateway is shutting down');
+  }
+}
+
+/** A free instance's requests of one class came faster than the free envelope's rate. */
+export class RateLimitedError extends GatewayError {
+  readonly code = 'RATE_LIMITED';
+  constructor(
+    readonly instance: InstanceRef,
+    readonly requestClass: string,
+    readonly ratePerSecond: number,
+    /** When a request of this class would pass again: the answer's Retry-After. */
+    readonly retryAfterSeconds: number,
+  ) {
+    super(
+      `the instance ${instance.namespace}/${instance.name} is on the free plan, limited to ${ratePerSecond} ` +
+        `${requestClass} requests per second; retry after ${retryAfterSeconds} s, or move it to plan: paid`,
+    );
+  }
+}
+
+/** A free instance holds more data than the free envelope allows: writes that add data are refused. */
+export class StorageLimitError extends GatewayError {
+  readonly code = 'STORAGE_LIMIT';
+  constructor(
+    readonly instance: InstanceRef,
+    readonly limit: string,
+    readonly usedBytes: number,
+  ) {
+    super(
+      `the instance ${instance.namespace}/${instance.name} holds ${usedBytes} bytes, above the free plan's ` +
+        `storage limit of ${limit}; reads, deletes and compaction still work, writes resume once it is ` +
+        'under the limit again (or move it to plan: paid)',
+    );
+  }
+}
+
+/** A free instance already holds the free envelope's number of databases. */
+export class DatabaseLimitError extends GatewayError {
+  readonly code = 'DATABASE_LIMIT';
+  constructor(
+    readonly instance: InstanceRef,
+    readonly limit: number,
+  ) {
+    super(
+      `the instance ${instance.namespace}/${instance.name} is on the free plan, limited to ${limit} ` +
+        'databases; delete one first, or move it to plan: paid',
+    );
   }
 }

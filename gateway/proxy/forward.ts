@@ -20,6 +20,8 @@ export interface ForwardOptions {
   extraHeaders?: readonly string[] | undefined;
   /** Told when the instance could not be reached or broke off. */
   errors: UpstreamErrorListener;
+  /** Metering: the response body's bytes are added to `bytesOut`. */
+  counts?: { bytesOut: number } | undefined;
 }
 
 /** An object rather than a callback, so the caller passes itself instead of a closure per request. */
@@ -105,7 +107,8 @@ class ForwardExchange implements Dispatcher.DispatchHandlers, UpstreamExchange, 
   }
 
   onData(chunk: Buffer): boolean {
-    const { res } = this.options;
+    const { res, counts } = this.options;
+    if (counts !== undefined) counts.bytesOut += chunk.length;
     if (res.write(chunk)) return true;
     // Backpressure: the drain listener is added the first time the client falls behind, not per request.
     if (!this.waitingForDrain) {

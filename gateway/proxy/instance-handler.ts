@@ -3,7 +3,11 @@ import { errors as undiciErrors, type Agent } from 'undici';
 import type { Logger } from 'winston';
 import type { CouchInstance } from '../../api/couch-instance.js';
 import { errorMessage } from '../../observability/logger.js';
-import { GatewayError, UpstreamError, UpstreamTimeoutError } from '../http/errors.js';
+import { countDatabases } from '../envelope/database-count.js';
+import type { FreeEnvelopeGuard } from '../envelope/free-envelope-guard.js';
+import { classifyRequest } from '../envelope/request-class.js';
+import type { InstanceCounts, RequestMeter } from '../envelope/request-meter.js';
+import { DatabaseLimitError, GatewayError, UpstreamError, UpstreamTimeoutError } from '../http/errors.js';
 import { sendErrorResponse } from '../http/error-response.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { ActivityReporter } from './activity-reporter.js';
@@ -36,6 +40,10 @@ export interface InstanceHandlerOptions {
   upstreamHeadersTimeoutMs: number;
   metrics: GatewayMetrics;
   retryAfterSeconds: number;
+  /** The free envelope's checks (gateway/envelope/); undefined when SETTEE_GATEWAY_ENVELOPE is false. */
+  envelope: FreeEnvelopeGuard | undefined;
+  /** Requests and bytes per instance (metering); counts what passed the envelope. */
+  meter: RequestMeter;
   logger: Logger;
 }
 
@@ -60,6 +68,10 @@ class InstanceRequest implements UpstreamErrorListener {
   /** Where the current attempt went, and whether it is the retry after a refused connection. */
   private origin: string | undefined;
   private retried = false;
+  /** A free instance's database create, counted against the limit before it is forwarded. */
+  private countBeforeCreate = false;
+  /** The instance's metering counts, which the forward adds the response's bytes to. */
+  private counts: InstanceCounts | undefined;
 
   constructor(
     private readonly options: InstanceHandlerOptions,
@@ -79,6 +91,30 @@ class InstanceRequest implements UpstreamErrorListener {
     }
     this.instance = instance;
     const origin = awaitReady.readyOrigin(this.target.key);
+    // Before the wake and the activity: a refused request neither wakes an instance nor keeps it awake.
+    const { envelope } = this.options;
+    if (envelope !== undefined) {
+      const refusal = envelope.refusal({
+        instance,
+        key: this.target.key,
+        ref: this.target.instance,
+        method: this.req.method,
+        upstreamPath: this.target.upstreamPath,
+        heldForWake: origin === undefined,
+      });
+      if (refusal !== undefined) {
+        this.fail(refusal);
+        return;
+      }
+      this.countBeforeCreate =
+        envelope.databaseCreated(instance, this.req.method, this.target.upstreamPath) !== undefined;
+    }
+    this.counts = this.options.meter.count(
+      this.target.key,
+      this.target.instance,
+      classifyRequest(this.req.method, this.target.upstreamPath),
+      this.req.headers['content-length'],
+    );
     // The wake request goes out before the activity renewal: the operator reconciles on either, and
     // a reconcile for the renewal alone, started first, would hold the wake's back until it ends.
     if (origin === undefined) waker.ensureAwake(instance);
@@ -96,6 +132,11 @@ class InstanceRequest implements UpstreamErrorListener {
   }
 
   private send(origin: string, heldMs: number | undefined, retried: boolean): void {
+    if (this.countBeforeCreate) {
+      this.countBeforeCreate = false;
+      void this.countThenSend(origin, heldMs, retried);
+      return;
+    }
     const { req, res, target } = this;
     this.options.metrics.countForwarded(heldMs !== undefined);
     this.origin = origin;
@@ -109,7 +150,16 @@ class InstanceRequest implements UpstreamErrorListener {
       forwarded: deriveForwardedFor(req, this.options.trustedProxies),
       extraHeaders: heldMs === undefined ? undefined : [COLD_START_HEADER, String(heldMs)],
       errors: this,
+      counts: this.counts,
     });
+  }
+
+  private async countThenSend(origin: string, heldMs: number | undefined, retried: boolean): Promise<void> {
+    const limit = this.options.envelope?.databaseLimit ?? Infinity;
+    const count = await countDatabases(this.options.agent, origin, this.req.headers);
+    if (this.res.destroyed) return;
+    if (count !== undefined && count >= limit) this.fail(new DatabaseLimitError(this.target.instance, limit));
+    else this.send(origin, heldMs, retried);
   }
 
   onUpstreamError(err: Error, responseStarted: boolean): void {

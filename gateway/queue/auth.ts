@@ -8,6 +8,20 @@ function digest(value: string): Buffer {
   return hash('sha256', value, 'buffer');
 }
 
+/** The bindings' tokens change rarely: each one's digest is computed once, not on every publish. */
+const expectedDigests = new Map<string, Buffer>();
+const MAX_CACHED_DIGESTS = 10_000;
+
+function expectedDigest(token: string): Buffer {
+  let cached = expectedDigests.get(token);
+  if (!cached) {
+    if (expectedDigests.size >= MAX_CACHED_DIGESTS) expectedDigests.clear();
+    cached = digest(token);
+    expectedDigests.set(token, cached);
+  }
+  return cached;
+}
+
 /**
  * Checks `Authorization: Bearer <token>` against the binding's database password. Both sides are
  * hashed first so the comparison takes the same time whatever the length or content of the guess;
@@ -16,6 +30,6 @@ function digest(value: string): Buffer {
 export function authenticate(authorization: string | undefined, expectedToken: string): void {
   const match = authorization === undefined ? null : BEARER.exec(authorization.trim());
   if (!match) throw new UnauthorizedError('missing bearer token: send Authorization: Bearer <VQUEUE_TOKEN>');
-  const matches = timingSafeEqual(digest(match[1]!), digest(expectedToken));
+  const matches = timingSafeEqual(digest(match[1]!), expectedDigest(expectedToken));
   if (!matches || expectedToken.length === 0) throw new UnauthorizedError('invalid token');
 }

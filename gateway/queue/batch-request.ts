@@ -1,5 +1,6 @@
 import { DestinationRefusedError, InvalidRequestError } from './errors.js';
 import type { MessageRequest } from './message.js';
+import { parsePublishExtras } from './publish-extras.js';
 import { lowerCaseHeaders, parsePublishHeaders, type PublishLimits } from './publish-headers.js';
 import { describeSchemaError, validateBatch, type BatchItemInput } from './schemas.js';
 import { validateDestination } from './destination.js';
@@ -54,11 +55,18 @@ export function parseBatchRequest(raw: Buffer, limits: BatchLimits, policy: Addr
     try {
       const urlGroup = isUrlGroupName(destination) ? destination : undefined;
       if (!urlGroup) validateDestination(destination, policy);
-      const options = parsePublishHeaders(lowerCaseHeaders(item.headers ?? {}), limits);
+      const headers = lowerCaseHeaders(item.headers ?? {});
+      const options = parsePublishHeaders(headers, limits);
       const body = itemBody(item, options.headers);
+      const extras = parsePublishExtras(
+        headers,
+        { destination, headers: options.headers, body },
+        limits,
+        policy,
+      );
       if (body.length > limits.maxBodyBytes)
         throw new InvalidRequestError(`its body is larger than ${limits.maxBodyBytes} bytes`);
-      const request = { ...options, destination, body };
+      const request = { ...options, ...extras, destination, body };
       return urlGroup ? { request, urlGroup } : { request };
     } catch (err) {
       if (err instanceof InvalidRequestError || err instanceof DestinationRefusedError)

@@ -23,10 +23,16 @@ export interface QueueTarget {
 export interface QueueLimits {
   /** Longest wait before a message's first delivery (spec.limits.maxDelay). */
   maxDelayMs: number;
+  /** How long a deduplication key keeps duplicates out (spec.limits.deduplicationWindow). */
+  deduplicationWindowMs: number;
   /** How long dead letters are kept (spec.limits.deadLetterRetention). */
   deadLetterRetentionMs: number;
   /** The most dead letters kept (spec.limits.maxDeadLetters); absent: SETTEE_QUEUE_MAX_DEAD_LETTERS. */
   maxDeadLetters?: number;
+  /** How long events are kept (spec.limits.eventRetention). */
+  eventRetentionMs: number;
+  /** The most events kept (spec.limits.maxEvents). */
+  maxEvents: number;
 }
 
 export interface DatabaseConnection {

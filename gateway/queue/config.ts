@@ -40,6 +40,11 @@ export interface QueueConfig {
   workerConcurrency: number;
   /** Dead letters kept per binding; the oldest go first (SETTEE_QUEUE_MAX_DEAD_LETTERS). */
   maxDeadLetters: number;
+  /**
+   * Record each message's states (CREATED, ACTIVE, DELIVERED, ...) for GET /v2/events
+   * (SETTEE_QUEUE_RECORD_EVENTS, default true). Off, the events API answers empty pages.
+   */
+  recordEvents: boolean;
   /** Redirects followed per delivery, each one checked by the SSRF guard (SETTEE_QUEUE_MAX_REDIRECTS). */
   maxRedirects: number;
   /**
@@ -69,6 +74,7 @@ export const QUEUE_CONFIG_DEFAULTS: Readonly<Omit<QueueConfig, 'consumerName'>> 
   blockMs: 2_000,
   workerConcurrency: 64,
   maxDeadLetters: 10_000,
+  recordEvents: true,
   maxRedirects: 5,
   ssrfAllowlist: [],
 });
@@ -108,6 +114,7 @@ export function readQueueConfig(read: EnvReader): QueueConfig {
       max: 10_000,
     }),
     maxDeadLetters: read.integer('SETTEE_QUEUE_MAX_DEAD_LETTERS', d.maxDeadLetters, { min: 1 }),
+    recordEvents: read.boolean('SETTEE_QUEUE_RECORD_EVENTS', d.recordEvents),
     maxRedirects: read.integer('SETTEE_QUEUE_MAX_REDIRECTS', d.maxRedirects, { min: 0, max: 20 }),
     ssrfAllowlist: read.cidrList('SETTEE_QUEUE_SSRF_ALLOW'),
     consumerName: read.optionalString('SETTEE_QUEUE_CONSUMER_NAME') ?? defaultConsumerName(),

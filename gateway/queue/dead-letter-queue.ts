@@ -4,6 +4,7 @@ import { MESSAGE_FIELD, type QueueKeys } from './keys.js';
 import { labelsOf, matchesFilters, type ListFilters } from './list-query.js';
 import type { QueueMessage } from './message.js';
 import { encodeMessage } from './message-codec.js';
+import { eventJson } from './message-event.js';
 import { deleteDeadLetters } from './scripts/delete-dead-letters.js';
 import { retryDeadLetters } from './scripts/retry-dead-letters.js';
 import { trimDeadLetters } from './scripts/trim-dead-letters.js';
@@ -34,6 +35,8 @@ export function filterableLetter(letter: DeadLetter) {
   return {
     url: letter.destination,
     labels: labelsOf(letter.label),
+    topicName: letter.topicName,
+    scheduleId: letter.scheduleId,
     time: letter.failedAt,
     messageId: letter.messageId,
     dlqId: letter.dlqId,
@@ -46,9 +49,11 @@ export function filterableLetter(letter: DeadLetter) {
  * dlqIds). Pages are read newest first from a cursor (the last dlqId of the previous page).
  */
 export class DeadLetterQueue {
+  /** `eventCap`: as for MessageStore; a retry records its new message's CREATED event. */
   constructor(
     private readonly redis: Redis,
     private readonly keys: QueueKeys,
+    private readonly eventCap = 0,
   ) {}
 
   async get(dlqIds: readonly string[]): Promise<(DeadLetter | undefined)[]> {
@@ -107,15 +112,17 @@ export class DeadLetterQueue {
     now = Date.now(),
   ): Promise<boolean[]> {
     if (items.length === 0) return [];
-    const args: (string | number | Buffer)[] = [MESSAGE_FIELD];
+    const args: (string | number | Buffer)[] = [MESSAGE_FIELD, this.eventCap];
     for (const { dlqId, message } of items) {
       const due = message.notBefore !== undefined && message.notBefore > now ? message.notBefore : 0;
-      args.push(dlqId, message.id, due, encodeMessage(message));
+      const created =
+        this.eventCap > 0 ? eventJson(message, 'CREATED', now, due > 0 ? { nextDeliveryTime: due } : {}) : '';
+      args.push(dlqId, message.id, due, encodeMessage(message), created);
     }
     const k = this.keys;
     const results = (await retryDeadLetters.run(
       this.redis,
-      [k.deadLetters, k.deadLetterOrder, k.stream, k.streamIndex, k.schedule, k.scheduledMessages],
+      [k.deadLetters, k.deadLetterOrder, k.stream, k.streamIndex, k.schedule, k.scheduledMessages, k.events],
       args,
     )) as number[];
     return results.map((r) => r === 1);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { QueueMessage } from './message.js';
+import type { CallbackRequest, QueueMessage } from './message.js';
+import type { RedactFields } from './redact-fields.js';
 
 /** The messageId of the dead letter of a stream entry whose message could not be decoded. */
 export const UNREADABLE_MESSAGE_ID = 'unreadable';
@@ -23,6 +24,14 @@ export interface DeadLetter {
   retryDelay?: string;
   timeoutMs?: number;
   label?: string;
+  /** Kept so a DLQ retry sends its answers where the first publish asked. */
+  callback?: CallbackRequest;
+  failureCallback?: CallbackRequest;
+  /** Upstash-Topic-Name: the URL group it was published to. */
+  topicName?: string;
+  /** Upstash-Schedule-Id: the schedule whose tick created it. */
+  scheduleId?: string;
+  redact?: RedactFields;
   retried: number;
   createdAt: number;
   failedAt: number;
@@ -75,6 +84,11 @@ export function buildDeadLetter(input: {
   if (message.retryDelay !== undefined) letter.retryDelay = message.retryDelay;
   if (message.timeoutMs !== undefined) letter.timeoutMs = message.timeoutMs;
   if (message.label !== undefined) letter.label = message.label;
+  if (message.callback !== undefined) letter.callback = message.callback;
+  if (message.failureCallback !== undefined) letter.failureCallback = message.failureCallback;
+  if (message.topicName !== undefined) letter.topicName = message.topicName;
+  if (message.scheduleId !== undefined) letter.scheduleId = message.scheduleId;
+  if (message.redact !== undefined) letter.redact = message.redact;
   if (input.lastStatus !== undefined) letter.lastStatus = input.lastStatus;
   if (input.lastError !== undefined) letter.lastError = input.lastError;
   if (input.lastResponseBody !== undefined) letter.lastResponseBody = input.lastResponseBody;

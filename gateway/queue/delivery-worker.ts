@@ -5,6 +5,8 @@ import type { QueueConfig } from './config.js';
 import { ConsumerLiveness } from './consumer-liveness.js';
 import { createDatabaseClient } from './database-connections.js';
 import { DeadLetterQueue, type DeadLetterLimits } from './dead-letter-queue.js';
+import { EventLog } from './event-log.js';
+import { eventCapOf } from './message-event.js';
 import type { Deliverer } from './http-delivery.js';
 import { queueKeys } from './keys.js';
 import { isNoGroup, MessageStore, type StreamEntry } from './message-store.js';
@@ -44,7 +46,8 @@ export interface DeliveryWorkerOptions {
 export class DeliveryWorker {
   private target: QueueTarget;
   private signer: DeliverySigner;
-  private readonly store: MessageStore;
+  private store: MessageStore;
+  private readonly eventLog: EventLog;
   private readonly liveness: ConsumerLiveness;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly deadLetterQueue: DeadLetterQueue;
@@ -67,7 +70,12 @@ export class DeliveryWorker {
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.target = options.target;
     this.signer = createDeliverySigner(options.target.signingKey);
-    this.store = new MessageStore(options.redis, queueKeys(options.config.keyPrefix));
+    this.store = new MessageStore(
+      options.redis,
+      queueKeys(options.config.keyPrefix),
+      eventCapOf(options.config, options.target),
+    );
+    this.eventLog = new EventLog(options.redis, queueKeys(options.config.keyPrefix));
     this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
     this.deadLetterQueue = new DeadLetterQueue(options.redis, queueKeys(options.config.keyPrefix));
     this.blocking = createDatabaseClient(options.target, {
@@ -103,6 +111,13 @@ export class DeliveryWorker {
   /** Takes a new signing key (or token) of the same database without interrupting deliveries. */
   update(target: QueueTarget): void {
     if (target.signingKey !== this.target.signingKey) this.signer = createDeliverySigner(target.signingKey);
+    if (eventCapOf(this.options.config, target) !== eventCapOf(this.options.config, this.target)) {
+      this.store = new MessageStore(
+        this.options.redis,
+        queueKeys(this.options.config.keyPrefix),
+        eventCapOf(this.options.config, target),
+      );
+    }
     this.target = target;
   }
 
@@ -229,6 +244,7 @@ export class DeliveryWorker {
       policy: config,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
       deadLetterLimits: this.deadLetterLimits,
+      maxCallbackBodyBytes: config.maxBodyBytes,
     };
   }
 
@@ -279,6 +295,7 @@ export class DeliveryWorker {
       }
       // Dead letters expire even when no new one arrives to trim them.
       await this.deadLetterQueue.trim(this.deadLetterLimits);
+      await this.eventLog.trim(this.target.limits.eventRetentionMs);
       if (Date.now() - this.lastConsumerCheck > STALE_CONSUMER_CHECK_EVERY_MS) {
         this.lastConsumerCheck = Date.now();
         await this.store.pruneIdleConsumers(STALE_CONSUMER_IDLE_MS, this.options.config.consumerName);

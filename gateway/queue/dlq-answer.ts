@@ -1,6 +1,7 @@
 import type { DeadLetter } from './dead-letter.js';
 import { labelsOf } from './list-query.js';
-import { bodyFields, headerLists, type MessageAnswer } from './message-answer.js';
+import { bodyFields, headerLists, originFields, type MessageAnswer } from './message-answer.js';
+import { redactHeaderLists } from './redact-fields.js';
 
 /** A dead letter as QStash's DLQ API gives it (the SDK's `DlqMessage`). */
 export interface DeadLetterAnswer extends MessageAnswer {
@@ -17,11 +18,12 @@ export function buildDeadLetterAnswer(letter: DeadLetter): DeadLetterAnswer {
     messageId: letter.messageId,
     url: letter.destination,
     method: letter.method,
-    header: headerLists(letter.headers),
-    ...bodyFields(Buffer.from(letter.bodyBase64, 'base64')),
+    header: redactHeaderLists(headerLists(letter.headers), letter.redact),
+    ...bodyFields(Buffer.from(letter.bodyBase64, 'base64'), letter.redact),
     maxRetries: letter.retries,
     createdAt: letter.createdAt,
     dlqId: letter.dlqId,
+    ...originFields(letter),
   };
   if (letter.retryDelay !== undefined) answer.retryDelayExpression = letter.retryDelay;
   if (letter.label !== undefined) {

@@ -6,6 +6,8 @@ import { InvalidRequestError, MessageNotFoundError } from './errors.js';
 import { sendJson } from './json-response.js';
 import { hasFilters, parseListQuery, type ListQuery, type ListQuerySpec } from './list-query.js';
 import { buildRetriedMessage, parseRetryOverrides } from './dlq-retry.js';
+import { compileAddressPolicy } from './ssrf/address-policy.js';
+import { eventCapOf } from './message-event.js';
 import { storeCall } from './store-call.js';
 
 /**
@@ -24,13 +26,25 @@ const DEFAULT_PAGE = 100;
 const MAX_PAGE = 1_000;
 
 const LIST_SPEC: ListQuerySpec = {
-  filters: ['dlqId', 'messageId', 'url', 'host', 'path', 'label', 'fromDate', 'toDate', 'responseStatus'],
+  filters: [
+    'dlqId',
+    'messageId',
+    'url',
+    'host',
+    'path',
+    'label',
+    'topicName',
+    'scheduleId',
+    'fromDate',
+    'toDate',
+    'responseStatus',
+  ],
   maxCount: MAX_PAGE,
   cursor: true,
 };
 
 function queue(request: ApiRequest): DeadLetterQueue {
-  return new DeadLetterQueue(request.redis, request.keys);
+  return new DeadLetterQueue(request.redis, request.keys, eventCapOf(request.config, request.target));
 }
 
 function parseQuery(request: ApiRequest): ListQuery {
@@ -100,7 +114,12 @@ export const deleteDeadLetters: ApiHandler = async (request) => {
 
 async function retry(request: ApiRequest, letters: readonly DeadLetter[]): Promise<{ messageId: string }[]> {
   const limits = { ...request.config, maxDelayMs: request.target.limits.maxDelayMs };
-  const overrides = parseRetryOverrides(request.req.headers, limits);
+  const overrides = parseRetryOverrides(
+    request.req.headers,
+    limits,
+    Date.now(),
+    compileAddressPolicy(request.config.ssrfAllowlist),
+  );
   const now = Date.now();
   const items = letters.map((letter) => ({
     dlqId: letter.dlqId,

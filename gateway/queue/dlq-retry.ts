@@ -1,4 +1,6 @@
+import { parseCallbackRequest } from './callback-headers.js';
 import type { DeadLetter } from './dead-letter.js';
+import { InvalidRequestError } from './errors.js';
 import { newMessageId, type QueueMessage } from './message.js';
 import {
   parsePublishHeaders,
@@ -6,9 +8,13 @@ import {
   type PublishLimits,
   type PublishOptions,
 } from './publish-headers.js';
+import { compileAddressPolicy, type AddressPolicy } from './ssrf/address-policy.js';
 
 /** The publish settings a DLQ retry request sets itself; the rest come from the dead letter. */
-export type RetryOverrides = Partial<PublishOptions>;
+export type RetryOverrides = Partial<PublishOptions & Pick<QueueMessage, 'callback' | 'failureCallback'>>;
+
+/** A retry resends what is in the DLQ: there is no earlier publish to be a duplicate of. */
+const NOT_ON_RETRY = ['upstash-deduplication-id', 'upstash-content-based-deduplication'];
 
 const FORWARD_PREFIX = 'upstash-forward-';
 
@@ -20,7 +26,11 @@ export function parseRetryOverrides(
   headers: HeaderBag,
   limits: PublishLimits,
   now = Date.now(),
+  /** What callback URLs may be: the gateway's SSRF policy (default: public addresses only). */
+  policy: AddressPolicy = compileAddressPolicy([]),
 ): RetryOverrides {
+  for (const name of NOT_ON_RETRY)
+    if (headers[name] !== undefined) throw new InvalidRequestError(`${name} does not apply to a DLQ retry`);
   const parsed = parsePublishHeaders(headers, limits, now);
   const has = (name: string) => headers[name] !== undefined;
   const overrides: RetryOverrides = {};
@@ -30,6 +40,11 @@ export function parseRetryOverrides(
   if (parsed.timeoutMs !== undefined) overrides.timeoutMs = parsed.timeoutMs;
   if (parsed.notBefore !== undefined) overrides.notBefore = parsed.notBefore;
   if (parsed.label !== undefined) overrides.label = parsed.label;
+  const callback = parseCallbackRequest(headers, 'callback', limits, policy);
+  if (callback) overrides.callback = callback;
+  const failureCallback = parseCallbackRequest(headers, 'failure-callback', limits, policy);
+  if (failureCallback) overrides.failureCallback = failureCallback;
+  if (parsed.redact !== undefined) overrides.redact = parsed.redact;
   if (Object.keys(headers).some((name) => name.startsWith(FORWARD_PREFIX))) {
     const { 'content-type': _requestContentType, ...forwarded } = parsed.headers;
     overrides.headers = forwarded;
@@ -60,5 +75,11 @@ export function buildRetriedMessage(
   const label = overrides.label ?? letter.label;
   if (label !== undefined) message.label = label;
   if (overrides.notBefore !== undefined) message.notBefore = overrides.notBefore;
+  const callback = overrides.callback ?? letter.callback;
+  if (callback !== undefined) message.callback = callback;
+  const failureCallback = overrides.failureCallback ?? letter.failureCallback;
+  if (failureCallback !== undefined) message.failureCallback = failureCallback;
+  const redact = overrides.redact ?? letter.redact;
+  if (redact !== undefined) message.redact = redact;
   return message;
 }

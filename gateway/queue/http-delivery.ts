@@ -15,8 +15,10 @@ export interface AttemptResult {
   error?: string;
   /** The start of the response body, kept for the dead-letter list. */
   responseBody?: string;
-  /** The final response's headers, each name with its values (QStash's `responseHeader`). */
+  /** The final response's headers, each name with its values (QStash's `responseHeader`): on failures, and for a callback. */
   responseHeaders?: Record<string, string[]>;
+  /** The final response's body up to `keepResponseBytes`: what a callback reports. */
+  responseBodyBytes?: Buffer;
 }
 
 export interface DeliveryRequest {
@@ -25,6 +27,8 @@ export interface DeliveryRequest {
   headers: Record<string, string>;
   body: Buffer;
   timeoutMs: number;
+  /** How much of the response body to keep (default 1 KiB); more is read and dropped. */
+  keepResponseBytes?: number;
 }
 
 export type Deliverer = (request: DeliveryRequest) => Promise<AttemptResult>;
@@ -52,7 +56,7 @@ const ORIGIN_BOUND_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 interface Hop {
   status: number;
   headers: http.IncomingHttpHeaders;
-  bodyStart: string;
+  body: Buffer;
 }
 
 class DeliveryTimeoutError extends Error {
@@ -79,7 +83,7 @@ function first(value: string | string[] | undefined): string | undefined {
 /** One request, through the guarded agents, answered with the status, headers and the body's start. */
 function sendOnce(
   url: URL,
-  init: { method: string; headers: Record<string, string>; body: Buffer; timeoutMs: number },
+  init: { method: string; headers: Record<string, string>; body: Buffer; timeoutMs: number; keep: number },
   agents: GuardedAgents,
 ): Promise<Hop> {
   const transport = url.protocol === 'https:' ? https : http;
@@ -92,17 +96,12 @@ function sendOnce(
       let received = 0;
       const done = (): void => {
         clearTimeout(timer);
-        resolve({
-          status: response.statusCode ?? 0,
-          headers: response.headers,
-          bodyStart: kept.toString('utf8'),
-        });
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: kept });
       };
       response.on('data', (chunk: Buffer) => {
         received += chunk.length;
-        if (kept.length < RESPONSE_BODY_KEPT)
-          kept = Buffer.concat([kept, chunk]).subarray(0, RESPONSE_BODY_KEPT);
-        if (received > RESPONSE_BODY_DRAINED) {
+        if (kept.length < init.keep) kept = Buffer.concat([kept, chunk]).subarray(0, init.keep);
+        if (received > Math.max(RESPONSE_BODY_DRAINED, init.keep)) {
           response.destroy();
           done();
         }
@@ -146,7 +145,8 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
     let url = parseUrl(request.url);
     // Not the URL itself in the error, which is logged: a destination may hold credentials.
     if (url === null) return { ok: false, refused: false, error: 'the destination is not a URL' };
-    let init = { method: request.method, headers: { ...request.headers }, body: request.body };
+    const keep = request.keepResponseBytes ?? RESPONSE_BODY_KEPT;
+    let init = { method: request.method, headers: { ...request.headers }, body: request.body, keep };
     for (let redirects = 0; ; redirects++) {
       let hop: Hop;
       try {
@@ -188,7 +188,7 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
         if (next.origin !== url.origin) for (const name of ORIGIN_BOUND_HEADERS) delete headers[name];
         if (hop.status === 303) {
           delete headers['content-type'];
-          init = { method: 'GET', headers, body: Buffer.alloc(0) };
+          init = { method: 'GET', headers, body: Buffer.alloc(0), keep };
         } else {
           init = { ...init, headers };
         }
@@ -204,8 +204,11 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
       if (retryAfter !== undefined) result.retryAfter = retryAfter;
       const nonRetryable = first(hop.headers['upstash-nonretryable-error']);
       if (nonRetryable !== undefined) result.nonRetryableHeader = nonRetryable;
-      if (hop.bodyStart.length > 0) result.responseBody = hop.bodyStart;
-      if (!result.ok) result.responseHeaders = headerValueLists(hop.headers);
+      if (hop.body.length > 0)
+        result.responseBody = hop.body.subarray(0, RESPONSE_BODY_KEPT).toString('utf8');
+      if (!result.ok || request.keepResponseBytes !== undefined)
+        result.responseHeaders = headerValueLists(hop.headers);
+      result.responseBodyBytes = hop.body;
       return result;
     }
   };

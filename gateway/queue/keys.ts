@@ -41,16 +41,31 @@ export interface QueueKeys {
    */
   readonly deadLetterOrder: string;
   /**
+   * Stream of the messages' events (field `e`, JSON): CREATED, ACTIVE, DELIVERED, ... Entry ids
+   * are times, so pages and date filters are XREVRANGE bounds; capped by count as it is written
+   * and trimmed by age (XTRIM MINID) in maintenance.
+   */
+  readonly events: string;
+  /**
    * Sorted set of the consumers' heartbeats: member = consumer name, score = the Redis server's
    * time (ms) of its last heartbeat. A consumer whose heartbeat is older than the lease is dead.
    */
   readonly consumerHeartbeats: string;
+  /**
+   * Hash from deduplication key (`id:<Upstash-Deduplication-Id>` or `content:<hash>`) to the id of
+   * the first message published under it, while its window lasts.
+   */
+  readonly deduplicationIds: string;
+  /** Sorted set of the deduplication keys: member = key, score = when its window ends (ms). */
+  readonly deduplicationExpiries: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
 export const DELIVERY_GROUP = 'settee-delivery';
 /** The stream entry field that holds the encoded message. */
 export const MESSAGE_FIELD = 'm';
+/** The events stream's entry field that holds an event (JSON). */
+export const EVENT_FIELD = 'e';
 
 export function queueKeys(prefix: string): QueueKeys {
   return Object.freeze({
@@ -65,6 +80,9 @@ export function queueKeys(prefix: string): QueueKeys {
     scheduledMessages: `${prefix}retry-messages`,
     deadLetters: `${prefix}dlq`,
     deadLetterOrder: `${prefix}dlq-order`,
+    events: `${prefix}events`,
     consumerHeartbeats: `${prefix}consumer-heartbeats`,
+    deduplicationIds: `${prefix}deduplication-ids`,
+    deduplicationExpiries: `${prefix}deduplication-expiries`,
   });
 }

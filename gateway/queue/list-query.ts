@@ -24,6 +24,10 @@ export interface ListFilters {
   host?: string[];
   path?: string[];
   label?: string[];
+  /** The URL group a message was published to (QStash's `topicName`, the SDK's `urlGroup`). */
+  topicName?: string[];
+  /** The schedule whose tick created a message. */
+  scheduleId?: string[];
   /** Epoch ms, inclusive. */
   fromDate?: number;
   /** Epoch ms, inclusive. */
@@ -57,6 +61,9 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
   host: 'host',
   path: 'path',
   label: 'label',
+  topicName: 'topicName',
+  urlGroup: 'topicName',
+  scheduleId: 'scheduleId',
   fromDate: 'fromDate',
   toDate: 'toDate',
   messageId: 'messageId',
@@ -70,10 +77,7 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
 /** QStash filters on things Settee does not have; asked for, they are refused rather than ignored. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
   queueName: 'queues',
-  topicName: 'URL groups',
-  urlGroup: 'URL groups',
-  endpointName: 'URL groups',
-  scheduleId: 'schedules',
+  endpointName: 'endpoint names in URL groups',
   flowControlKey: 'flow control',
   callerIp: 'caller IPs recorded with messages',
   api: 'API integrations',
@@ -148,6 +152,8 @@ export interface Filterable {
   /** Epoch ms: the publish time of a message, the failure time of a dead letter, an event's time. */
   time: number;
   messageId: string;
+  topicName?: string | undefined;
+  scheduleId?: string | undefined;
   dlqId?: string;
   responseStatus?: number;
   state?: EventState;
@@ -170,6 +176,7 @@ export function matchesFilters(item: Filterable, filters: ListFilters): boolean 
   if (!oneOf(filters.url, item.url) || !oneOf(filters.messageId, item.messageId)) return false;
   if (!oneOf(filters.dlqId, item.dlqId) || !oneOf(filters.responseStatus, item.responseStatus)) return false;
   if (!oneOf(filters.state, item.state)) return false;
+  if (!oneOf(filters.topicName, item.topicName) || !oneOf(filters.scheduleId, item.scheduleId)) return false;
   if (filters.label !== undefined && !item.labels.some((l) => filters.label!.includes(l))) return false;
   if (filters.host !== undefined || filters.path !== undefined) {
     const { host, path } = urlParts(item.url);

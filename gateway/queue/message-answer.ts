@@ -1,5 +1,6 @@
 import { labelsOf } from './list-query.js';
 import type { PendingMessage } from './pending-messages.js';
+import { redacted, redactHeaderLists, type RedactFields } from './redact-fields.js';
 
 /** A message as QStash's GET /v2/messages/{id} gives it (the SDK's `Message`). */
 export interface MessageAnswer {
@@ -15,12 +16,32 @@ export interface MessageAnswer {
   createdAt: number;
   label?: string;
   labels?: string[];
+  /** The URL group it was published to, under both names the SDK's `Message` has. */
+  urlGroup?: string;
+  topicName?: string;
+  scheduleId?: string;
+}
+
+/** The URL group and schedule a message came from, in the answer's fields. */
+export function originFields(origin: { topicName?: string | undefined; scheduleId?: string | undefined }): {
+  urlGroup?: string;
+  topicName?: string;
+  scheduleId?: string;
+} {
+  return {
+    ...(origin.topicName !== undefined && { urlGroup: origin.topicName, topicName: origin.topicName }),
+    ...(origin.scheduleId !== undefined && { scheduleId: origin.scheduleId }),
+  };
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/** QStash's rule: `body` when the bytes are UTF-8 text, `bodyBase64` otherwise. */
-export function bodyFields(body: Buffer): { body: string } | { bodyBase64: string } {
+/**
+ * QStash's rule: `body` when the bytes are UTF-8 text, `bodyBase64` otherwise; a redacted body is
+ * `REDACTED:<SHA-256 hex>` in `body`.
+ */
+export function bodyFields(body: Buffer, redact?: RedactFields): { body: string } | { bodyBase64: string } {
+  if (redact?.body) return { body: redacted(body) };
   try {
     return { body: UTF8.decode(body) };
   } catch {
@@ -39,10 +60,11 @@ export function buildMessageAnswer(pending: PendingMessage): MessageAnswer {
     messageId: message.id,
     url: message.destination,
     method: message.method,
-    header: headerLists(message.headers),
-    ...bodyFields(message.body),
+    header: redactHeaderLists(headerLists(message.headers), message.redact),
+    ...bodyFields(message.body, message.redact),
     maxRetries: message.retries,
     createdAt: message.createdAt,
+    ...originFields(message),
   };
   if (message.retryDelay !== undefined) answer.retryDelayExpression = message.retryDelay;
   const notBefore = pending.dueAt ?? message.notBefore;

@@ -6,6 +6,7 @@ import type { QueueMessage } from './message.js';
 import { encodeMessage } from './message-codec.js';
 import { completeDelivery } from './scripts/complete-delivery.js';
 import { deadLetter } from './scripts/dead-letter.js';
+import { eventJson } from './message-event.js';
 import { enqueueMessages } from './scripts/enqueue-messages.js';
 import { entryPresent } from './scripts/entry-present.js';
 import { promoteDueMessages } from './scripts/promote-due-messages.js';
@@ -13,6 +14,12 @@ import { removeIdleConsumer } from './scripts/remove-idle-consumer.js';
 import { scheduleRetry } from './scripts/schedule-retry.js';
 
 /** A stream entry handed to a consumer: its id, and the stored message (undefined if deleted meanwhile). */
+/** What a publish answers for one message: its id, or the id of the message it duplicates. */
+export interface EnqueueAnswer {
+  messageId: string;
+  deduplicated: boolean;
+}
+
 export interface StreamEntry {
   entryId: string;
   stored: Buffer | undefined;
@@ -47,6 +54,17 @@ export function toEntries(raw: readonly (RawEntry | null)[] | null | undefined):
     });
 }
 
+function failureDetails(failure: { status?: number | undefined; error?: string | undefined } | undefined): {
+  responseStatus?: number;
+  error?: string;
+} {
+  const details: { responseStatus?: number; error?: string } = {};
+  if (failure?.status !== undefined) details.responseStatus = failure.status;
+  const error = failure?.error ?? (failure?.status !== undefined ? `status ${failure.status}` : undefined);
+  if (error !== undefined) details.error = error;
+  return details;
+}
+
 function isBusyGroup(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('BUSYGROUP');
 }
@@ -61,31 +79,76 @@ export function isNoGroup(err: unknown): boolean {
  * messages waiting to be retried, and a dead-letter list. Every multi-key change is a Lua script.
  */
 export class MessageStore {
+  /**
+   * `eventCap` is the binding's spec.limits.maxEvents when events are recorded
+   * (SETTEE_QUEUE_RECORD_EVENTS), 0 when not.
+   */
   constructor(
     private readonly redis: Redis,
     private readonly keys: QueueKeys,
+    private readonly eventCap = 0,
   ) {}
+
+  /** The event's JSON, or '' when events are not recorded (nothing is built then). */
+  private event(...args: Parameters<typeof eventJson>): string {
+    return this.eventCap > 0 ? eventJson(...args) : '';
+  }
 
   /**
    * Stores messages for delivery: on the stream, or in the schedule when their notBefore is after
-   * `now`. Once this resolves they survive a gateway crash. A batch is all or nothing.
+   * `now`. Once this resolves they survive a gateway crash. A batch is all or nothing, but for the
+   * messages whose deduplication key an earlier message holds within `deduplicationWindowMs`:
+   * those are not stored, and their answer is the earlier message's id.
    */
-  async enqueue(messages: readonly QueueMessage[], now = Date.now()): Promise<void> {
-    const args: (string | number | Buffer)[] = [MESSAGE_FIELD];
+  async enqueue(
+    messages: readonly QueueMessage[],
+    now = Date.now(),
+    options: { deduplicationWindowMs?: number } = {},
+  ): Promise<EnqueueAnswer[]> {
+    const args: (string | number | Buffer)[] = [
+      MESSAGE_FIELD,
+      options.deduplicationWindowMs ?? 0,
+      this.eventCap,
+    ];
     for (const message of messages) {
       const due = message.notBefore !== undefined && message.notBefore > now ? message.notBefore : 0;
-      args.push(message.id, due, encodeMessage(message));
+      const created = this.event(message, 'CREATED', now, due > 0 ? { nextDeliveryTime: due } : {});
+      args.push(message.id, due, encodeMessage(message), message.deduplicationKey ?? '', created);
     }
     const k = this.keys;
-    await enqueueMessages.run(this.redis, [k.stream, k.streamIndex, k.schedule, k.scheduledMessages], args);
+    const answers = (await enqueueMessages.run(
+      this.redis,
+      [
+        k.stream,
+        k.streamIndex,
+        k.schedule,
+        k.scheduledMessages,
+        k.deduplicationIds,
+        k.deduplicationExpiries,
+        k.events,
+      ],
+      args,
+    )) as string[];
+    return messages.map((message, i) =>
+      answers[i]
+        ? { messageId: answers[i], deduplicated: true }
+        : { messageId: message.id, deduplicated: false },
+    );
   }
 
   /**
    * False once the entry is off the stream: its message was cancelled, or another consumer
-   * finished it. Checked just before a send.
+   * finished it. Checked just before a send; when true, the attempt's ACTIVE event is recorded.
    */
-  async isEntryPresent(entryId: string): Promise<boolean> {
-    return (await entryPresent.run(this.redis, [this.keys.stream], [entryId])) === 1;
+  async isEntryPresent(entryId: string, message?: QueueMessage, now = Date.now()): Promise<boolean> {
+    const active = message ? this.event(message, 'ACTIVE', now) : '';
+    return (
+      (await entryPresent.run(
+        this.redis,
+        [this.keys.stream, this.keys.events],
+        [entryId, this.eventCap, active],
+      )) === 1
+    );
   }
 
   /** Creates the consumer group (and the stream) if missing; from the stream's start, so nothing published earlier is skipped. */
@@ -136,12 +199,20 @@ export class MessageStore {
     return { entries: toEntries(reply[1]), cursor: reply[0].toString() };
   }
 
-  /** `messageId` is '' when the entry's message could not be read. */
-  async complete(entryId: string, messageId: string): Promise<void> {
+  /**
+   * `messageId` is '' when the entry's message could not be read; `delivered` records the
+   * DELIVERED event of a successful delivery.
+   */
+  async complete(
+    entryId: string,
+    messageId: string,
+    delivered?: { message: QueueMessage; now: number },
+  ): Promise<void> {
+    const event = delivered ? this.event(delivered.message, 'DELIVERED', delivered.now) : '';
     await completeDelivery.run(
       this.redis,
-      [this.keys.stream, this.keys.streamIndex],
-      [DELIVERY_GROUP, entryId, messageId],
+      [this.keys.stream, this.keys.streamIndex, this.keys.events],
+      [DELIVERY_GROUP, entryId, messageId, this.eventCap, event],
     );
   }
 
@@ -154,17 +225,25 @@ export class MessageStore {
     consumer: string;
     message: QueueMessage;
     dueAt: number;
+    /** The failed attempt, for its ERROR event. */
+    failure?: { now: number; status?: number | undefined; error?: string | undefined };
   }): Promise<boolean> {
+    const k = this.keys;
+    const { message, failure } = input;
+    const now = failure?.now ?? Date.now();
     const result = await scheduleRetry.run(
       this.redis,
-      [this.keys.stream, this.keys.schedule, this.keys.scheduledMessages, this.keys.streamIndex],
+      [k.stream, k.schedule, k.scheduledMessages, k.streamIndex, k.events],
       [
         DELIVERY_GROUP,
         input.entryId,
         input.consumer,
-        input.message.id,
+        message.id,
         input.dueAt,
-        encodeMessage(input.message),
+        encodeMessage(message),
+        this.eventCap,
+        this.event(message, 'ERROR', now, failureDetails(failure)),
+        this.event(message, 'RETRY', now, { nextDeliveryTime: input.dueAt }),
       ],
     );
     return result === 1;
@@ -183,9 +262,11 @@ export class MessageStore {
   }): Promise<boolean> {
     const k = this.keys;
     const { letter } = input;
+    const failed = { id: letter.messageId, destination: letter.destination, label: letter.label };
+    const details = failureDetails({ status: letter.lastStatus, error: letter.lastError });
     const result = await deadLetter.run(
       this.redis,
-      [k.stream, k.deadLetters, k.deadLetterOrder, k.streamIndex],
+      [k.stream, k.deadLetters, k.deadLetterOrder, k.streamIndex, k.events],
       [
         DELIVERY_GROUP,
         input.entryId,
@@ -195,6 +276,9 @@ export class MessageStore {
         letter.messageId === UNREADABLE_MESSAGE_ID ? '' : letter.messageId,
         deadLetterIdFloor((input.now ?? Date.now()) - input.limits.retentionMs),
         input.limits.maxCount,
+        this.eventCap,
+        this.event(failed, 'ERROR', letter.failedAt, details),
+        this.event(failed, 'FAILED', letter.failedAt, details),
       ],
     );
     return result === 1;

@@ -1,4 +1,5 @@
-import { randomFillSync } from 'node:crypto';
+import { randomBase64Url } from './random-pool.js';
+import type { RedactFields } from './redact-fields.js';
 
 /** One message as the queue keeps it, from publish until it is delivered or dead-lettered. */
 export interface QueueMessage {
@@ -25,32 +26,37 @@ export interface QueueMessage {
   notBefore?: number;
   /** Upstash-Label: a name to find the message by in the messages, DLQ and events APIs. */
   label?: string;
+  /** Upstash-Redact-Fields: what the APIs hide of this message. */
+  redact?: RedactFields;
   /** The URL group it was published to, one message per endpoint; delivered as Upstash-Topic-Name. */
   topicName?: string;
   /** The schedule whose tick created it; delivered as Upstash-Schedule-Id. */
   scheduleId?: string;
+  /** Upstash-Callback: every answer of the destination is published to it (callback-message.ts). */
+  callback?: CallbackRequest;
+  /** Upstash-Failure-Callback: published to once the message is dead-lettered. */
+  failureCallback?: CallbackRequest;
+  /** Upstash-Deduplication-Id (`id:...`) or the content hash (`content:...`) it was deduplicated by. */
+  deduplicationKey?: string;
+}
+
+/** Where and how a callback message is sent: the Upstash-(Failure-)Callback-* headers of a publish. */
+export interface CallbackRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  retries: number;
+  retryDelay?: string;
+  timeoutMs?: number;
 }
 
 /** What a publisher asks for; the queue adds id, retried and createdAt. */
 export type MessageRequest = Omit<QueueMessage, 'id' | 'retried' | 'createdAt'>;
 
 const ID_BYTES = 18;
-/**
- * Ids are cut from a pool of random bytes refilled when spent, as crypto.randomUUID does: asking
- * OpenSSL for 18 bytes per publish cost more than anything else the publish does itself. Each
- * byte is used once.
- */
-const idPool = Buffer.alloc(ID_BYTES * 512);
-let idPoolOffset = idPool.length;
 
 export function newMessageId(): string {
-  if (idPoolOffset + ID_BYTES > idPool.length) {
-    randomFillSync(idPool);
-    idPoolOffset = 0;
-  }
-  const id = idPool.toString('base64url', idPoolOffset, idPoolOffset + ID_BYTES);
-  idPoolOffset += ID_BYTES;
-  return `msg_${id}`;
+  return `msg_${randomBase64Url(ID_BYTES)}`;
 }
 
 export function createMessage(request: MessageRequest, now = Date.now()): QueueMessage {

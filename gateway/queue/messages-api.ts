@@ -3,6 +3,7 @@ import { InvalidRequestError, MessageNotFoundError } from './errors.js';
 import { sendJson } from './json-response.js';
 import { hasFilters, matchesFilters, parseListQuery, labelsOf } from './list-query.js';
 import { buildMessageAnswer } from './message-answer.js';
+import { eventCapOf } from './message-event.js';
 import { PendingMessages } from './pending-messages.js';
 import { storeCall } from './store-call.js';
 
@@ -17,7 +18,7 @@ import { storeCall } from './store-call.js';
 const NO_QUERY = { filters: [] } as const;
 
 function pending(request: ApiRequest): PendingMessages {
-  return new PendingMessages(request.redis, request.keys);
+  return new PendingMessages(request.redis, request.keys, eventCapOf(request.config, request.target));
 }
 
 function messageId(request: ApiRequest): string {
@@ -48,7 +49,7 @@ export const cancelMessage: ApiHandler = async (request) => {
  */
 export const cancelMessages: ApiHandler = async (request) => {
   const query = parseListQuery(request.route.query, {
-    filters: ['messageId', 'url', 'host', 'path', 'label', 'fromDate', 'toDate'],
+    filters: ['messageId', 'url', 'host', 'path', 'label', 'topicName', 'scheduleId', 'fromDate', 'toDate'],
     maxCount: 1_000_000,
     cursor: true,
   });
@@ -65,7 +66,14 @@ export const cancelMessages: ApiHandler = async (request) => {
     messages.scan(async (chunk) => {
       const matching = chunk.filter((m) =>
         matchesFilters(
-          { url: m.destination, labels: labelsOf(m.label), time: m.createdAt, messageId: m.id },
+          {
+            url: m.destination,
+            labels: labelsOf(m.label),
+            time: m.createdAt,
+            messageId: m.id,
+            topicName: m.topicName,
+            scheduleId: m.scheduleId,
+          },
           filters,
         ),
       );

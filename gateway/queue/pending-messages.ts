@@ -47,9 +47,11 @@ function decodedOrUndefined(stored: Buffer | undefined | null): QueueMessage | u
 export class PendingMessages {
   private readonly buffers: BufferCommands;
 
+  /** `eventCap`: as for MessageStore; cancels record CANCEL_REQUESTED and CANCELLED. */
   constructor(
     private readonly redis: Redis,
     private readonly keys: QueueKeys,
+    private readonly eventCap = 0,
   ) {
     this.buffers = redis as unknown as BufferCommands;
   }
@@ -68,7 +70,7 @@ export class PendingMessages {
   }
 
   /** Cancels the messages with these ids that are still pending; returns how many were. */
-  async cancel(ids: readonly string[]): Promise<number> {
+  async cancel(ids: readonly string[], now = Date.now()): Promise<number> {
     const k = this.keys;
     let cancelled = 0;
     for (let i = 0; i < ids.length; i += SCAN_CHUNK) {
@@ -76,8 +78,8 @@ export class PendingMessages {
       cancelled += Number(
         await cancelMessages.run(
           this.redis,
-          [k.stream, k.streamIndex, k.schedule, k.scheduledMessages],
-          chunk,
+          [k.stream, k.streamIndex, k.schedule, k.scheduledMessages, k.events],
+          [this.eventCap, now, ...chunk],
         ),
       );
     }

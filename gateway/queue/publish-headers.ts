@@ -2,6 +2,7 @@ import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { formatQStashDuration, parseQStashDuration as parseDurationText } from '../../api/qstash-duration.js';
 import { InvalidRequestError } from './errors.js';
 import type { MessageRequest } from './message.js';
+import { parseRedactFields } from './redact-fields.js';
 import { InvalidRetryDelayError, parseRetryDelayExpression } from './retry-delay-expression.js';
 
 /**
@@ -14,7 +15,7 @@ export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
 
 export type PublishOptions = Pick<
   MessageRequest,
-  'method' | 'headers' | 'retries' | 'retryDelay' | 'timeoutMs' | 'notBefore' | 'label'
+  'method' | 'headers' | 'retries' | 'retryDelay' | 'timeoutMs' | 'notBefore' | 'label' | 'redact'
 >;
 
 export interface PublishLimits {
@@ -47,40 +48,39 @@ const NOT_FORWARDABLE = new Set([
 
 /** QStash features this queue does not have; a publish that asks for one gets a 400. */
 const UNSUPPORTED = new Map([
-  ['upstash-callback', 'callbacks (Upstash-Callback) are not supported'],
-  ['upstash-failure-callback', 'failure callbacks (Upstash-Failure-Callback) are not supported'],
-  ['upstash-deduplication-id', 'deduplication (Upstash-Deduplication-Id) is not supported'],
-  [
-    'upstash-content-based-deduplication',
-    'deduplication (Upstash-Content-Based-Deduplication) is not supported',
-  ],
   ['upstash-flow-control-key', 'flow control (Upstash-Flow-Control-Key) is not supported'],
   ['upstash-queue-name', 'queues (Upstash-Queue-Name) are not supported yet'],
   ['upstash-cron', 'Upstash-Cron belongs on POST /v2/schedules/{destination}, which creates a schedule'],
 ]);
 
-function single(headers: HeaderBag, name: string): string | undefined {
+export function single(headers: HeaderBag, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-function parseRetries(value: string | undefined, limits: PublishLimits): number {
+/** The parsers below take the header's name for their 400s: callbacks have their own (Upstash-Callback-Retries). */
+export function parseRetries(
+  value: string | undefined,
+  limits: PublishLimits,
+  name = 'Upstash-Retries',
+): number {
   if (value === undefined) return limits.defaultRetries;
   const text = value.trim();
   if (!/^\d+$/.test(text))
-    throw new InvalidRequestError(`Upstash-Retries ${JSON.stringify(value)} is not a whole number`);
+    throw new InvalidRequestError(`${name} ${JSON.stringify(value)} is not a whole number`);
   const retries = Number(text);
   if (retries > limits.maxRetries)
-    throw new InvalidRequestError(`Upstash-Retries ${retries} is more than the allowed ${limits.maxRetries}`);
+    throw new InvalidRequestError(`${name} ${retries} is more than the allowed ${limits.maxRetries}`);
   return retries;
 }
 
-function parseRetryDelay(value: string | undefined): string | undefined {
+export function parseRetryDelay(value: string | undefined, name = 'Upstash-Retry-Delay'): string | undefined {
   if (value === undefined) return undefined;
   try {
     parseRetryDelayExpression(value);
   } catch (err) {
-    if (err instanceof InvalidRetryDelayError) throw new InvalidRequestError(err.message, { cause: err });
+    if (err instanceof InvalidRetryDelayError)
+      throw new InvalidRequestError(err.message.replace(/^Upstash-Retry-Delay/, name), { cause: err });
     throw err;
   }
   return value;
@@ -134,24 +134,28 @@ function parseLabel(value: string | undefined): string | undefined {
   return label;
 }
 
-function parseTimeout(value: string | undefined, limits: PublishLimits): number | undefined {
+export function parseTimeout(
+  value: string | undefined,
+  limits: PublishLimits,
+  name = 'Upstash-Timeout',
+): number | undefined {
   if (value === undefined) return undefined;
-  const ms = parseQStashDuration('Upstash-Timeout', value);
-  if (ms <= 0) throw new InvalidRequestError('Upstash-Timeout must be longer than 0');
+  const ms = parseQStashDuration(name, value);
+  if (ms <= 0) throw new InvalidRequestError(`${name} must be longer than 0`);
   if (ms > limits.deliveryTimeoutMs) {
     throw new InvalidRequestError(
-      `Upstash-Timeout ${value} is longer than the allowed ${limits.deliveryTimeoutMs} ms`,
+      `${name} ${value} is longer than the allowed ${limits.deliveryTimeoutMs} ms`,
     );
   }
   return ms;
 }
 
-function parseMethod(value: string | undefined): string {
+export function parseMethod(value: string | undefined, name = 'Upstash-Method'): string {
   if (value === undefined) return 'POST';
   const method = value.trim().toUpperCase();
   if (!METHODS.has(method))
     throw new InvalidRequestError(
-      `Upstash-Method ${JSON.stringify(value)} is not one of ${[...METHODS].join(', ')}`,
+      `${name} ${JSON.stringify(value)} is not one of ${[...METHODS].join(', ')}`,
     );
   return method;
 }
@@ -187,11 +191,12 @@ function checkDeliverable(publishedAs: string, name: string, value: string): voi
   }
 }
 
-function forwardedHeaders(headers: HeaderBag): Record<string, string> {
+/** The headers named `<prefix><X>`, as `<X>`: Upstash-Forward-* for the message, Upstash-Callback-Forward-* for its callback. */
+export function forwardedHeaders(headers: HeaderBag, prefix = FORWARD_PREFIX): Record<string, string> {
   const forwarded: Record<string, string> = {};
   for (const name of Object.keys(headers)) {
-    if (!name.startsWith(FORWARD_PREFIX)) continue;
-    const target = name.slice(FORWARD_PREFIX.length);
+    if (!name.startsWith(prefix)) continue;
+    const target = name.slice(prefix.length);
     const value = single(headers, name);
     if (target === '' || value === undefined || NOT_FORWARDABLE.has(target)) continue;
     checkDeliverable(name, target, value);
@@ -226,6 +231,8 @@ export function parsePublishHeaders(
   if (notBefore !== undefined) options.notBefore = notBefore;
   const label = parseLabel(single(headers, 'upstash-label'));
   if (label !== undefined) options.label = label;
+  const redact = parseRedactFields(single(headers, 'upstash-redact-fields'));
+  if (redact !== undefined) options.redact = redact;
   return options;
 }
 

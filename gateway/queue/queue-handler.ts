@@ -17,10 +17,13 @@ import {
 import { sendJson } from './json-response.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { createMessage, type MessageRequest } from './message.js';
-import { MessageStore } from './message-store.js';
+import { MessageStore, type EnqueueAnswer } from './message-store.js';
+import { parsePublishExtras } from './publish-extras.js';
+import { eventCapOf } from './message-event.js';
 import { parsePublishHeaders } from './publish-headers.js';
 import type { ApiHandler } from './api-request.js';
 import { cancelMessage, cancelMessages, getMessage } from './messages-api.js';
+import { listEvents } from './events-api.js';
 import {
   deleteDeadLetter,
   deleteDeadLetters,
@@ -54,6 +57,7 @@ const API_HANDLERS: Readonly<Partial<Record<QueueOperation, ApiHandler>>> = {
   'dlq.deleteMany': deleteDeadLetters,
   'dlq.retry': retryDeadLetter,
   'dlq.retryMany': retryDeadLetters,
+  'events.list': listEvents,
 };
 
 export interface QueueHandlerOptions {
@@ -93,19 +97,23 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
     ...unsupportedRoutes(),
   ]);
 
-  const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<string[]> => {
+  const store = async (
+    target: QueueTarget,
+    requests: readonly MessageRequest[],
+  ): Promise<EnqueueAnswer[]> => {
     const messages = requests.map((request) => createMessage(request));
     try {
-      await new MessageStore(connections.get(target), keys).enqueue(messages);
+      const store = new MessageStore(connections.get(target), keys, eventCapOf(config, target));
+      return await store.enqueue(messages, Date.now(), {
+        deduplicationWindowMs: target.limits.deduplicationWindowMs,
+      });
     } catch (err) {
       throw new StoreUnavailableError(
         `the queue's database did not store the message: ${(err as Error).message}`,
         { cause: err },
       );
     }
-    return messages.map((message) => message.id);
   };
-
   const serve = async (req: http.IncomingMessage, res: http.ServerResponse, route: QueueRoute) => {
     const target = registry.get(route.namespace, route.name);
     if (!target) throw new QueueNotFoundError(`queue ${route.namespace}/${route.name} not found`);
@@ -120,10 +128,18 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
       if (!urlGroup) validateDestination(route.destination, policy);
       const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
       const headerOptions = parsePublishHeaders(req.headers, limits);
-      const request = { ...headerOptions, destination: route.destination, body };
+      const destination = route.destination;
+      const extras = parsePublishExtras(
+        req.headers,
+        { destination, headers: headerOptions.headers, body },
+        limits,
+        policy,
+      );
+      const request = { ...headerOptions, ...extras, destination, body };
       const plan = await planPublish(urlGroup ? { request, urlGroup } : { request }, groupsOf(target));
-      const ids = await store(target, messagesOf([plan]));
-      sendJson(res, 201, answersOf([plan], ids)[0]);
+      const answers = await store(target, messagesOf([plan]));
+      // QStash answers a duplicate 202 Accepted (upstash/docs qstash/features/deduplication).
+      sendJson(res, answers.every((a) => a.deduplicated) ? 202 : 201, answersOf([plan], answers)[0]);
     } else {
       const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
       const items = parseBatchRequest(await readBody(req, config.maxBatchBytes), limits, policy);

@@ -2,7 +2,10 @@ import type { V1Secret } from '@kubernetes/client-node';
 import { parseQStashDuration } from '../../api/qstash-duration.js';
 import {
   DEFAULT_DATABASE_PORT,
+  DEFAULT_DEDUPLICATION_WINDOW,
   DEFAULT_DEAD_LETTER_RETENTION,
+  DEFAULT_EVENT_RETENTION,
+  DEFAULT_MAX_EVENTS,
   DEFAULT_MAX_DELAY,
   LABEL_QUEUE_BINDING,
   QueueEnvKey,
@@ -52,7 +55,10 @@ export function buildQueueLimits(binding: QueueBinding): QueueLimits {
   const limits = binding.spec.limits;
   const result: QueueLimits = {
     maxDelayMs: durationOr(limits?.maxDelay, DEFAULT_MAX_DELAY),
+    deduplicationWindowMs: durationOr(limits?.deduplicationWindow, DEFAULT_DEDUPLICATION_WINDOW),
     deadLetterRetentionMs: durationOr(limits?.deadLetterRetention, DEFAULT_DEAD_LETTER_RETENTION),
+    eventRetentionMs: durationOr(limits?.eventRetention, DEFAULT_EVENT_RETENTION),
+    maxEvents: limits?.maxEvents ?? DEFAULT_MAX_EVENTS,
   };
   if (limits?.maxDeadLetters !== undefined) result.maxDeadLetters = limits.maxDeadLetters;
   return result;

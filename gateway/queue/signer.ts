@@ -1,4 +1,5 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import { randomBase64Url } from './random-pool.js';
 
 /**
  * Upstash-Signature: a JWT signed HS256 with the signing key's string as the key, carrying what
@@ -30,7 +31,7 @@ export function createDeliverySigner(signingKey: string): DeliverySigner {
         iat: issuedAt,
         nbf: issuedAt,
         exp: issuedAt + SIGNATURE_LIFETIME_SECONDS,
-        jti: `jwt_${randomBytes(12).toString('base64url')}`,
+        jti: `jwt_${randomBase64Url(12)}`,
         body: bodyDigest(body),
       };
       const signingInput = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;

@@ -68,6 +68,10 @@ export function scheduleRoutes(options: {
     const messageHeaders: Record<string, string | string[] | undefined> = {};
     for (const [name, value] of Object.entries(req.headers as HeaderBag))
       if (!SCHEDULE_HEADERS.has(name)) messageHeaders[name] = value;
+    // A tick's message is built from the template alone: these would be ignored, so they are refused.
+    for (const name of Object.keys(messageHeaders))
+      if (/^upstash-(failure-)?callback|^upstash-(deduplication-id|content-based-deduplication)$/.test(name))
+        throw new InvalidRequestError(`${name} is not supported on schedules yet`);
     if (header(req, 'upstash-not-before') !== undefined)
       throw new InvalidRequestError('Upstash-Not-Before is a single time: a schedule takes Upstash-Delay');
     // Parsed as of time 0, Upstash-Delay comes back as the delay itself: each tick adds it to its time.

@@ -1,3 +1,4 @@
+import { SERVER_NOW_LUA } from './server-now.js';
 import { LuaScript } from './lua-script.js';
 
 /**
@@ -18,9 +19,8 @@ import { LuaScript } from './lua-script.js';
 export const claimDeadConsumer = new LuaScript(
   'claim-dead-consumer',
   2,
-  `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  `${SERVER_NOW_LUA}
+local now = server_now()
 local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]), 'LIMIT', 0, 16)
 for _, consumer in ipairs(dead) do
   if consumer ~= ARGV[2] then

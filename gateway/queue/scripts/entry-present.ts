@@ -1,4 +1,5 @@
 import { LuaScript } from './lua-script.js';
+import { RECORD_EVENT_LUA } from './record-event.js';
 
 /**
  * Lua snippet: true while stream entry `entry` is on `stream`. A cancel deletes a queued message's
@@ -13,17 +14,21 @@ end
 
 /**
  * The check a worker makes just before it sends, as a script so only a count crosses the
- * network, not the message.
+ * network, not the message; when the entry is there, the attempt's ACTIVE event is recorded.
  *
  * KEYS[1]  the message stream
+ * KEYS[2]  the events stream
  * ARGV[1]  the stream entry id
+ * ARGV[2]  the events cap (0: record none)
+ * ARGV[3]  the ACTIVE event (JSON)
  * Returns 1 if the entry is there, 0 if it was cancelled or finished by another consumer.
  */
 export const entryPresent = new LuaScript(
   'entry-present',
-  1,
-  `${ENTRY_PRESENT_LUA}
-if entry_present(KEYS[1], ARGV[1]) then return 1 end
-return 0
+  2,
+  `${ENTRY_PRESENT_LUA}${RECORD_EVENT_LUA}
+if not entry_present(KEYS[1], ARGV[1]) then return 0 end
+record_event(KEYS[2], ARGV[2], ARGV[3])
+return 1
 `,
 );

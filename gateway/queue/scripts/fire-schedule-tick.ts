@@ -28,7 +28,7 @@ local due = redis.call('ZSCORE', KEYS[5], ARGV[2])
 if not due or tonumber(due) ~= tonumber(ARGV[3]) then return 0 end
 redis.call('ZADD', KEYS[5], ARGV[4], ARGV[2])
 redis.call('HSET', KEYS[6], ARGV[2], ARGV[3])
-store_messages(KEYS, ARGV[1], ARGV, 5)
+store_messages(KEYS, ARGV[1], ARGV, 5, 3)
 return 1
 `,
 );

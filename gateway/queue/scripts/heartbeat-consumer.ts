@@ -1,3 +1,4 @@
+import { SERVER_NOW_LUA } from './server-now.js';
 import { LuaScript } from './lua-script.js';
 
 /**
@@ -11,9 +12,8 @@ import { LuaScript } from './lua-script.js';
 export const heartbeatConsumer = new LuaScript(
   'heartbeat-consumer',
   1,
-  `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  `${SERVER_NOW_LUA}
+local now = server_now()
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 return now
 `,

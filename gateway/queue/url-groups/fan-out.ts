@@ -1,6 +1,7 @@
 import type { BatchItem } from '../batch-request.js';
 import { ResourceNotFoundError } from '../errors.js';
 import type { MessageRequest } from '../message.js';
+import type { EnqueueAnswer } from '../message-store.js';
 import { storeCall } from '../store-call.js';
 import type { UrlGroupStore } from './url-group-store.js';
 
@@ -25,11 +26,13 @@ export async function planPublish(
   if (!group) throw new ResourceNotFoundError(`${where} ${name} not found`);
   return {
     kind: 'url-group',
-    requests: group.endpoints.map((endpoint) => ({
-      ...item.request,
-      destination: endpoint.url,
-      topicName: name,
-    })),
+    requests: group.endpoints.map((endpoint) => {
+      const request: MessageRequest = { ...item.request, destination: endpoint.url, topicName: name };
+      // One publish to a group is one message per endpoint: each is deduplicated on its own.
+      const key = item.request.deduplicationKey;
+      if (key !== undefined) request.deduplicationKey = `${key}@${endpoint.url}`;
+      return request;
+    }),
   };
 }
 
@@ -38,17 +41,24 @@ export function messagesOf(plans: readonly PublishPlan[]): MessageRequest[] {
   return plans.flatMap((plan) => (plan.kind === 'url' ? [plan.request] : plan.requests));
 }
 
+type MessageAnswer = { messageId: string; deduplicated?: true };
+
+/** A duplicate names the first message, flagged `deduplicated` as QStash does. */
+function answerOf({ messageId, deduplicated }: EnqueueAnswer): MessageAnswer {
+  return deduplicated ? { messageId, deduplicated: true } : { messageId };
+}
+
 /**
  * QStash's answer: `{messageId}` for a URL, and for a URL group an array with `{messageId, url}`
- * per endpoint. `ids` are the stored messages' ids in the order of messagesOf(plans).
+ * per endpoint. `stored` are the store's answers in the order of messagesOf(plans).
  */
 export function answersOf(
   plans: readonly PublishPlan[],
-  ids: readonly string[],
-): ({ messageId: string } | { messageId: string; url: string }[])[] {
+  stored: readonly EnqueueAnswer[],
+): (MessageAnswer | (MessageAnswer & { url: string })[])[] {
   let next = 0;
   return plans.map((plan) => {
-    if (plan.kind === 'url') return { messageId: ids[next++]! };
-    return plan.requests.map((request) => ({ messageId: ids[next++]!, url: request.destination }));
+    if (plan.kind === 'url') return answerOf(stored[next++]!);
+    return plan.requests.map((request) => ({ ...answerOf(stored[next++]!), url: request.destination }));
   });
 }

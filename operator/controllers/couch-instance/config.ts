@@ -40,6 +40,20 @@ export interface CouchInstanceConfig {
    * replication jobs run (GET /_scheduler/jobs) before it is hibernated as if none did.
    */
   readonly replicationCheckTimeoutMs: number;
+  /**
+   * SETTEE_USAGE_MEASURE_INTERVAL (1m): how often a running instance's stored data is measured
+   * (status.usage, which the gateway's storage limit reads); 1s at least. Hibernated instances are
+   * never woken for it.
+   */
+  readonly usageMeasureIntervalMs: number;
+  /** SETTEE_USAGE_MEASURE_TIMEOUT (5s): deadline of each request of a measurement. */
+  readonly usageMeasureTimeoutMs: number;
+  /**
+   * SETTEE_USAGE_METER_INTERVAL (5m): between phase changes, how often the metered figures of
+   * status.usage (awake and hibernated seconds, storage byte-hours, add-on seconds) move; 1s at
+   * least. Transitions (a wake, a hibernation) are booked when they happen.
+   */
+  readonly usageMeterIntervalMs: number;
 }
 
 const ENDPOINT_PLACEHOLDERS = ['{name}', '{namespace}'];
@@ -104,5 +118,8 @@ export function readCouchInstanceConfig(read: EnvReader): CouchInstanceConfig {
     freeEnvelope,
     defaultResources,
     replicationCheckTimeoutMs: read.durationMs('SETTEE_REPLICATION_CHECK_TIMEOUT', 2_000, { minMs: 1 }),
+    usageMeasureIntervalMs: read.durationMs('SETTEE_USAGE_MEASURE_INTERVAL', 60_000, { minMs: 1_000 }),
+    usageMeasureTimeoutMs: read.durationMs('SETTEE_USAGE_MEASURE_TIMEOUT', 5_000, { minMs: 1 }),
+    usageMeterIntervalMs: read.durationMs('SETTEE_USAGE_METER_INTERVAL', 300_000, { minMs: 1_000 }),
   };
 }

@@ -1,12 +1,17 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { COUCH_INSTANCE_PHASES, type CouchInstancePhase } from '../../../api/couch-instance.js';
-import type { ObjectKey } from '../../../kube/controller-runtime/object-key.js';
+import {
+  COUCH_INSTANCE_PHASES,
+  type CouchInstancePhase,
+  type CouchInstanceUsage,
+} from '../../../api/couch-instance.js';
+import { parseObjectKey, type ObjectKey } from '../../../kube/controller-runtime/object-key.js';
 
 export type ReplicationCheckResult = 'running' | 'none' | 'failed';
 
 /** The couch-instance controller's own metrics, beside the loop's reconcile counters. */
 export class CouchInstanceMetrics {
   private readonly phases = new Map<ObjectKey, CouchInstancePhase>();
+  private readonly usage = new Map<ObjectKey, CouchInstanceUsage>();
   private readonly wakes: Counter;
   private readonly hibernations: Counter;
   private readonly replicationChecks: Counter<'result'>;
@@ -24,6 +29,7 @@ export class CouchInstanceMetrics {
         for (const [phase, count] of counts) this.set({ phase }, count);
       },
     });
+    this.registerUsageCounters(registry);
     this.wakes = new Counter({
       name: 'settee_couch_wakes_total',
       help: 'Hibernated CouchInstances scaled back up (a wake request, or keepAlive turned on).',
@@ -48,8 +54,72 @@ export class CouchInstanceMetrics {
     this.phases.set(key, phase);
   }
 
+  /** The instance's status.usage as last written: what the per-instance usage counters report. */
+  setUsage(key: ObjectKey, usage: CouchInstanceUsage | undefined): void {
+    if (usage) this.usage.set(key, usage);
+    else this.usage.delete(key);
+  }
+
   forget(key: ObjectKey): void {
     this.phases.delete(key);
+    this.usage.delete(key);
+  }
+
+  /**
+   * Per-instance usage (docs/metering.md), labelled namespace and instance: the cumulative figures
+   * of status.usage, which survive restarts and leader changes, so these counters never go back
+   * (only the leader reconciles, so only it reports them). A deleted instance's series go with it.
+   */
+  private registerUsageCounters(registry: Registry): void {
+    const usage = this.usage;
+    const figures: Array<[string, string, (u: CouchInstanceUsage) => number | undefined]> = [
+      [
+        'settee_couch_awake_seconds_total',
+        'Seconds the instance had CouchDB running (or starting).',
+        (u) => u.awakeSeconds,
+      ],
+      [
+        'settee_couch_hibernated_seconds_total',
+        'Seconds the instance was hibernated.',
+        (u) => u.hibernatedSeconds,
+      ],
+      ['settee_couch_instance_wakes_total', 'Times the instance was woken from hibernation.', (u) => u.wakes],
+      [
+        'settee_couch_storage_byte_hours_total',
+        'Stored data integrated over time, in byte-hours.',
+        (u) => u.storageByteHours,
+      ],
+    ];
+    for (const [name, help, read] of figures) {
+      new Counter({
+        name,
+        help,
+        labelNames: ['namespace', 'instance'],
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const [key, figures] of usage) {
+            const value = read(figures);
+            const { namespace = '', name: instance } = parseObjectKey(key);
+            if (value !== undefined && value > 0) this.inc({ namespace, instance }, value);
+          }
+        },
+      });
+    }
+    new Counter({
+      name: 'settee_couch_addon_seconds_total',
+      help: 'Seconds each paid add-on (keepAlive, largerStorage, backups, regionPinning) was on.',
+      labelNames: ['namespace', 'instance', 'addon'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [key, figures] of usage) {
+          const { namespace = '', name: instance } = parseObjectKey(key);
+          for (const [addon, value] of Object.entries(figures.addonSeconds ?? {}))
+            if (value !== undefined && value > 0) this.inc({ namespace, instance, addon }, value);
+        }
+      },
+    });
   }
 
   countWake(): void {

@@ -50,9 +50,13 @@ import {
 import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
 import { backupConditionFor } from './backup-condition.js';
+import type { BackupConfig } from '../couch-backup/config.js';
 import { FinalBackup } from './final-backup.js';
+import { RestoreFromBackup } from './restore-from-backup.js';
 import { ReplicationActivity } from './replication-activity.js';
-import { computeStatus, type StatusInput } from './status.js';
+import { UsageMeter } from './usage-meter.js';
+import { accrueUsage, meteringDueInMs } from './metering.js';
+import { computePhase, computeStatus, type StatusInput } from './status.js';
 import { findSpecViolations } from './validate-spec.js';
 import { VolumeGrowth } from './volume-growth.js';
 
@@ -76,8 +80,8 @@ export interface CouchInstanceReconcilerOptions {
   events: EventRecorder;
   config: CouchInstanceConfig;
   metrics: CouchInstanceMetrics;
-  /** How long the final backup's fingerprint check may wait for each answer (SETTEE_BACKUP_REQUEST_TIMEOUT). */
-  backupRequestTimeoutMs: number;
+  /** The backups' settings: the final backup's and the restore's timeouts, the cluster's object storage. */
+  backups: BackupConfig;
   now?: () => Date;
 }
 
@@ -115,7 +119,9 @@ export class CouchInstanceReconciler implements Reconciler {
   private readonly hashes = new AdminHashCache();
   private readonly volumes: VolumeGrowth;
   private readonly replications: ReplicationActivity;
+  private readonly usage: UsageMeter;
   private readonly finalBackup: FinalBackup;
+  private readonly restorer: RestoreFromBackup;
   private readonly now: () => Date;
 
   constructor(private readonly options: CouchInstanceReconcilerOptions) {
@@ -127,10 +133,23 @@ export class CouchInstanceReconciler implements Reconciler {
       metrics: options.metrics,
       now: this.now,
     });
+    this.usage = new UsageMeter({
+      intervalMs: options.config.usageMeasureIntervalMs,
+      timeoutMs: options.config.usageMeasureTimeoutMs,
+      now: this.now,
+    });
     this.finalBackup = new FinalBackup({
       backups: options.informers.backups,
       clients: options.clients,
-      requestTimeoutMs: options.backupRequestTimeoutMs,
+      requestTimeoutMs: options.backups.requestTimeoutMs,
+      now: this.now,
+    });
+    this.restorer = new RestoreFromBackup({
+      backups: options.informers.backups,
+      pods: options.informers.pods,
+      clients: options.clients,
+      events: options.events,
+      config: options.backups,
       now: this.now,
     });
   }
@@ -229,21 +248,53 @@ export class CouchInstanceReconciler implements Reconciler {
       this.owned.apply(key, informers.services, buildClientService(instance)),
     ]);
 
-    const status = computeStatus({
+    const restore = await this.restorer.ensure({
+      instance,
+      ready: (statefulSet.status?.readyReplicas ?? 0) > 0,
+      credentials,
+      logger: ctx.logger,
+      signal: ctx.signal,
+    });
+    const readyReplicas = statefulSet.status?.readyReplicas ?? 0;
+    const running = decision.replicas > 0 && readyReplicas > 0;
+    const usage = await this.usage.read({
+      key,
+      running,
+      pod: informers.pods.get({ namespace, name: names.pod }),
+      credentials,
+      previous: instance.status?.usage,
+      logger: ctx.logger,
+      signal: ctx.signal,
+    });
+    const statusInput: StatusInput = {
       ...this.statusBasis(instance, endpoint),
       credentialsSecret: names.adminSecret,
+      restore,
       decision,
-      statefulSet: {
-        replicas: statefulSet.status?.replicas ?? 0,
-        readyReplicas: statefulSet.status?.readyReplicas ?? 0,
-      },
+      statefulSet: { replicas: statefulSet.status?.replicas ?? 0, readyReplicas },
+      usage,
+    };
+    const now = this.now().getTime();
+    const metered = accrueUsage({
+      previous: { usage: instance.status?.usage, phase: instance.status?.phase },
+      spec: instance.spec,
+      now,
+      woke: decision.transition === 'Wake',
+      phaseChanges: computePhase(statusInput) !== instance.status?.phase,
+      intervalMs: config.usageMeterIntervalMs,
     });
+    const status = computeStatus({ ...statusInput, metered });
     await this.saveStatus(key, instance, status);
     await this.announceTransitions(instance, decision, status, ctx);
     this.options.metrics.setPhase(key, status.phase ?? 'Pending');
-    return decision.recheckAfterMs === undefined
-      ? DONE
-      : requeueAfter(decision.recheckAfterMs + IDLE_RECHECK_SLACK_MS);
+    this.options.metrics.setUsage(key, status.usage);
+    const recheckMs =
+      decision.recheckAfterMs === undefined ? undefined : decision.recheckAfterMs + IDLE_RECHECK_SLACK_MS;
+    // A running instance comes back when its next measurement is due, whatever else happens.
+    const measureMs = running ? Math.max(1, this.usage.dueInMs(key, status.usage)) : undefined;
+    const meterMs = Math.max(1, meteringDueInMs(status.usage, now, config.usageMeterIntervalMs));
+    const nextMs = Math.min(recheckMs ?? Infinity, measureMs ?? Infinity, meterMs);
+    return nextMs === Infinity ? DONE : requeueAfter(nextMs);
   }
 
   /**
@@ -473,6 +524,7 @@ export class CouchInstanceReconciler implements Reconciler {
     this.hashes.forget(key);
     this.volumes.forget(key);
     this.replications.forget(key);
+    this.usage.forget(key);
     this.options.metrics.forget(key);
   }
 }

@@ -80,7 +80,7 @@ export const couchInstanceController: ControllerRegistration = {
         events,
         config: config.couchInstance,
         metrics: new CouchInstanceMetrics(metricsRegistry),
-        backupRequestTimeoutMs: config.backups.requestTimeoutMs,
+        backups: config.backups,
       }),
       primary: watched.instances,
       watches: [

@@ -1,5 +1,11 @@
 import { ConditionReason, ConditionType } from '../../../api/conditions.js';
-import type { CouchInstancePhase, CouchInstanceStatus } from '../../../api/couch-instance.js';
+import type {
+  CouchInstancePhase,
+  CouchInstanceRestoreStatus,
+  CouchInstanceStatus,
+} from '../../../api/couch-instance.js';
+import type { MeteredUsage } from './metering.js';
+import type { UsageReading } from './usage-meter.js';
 import { mergeConditions, type ConditionUpdate } from '../conditions.js';
 import type { HibernationDecision } from './hibernation.js';
 
@@ -25,28 +31,43 @@ export interface StatusInput {
   /** The reconcile failed with this message; the phase is kept, Degraded says why. */
   reconcileError?: string | undefined;
   idleAfter: string;
+  /** This reconcile's usage measurement, if one was due; absent = keep what status says. */
+  usage?: UsageReading | undefined;
+  /** The metered figures, when they accrued in this reconcile (metering.ts); absent = keep them. */
+  metered?: MeteredUsage | undefined;
   /** With the backups add-on: the BackedUp condition (backup-condition.ts); absent without it. */
   backedUp?: ConditionUpdate | undefined;
+  /** With spec.restore: how the restore stands (restore-from-backup.ts). */
+  restore?: CouchInstanceRestoreStatus | undefined;
 }
+
+const restoreFailed = (input: StatusInput): boolean => input.restore?.phase === 'Failed';
 
 const WAKING_FROM: readonly (CouchInstancePhase | undefined)[] = ['Hibernating', 'Hibernated', 'Waking'];
 
 export function computePhase(input: StatusInput): CouchInstancePhase {
   const { decision, statefulSet } = input;
-  if (input.specViolations.length > 0) return 'Failed';
+  if (input.specViolations.length > 0 || restoreFailed(input)) return 'Failed';
   // A failed reconcile observed nothing new: keep what was last known, Degraded says what failed.
   if (input.reconcileError) return input.previous?.phase ?? 'Pending';
   if (!decision || !statefulSet) return 'Pending';
   if (decision.replicas === 0) {
     return statefulSet.replicas > 0 || statefulSet.readyReplicas > 0 ? 'Hibernating' : 'Hibernated';
   }
-  if (statefulSet.readyReplicas > 0) return 'Running';
+  if (statefulSet.readyReplicas > 0) return input.restore?.phase === 'Restoring' ? 'Restoring' : 'Running';
   return decision.transition === 'Wake' || WAKING_FROM.includes(input.previous?.phase)
     ? 'Waking'
     : 'Starting';
 }
 
-function readyCondition(phase: CouchInstancePhase): ConditionUpdate {
+function readyCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
+  if (phase === 'Failed' && restoreFailed(input))
+    return {
+      type: ConditionType.Ready,
+      status: 'False',
+      reason: ConditionReason.RestoreFailed,
+      message: `the restore from ${input.restore?.backup ?? ''} failed: ${input.restore?.message ?? ''}`,
+    };
   const messages: Record<CouchInstancePhase, string> = {
     Pending: 'the operator is creating the instance',
     Starting: 'CouchDB is starting',
@@ -54,6 +75,7 @@ function readyCondition(phase: CouchInstancePhase): ConditionUpdate {
     Hibernating: 'scaling to zero',
     Hibernated: 'hibernated; the next request wakes it',
     Waking: 'CouchDB is starting after a wake request',
+    Restoring: 'CouchDB answers and is being filled from its backup (spec.restore)',
     Failed: 'the spec is invalid; see the Degraded condition',
   };
   return {
@@ -66,6 +88,13 @@ function readyCondition(phase: CouchInstancePhase): ConditionUpdate {
 
 function activeCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
   const type = ConditionType.Active;
+  if (phase === 'Failed' && restoreFailed(input))
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.RestoreFailed,
+      message: 'scaled up; its restore failed',
+    };
   if (phase === 'Failed')
     return { type, status: 'Unknown', reason: ConditionReason.InvalidSpec, message: 'the spec is invalid' };
   if (phase === 'Hibernating' || phase === 'Hibernated') {
@@ -120,8 +149,15 @@ function activeCondition(phase: CouchInstancePhase, input: StatusInput): Conditi
   };
 }
 
-function progressingCondition(phase: CouchInstancePhase): ConditionUpdate {
+function progressingCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
   const type = ConditionType.Progressing;
+  if (phase === 'Failed' && restoreFailed(input))
+    return {
+      type,
+      status: 'False',
+      reason: ConditionReason.RestoreFailed,
+      message: 'the restore failed; delete the instance and create it again to retry',
+    };
   if (phase === 'Failed')
     return {
       type,
@@ -129,7 +165,12 @@ function progressingCondition(phase: CouchInstancePhase): ConditionUpdate {
       reason: ConditionReason.InvalidSpec,
       message: 'waiting for a valid spec',
     };
-  const moving = phase === 'Pending' || phase === 'Starting' || phase === 'Waking' || phase === 'Hibernating';
+  const moving =
+    phase === 'Pending' ||
+    phase === 'Starting' ||
+    phase === 'Waking' ||
+    phase === 'Hibernating' ||
+    phase === 'Restoring';
   return {
     type,
     status: moving ? 'True' : 'False',
@@ -149,7 +190,39 @@ function degradedCondition(input: StatusInput): ConditionUpdate {
     };
   if (input.reconcileError)
     return { type, status: 'True', reason: ConditionReason.ReconcileFailed, message: input.reconcileError };
+  if (restoreFailed(input))
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.RestoreFailed,
+      message: `the restore from ${input.restore?.backup ?? ''} failed: ${input.restore?.message ?? ''}`,
+    };
   return { type, status: 'False', reason: ConditionReason.AsExpected, message: 'no problem found' };
+}
+
+function usageCondition(usage: UsageReading | undefined): ConditionUpdate[] {
+  const type = ConditionType.UsageMeasured;
+  if (usage?.result === 'measured') {
+    const { storageBytes, databases } = usage.usage;
+    return [
+      {
+        type,
+        status: 'True',
+        reason: ConditionReason.Measured,
+        message: `${storageBytes} bytes in ${databases} databases`,
+      },
+    ];
+  }
+  if (usage?.result === 'failed')
+    return [
+      {
+        type,
+        status: 'False',
+        reason: ConditionReason.MeasurementFailed,
+        message: `${usage.error}; status.usage keeps the last measurement`,
+      },
+    ];
+  return [];
 }
 
 /** The whole status, pure: the reconciler writes it only when it differs from the previous one. */
@@ -158,6 +231,11 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
   const { decision } = input;
   const lastActivityTime = decision ? decision.lastActivityTime : input.previous?.lastActivityTime;
   const hibernatedAt = decision ? decision.hibernatedAt : input.previous?.hibernatedAt;
+  const usage = {
+    ...input.previous?.usage,
+    ...(input.usage?.result === 'measured' ? input.usage.usage : {}),
+    ...input.metered,
+  };
   const status: CouchInstanceStatus = {
     phase,
     endpoint: input.endpoint,
@@ -166,16 +244,21 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
     ...(lastActivityTime ? { lastActivityTime } : {}),
     ...(hibernatedAt ? { hibernatedAt } : {}),
     ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
+    ...((input.restore ?? input.previous?.restore)
+      ? { restore: input.restore ?? input.previous?.restore }
+      : {}),
+    ...(Object.keys(usage).length > 0 ? { usage } : {}),
     conditions: mergeConditions({
       // A BackedUp condition goes when the add-on does.
       previous: input.backedUp
         ? input.previous?.conditions
         : input.previous?.conditions?.filter((condition) => condition.type !== ConditionType.BackedUp),
       updates: [
-        readyCondition(phase),
+        readyCondition(phase, input),
         activeCondition(phase, input),
-        progressingCondition(phase),
+        progressingCondition(phase, input),
         degradedCondition(input),
+        ...usageCondition(input.usage),
         ...(input.backedUp ? [input.backedUp] : []),
       ],
       generation: input.generation,

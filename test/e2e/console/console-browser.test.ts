@@ -73,6 +73,8 @@ describe('the tenant console in a real browser', () => {
   let consoleToken: string;
   let tokenA: string;
   let page: Page;
+  /** The values of the downloaded .env. */
+  let queueEnv: Record<string, string> = {};
   const pageErrors: string[] = [];
   const cspViolations: string[] = [];
 
@@ -137,7 +139,7 @@ describe('the tenant console in a real browser', () => {
         passwordSecretRef: { name: 'cache-auth', key: 'password' },
       },
     });
-    server = await startTestConsole({ admin, consoleToken });
+    server = await startTestConsole({ admin, consoleToken, config: { queueBaseUrl: platform.gateway.url } });
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     page = await browser.context.newPage();
     await page.setViewportSize(LAPTOP);
@@ -240,7 +242,9 @@ describe('the tenant console in a real browser', () => {
     await expect(readInstance('demo')).rejects.toMatchObject({ code: 404 });
 
     await page.getByLabel('Keep alive (never hibernate)').uncheck();
-    await page.getByLabel('Idle period before hibernating').fill('3s');
+    // The operator's idle clock starts when the instance is created, so the idle period must
+    // outlast a slow first start (seconds on a loaded machine) for the page to see Running first.
+    await page.getByLabel('Idle period before hibernating').fill('10s');
     await page.getByRole('button', { name: 'Create instance' }).click();
     await page.getByRole('heading', { name: 'demo' }).waitFor();
     // Every phase the badge shows, recorded in the page as it changes.
@@ -307,7 +311,8 @@ describe('the tenant console in a real browser', () => {
         apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
         kind: 'CouchInstance',
         metadata: { name: 'steady' },
-        spec: { plan: 'paid', hibernation: { idleAfter: '3s' } },
+        // Long enough for a loaded machine to show it Running and switch Keep alive on before it idles out.
+        spec: { plan: 'paid', hibernation: { idleAfter: '8s' } },
       },
     });
     await page.goto(`${server.url}/instances/steady`);
@@ -321,8 +326,8 @@ describe('the tenant console in a real browser', () => {
       { timeoutMs: 10_000 },
     );
     expect((await readInstance('steady')).spec.keepAlive).toBe(true);
-    // Three idle periods later it is still Running.
-    await new Promise((resolve) => setTimeout(resolve, 9_000));
+    // Well past its idle period it is still Running.
+    await new Promise((resolve) => setTimeout(resolve, 12_000));
     const steady = await readInstance('steady');
     expect(steady.status?.phase).toBe('Running');
     expect(steady.status?.hibernatedAt).toBeUndefined();
@@ -365,6 +370,7 @@ describe('the tenant console in a real browser', () => {
           JSON.parse(line.slice(line.indexOf('=') + 1)) as string,
         ]),
     );
+    queueEnv = env as Record<string, string>;
     expect(env.VQUEUE_URL).toBe(env.QSTASH_URL);
     expect(await block.getByTestId('VQUEUE_URL').textContent()).toBe(env.VQUEUE_URL);
 
@@ -394,6 +400,71 @@ describe('the tenant console in a real browser', () => {
       }),
     ).resolves.toBe(true);
   });
+
+  it('when a message fails into the dead-letter queue, then the queue page lists it and Retry delivers it; Delete removes another, and a pending message can be cancelled', async () => {
+    const client = new Client({
+      baseUrl: queueEnv.QSTASH_URL,
+      token: queueEnv.QSTASH_TOKEN ?? '',
+      retry: false,
+      enableTelemetry: false,
+    });
+    destination.answer = (request) => (request.path.startsWith('/fail') ? { status: 500 } : { status: 200 });
+    const failed = await client.publishJSON({
+      url: `${destination.baseUrl}/fail-1`,
+      body: { n: 1 },
+      retries: 0,
+    });
+    const doomed = await client.publishJSON({
+      url: `${destination.baseUrl}/fail-2`,
+      body: { n: 2 },
+      retries: 0,
+    });
+    const letters = page.getByTestId('dead-letters');
+    const rowOf = (messageId: string) => letters.locator('tr', { hasText: messageId });
+    await waitFor(
+      'both messages in the dead-letter list',
+      async () => {
+        await letters.getByRole('button', { name: 'Refresh' }).click();
+        await page.waitForTimeout(300);
+        return (await rowOf(failed.messageId).count()) === 1 && (await rowOf(doomed.messageId).count()) === 1
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 200 },
+    );
+    expect(await rowOf(failed.messageId).getByTestId('dlq-answer').textContent()).toMatch(/^500/);
+    await expectAccessible('queue page with dead letters');
+    await screenshot('queue-dead-letters');
+
+    // The receiver recovers; Retry sends the message again and it is delivered.
+    destination.answer = () => ({ status: 200 });
+    await letters.getByRole('button', { name: `Retry ${failed.messageId}` }).click();
+    await letters.getByText(`Message ${failed.messageId} sent again.`).waitFor();
+    await waitFor(
+      'the retried delivery',
+      // QStash gives the retried message an id of its own: count the requests to its path instead.
+      async () => (destination.requests.filter((r) => r.path === '/fail-1').length >= 2 ? true : undefined),
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    await rowOf(failed.messageId).waitFor({ state: 'detached' });
+
+    await letters.getByRole('button', { name: `Delete ${doomed.messageId}` }).click();
+    await letters.getByText(`Dead letter ${doomed.messageId} deleted.`).waitFor();
+    await rowOf(doomed.messageId).waitFor({ state: 'detached' });
+    expect(destination.attemptsOf(doomed.messageId)).toHaveLength(1);
+
+    // A message delayed for an hour is cancelled from the page and never delivered.
+    const delayed = await client.publishJSON({ url: `${destination.baseUrl}/later`, body: {}, delay: 3600 });
+    await letters.getByLabel('Cancel a pending message by id').fill(delayed.messageId);
+    await letters.getByRole('button', { name: 'Cancel message' }).click();
+    await letters.getByText(`Message ${delayed.messageId} cancelled.`).waitFor();
+    const gone = await fetch(`${queueEnv.QSTASH_URL}/v2/messages/${delayed.messageId}`, {
+      headers: { authorization: `Bearer ${queueEnv.QSTASH_TOKEN}` },
+    });
+    expect(gone.status).toBe(404);
+  }, 60_000);
 
   it('when the list is read at phone width, then nothing overflows sideways and the page stays accessible', async () => {
     await page.setViewportSize(PHONE);

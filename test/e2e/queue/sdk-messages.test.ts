@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
@@ -192,6 +193,38 @@ describe('the messages API through the @upstash/qstash SDK', () => {
     await Promise.all([publish(), publish(undefined, undefined)]);
     expect(await client().messages.deleteAll()).toBe(3);
     expect(await client().messages.cancel({ all: true })).toEqual({ cancelled: 0 });
+  });
+
+  it('when a message is published with redact, then messages.get and the DLQ show hashes while the delivery carries the values', async () => {
+    const sha = (value: string) => `REDACTED:${createHash('sha256').update(value).digest('hex')}`;
+    const published = {
+      url: hook('redacted'),
+      body: { card: '4111' },
+      headers: { Authorization: 'Bearer secret', 'X-Tenant': 'acme' },
+      redact: { body: true as const, header: ['Authorization'] },
+    };
+    const { messageId } = await client().publishJSON({ ...published, delay: '1h' });
+    const message = await client().messages.get(messageId);
+    expect(message.body).toBe(sha('{"card":"4111"}'));
+    expect(message.header).toMatchObject({ authorization: [sha('Bearer secret')], 'x-tenant': ['acme'] });
+
+    receiver.respond = () => 500;
+    gateway.startWorkers();
+    const failed = await client().publishJSON({ ...published, retries: 0 });
+    const delivery = await waitFor('the attempt', async () => deliveriesOf(failed.messageId)[0], {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
+    expect(delivery.body.toString()).toBe('{"card":"4111"}');
+    expect(delivery.headers.authorization).toBe('Bearer secret');
+    const letter = await waitFor(
+      'the dead letter',
+      async () => (await client().dlq.listMessages()).messages.find((m) => m.messageId === failed.messageId),
+      { timeoutMs: 10_000, intervalMs: 20 },
+    );
+    expect(letter.body).toBe(sha('{"card":"4111"}'));
+    expect(letter.header).toMatchObject({ authorization: [sha('Bearer secret')] });
+    await client().dlq.delete({ all: true });
   });
 
   it('when messages.delete (deprecated) is called, then the message is cancelled', async () => {

@@ -237,8 +237,23 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
     const { scheduleId } = await client().schedules.create({
       destination: 'nightly-jobs',
       cron: '0 3 * * *',
+      delay: '2s',
     });
+    expect((await client().schedules.get(scheduleId)).delay).toBe(2);
     await makeTickDue(scheduleId);
+    // Upstash-Delay holds each tick's messages back, findable by schedule and group meanwhile.
+    const waiting = await waitFor(
+      'the delayed tick messages',
+      async () => {
+        const ids = await inspect.hkeys(keys.scheduledMessages);
+        return ids.length === 2 ? ids : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
+    const pending = await client().messages.get(waiting[0]!);
+    expect(pending).toMatchObject({ scheduleId, urlGroup: 'nightly-jobs', topicName: 'nightly-jobs' });
+    expect(pending.notBefore! - Date.now()).toBeGreaterThan(500);
+    expect(deliveriesOf(scheduleId)).toHaveLength(0);
     await waitFor('both endpoints', async () => (deliveriesOf(scheduleId).length === 2 ? true : undefined), {
       timeoutMs: 10_000,
     });

@@ -279,6 +279,10 @@ describe('URL groups with the @upstash/qstash SDK', () => {
         reason: 'destination-refused',
         lastError: expect.stringMatching(/private/),
       });
+      // The DLQ knows the group the letter came from, and filters by it as the SDK asks.
+      const { messages } = await client().dlq.listMessages({ filter: { urlGroup: 'mixed' } });
+      expect(messages.map((m) => [m.messageId, m.urlGroup])).toEqual([[answer[0]!.messageId, 'mixed']]);
+      expect((await client().dlq.listMessages({ filter: { urlGroup: 'other' } })).messages).toEqual([]);
       expect(tripwire.violations).toEqual([]);
     } finally {
       tripwire.uninstall();

@@ -16,7 +16,8 @@ import {
 import { customObjectHelpers } from '../custom-objects.js';
 import { basicAuth } from '../gateway/http-request.js';
 import { readAdminCredentials } from '../gateway/platform-harness.js';
-import { testClients } from '../../integration/operator/couch-instance-harness.js';
+import { eventsFor, testClients } from '../../integration/operator/couch-instance-harness.js';
+import { waitFor } from '../../../local/wait.js';
 
 export const BACKUP_BUCKET = 'settee-backups';
 export const BACKUP_PREFIX = 'tests';
@@ -118,4 +119,23 @@ export async function listBackups(namespace: string, instance: string): Promise<
   return list.items
     .filter((backup) => backup.spec.instance === instance)
     .sort((a, b) => String(b.metadata.creationTimestamp).localeCompare(String(a.metadata.creationTimestamp)));
+}
+
+/**
+ * Waits until the instance has Events with every one of `reasons`: an Event is recorded just after
+ * the status it tells of, so a test that saw the status may be a moment early for the Event.
+ */
+export async function waitForEventReasons(
+  namespace: string,
+  instance: string,
+  reasons: string[],
+): Promise<void> {
+  await waitFor(
+    `Events ${reasons.join(', ')} on ${namespace}/${instance}`,
+    async () => {
+      const seen = new Set((await eventsFor(namespace, instance)).map((event) => event.reason));
+      return reasons.every((reason) => seen.has(reason)) ? true : undefined;
+    },
+    { timeoutMs: 15_000, intervalMs: 100 },
+  );
 }

@@ -72,6 +72,7 @@ export async function startTestConsole(options: {
       maxStreamsPerSession: 4,
       trustedProxies: [],
       shutdownTimeoutMs: 1_000,
+      queueBaseUrl: undefined,
       ...options.config,
     },
     kube,

@@ -31,6 +31,13 @@ export function testQueueTarget(
     nextSigningKey: '',
     signingKeyRotation: '',
     connection: { host: server.host, port: server.port, tls: false, db: options.db ?? 0 },
-    limits: { maxDelayMs: 7 * 86_400_000, deadLetterRetentionMs: 7 * 86_400_000, ...options.limits },
+    limits: {
+      maxDelayMs: 7 * 86_400_000,
+      deduplicationWindowMs: 600_000,
+      deadLetterRetentionMs: 7 * 86_400_000,
+      eventRetentionMs: 3 * 86_400_000,
+      maxEvents: 100_000,
+      ...options.limits,
+    },
   };
 }

@@ -68,6 +68,13 @@ describe("the chart's container environment, read by the components' own configu
       expect(config.trustedProxies).toEqual([]);
       expect(config.activity.replicaName).toBe(POD);
       expect(config.shutdownTimeoutMs).toBe(30_000);
+      expect(config.envelope).toEqual({
+        enabled: true,
+        ratesPerSecond: { read: 20, write: 10, query: 5 },
+        replicas: 2,
+        storage: { text: '1Gi', bytes: 2 ** 30 },
+        databases: 20,
+      });
       const { consumerName: _consumerName, ...queue } = loadQueueConfig(env);
       expect(queue).toEqual({ ...QUEUE_CONFIG_DEFAULTS });
     });
@@ -117,6 +124,9 @@ describe("the chart's container environment, read by the components' own configu
           limits: { cpu: '250m', memory: '256Mi' },
         },
         replicationCheckTimeoutMs: 2_000,
+        usageMeasureIntervalMs: 120_000,
+        usageMeasureTimeoutMs: 10_000,
+        usageMeterIntervalMs: 600_000,
       });
     });
 
@@ -134,6 +144,13 @@ describe("the chart's container environment, read by the components' own configu
         trustedProxies: ['10.244.0.0/16', 'fd00:10:244::/56'],
         logLevel: 'debug',
         shutdownTimeoutMs: 25_000,
+        envelope: {
+          enabled: true,
+          ratesPerSecond: { read: 40, write: 20, query: 8 },
+          replicas: 3, // gateway.autoscaling.minReplicas
+          storage: { text: '512Mi', bytes: 512 * 2 ** 20 },
+          databases: 50,
+        },
       });
       expect(loadQueueConfig(env)).toMatchObject({
         ssrfAllowlist: ['10.20.0.0/16', 'fd00::/8'],
@@ -148,6 +165,7 @@ describe("the chart's container environment, read by the components' own configu
         workerConcurrency: 16,
         maxDeadLetters: 500,
         maxRedirects: 3,
+        recordEvents: false,
       });
     });
   });

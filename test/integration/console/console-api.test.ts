@@ -192,6 +192,31 @@ describe('the console API acts as the signed-in user', () => {
     ).toBe(403);
   });
 
+  it("when tenant A reaches for tenant B's dead letters or messages, then RBAC refuses reading B's queue token and nothing is sent to the queue", async () => {
+    await client.signIn(tokenA);
+    const base = `/api/namespaces/${tenantB.namespace}/bindings/cache`;
+    for (const [method, path] of [
+      ['GET', `${base}/dlq`],
+      ['POST', `${base}/dlq/1234/retry`],
+      ['DELETE', `${base}/dlq/1234`],
+      ['DELETE', `${base}/messages/msg_1`],
+    ] as const) {
+      const answer = await client.json<{ error: string }>(method, path);
+      expect({ method, path, status: answer.status, error: answer.body.error }).toEqual({
+        method,
+        path,
+        status: 403,
+        error: 'forbidden',
+      });
+    }
+    const badId = await client.json<{ fields: Record<string, string> }>(
+      'POST',
+      `/api/namespaces/${tenantA.namespace}/bindings/cache/dlq/a%2Fb/retry`,
+    );
+    expect(badId.status).toBe(400);
+    expect(Object.keys(badId.body.fields)).toEqual(['dlqId']);
+  });
+
   it("when the create form breaks a CRD rule, then the API server's CEL message comes back beside its field and nothing is created", async () => {
     await client.signIn(tokenA);
     const path = `/api/namespaces/${tenantA.namespace}/instances`;

@@ -45,13 +45,21 @@ describe('the CouchInstance CRD', () => {
     });
   });
 
-  it('when the printer columns are listed, then they are Phase, Plan, Endpoint and Age', () => {
-    const columns = version().additionalPrinterColumns as { name: string; jsonPath: string }[];
-    expect(columns.map((c) => [c.name, c.jsonPath])).toEqual([
-      ['Phase', '.status.phase'],
-      ['Plan', '.spec.plan'],
-      ['Endpoint', '.status.endpoint'],
-      ['Age', '.metadata.creationTimestamp'],
+  it('when the printer columns are listed, then they are Phase, Plan, Endpoint and Age, and with -o wide the usage', () => {
+    const columns = version().additionalPrinterColumns as {
+      name: string;
+      jsonPath: string;
+      priority?: number;
+    }[];
+    expect(columns.map((c) => [c.name, c.jsonPath, c.priority ?? 0])).toEqual([
+      ['Phase', '.status.phase', 0],
+      ['Plan', '.spec.plan', 0],
+      ['Endpoint', '.status.endpoint', 0],
+      ['Age', '.metadata.creationTimestamp', 0],
+      ['Size', '.status.usage.storageBytes', 1],
+      ['DBs', '.status.usage.databases', 1],
+      ['Awake-s', '.status.usage.awakeSeconds', 1],
+      ['Wakes', '.status.usage.wakes', 1],
     ]);
   });
 

@@ -20,6 +20,10 @@ describe('the console configuration', () => {
       trustedProxies: [],
     });
     expect(config.sessionKey).toHaveLength(32);
+    expect(config.queueBaseUrl).toBeUndefined();
+    expect(read({ SETTEE_CONSOLE_QUEUE_BASE_URL: 'http://gw.settee.svc/' }).queueBaseUrl).toBe(
+      'http://gw.settee.svc',
+    );
     expect(read({}).sessionKey).not.toEqual(config.sessionKey);
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -40,6 +44,7 @@ describe('the console configuration', () => {
         SETTEE_CONSOLE_PORT: 'eighty',
         SETTEE_CONSOLE_SESSION_TTL: 'forever',
         SETTEE_CONSOLE_TRUSTED_PROXIES: '10/8',
+        SETTEE_CONSOLE_QUEUE_BASE_URL: 'ftp://gateway',
       }),
     ).toThrow(
       expect.objectContaining({
@@ -49,6 +54,7 @@ describe('the console configuration', () => {
           expect.stringMatching(/^SETTEE_CONSOLE_PORT=eighty/),
           expect.stringMatching(/^SETTEE_CONSOLE_SESSION_TTL=forever/),
           expect.stringMatching(/^SETTEE_CONSOLE_TRUSTED_PROXIES/),
+          expect.stringMatching(/^SETTEE_CONSOLE_QUEUE_BASE_URL=ftp:\/\/gateway: expected an http\(s\) URL/),
         ],
       }),
     );

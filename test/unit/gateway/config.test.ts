@@ -27,6 +27,46 @@ describe('loadGatewayConfig', () => {
       maxConnections: undefined,
     });
     expect(Object.isFrozen(config.wake)).toBe(true);
+    expect(config.envelope).toEqual({
+      enabled: true,
+      ratesPerSecond: { read: 20, write: 10, query: 5 },
+      replicas: 1,
+      storage: { text: '1Gi', bytes: 2 ** 30 },
+      databases: 20,
+    });
+  });
+
+  it('when an envelope limit is negative or malformed, then the error names each setting', () => {
+    const load = (): unknown =>
+      loadGatewayConfig({
+        SETTEE_GATEWAY_FREE_READS_PER_SECOND: '-1',
+        SETTEE_GATEWAY_FREE_WRITES_PER_SECOND: 'ten',
+        SETTEE_GATEWAY_FREE_QUERIES_PER_SECOND: '0',
+        SETTEE_GATEWAY_FREE_STORAGE: '-5Gi',
+        SETTEE_GATEWAY_FREE_DATABASES: '2.5',
+        SETTEE_GATEWAY_REPLICAS: '0',
+        SETTEE_GATEWAY_ENVELOPE: 'maybe',
+      });
+    expect(load).toThrow(ConfigError);
+    const message = (() => {
+      try {
+        load();
+        return '';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    })();
+    for (const name of [
+      'SETTEE_GATEWAY_FREE_READS_PER_SECOND=-1',
+      'SETTEE_GATEWAY_FREE_WRITES_PER_SECOND=ten',
+      'SETTEE_GATEWAY_FREE_QUERIES_PER_SECOND=0',
+      'SETTEE_GATEWAY_FREE_STORAGE=-5Gi',
+      'SETTEE_GATEWAY_FREE_DATABASES=2.5',
+      'SETTEE_GATEWAY_REPLICAS=0',
+      'SETTEE_GATEWAY_ENVELOPE=maybe',
+    ]) {
+      expect(message).toContain(name);
+    }
   });
 
   it('when values are given, then they are read with their units', () => {

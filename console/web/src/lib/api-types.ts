@@ -102,3 +102,16 @@ export interface ErrorBody {
   fields?: Record<string, string>;
   reason?: string;
 }
+
+/** A dead letter as the queue's DLQ API gives it (QStash's DlqMessage), the fields the page shows. */
+export interface DeadLetter {
+  dlqId: string;
+  messageId: string;
+  url: string;
+  method?: string;
+  createdAt: number;
+  responseStatus?: number;
+  responseBody?: string;
+  error?: string;
+  maxRetries?: number;
+}

@@ -4,6 +4,7 @@ import { api, ApiError, namespacePath } from '../lib/api-client.js';
 import type { BindingDetail, QueueEnv } from '../lib/api-types.js';
 import { showsQueueBlock } from '../lib/queue-block.js';
 import { Link } from '../lib/router.js';
+import { DeadLetters } from '../components/DeadLetters.js';
 
 function QueueBlock({
   base,
@@ -127,6 +128,8 @@ export function QueueDetailPage({ namespace, name }: { namespace: string; name: 
       {showsQueueBlock({ kind: 'queue-binding', engine: detail.row.engine }) && (
         <QueueBlock base={base} detail={detail} onRotated={() => setVersion(version + 1)} />
       )}
+      {showsQueueBlock({ kind: 'queue-binding', engine: detail.row.engine }) &&
+        detail.permissions.readEnv.allowed && <DeadLetters base={base} />}
       <section className="card" aria-labelledby="events-heading">
         <h2 id="events-heading">Events</h2>
         <EventsTable events={detail.events} />

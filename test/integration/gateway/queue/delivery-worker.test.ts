@@ -151,8 +151,10 @@ describe('delivery workers on a real Redis', () => {
     for (const message of messages) {
       const [died, reclaimed] = destination.attemptsOf(message.id);
       expect(destination.attemptsOf(message.id)).toHaveLength(2);
-      // Not before the entry had been idle for reclaimIdleMs on the dead consumer.
-      expect(reclaimed!.at - died!.at).toBeGreaterThanOrEqual(config.reclaimIdleMs - 5);
+      // Not before the entry had been idle for reclaimIdleMs on the dead consumer. Redis counts
+      // idle time from the dead worker's read, a little before its request reached the
+      // destination (tens of ms on a loaded machine), hence the margin.
+      expect(reclaimed!.at - died!.at).toBeGreaterThanOrEqual(config.reclaimIdleMs - 100);
       // A crash is not a failed attempt: the retry count is unchanged.
       expect(reclaimed!.headers['upstash-retried']).toBe('0');
     }

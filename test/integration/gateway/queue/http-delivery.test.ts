@@ -74,7 +74,7 @@ describe('the delivery HTTP client', () => {
 
   it('when the destination answers with a failure, then status, Retry-After, the headers and the body start come back', async () => {
     const result = await post(`${origin1}/ok?status=503`);
-    expect(result).toEqual({
+    expect(result).toMatchObject({
       ok: false,
       status: 503,
       refused: false,
@@ -82,11 +82,27 @@ describe('the delivery HTTP client', () => {
       responseBody: 'answer from 127.0.0.1',
       responseHeaders: expect.objectContaining({ 'retry-after': ['5'] }) as unknown,
     });
+    expect(result.responseHeaders?.['retry-after']).toEqual(['5']);
+    expect(result.responseBodyBytes?.toString('utf8')).toBe('answer from 127.0.0.1');
     expect(seen[0]).toMatchObject({
       method: 'POST',
       body: 'payload',
       headers: { 'content-type': 'text/plain', 'content-length': '7' },
     });
+  });
+
+  it('when more of the response is asked for (a callback reports it), then that much of the body is kept, and the dead-letter start stays short', async () => {
+    const result = await deliver({
+      url: `${origin1}/big`,
+      method: 'POST',
+      headers: {},
+      body: Buffer.from('payload'),
+      timeoutMs: 2_000,
+      keepResponseBytes: 150 * 1_024,
+    });
+    expect(result.responseBodyBytes?.length).toBe(150 * 1_024);
+    expect(result.responseBody).toHaveLength(1_024);
+    expect((await post(`${origin1}/big`)).responseBodyBytes?.length).toBe(1_024);
   });
 
   it('when a 307 redirects, then method and body follow; on a 303, a GET without a body follows', async () => {

@@ -117,6 +117,7 @@ describe('processing a stream entry', () => {
         policy: config,
         deliveryTimeoutMs: config.deliveryTimeoutMs,
         deadLetterLimits: { retentionMs: 86_400_000, maxCount: config.maxDeadLetters },
+        maxCallbackBodyBytes: config.maxBodyBytes,
       },
       entry!,
     );

@@ -8,11 +8,11 @@ import {
   instanceCouch,
   listBackups,
   startBackupStorage,
+  waitForEventReasons,
 } from '../../../helpers/backups/backup-harness.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
 import {
   conditionOf,
-  eventsFor,
   hasPhase,
   patchInstance,
   readInstance,
@@ -97,9 +97,12 @@ describe('backups and hibernation', () => {
     expect(after.status?.hibernatedAt).toBe(hibernated.status?.hibernatedAt);
     expect(conditionOf(after, 'Active')).toMatchObject({ status: 'False' });
     expect((await readStatefulSet(ns.name, ref.name)).spec?.replicas).toBe(0);
-    expect((await eventsFor(ns.name, ref.name)).map((e) => e.reason)).toEqual(
-      expect.arrayContaining(['BackupStarted', 'BackupCompleted', 'Hibernated', 'BackupSkipped']),
-    );
+    await waitForEventReasons(ns.name, ref.name, [
+      'BackupStarted',
+      'BackupCompleted',
+      'Hibernated',
+      'BackupSkipped',
+    ]);
   }, 150_000);
 
   it('when an instance goes idle with nothing changed since its last backup, then it hibernates without another backup', async () => {
@@ -172,9 +175,7 @@ describe('backups and hibernation', () => {
     expect(Date.parse(final?.status?.completedAt ?? '')).toBeLessThanOrEqual(
       Date.parse(hibernated.status?.hibernatedAt ?? ''),
     );
-    expect((await eventsFor(ns.name, ref.name)).map((e) => e.reason)).toEqual(
-      expect.arrayContaining(['BackupFailed', 'Hibernated']),
-    );
+    await waitForEventReasons(ns.name, ref.name, ['BackupFailed', 'Hibernated']);
     const backedUp = await waitForInstance(
       ns.name,
       ref.name,

@@ -8,7 +8,11 @@ import type {
   DocsRecord,
 } from '../../../../operator/backup/archive-format.js';
 import { createCouchInstance } from '../../../helpers/gateway/gateway-harness.js';
-import { startTestPlatform, type TestPlatform } from '../../../helpers/gateway/platform-harness.js';
+import {
+  readAdminCredentials,
+  startTestPlatform,
+  type TestPlatform,
+} from '../../../helpers/gateway/platform-harness.js';
 import {
   backupOperatorEnv,
   backups,
@@ -20,11 +24,11 @@ import {
   readArchive,
   readManifest,
   startBackupStorage,
+  waitForEventReasons,
 } from '../../../helpers/backups/backup-harness.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
 import {
   conditionOf,
-  eventsFor,
   hasPhase,
   patchInstance,
   testClients,
@@ -171,8 +175,7 @@ describe('CouchBackup', () => {
       (i) => conditionOf(i, 'BackedUp')?.status === 'True',
     );
     expect(conditionOf(backedUp, 'BackedUp')?.message).toContain(scheduled.metadata.name);
-    const reasons = (await eventsFor(ns.name, 'shop')).map((e) => e.reason);
-    expect(reasons).toEqual(expect.arrayContaining(['BackupStarted', 'BackupCompleted']));
+    await waitForEventReasons(ns.name, 'shop', ['BackupStarted', 'BackupCompleted']);
   }, 150_000);
 
   it('when more backups complete than retain allows, then the oldest is deleted from the bucket and the API, and a failed backup deletes none', async () => {
@@ -215,7 +218,7 @@ describe('CouchBackup', () => {
     const failed = await backups.waitFor(ns.name, 'kept-d', 'Failed', hasBackupPhase('Failed'));
     expect(failed.status).toMatchObject({ attempts: 2 });
     expect(failed.status?.message).toMatch(/after 2 attempts/);
-    expect((await eventsFor(ns.name, 'kept')).map((e) => e.reason)).toContain('BackupFailed');
+    await waitForEventReasons(ns.name, 'kept', ['BackupFailed']);
     const degraded = await waitForInstance(
       ns.name,
       'kept',
@@ -260,4 +263,58 @@ describe('CouchBackup', () => {
     const missing = await backups.waitFor(ns.name, 'not-mine', 'Failed', hasBackupPhase('Failed'));
     expect(missing.status?.message).toBe(`CouchInstance someone-elses not found in namespace ${ns.name}`);
   });
+
+  it('when a new instance names a backup in spec.restore, then it reports Running only once restored, with the same data and its own credentials', async () => {
+    const { kubeConfig } = testControlPlane();
+    const source = await instanceCouch(kubeConfig, { namespace: ns.name, name: 'shop' });
+    const completed = (await listBackups(ns.name, 'shop')).find((b) => b.status?.phase === 'Completed');
+    expect(completed).toBeDefined();
+    const name = completed?.metadata.name ?? '';
+    await createCouchInstance(
+      kubeConfig,
+      { namespace: ns.name, name: 'shop-copy' },
+      { plan: 'paid', restore: { backup: name } },
+    );
+    const restored = await waitForInstance(
+      ns.name,
+      'shop-copy',
+      'phase Running',
+      hasPhase('Running'),
+      90_000,
+    );
+    expect(restored.status?.restore).toMatchObject({ backup: name, phase: 'Completed', databases: 3 });
+    expect(conditionOf(restored, 'Ready')).toMatchObject({ status: 'True' });
+    const copy = await instanceCouch(kubeConfig, { namespace: ns.name, name: 'shop-copy' });
+    const body = async (response: Promise<Response>) => Buffer.from(await (await response).arrayBuffer());
+    expect(
+      (await body(copy('GET', '/orders/_all_docs'))).equals(await body(source('GET', '/orders/_all_docs'))),
+    ).toBe(true);
+    expect((await body(copy('GET', '/orders/invoice-1/invoice.bin'))).equals(attachment)).toBe(true);
+    expect(await (await copy('GET', '/orders/_security')).json()).toEqual(
+      await (await source('GET', '/orders/_security')).json(),
+    );
+    const credentials = await Promise.all(
+      ['shop', 'shop-copy'].map((n) => readAdminCredentials(kubeConfig, { namespace: ns.name, name: n })),
+    );
+    expect(credentials[0]?.password).not.toBe(credentials[1]?.password);
+    await waitForEventReasons(ns.name, 'shop-copy', ['RestoreCompleted']);
+  }, 150_000);
+
+  it('when a restore names a missing backup, or is added to an existing instance, then it is refused', async () => {
+    await expect(patchInstance(ns.name, 'kept', { spec: { restore: { backup: 'kept-b' } } })).rejects.toThrow(
+      /restore can only be set when the instance is created/,
+    );
+    await createCouchInstance(
+      testControlPlane().kubeConfig,
+      { namespace: ns.name, name: 'from-nothing' },
+      { plan: 'paid', restore: { backup: 'no-such-backup' } },
+    );
+    const failed = await waitForInstance(ns.name, 'from-nothing', 'phase Failed', hasPhase('Failed'), 90_000);
+    expect(failed.status?.restore).toMatchObject({
+      phase: 'Failed',
+      message: `CouchBackup no-such-backup not found in namespace ${ns.name}`,
+    });
+    expect(conditionOf(failed, 'Ready')).toMatchObject({ status: 'False', reason: 'RestoreFailed' });
+    expect(conditionOf(failed, 'Degraded')).toMatchObject({ status: 'True', reason: 'RestoreFailed' });
+  }, 120_000);
 });

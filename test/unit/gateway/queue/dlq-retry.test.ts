@@ -5,6 +5,13 @@ import { createMessage } from '../../../../gateway/queue/message.js';
 
 const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000, maxDelayMs: 86_400_000 };
 const now = 1_800_000_000_000;
+const request = () => ({
+  destination: 'https://a.example/hook',
+  method: 'POST',
+  headers: {},
+  body: Buffer.from('x'),
+  retries: 1,
+});
 const letter = buildDeadLetter({
   message: {
     ...createMessage({
@@ -68,6 +75,44 @@ describe('retrying a dead letter', () => {
       label: 'replay',
       headers: { 'content-type': 'application/json', 'x-a': '1', 'x-b': '2' },
     });
+  });
+
+  it('when the dead message had callbacks, then the retried one keeps them, unless the request names others', () => {
+    const callback = { url: 'https://cb.example/a', method: 'POST', headers: {}, retries: 1 };
+    const withCallbacks = buildDeadLetter({
+      message: { ...createMessage({ ...request(), callback, failureCallback: callback }), retried: 1 },
+      reason: 'retries-exhausted',
+      failedAt: now,
+    });
+    expect(buildRetriedMessage(withCallbacks, parseRetryOverrides({}, limits, now), now)).toMatchObject({
+      callback,
+      failureCallback: callback,
+    });
+    const replaced = buildRetriedMessage(
+      withCallbacks,
+      parseRetryOverrides(
+        { 'upstash-callback': 'https://cb.example/b', 'upstash-callback-retries': '0' },
+        limits,
+        now,
+      ),
+      now,
+    );
+    expect(replaced.callback).toEqual({
+      url: 'https://cb.example/b',
+      method: 'POST',
+      headers: {},
+      retries: 0,
+    });
+    expect(replaced.failureCallback).toEqual(callback);
+  });
+
+  it('when a retry asks for deduplication or a callback the SSRF policy refuses, then it is a 400', () => {
+    expect(() => parseRetryOverrides({ 'upstash-deduplication-id': 'x' }, limits, now)).toThrow(
+      /upstash-deduplication-id does not apply to a DLQ retry/,
+    );
+    expect(() => parseRetryOverrides({ 'upstash-callback': 'http://10.0.0.1/' }, limits, now)).toThrow(
+      /^Upstash-Callback: /,
+    );
   });
 
   it('when a retry header is bad, then it is refused as a publish would refuse it', () => {

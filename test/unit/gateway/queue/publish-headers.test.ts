@@ -96,8 +96,6 @@ describe('publish headers', () => {
       /Upstash-Not-Before 99999999999 is further ahead than the queue's maximum delay/,
     ],
     [{ 'upstash-label': ' ' }, /Upstash-Label must have 1 to 256 characters/],
-    [{ 'upstash-callback': 'https://cb.example' }, /Upstash-Callback/],
-    [{ 'upstash-deduplication-id': 'x' }, /deduplication/],
     [{ 'upstash-flow-control-key': 'k' }, /flow control/],
     [{ 'upstash-forward-x': 'a\r\nInjected: 1' }, /header "upstash-forward-x" has a value .*CR, LF/],
     [{ 'upstash-forward-x': 'a\u0000b' }, /header "upstash-forward-x" has a value/],

@@ -37,7 +37,13 @@ describe('the gateway view of a binding', () => {
       nextSigningKey: 'sig_b',
       signingKeyRotation: '',
       connection: { host: 'redis.ns.svc', port: 6379, tls: false, db: 0 },
-      limits: { maxDelayMs: 7 * 86_400_000, deadLetterRetentionMs: 7 * 86_400_000 },
+      limits: {
+        maxDelayMs: 7 * 86_400_000,
+        deduplicationWindowMs: 600_000,
+        deadLetterRetentionMs: 7 * 86_400_000,
+        eventRetentionMs: 3 * 86_400_000,
+        maxEvents: 100_000,
+      },
     });
   });
 
@@ -45,12 +51,23 @@ describe('the gateway view of a binding', () => {
     const secret = envSecret({ VQUEUE_TOKEN: 'pw', VQUEUE_CURRENT_SIGNING_KEY: 'sig_a' });
     const limitedBinding = {
       ...binding,
-      spec: { ...binding.spec, limits: { maxDelay: '36h', deadLetterRetention: '1d', maxDeadLetters: 50 } },
+      spec: {
+        ...binding.spec,
+        limits: {
+          maxDelay: '36h',
+          deduplicationWindow: '1h30m',
+          deadLetterRetention: '1d',
+          maxDeadLetters: 50,
+        },
+      },
     };
     expect(buildQueueTarget(limitedBinding, secret)?.limits).toEqual({
       maxDelayMs: 129_600_000,
+      deduplicationWindowMs: 5_400_000,
       deadLetterRetentionMs: 86_400_000,
       maxDeadLetters: 50,
+      eventRetentionMs: 3 * 86_400_000,
+      maxEvents: 100_000,
     });
   });
 

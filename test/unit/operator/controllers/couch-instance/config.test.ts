@@ -20,7 +20,20 @@ describe('readCouchInstanceConfig', () => {
         limits: { cpu: '500m', memory: '512Mi' },
       },
       replicationCheckTimeoutMs: 2_000,
+      usageMeasureIntervalMs: 60_000,
+      usageMeasureTimeoutMs: 5_000,
+      usageMeterIntervalMs: 300_000,
     });
+  });
+
+  it('when the usage measurement interval is under a second or malformed, then the setting is named', () => {
+    expect(() => readConfig({ SETTEE_USAGE_MEASURE_INTERVAL: '10ms' })).toThrow(
+      /SETTEE_USAGE_MEASURE_INTERVAL=10ms/,
+    );
+    expect(() => readConfig({ SETTEE_USAGE_MEASURE_TIMEOUT: '-5s' })).toThrow(
+      /SETTEE_USAGE_MEASURE_TIMEOUT=-5s/,
+    );
+    expect(readConfig({ SETTEE_USAGE_MEASURE_INTERVAL: '5m' }).usageMeasureIntervalMs).toBe(300_000);
   });
 
   it('when the replication check timeout is set, then it is read as a duration', () => {

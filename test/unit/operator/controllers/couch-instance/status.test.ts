@@ -119,4 +119,56 @@ describe('computeStatus', () => {
       message: 'apply refused',
     });
   });
+
+  describe('usage', () => {
+    const measuredBefore = { storageBytes: 100, databases: 1, measuredAt: '2026-01-01T11:59:00.000Z' };
+    const running = { decision: awake, statefulSet: { replicas: 1, readyReplicas: 1 } };
+
+    it('when a measurement succeeded, then status.usage holds it and UsageMeasured is True', () => {
+      const usage = { storageBytes: 2048, databases: 3, measuredAt: NOW };
+      const status = computeStatus(
+        input({ ...running, previous: { usage: measuredBefore }, usage: { result: 'measured', usage } }),
+      );
+      expect(status.usage).toEqual(usage);
+      expect(condition(status.conditions, 'UsageMeasured')).toMatchObject({
+        status: 'True',
+        reason: 'Measured',
+        message: '2048 bytes in 3 databases',
+      });
+    });
+
+    it('when a measurement failed, then the last usage is kept and UsageMeasured is False with the error', () => {
+      const status = computeStatus(
+        input({
+          ...running,
+          previous: { usage: measuredBefore },
+          usage: { result: 'failed', error: 'http://10.0.0.1:5984/_all_dbs answered 500' },
+        }),
+      );
+      expect(status.usage).toEqual(measuredBefore);
+      expect(condition(status.conditions, 'UsageMeasured')).toMatchObject({
+        status: 'False',
+        reason: 'MeasurementFailed',
+        message: expect.stringContaining('answered 500; status.usage keeps the last measurement') as unknown,
+      });
+    });
+
+    it('when nothing was measured (hibernated, not due, or an invalid spec), then usage and its condition stay as they were', () => {
+      const previousCondition: Condition = {
+        type: 'UsageMeasured',
+        status: 'True',
+        reason: 'Measured',
+        message: '100 bytes in 1 databases',
+        lastTransitionTime: '2026-01-01T11:59:00.000Z',
+      };
+      const previous = { usage: measuredBefore, conditions: [previousCondition] };
+      for (const status of [
+        computeStatus(input({ decision: asleep, statefulSet: { replicas: 0, readyReplicas: 0 }, previous })),
+        computeStatus(input({ previous, specViolations: ['keepAlive requires plan: paid'] })),
+      ]) {
+        expect(status.usage).toEqual(measuredBefore);
+        expect(condition(status.conditions, 'UsageMeasured')).toEqual(previousCondition);
+      }
+    });
+  });
 });

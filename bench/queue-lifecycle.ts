@@ -1,0 +1,327 @@
+/**
+ * The cost of a message's life beyond publish and delivery, on this machine:
+ *   1. publish and delivery throughput with events recorded against the same runs with recording
+ *      switched off (SETTEE_QUEUE_RECORD_EVENTS), alternated and repeated: ratios, median and spread;
+ *   2. 100,000 delayed messages due in the same second: time from the due second until the last
+ *      is delivered, and Redis and gateway memory per pending message;
+ *   3. GET /v2/events and GET /v2/dlq latency, p50/p99 per page, with 1,000,000 events and
+ *      100,000 dead letters stored (seeded straight into Redis in their stored form).
+ *
+ *   npx tsx bench/queue-lifecycle.ts   (LIFECYCLE_BENCH_SECONDS=3 per throughput run,
+ *                                       LIFECYCLE_BENCH_ROUNDS=3 rounds of on/off)
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../local/redis-server.js';
+import { waitFor } from '../local/wait.js';
+import type { QueueTarget } from '../gateway/queue/binding-registry.js';
+import { buildDeadLetter } from '../gateway/queue/dead-letter.js';
+import { EVENT_FIELD, queueKeys } from '../gateway/queue/keys.js';
+import { createMessage, type QueueMessage } from '../gateway/queue/message.js';
+import { eventJson } from '../gateway/queue/message-event.js';
+import { MessageStore } from '../gateway/queue/message-store.js';
+import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';
+import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
+import { median, quantile, round } from './lib/stats.js';
+import { runPublishLoad } from './queue/publish-load.js';
+
+const KEY_PREFIX = '{bench}:';
+const SECONDS = Number(process.env.LIFECYCLE_BENCH_SECONDS ?? '3');
+const ROUNDS = Number(process.env.LIFECYCLE_BENCH_ROUNDS ?? '3');
+const BACKLOG = 10_000;
+const DELAYED = 100_000;
+const EVENTS = 1_000_000;
+const DEAD_LETTERS = 100_000;
+const PAGE_REQUESTS = 200;
+const BODY = JSON.stringify({ event: 'order.created', id: 12345, amount: 42.5, currency: 'EUR' });
+
+interface Receiver {
+  url: string;
+  received: number;
+  firstAt: number;
+  lastAt: number;
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const receiver: Receiver = { url: '', received: 0, firstAt: 0, lastAt: 0, close: async () => undefined };
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (receiver.received === 0) receiver.firstAt = Date.now();
+      receiver.received += 1;
+      receiver.lastAt = Date.now();
+      res.writeHead(200, { 'content-length': '0' }).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  receiver.close = () => new Promise((resolve) => server.close(() => resolve()));
+  return receiver;
+}
+
+function startGateway(target: QueueTarget, options: { workers: boolean; events: boolean }) {
+  return spawnQueueGateway({
+    targets: [target],
+    workers: options.workers,
+    env: {
+      SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
+      SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
+      SETTEE_QUEUE_WORKER_CONCURRENCY: '128',
+      SETTEE_QUEUE_RECORD_EVENTS: String(options.events),
+      SETTEE_LOG_LEVEL: 'error',
+    },
+  });
+}
+
+function message(destination: string, overrides: Partial<QueueMessage> = {}): QueueMessage {
+  return {
+    ...createMessage({
+      destination,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(BODY),
+      retries: 3,
+    }),
+    ...overrides,
+  };
+}
+
+async function usedMemory(redis: Redis): Promise<number> {
+  return Number((await redis.info('memory')).match(/used_memory:(\d+)/)?.[1] ?? 0);
+}
+
+function rssBytes(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(status.match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0) * 1024;
+}
+
+/** Publishes/s through the API, and deliveries/s of a stored backlog, with events on or off. */
+async function throughputRound(
+  redis: RedisServer,
+  inspect: Redis,
+  receiver: Receiver,
+  target: QueueTarget,
+  events: boolean,
+): Promise<{ publish: number; deliver: number }> {
+  await inspect.flushdb();
+  let gateway: QueueGatewayProcess | undefined = await startGateway(target, { workers: false, events });
+  try {
+    const load = await runPublishLoad({
+      mode: 'http',
+      connections: 64,
+      durationMs: SECONDS * 1_000,
+      warmupMs: 500,
+      token: target.token,
+      url: `${gateway.baseUrl}/queue/ns/db/v2/publish/${receiver.url}`,
+      body: BODY,
+    });
+    await gateway.proc.stop();
+    gateway = undefined;
+    await inspect.flushdb();
+    const store = new MessageStore(inspect, queueKeys(KEY_PREFIX), events ? target.limits.maxEvents : 0);
+    for (let i = 0; i < BACKLOG; i += 500)
+      await store.enqueue(Array.from({ length: 500 }, () => message(receiver.url)));
+    receiver.received = 0;
+    gateway = await startGateway(target, { workers: true, events });
+    await waitFor('the backlog', async () => (receiver.received >= BACKLOG ? true : undefined), {
+      timeoutMs: 300_000,
+      intervalMs: 10,
+    });
+    return {
+      publish: load.messagesPerSecond,
+      deliver: ((BACKLOG - 1) / (receiver.lastAt - receiver.firstAt)) * 1_000,
+    };
+  } finally {
+    await gateway?.proc.stop();
+  }
+}
+
+async function eventsOnOff(redis: RedisServer, inspect: Redis, receiver: Receiver, target: QueueTarget) {
+  const ratios = { publish: [] as number[], deliver: [] as number[] };
+  const absolute = {
+    on: [] as { publish: number; deliver: number }[],
+    off: [] as { publish: number; deliver: number }[],
+  };
+  for (let round_ = 0; round_ < ROUNDS; round_ += 1) {
+    // Alternate which goes first, so drift on a shared machine does not favour one side.
+    const order = round_ % 2 === 0 ? [true, false] : [false, true];
+    const results = new Map<boolean, { publish: number; deliver: number }>();
+    for (const events of order)
+      results.set(events, await throughputRound(redis, inspect, receiver, target, events));
+    const on = results.get(true)!;
+    const off = results.get(false)!;
+    absolute.on.push(on);
+    absolute.off.push(off);
+    ratios.publish.push(on.publish / off.publish);
+    ratios.deliver.push(on.deliver / off.deliver);
+  }
+  const spread = (values: number[]) => `${round(Math.min(...values), 2)}-${round(Math.max(...values), 2)}`;
+  console.log(
+    `1. events recorded vs off (${ROUNDS} rounds, ${SECONDS} s publish runs, ${BACKLOG}-message backlogs)`,
+  );
+  for (const kind of ['publish', 'deliver'] as const) {
+    console.log(
+      `   ${kind.padEnd(8)} on ${Math.round(median(absolute.on.map((r) => r[kind])))}/s, off ${Math.round(median(absolute.off.map((r) => r[kind])))}/s; ` +
+        `ratio median ${round(median(ratios[kind]), 2)} (spread ${spread(ratios[kind])})`,
+    );
+  }
+}
+
+async function delayedBurst(inspect: Redis, receiver: Receiver, target: QueueTarget) {
+  await inspect.flushdb();
+  const gateway = await startGateway(target, { workers: true, events: true });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const redisBefore = await usedMemory(inspect);
+    const rssBefore = rssBytes(gateway.proc.pid);
+    const store = new MessageStore(inspect, queueKeys(KEY_PREFIX), 0);
+    const dueAt = Math.ceil((Date.now() + 30_000) / 1_000) * 1_000;
+    const seedStarted = Date.now();
+    for (let i = 0; i < DELAYED; i += 1_000)
+      await store.enqueue(
+        Array.from({ length: 1_000 }, () => message(receiver.url, { notBefore: dueAt + 500 })),
+      );
+    const seedMs = Date.now() - seedStarted;
+    if (Date.now() > dueAt) throw new Error(`seeding took ${seedMs} ms, past the due time`);
+    const redisPerMessage = (await usedMemory(inspect)) - redisBefore;
+    const rssAfterSeed = rssBytes(gateway.proc.pid);
+    receiver.received = 0;
+    await waitFor('every delayed message', async () => (receiver.received >= DELAYED ? true : undefined), {
+      timeoutMs: 600_000,
+      intervalMs: 20,
+    });
+    console.log(
+      `2. ${DELAYED} delayed messages due in the same second: first delivered ${receiver.firstAt - (dueAt + 500)} ms after the due time, ` +
+        `all ${round((receiver.lastAt - (dueAt + 500)) / 1_000, 1)} s after it (${Math.round(DELAYED / ((receiver.lastAt - receiver.firstAt) / 1_000))} deliveries/s); ` +
+        `Redis ${Math.round(redisPerMessage / DELAYED)} bytes per pending message (${BODY.length}-byte body), ` +
+        `gateway RSS ${round((rssAfterSeed - rssBefore) / DELAYED, 1)} bytes per pending message (it holds none)`,
+    );
+  } finally {
+    await gateway.proc.stop();
+  }
+}
+
+async function seedEvents(inspect: Redis, count: number): Promise<void> {
+  const events = queueKeys(KEY_PREFIX).events;
+  const start = Date.now() - count;
+  for (let i = 0; i < count; i += 10_000) {
+    const pipeline = inspect.pipeline();
+    for (let j = i; j < Math.min(i + 10_000, count); j += 1) {
+      const time = start + j;
+      const json = eventJson(
+        {
+          id: `msg_bench${j}`,
+          destination: `https://a.example/${j % 100}`,
+          label: j % 100 === 0 ? 'rare' : 'common',
+        },
+        'DELIVERED',
+        time,
+      );
+      pipeline.xadd(events, `${time}-0`, EVENT_FIELD, json);
+    }
+    await pipeline.exec();
+  }
+}
+
+async function seedDeadLetters(inspect: Redis, count: number): Promise<void> {
+  const keys = queueKeys(KEY_PREFIX);
+  const start = Date.now() - count;
+  for (let i = 0; i < count; i += 10_000) {
+    const pipeline = inspect.pipeline();
+    for (let j = i; j < Math.min(i + 10_000, count); j += 1) {
+      const letter = buildDeadLetter({
+        message: message(`https://a.example/${j % 100}`, { label: j % 100 === 0 ? 'rare' : 'common' }),
+        reason: 'retries-exhausted',
+        failedAt: start + j,
+        lastStatus: 500,
+        lastResponseBody: 'boom',
+      });
+      pipeline.hset(keys.deadLetters, letter.dlqId, JSON.stringify(letter));
+      pipeline.zadd(keys.deadLetterOrder, 0, letter.dlqId);
+    }
+    await pipeline.exec();
+  }
+}
+
+async function pageLatencies(
+  url: string,
+  token: string,
+  withCursor: boolean,
+): Promise<{ latencies: number[]; items: number }> {
+  const latencies: number[] = [];
+  let items = 0;
+  let cursor: string | undefined;
+  for (let i = 0; i < PAGE_REQUESTS; i += 1) {
+    const started = performance.now();
+    const response = await fetch(`${url}${withCursor && cursor ? `&cursor=${cursor}` : ''}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const body = (await response.json()) as { cursor?: string; events?: unknown[]; messages?: unknown[] };
+    latencies.push(performance.now() - started);
+    if (response.status !== 200) throw new Error(`${url}: ${response.status}`);
+    items += (body.events ?? body.messages ?? []).length;
+    cursor = body.cursor;
+  }
+  return { latencies, items };
+}
+
+async function listLatencies(inspect: Redis, target: QueueTarget) {
+  await inspect.flushdb();
+  const seedStarted = Date.now();
+  await seedEvents(inspect, EVENTS);
+  await seedDeadLetters(inspect, DEAD_LETTERS);
+  const seeded = `${EVENTS} events and ${DEAD_LETTERS} dead letters seeded in ${round((Date.now() - seedStarted) / 1_000, 1)} s, Redis ${round((await usedMemory(inspect)) / 1_048_576)} MiB`;
+  // Retention off the path: the seeded items are recent, and the gateway records nothing here.
+  const gateway = await startGateway(
+    { ...target, limits: { ...target.limits, maxEvents: EVENTS * 2 } },
+    { workers: false, events: false },
+  );
+  try {
+    const base = `${gateway.baseUrl}/queue/ns/db/v2`;
+    console.log(`3. list pages (${PAGE_REQUESTS} requests each; ${seeded})`);
+    for (const [name, url, withCursor] of [
+      ['GET /v2/events, first page of 100', `${base}/events?count=100`, false],
+      ['GET /v2/events, pages of 100 along the cursor', `${base}/events?count=100`, true],
+      ['GET /v2/events?label=rare (1 in 100), 100 per page', `${base}/events?count=100&label=rare`, true],
+      ['GET /v2/dlq, first page of 100', `${base}/dlq?count=100`, false],
+      ['GET /v2/dlq, pages of 100 along the cursor', `${base}/dlq?count=100`, true],
+      ['GET /v2/dlq?label=rare (1 in 100), 100 per page', `${base}/dlq?count=100&label=rare`, true],
+    ] as const) {
+      const { latencies, items } = await pageLatencies(url, target.token, withCursor);
+      console.log(
+        `   ${name.padEnd(52)} p50 ${round(quantile(latencies, 0.5), 1)} ms, p99 ${round(quantile(latencies, 0.99), 1)} ms, ${round(items / PAGE_REQUESTS, 1)} items per page`,
+      );
+    }
+  } finally {
+    await gateway.proc.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  let redis: RedisServer | undefined;
+  let inspect: Redis | undefined;
+  let receiver: Receiver | undefined;
+  try {
+    redis = await startRedis();
+    inspect = new Redis({ host: redis.host, port: redis.port, password: redis.password, protocol: 2 });
+    receiver = await startReceiver();
+    const target = testQueueTarget(redis, { namespace: 'ns', name: 'db' });
+    console.log(
+      `queue lifecycle benchmark: ${os.cpus().length} CPUs, Redis ${(await inspect.info('server')).match(/redis_version:(\S+)/)?.[1]} (no persistence)\n`,
+    );
+    await eventsOnOff(redis, inspect, receiver, target);
+    await delayedBurst(inspect, receiver, target);
+    await listLatencies(inspect, target);
+  } finally {
+    inspect?.disconnect();
+    await receiver?.close();
+    await redis?.stop();
+  }
+}
+
+await main();
