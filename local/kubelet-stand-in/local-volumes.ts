@@ -20,13 +20,21 @@ export const LOCAL_STORAGE_CLASS = 'settee-local';
 /** Marks the PersistentVolumes the local provisioner made. */
 export const LOCAL_VOLUME_LABEL = 'settee.dev/local-volume';
 
+/** Set on a claim by the scheduler: the node its first pod goes to. */
+const SELECTED_NODE_ANNOTATION = 'volume.kubernetes.io/selected-node';
 const PROVISIONER_ANNOTATIONS = [
   'volume.kubernetes.io/storage-provisioner',
   'volume.beta.kubernetes.io/storage-provisioner',
 ];
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-/** The StorageClass: the default one, Immediate binding, expansion allowed, Delete on release. */
+/**
+ * The StorageClass: the default one, expansion allowed, Delete on release, and bound when the
+ * first pod that uses a claim is scheduled (WaitForFirstConsumer, as kind's and minikube's local
+ * classes are): the scheduler picks the node with every other constraint in view and the volume
+ * follows it, so a claim is never bound to a node its pod cannot run on, and the scheduler never
+ * backs off on a claim that is not bound yet.
+ */
 export function buildLocalStorageClass(): V1StorageClass {
   return {
     apiVersion: 'storage.k8s.io/v1',
@@ -37,7 +45,7 @@ export function buildLocalStorageClass(): V1StorageClass {
     },
     provisioner: LOCAL_PROVISIONER,
     reclaimPolicy: 'Delete',
-    volumeBindingMode: 'Immediate',
+    volumeBindingMode: 'WaitForFirstConsumer',
     allowVolumeExpansion: true,
   };
 }
@@ -62,7 +70,8 @@ export interface LocalVolumesOptions {
 /**
  * LOCAL PLATFORM AND TESTS ONLY: the external provisioner and resizer of the local StorageClass.
  * For a claim the PV controller hands to LOCAL_PROVISIONER it makes a folder and a hostPath
- * PersistentVolume bound to that claim (named pvc-<claim uid>, so a new claim of an old name never
+ * PersistentVolume on the node the scheduler selected (node affinity, so later pods of the claim go
+ * there too), bound to that claim (named pvc-<claim uid>, so a new claim of an old name never
  * sees old data); it grows a bound volume when its claim asks for more; and a Released volume
  * whose reclaim policy is Delete loses its folder and its object (Retain keeps both). Keys: a
  * claim's `<namespace>/<name>`, and `volume:<name>` for a volume.
@@ -93,6 +102,7 @@ export class LocalVolumes implements Reconciler {
     await fs.mkdir(folder, { recursive: true });
     const className = claim.spec?.storageClassName ?? LOCAL_STORAGE_CLASS;
     const storageClass = this.options.storageClasses.get({ name: className });
+    const node = claim.metadata?.annotations?.[SELECTED_NODE_ANNOTATION];
     const body: V1PersistentVolume = {
       apiVersion: 'v1',
       kind: 'PersistentVolume',
@@ -108,6 +118,17 @@ export class LocalVolumes implements Reconciler {
         storageClassName: className,
         volumeMode: claim.spec?.volumeMode ?? 'Filesystem',
         hostPath: { path: folder, type: 'DirectoryOrCreate' },
+        ...(node
+          ? {
+              nodeAffinity: {
+                required: {
+                  nodeSelectorTerms: [
+                    { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] },
+                  ],
+                },
+              },
+            }
+          : {}),
         claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name, uid },
       },
     };

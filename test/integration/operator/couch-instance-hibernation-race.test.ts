@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { COUCHDB_PORT } from '../../../api/contract.js';
 import { allocatePodAddress } from '../../../local/kubelet-stand-in/loopback-address.js';
 import { waitFor } from '../../../local/wait.js';
 import type { RunningOperator } from '../../../operator/operator.js';
@@ -18,8 +19,6 @@ import {
 } from './couch-instance-harness.js';
 
 const IDLE_AFTER_MS = 2_000;
-/** The instance template's CouchDB port, on which the test server listens at a pod address. */
-const COUCHDB_PORT = 5984;
 /** How long the instance takes to say whether replication jobs run, on the first question. */
 const SLOW_ANSWER_MS = 300;
 

@@ -18,6 +18,8 @@ import {
 // The real StatefulSet controller makes the pods and the kubelet stand-in runs them: readiness,
 // hibernation's pod deletion and the wake's new pod are what a cluster does.
 const IDLE_AFTER = '3s';
+/** A first start (claim, scheduling, engine, probes) on a loaded machine. */
+const FIRST_START_MS = 40_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('CouchInstance hibernation', () => {
@@ -39,7 +41,7 @@ describe('CouchInstance hibernation', () => {
     await createInstance(ns.name, 'idle', { hibernation: { idleAfter: IDLE_AFTER } });
     // The first start (claim, scheduling, engine, probes) may take longer than idleAfter: the idle
     // clock starts when it is Ready, so it is seen Running before it hibernates.
-    await waitForInstance(ns.name, 'idle', 'phase Running', hasPhase('Running'));
+    await waitForInstance(ns.name, 'idle', 'phase Running', hasPhase('Running'), FIRST_START_MS);
 
     const hibernating = await waitForInstance(
       ns.name,
@@ -80,7 +82,7 @@ describe('CouchInstance hibernation', () => {
     await createInstance(ns.name, 'busy', { hibernation: { idleAfter: IDLE_AFTER } });
     // An open continuous _changes feed at the gateway: a renewal every interval, here every 500 ms,
     // from its start until 4 s after it runs.
-    await waitForInstance(ns.name, 'busy', 'phase Running', hasPhase('Running'));
+    await waitForInstance(ns.name, 'busy', 'phase Running', hasPhase('Running'), FIRST_START_MS);
     for (let elapsed = 0; elapsed < 4_000; elapsed += 500) {
       await renewActivity(ns.name, 'busy');
       await sleep(500);
