@@ -46,6 +46,8 @@ export const ConditionReason = {
   WakeRequested: 'WakeRequested',
   InvalidSpec: 'InvalidSpec',
   ReconcileFailed: 'ReconcileFailed',
+  /** The scheduler finds no node for the pod (region pinning, resources); its message says why. */
+  Unschedulable: 'Unschedulable',
   AsExpected: 'AsExpected',
   Measured: 'Measured',
   MeasurementFailed: 'MeasurementFailed',
@@ -64,6 +66,7 @@ export const CouchInstanceEventReason = {
   ReconcileFailed: 'ReconcileFailed',
   RestoreCompleted: 'RestoreCompleted',
   RestoreFailed: 'RestoreFailed',
+  Unschedulable: 'Unschedulable',
 } as const;
 export type CouchInstanceEventReason =
   (typeof CouchInstanceEventReason)[keyof typeof CouchInstanceEventReason];

@@ -14,6 +14,7 @@ import {
   type CouchInstance,
   type CouchInstanceStatus,
 } from '../../../api/couch-instance.js';
+import { unschedulableMessage } from '../../../api/pod-scheduling.js';
 import { compareQuantities } from '../../../api/quantity.js';
 import type { CouchBackup } from '../../../api/couch-backup.js';
 import type { KubeClients } from '../../../kube/clients.js';
@@ -56,7 +57,7 @@ import { RestoreFromBackup } from './restore-from-backup.js';
 import { ReplicationActivity } from './replication-activity.js';
 import { UsageMeter } from './usage-meter.js';
 import { accrueUsage, meteringDueInMs } from './metering.js';
-import { computePhase, computeStatus, type StatusInput } from './status.js';
+import { computePhase, computeStatus, newlyUnschedulable, type StatusInput } from './status.js';
 import { findSpecViolations } from './validate-spec.js';
 import { VolumeGrowth } from './volume-growth.js';
 
@@ -257,10 +258,11 @@ export class CouchInstanceReconciler implements Reconciler {
     });
     const readyReplicas = statefulSet.status?.readyReplicas ?? 0;
     const running = decision.replicas > 0 && readyReplicas > 0;
+    const pod = informers.pods.get({ namespace, name: names.pod });
     const usage = await this.usage.read({
       key,
       running,
-      pod: informers.pods.get({ namespace, name: names.pod }),
+      pod,
       credentials,
       previous: instance.status?.usage,
       logger: ctx.logger,
@@ -273,6 +275,7 @@ export class CouchInstanceReconciler implements Reconciler {
       decision,
       statefulSet: { replicas: statefulSet.status?.replicas ?? 0, readyReplicas },
       usage,
+      unschedulable: unschedulableMessage(pod),
     };
     const now = this.now().getTime();
     const metered = accrueUsage({
@@ -432,6 +435,14 @@ export class CouchInstanceReconciler implements Reconciler {
         reason: CouchInstanceEventReason.Woken,
         message:
           decision.reason === 'KeepAlive' ? 'keepAlive turned on: scaling up' : 'wake requested: scaling up',
+      });
+    }
+    const cannotSchedule = newlyUnschedulable(instance.status, status);
+    if (cannotSchedule !== undefined) {
+      await this.record(instance, {
+        type: 'Warning',
+        reason: CouchInstanceEventReason.Unschedulable,
+        message: cannotSchedule,
       });
     }
     if (status.phase === 'Running' && instance.status?.phase !== 'Running') {

@@ -39,6 +39,8 @@ export interface StatusInput {
   backedUp?: ConditionUpdate | undefined;
   /** With spec.restore: how the restore stands (restore-from-backup.ts). */
   restore?: CouchInstanceRestoreStatus | undefined;
+  /** The scheduler's message when it cannot place the pod (api/pod-scheduling.ts). */
+  unschedulable?: string | undefined;
 }
 
 const restoreFailed = (input: StatusInput): boolean => input.restore?.phase === 'Failed';
@@ -60,7 +62,17 @@ export function computePhase(input: StatusInput): CouchInstancePhase {
     : 'Starting';
 }
 
+const unschedulableMessage = (input: StatusInput): string =>
+  `the pod cannot be scheduled: ${input.unschedulable ?? ''}`;
+
 function readyCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
+  if (input.unschedulable && (phase === 'Starting' || phase === 'Waking'))
+    return {
+      type: ConditionType.Ready,
+      status: 'False',
+      reason: ConditionReason.Unschedulable,
+      message: unschedulableMessage(input),
+    };
   if (phase === 'Failed' && restoreFailed(input))
     return {
       type: ConditionType.Ready,
@@ -197,6 +209,13 @@ function degradedCondition(input: StatusInput): ConditionUpdate {
       reason: ConditionReason.RestoreFailed,
       message: `the restore from ${input.restore?.backup ?? ''} failed: ${input.restore?.message ?? ''}`,
     };
+  if (input.unschedulable)
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.Unschedulable,
+      message: unschedulableMessage(input),
+    };
   return { type, status: 'False', reason: ConditionReason.AsExpected, message: 'no problem found' };
 }
 
@@ -266,4 +285,20 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
     }),
   };
   return status;
+}
+
+/**
+ * The scheduler's message when this status newly says the pod cannot be scheduled (or says it for
+ * a new reason), for the Warning Event; undefined when nothing changed.
+ */
+export function newlyUnschedulable(
+  previous: CouchInstanceStatus | undefined,
+  next: CouchInstanceStatus,
+): string | undefined {
+  const messageOf = (status: CouchInstanceStatus | undefined) =>
+    status?.conditions?.find(
+      (c) => c.type === ConditionType.Degraded && c.reason === ConditionReason.Unschedulable,
+    )?.message;
+  const message = messageOf(next);
+  return message !== undefined && message !== messageOf(previous) ? message : undefined;
 }
