@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type { Logger } from 'winston';
-import { isQueuePath } from '../queue/queue-route.js';
+import { isQueuePath } from '../queue/queue-path.js';
 import { redactQueueRequestUrl } from '../queue/redact.js';
 
 /**

@@ -3,14 +3,15 @@ import type { Redis } from 'ioredis';
 import type { QueueTarget } from './binding-registry.js';
 import type { QueueConfig } from './config.js';
 import type { QueueKeys } from './keys.js';
-import type { ManagementRoute } from './queue-route.js';
 
-/** An authenticated request to one of a binding's management routes (messages, DLQ, events). */
+/** An authenticated request to one of a binding's routes, with what its handler needs. */
 export interface ApiRequest {
   req: http.IncomingMessage;
   res: http.ServerResponse;
-  route: ManagementRoute;
   target: QueueTarget;
+  /** The `:name` segments of the route's pattern, percent-decoded; a `*name` segment raw. */
+  params: Readonly<Record<string, string>>;
+  query: URLSearchParams;
   /** The binding database's shared command connection. */
   redis: Redis;
   keys: QueueKeys;

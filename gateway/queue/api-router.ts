@@ -1,18 +1,5 @@
-import type http from 'node:http';
-import type { QueueTarget } from './binding-registry.js';
+import type { ApiHandler } from './api-request.js';
 import { InvalidRequestError, MethodNotAllowedError } from './errors.js';
-
-/** What a management route's handler gets: the authenticated binding and the matched path. */
-export interface ApiRequest {
-  req: http.IncomingMessage;
-  res: http.ServerResponse;
-  target: QueueTarget;
-  /** The `:name` segments of the pattern, percent-decoded. */
-  params: Readonly<Record<string, string>>;
-  query: URLSearchParams;
-}
-
-export type ApiHandler = (request: ApiRequest) => Promise<void>;
 
 /**
  * One route: a path under `/v2/` in segments (`topics/:name/endpoints`) and a handler per method.
@@ -27,13 +14,15 @@ export interface ApiRoute {
 export interface ApiMatch {
   namespace: string;
   name: string;
+  /** The matched route's pattern, as written in the table. */
+  path: string;
   handler: ApiHandler;
   params: Record<string, string>;
   query: URLSearchParams;
 }
 
 /** `/<namespace>/<name>/v2/<rest>`, relative to QUEUE_PATH_PREFIX. */
-const API_PATH = /^\/([^/?]+)\/([^/?]+)\/v2\/([^?]*)(?:\?(.*))?$/s;
+const API_PATH = /^\/([^/?]+)\/([^/?]+)\/v2\/([^?]*)(?:\?(.*))?$/is;
 
 function decodeSegment(segment: string, what: string): string {
   try {
@@ -65,43 +54,53 @@ function matchSegments(
     if (pattern.startsWith(':')) {
       if (segment === '') return undefined;
       params[pattern.slice(1)] = decodeSegment(segment, pattern.slice(1));
-    } else if (pattern !== segment) return undefined;
+    } else if (pattern !== segment.toLowerCase()) return undefined;
     consumed += segment.length + 1;
   }
   return params;
 }
 
 /**
- * The queue's management API (signing keys, URL groups, schedules, queues): a small table of
- * path patterns, each with the methods it answers. A known path asked with another method is a
- * 405, as QStash answers; an unknown path is undefined (a 404). Matching is case-sensitive on the
- * route's literal segments, as QStash's router is; a trailing slash is ignored.
+ * The queue's whole API (publish, batch, messages, dead letters, events, signing keys, URL groups,
+ * schedules, queues): one table of path patterns, each with the methods it answers, matched in
+ * order. A path that matches a pattern of literal segments only is that route, so a known path
+ * asked with another method is a 405 as QStash answers; a pattern with params lets a later one
+ * take a method it lacks (`schedules/:id` GET, then `schedules/*destination` POST). An unknown
+ * path is undefined (a 404). Literal segments match case-insensitively, as Express routes did
+ * before the queue left Express; a trailing slash is ignored.
  */
 export function createApiRouter(
   routes: readonly ApiRoute[],
 ): (method: string, url: string) => ApiMatch | undefined {
-  const compiled = routes.map((route) => ({ segments: route.path.split('/'), methods: route.methods }));
+  const compiled = routes.map((route) => {
+    const segments = route.path
+      .split('/')
+      .map((segment) => (/^[:*]/.test(segment) ? segment : segment.toLowerCase()));
+    return { route, segments, literal: segments.every((segment) => !/^[:*]/.test(segment)) };
+  });
 
   return (method, url) => {
     const match = API_PATH.exec(url);
     if (!match) return undefined;
-    const rest = url.slice(url.indexOf('/v2/') + '/v2/'.length);
+    const rest = url.slice(`/${match[1]}/${match[2]}/v2/`.length);
     const segments = match[3]!.replace(/\/+$/, '').split('/');
     const allowed = new Set<string>();
-    for (const route of compiled) {
-      const params = matchSegments(route.segments, segments, rest);
+    for (const { route, segments: patterns, literal } of compiled) {
+      const params = matchSegments(patterns, segments, rest);
       if (!params) continue;
       const handler = route.methods[method];
       if (!handler) {
         for (const known of Object.keys(route.methods)) allowed.add(known);
+        if (literal) break;
         continue;
       }
       return {
         namespace: decodeSegment(match[1]!, 'namespace'),
         name: decodeSegment(match[2]!, 'binding name'),
+        path: route.path,
         handler,
         params,
-        query: new URLSearchParams(route.segments.at(-1)!.startsWith('*') ? '' : (match[4] ?? '')),
+        query: new URLSearchParams(patterns.at(-1)!.startsWith('*') ? '' : (match[4] ?? '')),
       };
     }
     if (allowed.size > 0) throw new MethodNotAllowedError([...allowed]);

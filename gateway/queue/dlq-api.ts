@@ -48,7 +48,7 @@ function queue(request: ApiRequest): DeadLetterQueue {
 }
 
 function parseQuery(request: ApiRequest): ListQuery {
-  const query = parseListQuery(request.route.query, LIST_SPEC);
+  const query = parseListQuery(request.query, LIST_SPEC);
   if (query.cursor !== undefined && !DLQ_ID_PATTERN.test(query.cursor))
     throw new InvalidRequestError(
       `query parameter cursor ${JSON.stringify(query.cursor)} is not a cursor this API gave`,
@@ -81,8 +81,8 @@ async function selected(
 }
 
 async function findLetter(request: ApiRequest): Promise<DeadLetter> {
-  parseListQuery(request.route.query, { filters: [] });
-  const id = request.route.id ?? '';
+  parseListQuery(request.query, { filters: [] });
+  const id = request.params.id ?? '';
   const [letter] = await storeCall('read the dead letter', () => queue(request).get([id]));
   if (!letter) throw new MessageNotFoundError(`dead letter ${id} not found`);
   return letter;

@@ -16,7 +16,7 @@ const MAX_PAGE = 1_000;
 const CURSOR = /^\d+(-\d+)?$/;
 
 export const listEvents: ApiHandler = async (request) => {
-  const query = parseListQuery(request.route.query, {
+  const query = parseListQuery(request.query, {
     filters: ['messageId', 'state', 'url', 'host', 'path', 'label', 'fromDate', 'toDate'],
     maxCount: MAX_PAGE,
     cursor: true,

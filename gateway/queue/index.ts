@@ -16,7 +16,7 @@ export {
   type QueueConfig,
 } from './config.js';
 export { createQueueHandler, type QueueHandlerOptions } from './queue-handler.js';
-export { isQueuePath } from './queue-route.js';
+export { isQueuePath } from './queue-path.js';
 export {
   startDeliveryWorkers,
   type DeliveryWorkers,

@@ -22,11 +22,11 @@ function pending(request: ApiRequest): PendingMessages {
 }
 
 function messageId(request: ApiRequest): string {
-  return request.route.id ?? '';
+  return request.params.id ?? '';
 }
 
 export const getMessage: ApiHandler = async (request) => {
-  parseListQuery(request.route.query, NO_QUERY);
+  parseListQuery(request.query, NO_QUERY);
   const id = messageId(request);
   const found = await storeCall('read the message', () => pending(request).find(id));
   if (!found) throw new MessageNotFoundError(`message ${id} not found`);
@@ -34,7 +34,7 @@ export const getMessage: ApiHandler = async (request) => {
 };
 
 export const cancelMessage: ApiHandler = async (request) => {
-  parseListQuery(request.route.query, NO_QUERY);
+  parseListQuery(request.query, NO_QUERY);
   const id = messageId(request);
   const cancelled = await storeCall('cancel the message', () => pending(request).cancel([id]));
   if (cancelled === 0) throw new MessageNotFoundError(`message ${id} not found`);
@@ -48,7 +48,7 @@ export const cancelMessage: ApiHandler = async (request) => {
  * accepted and ignored, as QStash ignores it here: one call cancels every match.
  */
 export const cancelMessages: ApiHandler = async (request) => {
-  const query = parseListQuery(request.route.query, {
+  const query = parseListQuery(request.query, {
     filters: ['messageId', 'url', 'host', 'path', 'label', 'topicName', 'scheduleId', 'fromDate', 'toDate'],
     maxCount: 1_000_000,
     cursor: true,

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { QUEUE_PATH_PREFIX } from '../../api/contract.js';
-import { destinationFromUrl } from './queue-route.js';
+import { destinationFromUrl } from './queue-path.js';
 
 /** How a destination appears in logs: its origin, and a hash that tells destinations apart. */
 export interface LoggedDestination {

@@ -1,4 +1,5 @@
-import type { ApiHandler, ApiRoute } from './api-router.js';
+import type { ApiHandler } from './api-request.js';
+import type { ApiRoute } from './api-router.js';
 import { InvalidRequestError } from './errors.js';
 
 const QUEUES =

@@ -1,4 +1,5 @@
-import type { ApiRequest, ApiRoute } from '../api-router.js';
+import type { ApiRequest } from '../api-request.js';
+import type { ApiRoute } from '../api-router.js';
 import type { QueueTarget } from '../binding-registry.js';
 import type { QueueConfig } from '../config.js';
 import { validateDestination } from '../destination.js';
