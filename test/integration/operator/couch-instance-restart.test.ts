@@ -22,8 +22,9 @@ async function identityOf(namespace: string, name: string) {
 }
 
 /**
- * The versions of the objects the operator server-side applies: a new operator applies each once
- * (it cannot know who changed them while it was down), which stores nothing when nothing differs.
+ * The versions of the objects the operator server-side applies (of the StatefulSet, its spec's
+ * generation): a new operator applies each once (it cannot know who changed them while it was
+ * down), which stores nothing when nothing differs.
  * The admin Secret is left out: it is created with a plain create (never overwritten), so the
  * first apply of a new process adds its field manager's apply entry to managedFields, once per
  * Secret, moving its resourceVersion though not its content; identityOf compares that content.
@@ -33,7 +34,9 @@ async function resourceVersionsOf(namespace: string, name: string) {
   return [
     (await core.readNamespacedConfigMap({ namespace, name: `${name}-config` })).metadata?.resourceVersion,
     (await core.readNamespacedService({ namespace, name })).metadata?.resourceVersion,
-    (await apps.readNamespacedStatefulSet({ namespace, name })).metadata?.resourceVersion,
+    // The StatefulSet controller writes the StatefulSet's status (and so its resourceVersion)
+    // whenever its pod changes; its generation moves only when its spec does.
+    (await apps.readNamespacedStatefulSet({ namespace, name })).metadata?.generation,
   ];
 }
 
