@@ -45,6 +45,7 @@ export const ConditionReason = {
   NoBackupYet: 'NoBackupYet',
   WakeRequested: 'WakeRequested',
   InvalidSpec: 'InvalidSpec',
+  InstanceLimitExceeded: 'InstanceLimitExceeded',
   ReconcileFailed: 'ReconcileFailed',
   /** The scheduler finds no node for the pod (region pinning, resources); its message says why. */
   Unschedulable: 'Unschedulable',
@@ -63,6 +64,7 @@ export const CouchInstanceEventReason = {
   VolumeExpansionRequested: 'VolumeExpansionRequested',
   VolumeExpansionRefused: 'VolumeExpansionRefused',
   InvalidSpec: 'InvalidSpec',
+  InstanceLimitExceeded: 'InstanceLimitExceeded',
   ReconcileFailed: 'ReconcileFailed',
   RestoreCompleted: 'RestoreCompleted',
   RestoreFailed: 'RestoreFailed',

@@ -96,6 +96,14 @@ export function buildCouchInstanceCrd(): CrdManifest {
               description: 'Times the instance was woken from hibernation.',
               priority: 1,
             },
+            {
+              name: 'Requests-Today',
+              type: 'integer',
+              jsonPath: '.status.usage.today.requests',
+              description:
+                'Requests through the gateway on the UTC day of the last accrual (status.usage.today).',
+              priority: 1,
+            },
           ],
           schema: {
             openAPIV3Schema: {

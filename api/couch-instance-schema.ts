@@ -34,6 +34,13 @@ const resourceAmounts = (what: string, defaults: { cpu: string; memory: string }
 });
 
 const timestamp = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', description });
+const counted = (description: string): JsonSchema => ({
+  type: 'integer',
+  format: 'int64',
+  minimum: 0,
+  description,
+});
+const DAY_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
 const meteredSeconds = (description: string): JsonSchema => ({
   type: 'number',
   minimum: 0,
@@ -316,6 +323,51 @@ export const COUCH_INSTANCE_STATUS_SCHEMA: JsonSchema = {
         meteredAt: timestamp(
           'The moment the metered figures run up to; they move at least every SETTEE_USAGE_METER_INTERVAL and at every wake and hibernation.',
         ),
+        requests: {
+          type: 'object',
+          description:
+            "Requests the gateway passed on to the instance since metering began, by class (read, write, query as docs/free-envelope.md defines them), summed over the gateway's replicas; requests the envelope refused are not counted.",
+          properties: {
+            read: counted('Reads: GET, HEAD and reading POSTs such as _all_docs, _bulk_get, _changes.'),
+            write: counted('Writes: document, attachment and database changes, _bulk_docs.'),
+            query: counted('Queries: Mango _find and _explain, views.'),
+          },
+        },
+        bytesIn: counted(
+          'Request body bytes the gateway passed on (Content-Length, or as a chunked upload streamed), since metering began.',
+        ),
+        bytesOut: counted('Response body bytes the gateway streamed to clients, since metering began.'),
+        today: {
+          type: 'object',
+          description:
+            "The UTC day of the last accrual (date) and the gateway's counts of it so far; kubectl get couch -o wide shows requests as Requests-Today.",
+          properties: {
+            date: { type: 'string', pattern: DAY_PATTERN, description: 'The UTC day, YYYY-MM-DD.' },
+            requests: counted('read + write + query of that day.'),
+            read: counted('Reads that day.'),
+            write: counted('Writes that day.'),
+            query: counted('Queries that day.'),
+            bytesIn: counted('Request body bytes that day.'),
+            bytesOut: counted('Response body bytes that day.'),
+          },
+        },
+        closedDays: {
+          type: 'object',
+          description:
+            "The gateway's counts of the UTC days already closed (a day closes 15 minutes after it ends); requests, bytesIn and bytesOut are these plus the later days' counts the activity Lease holds.",
+          properties: {
+            through: {
+              type: 'string',
+              pattern: DAY_PATTERN,
+              description: 'The last closed UTC day, YYYY-MM-DD; counts of it arriving later are not added.',
+            },
+            read: counted('Reads of the closed days.'),
+            write: counted('Writes of the closed days.'),
+            query: counted('Queries of the closed days.'),
+            bytesIn: counted('Request body bytes of the closed days.'),
+            bytesOut: counted('Response body bytes of the closed days.'),
+          },
+        },
       },
     },
     conditions: {

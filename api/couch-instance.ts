@@ -91,6 +91,39 @@ export interface CouchInstanceUsage {
   addonSeconds?: AddonSeconds;
   /** RFC 3339: the moment the metered figures run up to. */
   meteredAt?: string;
+  /**
+   * The gateway's counts (docs/metering.md), summed over its processes from the activity Lease:
+   * requests by class since metering began, and body bytes in and out.
+   */
+  requests?: RequestsByClass;
+  bytesIn?: number;
+  bytesOut?: number;
+  /** The UTC day of the last accrual: its requests and bytes so far. */
+  today?: DayRequestUsage;
+  /** The gateway's counts of the UTC days already closed, which requests/bytesIn/bytesOut build on. */
+  closedDays?: ClosedDaysRequestUsage;
+}
+
+export interface RequestsByClass {
+  read: number;
+  write: number;
+  query: number;
+}
+
+export interface DayRequestUsage extends RequestsByClass {
+  /** YYYY-MM-DD (UTC). */
+  date: string;
+  /** read + write + query. */
+  requests: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
+export interface ClosedDaysRequestUsage extends RequestsByClass {
+  /** YYYY-MM-DD (UTC): every day up to and including it is closed; later counts of it are ignored. */
+  through: string;
+  bytesIn: number;
+  bytesOut: number;
 }
 
 export interface AddonSeconds {

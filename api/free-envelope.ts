@@ -28,6 +28,8 @@ export const DEFAULT_FREE_LIMITS = Object.freeze({
   writesPerSecond: 10,
   queriesPerSecond: 5,
   databases: 20,
+  /** Free CouchInstances per namespace (the chart's ResourceQuota, and the operator where there is none). */
+  instancesPerNamespace: 5,
 });
 
 /** What an instance gets when spec.resources leaves a value out; inside the free envelope. */

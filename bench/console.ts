@@ -10,16 +10,12 @@
  * status (no operator runs): the list and the stream are what is measured.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { SETTEE_GROUP, SETTEE_VERSION } from '../api/contract.js';
 import { startControlPlane } from '../local/control-plane.js';
-import { getFreePort } from '../local/ports.js';
-import { provisionConsoleIdentity, provisionTenant } from '../local/tenant-access.js';
+import { provisionTenant } from '../local/tenant-access.js';
 import { launchLoopbackChromium } from '../test/helpers/gateway/loopback-browser.js';
 import { compilePlatform } from './lib/compiled-platform.js';
-import { ROOT, waitForHttp } from './lib/processes.js';
+import { benchSignIn, createBenchInstances, startBenchConsole } from './lib/console-bench.js';
 import { median, quantile, round } from './lib/stats.js';
 
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 500);
@@ -27,72 +23,15 @@ const SMALL = 10;
 const RENDER_ROUNDS = Number(process.env.BENCH_RENDER_ROUNDS ?? 10);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 100);
 const MEMORY_ROUNDS = Number(process.env.BENCH_MEMORY_ROUNDS ?? 3);
-const PHASES = ['Running', 'Hibernated', 'Waking', 'Starting'] as const;
 
 const log = (message: string): void => console.error(`[bench] ${message}`);
-
-async function createInstances(kubeConfig: KubeConfig, namespace: string, count: number): Promise<void> {
-  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  const ref = { group: SETTEE_GROUP, version: SETTEE_VERSION, namespace, plural: 'couchinstances' };
-  const one = async (i: number): Promise<void> => {
-    const name = `db-${String(i).padStart(4, '0')}`;
-    await custom.createNamespacedCustomObject({
-      ...ref,
-      body: {
-        apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
-        kind: 'CouchInstance',
-        metadata: { name },
-        spec:
-          i % 5 === 0
-            ? { plan: 'paid', keepAlive: true }
-            : { plan: 'free', hibernation: { idleAfter: '10m' } },
-      },
-    });
-    await custom.patchNamespacedCustomObjectStatus(
-      {
-        ...ref,
-        name,
-        body: {
-          status: {
-            phase: PHASES[i % PHASES.length],
-            endpoint: `https://${name}.${namespace}.couch.example.com`,
-            conditions: [
-              {
-                type: 'Active',
-                status: 'True',
-                reason: 'Running',
-                message: '',
-                lastTransitionTime: new Date().toISOString(),
-              },
-            ],
-          },
-        },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-  };
-  for (let i = 0; i < count; i += 50)
-    await Promise.all(Array.from({ length: Math.min(50, count - i) }, (_, k) => one(i + k)));
-}
 
 function rssMb(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-async function signIn(base: string, token: string): Promise<string> {
-  const response = await fetch(`${base}/api/session`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', origin: base },
-    body: JSON.stringify({ token }),
-  });
-  if (response.status !== 201) throw new Error(`sign-in answered ${response.status}`);
-  return (response.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-}
-
 export async function main(): Promise<void> {
-  if (!fs.existsSync(path.join(ROOT, 'console', 'web', 'dist', 'index.html')))
-    throw new Error('the console page is not built: npm run build:web');
   const plane = await startControlPlane({ log: (m) => log(`[control plane] ${m}`) });
   const platform = await compilePlatform();
   const cleanups: (() => Promise<void>)[] = [() => platform.remove(), () => plane.stop()];
@@ -100,38 +39,15 @@ export async function main(): Promise<void> {
     const admin = plane.kubeConfig;
     const large = await provisionTenant(admin, { namespace: 'bench-large', serviceAccount: 'user' });
     const small = await provisionTenant(admin, { namespace: 'bench-small', serviceAccount: 'user' });
-    const consoleToken = await provisionConsoleIdentity(admin, {
-      namespace: 'bench-large',
-      serviceAccount: 'console',
-    });
     log(`creating ${INSTANCES} + ${SMALL} instances`);
-    await createInstances(admin, 'bench-large', INSTANCES);
-    await createInstances(admin, 'bench-small', SMALL);
-
-    const cluster = admin.getCurrentCluster();
-    if (!cluster) throw new Error('no cluster');
-    const own = new KubeConfig();
-    own.loadFromOptions({
-      clusters: [cluster],
-      users: [{ name: 'console', token: consoleToken }],
-      contexts: [{ name: 'console', cluster: cluster.name, user: 'console' }],
-      currentContext: 'console',
-    });
-    const kubeconfigPath = path.join(path.dirname(plane.kubeconfigPath), 'console-bench.kubeconfig');
-    fs.writeFileSync(kubeconfigPath, own.exportConfig(), { mode: 0o600 });
-    const port = await getFreePort();
-    const base = `http://127.0.0.1:${port}`;
-    const consoleProcess = platform.start('console', {
-      PATH: process.env.PATH,
-      KUBECONFIG: kubeconfigPath,
-      SETTEE_CONSOLE_HOST: '127.0.0.1',
-      SETTEE_CONSOLE_PORT: String(port),
-      SETTEE_CONSOLE_SESSION_SECRET: 'bench-session-secret-0123456789abcdef',
-      SETTEE_CONSOLE_MAX_STREAMS_PER_SESSION: '4',
-      SETTEE_LOG_LEVEL: 'warn',
+    await createBenchInstances(admin, 'bench-large', INSTANCES);
+    await createBenchInstances(admin, 'bench-small', SMALL);
+    const { base, process: consoleProcess } = await startBenchConsole({
+      plane,
+      platform,
+      namespace: 'bench-large',
     });
     cleanups.unshift(() => consoleProcess.stop(5_000));
-    await waitForHttp(`${base}/readyz`, 'the console', 200, consoleProcess.exited);
 
     log('console ready; measuring first render');
     // --- time to first render, 500 against 10, alternating
@@ -146,7 +62,7 @@ export async function main(): Promise<void> {
       ['large', large.token],
       ['small', small.token],
     ] as const) {
-      const cookie = await signIn(base, token);
+      const cookie = await benchSignIn(base, token);
       await contexts[which].addCookies([
         { name: 'settee-console', value: cookie.slice(cookie.indexOf('=') + 1), url: base },
       ]);
@@ -181,7 +97,7 @@ export async function main(): Promise<void> {
       idle.push(before);
       const controllers: AbortController[] = [];
       for (let i = 0; i < SESSIONS; i++) {
-        const cookie = await signIn(base, large.token);
+        const cookie = await benchSignIn(base, large.token);
         const controller = new AbortController();
         controllers.push(controller);
         const response = await fetch(`${base}/api/namespaces/bench-large/instances/stream`, {

@@ -52,6 +52,12 @@ export interface GatewayConfig {
     readonly reportIntervalMs: number;
     /** SETTEE_GATEWAY_REPLICA, else POD_NAME, else `<hostname>_<random>`: the Lease's holderIdentity. */
     readonly replicaName: string;
+    /**
+     * SETTEE_GATEWAY_USAGE_INTERVAL (30s): how often each process writes an instance's requests and
+     * bytes of the UTC day to its activity Lease (docs/metering.md), when they changed; also at each
+     * UTC midnight and on shutdown.
+     */
+    readonly usageReportIntervalMs: number;
   };
 
   readonly upstream: {
@@ -153,6 +159,7 @@ export function readGatewayConfig(read: EnvReader): GatewayConfig {
         read.optionalString('SETTEE_GATEWAY_REPLICA') ??
         read.optionalString('POD_NAME') ??
         `${os.hostname()}_${crypto.randomBytes(4).toString('hex')}`,
+      usageReportIntervalMs: read.durationMs('SETTEE_GATEWAY_USAGE_INTERVAL', 30_000, { minMs: 100 }),
     },
     upstream: {
       maxConnectionsPerAddress: read.integer('SETTEE_GATEWAY_UPSTREAM_CONNECTIONS', 256, {

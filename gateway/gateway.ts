@@ -1,6 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import crypto from 'node:crypto';
 import type http from 'node:http';
 import type { Logger } from 'winston';
+import { requestUsageWriterId } from '../api/request-usage.js';
 import { makeKubeClients } from '../kube/clients.js';
 import { InformerFactory } from '../kube/informer-factory.js';
 import { objectKey } from '../kube/controller-runtime/object-key.js';
@@ -8,8 +10,11 @@ import { createGatewayApp } from './app.js';
 import type { GatewayConfig } from './config.js';
 import { ShuttingDownError } from './http/errors.js';
 import { startServer } from './http/server.js';
+import { DatabaseCreateTurns } from './envelope/database-create-turns.js';
 import { FreeEnvelopeGuard, isFreePlan } from './envelope/free-envelope-guard.js';
 import { RequestMeter } from './envelope/request-meter.js';
+import { requestUsageLeaseWriter, type RequestUsageWriter } from './envelope/request-usage-lease.js';
+import { RequestUsageReporter } from './envelope/request-usage-reporter.js';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
 import { activityLeaseWriter, type ActivityLeaseWriter } from './proxy/activity-lease.js';
 import { ActivityReporter } from './proxy/activity-reporter.js';
@@ -37,7 +42,11 @@ export interface GatewayOptions {
   /** The webhook queue (issue 5): its handler serves QUEUE_PATH_PREFIX, it starts and stops with the gateway. */
   queue?: HostedQueue;
   /** Replace the API writes (tests count them); default: the real ones. */
-  writers?: { wakeRequest?: WakeRequestWriter; activityLease?: ActivityLeaseWriter };
+  writers?: {
+    wakeRequest?: WakeRequestWriter;
+    activityLease?: ActivityLeaseWriter;
+    requestUsage?: RequestUsageWriter;
+  };
 }
 
 export interface Gateway {
@@ -93,6 +102,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (instance === undefined || !isFreePlan(instance)) envelope?.forget(objectKey(ref));
     if (instance === undefined) meter.forget(objectKey(ref));
   });
+  const usage = new RequestUsageReporter({
+    meter,
+    write: options.writers?.requestUsage ?? requestUsageLeaseWriter(clients.customObjects),
+    // A suffix per process: a restart under the same replica name never overwrites the counts before it.
+    writerId: requestUsageWriterId(config.activity.replicaName, crypto.randomBytes(3).toString('hex')),
+    intervalMs: config.activity.usageReportIntervalMs,
+    onWritten: (outcome) => metrics.countUsageWrite(outcome),
+    logger: logger.child({ part: 'request-usage' }),
+  });
   const activity = new ActivityReporter({
     write: options.writers?.activityLease ?? activityLeaseWriter(clients.customObjects),
     intervalMs: config.activity.reportIntervalMs,
@@ -111,6 +129,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     metrics,
     retryAfterSeconds: config.wake.retryAfterSeconds,
     envelope,
+    createTurns: new DatabaseCreateTurns(),
     meter,
     logger: logger.child({ part: 'proxy' }),
   });
@@ -137,6 +156,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     await informers.stopAll();
     throw err;
   }
+  usage.start();
   const server = await startServer({
     listener: app.listener,
     host: config.listen.host,
@@ -156,6 +176,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     unfollowPlans();
     waker.stop();
     await activity.stop();
+    // After the drain, so every request served is in the last write.
+    await usage.stop();
     await options.queue?.stop();
     await informers.stopAll();
     await agent.close();

@@ -7,6 +7,8 @@ export interface GatewayMetrics {
   observeWake(seconds: number): void;
   countWakeRequest(): void;
   countRenewal(outcome: 'success' | 'error'): void;
+  /** A write of an instance's request usage to its activity Lease (request-usage-reporter.ts). */
+  countUsageWrite(outcome: 'success' | 'error'): void;
   /** An instance request answered by the gateway itself with an error. */
   countError(code: GatewayErrorCode | 'INTERNAL'): void;
   /** An instance request forwarded; counted when its response starts. */
@@ -39,6 +41,12 @@ export function createGatewayMetrics(options: { defaultMetrics?: boolean } = {})
     labelNames: ['outcome'],
     registers: [registry],
   });
+  const usageWrites = new Counter({
+    name: 'settee_gateway_usage_writes_total',
+    help: 'Writes of instances’ request usage (requests and bytes of the UTC day) to their activity Leases, by outcome.',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   const errors = new Counter({
     name: 'settee_gateway_errors_total',
     help: 'Instance requests the gateway answered with an error of its own, by error code.',
@@ -65,6 +73,7 @@ export function createGatewayMetrics(options: { defaultMetrics?: boolean } = {})
     observeWake: (seconds) => wakeDuration.observe(seconds),
     countWakeRequest: () => wakeRequests.inc(),
     countRenewal: (outcome) => renewals.inc({ outcome }),
+    countUsageWrite: (outcome) => usageWrites.inc({ outcome }),
     countError: (code) => errors.inc({ code }),
     countForwarded: (heldForWake) => {
       if (heldForWake) pendingForwarded.held += 1;

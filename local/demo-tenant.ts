@@ -6,6 +6,7 @@ import { QUEUE_BINDING_KIND } from '../api/queue-binding.js';
 import { applyObject, makeObjectClient } from '../kube/apply.js';
 import { provideLocalQueueDatabases } from './local-queue-databases.js';
 import { provisionConsoleIdentity, provisionTenant } from './tenant-access.js';
+import { keepTokenFileFresh } from './token-file.js';
 
 export const DEMO_NAMESPACE = 'demo';
 export const DEMO_SERVICE_ACCOUNT = 'demo-user';
@@ -13,9 +14,9 @@ export const DEMO_SERVICE_ACCOUNT = 'demo-user';
 export interface DemoTenant {
   namespace: string;
   username: string;
-  /** File holding the demo user's bearer token (mode 0600), to paste into the console. */
+  /** File holding the demo user's bearer token (mode 0600), to paste into the console; renewed every 12 h. */
   tokenFile: string;
-  /** Stops the demo's own redis-server. */
+  /** Stops the demo's own redis-server and the token's renewal. */
   stop(): Promise<void>;
 }
 
@@ -26,9 +27,9 @@ export interface DemoTenant {
  */
 export async function createDemoTenant(
   kubeConfig: KubeConfig,
-  options: { stateDir: string; examples: KubernetesObject[] },
+  options: { stateDir: string; examples: KubernetesObject[]; onError?: (message: string) => void },
 ): Promise<DemoTenant> {
-  const { token, username } = await provisionTenant(kubeConfig, {
+  const { username } = await provisionTenant(kubeConfig, {
     namespace: DEMO_NAMESPACE,
     serviceAccount: DEMO_SERVICE_ACCOUNT,
   });
@@ -49,9 +50,21 @@ export async function createDemoTenant(
         { fieldManager: 'settee-local' },
       );
     }
-    const tokenFile = path.join(options.stateDir, 'demo-token');
-    await fs.writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
-    return { namespace: DEMO_NAMESPACE, username, tokenFile, stop };
+    const token = await keepTokenFileFresh(kubeConfig, {
+      namespace: DEMO_NAMESPACE,
+      serviceAccount: DEMO_SERVICE_ACCOUNT,
+      file: path.join(options.stateDir, 'demo-token'),
+      ...(options.onError && { onError: options.onError }),
+    });
+    return {
+      namespace: DEMO_NAMESPACE,
+      username,
+      tokenFile: token.file,
+      stop: async () => {
+        token.stop();
+        await stop();
+      },
+    };
   } catch (err) {
     await stop();
     throw err;
@@ -59,24 +72,37 @@ export async function createDemoTenant(
 }
 
 /**
- * The console's own kubeconfig: the cluster, and the token of a ServiceAccount that may only create
- * TokenReviews, as the chart gives it. Everything else the console does uses each user's token.
+ * The console's own kubeconfig: the cluster, and a ServiceAccount that may only create TokenReviews,
+ * as the chart gives it. Its token is in a file renewed every 12 h, which the client re-reads every
+ * minute (client-node's `tokenFile` auth provider, as in a pod's projected token), so a long
+ * `make run` keeps signing users in. Everything else the console does uses each user's token.
  */
-export async function writeConsoleKubeconfig(kubeConfig: KubeConfig, stateDir: string): Promise<string> {
-  const token = await provisionConsoleIdentity(kubeConfig, {
-    namespace: 'default',
-    serviceAccount: 'settee-console',
+export async function writeConsoleKubeconfig(
+  kubeConfig: KubeConfig,
+  options: { stateDir: string; onError?: (message: string) => void },
+): Promise<{ file: string; stop(): void }> {
+  const ref = { namespace: 'default', serviceAccount: 'settee-console' };
+  await provisionConsoleIdentity(kubeConfig, ref);
+  const token = await keepTokenFileFresh(kubeConfig, {
+    ...ref,
+    file: path.join(options.stateDir, 'console-token'),
+    ...(options.onError && { onError: options.onError }),
   });
   const cluster = kubeConfig.getCurrentCluster();
-  if (!cluster) throw new Error('the kubeconfig names no cluster');
+  if (!cluster) {
+    token.stop();
+    throw new Error('the kubeconfig names no cluster');
+  }
   const own = new KubeConfig();
   own.loadFromOptions({
     clusters: [cluster],
-    users: [{ name: 'settee-console', token }],
+    users: [
+      { name: 'settee-console', authProvider: { name: 'tokenFile', config: { tokenFile: token.file } } },
+    ],
     contexts: [{ name: 'settee-console', cluster: cluster.name, user: 'settee-console' }],
     currentContext: 'settee-console',
   });
-  const file = path.join(stateDir, 'console.kubeconfig');
+  const file = path.join(options.stateDir, 'console.kubeconfig');
   await fs.writeFile(file, own.exportConfig(), { mode: 0o600 });
-  return file;
+  return { file, stop: token.stop };
 }

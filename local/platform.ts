@@ -150,12 +150,15 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
 
     let consoleInfo: LocalPlatform['console'];
     if (options.console) {
-      const demo = await createDemoTenant(kubeConfig, { stateDir, examples: exampleManifests });
+      const onError = (message: string): void => console.error(`settee: ${message}`);
+      const demo = await createDemoTenant(kubeConfig, { stateDir, examples: exampleManifests, onError });
       stops.push(() => demo.stop());
+      const consoleKubeconfig = await writeConsoleKubeconfig(kubeConfig, { stateDir, onError });
+      stops.push(async () => consoleKubeconfig.stop());
       say(`created the demo tenant: namespace ${demo.namespace}, ServiceAccount ${demo.username}`);
       const consoleEnv: NodeJS.ProcessEnv = {
         ...common,
-        KUBECONFIG: await writeConsoleKubeconfig(kubeConfig, stateDir),
+        KUBECONFIG: consoleKubeconfig.file,
         SETTEE_CONSOLE_HOST: '127.0.0.1',
         SETTEE_CONSOLE_QUEUE_BASE_URL: gatewayUrl,
         // One key for every restart of the process, so sessions outlive a crash.
@@ -233,7 +236,7 @@ function printConsoleSignIn(info: { url: string; demo: DemoTenant }): void {
   const tokenFile = path.relative(process.cwd(), info.demo.tokenFile);
   console.log(`Console: ${info.url}
   Sign in as the demo tenant (${info.demo.username}, namespace ${info.demo.namespace}) with the token in
-  ${tokenFile}:   cat ${tokenFile}
+  ${tokenFile} (valid 24 h, renewed every 12 h while this runs):   cat ${tokenFile}
   or any ServiceAccount's:   kubectl create token <serviceaccount> -n <namespace>
 `);
 }

@@ -7,22 +7,13 @@ import {
   queueEnvSecretName,
   type QueueBinding,
 } from '../../api/queue-binding.js';
-import { BadInputError } from '../http/errors.js';
-import { callQueueApi, QUEUE_ID_PATTERN } from './queue-api-client.js';
 import { readQueueEnv } from './queue-env.js';
 import { queueBindings, reviewAccesses, secrets } from '../kube/access-review.js';
 import type { KubeHttp } from '../kube/kube-http.js';
 import { buildBindingRow, renderDotenv } from './binding-view.js';
 import { listEvents } from './events.js';
 import { objectName, userRequest } from './user-context.js';
-
-function queueId(value: unknown, field: string): string {
-  if (typeof value !== 'string' || !QUEUE_ID_PATTERN.test(value))
-    throw new BadInputError(`${field} is not an id the queue gave`, { [field]: 'not a queue id' });
-  return value;
-}
-
-const DLQ_PAGE = 50;
+import { queueMessageRoutes } from './queue-message-routes.js';
 
 const bindingsPath = (namespace: string, name?: string): string =>
   `/apis/${SETTEE_API_VERSION}/namespaces/${namespace}/${QUEUE_BINDING_PLURAL}${name ? `/${name}` : ''}`;
@@ -83,63 +74,7 @@ export function bindingRoutes(options: { kube: KubeHttp; queueBaseUrl: string | 
     res.send(renderDotenv(env, { namespace: user.namespace, name }));
   });
 
-  // The dead-letter queue and message cancel, through the binding's own QStash API.
-  router.get('/:name/dlq', async (req: Request, res: Response) => {
-    const user = userRequest(req, res);
-    const cursor = req.query.cursor === undefined ? undefined : queueId(req.query.cursor, 'cursor');
-    const page = await callQueueApi<{ messages?: unknown[]; cursor?: string }>({
-      kube,
-      user,
-      binding: objectName(req),
-      queueBaseUrl,
-      method: 'GET',
-      path: `dlq?count=${DLQ_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-    });
-    res.json({ messages: page.messages ?? [], cursor: page.cursor ?? null });
-  });
-
-  router.post('/:name/dlq/:dlqId/retry', async (req: Request, res: Response) => {
-    const user = userRequest(req, res);
-    const dlqId = queueId(req.params.dlqId, 'dlqId');
-    res.json(
-      await callQueueApi({
-        kube,
-        user,
-        binding: objectName(req),
-        queueBaseUrl,
-        method: 'POST',
-        path: `dlq/retry/${dlqId}`,
-      }),
-    );
-  });
-
-  router.delete('/:name/dlq/:dlqId', async (req: Request, res: Response) => {
-    const user = userRequest(req, res);
-    const dlqId = queueId(req.params.dlqId, 'dlqId');
-    await callQueueApi({
-      kube,
-      user,
-      binding: objectName(req),
-      queueBaseUrl,
-      method: 'DELETE',
-      path: `dlq/${dlqId}`,
-    });
-    res.status(204).end();
-  });
-
-  router.delete('/:name/messages/:messageId', async (req: Request, res: Response) => {
-    const user = userRequest(req, res);
-    const messageId = queueId(req.params.messageId, 'messageId');
-    await callQueueApi({
-      kube,
-      user,
-      binding: objectName(req),
-      queueBaseUrl,
-      method: 'DELETE',
-      path: `messages/${messageId}`,
-    });
-    res.status(204).end();
-  });
+  router.use('/:name', queueMessageRoutes({ kube, queueBaseUrl }));
 
   router.post('/:name/rotate-signing-keys', async (req: Request, res: Response) => {
     const user = userRequest(req, res);

@@ -1,6 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type winston from 'winston';
-import { BadInputError, SignInRefusedError } from '../http/errors.js';
+import { BadInputError, NamespaceNotReachableError, SignInRefusedError } from '../http/errors.js';
+import { listReachableNamespaces, reviewNamespace } from '../kube/namespace-access.js';
 import { reviewToken, serviceAccountNamespace, tokenExpiry } from '../kube/token-review.js';
 import type { KubeHttp } from '../kube/kube-http.js';
 import { newCsrfToken } from '../session/csrf.js';
@@ -84,6 +85,36 @@ export function sessionRoutes(options: {
 
   router.get('/', requireSession(options.sealer), (_req: Request, res: Response) => {
     res.json(viewOf(sessionOf(res)));
+  });
+
+  // The namespaces the user can open, found with their own token.
+  router.get('/namespaces', requireSession(options.sealer), async (_req: Request, res: Response) => {
+    const session = sessionOf(res);
+    res.json(
+      await listReachableNamespaces(options.kube, {
+        credentials: { kind: 'user', token: session.token },
+        username: session.username,
+        current: session.namespace,
+      }),
+    );
+  });
+
+  // Opens another namespace: the same session (token, CSRF token, expiry), resealed to show it.
+  router.put('/namespace', requireSession(options.sealer), async (req: Request, res: Response) => {
+    const session = sessionOf(res);
+    const namespace = checkNamespace((req.body as { namespace?: unknown } | undefined)?.namespace);
+    const permission = await reviewNamespace(options.kube, {
+      credentials: { kind: 'user', token: session.token },
+      namespace,
+    });
+    if (!permission.allowed)
+      throw new NamespaceNotReachableError(
+        permission.reason ?? `Your Kubernetes role shows you nothing in namespace ${namespace}.`,
+      );
+    const moved: Session = { ...session, namespace };
+    writeSessionCookie(req, res, await options.sealer.seal(moved), moved.expiresAt);
+    options.logger.info('namespace opened', { user: session.username, namespace });
+    res.json(viewOf(moved));
   });
 
   // Signing out needs no valid session (an expired one must be clearable), only a same-origin page.

@@ -124,6 +124,15 @@ export class QueueApiError extends Error {
   }
 }
 
+/** A namespace the user asked to open that their role shows them nothing in (SelfSubjectAccessReview). */
+export class NamespaceNotReachableError extends Error {
+  readonly code = 'NAMESPACE_NOT_REACHABLE';
+  constructor(message: string) {
+    super(message);
+    this.name = 'NamespaceNotReachableError';
+  }
+}
+
 /** An API server field path such as `spec.hibernation.idleAfter` from a 422's cause. */
 function fieldMessages(err: KubeApiError): Record<string, string> {
   const fields: Record<string, string> = {};
@@ -154,6 +163,12 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody; 
       body: { error: 'bad-input', message: err.message, fields: err.fields },
       endsSession: false,
     };
+  if (err instanceof NamespaceNotReachableError)
+    return {
+      status: 403,
+      body: { error: 'forbidden', message: err.message, fields: { namespace: err.message } },
+      endsSession: false,
+    };
   if (err instanceof TooManyStreamsError)
     return { status: 429, body: { error: 'too-many-streams', message: err.message }, endsSession: false };
   if (err instanceof ConsoleIdentityError)
@@ -169,7 +184,7 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody; 
       endsSession: false,
     };
   if (err instanceof QueueApiError) {
-    const status = [400, 404, 409, 412, 429].includes(err.status) ? err.status : 502;
+    const status = [400, 404, 409, 412, 429, 503].includes(err.status) ? err.status : 502;
     return {
       status,
       body: { error: 'queue-refused', message: `The queue answered ${err.status}: ${err.message}` },

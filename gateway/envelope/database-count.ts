@@ -10,8 +10,7 @@ const COUNT_TIMEOUT_MS = 5_000;
  * measured minutes ago would let a burst of creates through. CouchDB's own databases (_users,
  * _replicator) are not counted. Undefined when the instance would not say (the client may not list
  * databases, and then CouchDB refuses its create anyway): the create is forwarded and CouchDB
- * decides. Two creates racing past the same count can exceed the limit by one each; the operator's
- * measurement (status.usage.databases) shows it.
+ * decides. Creates of one instance count one at a time per gateway process (database-create-turns.ts).
  */
 export async function countDatabases(
   dispatcher: Dispatcher,

@@ -6,6 +6,8 @@ import type { RequestClass } from './request-class.js';
 export interface InstanceCounts {
   readonly namespace: string;
   readonly name: string;
+  /** The instance's uid when first counted: the owner of the Lease its usage is written to. */
+  readonly uid: string | undefined;
   read: number;
   write: number;
   query: number;
@@ -16,7 +18,8 @@ export interface InstanceCounts {
 /**
  * Requests by class and body bytes in and out, per instance, for every plan: the gateway's half of
  * metering (docs/metering.md). Plain numbers on the request path, handed to prom-client at scrape
- * time (a labelled inc() per request would hash its labels each time). Each replica counts what it
+ * time (a labelled inc() per request would hash its labels each time) and read by the
+ * RequestUsageReporter, which keeps them in the activity Lease. Each replica counts what it
  * served, so summing the replicas counts every request once; a restart resets its counters, which
  * Prometheus's increase() reads as a reset, not as a drop. A deleted instance's series go.
  */
@@ -43,8 +46,8 @@ export class RequestMeter {
     new Counter({
       name: 'settee_gateway_instance_body_bytes_total',
       help:
-        'Body bytes of each instance’s requests (in: as their Content-Length says; chunked uploads are ' +
-        'not counted) and responses (out: as streamed to the client).',
+        'Body bytes of each instance’s requests (in: their Content-Length, or as a chunked upload ' +
+        'streams) and responses (out: as streamed to the client).',
       labelNames: ['namespace', 'instance', 'direction'],
       registers: [registry],
       collect() {
@@ -62,6 +65,7 @@ export class RequestMeter {
   count(
     key: string,
     ref: InstanceRef,
+    uid: string | undefined,
     requestClass: RequestClass,
     contentLength: string | undefined,
   ): InstanceCounts {
@@ -70,6 +74,7 @@ export class RequestMeter {
       counts = {
         namespace: ref.namespace,
         name: ref.name,
+        uid,
         read: 0,
         write: 0,
         query: 0,
@@ -84,6 +89,11 @@ export class RequestMeter {
       if (length > 0) counts.bytesIn += length;
     }
     return counts;
+  }
+
+  /** Every instance counted since this process started, by key. */
+  entries(): IterableIterator<[string, InstanceCounts]> {
+    return this.counts.entries();
   }
 
   forget(key: string): void {

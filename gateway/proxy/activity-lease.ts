@@ -33,32 +33,41 @@ export interface ActivityLeaseJson {
   spec: { holderIdentity: string; renewTime: string };
 }
 
+/** The Lease's identity: name, namespace, the instance label, and its owner when the uid is known. */
+export type ActivityLeaseMetadata = Omit<ActivityLeaseJson['metadata'], 'annotations'>;
+
 /**
- * The activity Lease of the contract (api/contract.ts). Owned by the CouchInstance when
- * its uid is known, so deleting the instance removes it.
+ * Who the activity Lease belongs to. Owned by the CouchInstance when its uid is known, so deleting
+ * the instance removes it. Shared by the renewal and the request-usage writes (gateway/envelope/).
  */
+export function buildActivityLeaseMetadata(instance: ActivityRenewal['instance']): ActivityLeaseMetadata {
+  return {
+    name: activityLeaseName(instance.name),
+    namespace: instance.namespace,
+    labels: { [LABEL_INSTANCE]: instance.name },
+    ...(instance.uid
+      ? {
+          ownerReferences: [
+            {
+              apiVersion: SETTEE_API_VERSION,
+              kind: COUCH_INSTANCE_KIND,
+              name: instance.name,
+              uid: instance.uid,
+            },
+          ],
+        }
+      : {}),
+  };
+}
+
+/** The activity Lease of the contract (api/contract.ts). */
 export function buildActivityLease(renewal: ActivityRenewal): ActivityLeaseJson {
-  const { instance } = renewal;
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
     metadata: {
-      name: activityLeaseName(instance.name),
-      namespace: instance.namespace,
-      labels: { [LABEL_INSTANCE]: instance.name },
+      ...buildActivityLeaseMetadata(renewal.instance),
       annotations: { [ANNOTATION_OPEN_STREAMS]: String(renewal.openStreams) },
-      ...(instance.uid
-        ? {
-            ownerReferences: [
-              {
-                apiVersion: SETTEE_API_VERSION,
-                kind: COUCH_INSTANCE_KIND,
-                name: instance.name,
-                uid: instance.uid,
-              },
-            ],
-          }
-        : {}),
     },
     spec: { holderIdentity: renewal.holderIdentity, renewTime: formatMicroTime(renewal.renewTime) },
   };

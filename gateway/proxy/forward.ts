@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import { pipeline, Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { buildClientHeaders, buildUpstreamHeaders, type ResponseHeaderRewrites } from './forward-headers.js';
 import type { ForwardedFor } from './forwarded-for.js';
@@ -20,8 +21,11 @@ export interface ForwardOptions {
   extraHeaders?: readonly string[] | undefined;
   /** Told when the instance could not be reached or broke off. */
   errors: UpstreamErrorListener;
-  /** Metering: the response body's bytes are added to `bytesOut`. */
-  counts?: { bytesOut: number } | undefined;
+  /**
+   * Metering: the response body's bytes are added to `bytesOut`, and a chunked request body's to
+   * `bytesIn` as it streams (a body with a Content-Length was counted from the header).
+   */
+  counts?: { bytesIn: number; bytesOut: number } | undefined;
 }
 
 /** An object rather than a callback, so the caller passes itself instead of a closure per request. */
@@ -58,11 +62,33 @@ export function forward(dispatcher: Dispatcher, options: ForwardOptions): Upstre
       path: options.upstreamPath,
       method: req.method as Dispatcher.HttpMethod,
       headers: buildUpstreamHeaders(req.rawHeaders, options.forwarded),
-      body: hasRequestBody(req) ? req : null,
+      body: requestBodyOf(req, options.counts),
     },
     exchange,
   );
   return exchange;
+}
+
+/**
+ * The body to stream upstream. A chunked upload has no Content-Length to count, so it goes through
+ * a Transform that adds each chunk to bytesIn; a 'data' listener on the request instead would start
+ * it flowing before undici reads it. Only chunked bodies pay for the extra stream.
+ */
+function requestBodyOf(
+  req: http.IncomingMessage,
+  counts: ForwardOptions['counts'],
+): http.IncomingMessage | Transform | null {
+  if (!hasRequestBody(req)) return null;
+  if (counts === undefined || req.headers['content-length'] !== undefined) return req;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      counts.bytesIn += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  // pipeline: an upload that breaks off destroys the counted stream too, so undici sees the error.
+  pipeline(req, counted, () => {});
+  return counted;
 }
 
 /**

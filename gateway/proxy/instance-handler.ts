@@ -4,6 +4,7 @@ import type { Logger } from 'winston';
 import type { CouchInstance } from '../../api/couch-instance.js';
 import { errorMessage } from '../../observability/logger.js';
 import { countDatabases } from '../envelope/database-count.js';
+import type { DatabaseCreateTurns, EndTurn } from '../envelope/database-create-turns.js';
 import type { FreeEnvelopeGuard } from '../envelope/free-envelope-guard.js';
 import { classifyRequest } from '../envelope/request-class.js';
 import type { InstanceCounts, RequestMeter } from '../envelope/request-meter.js';
@@ -42,6 +43,8 @@ export interface InstanceHandlerOptions {
   retryAfterSeconds: number;
   /** The free envelope's checks (gateway/envelope/); undefined when SETTEE_GATEWAY_ENVELOPE is false. */
   envelope: FreeEnvelopeGuard | undefined;
+  /** Free instances' database creates, one at a time per instance, so racing creates are counted apart. */
+  createTurns: DatabaseCreateTurns;
   /** Requests and bytes per instance (metering); counts what passed the envelope. */
   meter: RequestMeter;
   logger: Logger;
@@ -72,6 +75,8 @@ class InstanceRequest implements UpstreamErrorListener {
   private countBeforeCreate = false;
   /** The instance's metering counts, which the forward adds the response's bytes to. */
   private counts: InstanceCounts | undefined;
+  /** Ends this request's database-create turn, once it is answered. */
+  private endCreateTurn: EndTurn | undefined;
 
   constructor(
     private readonly options: InstanceHandlerOptions,
@@ -112,6 +117,7 @@ class InstanceRequest implements UpstreamErrorListener {
     this.counts = this.options.meter.count(
       this.target.key,
       this.target.instance,
+      instance.metadata.uid,
       classifyRequest(this.req.method, this.target.upstreamPath),
       this.req.headers['content-length'],
     );
@@ -125,6 +131,7 @@ class InstanceRequest implements UpstreamErrorListener {
     // a response closes once, and once() wraps each listener in two more objects.
     this.res.on('close', () => {
       activity.end(this.target.key);
+      this.endCreateTurn?.();
       this.exchange?.clientClosed();
     });
     if (origin !== undefined) this.send(origin, undefined, false);
@@ -156,6 +163,12 @@ class InstanceRequest implements UpstreamErrorListener {
 
   private async countThenSend(origin: string, heldMs: number | undefined, retried: boolean): Promise<void> {
     const limit = this.options.envelope?.databaseLimit ?? Infinity;
+    const endTurn = await this.options.createTurns.take(this.target.key);
+    if (this.res.destroyed) {
+      endTurn();
+      return;
+    }
+    this.endCreateTurn = endTurn;
     const count = await countDatabases(this.options.agent, origin, this.req.headers);
     if (this.res.destroyed) return;
     if (count !== undefined && count >= limit) this.fail(new DatabaseLimitError(this.target.instance, limit));

@@ -29,11 +29,24 @@ export interface BatchItem {
   urlGroup?: string;
 }
 
+/** A batch item that is well-formed but cannot be published: its place in the answer is `{error}`. */
+export interface RefusedBatchItem {
+  refused: string;
+}
+
 /**
- * Parses and checks a whole /v2/batch body before anything is stored: one bad item rejects the
- * batch with a 400 that names it.
+ * Parses a whole /v2/batch body before anything is stored. As QStash does (upstash/docs
+ * qstash/features/batch: "If the format of the messages are valid, the response will be an array of
+ * responses for each message... If one message fails to be sent, that message will have an error
+ * response, but the other messages will still be sent"), a body that is not a well-formed batch
+ * (not JSON, not an array, empty, too many items, an item that breaks the schema) is refused whole,
+ * while an item whose destination or headers are bad is refused alone.
  */
-export function parseBatchRequest(raw: Buffer, limits: BatchLimits, policy: AddressPolicy): BatchItem[] {
+export function parseBatchRequest(
+  raw: Buffer,
+  limits: BatchLimits,
+  policy: AddressPolicy,
+): (BatchItem | RefusedBatchItem)[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString('utf8'));
@@ -50,7 +63,7 @@ export function parseBatchRequest(raw: Buffer, limits: BatchLimits, policy: Addr
   if (!validateBatch(parsed)) throw new InvalidRequestError(describeSchemaError(validateBatch.errors));
   return parsed.map((item, index) => {
     const where = `batch item ${index}`;
-    if (item.queue !== undefined) throw new InvalidRequestError(`${where}: queues are not supported`);
+    if (item.queue !== undefined) return { refused: `${where}: queues are not supported` };
     const destination = item.destination ?? item.url ?? '';
     try {
       const urlGroup = isUrlGroupName(destination) ? destination : undefined;
@@ -70,7 +83,7 @@ export function parseBatchRequest(raw: Buffer, limits: BatchLimits, policy: Addr
       return urlGroup ? { request, urlGroup } : { request };
     } catch (err) {
       if (err instanceof InvalidRequestError || err instanceof DestinationRefusedError)
-        throw new InvalidRequestError(`${where}: ${err.message}`, { cause: err });
+        return { refused: `${where}: ${err.message}` };
       throw err;
     }
   });

@@ -1,6 +1,12 @@
 import type { DeadLetter } from './dead-letter.js';
 import { labelsOf } from './list-query.js';
-import { bodyFields, headerLists, originFields, type MessageAnswer } from './message-answer.js';
+import {
+  bodyFields,
+  callbackFields,
+  headerLists,
+  originFields,
+  type MessageAnswer,
+} from './message-answer.js';
 import { redactHeaderLists } from './redact-fields.js';
 
 /** A dead letter as QStash's DLQ API gives it (the SDK's `DlqMessage`). */
@@ -24,6 +30,7 @@ export function buildDeadLetterAnswer(letter: DeadLetter): DeadLetterAnswer {
     createdAt: letter.createdAt,
     dlqId: letter.dlqId,
     ...originFields(letter),
+    ...callbackFields(letter),
   };
   if (letter.retryDelay !== undefined) answer.retryDelayExpression = letter.retryDelay;
   if (letter.label !== undefined) {

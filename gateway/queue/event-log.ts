@@ -9,6 +9,9 @@ export interface EventPage {
   cursor?: string;
 }
 
+/** QStash's `order` of GET /v2/logs. */
+export type EventOrder = 'latestFirst' | 'earliestFirst';
+
 /** Events read per step of a page, and the most one page request examines when filtering. */
 const READ_STEP = 500;
 const MAX_EXAMINED_PER_PAGE = 20_000;
@@ -38,27 +41,43 @@ export class EventLog {
   ) {}
 
   /**
-   * Up to `count` events matching `filters`, newest first, before `cursor`. A selective filter
-   * over a long log may give a short page with a cursor: a page examines at most
-   * MAX_EXAMINED_PER_PAGE events.
+   * Up to `count` events matching `filters`, newest first (QStash's `latestFirst`, the default) or
+   * oldest first (`earliestFirst`), after `cursor` in that order. A selective filter over a long
+   * log may give a short page with a cursor: a page examines at most MAX_EXAMINED_PER_PAGE events.
    */
-  async page(input: { count: number; cursor?: string; filters: ListFilters }): Promise<EventPage> {
+  async page(input: {
+    count: number;
+    cursor?: string;
+    filters: ListFilters;
+    order?: EventOrder;
+  }): Promise<EventPage> {
     const { fromDate, toDate, ...filters } = input.filters;
+    const newestFirst = (input.order ?? 'latestFirst') === 'latestFirst';
     const events: MessageEvent[] = [];
-    let end = '+';
+    // The bounds of the read, in the read's direction: `from` moves on page by page, `to` stays.
+    let from = newestFirst
+      ? toDate !== undefined
+        ? String(toDate)
+        : '+'
+      : fromDate !== undefined
+        ? String(fromDate)
+        : '-';
+    const to = newestFirst
+      ? fromDate !== undefined
+        ? String(fromDate)
+        : '-'
+      : toDate !== undefined
+        ? String(toDate)
+        : '+';
     // A bare-ms cursor (the SDK's docs loop on one) takes the events of that ms and before.
-    if (input.cursor !== undefined) end = input.cursor.includes('-') ? `(${input.cursor}` : input.cursor;
-    else if (toDate !== undefined) end = String(toDate);
-    const start = fromDate !== undefined ? String(fromDate) : '-';
+    if (input.cursor !== undefined) from = input.cursor.includes('-') ? `(${input.cursor}` : input.cursor;
     let examined = 0;
     for (;;) {
-      const entries = (await this.redis.xrevrange(
-        this.keys.events,
-        end,
-        start,
-        'COUNT',
-        READ_STEP,
-      )) as RawEntry[];
+      const entries = (
+        newestFirst
+          ? await this.redis.xrevrange(this.keys.events, from, to, 'COUNT', READ_STEP)
+          : await this.redis.xrange(this.keys.events, from, to, 'COUNT', READ_STEP)
+      ) as RawEntry[];
       for (const entry of entries) {
         examined += 1;
         const event = eventOf(entry);
@@ -69,7 +88,7 @@ export class EventLog {
         if (examined >= MAX_EXAMINED_PER_PAGE) return { events, cursor: entry[0] };
       }
       if (entries.length < READ_STEP) return { events };
-      end = `(${entries[entries.length - 1]![0]}`;
+      from = `(${entries[entries.length - 1]![0]}`;
     }
   }
 

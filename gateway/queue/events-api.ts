@@ -1,6 +1,6 @@
 import type { ApiHandler } from './api-request.js';
 import { InvalidRequestError } from './errors.js';
-import { EventLog } from './event-log.js';
+import { EventLog, type EventOrder } from './event-log.js';
 import { sendJson } from './json-response.js';
 import { parseListQuery } from './list-query.js';
 import { storeCall } from './store-call.js';
@@ -15,9 +15,27 @@ const MAX_PAGE = 1_000;
 /** A stream id this API gave, or bare epoch ms as the SDK's logs() documentation shows. */
 const CURSOR = /^\d+(-\d+)?$/;
 
+const ORDERS: readonly EventOrder[] = ['latestFirst', 'earliestFirst'];
+
 export const listEvents: ApiHandler = async (request) => {
-  const query = parseListQuery(request.query, {
-    filters: ['messageId', 'state', 'url', 'host', 'path', 'label', 'fromDate', 'toDate'],
+  const params = new URLSearchParams(request.query);
+  const order = params.get('order') ?? undefined;
+  params.delete('order');
+  if (order !== undefined && !(ORDERS as readonly string[]).includes(order))
+    throw new InvalidRequestError(`query parameter order must be ${ORDERS.join(' or ')}`);
+  const query = parseListQuery(params, {
+    filters: [
+      'messageId',
+      'state',
+      'url',
+      'host',
+      'path',
+      'label',
+      'topicName',
+      'scheduleId',
+      'fromDate',
+      'toDate',
+    ],
     maxCount: MAX_PAGE,
     cursor: true,
   });
@@ -31,6 +49,7 @@ export const listEvents: ApiHandler = async (request) => {
       count: query.count ?? DEFAULT_PAGE,
       filters: query.filters,
       ...(query.cursor !== undefined && { cursor: query.cursor }),
+      ...(order !== undefined && { order: order as EventOrder }),
     }),
   );
   sendJson(request.res, 200, { events: page.events, ...(page.cursor && { cursor: page.cursor }) });

@@ -18,6 +18,7 @@ export const EVENT_STATES = [
   'CANCELLED',
 ] as const;
 export type EventState = (typeof EVENT_STATES)[number];
+const IN_PROGRESS_STATES: readonly EventState[] = ['ACTIVE', 'RETRY', 'ERROR'];
 
 export interface ListFilters {
   url?: string[];
@@ -101,10 +102,14 @@ function setFilter(filters: ListFilters, filter: FilterName, parameter: string, 
       filters.responseStatus = values.map((v) => wholeNumber(parameter, v, 100, 599));
       return;
     case 'state':
-      filters.state = values.map((value) => {
+      filters.state = values.flatMap((value) => {
+        // QStash's logs docs: IN_PROGRESS is "one of ACTIVE, RETRY or ERROR".
+        if (value === 'IN_PROGRESS') return IN_PROGRESS_STATES;
         if (!(EVENT_STATES as readonly string[]).includes(value))
-          throw new InvalidRequestError(`query parameter state must be one of ${EVENT_STATES.join(', ')}`);
-        return value as EventState;
+          throw new InvalidRequestError(
+            `query parameter state must be one of ${EVENT_STATES.join(', ')} or IN_PROGRESS`,
+          );
+        return [value as EventState];
       });
       return;
     default:

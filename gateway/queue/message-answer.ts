@@ -20,6 +20,20 @@ export interface MessageAnswer {
   urlGroup?: string;
   topicName?: string;
   scheduleId?: string;
+  /** Upstash-Callback's and Upstash-Failure-Callback's URLs. */
+  callback?: string;
+  failureCallback?: string;
+}
+
+/** The callback URLs of a message, as QStash's message fields name them. */
+export function callbackFields(message: {
+  callback?: { url: string } | undefined;
+  failureCallback?: { url: string } | undefined;
+}): { callback?: string; failureCallback?: string } {
+  return {
+    ...(message.callback !== undefined && { callback: message.callback.url }),
+    ...(message.failureCallback !== undefined && { failureCallback: message.failureCallback.url }),
+  };
 }
 
 /** The URL group and schedule a message came from, in the answer's fields. */
@@ -65,6 +79,7 @@ export function buildMessageAnswer(pending: PendingMessage): MessageAnswer {
     maxRetries: message.retries,
     createdAt: message.createdAt,
     ...originFields(message),
+    ...callbackFields(message),
   };
   if (message.retryDelay !== undefined) answer.retryDelayExpression = message.retryDelay;
   const notBefore = pending.dueAt ?? message.notBefore;

@@ -6,7 +6,7 @@ import type { QueueMessage } from './message.js';
 import { encodeMessage } from './message-codec.js';
 import { completeDelivery } from './scripts/complete-delivery.js';
 import { deadLetter } from './scripts/dead-letter.js';
-import { eventJson } from './message-event.js';
+import { eventJson, type EventDetails } from './message-event.js';
 import { enqueueMessages } from './scripts/enqueue-messages.js';
 import { entryPresent } from './scripts/entry-present.js';
 import { promoteDueMessages } from './scripts/promote-due-messages.js';
@@ -54,14 +54,21 @@ export function toEntries(raw: readonly (RawEntry | null)[] | null | undefined):
     });
 }
 
-function failureDetails(failure: { status?: number | undefined; error?: string | undefined } | undefined): {
-  responseStatus?: number;
-  error?: string;
-} {
-  const details: { responseStatus?: number; error?: string } = {};
+/** A failed attempt as its ERROR (and FAILED) event tells it. */
+export interface AttemptFailure {
+  status?: number | undefined;
+  error?: string | undefined;
+  responseHeaders?: Record<string, string[]> | undefined;
+  responseBody?: Buffer | undefined;
+}
+
+function failureDetails(failure: AttemptFailure | undefined): EventDetails {
+  const details: EventDetails = {};
   if (failure?.status !== undefined) details.responseStatus = failure.status;
   const error = failure?.error ?? (failure?.status !== undefined ? `status ${failure.status}` : undefined);
   if (error !== undefined) details.error = error;
+  if (failure?.responseHeaders !== undefined) details.responseHeaders = failure.responseHeaders;
+  if (failure?.responseBody !== undefined) details.responseBody = failure.responseBody;
   return details;
 }
 
@@ -201,14 +208,21 @@ export class MessageStore {
 
   /**
    * `messageId` is '' when the entry's message could not be read; `delivered` records the
-   * DELIVERED event of a successful delivery.
+   * DELIVERED event of a successful delivery, with the receiver's status.
    */
   async complete(
     entryId: string,
     messageId: string,
-    delivered?: { message: QueueMessage; now: number },
+    delivered?: { message: QueueMessage; now: number; status?: number | undefined },
   ): Promise<void> {
-    const event = delivered ? this.event(delivered.message, 'DELIVERED', delivered.now) : '';
+    const event = delivered
+      ? this.event(
+          delivered.message,
+          'DELIVERED',
+          delivered.now,
+          delivered.status === undefined ? {} : { responseStatus: delivered.status },
+        )
+      : '';
     await completeDelivery.run(
       this.redis,
       [this.keys.stream, this.keys.streamIndex, this.keys.events],
@@ -226,7 +240,7 @@ export class MessageStore {
     message: QueueMessage;
     dueAt: number;
     /** The failed attempt, for its ERROR event. */
-    failure?: { now: number; status?: number | undefined; error?: string | undefined };
+    failure?: AttemptFailure & { now: number };
   }): Promise<boolean> {
     const k = this.keys;
     const { message, failure } = input;
@@ -259,11 +273,19 @@ export class MessageStore {
     letter: DeadLetter;
     limits: DeadLetterLimits;
     now?: number;
+    /** The message and its last attempt's answer, for the ERROR and FAILED events. */
+    message?: QueueMessage;
+    responseBody?: Buffer | undefined;
   }): Promise<boolean> {
     const k = this.keys;
     const { letter } = input;
-    const failed = { id: letter.messageId, destination: letter.destination, label: letter.label };
-    const details = failureDetails({ status: letter.lastStatus, error: letter.lastError });
+    const failed = input.message ?? { id: letter.messageId, destination: letter.destination };
+    const details = failureDetails({
+      status: letter.lastStatus,
+      error: letter.lastError,
+      responseHeaders: letter.lastResponseHeaders,
+      responseBody: input.responseBody,
+    });
     const result = await deadLetter.run(
       this.redis,
       [k.stream, k.deadLetters, k.deadLetterOrder, k.streamIndex, k.events],

@@ -77,7 +77,7 @@ export const cancelMessages: ApiHandler = async (request) => {
           filters,
         ),
       );
-      if (matching.length > 0) cancelled += await messages.cancel(matching.map((m) => m.id));
+      if (matching.length > 0) cancelled += await messages.cancel(matching);
     }),
   );
   sendJson(request.res, 200, { cancelled });

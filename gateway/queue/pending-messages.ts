@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { MESSAGE_FIELD, type QueueKeys } from './keys.js';
 import type { QueueMessage } from './message.js';
 import { CorruptMessageError, decodeMessage } from './message-codec.js';
+import { eventJson } from './message-event.js';
 import { cancelMessages } from './scripts/cancel-messages.js';
 
 /** A message not yet delivered, as GET /v2/messages/{id} sees it. */
@@ -69,17 +70,40 @@ export class PendingMessages {
     return message && { message, state: 'queued' };
   }
 
-  /** Cancels the messages with these ids that are still pending; returns how many were. */
-  async cancel(ids: readonly string[], now = Date.now()): Promise<number> {
+  /**
+   * Cancels these messages (given whole, or by id) if they are still pending; returns how many
+   * were. A message given by id is read first, for its events.
+   */
+  async cancel(targets: readonly (string | QueueMessage)[], now = Date.now()): Promise<number> {
     const k = this.keys;
     let cancelled = 0;
-    for (let i = 0; i < ids.length; i += SCAN_CHUNK) {
-      const chunk = ids.slice(i, i + SCAN_CHUNK);
+    for (let i = 0; i < targets.length; i += SCAN_CHUNK) {
+      const chunk = await Promise.all(
+        targets
+          .slice(i, i + SCAN_CHUNK)
+          .map(async (target) =>
+            typeof target === 'string' && this.eventCap > 0
+              ? ((await this.find(target))?.message ?? target)
+              : target,
+          ),
+      );
+      const args: (string | number)[] = [this.eventCap];
+      for (const target of chunk) {
+        if (typeof target === 'string' || this.eventCap === 0) {
+          args.push(typeof target === 'string' ? target : target.id, '', '');
+        } else {
+          args.push(
+            target.id,
+            eventJson(target, 'CANCEL_REQUESTED', now),
+            eventJson(target, 'CANCELLED', now),
+          );
+        }
+      }
       cancelled += Number(
         await cancelMessages.run(
           this.redis,
           [k.stream, k.streamIndex, k.schedule, k.scheduledMessages, k.events],
-          [this.eventCap, now, ...chunk],
+          args,
         ),
       );
     }

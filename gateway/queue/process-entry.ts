@@ -123,13 +123,11 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
   }
   await publishCallback(ctx.store, message, result);
   if (result.ok) {
-    await ctx.store.complete(entry.entryId, message.id);
+    await ctx.store.complete(entry.entryId, message.id, { message, now: now(), status: result.status });
     // winston builds and filters a filtered-out line through its streams: asked first, a
     // delivery spends nothing on it.
     if (ctx.logger.isDebugEnabled())
       ctx.logger.debug('message delivered', { ...logFields(), status: result.status });
-    await ctx.store.complete(entry.entryId, message.id, { message, now: now() });
-    ctx.logger.debug('message delivered', { ...logFields, status: result.status });
     return 'delivered';
   }
   ctx.logger.warn('delivery failed', { ...logFields(), status: result.status, error: result.error });
@@ -170,7 +168,13 @@ async function handleFailure(
       consumer: ctx.consumer,
       message: { ...message, retried: message.retried + 1 },
       dueAt: now + decision.delayMs,
-      failure: { now, status: result.status, error: result.error },
+      failure: {
+        now,
+        status: result.status,
+        error: result.error,
+        responseHeaders: result.responseHeaders,
+        responseBody: result.responseBodyBytes,
+      },
     });
     ctx.logger.info('delivery retry scheduled', {
       messageId: message.id,
@@ -195,6 +199,8 @@ async function handleFailure(
     letter,
     limits: ctx.deadLetterLimits,
     now,
+    message,
+    responseBody: result.responseBodyBytes,
   });
   ctx.logger.warn('message dead-lettered', {
     messageId: message.id,

@@ -15,7 +15,7 @@ import { parsePublishExtras } from './publish-extras.js';
 import { parsePublishHeaders } from './publish-headers.js';
 import { readBody } from './read-body.js';
 import type { AddressPolicy } from './ssrf/address-policy.js';
-import { answersOf, messagesOf, planPublish } from './url-groups/fan-out.js';
+import { answersOf, messagesOf, planBatchItem, planPublish } from './url-groups/fan-out.js';
 import { isUrlGroupName } from './url-groups/url-group.js';
 import type { UrlGroupStore } from './url-groups/url-group-store.js';
 
@@ -76,10 +76,10 @@ export function publishRoutes(options: {
   const batch: ApiHandler = async ({ req, res, target }) => {
     const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
     const items = parseBatchRequest(await readBody(req, config.maxBatchBytes), limits, policy);
-    const plans = await Promise.all(
-      items.map((item, i) => planPublish(item, groupsOf(target), `batch item ${i}: url group`)),
-    );
-    sendJson(res, 201, answersOf(plans, await store(target, messagesOf(plans))));
+    const plans = await Promise.all(items.map((item, i) => planBatchItem(item, groupsOf(target), i)));
+    const messages = messagesOf(plans);
+    // A batch is per item, as QStash's is: refused items answer their error in their place.
+    sendJson(res, 201, answersOf(plans, messages.length > 0 ? await store(target, messages) : []));
   };
 
   return [

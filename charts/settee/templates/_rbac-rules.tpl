@@ -44,10 +44,11 @@ Secret verbs below.
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
   verbs: ["get", "patch"]
-# The gateway's activity Leases, watched to decide hibernation.
+# The gateway's activity Leases, watched to decide hibernation and to sum the gateway's request
+# counts into status.usage; closed days' count annotations are removed with a merge patch.
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
-  verbs: ["list", "watch"]
+  verbs: ["list", "watch", "patch"]
 # Instance pods' addresses (informer, selected by label): an idle instance is asked there whether
 # replication jobs run before it hibernates.
 - apiGroups: [""]
@@ -78,7 +79,8 @@ Secret verbs below.
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["list", "watch"]
-# Activity Leases, renewed with server-side apply (create the first time, patch after).
+# Activity Leases, renewed with server-side apply (create the first time, patch after), and each
+# process's request counts of the day kept in them (docs/metering.md).
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
   verbs: ["create", "patch"]

@@ -8,6 +8,7 @@ import { CreateInstancePage } from './pages/CreateInstancePage.js';
 import { InstanceDetailPage } from './pages/InstanceDetailPage.js';
 import { QueueListPage } from './pages/QueueListPage.js';
 import { QueueDetailPage } from './pages/QueueDetailPage.js';
+import { NamespaceSwitcher } from './components/NamespaceSwitcher.js';
 
 type SessionState =
   | { status: 'loading' }
@@ -84,9 +85,13 @@ export function App() {
       <header className="top">
         <div className="brand">
           <Link to="/instances">Settee</Link>
-          <span className="namespace" title="Namespace">
-            {session.namespace}
-          </span>
+          <NamespaceSwitcher
+            session={session}
+            onSwitched={(next) => {
+              signedIn(next);
+              navigate('/instances');
+            }}
+          />
         </div>
         <nav aria-label="Main">
           <Link to="/instances" aria-current={section === 'instances' ? 'page' : undefined}>
@@ -105,7 +110,10 @@ export function App() {
           </button>
         </div>
       </header>
-      <main id="main">{page}</main>
+      {/* Keyed by namespace: a switch starts every page afresh (its streams and reads). */}
+      <main id="main" key={session.namespace}>
+        {page}
+      </main>
     </>
   );
 }

@@ -6,6 +6,7 @@ import { validateDestination } from '../destination.js';
 import { InvalidRequestError, ResourceNotFoundError } from '../errors.js';
 import { sendJson } from '../json-response.js';
 import type { QueueMessage } from '../message.js';
+import { parsePublishExtras } from '../publish-extras.js';
 import { parsePublishHeaders, type HeaderBag } from '../publish-headers.js';
 import { readBody } from '../read-body.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
@@ -69,19 +70,29 @@ export function scheduleRoutes(options: {
     const messageHeaders: Record<string, string | string[] | undefined> = {};
     for (const [name, value] of Object.entries(req.headers as HeaderBag))
       if (!SCHEDULE_HEADERS.has(name)) messageHeaders[name] = value;
-    // A tick's message is built from the template alone: these would be ignored, so they are refused.
-    for (const name of Object.keys(messageHeaders))
-      if (/^upstash-(failure-)?callback|^upstash-(deduplication-id|content-based-deduplication)$/.test(name))
-        throw new InvalidRequestError(`${name} is not supported on schedules yet`);
     if (header(req, 'upstash-not-before') !== undefined)
       throw new InvalidRequestError('Upstash-Not-Before is a single time: a schedule takes Upstash-Delay');
+    const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
     // Parsed as of time 0, Upstash-Delay comes back as the delay itself: each tick adds it to its time.
-    const { notBefore: delayMs, ...options } = parsePublishHeaders(
+    const { notBefore: delayMs, ...options } = parsePublishHeaders(messageHeaders, limits, 0);
+    // Callbacks go into the template, so every tick's message carries them. The deduplication
+    // headers deduplicate the schedule's creation, as QStash does ("when scheduling a message, the
+    // deduplication happens before the schedule is created"); the content hash covers the cron.
+    const { deduplicationKey, ...callbacks } = parsePublishExtras(
       messageHeaders,
-      { ...config, maxDelayMs: target.limits.maxDelayMs },
-      0,
+      { destination, headers: { ...options.headers, 'upstash-cron': cron.text }, body },
+      limits,
+      policy,
     );
-    const template: QueueMessage = { ...options, id: '', destination, body, retried: 0, createdAt: 0 };
+    const template: QueueMessage = {
+      ...options,
+      ...callbacks,
+      id: '',
+      destination,
+      body,
+      retried: 0,
+      createdAt: 0,
+    };
     const at = now();
     const store = schedulesOf(target);
     const existing =
@@ -94,8 +105,14 @@ export function scheduleRoutes(options: {
       isPaused: false,
     };
     if (delayMs !== undefined) record.delayMs = delayMs;
-    await storeCall('store the schedule', () => store.save(record, template, nextTick(cron, at)));
-    sendJson(res, 200, { scheduleId });
+    const deduplication =
+      deduplicationKey === undefined
+        ? undefined
+        : { key: `schedule:${deduplicationKey}`, windowMs: target.limits.deduplicationWindowMs };
+    const saved = await storeCall('store the schedule', () =>
+      store.save(record, template, nextTick(cron, at), deduplication),
+    );
+    sendJson(res, 200, { scheduleId: saved.duplicateOf ?? scheduleId });
   };
 
   const setPaused =

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
 import { decodeMessage, encodeMessage } from '../message-codec.js';
+import { eventJson } from '../message-event.js';
 import { deleteSchedule } from '../scripts/delete-schedule.js';
 import { fireScheduleTick } from '../scripts/fire-schedule-tick.js';
 import { saveSchedule } from '../scripts/save-schedule.js';
@@ -28,19 +29,38 @@ export interface DueTick {
  * scheduleTicks, scheduleLastTicks). Every change that touches more than one of them is a script.
  */
 export class ScheduleStore {
+  /** `eventCap`: the binding's events cap when events are recorded, 0 when not (message-event.ts). */
   constructor(
     private readonly redis: Redis,
     private readonly keys: QueueKeys,
+    private readonly eventCap = 0,
   ) {}
 
-  /** Returns whether the schedule is new. `nextTick` undefined stores it paused. */
-  async save(record: ScheduleRecord, template: QueueMessage, nextTick: number | undefined): Promise<boolean> {
-    const created = await saveSchedule.run(
+  /**
+   * Stores the schedule (`nextTick` undefined stores it paused), unless `deduplication` names a
+   * key an earlier create holds within its window: then nothing changes and `duplicateOf` is the
+   * earlier schedule's id.
+   */
+  async save(
+    record: ScheduleRecord,
+    template: QueueMessage,
+    nextTick: number | undefined,
+    deduplication?: { key: string; windowMs: number },
+  ): Promise<{ created: boolean; duplicateOf?: string }> {
+    const k = this.keys;
+    const [created, duplicateOf] = (await saveSchedule.run(
       this.redis,
-      [this.keys.schedules, this.keys.scheduleMessages, this.keys.scheduleTicks],
-      [record.scheduleId, JSON.stringify(record), encodeMessage(template), nextTick ?? ''],
-    );
-    return Number(created) === 1;
+      [k.schedules, k.scheduleMessages, k.scheduleTicks, k.deduplicationIds, k.deduplicationExpiries],
+      [
+        record.scheduleId,
+        JSON.stringify(record),
+        encodeMessage(template),
+        nextTick ?? '',
+        deduplication?.key ?? '',
+        deduplication?.windowMs ?? 0,
+      ],
+    )) as [number, string];
+    return duplicateOf ? { created: false, duplicateOf } : { created: Number(created) === 1 };
   }
 
   async get(scheduleId: string): Promise<StoredSchedule | undefined> {
@@ -131,11 +151,37 @@ export class ScheduleStore {
    */
   async fire(due: DueTick, followingTick: number, messages: readonly QueueMessage[]): Promise<boolean> {
     const k = this.keys;
-    const args: (string | number | Buffer)[] = [MESSAGE_FIELD, due.scheduleId, due.tick, followingTick];
-    for (const message of messages) args.push(message.id, message.notBefore ?? 0, encodeMessage(message));
+    const args: (string | number | Buffer)[] = [
+      MESSAGE_FIELD,
+      due.scheduleId,
+      due.tick,
+      followingTick,
+      this.eventCap,
+    ];
+    for (const message of messages) {
+      const delayed = message.notBefore !== undefined;
+      const created =
+        this.eventCap > 0
+          ? eventJson(
+              message,
+              'CREATED',
+              message.createdAt,
+              delayed ? { nextDeliveryTime: message.notBefore } : {},
+            )
+          : '';
+      args.push(message.id, message.notBefore ?? 0, encodeMessage(message), created);
+    }
     const fired = await fireScheduleTick.run(
       this.redis,
-      [k.stream, k.streamIndex, k.schedule, k.scheduledMessages, k.scheduleTicks, k.scheduleLastTicks],
+      [
+        k.stream,
+        k.streamIndex,
+        k.schedule,
+        k.scheduledMessages,
+        k.scheduleTicks,
+        k.scheduleLastTicks,
+        k.events,
+      ],
       args,
     );
     return Number(fired) === 1;

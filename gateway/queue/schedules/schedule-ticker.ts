@@ -19,6 +19,8 @@ export interface ScheduleTickerOptions {
   keys: QueueKeys;
   /** How often the ticks set is read (SETTEE_QUEUE_POLL_INTERVAL_MS). */
   pollIntervalMs: number;
+  /** The binding's events cap, 0 when events are not recorded (message-event.ts eventCapOf). */
+  eventCap?: number;
   logger: Logger;
 }
 
@@ -39,7 +41,7 @@ export class ScheduleTicker {
   private stopped = false;
 
   constructor(private readonly options: ScheduleTickerOptions) {
-    this.schedules = new ScheduleStore(options.redis, options.keys);
+    this.schedules = new ScheduleStore(options.redis, options.keys, options.eventCap);
     this.groups = new UrlGroupStore(options.redis, options.keys);
   }
 

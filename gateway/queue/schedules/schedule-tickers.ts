@@ -3,6 +3,7 @@ import type { BindingRegistry, QueueTarget } from '../binding-registry.js';
 import type { QueueConfig } from '../config.js';
 import { connectionFingerprint, type DatabaseConnections } from '../database-connections.js';
 import { queueKeys } from '../keys.js';
+import { eventCapOf } from '../message-event.js';
 import { ScheduleTicker } from './schedule-ticker.js';
 
 export interface ScheduleTickers {
@@ -41,6 +42,7 @@ export function startScheduleTickers(options: {
       redis: connections.get(target),
       keys,
       pollIntervalMs: config.pollIntervalMs,
+      eventCap: eventCapOf(config, target),
       logger: logger.child({ binding: target.key }),
     });
     tickers.set(target.key, { fingerprint, ticker });

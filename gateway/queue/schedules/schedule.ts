@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { InvalidRequestError } from '../errors.js';
 import type { QueueMessage } from '../message.js';
 import { bodyFields, headerLists } from '../message-answer.js';
+import { redactHeaderLists } from '../redact-fields.js';
 
 /** What is kept of a schedule beside its message template (keys.schedules). */
 export interface ScheduleRecord {
@@ -29,6 +30,9 @@ export interface QStashSchedule {
   retries: number;
   /** Upstash-Delay, in seconds. */
   delay?: number;
+  /** Upstash-Callback and Upstash-Failure-Callback, which every tick's message carries. */
+  callback?: string;
+  failureCallback?: string;
   label?: string;
   retryDelayExpression?: string;
   timeout?: number;
@@ -64,11 +68,13 @@ export function toQStashSchedule(
     createdAt: record.createdAt,
     destination: record.destination,
     method: template.method,
-    header: headerLists(template.headers),
+    header: redactHeaderLists(headerLists(template.headers), template.redact),
     retries: template.retries,
     isPaused: record.isPaused,
   };
-  if (template.body.length > 0) Object.assign(schedule, bodyFields(template.body));
+  if (template.body.length > 0) Object.assign(schedule, bodyFields(template.body, template.redact));
+  if (template.callback !== undefined) schedule.callback = template.callback.url;
+  if (template.failureCallback !== undefined) schedule.failureCallback = template.failureCallback.url;
   if (record.delayMs !== undefined) schedule.delay = Math.round(record.delayMs / 1000);
   if (template.label !== undefined) schedule.label = template.label;
   if (template.retryDelay !== undefined) schedule.retryDelayExpression = template.retryDelay;

@@ -1,21 +1,36 @@
+import { DEDUPLICATE_LUA } from './deduplicate.js';
 import { LuaScript } from './lua-script.js';
+import { SERVER_NOW_LUA } from './server-now.js';
 
 /**
- * Creates or replaces a schedule: its record, its message template and its next tick, together.
+ * Creates or replaces a schedule: its record, its message template and its next tick, together,
+ * unless its creation is deduplicated: a create with a deduplication key (Upstash-Deduplication-Id
+ * or the content hash) that an earlier create holds within the window changes nothing and answers
+ * the earlier schedule's id (checked and recorded in this same step, so concurrent duplicates on
+ * any replica create one schedule).
  *
  * KEYS[1]  the schedules hash (id -> record JSON)
  * KEYS[2]  the schedule messages hash (id -> encoded message template)
  * KEYS[3]  the schedule ticks sorted set (id -> next tick, ms)
+ * KEYS[4]  the deduplication ids (hash: deduplication key -> first id)
+ * KEYS[5]  the deduplication expiries (sorted set: deduplication key -> window end, ms)
  * ARGV[1]  the schedule id
  * ARGV[2]  the record JSON
  * ARGV[3]  the encoded message template
  * ARGV[4]  the next tick (ms), or "" for a paused schedule (not in the ticks set)
- * Returns 1 when the schedule is new, 0 when it replaced one.
+ * ARGV[5]  the deduplication key, or "" for none
+ * ARGV[6]  the deduplication window, ms
+ * Returns {1, ''} when the schedule is new, {0, ''} when it replaced one, {0, first id} when the
+ * create was a duplicate and nothing changed.
  */
 export const saveSchedule = new LuaScript(
   'save-schedule',
-  3,
-  `
+  5,
+  `${DEDUPLICATE_LUA}${SERVER_NOW_LUA}
+if ARGV[5] ~= '' then
+  local first = deduplicate(KEYS[4], KEYS[5], ARGV[5], ARGV[1], server_now(), tonumber(ARGV[6]))
+  if first then return {0, first} end
+end
 local created = redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 if ARGV[4] == '' then
@@ -23,6 +38,6 @@ if ARGV[4] == '' then
 else
   redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
 end
-return created
+return {created, ''}
 `,
 );

@@ -1,13 +1,18 @@
-import type { BatchItem } from '../batch-request.js';
+import type { BatchItem, RefusedBatchItem } from '../batch-request.js';
 import { ResourceNotFoundError } from '../errors.js';
 import type { MessageRequest } from '../message.js';
 import type { EnqueueAnswer } from '../message-store.js';
 import { storeCall } from '../store-call.js';
 import type { UrlGroupStore } from './url-group-store.js';
 
-/** What one publish (or batch item) became: a message, or one per endpoint of a URL group. */
+/**
+ * What one publish (or batch item) became: a message, one per endpoint of a URL group, or, for a
+ * batch item, nothing but the error its place in the answer holds.
+ */
 export type PublishPlan =
-  { kind: 'url'; request: MessageRequest } | { kind: 'url-group'; requests: MessageRequest[] };
+  | { kind: 'url'; request: MessageRequest }
+  | { kind: 'url-group'; requests: MessageRequest[] }
+  | { kind: 'refused'; error: string };
 
 /**
  * A message for a URL group becomes one message per endpoint, each with the endpoint's URL as
@@ -36,9 +41,29 @@ export async function planPublish(
   };
 }
 
+/**
+ * A batch item's plan: a refused item stays refused, and an item for a URL group that does not
+ * exist is refused alone (the other items are still stored, as QStash does).
+ */
+export async function planBatchItem(
+  item: BatchItem | RefusedBatchItem,
+  groups: UrlGroupStore,
+  index: number,
+): Promise<PublishPlan> {
+  if ('refused' in item) return { kind: 'refused', error: item.refused };
+  try {
+    return await planPublish(item, groups, `batch item ${index}: url group`);
+  } catch (err) {
+    if (err instanceof ResourceNotFoundError) return { kind: 'refused', error: err.message };
+    throw err;
+  }
+}
+
 /** Every message of the plans, in order, to store in one step. */
 export function messagesOf(plans: readonly PublishPlan[]): MessageRequest[] {
-  return plans.flatMap((plan) => (plan.kind === 'url' ? [plan.request] : plan.requests));
+  return plans.flatMap((plan) =>
+    plan.kind === 'url' ? [plan.request] : plan.kind === 'url-group' ? plan.requests : [],
+  );
 }
 
 type MessageAnswer = { messageId: string; deduplicated?: true };
@@ -49,15 +74,16 @@ function answerOf({ messageId, deduplicated }: EnqueueAnswer): MessageAnswer {
 }
 
 /**
- * QStash's answer: `{messageId}` for a URL, and for a URL group an array with `{messageId, url}`
- * per endpoint. `stored` are the store's answers in the order of messagesOf(plans).
+ * QStash's answer: `{messageId}` for a URL, for a URL group an array with `{messageId, url}`
+ * per endpoint, and `{error}` for a refused batch item. `stored` are the store's answers in the order of messagesOf(plans).
  */
 export function answersOf(
   plans: readonly PublishPlan[],
   stored: readonly EnqueueAnswer[],
-): (MessageAnswer | (MessageAnswer & { url: string })[])[] {
+): (MessageAnswer | (MessageAnswer & { url: string })[] | { error: string })[] {
   let next = 0;
   return plans.map((plan) => {
+    if (plan.kind === 'refused') return { error: plan.error };
     if (plan.kind === 'url') return answerOf(stored[next++]!);
     return plan.requests.map((request) => ({ ...answerOf(stored[next++]!), url: request.destination }));
   });

@@ -4,6 +4,7 @@ import {
 } from '../../../api/couchdb-versions.js';
 import {
   DEFAULT_FREE_ENVELOPE,
+  DEFAULT_FREE_LIMITS,
   DEFAULT_INSTANCE_RESOURCES,
   type FreeEnvelope,
 } from '../../../api/free-envelope.js';
@@ -26,6 +27,12 @@ export interface CouchInstanceConfig {
    * CRD's rules carry the defaults; a narrower envelope here is enforced by the operator (Degraded).
    */
   readonly freeEnvelope: FreeEnvelope;
+  /**
+   * SETTEE_FREE_INSTANCES_PER_NAMESPACE (5): free instances a namespace may hold; the operator
+   * leaves the next one uncreated (Pending, Degraded InstanceLimitExceeded, a Warning Event) until
+   * there is room. For namespaces without the chart's ResourceQuota, which refuses the create itself.
+   */
+  readonly freeInstancesPerNamespace: number;
   /**
    * SETTEE_DEFAULT_CPU_REQUEST (100m), SETTEE_DEFAULT_MEMORY_REQUEST (256Mi), SETTEE_DEFAULT_CPU_LIMIT
    * (500m), SETTEE_DEFAULT_MEMORY_LIMIT (512Mi): resources an instance gets where its spec says
@@ -116,6 +123,11 @@ export function readCouchInstanceConfig(read: EnvReader): CouchInstanceConfig {
     defaultVersion,
     vendorName: read.string('SETTEE_COUCHDB_VENDOR_NAME', 'Settee'),
     freeEnvelope,
+    freeInstancesPerNamespace: read.integer(
+      'SETTEE_FREE_INSTANCES_PER_NAMESPACE',
+      DEFAULT_FREE_LIMITS.instancesPerNamespace,
+      { min: 1, max: 1_000_000 },
+    ),
     defaultResources,
     replicationCheckTimeoutMs: read.durationMs('SETTEE_REPLICATION_CHECK_TIMEOUT', 2_000, { minMs: 1 }),
     usageMeasureIntervalMs: read.durationMs('SETTEE_USAGE_MEASURE_INTERVAL', 60_000, { minMs: 1_000 }),

@@ -106,20 +106,46 @@ export class CouchInstanceMetrics {
         },
       });
     }
-    new Counter({
-      name: 'settee_couch_addon_seconds_total',
-      help: 'Seconds each paid add-on (keepAlive, largerStorage, backups, regionPinning) was on.',
-      labelNames: ['namespace', 'instance', 'addon'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const [key, figures] of usage) {
-          const { namespace = '', name: instance } = parseObjectKey(key);
-          for (const [addon, value] of Object.entries(figures.addonSeconds ?? {}))
-            if (value !== undefined && value > 0) this.inc({ namespace, instance, addon }, value);
-        }
-      },
-    });
+    const labelled = (
+      name: string,
+      help: string,
+      label: string,
+      read: (u: CouchInstanceUsage) => Record<string, number | undefined>,
+    ): void => {
+      new Counter({
+        name,
+        help,
+        labelNames: ['namespace', 'instance', label],
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const [key, figures] of usage) {
+            const { namespace = '', name: instance } = parseObjectKey(key);
+            for (const [value, figure] of Object.entries(read(figures)))
+              if (figure !== undefined && figure > 0)
+                this.inc({ namespace, instance, [label]: value }, figure);
+          }
+        },
+      });
+    };
+    labelled(
+      'settee_couch_requests_total',
+      'Requests the gateway passed on, by class (read, write, query), summed over its replicas (status.usage.requests).',
+      'class',
+      (u) => ({ ...u.requests }),
+    );
+    labelled(
+      'settee_couch_body_bytes_total',
+      'Body bytes through the gateway, by direction (in, out), summed over its replicas.',
+      'direction',
+      (u) => ({ in: u.bytesIn, out: u.bytesOut }),
+    );
+    labelled(
+      'settee_couch_addon_seconds_total',
+      'Seconds each paid add-on (keepAlive, largerStorage, backups, regionPinning) was on.',
+      'addon',
+      (u) => ({ ...u.addonSeconds }),
+    );
   }
 
   countWake(): void {

@@ -57,6 +57,9 @@ import { RestoreFromBackup } from './restore-from-backup.js';
 import { ReplicationActivity } from './replication-activity.js';
 import { UsageMeter } from './usage-meter.js';
 import { accrueUsage, meteringDueInMs } from './metering.js';
+import { foldRequestUsage } from './request-usage.js';
+import { findInstanceLimitExcess } from './instance-limit.js';
+import { pruneRequestUsage } from './prune-request-usage.js';
 import { computePhase, computeStatus, newlyUnschedulable, type StatusInput } from './status.js';
 import { findSpecViolations } from './validate-spec.js';
 import { VolumeGrowth } from './volume-growth.js';
@@ -108,6 +111,8 @@ const FINAL_BACKUP_RECHECK_MS = 5_000;
 /** The idle check lands just after idleAfter has passed, not just before it. */
 const IDLE_RECHECK_SLACK_MS = 50;
 const INSTANCE_SLOT = 'CouchInstance';
+/** An instance waiting for room in its namespace looks again this often (a delete elsewhere makes room). */
+const INSTANCE_LIMIT_RECHECK_MS = 15_000;
 
 /**
  * Reconciles one CouchInstance: validate the spec, ensure the admin Secret, decide hibernation,
@@ -171,6 +176,11 @@ export class CouchInstanceReconciler implements Reconciler {
     if (violations.length > 0) {
       await this.reportInvalidSpec(key, instance, endpoint, violations);
       return DONE;
+    }
+    const overLimit = this.instanceLimitExcess(instance);
+    if (overLimit !== undefined) {
+      await this.reportInstanceLimit(key, instance, endpoint, overLimit);
+      return requeueAfter(INSTANCE_LIMIT_RECHECK_MS);
     }
     try {
       return await this.converge(key, instance, endpoint, ctx);
@@ -286,8 +296,27 @@ export class CouchInstanceReconciler implements Reconciler {
       phaseChanges: computePhase(statusInput) !== instance.status?.phase,
       intervalMs: config.usageMeterIntervalMs,
     });
-    const status = computeStatus({ ...statusInput, metered });
+    // The gateway's request counts move with the other metered figures, at the same bounded rate.
+    const leaseRef = { namespace, name: activityLeaseName(name) };
+    const requestUsage = metered
+      ? foldRequestUsage({
+          annotations: informers.leases.get(leaseRef)?.metadata?.annotations,
+          previous: instance.status?.usage,
+          now,
+        })
+      : undefined;
+    if (requestUsage && requestUsage.malformed.length > 0)
+      ctx.logger.warn('request-usage annotations that do not parse are not counted', {
+        annotations: requestUsage.malformed,
+      });
+    const status = computeStatus({
+      ...statusInput,
+      metered: metered && requestUsage ? { ...metered, ...requestUsage.figures } : metered,
+    });
     await this.saveStatus(key, instance, status);
+    // Only once status holds the closed days: until then their annotations are still the record.
+    if (requestUsage)
+      await pruneRequestUsage(this.options.clients.coordination, leaseRef, requestUsage.prune);
     await this.announceTransitions(instance, decision, status, ctx);
     this.options.metrics.setPhase(key, status.phase ?? 'Pending');
     this.options.metrics.setUsage(key, status.usage);
@@ -471,6 +500,37 @@ export class CouchInstanceReconciler implements Reconciler {
     }
     await this.saveStatus(key, instance, status);
     this.options.metrics.setPhase(key, 'Failed');
+  }
+
+  private instanceLimitExcess(instance: CouchInstance): string | undefined {
+    const { informers, config } = this.options;
+    const namespace = instance.metadata.namespace ?? '';
+    return findInstanceLimitExcess({
+      instance,
+      namespaceInstances: informers.instances.list(namespace),
+      isProvisioned: (name) =>
+        informers.statefulSets.get({ namespace, name: couchInstanceNames(name).statefulSet }) !== undefined,
+      limit: config.freeInstancesPerNamespace,
+    });
+  }
+
+  /** Nothing is created for it; an Event when it first waits, status says why until there is room. */
+  private async reportInstanceLimit(
+    key: ObjectKey,
+    instance: CouchInstance,
+    endpoint: string,
+    message: string,
+  ): Promise<void> {
+    const degraded = instance.status?.conditions?.find((c) => c.type === 'Degraded');
+    if (degraded?.reason !== CouchInstanceEventReason.InstanceLimitExceeded)
+      await this.record(instance, {
+        type: 'Warning',
+        reason: CouchInstanceEventReason.InstanceLimitExceeded,
+        message,
+      });
+    const status = computeStatus({ ...this.statusBasis(instance, endpoint), instanceLimit: message });
+    await this.saveStatus(key, instance, status);
+    this.options.metrics.setPhase(key, 'Pending');
   }
 
   /** Best effort: Degraded says why the reconcile failed; the loop retries with backoff regardless. */

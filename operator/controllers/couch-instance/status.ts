@@ -6,6 +6,7 @@ import type {
 } from '../../../api/couch-instance.js';
 import type { MeteredUsage } from './metering.js';
 import type { UsageReading } from './usage-meter.js';
+import type { RequestUsageFigures } from './request-usage.js';
 import { mergeConditions, type ConditionUpdate } from '../conditions.js';
 import type { HibernationDecision } from './hibernation.js';
 
@@ -24,6 +25,8 @@ export interface StatusInput {
   credentialsSecret?: string | undefined;
   /** Why the spec is invalid (ajv and the CEL rules' TypeScript twins); empty when valid. */
   specViolations: readonly string[];
+  /** The namespace has no room for another free instance (instance-limit.ts): why, for a person. */
+  instanceLimit?: string | undefined;
   /** Absent when the spec is invalid or the reconcile failed before deciding. */
   decision?: HibernationDecision | undefined;
   /** Absent until the StatefulSet exists. */
@@ -33,8 +36,11 @@ export interface StatusInput {
   idleAfter: string;
   /** This reconcile's usage measurement, if one was due; absent = keep what status says. */
   usage?: UsageReading | undefined;
-  /** The metered figures, when they accrued in this reconcile (metering.ts); absent = keep them. */
-  metered?: MeteredUsage | undefined;
+  /**
+   * The metered figures, when they accrued in this reconcile (metering.ts), with the gateway's
+   * request counts (request-usage.ts); absent = keep them.
+   */
+  metered?: (MeteredUsage & RequestUsageFigures) | undefined;
   /** With the backups add-on: the BackedUp condition (backup-condition.ts); absent without it. */
   backedUp?: ConditionUpdate | undefined;
   /** With spec.restore: how the restore stands (restore-from-backup.ts). */
@@ -64,6 +70,22 @@ export function computePhase(input: StatusInput): CouchInstancePhase {
 
 const unschedulableMessage = (input: StatusInput): string =>
   `the pod cannot be scheduled: ${input.unschedulable ?? ''}`;
+
+/** The conditions of an instance held back by its namespace's free-instance limit. */
+function instanceLimitConditions(message: string): ConditionUpdate[] {
+  const reason = ConditionReason.InstanceLimitExceeded;
+  return [
+    { type: ConditionType.Ready, status: 'False', reason, message: 'not created: the namespace has no room' },
+    { type: ConditionType.Active, status: 'Unknown', reason, message: 'not created yet' },
+    {
+      type: ConditionType.Progressing,
+      status: 'False',
+      reason,
+      message: 'waiting for room in the namespace',
+    },
+    { type: ConditionType.Degraded, status: 'True', reason, message },
+  ];
+}
 
 function readyCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
   if (input.unschedulable && (phase === 'Starting' || phase === 'Waking'))
@@ -273,10 +295,14 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
         ? input.previous?.conditions
         : input.previous?.conditions?.filter((condition) => condition.type !== ConditionType.BackedUp),
       updates: [
-        readyCondition(phase, input),
-        activeCondition(phase, input),
-        progressingCondition(phase, input),
-        degradedCondition(input),
+        ...(input.instanceLimit !== undefined
+          ? instanceLimitConditions(input.instanceLimit)
+          : [
+              readyCondition(phase, input),
+              activeCondition(phase, input),
+              progressingCondition(phase, input),
+              degradedCondition(input),
+            ]),
         ...usageCondition(input.usage),
         ...(input.backedUp ? [input.backedUp] : []),
       ],

@@ -60,6 +60,7 @@ describe('the tenant console in a real browser', () => {
   const suffix = crypto.randomBytes(3).toString('hex');
   const tenantA = { namespace: `e2e-console-a-${suffix}`, serviceAccount: 'alice' };
   const tenantB = { namespace: `e2e-console-b-${suffix}`, serviceAccount: 'bob' };
+  const tenantC = { namespace: `e2e-console-c-${suffix}`, serviceAccount: 'carol' };
   const consoleRef = { namespace: tenantA.namespace, serviceAccount: 'settee-console' };
   const { kubeConfig: admin } = testControlPlane();
   const customObjects = admin.makeApiClient(CustomObjectsApi);
@@ -158,7 +159,7 @@ describe('the tenant console in a real browser', () => {
       await queue?.stop();
       await destination?.close();
       await redis?.stop();
-      for (const name of [tenantA.namespace, tenantB.namespace])
+      for (const name of [tenantA.namespace, tenantB.namespace, tenantC.namespace])
         await core.deleteNamespace({ name }).catch(() => undefined);
       const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
       const role = `settee-console-${consoleRef.namespace}-${consoleRef.serviceAccount}`;
@@ -232,7 +233,7 @@ describe('the tenant console in a real browser', () => {
     await page.getByRole('heading', { name: 'Create a CouchDB instance' }).waitFor();
     await expectAccessible('create page');
     // First a value the API server refuses: its CEL message appears beside the field.
-    await page.getByLabel('Name').fill('demo');
+    await page.getByLabel('Name', { exact: true }).fill('demo');
     await page.getByLabel('Idle period before hibernating').fill('0s');
     await page.getByLabel('Keep alive (never hibernate)').check();
     await page.getByRole('button', { name: 'Create instance' }).click();
@@ -333,6 +334,29 @@ describe('the tenant console in a real browser', () => {
     expect(steady.status?.hibernatedAt).toBeUndefined();
     expect(await page.getByTestId('detail-phase').textContent()).toBe('Running');
   }, 60_000);
+
+  it('when the instance name is typed to confirm, then Delete is enabled only for the exact name and removes the instance from the cluster and the live list', async () => {
+    await page.goto(`${server.url}/instances/steady`);
+    const remove = page.getByRole('button', { name: 'Delete steady' });
+    await remove.waitFor();
+    await page.getByLabel('Instance name').fill('stead');
+    expect(await remove.isDisabled()).toBe(true);
+    await page.getByLabel('Instance name').fill('steady');
+    expect(await remove.isEnabled()).toBe(true);
+    await remove.click();
+    await page.getByRole('heading', { name: 'CouchDB instances' }).waitFor();
+    await page.locator('tr[data-instance="demo"]').waitFor();
+    await page.locator('tr[data-instance="steady"]').waitFor({ state: 'detached' });
+    await waitFor(
+      'the instance to be gone',
+      () =>
+        readInstance('steady').then(
+          () => undefined,
+          (err: { code?: number }) => (err.code === 404 ? true : undefined),
+        ),
+      { timeoutMs: 20_000 },
+    );
+  }, 40_000);
 
   it('when the queue page opens the Redis binding, then the four VQUEUE values show, and the downloaded .env publishes through the real QStash SDK with a verified signature', async () => {
     await waitForBinding(
@@ -465,6 +489,201 @@ describe('the tenant console in a real browser', () => {
     });
     expect(gone.status).toBe(404);
   }, 60_000);
+
+  it("when messages are retried, delivered and delayed, then the messages view shows each one's state, attempts and last status, lists its attempts, cancels a delayed one from its row, and refuses tenant B's queue", async () => {
+    const client = new Client({
+      baseUrl: queueEnv.QSTASH_URL,
+      token: queueEnv.QSTASH_TOKEN ?? '',
+      retry: false,
+      enableTelemetry: false,
+    });
+    let flakyCalls = 0;
+    // Everything the tenant (or their receiver) writes is hostile here: the label, a forwarded
+    // header, the body, and the failed answer's body.
+    destination.answer = (request) =>
+      request.path === '/flaky' && ++flakyCalls === 1 ? { status: 503, body: HOSTILE } : { status: 200 };
+    const flaky = await client.publish({
+      url: `${destination.baseUrl}/flaky`,
+      body: HOSTILE,
+      headers: { 'X-Hostile': HOSTILE },
+      retries: 2,
+      retryDelay: '100',
+      label: HOSTILE,
+    });
+    const delayed = await client.publishJSON({
+      url: `${destination.baseUrl}/much-later`,
+      body: {},
+      delay: 3600,
+    });
+    const messages = page.getByTestId('messages');
+    const rowOf = (messageId: string) => messages.locator(`tr[data-message-id="${messageId}"]`);
+    const stateOf = async (messageId: string): Promise<string | null> =>
+      (await rowOf(messageId).count()) === 1
+        ? rowOf(messageId).getByTestId('message-state').textContent()
+        : null;
+    await waitFor(
+      'the retried message delivered and the delayed one listed',
+      async () => {
+        await messages.getByRole('button', { name: 'Refresh' }).click();
+        await page.waitForTimeout(300);
+        return (await stateOf(flaky.messageId)) === 'Delivered' &&
+          (await stateOf(delayed.messageId)) === 'Delayed'
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 200 },
+    );
+    const flakyRow = rowOf(flaky.messageId);
+    expect(await flakyRow.getByTestId('message-attempts').textContent()).toBe('2');
+    expect(await flakyRow.getByTestId('message-status').textContent()).toBe('200');
+    // The label is the tenant's own text: shown as text, nothing runs.
+    expect(await flakyRow.getByText(HOSTILE).count()).toBe(1);
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    await messages.getByRole('button', { name: `Details of ${flaky.messageId}` }).click();
+    const detail = messages.getByTestId('message-detail');
+    const attempts = detail.getByTestId('attempt-summary');
+    await attempts.nth(1).waitFor();
+    expect(await attempts.allTextContents()).toEqual([
+      expect.stringMatching(/: failed, status 503$/),
+      expect.stringMatching(/: delivered, status 200$/),
+    ]);
+    expect(await detail.getByTestId('attempt-answer').allTextContents()).toEqual([HOSTILE]);
+    expect(await detail.getByTestId('message-body').textContent()).toBe(HOSTILE);
+    const headers = await detail.getByTestId('message-headers').textContent();
+    expect(headers).toMatch(/x-hostile/i);
+    expect(headers).toContain(HOSTILE);
+    expect(await page.locator('main img, main script').count()).toBe(0);
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    await expectAccessible('queue page with a message opened');
+    await screenshot('queue-message-detail');
+    // The dead-lettered message of the previous case is under Failed with the receiver's 500.
+    await messages.getByRole('button', { name: 'Failed', exact: true }).click();
+    await waitFor(
+      'only failed messages listed',
+      async () => {
+        const states = await messages.getByTestId('message-state').allTextContents();
+        return states.length > 0 && states.every((state) => state === 'Failed') ? true : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
+    expect(await messages.getByTestId('message-status').allTextContents()).toContain('500');
+    await expectAccessible('queue page with messages');
+    await screenshot('queue-messages');
+
+    await messages.getByRole('button', { name: 'In flight' }).click();
+    await rowOf(delayed.messageId).waitFor();
+    await messages.getByRole('button', { name: `Cancel ${delayed.messageId}` }).click();
+    await messages.getByText(`Message ${delayed.messageId} cancelled.`).waitFor();
+    await rowOf(delayed.messageId).waitFor({ state: 'detached' });
+    await messages.getByRole('button', { name: 'Cancelled' }).click();
+    await rowOf(delayed.messageId).waitFor();
+    expect(await stateOf(delayed.messageId)).toBe('Cancelled');
+    const gone = await fetch(`${queueEnv.QSTASH_URL}/v2/messages/${delayed.messageId}`, {
+      headers: { authorization: `Bearer ${queueEnv.QSTASH_TOKEN}` },
+    });
+    expect(gone.status).toBe(404);
+
+    // Tenant B's binding of the same name: A's session may not read its token, so neither its
+    // messages nor one of them nor a cancel reach any queue.
+    const foreign = await page.evaluate(async (namespace) => {
+      const base = `/api/namespaces/${namespace}/bindings/cache`;
+      return [
+        (await fetch(`${base}/messages`)).status,
+        (await fetch(`${base}/messages/msg_x`)).status,
+        (await fetch(`${base}/dlq`)).status,
+      ];
+    }, tenantB.namespace);
+    expect(foreign).toEqual([403, 403, 403]);
+    await messages.getByRole('button', { name: 'All' }).click();
+  }, 60_000);
+
+  it('when Rotate signing keys is clicked, then the binding asks the operator for a rotation and the page shows the next key pending', async () => {
+    const readBinding = async () =>
+      (await customObjects.getNamespacedCustomObject({
+        group: SETTEE_GROUP,
+        version: SETTEE_VERSION,
+        plural: 'queuebindings',
+        namespace: tenantA.namespace,
+        name: 'cache',
+      })) as {
+        metadata: { annotations?: Record<string, string> };
+        status?: { signingKeys?: { nextGeneration?: number } };
+      };
+    expect((await readBinding()).status?.signingKeys?.nextGeneration).toBeUndefined();
+    await page.getByTestId('queue-block').getByRole('button', { name: 'Rotate signing keys' }).click();
+    await waitFor(
+      'the operator to start the rotation',
+      async () =>
+        (await readBinding()).status?.signingKeys?.nextGeneration !== undefined ? true : undefined,
+      { timeoutMs: 20_000 },
+    );
+    expect((await readBinding()).metadata.annotations?.['settee.dev/rotate-signing-keys']).toBeDefined();
+    await page.reload();
+    await page.getByText(/A rotation is pending: the next key becomes current at/).waitFor();
+  });
+
+  it('when tenant A opens another namespace from the header, then one A is bound in shows its instances, one A is not bound in is refused with the reason, and A can switch back', async () => {
+    // A third namespace where A's ServiceAccount is also bound to the tenant Role.
+    await provisionTenant(admin, tenantC);
+    await admin.makeApiClient(RbacAuthorizationV1Api).createNamespacedRoleBinding({
+      namespace: tenantC.namespace,
+      body: {
+        metadata: { name: 'settee-tenant-alice' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'settee-tenant' },
+        subjects: [{ kind: 'ServiceAccount', name: 'alice', namespace: tenantA.namespace }],
+      },
+    });
+    await customObjects.createNamespacedCustomObject({
+      ...instanceRef,
+      namespace: tenantC.namespace,
+      body: {
+        apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
+        kind: 'CouchInstance',
+        metadata: { name: 'charlie' },
+        spec: { plan: 'free' },
+      },
+    });
+    const switcher = page.getByLabel('Namespace', { exact: true });
+    expect(await switcher.inputValue()).toBe(tenantA.namespace);
+    await switcher.selectOption({ label: 'Other namespace…' });
+    const other = page.getByLabel('Namespace to open');
+    await other.fill(tenantB.namespace);
+    await page.getByRole('button', { name: 'Open', exact: true }).click();
+    await page
+      .getByRole('alert')
+      .getByText(`list couchinstances in namespace ${tenantB.namespace}`, { exact: false })
+      .waitFor();
+    expect(await page.content()).not.toContain('bravo-private');
+
+    await other.fill(tenantC.namespace);
+    await page.getByRole('button', { name: 'Open', exact: true }).click();
+    await page.locator('tr[data-instance="charlie"]').waitFor();
+    expect(await switcher.inputValue()).toBe(tenantC.namespace);
+    expect(await page.locator('tr[data-instance]').count()).toBe(1);
+    await expectAccessible('instance list after switching namespace');
+    // A reload keeps the namespace: it is in the session.
+    await page.reload();
+    await page.locator('tr[data-instance="charlie"]').waitFor();
+
+    await switcher.selectOption(tenantA.namespace);
+    await page.locator('tr[data-instance="alpha"]').waitFor();
+    expect(await page.locator('tr[data-instance="charlie"]').count()).toBe(0);
+  });
+
+  it("when the tenant's Redis stops, then the queue page shows a banner naming it and keeps the messages it showed", async () => {
+    await page.goto(`${server.url}/queues/cache`);
+    const messages = page.getByTestId('messages');
+    await messages.locator('tr[data-message-id]').first().waitFor();
+    const shown = await messages.locator('tr[data-message-id]').count();
+    await redis.stop();
+    await messages.getByRole('button', { name: 'Refresh' }).click();
+    await messages
+      .getByRole('alert')
+      .getByText(/The queue answered 503: the queue's database did not|The queue cannot be reached/)
+      .waitFor({ timeout: 20_000 });
+    expect(await messages.locator('tr[data-message-id]').count()).toBe(shown);
+    await expectAccessible('queue page with its database away');
+  }, 40_000);
 
   it('when the list is read at phone width, then nothing overflows sideways and the page stays accessible', async () => {
     await page.setViewportSize(PHONE);

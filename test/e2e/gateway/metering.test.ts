@@ -1,5 +1,6 @@
 import type { CouchInstance, CouchInstancePhase } from '../../../api/couch-instance.js';
-import { createCouchInstance } from '../../helpers/gateway/gateway-harness.js';
+import type { Gateway } from '../../../gateway/gateway.js';
+import { createCouchInstance, startTestGateway } from '../../helpers/gateway/gateway-harness.js';
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import {
   readAdminCredentials,
@@ -33,7 +34,7 @@ describe('an instance metered through a hibernation and a wake', () => {
     platform = await startTestPlatform({
       kubeConfig,
       namespace: namespace.name,
-      gatewayEnv: { SETTEE_GATEWAY_ACTIVITY_INTERVAL: '250ms' },
+      gatewayEnv: { SETTEE_GATEWAY_ACTIVITY_INTERVAL: '250ms', SETTEE_GATEWAY_USAGE_INTERVAL: '250ms' },
       operatorEnv: { SETTEE_USAGE_METER_INTERVAL: '1s' },
     });
   }, 60_000);
@@ -85,5 +86,60 @@ describe('an instance metered through a hibernation and a wake', () => {
     expect(Math.abs((usage.hibernatedSeconds ?? 0) - hibernatedMs / 1000)).toBeLessThan(1);
     expect(usage.awakeSeconds).toBeGreaterThan(2);
     expect(usage.hibernatedSeconds).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('when requests go through two gateway replicas and one restarts, then status.usage counts each request once, by class and for today', async () => {
+    const counted = { namespace: namespace.name, name: 'counted' };
+    await createCouchInstance(kubeConfig, counted, { plan: 'free', hibernation: { idleAfter: '10m' } });
+    const running = await waitForInstance(
+      kubeConfig,
+      counted,
+      (instance) => instance.status?.phase === 'Running',
+      60_000,
+    );
+    const admin = await readAdminCredentials(kubeConfig, counted);
+    const headers = {
+      Authorization: basicAuth(admin.username, admin.password),
+      'Content-Type': 'application/json',
+    };
+    const env = { SETTEE_GATEWAY_USAGE_INTERVAL: '250ms' };
+    const path = new URL(running.status?.endpoint ?? '').pathname;
+    const at = (g: Gateway, rest: string) => `${g.url}${path}${rest}`;
+    const expectOk = async (answer: Promise<{ status: number }>) =>
+      expect((await answer).status).toBeLessThan(300);
+
+    // Replica one (the platform's): 2 reads and a write; replica two: a write and a read, then it
+    // restarts (a graceful stop writes its last counts) and its new process sends a query and a read.
+    await expectOk(request(at(platform.gateway, '/_up'), { headers }));
+    await expectOk(request(at(platform.gateway, '/_up'), { headers }));
+    await expectOk(request(at(platform.gateway, '/counted-db'), { method: 'PUT', headers }));
+    let replica = await startTestGateway({ kubeConfig, namespace: namespace.name, env });
+    try {
+      await expectOk(request(at(replica, '/counted-db/doc'), { method: 'PUT', headers, body: '{"n":1}' }));
+      await expectOk(request(at(replica, '/counted-db/doc'), { headers }));
+      await replica.stop();
+      replica = await startTestGateway({ kubeConfig, namespace: namespace.name, env });
+      await expectOk(
+        request(at(replica, '/counted-db/_find'), { method: 'POST', headers, body: '{"selector":{}}' }),
+      );
+      await expectOk(request(at(replica, '/_up'), { headers }));
+    } finally {
+      await replica.stop();
+    }
+
+    const usage = await waitForInstance(
+      kubeConfig,
+      counted,
+      (instance) => instance.status?.usage?.today?.requests === 7,
+      20_000,
+    ).then((instance) => instance.status?.usage ?? {});
+    expect(usage.requests).toEqual({ read: 4, write: 2, query: 1 });
+    expect(usage.bytesIn).toBe('{"n":1}'.length + '{"selector":{}}'.length);
+    expect(usage.bytesOut).toBeGreaterThan(0);
+    expect(usage.today?.date).toBe(new Date().toISOString().slice(0, 10));
+    // Later accruals (every second here) add nothing more.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const later = (await readCouchInstance(kubeConfig, counted)).status?.usage;
+    expect(later?.requests).toEqual({ read: 4, write: 2, query: 1 });
   }, 120_000);
 });

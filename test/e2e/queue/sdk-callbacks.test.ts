@@ -4,6 +4,7 @@ import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
 import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
 import type { CallbackBody } from '../../../gateway/queue/callback-message.js';
+import { queueKeys } from '../../../gateway/queue/keys.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import {
@@ -245,18 +246,53 @@ describe('callbacks with the @upstash/qstash SDK', () => {
     },
   );
 
-  it('when a schedule asks for a callback, then it answers 400 rather than ignoring it, and no schedule is stored', async () => {
-    const before = await snapshotDatabase(inspect);
-    await expect(
-      quietly(() =>
-        client().schedules.create({
-          destination: `${destination.baseUrl}/scheduled`,
-          cron: '* * * * *',
-          callback: `${callbacks.baseUrl}/x`,
-        }),
-      ),
-    ).rejects.toThrow(/upstash-callback is not supported on schedules yet/);
-    expect(await snapshotDatabase(inspect)).toEqual(before);
+  it('when a schedule names a callback and a failure callback, then get shows them and each tick’s message reports there', async () => {
+    destination.answer = () => ({ status: 500 });
+    const url = `${destination.baseUrl}/scheduled`;
+    const { scheduleId } = await client().schedules.create({
+      destination: url,
+      cron: '0 0 1 1 *',
+      retries: 0,
+      callback: `${callbacks.baseUrl}/tick-answer`,
+      failureCallback: `${callbacks.baseUrl}/tick-failure`,
+      headers: { 'Upstash-Callback-Forward-X-Hook': 'schedule' },
+    });
+    expect(await client().schedules.get(scheduleId)).toMatchObject({
+      callback: `${callbacks.baseUrl}/tick-answer`,
+      failureCallback: `${callbacks.baseUrl}/tick-failure`,
+    });
+    // The tick comes now, as the clock reaching it would.
+    await inspect.zadd(queueKeys(KEY_PREFIX).scheduleTicks, 'XX', Date.now() - 1_000, scheduleId);
+    const failure = await waitFor(
+      'the tick’s failure callback',
+      async () => callbacks.deliveries.find((d) => d.url.endsWith('/tick-failure')),
+      { timeoutMs: 10_000, intervalMs: 20 },
+    );
+    const failed = bodyOf(failure);
+    expect(failed).toMatchObject({ status: 500, url, retried: 0, maxRetries: 0 });
+    expect(destination.attemptsOf(failed.sourceMessageId)[0]?.headers['upstash-schedule-id']).toBe(
+      scheduleId,
+    );
+    const [answer] = await waitForCallbacks(failed.sourceMessageId, '/tick-answer', 1);
+    expect(answer!.headers['x-hook']).toBe('schedule');
+    expect(bodyOf(answer!)).toMatchObject({ status: 500, sourceMessageId: failed.sourceMessageId });
+    await client().schedules.delete(scheduleId);
+  });
+
+  it('when a pending message has callbacks, then messages.get shows their URLs, as QStash’s message fields do', async () => {
+    const { messageId } = await client().publishJSON({
+      url: `${destination.baseUrl}/later`,
+      body: {},
+      delay: 60,
+      callback: `${callbacks.baseUrl}/later-answer`,
+      failureCallback: `${callbacks.baseUrl}/later-failure`,
+    });
+    expect(await client().messages.get(messageId)).toMatchObject({
+      messageId,
+      callback: `${callbacks.baseUrl}/later-answer`,
+      failureCallback: `${callbacks.baseUrl}/later-failure`,
+    });
+    await client().messages.cancel(messageId);
   });
 
   it('when a callback setting comes without its callback URL, then the publish answers 400', async () => {

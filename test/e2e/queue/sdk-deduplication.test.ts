@@ -184,6 +184,35 @@ describe('deduplication with the @upstash/qstash SDK', () => {
       expect(await deliveriesOf(id)).toHaveLength(1);
   });
 
+  it('when a schedule is created twice with one Upstash-Deduplication-Id (through two replicas at once), then one schedule exists and both answers name it', async () => {
+    const create = (gateway: TestQueueGateway, headers: Record<string, string>) =>
+      client(gateway).schedules.create({
+        destination: `${destination.baseUrl}/scheduled`,
+        cron: '0 0 1 1 *',
+        body: 'nightly',
+        headers,
+      });
+    const answers = await Promise.all([
+      create(gateways[0]!, { 'Upstash-Deduplication-Id': 'nightly-once' }),
+      create(gateways[1]!, { 'Upstash-Deduplication-Id': 'nightly-once' }),
+    ]);
+    expect(answers[1]!.scheduleId).toBe(answers[0]!.scheduleId);
+    const byContent = { 'Upstash-Content-Based-Deduplication': 'true' };
+    const first = await create(gateways[0]!, byContent);
+    expect((await create(gateways[1]!, byContent)).scheduleId).toBe(first.scheduleId);
+    // The cron is part of the content: another cron is another schedule.
+    const other = await client().schedules.create({
+      destination: `${destination.baseUrl}/scheduled`,
+      cron: '0 0 2 1 *',
+      body: 'nightly',
+      headers: byContent,
+    });
+    expect(other.scheduleId).not.toBe(first.scheduleId);
+    const ids = (await client().schedules.list()).map((s) => s.scheduleId).sort();
+    expect(ids).toEqual([answers[0]!.scheduleId, first.scheduleId, other.scheduleId].sort());
+    for (const id of ids) await client().schedules.delete(id);
+  });
+
   it('when the binding’s deduplication window has passed, then the same id publishes a new message, and expired keys are forgotten', async () => {
     const publish = () =>
       client(gateways[0], shortWindow).publishJSON({

@@ -1,13 +1,18 @@
 import { Client } from '@upstash/qstash';
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
 import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import { queueKeys } from '../../../gateway/queue/keys.js';
+import type { MessageEvent } from '../../../gateway/queue/message-event.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import {
   startRecordingDestination,
   type RecordingDestination,
 } from '../../helpers/queue/recording-destination.js';
+import { connectTestRedis } from '../../helpers/queue/redis-snapshot.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 
 /**
@@ -16,10 +21,13 @@ import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
  */
 describe('events through the @upstash/qstash SDK', () => {
   let redis: RedisServer;
+  let otherRedis: RedisServer;
+  let inspect: Redis;
   let gateway: TestQueueGateway;
   let silent: TestQueueGateway;
   let destination: RecordingDestination;
   let target: QueueTarget;
+  let otherTarget: QueueTarget;
 
   const client = (of: TestQueueGateway = gateway, token = target.token): Client =>
     new Client({ baseUrl: of.queueUrl(target), token, retry: false, enableTelemetry: false });
@@ -36,10 +44,12 @@ describe('events through the @upstash/qstash SDK', () => {
     );
 
   beforeAll(async () => {
-    redis = await startRedis();
+    [redis, otherRedis] = await Promise.all([startRedis(), startRedis()]);
+    inspect = connectTestRedis(redis);
     destination = await startRecordingDestination();
     target = testQueueTarget(redis, { namespace: 'tenant-a', name: 'cache' });
-    gateway = await startTestQueueGateway({ config: testQueueConfig(), targets: [target] });
+    otherTarget = testQueueTarget(otherRedis, { namespace: 'tenant-b', name: 'cache' });
+    gateway = await startTestQueueGateway({ config: testQueueConfig(), targets: [target, otherTarget] });
     // Another gateway replica on the same database, with event recording switched off.
     silent = await startTestQueueGateway({
       config: testQueueConfig({ recordEvents: false }),
@@ -52,7 +62,8 @@ describe('events through the @upstash/qstash SDK', () => {
     await silent?.stop();
     await gateway?.stop();
     await destination?.close();
-    await redis?.stop();
+    inspect?.disconnect();
+    await Promise.all([redis?.stop(), otherRedis?.stop()]);
   });
 
   beforeEach(() => {
@@ -60,13 +71,14 @@ describe('events through the @upstash/qstash SDK', () => {
       request.path.startsWith('/hooks/fail') ? { status: 500 } : { status: 200 };
   });
 
-  it('when a message is delivered, then its CREATED, ACTIVE and DELIVERED events come newest first', async () => {
+  it("when a message is delivered, then its CREATED, ACTIVE and DELIVERED events come newest first, DELIVERED with the receiver's status", async () => {
     const before = Date.now();
     const { messageId } = await client().publishJSON({ url: hook('ok'), body: {}, label: 'orders' });
     const logs = await statesOf(messageId, 3);
     expect(logs.map((l) => l.state)).toEqual(['DELIVERED', 'ACTIVE', 'CREATED']);
     expect(logs[2]).toMatchObject({ messageId, url: hook('ok'), label: 'orders', labels: ['orders'] });
     expect(logs[2]!.time).toBeGreaterThanOrEqual(before);
+    expect(logs[0]).toMatchObject({ state: 'DELIVERED', responseStatus: 200 });
     const { events } = await client().events({ filter: { messageId } });
     expect(events.map((e) => e.state)).toEqual(['DELIVERED', 'ACTIVE', 'CREATED']);
   });
@@ -146,10 +158,119 @@ describe('events through the @upstash/qstash SDK', () => {
       expect(response.status).toBe(400);
       expect(((await response.json()) as { error: string }).error).toMatch(message);
     }
-    const wrongToken = await fetch(`${gateway.queueUrl(target)}/v2/events`, {
-      headers: { authorization: 'Bearer another-bindings-token' },
+    // Another binding's token (a real one, of tenant-b's database) opens nothing here.
+    for (const path of ['/v2/events', '/v2/logs']) {
+      const wrongToken = await fetch(`${gateway.queueUrl(target)}${path}`, {
+        headers: { authorization: `Bearer ${otherTarget.token}` },
+      });
+      expect(wrongToken.status).toBe(401);
+    }
+    const post = await fetch(`${gateway.queueUrl(target)}/v2/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${target.token}` },
     });
-    expect(wrongToken.status).toBe(401);
+    expect(post.status).toBe(405);
+  });
+
+  it('when a message is published, then every event carries its fields as QStash’s do: header, base64 body, method, retries, callbacks, with Upstash-Redact-Fields honoured', async () => {
+    const { messageId } = await client().publish({
+      url: hook('fields'),
+      body: 'plain body',
+      method: 'PUT',
+      retries: 2,
+      timeout: '1s',
+      headers: { 'Content-Type': 'text/plain', 'X-Visible': 'yes', 'X-Secret': 'hunter2' },
+      callback: hook('answer-callback'),
+      failureCallback: hook('failure-callback'),
+      redact: { header: ['X-Secret'] },
+    });
+    const logs = await statesOf(messageId, 3);
+    for (const log of logs as unknown as MessageEvent[]) {
+      expect(log).toMatchObject({
+        messageId,
+        url: hook('fields'),
+        method: 'PUT',
+        maxRetries: 2,
+        timeout: 1_000,
+        body: Buffer.from('plain body').toString('base64'),
+        callback: hook('answer-callback'),
+        failureCallback: hook('failure-callback'),
+      });
+      expect(log.header).toEqual({
+        'content-type': ['text/plain'],
+        'x-visible': ['yes'],
+        'x-secret': [`REDACTED:${createHash('sha256').update('hunter2').digest('hex')}`],
+      });
+    }
+    const { messageId: hidden } = await client().publish({
+      url: hook('hidden'),
+      body: 'card 4242',
+      redact: { body: true },
+    });
+    const [created] = (await statesOf(hidden, 1)).slice(-1) as unknown as MessageEvent[];
+    expect(created!.body).toBe(`REDACTED:${createHash('sha256').update('card 4242').digest('hex')}`);
+  });
+
+  it('when an attempt fails, then its ERROR (and the FAILED) event carries the answer: responseStatus, responseHeaders and the base64 responseBody', async () => {
+    destination.answer = () => ({ status: 503, headers: { 'x-why': 'maintenance' } });
+    const { messageId } = await client().publishJSON({ url: hook('down'), body: {}, retries: 0 });
+    const logs = (await statesOf(messageId, 4)) as unknown as MessageEvent[];
+    expect(logs.map((l) => l.state)).toEqual(['FAILED', 'ERROR', 'ACTIVE', 'CREATED']);
+    for (const log of logs.slice(0, 2)) {
+      expect(log).toMatchObject({
+        responseStatus: 503,
+        responseBody: Buffer.from('answer').toString('base64'),
+      });
+      expect(log.responseHeaders?.['x-why']).toEqual(['maintenance']);
+    }
+    expect(logs[3]!.responseStatus).toBeUndefined();
+  });
+
+  it('when a schedule ticks, then its message records CREATED (with scheduleId) as a published one does', async () => {
+    const { scheduleId } = await client().schedules.create({
+      destination: hook('ticked'),
+      cron: '0 0 1 1 *',
+    });
+    await inspect.zadd(
+      queueKeys(testQueueConfig().keyPrefix).scheduleTicks,
+      'XX',
+      Date.now() - 1_000,
+      scheduleId,
+    );
+    const ticked = await waitFor(
+      'the tick’s events',
+      async () => {
+        const { logs } = await client().logs({ filter: { scheduleId } } as never);
+        return logs.some((l) => l.state === 'DELIVERED') ? logs : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 20 },
+    );
+    expect(ticked.map((l) => l.state)).toEqual(['DELIVERED', 'ACTIVE', 'CREATED']);
+    expect(ticked[2]).toMatchObject({ url: hook('ticked'), scheduleId });
+    await client().schedules.delete(scheduleId);
+  });
+
+  it('when /v2/logs is asked with order=earliestFirst or state=IN_PROGRESS, then it answers as QStash’s logs docs say', async () => {
+    const { messageId } = await client().publishJSON({ url: hook('ordered'), body: {} });
+    await statesOf(messageId, 3);
+    const ask = async (query: string) =>
+      (
+        (await (
+          await fetch(`${gateway.queueUrl(target)}/v2/logs?messageId=${messageId}&${query}`, {
+            headers: { authorization: `Bearer ${target.token}` },
+          })
+        ).json()) as { events: MessageEvent[] }
+      ).events.map((e) => e.state);
+    expect(await ask('order=earliestFirst')).toEqual(['CREATED', 'ACTIVE', 'DELIVERED']);
+    expect(await ask('order=latestFirst')).toEqual(['DELIVERED', 'ACTIVE', 'CREATED']);
+    expect(await ask('state=IN_PROGRESS')).toEqual(['ACTIVE']);
+    const bad = await fetch(`${gateway.queueUrl(target)}/v2/logs?order=sideways`, {
+      headers: { authorization: `Bearer ${target.token}` },
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toBe(
+      'query parameter order must be latestFirst or earliestFirst',
+    );
   });
 
   it('when a replica records no events (SETTEE_QUEUE_RECORD_EVENTS=false), then what it publishes leaves none', async () => {

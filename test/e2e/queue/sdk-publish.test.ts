@@ -126,6 +126,48 @@ describe('publishing with the @upstash/qstash SDK', () => {
     expect(deliveries[1]?.headers['x-item']).toBe('one');
   });
 
+  it('when some items of a batch are bad, then each answers its own error in its place and the others are stored and delivered, as QStash does', async () => {
+    const results = (await client().batchJSON([
+      { url: `${receiver.baseUrl}/mixed/0`, body: { i: 0 } },
+      { url: 'ftp://files.example/upload', body: { i: 1 } },
+      { url: `${receiver.baseUrl}/mixed/2`, body: { i: 2 }, delay: '10 minutes' as '10m' },
+      { urlGroup: 'no-such-group', body: { i: 3 } },
+      { url: `${receiver.baseUrl}/mixed/4`, body: { i: 4 } },
+    ])) as unknown as ({ messageId: string } | { error: string })[];
+    expect(results).toEqual([
+      { messageId: expect.stringMatching(/^msg_/) as unknown },
+      { error: expect.stringMatching(/^batch item 1: .*only http and https/) as unknown },
+      {
+        error: expect.stringMatching(
+          /^batch item 2: Upstash-Delay "10 minutes" is not a duration/,
+        ) as unknown,
+      },
+      { error: 'batch item 3: url group no-such-group not found' },
+      { messageId: expect.stringMatching(/^msg_/) as unknown },
+    ]);
+    const [first, , , , last] = results as { messageId: string }[];
+    expect((await deliveryOf(first!.messageId)).url).toBe(`${receiver.baseUrl}/mixed/0`);
+    expect((await deliveryOf(last!.messageId)).url).toBe(`${receiver.baseUrl}/mixed/4`);
+    // Only the two good items were stored: nothing else reaches the receiver.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.deliveries.map((d) => new URL(d.url).pathname).sort()).toEqual(['/mixed/0', '/mixed/4']);
+  });
+
+  it('when every item of a well-formed batch is bad, then the answer is their errors and nothing is stored', async () => {
+    const before = await snapshotDatabase(inspect);
+    const response = await fetch(`${gateway.queueUrl(target)}/v2/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${target.token}` },
+      body: JSON.stringify([{ destination: 'not a url' }, { destination: 'https://a.example', queue: 'q' }]),
+    });
+    expect(response.status).toBe(201);
+    expect(await response.json()).toEqual([
+      { error: expect.stringMatching(/^batch item 0: destination "not a url" is not a URL/) as unknown },
+      { error: 'batch item 1: queues are not supported' },
+    ]);
+    expect(await snapshotDatabase(inspect)).toEqual(before);
+  });
+
   it('when a delivery is replayed with a tampered body or to another URL, then the example receiver answers 403', async () => {
     const { messageId } = await client().publishJSON({
       url: `${receiver.baseUrl}/original`,

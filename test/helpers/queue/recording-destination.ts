@@ -10,9 +10,9 @@ export interface RecordedRequest {
   at: number;
 }
 
-/** How the destination answers one request: a status with headers (after a delay), or never (until closed). */
+/** How the destination answers one request: a status with headers and a body (default `answer`), after a delay, or never (until closed). */
 export type DestinationAnswer =
-  { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
+  { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 
 export interface RecordingDestination {
   baseUrl: string;
@@ -48,7 +48,7 @@ export async function startRecordingDestination(): Promise<RecordingDestination>
       if (answer === 'hang') return;
       const send = (): void => {
         res.writeHead(answer.status, answer.headers ?? {});
-        res.end('answer');
+        res.end(answer.body ?? 'answer');
       };
       if (answer.delayMs) setTimeout(send, answer.delayMs);
       else send();

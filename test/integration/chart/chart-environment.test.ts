@@ -119,6 +119,7 @@ describe("the chart's container environment, read by the components' own configu
         defaultVersion: '3.4.3',
         vendorName: 'Example Cloud',
         freeEnvelope: { storage: '512Mi', cpu: '500m', memory: '512Mi' },
+        freeInstancesPerNamespace: 3,
         defaultResources: {
           requests: { cpu: '50m', memory: '128Mi' },
           limits: { cpu: '250m', memory: '256Mi' },
@@ -144,6 +145,7 @@ describe("the chart's container environment, read by the components' own configu
         trustedProxies: ['10.244.0.0/16', 'fd00:10:244::/56'],
         logLevel: 'debug',
         shutdownTimeoutMs: 25_000,
+        activity: { usageReportIntervalMs: 60_000 },
         envelope: {
           enabled: true,
           ratesPerSecond: { read: 40, write: 20, query: 8 },

@@ -130,6 +130,13 @@ export const OPERATOR_API_CALLS: readonly ApiCall[] = [
     scope: 'served',
     by: 'operator/controllers/couch-instance/reconciler.ts (the live read before scaling to 0)',
   },
+  {
+    verb: 'patch',
+    group: 'coordination.k8s.io',
+    resource: 'leases',
+    scope: 'served',
+    by: 'operator/controllers/couch-instance/prune-request-usage.ts (closed days’ usage annotations)',
+  },
   ...informer('', 'pods', 'operator/controllers/couch-instance/registration.ts'),
   { verb: 'create', group: '', resource: 'events', scope: 'served', by: 'kube/events.ts' },
   {
@@ -183,5 +190,9 @@ export const GATEWAY_API_CALLS: readonly ApiCall[] = [
     by: 'gateway/queue/signing-key-rotation.ts (rotation annotation)',
   },
   ...informer('', 'secrets', 'gateway/queue/kube-binding-source.ts'),
-  ...serverSideApply('coordination.k8s.io', 'leases', 'gateway/proxy/activity-lease.ts'),
+  ...serverSideApply(
+    'coordination.k8s.io',
+    'leases',
+    'gateway/proxy/activity-lease.ts, gateway/envelope/request-usage-lease.ts',
+  ),
 ];

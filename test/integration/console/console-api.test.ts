@@ -199,6 +199,8 @@ describe('the console API acts as the signed-in user', () => {
       ['GET', `${base}/dlq`],
       ['POST', `${base}/dlq/1234/retry`],
       ['DELETE', `${base}/dlq/1234`],
+      ['GET', `${base}/messages`],
+      ['GET', `${base}/messages/msg_1`],
       ['DELETE', `${base}/messages/msg_1`],
     ] as const) {
       const answer = await client.json<{ error: string }>(method, path);
@@ -215,6 +217,20 @@ describe('the console API acts as the signed-in user', () => {
     );
     expect(badId.status).toBe(400);
     expect(Object.keys(badId.body.fields)).toEqual(['dlqId']);
+    const own = `/api/namespaces/${tenantA.namespace}/bindings/cache`;
+    const badGroup = await client.json<{ fields: Record<string, string> }>(
+      'GET',
+      `${own}/messages?group=all`,
+    );
+    expect({ status: badGroup.status, fields: badGroup.body.fields }).toEqual({
+      status: 400,
+      fields: { group: 'one of in-flight, delivered, failed, cancelled' },
+    });
+    const badMessage = await client.json<{ fields: Record<string, string> }>('GET', `${own}/messages/a%20b`);
+    expect({ status: badMessage.status, fields: Object.keys(badMessage.body.fields) }).toEqual({
+      status: 400,
+      fields: ['messageId'],
+    });
   });
 
   it("when the create form breaks a CRD rule, then the API server's CEL message comes back beside its field and nothing is created", async () => {

@@ -232,6 +232,28 @@ describe('the gateway enforces the free envelope on free instances', () => {
     expect((await call('count', 'DELETE', `/${victim}`)).status).toBe(200);
     expect((await call('count', 'PUT', '/count-extra')).status).toBe(201);
   });
+
+  it('when creates race for the last places under the database limit, then exactly as many pass as there is room for', async () => {
+    await instanceOnEngine('racing', {}, true);
+    const listDatabases = async () =>
+      (JSON.parse((await call('racing', 'GET', '/_all_dbs')).body) as string[]).filter(
+        (name) => !name.startsWith('_'),
+      );
+    // Make room for exactly two more (the engine is shared with the other cases; limit 3).
+    let existing = await listDatabases();
+    for (let i = 0; existing.length < 1; i++) await call('racing', 'PUT', `/racing-seed-${i}`);
+    existing = await listDatabases();
+    for (const name of existing.slice(1))
+      expect((await call('racing', 'DELETE', `/${name}`)).status).toBe(200);
+    expect(await listDatabases()).toHaveLength(1);
+
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => call('racing', 'PUT', `/racing-${i}`)),
+    );
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([201, 201, 403, 403, 403, 403]);
+    expect(await listDatabases()).toHaveLength(3);
+  });
 });
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {

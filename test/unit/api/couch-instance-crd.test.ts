@@ -60,6 +60,7 @@ describe('the CouchInstance CRD', () => {
       ['DBs', '.status.usage.databases', 1],
       ['Awake-s', '.status.usage.awakeSeconds', 1],
       ['Wakes', '.status.usage.wakes', 1],
+      ['Requests-Today', '.status.usage.today.requests', 1],
     ]);
   });
 

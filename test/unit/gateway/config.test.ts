@@ -14,7 +14,11 @@ describe('loadGatewayConfig', () => {
       retryIntervalMs: 1000,
       retryAfterSeconds: 5,
     });
-    expect(config.activity).toEqual({ reportIntervalMs: 5000, replicaName: 'gateway-0' });
+    expect(config.activity).toEqual({
+      reportIntervalMs: 5000,
+      replicaName: 'gateway-0',
+      usageReportIntervalMs: 30_000,
+    });
     expect(config.upstream).toEqual({
       maxConnectionsPerAddress: 256,
       idleTimeoutMs: 30_000,
@@ -46,6 +50,7 @@ describe('loadGatewayConfig', () => {
         SETTEE_GATEWAY_FREE_DATABASES: '2.5',
         SETTEE_GATEWAY_REPLICAS: '0',
         SETTEE_GATEWAY_ENVELOPE: 'maybe',
+        SETTEE_GATEWAY_USAGE_INTERVAL: '10ms',
       });
     expect(load).toThrow(ConfigError);
     const message = (() => {
@@ -64,6 +69,7 @@ describe('loadGatewayConfig', () => {
       'SETTEE_GATEWAY_FREE_DATABASES=2.5',
       'SETTEE_GATEWAY_REPLICAS=0',
       'SETTEE_GATEWAY_ENVELOPE=maybe',
+      'SETTEE_GATEWAY_USAGE_INTERVAL=10ms',
     ]) {
       expect(message).toContain(name);
     }
@@ -78,6 +84,7 @@ describe('loadGatewayConfig', () => {
       SETTEE_GATEWAY_WAKE_TIMEOUT: '2s',
       SETTEE_GATEWAY_HOLD_QUEUE_LIMIT: '5',
       SETTEE_GATEWAY_ACTIVITY_INTERVAL: '250ms',
+      SETTEE_GATEWAY_USAGE_INTERVAL: '1m',
       SETTEE_GATEWAY_UPSTREAM_HEADERS_TIMEOUT: '90s',
       SETTEE_GATEWAY_TRUSTED_PROXIES: ' 10.42.0.0/16, fd00:42::/64 ,',
       SETTEE_GATEWAY_CLIENT_HEADERS_TIMEOUT: '10s',
@@ -90,6 +97,7 @@ describe('loadGatewayConfig', () => {
     expect(config.wake.timeoutMs).toBe(2000);
     expect(config.wake.holdQueueLimit).toBe(5);
     expect(config.activity.reportIntervalMs).toBe(250);
+    expect(config.activity.usageReportIntervalMs).toBe(60_000);
     expect(config.upstream.headersTimeoutMs).toBe(90_000);
     expect(config.trustedProxies).toEqual(['10.42.0.0/16', 'fd00:42::/64']);
     expect(config.clients).toEqual({

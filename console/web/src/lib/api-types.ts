@@ -115,3 +115,49 @@ export interface DeadLetter {
   error?: string;
   maxRetries?: number;
 }
+
+export type MessageGroup = 'in-flight' | 'delivered' | 'failed' | 'cancelled';
+
+export interface AttemptView {
+  startedAt: number;
+  outcome: 'pending' | 'delivered' | 'failed';
+  responseStatus: number | null;
+  error: string | null;
+  responseBody: string | null;
+}
+
+/** One message of a binding, folded from its queue events (console/api/message-view.ts). */
+export interface MessageRow {
+  messageId: string;
+  url: string;
+  label: string | null;
+  state: 'Delayed' | 'Queued' | 'Delivering' | 'Retrying' | 'Delivered' | 'Failed' | 'Cancelled';
+  group: MessageGroup;
+  attempts: number;
+  historyComplete: boolean;
+  lastResponseStatus: number | null;
+  lastError: string | null;
+  nextDeliveryAt: number | null;
+  createdAt: number | null;
+  updatedAt: number;
+}
+
+export interface MessageDetail extends MessageRow {
+  method: string | null;
+  headers: [string, string][];
+  body: string | null;
+  attemptLog: AttemptView[];
+}
+
+export interface MessagePage {
+  messages: MessageRow[];
+  partial: boolean;
+  eventsRead: number;
+}
+
+/** GET /api/session/namespaces: where the user's own role lets the console show something. */
+export interface ReachableNamespaces {
+  namespaces: string[];
+  listed: boolean;
+  truncated: boolean;
+}

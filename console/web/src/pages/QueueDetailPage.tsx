@@ -5,6 +5,7 @@ import type { BindingDetail, QueueEnv } from '../lib/api-types.js';
 import { showsQueueBlock } from '../lib/queue-block.js';
 import { Link } from '../lib/router.js';
 import { DeadLetters } from '../components/DeadLetters.js';
+import { Messages } from '../components/Messages.js';
 
 function QueueBlock({
   base,
@@ -129,7 +130,12 @@ export function QueueDetailPage({ namespace, name }: { namespace: string; name: 
         <QueueBlock base={base} detail={detail} onRotated={() => setVersion(version + 1)} />
       )}
       {showsQueueBlock({ kind: 'queue-binding', engine: detail.row.engine }) &&
-        detail.permissions.readEnv.allowed && <DeadLetters base={base} />}
+        detail.permissions.readEnv.allowed && (
+          <>
+            <Messages base={base} />
+            <DeadLetters base={base} />
+          </>
+        )}
       <section className="card" aria-labelledby="events-heading">
         <h2 id="events-heading">Events</h2>
         <EventsTable events={detail.events} />

@@ -1,4 +1,4 @@
-import { parseBatchRequest } from '../../../../gateway/queue/batch-request.js';
+import { parseBatchRequest, type BatchItem } from '../../../../gateway/queue/batch-request.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
 
 const limits = {
@@ -10,8 +10,13 @@ const limits = {
   maxDelayMs: 7 * 86_400_000,
 };
 const policy = compileAddressPolicy([]);
-const parseItems = (value: unknown) =>
+const parseAll = (value: unknown) =>
   parseBatchRequest(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)), limits, policy);
+const parseItems = (value: unknown): BatchItem[] =>
+  parseAll(value).map((item) => {
+    if ('refused' in item) throw new Error(`unexpected refusal: ${item.refused}`);
+    return item;
+  });
 const parse = (value: unknown) => parseItems(value).map((item) => item.request);
 
 describe('batch requests', () => {
@@ -73,31 +78,46 @@ describe('batch requests', () => {
       ],
       /4 messages, more than the allowed 3/,
     ],
-    [[{ body: 'no destination' }], /batch item 0 must have a destination or a url/],
+    [
+      [{ url: 'https://a.example' }, { body: 'no destination' }],
+      /batch item 1 must have a destination or a url/,
+    ],
     [[{ url: 'https://a.example', extra: true }], /unknown field "extra"/],
     [[{ url: 42 }], /batch item 0.url must be string/],
     [[{ url: 'https://a.example', headers: { 'upstash-retries': 2 } }], /must be string/],
-    [[{ url: 'https://a.example' }, { url: 'ftp://a.example/file' }], /batch item 1: .*only http and https/],
+  ])(
+    'when the batch is not well-formed (%j), then all of it is refused with a message that says why',
+    (batch, message) => {
+      expect(() => parseAll(batch)).toThrow(message);
+    },
+  );
+
+  it.each([
+    [{ url: 'ftp://a.example/file' }, /^batch item 1: .*only http and https/],
+    [{ url: 'not a url' }, /^batch item 1: destination "not a url" is not a URL/],
+    [{ url: 'https://a.example', headers: { 'Upstash-Retries': 'abc' } }, /^batch item 1: Upstash-Retries/],
+    [{ url: 'https://a.example', body: 'x'.repeat(65) }, /^batch item 1: its body is larger than 64 bytes/],
+    [{ url: 'http://169.254.169.254/latest/meta-data' }, /^batch item 1: .*linkLocal/],
+    [{ destination: 'https://a.example', queue: 'q1' }, /^batch item 1: queues are not supported/],
     [
-      [{ url: 'https://a.example' }, { url: 'not a url' }],
-      /batch item 1: destination "not a url" is not a URL/,
-    ],
-    [[{ url: 'https://a.example', headers: { 'Upstash-Retries': 'abc' } }], /batch item 0: Upstash-Retries/],
-    [[{ url: 'https://a.example', body: 'x'.repeat(65) }], /batch item 0: its body is larger than 64 bytes/],
-    [[{ url: 'http://169.254.169.254/latest/meta-data' }], /batch item 0: .*linkLocal/],
-    [[{ destination: 'https://a.example', queue: 'q1' }], /queues are not supported/],
-    [
-      [
-        { url: 'https://a.example' },
-        { url: 'https://a.example', headers: { 'Upstash-Forward-X': 'a\r\nInjected: 1' } },
-      ],
-      /batch item 1: header "upstash-forward-x" has a value/,
+      { url: 'https://a.example', headers: { 'Upstash-Forward-X': 'a\r\nInjected: 1' } },
+      /^batch item 1: header "upstash-forward-x" has a value/,
     ],
     [
-      [{ url: 'https://a.example', headers: { 'Upstash-Forward-Bad Name': 'x' } }],
-      /batch item 0: header "upstash-forward-bad name": "bad name" is not a valid HTTP header name/,
+      { url: 'https://a.example', headers: { 'Upstash-Forward-Bad Name': 'x' } },
+      /^batch item 1: header "upstash-forward-bad name": "bad name" is not a valid HTTP header name/,
     ],
-  ])('when the batch is %j, then it is refused with a message that says why', (batch, message) => {
-    expect(() => parse(batch)).toThrow(message);
-  });
+  ])(
+    'when one well-formed item is bad (%j), then it alone is refused and the items around it are kept',
+    (bad, message) => {
+      const [first, refused, last] = parseAll([
+        { url: 'https://a.example/1' },
+        bad,
+        { url: 'https://a.example/3' },
+      ]);
+      expect(first).toMatchObject({ request: { destination: 'https://a.example/1' } });
+      expect(refused).toEqual({ refused: expect.stringMatching(message) as unknown });
+      expect(last).toMatchObject({ request: { destination: 'https://a.example/3' } });
+    },
+  );
 });

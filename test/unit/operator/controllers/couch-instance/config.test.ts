@@ -15,6 +15,7 @@ describe('readCouchInstanceConfig', () => {
       defaultVersion: '3.5.1',
       vendorName: 'Settee',
       freeEnvelope: { storage: '1Gi', cpu: '1', memory: '1Gi' },
+      freeInstancesPerNamespace: 5,
       defaultResources: {
         requests: { cpu: '100m', memory: '256Mi' },
         limits: { cpu: '500m', memory: '512Mi' },
@@ -34,6 +35,14 @@ describe('readCouchInstanceConfig', () => {
       /SETTEE_USAGE_MEASURE_TIMEOUT=-5s/,
     );
     expect(readConfig({ SETTEE_USAGE_MEASURE_INTERVAL: '5m' }).usageMeasureIntervalMs).toBe(300_000);
+  });
+
+  it('when the free instances per namespace are zero, negative or not a number, then the setting is named', () => {
+    for (const value of ['0', '-1', 'five'])
+      expect(() => readConfig({ SETTEE_FREE_INSTANCES_PER_NAMESPACE: value })).toThrow(
+        new RegExp(`SETTEE_FREE_INSTANCES_PER_NAMESPACE=${value}`),
+      );
+    expect(readConfig({ SETTEE_FREE_INSTANCES_PER_NAMESPACE: '3' }).freeInstancesPerNamespace).toBe(3);
   });
 
   it('when the replication check timeout is set, then it is read as a duration', () => {

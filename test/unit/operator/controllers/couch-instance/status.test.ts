@@ -171,4 +171,20 @@ describe('computeStatus', () => {
       }
     });
   });
+
+  it('when the namespace has no room for another free instance, then the phase is Pending, Ready is False and Degraded says why with InstanceLimitExceeded', () => {
+    const message = 'namespace ns already has 5 free instances, the free limit is 5: delete one';
+    const status = computeStatus(input({ instanceLimit: message }));
+    expect(status.phase).toBe('Pending');
+    expect(condition(status.conditions, 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'InstanceLimitExceeded',
+      message,
+    });
+    expect(condition(status.conditions, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'InstanceLimitExceeded',
+    });
+    expect(condition(status.conditions, 'Progressing')).toMatchObject({ status: 'False' });
+  });
 });
