@@ -35,6 +35,7 @@ export const ConditionReason = {
   Waking: 'Waking',
   Restoring: 'Restoring',
   RestoreFailed: 'RestoreFailed',
+  RestoreRetrying: 'RestoreRetrying',
   KeepAlive: 'KeepAlive',
   RecentActivity: 'RecentActivity',
   ReplicationRunning: 'ReplicationRunning',
@@ -67,6 +68,7 @@ export const CouchInstanceEventReason = {
   InstanceLimitExceeded: 'InstanceLimitExceeded',
   ReconcileFailed: 'ReconcileFailed',
   RestoreCompleted: 'RestoreCompleted',
+  RestoreRetrying: 'RestoreRetrying',
   RestoreFailed: 'RestoreFailed',
   Unschedulable: 'Unschedulable',
 } as const;

@@ -43,6 +43,11 @@ export interface CouchBackupStatus {
   location?: string;
   /** The manifest's address, `s3://<bucket>/<key>`, written last: no manifest, no backup. */
   manifest?: string;
+  /**
+   * The instance's storage Secret the backup was written with (absent: the cluster's object
+   * storage): a restore reads the backup from there, whatever storage the restoring instance uses.
+   */
+  storageSecret?: string;
   /** The CouchDB version the instance reported. */
   couchdbVersion?: string;
   /** sha256 of the compressed archive, hex. */

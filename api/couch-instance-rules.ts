@@ -142,11 +142,25 @@ export function buildSpecRules(envelope: FreeEnvelope): SpecRule[] {
       message: 'storage.storageClassName cannot change after the instance is created',
     },
     {
+      fieldPath: '.restore',
+      rule: `!has(self.restore) || (has(self.restore.backup) != has(self.restore.instance))`,
+      message: 'restore needs exactly one of backup (a CouchBackup) or instance (its newest backup)',
+      holds: (spec) =>
+        spec.restore === undefined ||
+        (spec.restore.backup === undefined) !== (spec.restore.instance === undefined),
+    },
+    {
+      fieldPath: '.restore.before',
+      rule: `!has(self.restore) || !has(self.restore.before) || has(self.restore.instance)`,
+      message: 'restore.before picks among the backups of restore.instance; set instance with it',
+      holds: (spec) => spec.restore?.before === undefined || spec.restore.instance !== undefined,
+    },
+    {
       // A restore fills a new, empty instance; into one that holds data it would overwrite or mix.
       fieldPath: '.restore',
       rule:
-        `(has(self.restore) ? self.restore.backup : '') == ` +
-        `(has(oldSelf.restore) ? oldSelf.restore.backup : '')`,
+        `has(self.restore) == has(oldSelf.restore) && ` +
+        `(!has(self.restore) || self.restore == oldSelf.restore)`,
       message: 'restore can only be set when the instance is created; restore into a new CouchInstance',
     },
   ];
@@ -157,32 +171,4 @@ export function findRuleViolations(spec: CouchInstanceSpec, envelope: FreeEnvelo
   return buildSpecRules(envelope)
     .filter((rule) => rule.holds !== undefined && !rule.holds(spec, envelope))
     .map((rule) => rule.message);
-}
-
-/**
- * The rule on the whole object (the CRD's root x-kubernetes-validations), where CEL sees the stored
- * status beside the new spec: a move from plan: paid to plan: free is refused while the last
- * measured usage is outside the free envelope, so an instance is never put on a plan it already
- * breaks. The CRD carries the default limits (the API server cannot read the gateway's settings).
- */
-export function buildPlanChangeRule(limits: { storageBytes: number; databases: number; storage: string }): {
-  fieldPath: string;
-  rule: string;
-  message: string;
-} {
-  const toFree =
-    `has(oldSelf.spec.plan) && oldSelf.spec.plan == 'paid' && ` +
-    `(!has(self.spec.plan) || self.spec.plan == 'free')`;
-  const usage = 'self.status.usage';
-  const within =
-    `!has(self.status) || !has(${usage}) || ` +
-    `((!has(${usage}.storageBytes) || ${usage}.storageBytes <= ${limits.storageBytes}) && ` +
-    `(!has(${usage}.databases) || ${usage}.databases <= ${limits.databases}))`;
-  return {
-    fieldPath: '.spec.plan',
-    rule: `!(${toFree}) || ${within}`,
-    message:
-      `plan: free is refused while the instance is outside the free envelope (status.usage above ` +
-      `${limits.storage} stored or ${limits.databases} databases): delete data first, then change the plan`,
-  };
 }

@@ -15,6 +15,12 @@ export const DEFAULT_IDLE_AFTER = '15m';
 export const DEFAULT_PLAN = 'free';
 export const DEFAULT_BACKUP_RETAIN = 7;
 
+/** A DNS subdomain name, as metadata.name: no slash, so no other namespace can be named. */
+/** An RFC 3339 time, as Kubernetes writes them (a pattern: the operator's ajv checks it too). */
+const RFC3339_PATTERN =
+  '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$';
+const NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+
 const quantity = (description: string): JsonSchema => ({
   description,
   // A string, not int-or-string: YAML must quote a bare number ("1"). The test control planes install
@@ -151,7 +157,7 @@ export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
             storageSecret: {
               type: 'string',
               maxLength: 253,
-              pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+              pattern: NAME_PATTERN,
               description:
                 "Name of a Secret in the instance's own namespace with the instance's own object storage, " +
                 "replacing the cluster's: keys bucket, accessKeyId and secretAccessKey, and optionally " +
@@ -181,16 +187,36 @@ export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
       description:
         'Fill this new instance from a backup before it reports Ready (phase Restoring): every database, ' +
         'document (with its revision history), attachment and _security object, checked against the ' +
-        "backup's manifest. The instance gets its own new credentials. Only when the instance is created.",
-      required: ['backup'],
+        "backup's manifest. Name the backup, or an instance (and optionally a time) to take that instance's " +
+        'newest Completed backup. The backup is read from the object storage it was written to. The instance ' +
+        'gets its own new credentials. Only when the instance is created. A failed try is retried with a ' +
+        'doubling delay; a backup that does not exist or is not Completed fails the restore at once.',
       properties: {
         backup: {
           type: 'string',
           minLength: 1,
           maxLength: 253,
-          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+          pattern: NAME_PATTERN,
           description:
-            "Name of a Completed CouchBackup in this instance's namespace (backups of other namespaces cannot be named).",
+            "Name of a CouchBackup in this instance's namespace (backups of other namespaces cannot be named). " +
+            'Pending or Running: the restore waits for it. Set either backup or instance.',
+        },
+        instance: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 253,
+          pattern: NAME_PATTERN,
+          description:
+            "Name of a CouchInstance in this instance's namespace whose newest Completed CouchBackup (completed " +
+            'before `before`, when set) to restore. Set either backup or instance.',
+        },
+        before: {
+          type: 'string',
+          maxLength: 64,
+          pattern: RFC3339_PATTERN,
+          description:
+            'With instance: take the newest backup that completed at or before this time (RFC 3339, such as ' +
+            '2026-11-24T03:00:00Z), so all its data is from before it. Left out: the newest backup.',
         },
       },
     },
@@ -263,16 +289,37 @@ export const COUCH_INSTANCE_STATUS_SCHEMA: JsonSchema = {
       type: 'object',
       description: 'How the restore of spec.restore went.',
       properties: {
-        backup: { type: 'string', description: 'The CouchBackup restored from.' },
+        backup: {
+          type: 'string',
+          description:
+            'The CouchBackup restored from (for spec.restore.instance, the one it was resolved to).',
+        },
         phase: {
           type: 'string',
           enum: ['Restoring', 'Completed', 'Failed'],
-          description: 'Restoring, Completed (verified against the manifest) or Failed (see message).',
+          description:
+            'Restoring (also while a failed try waits to be retried), Completed (verified against the ' +
+            'manifest) or Failed (see message).',
         },
         completedAt: timestamp('When the restore completed or failed.'),
         databases: { type: 'integer', minimum: 0, description: 'Databases restored.' },
         documents: { type: 'integer', format: 'int64', minimum: 0, description: 'Documents restored.' },
-        message: { type: 'string', description: 'Why it failed, for a person.' },
+        attempts: { type: 'integer', minimum: 0, description: 'Tries so far.' },
+        nextAttemptAt: timestamp('When a failed try is tried again.'),
+        message: {
+          type: 'string',
+          description: 'Why it failed, why the last try failed, or what it waits for, for a person.',
+        },
+      },
+    },
+    backupSchedule: {
+      type: 'object',
+      description:
+        'With addons.backups: the schedule in force and since when. Scheduled backups are owed from that ' +
+        'moment: a schedule turned on or changed later first runs at its next cron time, not at once.',
+      properties: {
+        schedule: { type: 'string', description: 'addons.backups.schedule as the operator last saw it.' },
+        since: timestamp('When the operator first saw this schedule.'),
       },
     },
     usage: {

@@ -57,16 +57,39 @@ export interface CouchInstanceSpec {
   addons?: CouchInstanceAddons;
   resources?: ResourceRequirements;
   /** Fill the new instance from a backup before it reports Ready (docs/backups.md). Set at creation only. */
-  restore?: { backup: string };
+  restore?: CouchInstanceRestoreSource;
+}
+
+/** Which backup to restore: one by name, or an instance's newest (completed at or before a time). */
+export interface CouchInstanceRestoreSource {
+  backup?: string;
+  instance?: string;
+  /** RFC 3339; only with instance. */
+  before?: string;
+}
+
+/**
+ * With addons.backups: the schedule in force and since when. Scheduled runs are owed from that
+ * moment on, so a schedule turned on (or changed) later first runs at its next cron time.
+ */
+export interface CouchInstanceBackupScheduleStatus {
+  schedule: string;
+  /** RFC 3339. */
+  since: string;
 }
 
 /** How the restore of spec.restore went. */
 export interface CouchInstanceRestoreStatus {
-  backup: string;
+  /** The CouchBackup restored from; absent while an instance's newest cannot be chosen yet. */
+  backup?: string;
   phase: 'Restoring' | 'Completed' | 'Failed';
   completedAt?: string;
   databases?: number;
   documents?: number;
+  /** Tries so far. */
+  attempts?: number;
+  /** RFC 3339: when a failed try is tried again. */
+  nextAttemptAt?: string;
   message?: string;
 }
 
@@ -143,6 +166,7 @@ export interface CouchInstanceStatus {
   observedGeneration?: number;
   conditions?: Condition[];
   restore?: CouchInstanceRestoreStatus;
+  backupSchedule?: CouchInstanceBackupScheduleStatus;
   usage?: CouchInstanceUsage;
 }
 

@@ -1,12 +1,14 @@
 /**
- * Backup throughput and memory: an instance's data streamed by the operator's backup code
- * (operator/backup/run-backup.ts: _changes + _bulk_get + attachments, gzip, multipart upload) into
- * versitygw, against the anchor of reading the same data as a client would
- * (_all_docs?include_docs=true, then each attachment's bytes). Two data sets on one pouchdb-server
- * engine, each measured alone: BENCH_BACKUP_DOCS small documents (default 100,000), and
- * BENCH_BACKUP_ATTACHMENT_MB of random attachments in 8 MB pieces (default 256; the issue's 1 GB
- * is BENCH_BACKUP_ATTACHMENT_MB=1024). Each run is a process of its own (bench/backup/measure-run.ts),
- * so its peak RSS is its own; BENCH_BACKUP_ROUNDS (3) alternating rounds, medians and spread.
+ * Backup and restore throughput and memory: an instance's data streamed by the operator's backup
+ * code (operator/backup/run-backup.ts: _changes + _bulk_get + attachments, gzip, multipart upload)
+ * into versitygw, and restored from there into a fresh engine by its restore code (run-restore.ts),
+ * against the anchor of reading the same data as a client would (_all_docs?include_docs=true, then
+ * each attachment's bytes). Two data sets on one pouchdb-server engine, each measured alone:
+ * BENCH_BACKUP_DOCS small documents (default 100,000), and BENCH_BACKUP_ATTACHMENT_MB of random
+ * attachments in BENCH_BACKUP_PIECE_MB pieces (default 256 in 64 MB attachments; the issue's 1 GB is
+ * BENCH_BACKUP_ATTACHMENT_MB=1024). Each run is a process of its own (bench/backup/measure-run.ts),
+ * so its peak RSS is its own; BENCH_BACKUP_ROUNDS (3) alternating rounds: medians and spread of the
+ * runs, and the median and p99 of every CouchDB request's time to headers over all rounds.
  *
  *   npx tsx bench/backup-throughput.ts
  */
@@ -17,12 +19,14 @@ import path from 'node:path';
 import { startCouchEngine, type CouchEngine } from '../local/couch-engine/index.js';
 import { startS3Server } from '../local/s3-server.js';
 import { startTsProcess } from './lib/processes.js';
-import { median, round } from './lib/stats.js';
+import { median, quantile, round } from './lib/stats.js';
 
 const DOCS = Number(process.env.BENCH_BACKUP_DOCS ?? 100_000);
 const ATTACHMENT_MB = Number(process.env.BENCH_BACKUP_ATTACHMENT_MB ?? 256);
 const ROUNDS = Number(process.env.BENCH_BACKUP_ROUNDS ?? 3);
-const PIECE_MB = 8;
+/** Which data sets to measure: small, attachments, or both (the default), comma-separated. */
+const DATA_SETS = (process.env.BENCH_BACKUP_DATA ?? 'small,attachments').split(',');
+const PIECE_MB = Number(process.env.BENCH_BACKUP_PIECE_MB ?? 64);
 const BUCKET = 'bench-backups';
 const admin = { username: 'bench', password: 'bench-password' };
 const authorization = `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString('base64')}`;
@@ -31,7 +35,11 @@ interface Run {
   ms: number;
   bytes: number;
   peakRssMb: number;
+  requestMs: number[];
 }
+
+const MODES = ['anchor', 'backup', 'restore'] as const;
+type Mode = (typeof MODES)[number];
 
 async function send(
   engine: CouchEngine,
@@ -78,7 +86,7 @@ async function seedAttachments(engine: CouchEngine): Promise<void> {
   }
 }
 
-async function measure(mode: 'backup' | 'anchor', env: NodeJS.ProcessEnv): Promise<Run> {
+async function measure(mode: Mode, env: NodeJS.ProcessEnv): Promise<Run> {
   const child = startTsProcess(`measure-${mode}`, 'bench/backup/measure-run.ts', [mode], env);
   const exit = await child.exited;
   const line = child.output().trim().split('\n').pop() ?? '';
@@ -86,20 +94,43 @@ async function measure(mode: 'backup' | 'anchor', env: NodeJS.ProcessEnv): Promi
   return JSON.parse(line) as Run;
 }
 
-function report(label: string, runs: { backup: Run[]; anchor: Run[] }, dataMb: number, docs: number): void {
-  const rate = (list: Run[]) => list.map((r) => dataMb / (r.ms / 1000));
-  const docRate = (list: Run[]) => list.map((r) => docs / (r.ms / 1000));
-  const backupMbps = rate(runs.backup);
-  const anchorMbps = rate(runs.anchor);
-  const spread = (values: number[]) => `${round(Math.min(...values), 1)}-${round(Math.max(...values), 1)}`;
+/** A restore fills an empty engine: a fresh one for every run, gone afterwards. */
+async function measureRestore(env: NodeJS.ProcessEnv): Promise<Run> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-bench-restore-'));
+  const target = await startCouchEngine({ dataDir, admin });
+  try {
+    return await measure('restore', { ...env, BENCH_RESTORE_ORIGIN: target.url });
+  } finally {
+    await target.stop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+const spread = (values: number[], digits = 1) =>
+  `${round(Math.min(...values), digits)}-${round(Math.max(...values), digits)}`;
+
+function report(label: string, runs: Record<Mode, Run[]>, dataMb: number, docs: number): void {
+  const mbps = (list: Run[]) => list.map((r) => dataMb / (r.ms / 1000));
+  const anchorMbps = median(mbps(runs.anchor));
   console.log(`\n${label}: ${docs} documents, ${round(dataMb, 1)} MB of data, ${ROUNDS} rounds`);
-  console.log(
-    `  backup: median ${round(median(backupMbps), 1)} MB/s (${spread(backupMbps)}), ${round(median(docRate(runs.backup)))} docs/s, archive ${round(median(runs.backup.map((r) => r.bytes)) / 1e6, 1)} MB, peak RSS median ${round(median(runs.backup.map((r) => r.peakRssMb)))} MB (max ${round(Math.max(...runs.backup.map((r) => r.peakRssMb)))})`,
-  );
-  console.log(
-    `  anchor (_all_docs?include_docs=true + attachment GETs): median ${round(median(anchorMbps), 1)} MB/s (${spread(anchorMbps)}), ${round(median(docRate(runs.anchor)))} docs/s, peak RSS median ${round(median(runs.anchor.map((r) => r.peakRssMb)))} MB`,
-  );
-  console.log(`  backup / anchor throughput: ${round(median(backupMbps) / median(anchorMbps), 2)}`);
+  for (const mode of MODES) {
+    const list = runs[mode];
+    const rates = mbps(list);
+    const requests = list.flatMap((r) => r.requestMs);
+    const name = mode === 'anchor' ? 'anchor (_all_docs?include_docs=true + attachment GETs)' : mode;
+    console.log(
+      `  ${name}: median ${round(median(rates), 1)} MB/s (spread ${spread(rates)}), ` +
+        `${round(median(list.map((r) => docs / (r.ms / 1000))))} docs/s, ` +
+        `${round(median(list.map((r) => r.ms)) / 1000, 1)} s (spread ${spread(list.map((r) => r.ms / 1000))}), ` +
+        `peak RSS median ${round(median(list.map((r) => r.peakRssMb)))} MB (spread ${spread(
+          list.map((r) => r.peakRssMb),
+          0,
+        )}), ` +
+        `CouchDB requests ${requests.length}: median ${round(median(requests), 1)} ms, p99 ${round(quantile(requests, 0.99), 1)} ms` +
+        (mode === 'anchor' ? '' : `, / anchor ${round(median(rates) / anchorMbps, 2)}`),
+    );
+  }
+  console.log(`  archive ${round(median(runs.backup.map((r) => r.bytes)) / 1e6, 1)} MB`);
 }
 
 async function benchDataSet(
@@ -127,11 +158,17 @@ async function benchDataSet(
       BENCH_S3_ACCESS_KEY_ID: s3.accessKeyId,
       BENCH_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
     };
-    const runs = { backup: [] as Run[], anchor: [] as Run[] };
+    const runs: Record<Mode, Run[]> = { backup: [], restore: [], anchor: [] };
     await measure('anchor', env); // warms the engine's caches for both
-    for (let round = 0; round < ROUNDS; round++) {
-      runs.anchor.push(await measure('anchor', env));
-      runs.backup.push(await measure('backup', env));
+    for (let i = 0; i < ROUNDS; i++) {
+      const roundEnv = { ...env, BENCH_BACKUP_NAME: `round-${i}` };
+      runs.anchor.push(await measure('anchor', roundEnv));
+      runs.backup.push(await measure('backup', roundEnv));
+      runs.restore.push(await measureRestore(roundEnv));
+      console.log(
+        `${label}: round ${i + 1}: ` +
+          MODES.map((mode) => `${mode} ${seconds(runs[mode].at(-1)?.ms ?? 0)}`).join(', '),
+      );
     }
     report(label, runs, await dataMb(engine), docs);
   } finally {
@@ -139,6 +176,8 @@ async function benchDataSet(
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 }
+
+const seconds = (ms: number) => `${round(ms / 1000, 1)} s`;
 
 /** The bytes a client reads: the documents as _all_docs gives them, plus every attachment. */
 async function readableMb(engine: CouchEngine): Promise<number> {
@@ -152,10 +191,11 @@ async function readableMb(engine: CouchEngine): Promise<number> {
   return bytes / 1e6;
 }
 
-await benchDataSet('small documents', seedDocs, readableMb, DOCS);
-await benchDataSet(
-  'attachments',
-  seedAttachments,
-  async (engine) => (await readableMb(engine)) + Math.ceil(ATTACHMENT_MB / PIECE_MB) * PIECE_MB * 1.048576,
-  Math.ceil(ATTACHMENT_MB / PIECE_MB),
-);
+if (DATA_SETS.includes('small')) await benchDataSet('small documents', seedDocs, readableMb, DOCS);
+if (DATA_SETS.includes('attachments'))
+  await benchDataSet(
+    'attachments',
+    seedAttachments,
+    async (engine) => (await readableMb(engine)) + Math.ceil(ATTACHMENT_MB / PIECE_MB) * PIECE_MB * 1.048576,
+    Math.ceil(ATTACHMENT_MB / PIECE_MB),
+  );

@@ -11,6 +11,7 @@ import {
 } from '@kubernetes/client-node';
 import { applyObject, makeObjectClient } from '../kube/apply.js';
 import { assertStillRunning, startControllersAndScheduler } from './control-plane-components.js';
+import { installFreePlanChangePolicy } from './free-plan-change-policy.js';
 import { locateKubeTools, type KubeTools } from './kube-tools.js';
 import { buildLocalStorageClass } from './kubelet-stand-in/local-volumes.js';
 import { loadManifests } from './manifests.js';
@@ -89,6 +90,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await applyObject(makeObjectClient(kubeConfig), buildLocalStorageClass(), {
       fieldManager: 'settee-local',
     });
+    await installFreePlanChangePolicy(kubeConfig);
     await waitForControllers(kubeConfig, components);
     return { server, kubeconfigPath, kubeConfig, tools, stop };
   } catch (err) {

@@ -11,6 +11,7 @@ import type { Deliverer } from './http-delivery.js';
 import { queueKeys } from './keys.js';
 import { isNoGroup, MessageStore, type StreamEntry } from './message-store.js';
 import { processEntry, type ProcessEntryContext } from './process-entry.js';
+import { QueueStore } from './queues/queue-store.js';
 import { createDeliverySigner, type DeliverySigner } from './signer.js';
 
 /** Consumers of gone processes are removed once they have held nothing for this long. */
@@ -51,6 +52,7 @@ export class DeliveryWorker {
   private readonly liveness: ConsumerLiveness;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly deadLetterQueue: DeadLetterQueue;
+  private readonly queues: QueueStore;
   private readonly blocking: Redis;
   private readonly logger: Logger;
   private running = false;
@@ -78,6 +80,7 @@ export class DeliveryWorker {
     this.eventLog = new EventLog(options.redis, queueKeys(options.config.keyPrefix));
     this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
     this.deadLetterQueue = new DeadLetterQueue(options.redis, queueKeys(options.config.keyPrefix));
+    this.queues = new QueueStore(options.redis, queueKeys(options.config.keyPrefix));
     this.blocking = createDatabaseClient(options.target, {
       blocking: true,
       blockMs: options.config.blockMs,
@@ -277,6 +280,18 @@ export class DeliveryWorker {
     }
   }
 
+  /**
+   * Frees the slots of queue messages that finished without releasing them (the process that
+   * finished one died before its release), so no queue stays short of a slot for longer than one
+   * maintenance pass, and starts what a freed slot allows.
+   */
+  private async auditQueueSlots(): Promise<void> {
+    for (const name of await this.queues.names()) {
+      const { freed } = await this.queues.audit(name);
+      if (freed > 0) this.logger.info('freed the slots of finished queue messages', { queue: name, freed });
+    }
+  }
+
   private async maintain(): Promise<void> {
     try {
       await this.claimFromDeadConsumers();
@@ -293,6 +308,7 @@ export class DeliveryWorker {
         // Stopped meanwhile: the entries stay pending on this consumer and are reclaimed by another.
         if (this.running) for (const entry of entries) this.dispatch(entry);
       }
+      await this.auditQueueSlots();
       // Dead letters expire even when no new one arrives to trim them.
       await this.deadLetterQueue.trim(this.deadLetterLimits);
       await this.eventLog.trim(this.target.limits.eventRetentionMs);

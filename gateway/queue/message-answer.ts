@@ -20,6 +20,7 @@ export interface MessageAnswer {
   urlGroup?: string;
   topicName?: string;
   scheduleId?: string;
+  queueName?: string;
   /** Upstash-Callback's and Upstash-Failure-Callback's URLs. */
   callback?: string;
   failureCallback?: string;
@@ -36,15 +37,21 @@ export function callbackFields(message: {
   };
 }
 
-/** The URL group and schedule a message came from, in the answer's fields. */
-export function originFields(origin: { topicName?: string | undefined; scheduleId?: string | undefined }): {
+/** The URL group, schedule and queue a message came from, in the answer's fields. */
+export function originFields(origin: {
+  topicName?: string | undefined;
+  scheduleId?: string | undefined;
+  queueName?: string | undefined;
+}): {
   urlGroup?: string;
   topicName?: string;
   scheduleId?: string;
+  queueName?: string;
 } {
   return {
     ...(origin.topicName !== undefined && { urlGroup: origin.topicName, topicName: origin.topicName }),
     ...(origin.scheduleId !== undefined && { scheduleId: origin.scheduleId }),
+    ...(origin.queueName !== undefined && { queueName: origin.queueName }),
   };
 }
 

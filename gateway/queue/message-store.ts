@@ -10,6 +10,7 @@ import { eventJson, type EventDetails } from './message-event.js';
 import { enqueueMessages } from './scripts/enqueue-messages.js';
 import { entryPresent } from './scripts/entry-present.js';
 import { promoteDueMessages } from './scripts/promote-due-messages.js';
+import { releaseQueueSlot } from './scripts/release-queue-slot.js';
 import { removeIdleConsumer } from './scripts/remove-idle-consumer.js';
 import { scheduleRetry } from './scripts/schedule-retry.js';
 
@@ -304,6 +305,16 @@ export class MessageStore {
       ],
     );
     return result === 1;
+  }
+
+  /** A queue's message finished: its slot goes back and the queue starts its next waiting ones. */
+  async releaseQueueSlot(queue: string, messageId: string): Promise<void> {
+    const k = this.keys;
+    await releaseQueueSlot.run(
+      this.redis,
+      [k.queues, k.queueWaiting(queue), k.queueActive(queue), k.scheduledMessages, k.stream, k.streamIndex],
+      [MESSAGE_FIELD, queue, messageId],
+    );
   }
 
   /** Moves up to `limit` delayed messages and retries due at `now` onto the stream; returns how many moved. */

@@ -31,12 +31,14 @@ export interface BackupScheduleReconcilerOptions {
 
 /** Longest wait between two looks: timers beyond this are not kept (the loop caps delays anyway). */
 const MAX_RECHECK_MS = 60 * 60 * 1000;
+/** How soon to look again for a schedule whose start the CouchInstance controller has not recorded yet. */
+const SINCE_RECHECK_MS = 5_000;
 /** Lands a recheck just after the cron time rather than just before it. */
 const RECHECK_SLACK_MS = 100;
 
 /**
  * The schedule driver: for each paid instance with addons.backups, creates the CouchBackup owed
- * by the cron schedule (named after its cron time, so it is created once whatever happens) and
+ * by the cron schedule since it took effect (status.backupSchedule) (named after its cron time, so it is created once whatever happens) and
  * reconciles again at the next cron time. It never reads the instance's data; whether the run
  * reads or skips a hibernated instance is the CouchBackup's to decide.
  */
@@ -59,13 +61,17 @@ export class BackupScheduleReconciler implements Reconciler {
       this.invalid.delete(key);
       return DONE;
     }
+    const recorded = instance.status?.backupSchedule;
+    // The CouchInstance controller records when this schedule took effect; its status write
+    // reconciles this key again, and the recheck is only a safety net.
+    if (recorded?.schedule !== backups.schedule) return requeueAfter(SINCE_RECHECK_MS);
     const now = this.now();
     let decision;
     try {
       decision = decideSchedule({
         schedule: backups.schedule,
         now,
-        createdAt: new Date(String(instance.metadata.creationTimestamp ?? now.toISOString())),
+        since: new Date(recorded.since),
         lastScheduledFor: this.lastScheduledFor(key, instance),
       });
     } catch (err) {

@@ -18,8 +18,8 @@ export interface ScheduleInput {
   /** Five-field cron, UTC (or @daily and its kin). */
   schedule: string;
   now: Date;
-  /** The instance's creation: runs due before it are not owed. */
-  createdAt: Date;
+  /** When the schedule took effect (status.backupSchedule.since): runs due before it are not owed. */
+  since: Date;
   /** The newest cron time a scheduled backup was created for, if any. */
   lastScheduledFor: Date | undefined;
 }
@@ -54,7 +54,8 @@ export function scheduleProblem(schedule: string): string | undefined {
 
 /**
  * When a scheduled backup is owed, pure: the latest cron time at or before now, unless a backup
- * was already made for it (or for a later one) or it came before the instance existed. Missed runs
+ * was already made for it (or for a later one) or it came before the schedule took effect (a
+ * schedule turned on at 10:00 for 03:00 first runs tomorrow at 03:00, as cron would). Missed runs
  * are not caught up one by one (an operator that was down for a week owes one backup, not seven).
  */
 export function decideSchedule(input: ScheduleInput): ScheduleDecision {
@@ -67,7 +68,7 @@ export function decideSchedule(input: ScheduleInput): ScheduleDecision {
     .toDate();
   const periodMs = afterNext.getTime() - next.getTime();
   const owed =
-    latest.getTime() >= input.createdAt.getTime() &&
+    latest.getTime() >= input.since.getTime() &&
     (input.lastScheduledFor === undefined || latest.getTime() > input.lastScheduledFor.getTime());
   return { ...(owed ? { due: latest } : {}), next, periodMs };
 }

@@ -33,19 +33,18 @@ export function connectionTo(
 }
 
 /**
- * The storage Secret the instance names, read by name in the instance's own namespace only (the
- * Secret is the tenant's, not the operator's, so it is not cached); undefined when it is missing.
+ * A tenant's storage Secret (an instance's addons.backups.storageSecret, or the one a backup was
+ * written with), read by name in the instance's own namespace only (the Secret is the tenant's,
+ * not the operator's, so it is not cached); undefined when none is named or it is missing.
  */
 export async function readStorageSecret(
   core: CoreV1Api,
-  instance: CouchInstance,
+  ref: { namespace: string; name: string | undefined },
 ): Promise<V1Secret | undefined> {
-  const name = instance.spec.addons?.backups?.storageSecret;
+  const { namespace, name } = ref;
   if (name === undefined) return undefined;
   try {
-    return await callKube(() =>
-      core.readNamespacedSecret({ namespace: instance.metadata.namespace ?? '', name }),
-    );
+    return await callKube(() => core.readNamespacedSecret({ namespace, name }));
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;

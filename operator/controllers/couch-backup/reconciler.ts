@@ -82,6 +82,7 @@ export class CouchBackupReconciler implements Reconciler {
     if (phase === 'Completed' || phase === 'Failed' || phase === 'Skipped') return DONE;
     const namespace = ref.namespace ?? '';
     const instanceKey = objectKey({ namespace, name: backup.spec.instance });
+    const instance = this.options.informers.instances.get({ namespace, name: backup.spec.instance });
     if (
       phase === 'Running' &&
       this.running.get(instanceKey) !== key &&
@@ -90,12 +91,11 @@ export class CouchBackupReconciler implements Reconciler {
       await this.fail(
         key,
         backup,
-        undefined,
+        instance,
         'interrupted: the operator stopped during the backup; no manifest was written, so it is no backup',
       );
       return DONE;
     }
-    const instance = this.options.informers.instances.get({ namespace, name: backup.spec.instance });
     if (!instance) {
       await this.fail(
         key,
@@ -146,11 +146,14 @@ export class CouchBackupReconciler implements Reconciler {
     const attempts = (backup.status?.attempts ?? 0) + 1;
     const started = this.now();
     let storage: ObjectStorage | undefined;
+    const storageSecret = instance.spec.addons?.backups?.storageSecret;
+    const { storageSecret: _previousSecret, ...previous } = backup.status ?? {};
     const running = await this.saveStatus(key, backup, {
-      ...backup.status,
+      ...previous,
       phase: 'Running',
       startedAt: started.toISOString(),
       attempts,
+      ...(storageSecret === undefined ? {} : { storageSecret }),
       message: `attempt ${attempts} of ${config.attempts}`,
     });
     await this.recordBoth(running, instance, {
@@ -161,8 +164,11 @@ export class CouchBackupReconciler implements Reconciler {
     try {
       const target = resolveStorageTarget({
         cluster: config.storage,
-        secretName: instance.spec.addons?.backups?.storageSecret,
-        secret: await readStorageSecret(this.options.clients.core, instance),
+        secretName: storageSecret,
+        secret: await readStorageSecret(this.options.clients.core, {
+          namespace: instance.metadata.namespace ?? '',
+          name: storageSecret,
+        }),
         namespace: instance.metadata.namespace ?? '',
       });
       storage = new ObjectStorage(target, { requestTimeoutMs: config.requestTimeoutMs, maxAttempts: 3 });

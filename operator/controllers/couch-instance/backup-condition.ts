@@ -77,7 +77,7 @@ export function backupConditionFor(options: {
   const { instance, now } = options;
   const schedule = instance.spec.addons?.backups?.schedule;
   if (instance.spec.plan !== 'paid' || schedule === undefined || scheduleProblem(schedule)) return undefined;
-  const periodMs = decideSchedule({ schedule, now, createdAt: now, lastScheduledFor: undefined }).periodMs;
+  const periodMs = decideSchedule({ schedule, now, since: now, lastScheduledFor: undefined }).periodMs;
   const backups = options.backups.filter((backup) => backup.spec.instance === instance.metadata.name);
   return computeBackupCondition({ backups, periodMs, now: now.getTime() });
 }

@@ -51,6 +51,7 @@ import {
 import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
 import { backupConditionFor } from './backup-condition.js';
+import { deriveBackupSchedule } from './backup-schedule-since.js';
 import type { BackupConfig } from '../couch-backup/config.js';
 import { FinalBackup } from './final-backup.js';
 import { RestoreFromBackup } from './restore-from-backup.js';
@@ -259,7 +260,7 @@ export class CouchInstanceReconciler implements Reconciler {
       this.owned.apply(key, informers.services, buildClientService(instance)),
     ]);
 
-    const restore = await this.restorer.ensure({
+    const restored = await this.restorer.ensure({
       instance,
       ready: (statefulSet.status?.readyReplicas ?? 0) > 0,
       credentials,
@@ -281,7 +282,7 @@ export class CouchInstanceReconciler implements Reconciler {
     const statusInput: StatusInput = {
       ...this.statusBasis(instance, endpoint),
       credentialsSecret: names.adminSecret,
-      restore,
+      restore: restored?.status,
       decision,
       statefulSet: { replicas: statefulSet.status?.replicas ?? 0, readyReplicas },
       usage,
@@ -325,7 +326,12 @@ export class CouchInstanceReconciler implements Reconciler {
     // A running instance comes back when its next measurement is due, whatever else happens.
     const measureMs = running ? Math.max(1, this.usage.dueInMs(key, status.usage)) : undefined;
     const meterMs = Math.max(1, meteringDueInMs(status.usage, now, config.usageMeterIntervalMs));
-    const nextMs = Math.min(recheckMs ?? Infinity, measureMs ?? Infinity, meterMs);
+    const nextMs = Math.min(
+      recheckMs ?? Infinity,
+      measureMs ?? Infinity,
+      meterMs,
+      restored?.recheckAfterMs ?? Infinity,
+    );
     return nextMs === Infinity ? DONE : requeueAfter(nextMs);
   }
 
@@ -561,6 +567,11 @@ export class CouchInstanceReconciler implements Reconciler {
         instance,
         backups: this.options.informers.backups.list(instance.metadata.namespace),
         now: this.now(),
+      }),
+      backupSchedule: deriveBackupSchedule({
+        spec: instance.spec,
+        previous: instance.status?.backupSchedule,
+        now: this.now().toISOString(),
       }),
       previous: instance.status,
       generation: instance.metadata.generation,

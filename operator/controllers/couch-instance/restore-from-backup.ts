@@ -10,22 +10,31 @@ import type { Informer } from '../../../kube/informer.js';
 import { errorMessage } from '../../../observability/logger.js';
 import { ObjectStorage } from '../../backup/object-storage.js';
 import { backupFolder } from '../../backup/run-backup.js';
-import { runRestore } from '../../backup/run-restore.js';
+import { RestoreVerificationError, runRestore } from '../../backup/run-restore.js';
 import type { BackupConfig } from '../couch-backup/config.js';
 import { readStorageSecret } from '../couch-backup/instance-access.js';
-import { resolveStorageTarget } from '../couch-backup/storage-target.js';
+import { resolveStorageTarget, StorageTargetError } from '../couch-backup/storage-target.js';
 import { couchInstanceNames } from '../../resources/couch-instance/names.js';
+import { decideRestoreSource } from './restore-source.js';
 
-export const RestoreEventReason = {
-  RestoreCompleted: 'RestoreCompleted',
-  RestoreFailed: 'RestoreFailed',
-} as const;
+/** How often a restore waiting for its backup to complete looks again. */
+const WAIT_RECHECK_MS = 5_000;
+
+/** Where the restore stands, and when the reconciler should look again while it is not done. */
+export interface RestoreOutcome {
+  status: CouchInstanceRestoreStatus;
+  recheckAfterMs?: number;
+}
 
 /**
- * spec.restore: a new instance filled from a CouchBackup of its own namespace once its CouchDB
- * answers, before it reports Ready (phase Restoring), then checked against the backup's manifest
- * (run-restore.ts). Runs once: a completed or failed restore is what status.restore says from
- * then on. The backup is read from the storage this instance's backups would use.
+ * spec.restore: a new instance filled from a CouchBackup of its own namespace (named, or an
+ * instance's newest: restore-source.ts) once its CouchDB answers, before it reports Ready (phase
+ * Restoring), then checked against the backup's manifest (run-restore.ts). The backup is read from
+ * the object storage it was written to (its status.storageSecret, else the cluster's), which need
+ * not be the restoring instance's. A failed try is tried again after a delay that doubles, as a
+ * backup's is (SETTEE_BACKUP_ATTEMPTS, SETTEE_BACKUP_RETRY_DELAY): writes with their revisions
+ * (`new_edits: false`) are idempotent, so a retry over a half-restored instance is safe. What
+ * cannot mend by waiting (no such backup, a bad archive, bad storage settings) fails at once.
  */
 export class RestoreFromBackup {
   constructor(
@@ -46,67 +55,129 @@ export class RestoreFromBackup {
     credentials: { username: string; password: string };
     logger: Logger;
     signal: AbortSignal;
-  }): Promise<CouchInstanceRestoreStatus | undefined> {
-    const { instance, logger } = request;
-    const asked = instance.spec.restore?.backup;
-    if (asked === undefined) return undefined;
+  }): Promise<RestoreOutcome | undefined> {
+    const { instance } = request;
+    const source = instance.spec.restore;
+    if (source === undefined) return undefined;
     const previous = instance.status?.restore;
-    if (previous && previous.backup === asked && previous.phase !== 'Restoring') return previous;
-    const restoring: CouchInstanceRestoreStatus = { backup: asked, phase: 'Restoring' };
-    if (!request.ready) return restoring;
+    if (previous && previous.phase !== 'Restoring') return { status: previous };
     const namespace = instance.metadata.namespace ?? '';
-    const backup = this.options.backups.get({ namespace, name: asked });
-    if (!backup)
-      return this.fail(instance, asked, `CouchBackup ${asked} not found in namespace ${namespace}`);
-    if (backup.status?.phase !== 'Completed')
-      return this.fail(
-        instance,
-        asked,
-        `CouchBackup ${asked} is ${backup.status?.phase ?? 'Pending'}, not Completed`,
-      );
+    const decision = decideRestoreSource({
+      source,
+      pinned: previous?.backup,
+      backups: this.options.backups.list(namespace),
+      namespace,
+      self: instance.metadata.name ?? '',
+    });
+    if (decision.action === 'fail') return this.fail(instance, previous, decision.backup, decision.message);
+    if (decision.action === 'wait')
+      return {
+        status: { ...previous, backup: decision.backup, phase: 'Restoring', message: decision.message },
+        recheckAfterMs: WAIT_RECHECK_MS,
+      };
+    const { backup } = decision;
+    const name = backup.metadata.name ?? '';
+    // A retry's message says why the last try failed; a wait's is over once the backup is here.
+    const { message: _waited, ...settled } = previous ?? {};
+    const restoring: CouchInstanceRestoreStatus = {
+      ...(previous?.nextAttemptAt === undefined ? settled : previous),
+      backup: name,
+      phase: 'Restoring',
+    };
+    const waitMs = Date.parse(previous?.nextAttemptAt ?? '') - this.options.now().getTime();
+    if (waitMs > 0) return { status: restoring, recheckAfterMs: waitMs };
+    if (!request.ready) return { status: restoring };
     const pod = this.options.pods.get({
       namespace,
       name: couchInstanceNames(instance.metadata.name ?? '').pod,
     });
     const address = pod && podAddress(pod);
-    if (!address) return restoring;
+    if (!address) return { status: restoring };
+    return this.attempt({ ...request, backup, restoring, origin: address.origin });
+  }
+
+  private async attempt(request: {
+    instance: CouchInstance;
+    backup: CouchBackup;
+    restoring: CouchInstanceRestoreStatus;
+    origin: string;
+    credentials: { username: string; password: string };
+    logger: Logger;
+    signal: AbortSignal;
+  }): Promise<RestoreOutcome> {
+    const { instance, backup, logger } = request;
+    const { config, now } = this.options;
+    const namespace = instance.metadata.namespace ?? '';
+    const name = backup.metadata.name ?? '';
+    const attempts = (request.restoring.attempts ?? 0) + 1;
     let storage: ObjectStorage | undefined;
     try {
       storage = new ObjectStorage(
         resolveStorageTarget({
-          cluster: this.options.config.storage,
-          secretName: instance.spec.addons?.backups?.storageSecret,
-          secret: await readStorageSecret(this.options.clients.core, instance),
+          cluster: config.storage,
+          secretName: backup.status?.storageSecret,
+          secret: await readStorageSecret(this.options.clients.core, {
+            namespace,
+            name: backup.status?.storageSecret,
+          }),
           namespace,
         }),
-        { requestTimeoutMs: this.options.config.requestTimeoutMs, maxAttempts: 3 },
+        { requestTimeoutMs: config.requestTimeoutMs, maxAttempts: 3 },
       );
-      logger.info('restoring from backup', { backup: asked });
+      logger.info('restoring from backup', { backup: name, attempts });
       const result = await runRestore({
         couch: {
-          origin: address.origin,
+          origin: request.origin,
           credentials: request.credentials,
-          timeoutMs: this.options.config.requestTimeoutMs,
+          timeoutMs: config.requestTimeoutMs,
           signal: request.signal,
         },
         storage,
-        folder: backupFolder({ namespace, name: backup.spec.instance }, asked),
+        folder: backupFolder({ namespace, name: backup.spec.instance }, name),
       });
       await this.options.events.record(instance, {
         type: 'Normal',
         reason: CouchInstanceEventReason.RestoreCompleted,
-        message: `restored ${result.databases} databases and ${result.documents} documents from ${asked}, verified against its manifest`,
+        message: `restored ${result.databases} databases and ${result.documents} documents from ${name}, verified against its manifest`,
       });
       return {
-        backup: asked,
-        phase: 'Completed',
-        completedAt: this.options.now().toISOString(),
-        databases: result.databases,
-        documents: result.documents,
+        status: {
+          backup: name,
+          phase: 'Completed',
+          completedAt: now().toISOString(),
+          databases: result.databases,
+          documents: result.documents,
+          attempts,
+        },
       };
     } catch (err) {
       if (request.signal.aborted) throw err;
-      return this.fail(instance, asked, errorMessage(err));
+      const message = errorMessage(err);
+      const permanent = err instanceof RestoreVerificationError || err instanceof StorageTargetError;
+      if (permanent || attempts >= config.attempts)
+        return this.fail(
+          instance,
+          { ...request.restoring, attempts },
+          name,
+          permanent ? message : `${message} (after ${attempts} attempts)`,
+        );
+      const delayMs = config.retryDelayMs * 2 ** (attempts - 1);
+      const retry = `attempt ${attempts} failed: ${message}; retrying in ${Math.ceil(delayMs / 1000)}s`;
+      logger.warn('restore attempt failed; retrying', { backup: name, attempts, delayMs, error: message });
+      await this.options.events.record(instance, {
+        type: 'Warning',
+        reason: CouchInstanceEventReason.RestoreRetrying,
+        message: `restore from ${name}: ${retry}`,
+      });
+      return {
+        status: {
+          ...request.restoring,
+          attempts,
+          nextAttemptAt: new Date(now().getTime() + delayMs).toISOString(),
+          message: retry,
+        },
+        recheckAfterMs: delayMs,
+      };
     } finally {
       storage?.destroy();
     }
@@ -114,14 +185,24 @@ export class RestoreFromBackup {
 
   private async fail(
     instance: CouchInstance,
-    backup: string,
+    previous: CouchInstanceRestoreStatus | undefined,
+    backup: string | undefined,
     message: string,
-  ): Promise<CouchInstanceRestoreStatus> {
+  ): Promise<RestoreOutcome> {
     await this.options.events.record(instance, {
       type: 'Warning',
       reason: CouchInstanceEventReason.RestoreFailed,
-      message: `restore from ${backup} failed: ${message}`,
+      message: `restore${backup === undefined ? '' : ` from ${backup}`} failed: ${message}`,
     });
-    return { backup, phase: 'Failed', completedAt: this.options.now().toISOString(), message };
+    const { nextAttemptAt: _retryNoMore, ...rest } = previous ?? {};
+    return {
+      status: {
+        ...rest,
+        ...(backup === undefined ? {} : { backup }),
+        phase: 'Failed',
+        completedAt: this.options.now().toISOString(),
+        message,
+      },
+    };
   }
 }

@@ -1,5 +1,6 @@
 import { ConditionReason, ConditionType } from '../../../api/conditions.js';
 import type {
+  CouchInstanceBackupScheduleStatus,
   CouchInstancePhase,
   CouchInstanceRestoreStatus,
   CouchInstanceStatus,
@@ -43,6 +44,8 @@ export interface StatusInput {
   metered?: (MeteredUsage & RequestUsageFigures) | undefined;
   /** With the backups add-on: the BackedUp condition (backup-condition.ts); absent without it. */
   backedUp?: ConditionUpdate | undefined;
+  /** With addons.backups: the schedule in force and since when (backup-schedule-since.ts). */
+  backupSchedule?: CouchInstanceBackupScheduleStatus | undefined;
   /** With spec.restore: how the restore stands (restore-from-backup.ts). */
   restore?: CouchInstanceRestoreStatus | undefined;
   /** The scheduler's message when it cannot place the pod (api/pod-scheduling.ts). */
@@ -50,6 +53,8 @@ export interface StatusInput {
 }
 
 const restoreFailed = (input: StatusInput): boolean => input.restore?.phase === 'Failed';
+const restoreFailure = (input: StatusInput): string =>
+  `the restore${input.restore?.backup ? ` from ${input.restore.backup}` : ''} failed: ${input.restore?.message ?? ''}`;
 
 const WAKING_FROM: readonly (CouchInstancePhase | undefined)[] = ['Hibernating', 'Hibernated', 'Waking'];
 
@@ -100,7 +105,7 @@ function readyCondition(phase: CouchInstancePhase, input: StatusInput): Conditio
       type: ConditionType.Ready,
       status: 'False',
       reason: ConditionReason.RestoreFailed,
-      message: `the restore from ${input.restore?.backup ?? ''} failed: ${input.restore?.message ?? ''}`,
+      message: restoreFailure(input),
     };
   const messages: Record<CouchInstancePhase, string> = {
     Pending: 'the operator is creating the instance',
@@ -109,7 +114,7 @@ function readyCondition(phase: CouchInstancePhase, input: StatusInput): Conditio
     Hibernating: 'scaling to zero',
     Hibernated: 'hibernated; the next request wakes it',
     Waking: 'CouchDB is starting after a wake request',
-    Restoring: 'CouchDB answers and is being filled from its backup (spec.restore)',
+    Restoring: `CouchDB answers and is being filled from its backup (spec.restore)${input.restore?.message ? `: ${input.restore.message}` : ''}`,
     Failed: 'the spec is invalid; see the Degraded condition',
   };
   return {
@@ -229,7 +234,14 @@ function degradedCondition(input: StatusInput): ConditionUpdate {
       type,
       status: 'True',
       reason: ConditionReason.RestoreFailed,
-      message: `the restore from ${input.restore?.backup ?? ''} failed: ${input.restore?.message ?? ''}`,
+      message: restoreFailure(input),
+    };
+  if (input.restore?.phase === 'Restoring' && input.restore.nextAttemptAt !== undefined)
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.RestoreRetrying,
+      message: `the restore from ${input.restore.backup ?? ''}: ${input.restore.message ?? ''}`,
     };
   if (input.unschedulable)
     return {
@@ -288,6 +300,7 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
     ...((input.restore ?? input.previous?.restore)
       ? { restore: input.restore ?? input.previous?.restore }
       : {}),
+    ...(input.backupSchedule ? { backupSchedule: input.backupSchedule } : {}),
     ...(Object.keys(usage).length > 0 ? { usage } : {}),
     conditions: mergeConditions({
       // A BackedUp condition goes when the add-on does.

@@ -38,6 +38,12 @@ export const UNLIMITED_FREE_RATES = {
   SETTEE_GATEWAY_FREE_QUERIES_PER_SECOND: '1000000',
 } as const;
 
+/**
+ * The operator's free-instance limit per namespace (5 by default) raised, for suites about other
+ * things that create many free instances in their namespace; the limit's own suite sets its own.
+ */
+export const UNLIMITED_FREE_INSTANCES = { SETTEE_FREE_INSTANCES_PER_NAMESPACE: '1000000' } as const;
+
 /** The gateway in this process, on a free loopback port, serving one namespace. */
 export async function startTestGateway(options: {
   kubeConfig: KubeConfig;

@@ -12,12 +12,20 @@ import {
   type KubeletStandIn,
 } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
 import { TEST_NODES } from '../control-plane-env.js';
-import { readCouchInstance, startTestGateway, testLogger } from './gateway-harness.js';
+import {
+  readCouchInstance,
+  startTestGateway,
+  testLogger,
+  UNLIMITED_FREE_INSTANCES,
+} from './gateway-harness.js';
 
 /** The whole platform for one namespace, in this process: gateway, operator and kubelet stand-in. */
 export interface TestPlatform {
   gateway: Gateway;
-  operator: RunningOperator;
+  /** The operator running now (restartOperator replaces it). */
+  readonly operator: RunningOperator;
+  /** Stops the operator (gracefully, as a rollout does) and starts a new one with the same settings. */
+  restartOperator(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -52,8 +60,8 @@ export async function startTestPlatform(options: {
     await standIn?.stop();
     await fs.rm(dataRoot, { recursive: true, force: true });
   };
-  try {
-    operator = await startOperator({
+  const launchOperator = () =>
+    startOperator({
       config: loadOperatorConfig({
         SETTEE_WATCH_NAMESPACE: namespace,
         SETTEE_LEADER_ELECTION: 'false',
@@ -61,11 +69,14 @@ export async function startTestPlatform(options: {
         SETTEE_ENDPOINT_TEMPLATE: `${gateway.url}/db/{namespace}/{name}`,
         SETTEE_SHUTDOWN_TIMEOUT: '5s',
         SETTEE_QUEUE_BASE_URL: gateway.url,
+        ...UNLIMITED_FREE_INSTANCES,
         ...options.operatorEnv,
       }),
       kubeConfig,
       logger: testLogger('operator'),
     });
+  try {
+    operator = await launchOperator();
     standIn = await startKubeletStandIn({
       kubeConfig,
       namespace,
@@ -77,7 +88,19 @@ export async function startTestPlatform(options: {
     await stop();
     throw err;
   }
-  return { gateway, operator, stop };
+  const running = operator;
+  return {
+    gateway,
+    get operator() {
+      return operator ?? running;
+    },
+    async restartOperator() {
+      await operator?.stop();
+      operator = undefined;
+      operator = await launchOperator();
+    },
+    stop,
+  };
 }
 
 /** Waits until the instance satisfies `check`, and returns it. */

@@ -29,6 +29,8 @@ import { startOperator, type RunningOperator } from '../../../operator/operator.
 import { customObjectHelpers } from '../../helpers/custom-objects.js';
 import { testControlPlane } from '../../helpers/kube.js';
 
+import { UNLIMITED_FREE_INSTANCES } from '../../helpers/gateway/gateway-harness.js';
+
 export { conditionOf } from '../../helpers/custom-objects.js';
 
 /** The clients a CouchInstance suite talks to the API server with, as a tenant or as the kubelet. */
@@ -137,6 +139,7 @@ export async function startTestOperator(options: TestOperatorOptions): Promise<R
     SETTEE_LEASE_RENEW_DEADLINE: '1500ms',
     SETTEE_LEASE_RETRY_PERIOD: '300ms',
     SETTEE_ENDPOINT_TEMPLATE: 'http://127.0.0.1:8080/db/{namespace}/{name}',
+    ...UNLIMITED_FREE_INSTANCES,
     ...options.env,
   });
   return startOperator({

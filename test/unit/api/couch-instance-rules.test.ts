@@ -72,4 +72,15 @@ describe('the CouchInstance spec rules (TypeScript twins of the CRD CEL rules)',
     expect(violations({ plan: 'paid', addons: { backups: { schedule: 'daily' } } })).toHaveLength(1);
     expect(violations({ plan: 'paid', addons: { backups: { schedule: '@daily' } } })).toEqual([]);
   });
+
+  it('when spec.restore names both or neither of backup and instance, or before without instance, then it is rejected', () => {
+    const exactlyOne = 'restore needs exactly one of backup (a CouchBackup) or instance (its newest backup)';
+    expect(violations({ restore: { backup: 'b1', instance: 'shop' } })).toEqual([exactlyOne]);
+    expect(violations({ restore: {} })).toEqual([exactlyOne]);
+    expect(violations({ restore: { backup: 'b1', before: '2026-01-01T00:00:00Z' } })).toEqual([
+      'restore.before picks among the backups of restore.instance; set instance with it',
+    ]);
+    expect(violations({ restore: { backup: 'b1' } })).toEqual([]);
+    expect(violations({ restore: { instance: 'shop', before: '2026-01-01T00:00:00Z' } })).toEqual([]);
+  });
 });

@@ -84,7 +84,7 @@ describe('backups and hibernation', () => {
     );
     expect((await readStatefulSet(ns.name, ref.name)).spec?.replicas).toBe(0);
 
-    // A run is owed at the next minute boundary (at once when the instance was created in an earlier minute).
+    // A run is owed at the next minute boundary: the schedule takes effect when it is set.
     await patchInstance(ns.name, ref.name, { spec: { addons: { backups: { schedule: '* * * * *' } } } });
     const skipped = await waitFor(
       'a skipped scheduled backup of diary',

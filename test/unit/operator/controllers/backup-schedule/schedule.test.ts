@@ -12,7 +12,7 @@ describe('decideSchedule', () => {
     const decision = decideSchedule({
       schedule: '0 3 * * *',
       now: at('2026-03-10T03:00:30Z'),
-      createdAt: created,
+      since: created,
       lastScheduledFor: undefined,
     });
     expect(decision).toEqual({
@@ -27,7 +27,7 @@ describe('decideSchedule', () => {
       decideSchedule({
         schedule: '0 3 * * *',
         now: at('2026-03-10T03:00:00Z'),
-        createdAt: created,
+        since: created,
         lastScheduledFor: undefined,
       }).due,
     ).toEqual(at('2026-03-10T03:00:00Z'));
@@ -37,7 +37,7 @@ describe('decideSchedule', () => {
     const decision = decideSchedule({
       schedule: '0 3 * * *',
       now: at('2026-03-10T09:00:00Z'),
-      createdAt: created,
+      since: created,
       lastScheduledFor: at('2026-03-10T03:00:00Z'),
     });
     expect(decision.due).toBeUndefined();
@@ -48,17 +48,17 @@ describe('decideSchedule', () => {
     const decision = decideSchedule({
       schedule: '0 * * * *',
       now: at('2026-03-10T09:20:00Z'),
-      createdAt: created,
+      since: created,
       lastScheduledFor: at('2026-03-10T04:00:00Z'),
     });
     expect(decision.due).toEqual(at('2026-03-10T09:00:00Z'));
   });
 
-  it('when the latest cron time is before the instance existed, then nothing is owed yet', () => {
+  it('when the latest cron time is before the schedule took effect (turned on later), then nothing is owed until the next', () => {
     const decision = decideSchedule({
       schedule: '0 3 * * *',
       now: at('2026-03-10T05:00:00Z'),
-      createdAt: at('2026-03-10T04:00:00Z'),
+      since: at('2026-03-10T04:00:00Z'),
       lastScheduledFor: undefined,
     });
     expect(decision.due).toBeUndefined();
@@ -70,7 +70,7 @@ describe('decideSchedule', () => {
       decideSchedule({
         schedule: '@hourly',
         now: at('2026-03-10T05:10:00Z'),
-        createdAt: created,
+        since: created,
         lastScheduledFor: undefined,
       }).next,
     ).toEqual(at('2026-03-10T06:00:00Z'));
@@ -81,7 +81,7 @@ describe('decideSchedule', () => {
       decideSchedule({
         schedule: '99 * * * *',
         now: created,
-        createdAt: created,
+        since: created,
         lastScheduledFor: undefined,
       }),
     ).toThrow(InvalidScheduleError);

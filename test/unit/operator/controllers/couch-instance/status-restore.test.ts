@@ -52,4 +52,31 @@ describe('computeStatus with spec.restore', () => {
       message: 'the restore from gone failed: CouchBackup gone not found',
     });
   });
+
+  it('when a failed try waits to be retried, then the phase stays Restoring and Degraded says RestoreRetrying with why', () => {
+    const restore = {
+      backup: 'b1',
+      phase: 'Restoring' as const,
+      attempts: 1,
+      nextAttemptAt: '2026-01-01T12:00:15.000Z',
+      message: 'attempt 1 failed: bucket unreachable; retrying in 15s',
+    };
+    const status = computeStatus(input({ restore }));
+    expect(status.phase).toBe('Restoring');
+    expect(condition(status.conditions, 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'RestoreRetrying',
+      message: 'the restore from b1: attempt 1 failed: bucket unreachable; retrying in 15s',
+    });
+    expect(condition(status.conditions, 'Ready')?.message).toContain('retrying in 15s');
+  });
+
+  it('when no backup could be chosen, then the failure names no backup', () => {
+    const status = computeStatus(
+      input({ restore: { phase: 'Failed', message: 'no Completed CouchBackup of instance shop' } }),
+    );
+    expect(condition(status.conditions, 'Degraded')?.message).toBe(
+      'the restore failed: no Completed CouchBackup of instance shop',
+    );
+  });
 });
