@@ -65,6 +65,7 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
     ...queueRoutes({
       queuesOf: (target) => new QueueStore(connections.get(target), keys, eventCapOf(config, target)),
       readPublish: createPublishReader({ config, policy, groupsOf }),
+      config,
     }),
     ...unsupportedRoutes(),
   ];

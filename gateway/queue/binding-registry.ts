@@ -33,9 +33,9 @@ export interface QueueLimits {
   eventRetentionMs: number;
   /** The most events kept (spec.limits.maxEvents). */
   maxEvents: number;
-  /** The most queues (spec.limits.maxQueues); absent: queues/queue.ts's default. */
+  /** The most queues (spec.limits.maxQueues); absent: SETTEE_QUEUE_MAX_QUEUES. */
   maxQueues?: number;
-  /** The largest parallelism of a queue (spec.limits.maxQueueParallelism); absent: the default. */
+  /** The largest parallelism of a queue (spec.limits.maxQueueParallelism); absent: SETTEE_QUEUE_MAX_QUEUE_PARALLELISM. */
   maxQueueParallelism?: number;
 }
 

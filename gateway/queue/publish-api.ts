@@ -99,7 +99,7 @@ export function publishRoutes(options: {
               })
             : await new QueueStore(redis, keys, eventCap).enqueue(queueName, group, {
                 deduplicationWindowMs,
-                quota: queueQuotaOf(target),
+                quota: queueQuotaOf(target, config),
               });
         for (const [j, i] of indexes.entries()) answers[i] = stored[j]!;
       }

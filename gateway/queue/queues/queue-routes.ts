@@ -2,6 +2,7 @@ import { Ajv, type JSONSchemaType } from 'ajv';
 import type { ApiHandler } from '../api-request.js';
 import type { ApiRoute } from '../api-router.js';
 import type { QueueTarget } from '../binding-registry.js';
+import type { QueueConfig } from '../config.js';
 import { InvalidRequestError, QuotaExceededError, ResourceNotFoundError } from '../errors.js';
 import { sendJson } from '../json-response.js';
 import { createMessage } from '../message.js';
@@ -60,14 +61,15 @@ function parseUpsertBody(raw: Buffer): UpsertBody {
 export function queueRoutes(options: {
   queuesOf: (target: QueueTarget) => QueueStore;
   readPublish: PublishReader;
+  config: Pick<QueueConfig, 'maxQueues' | 'maxQueueParallelism'>;
 }): ApiRoute[] {
-  const { queuesOf, readPublish } = options;
+  const { queuesOf, readPublish, config } = options;
 
   const setPaused =
     (paused: boolean): ApiHandler =>
     async ({ res, target, params }) => {
       const name = validateQueueName(params.name, 'queue name');
-      const quota = queueQuotaOf(target);
+      const quota = queueQuotaOf(target, config);
       const exists = await storeCall(paused ? 'pause the queue' : 'resume the queue', () =>
         queuesOf(target).upsert(name, { paused, create: false }, quota),
       );
@@ -89,7 +91,7 @@ export function queueRoutes(options: {
     const answers = await storeCall('store the message', () =>
       queuesOf(target).enqueue(name, messages, {
         deduplicationWindowMs: target.limits.deduplicationWindowMs,
-        quota: queueQuotaOf(target),
+        quota: queueQuotaOf(target, config),
       }),
     );
     sendJson(res, answers.every((a) => a.deduplicated) ? 202 : 201, answersOf([plan], answers)[0]);
@@ -110,11 +112,11 @@ export function queueRoutes(options: {
         POST: async ({ req, res, target }) => {
           const body = parseUpsertBody(await readBody(req, MAX_UPSERT_BODY_BYTES));
           const name = validateQueueName(body.queueName);
-          const quota = queueQuotaOf(target);
+          const quota = queueQuotaOf(target, config);
           const parallelism = body.parallelism ?? 1;
           if (parallelism > quota.maxParallelism)
             throw new QuotaExceededError(
-              `parallelism ${parallelism} is above the binding's limit of ${quota.maxParallelism} (QueueBinding spec.limits.maxQueueParallelism)`,
+              `parallelism ${parallelism} is above the binding's limit of ${quota.maxParallelism} (QueueBinding spec.limits.maxQueueParallelism, default SETTEE_QUEUE_MAX_QUEUE_PARALLELISM)`,
             );
           await storeCall('store the queue', () =>
             queuesOf(target).upsert(name, { parallelism, paused: body.paused ?? false, create: true }, quota),

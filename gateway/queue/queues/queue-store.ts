@@ -18,7 +18,7 @@ function isQueueLimit(err: unknown): boolean {
 
 function quotaError(quota: QueueQuota): QuotaExceededError {
   return new QuotaExceededError(
-    `queue limit reached: the binding has its most queues (${quota.maxQueues}); delete one first`,
+    `queue limit reached: the binding has its most queues (${quota.maxQueues}, QueueBinding spec.limits.maxQueues); delete one first`,
   );
 }
 

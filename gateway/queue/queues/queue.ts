@@ -1,4 +1,5 @@
 import type { QueueTarget } from '../binding-registry.js';
+import type { QueueConfig } from '../config.js';
 import { InvalidRequestError } from '../errors.js';
 
 /** A queue as its hash field stores it (the name is the field). */
@@ -49,12 +50,7 @@ export function toQStashQueue(name: string, record: QueueRecord, lag: number): Q
   };
 }
 
-/** QStash's free plan allows 10 queues ("Max Queue Count", upstash.com/docs/qstash/overall/pricing). */
-export const DEFAULT_MAX_QUEUES = 10;
-/** The benchmarks' largest queue (issue 13) runs at 100; QStash publishes no free-plan figure we could read. */
-export const DEFAULT_MAX_QUEUE_PARALLELISM = 100;
-
-/** What bounds a binding's queues: QueueBinding spec.limits, else the defaults above. */
+/** What bounds a binding's queues: QueueBinding spec.limits, else the gateway's settings. */
 export interface QueueQuota {
   /** The most queues. */
   maxQueues: number;
@@ -62,9 +58,12 @@ export interface QueueQuota {
   maxParallelism: number;
 }
 
-export function queueQuotaOf(target: Pick<QueueTarget, 'limits'>): QueueQuota {
+export function queueQuotaOf(
+  target: Pick<QueueTarget, 'limits'>,
+  config: Pick<QueueConfig, 'maxQueues' | 'maxQueueParallelism'>,
+): QueueQuota {
   return {
-    maxQueues: target.limits.maxQueues ?? DEFAULT_MAX_QUEUES,
-    maxParallelism: target.limits.maxQueueParallelism ?? DEFAULT_MAX_QUEUE_PARALLELISM,
+    maxQueues: target.limits.maxQueues ?? config.maxQueues,
+    maxParallelism: target.limits.maxQueueParallelism ?? config.maxQueueParallelism,
   };
 }

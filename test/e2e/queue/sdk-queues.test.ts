@@ -291,7 +291,9 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
       await client().queue({ queueName: name }).upsert({ parallelism: 1 });
     const overQuota = await post({ queueName: 'q5', parallelism: 1 });
     expect(overQuota.status).toBe(412);
-    expect(await overQuota.json()).toEqual({ error: expect.stringMatching(/queue limit reached.*\(4\)/) });
+    expect(await overQuota.json()).toEqual({
+      error: expect.stringMatching(/queue limit reached.*\(4, QueueBinding spec.limits.maxQueues\)/),
+    });
     const enqueueOver = await quietly(() =>
       client()
         .queue({ queueName: 'q5' })
