@@ -1,22 +1,37 @@
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane, type ControlPlane } from '../../local/control-plane.js';
+import { startNodeAgent } from '../../local/kubelet-stand-in/node-agent.js';
+import { createSilentLogger } from '../../observability/logger.js';
+import { TEST_NODES } from '../../test/helpers/control-plane-env.js';
 
-/** A local control plane with `namespace` created, and a client configuration for it. */
+/**
+ * A local control plane with `namespace` created, the test nodes registered and kept Ready (as the
+ * tests' global setup does: the real pod garbage collector deletes pods bound to a node that does
+ * not exist, which the gateway harness's stand-in pods are), and a client configuration for it.
+ * Stopping the plane stops the nodes' agent too.
+ */
 export async function startBenchCluster(
   namespace: string,
 ): Promise<{ plane: ControlPlane; kubeConfig: KubeConfig }> {
-  const plane = await startControlPlane();
+  const started = await startControlPlane();
   try {
     const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(plane.kubeconfigPath);
+    kubeConfig.loadFromFile(started.kubeconfigPath);
+    const nodes = await startNodeAgent({ kubeConfig, nodes: TEST_NODES, logger: createSilentLogger() });
+    const plane: ControlPlane = {
+      ...started,
+      stop: async () => {
+        await nodes.stop();
+        await started.stop();
+      },
+    };
     await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
     return { plane, kubeConfig };
   } catch (err) {
-    await plane.stop();
+    await started.stop();
     throw err;
   }
 }
-
 /** Creates the database `bench` with one small document, `bench/doc`, that the benchmarks read. */
 export async function seedBenchDocument(databaseUrl: string, authorization: string): Promise<void> {
   await fetch(`${databaseUrl}/bench`, { method: 'PUT', headers: { Authorization: authorization } });
