@@ -37,6 +37,7 @@ export function filterableLetter(letter: DeadLetter) {
     labels: labelsOf(letter.label),
     topicName: letter.topicName,
     scheduleId: letter.scheduleId,
+    queueName: letter.queueName,
     time: letter.failedAt,
     messageId: letter.messageId,
     dlqId: letter.dlqId,

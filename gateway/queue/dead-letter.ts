@@ -31,6 +31,8 @@ export interface DeadLetter {
   topicName?: string;
   /** Upstash-Schedule-Id: the schedule whose tick created it. */
   scheduleId?: string;
+  /** The queue it was enqueued in. */
+  queueName?: string;
   redact?: RedactFields;
   retried: number;
   createdAt: number;
@@ -88,6 +90,7 @@ export function buildDeadLetter(input: {
   if (message.failureCallback !== undefined) letter.failureCallback = message.failureCallback;
   if (message.topicName !== undefined) letter.topicName = message.topicName;
   if (message.scheduleId !== undefined) letter.scheduleId = message.scheduleId;
+  if (message.queueName !== undefined) letter.queueName = message.queueName;
   if (message.redact !== undefined) letter.redact = message.redact;
   if (input.lastStatus !== undefined) letter.lastStatus = input.lastStatus;
   if (input.lastError !== undefined) letter.lastError = input.lastError;

@@ -35,6 +35,7 @@ const LIST_SPEC: ListQuerySpec = {
     'label',
     'topicName',
     'scheduleId',
+    'queueName',
     'fromDate',
     'toDate',
     'responseStatus',

@@ -29,6 +29,8 @@ export interface ListFilters {
   topicName?: string[];
   /** The schedule whose tick created a message. */
   scheduleId?: string[];
+  /** The queue a message was enqueued in. */
+  queueName?: string[];
   /** Epoch ms, inclusive. */
   fromDate?: number;
   /** Epoch ms, inclusive. */
@@ -65,6 +67,7 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
   topicName: 'topicName',
   urlGroup: 'topicName',
   scheduleId: 'scheduleId',
+  queueName: 'queueName',
   fromDate: 'fromDate',
   toDate: 'toDate',
   messageId: 'messageId',
@@ -77,7 +80,6 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
 
 /** QStash filters on things Settee does not have; asked for, they are refused rather than ignored. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  queueName: 'queues',
   endpointName: 'endpoint names in URL groups',
   flowControlKey: 'flow control',
   callerIp: 'caller IPs recorded with messages',
@@ -159,6 +161,7 @@ export interface Filterable {
   messageId: string;
   topicName?: string | undefined;
   scheduleId?: string | undefined;
+  queueName?: string | undefined;
   dlqId?: string;
   responseStatus?: number;
   state?: EventState;
@@ -182,6 +185,7 @@ export function matchesFilters(item: Filterable, filters: ListFilters): boolean 
   if (!oneOf(filters.dlqId, item.dlqId) || !oneOf(filters.responseStatus, item.responseStatus)) return false;
   if (!oneOf(filters.state, item.state)) return false;
   if (!oneOf(filters.topicName, item.topicName) || !oneOf(filters.scheduleId, item.scheduleId)) return false;
+  if (!oneOf(filters.queueName, item.queueName)) return false;
   if (filters.label !== undefined && !item.labels.some((l) => filters.label!.includes(l))) return false;
   if (filters.host !== undefined || filters.path !== undefined) {
     const { host, path } = urlParts(item.url);

@@ -49,7 +49,18 @@ export const cancelMessage: ApiHandler = async (request) => {
  */
 export const cancelMessages: ApiHandler = async (request) => {
   const query = parseListQuery(request.query, {
-    filters: ['messageId', 'url', 'host', 'path', 'label', 'topicName', 'scheduleId', 'fromDate', 'toDate'],
+    filters: [
+      'messageId',
+      'url',
+      'host',
+      'path',
+      'label',
+      'topicName',
+      'scheduleId',
+      'queueName',
+      'fromDate',
+      'toDate',
+    ],
     maxCount: 1_000_000,
     cursor: true,
   });
@@ -73,6 +84,7 @@ export const cancelMessages: ApiHandler = async (request) => {
             messageId: m.id,
             topicName: m.topicName,
             scheduleId: m.scheduleId,
+            queueName: m.queueName,
           },
           filters,
         ),
