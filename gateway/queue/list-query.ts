@@ -27,6 +27,8 @@ export interface ListFilters {
   label?: string[];
   /** The URL group a message was published to (QStash's `topicName`, the SDK's `urlGroup`). */
   topicName?: string[];
+  /** The URL group endpoint's name a message was fanned out to. */
+  endpointName?: string[];
   /** The schedule whose tick created a message. */
   scheduleId?: string[];
   /** The queue a message was enqueued in. */
@@ -66,6 +68,7 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
   label: 'label',
   topicName: 'topicName',
   urlGroup: 'topicName',
+  endpointName: 'endpointName',
   scheduleId: 'scheduleId',
   queueName: 'queueName',
   fromDate: 'fromDate',
@@ -80,7 +83,6 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
 
 /** QStash filters on things Settee does not have; asked for, they are refused rather than ignored. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  endpointName: 'endpoint names in URL groups',
   flowControlKey: 'flow control',
   callerIp: 'caller IPs recorded with messages',
   api: 'API integrations',
@@ -160,6 +162,7 @@ export interface Filterable {
   time: number;
   messageId: string;
   topicName?: string | undefined;
+  endpointName?: string | undefined;
   scheduleId?: string | undefined;
   queueName?: string | undefined;
   dlqId?: string;
@@ -186,6 +189,7 @@ export function matchesFilters(item: Filterable, filters: ListFilters): boolean 
   if (!oneOf(filters.state, item.state)) return false;
   if (!oneOf(filters.topicName, item.topicName) || !oneOf(filters.scheduleId, item.scheduleId)) return false;
   if (!oneOf(filters.queueName, item.queueName)) return false;
+  if (!oneOf(filters.endpointName, item.endpointName)) return false;
   if (filters.label !== undefined && !item.labels.some((l) => filters.label!.includes(l))) return false;
   if (filters.host !== undefined || filters.path !== undefined) {
     const { host, path } = urlParts(item.url);
