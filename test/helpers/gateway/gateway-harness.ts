@@ -7,6 +7,7 @@ import {
 } from '@kubernetes/client-node';
 import nano from 'nano';
 import type { Logger } from 'winston';
+import { TEST_NODES } from '../control-plane-env.js';
 import { LABEL_INSTANCE, SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import {
   COUCH_INSTANCE_KIND,
@@ -168,7 +169,9 @@ export async function setInstancePod(
       body: {
         metadata: { name, labels: { [LABEL_INSTANCE]: ref.name } },
         spec: {
-          nodeName: 'settee-local',
+          // A node of the test control plane (a pod bound to no existing node is collected by the
+          // pod garbage collector); no kubelet stand-in runs in these suites, so the test is it.
+          nodeName: TEST_NODES[0]?.name ?? '',
           containers: [
             { name: 'couchdb', image: 'couchdb', ports: [{ name: 'http', containerPort: endpoint.port }] },
           ],

@@ -11,6 +11,7 @@ import {
   startKubeletStandIn,
   type KubeletStandIn,
 } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
+import { TEST_NODES } from '../control-plane-env.js';
 import {
   readCouchInstance,
   startTestGateway,
@@ -80,6 +81,7 @@ export async function startTestPlatform(options: {
       kubeConfig,
       namespace,
       dataRoot,
+      nodes: TEST_NODES,
       logger: testLogger('kubelet-stand-in'),
     });
   } catch (err) {
