@@ -23,6 +23,11 @@ const PROMOTE_BATCH = 500;
  * this often, whatever the (longer) maintenance interval.
  */
 const MAX_PROMOTE_INTERVAL_MS = 250;
+/**
+ * How long a replica stays its binding's mover without moving again: four of its passes, so a
+ * live mover never loses it, and a dead one's due messages wait at most this long for the next.
+ */
+const MOVER_LEASE_MS = 4 * MAX_PROMOTE_INTERVAL_MS;
 const ERROR_BACKOFF_MS = 1_000;
 
 export interface DeliveryWorkerOptions {
@@ -266,13 +271,15 @@ export class DeliveryWorker {
   }
 
   /**
-   * Moves due delayed messages and retries onto the stream. Every replica runs it; the script is
-   * atomic, so a message moves once whichever replica gets there first.
+   * Moves due delayed messages and retries onto the stream if this replica is the binding's mover
+   * (it holds the mover lease, or takes it when it has lapsed): one mover per binding across the
+   * replicas. The script is atomic, so a message moves once even if two ever overlap.
    */
   private async promoteDue(): Promise<void> {
+    const mover = { name: this.options.config.consumerName, leaseMs: MOVER_LEASE_MS };
     try {
       while (
-        (await this.store.promoteDueMessages(Date.now(), PROMOTE_BATCH)) === PROMOTE_BATCH &&
+        (await this.store.promoteDueMessages(Date.now(), PROMOTE_BATCH, mover)) === PROMOTE_BATCH &&
         this.running
       );
     } catch (err) {

@@ -71,6 +71,11 @@ export interface QueueKeys {
   readonly deduplicationIds: string;
   /** Sorted set of the deduplication keys: member = key, score = when its window ends (ms). */
   readonly deduplicationExpiries: string;
+  /**
+   * String: the consumer that moves due messages onto the stream for every replica, set with an
+   * expiry (PX) it renews as it moves: one mover per binding, another taking over once it lapses.
+   */
+  readonly moverLease: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -97,6 +102,7 @@ export function queueKeys(prefix: string): QueueKeys {
     consumerHeartbeats: `${prefix}consumer-heartbeats`,
     deduplicationIds: `${prefix}deduplication-ids`,
     deduplicationExpiries: `${prefix}deduplication-expiries`,
+    moverLease: `${prefix}mover-lease`,
     queues: `${prefix}queues`,
     queueWaiting: (queue: string) => `${prefix}queue-waiting:${queue}`,
     queueActive: (queue: string) => `${prefix}queue-active:${queue}`,

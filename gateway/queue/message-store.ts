@@ -317,15 +317,24 @@ export class MessageStore {
     );
   }
 
-  /** Moves up to `limit` delayed messages and retries due at `now` onto the stream; returns how many moved. */
-  async promoteDueMessages(now: number, limit: number): Promise<number> {
+  /**
+   * Moves up to `limit` delayed messages and retries due at `now` onto the stream; returns how many
+   * moved, or 'not-mover' when `mover` is given and another replica holds the mover lease.
+   */
+  async promoteDueMessages(
+    now: number,
+    limit: number,
+    mover?: { name: string; leaseMs: number },
+  ): Promise<number | 'not-mover'> {
     const k = this.keys;
-    const moved = await promoteDueMessages.run(
-      this.redis,
-      [k.schedule, k.scheduledMessages, k.stream, k.streamIndex],
-      [now, limit, MESSAGE_FIELD],
+    const moved = Number(
+      await promoteDueMessages.run(
+        this.redis,
+        [k.schedule, k.scheduledMessages, k.stream, k.streamIndex, k.moverLease],
+        [now, limit, MESSAGE_FIELD, mover?.name ?? '', mover?.leaseMs ?? 0],
+      ),
     );
-    return Number(moved);
+    return moved < 0 ? 'not-mover' : moved;
   }
 
   /**
