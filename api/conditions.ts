@@ -48,6 +48,8 @@ export const ConditionReason = {
   InvalidSpec: 'InvalidSpec',
   InstanceLimitExceeded: 'InstanceLimitExceeded',
   ReconcileFailed: 'ReconcileFailed',
+  /** The scheduler finds no node for the pod (region pinning, resources); its message says why. */
+  Unschedulable: 'Unschedulable',
   AsExpected: 'AsExpected',
   Measured: 'Measured',
   MeasurementFailed: 'MeasurementFailed',
@@ -68,6 +70,7 @@ export const CouchInstanceEventReason = {
   RestoreCompleted: 'RestoreCompleted',
   RestoreRetrying: 'RestoreRetrying',
   RestoreFailed: 'RestoreFailed',
+  Unschedulable: 'Unschedulable',
 } as const;
 export type CouchInstanceEventReason =
   (typeof CouchInstanceEventReason)[keyof typeof CouchInstanceEventReason];

@@ -17,6 +17,10 @@
  * several gateway replicas need no coordination). The operator scales the StatefulSet to 1 when that
  * time is later than `status.hibernatedAt`, and counts it as activity.
  *
+ * Scheduling: when the scheduler cannot place an instance's pod for a lasting reason, both read its
+ * message from the pod's PodScheduled condition (pod-scheduling.ts): the operator reports it in the
+ * instance's conditions, the gateway refuses requests at once instead of holding them.
+ *
  * Addresses: the gateway reads each instance's Pods (label LABEL_INSTANCE, which the pod template
  * carries): `status.podIP`, the first TCP port of its containers, and the Ready condition. A pod has
  * its IP from the moment it runs, and the gateway probes CouchDB's /_up itself, so neither the

@@ -7,14 +7,13 @@ import {
   COUCH_INSTANCE_SHORT_NAME,
   COUCH_INSTANCE_SINGULAR,
 } from './couch-instance.js';
-import { buildPlanChangeRule, buildSpecRules } from './couch-instance-rules.js';
+import { buildSpecRules } from './couch-instance-rules.js';
 import {
   COUCH_INSTANCE_SPEC_SCHEMA,
   COUCH_INSTANCE_STATUS_SCHEMA,
   type JsonSchema,
 } from './couch-instance-schema.js';
-import { DEFAULT_FREE_ENVELOPE, DEFAULT_FREE_LIMITS } from './free-envelope.js';
-import { parseQuantity } from './quantity.js';
+import { DEFAULT_FREE_ENVELOPE } from './free-envelope.js';
 
 /**
  * A manifest in its wire form (`x-kubernetes-validations`, `default`), not client-node's typed
@@ -112,13 +111,6 @@ export function buildCouchInstanceCrd(): CrdManifest {
                 'A managed Apache CouchDB 3.x instance with generated admin credentials and an endpoint at the ' +
                 'gateway, which hibernates (scales to zero, data kept) when idle and wakes on its next request.',
               required: ['spec'],
-              'x-kubernetes-validations': [
-                buildPlanChangeRule({
-                  storage: DEFAULT_FREE_ENVELOPE.storage,
-                  storageBytes: parseQuantity(DEFAULT_FREE_ENVELOPE.storage),
-                  databases: DEFAULT_FREE_LIMITS.databases,
-                }),
-              ],
               properties: {
                 apiVersion: {
                   type: 'string',

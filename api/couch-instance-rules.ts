@@ -172,31 +172,3 @@ export function findRuleViolations(spec: CouchInstanceSpec, envelope: FreeEnvelo
     .filter((rule) => rule.holds !== undefined && !rule.holds(spec, envelope))
     .map((rule) => rule.message);
 }
-
-/**
- * The rule on the whole object (the CRD's root x-kubernetes-validations), where CEL sees the stored
- * status beside the new spec: a move from plan: paid to plan: free is refused while the last
- * measured usage is outside the free envelope, so an instance is never put on a plan it already
- * breaks. The CRD carries the default limits (the API server cannot read the gateway's settings).
- */
-export function buildPlanChangeRule(limits: { storageBytes: number; databases: number; storage: string }): {
-  fieldPath: string;
-  rule: string;
-  message: string;
-} {
-  const toFree =
-    `has(oldSelf.spec.plan) && oldSelf.spec.plan == 'paid' && ` +
-    `(!has(self.spec.plan) || self.spec.plan == 'free')`;
-  const usage = 'self.status.usage';
-  const within =
-    `!has(self.status) || !has(${usage}) || ` +
-    `((!has(${usage}.storageBytes) || ${usage}.storageBytes <= ${limits.storageBytes}) && ` +
-    `(!has(${usage}.databases) || ${usage}.databases <= ${limits.databases}))`;
-  return {
-    fieldPath: '.spec.plan',
-    rule: `!(${toFree}) || ${within}`,
-    message:
-      `plan: free is refused while the instance is outside the free envelope (status.usage above ` +
-      `${limits.storage} stored or ${limits.databases} databases): delete data first, then change the plan`,
-  };
-}

@@ -57,6 +57,10 @@ export interface QueueBindingLimits {
   eventRetention?: string;
   /** The most events kept; default {@link DEFAULT_MAX_EVENTS}. */
   maxEvents?: number;
+  /** The most queues (`/v2/queues`); default the gateway's SETTEE_QUEUE_MAX_QUEUES. */
+  maxQueues?: number;
+  /** The largest parallelism of one queue; default the gateway's SETTEE_QUEUE_MAX_QUEUE_PARALLELISM. */
+  maxQueueParallelism?: number;
 }
 
 export interface QueueBindingSpec {

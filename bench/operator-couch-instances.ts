@@ -133,6 +133,8 @@ export async function runCouchInstanceBench(
       KUBECONFIG: plane.kubeconfigPath,
       SETTEE_WATCH_NAMESPACE: NAMESPACE,
       SETTEE_LEADER_ELECTION_NAMESPACE: NAMESPACE,
+      // Hundreds of free instances in one namespace: the free-instance limit would hold all but 5.
+      SETTEE_FREE_INSTANCES_PER_NAMESPACE: '1000000',
       SETTEE_METRICS_PORT: String(metricsPort),
       SETTEE_LOG_LEVEL: 'warn',
     });

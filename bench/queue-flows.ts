@@ -6,8 +6,12 @@
  *      doubled); then, one ticker alone in this process with no workers, how long firing 10,000
  *      due ticks takes and the Redis commands per tick;
  *   2. fan-out: one publish to a 100-endpoint URL group against a batch of the same 100 messages,
- *      time from the request to the last delivery, as a ratio.
+ *      time from the request to the last delivery, as a ratio;
+ *   3. queues: throughput of a queue with parallelism 1, 10 and 100 against plain publishes to the
+ *      same receiver (ratio), with a receiver that answers in 1 ms and in 50 ms, two replicas, and
+ *      each message's time from its enqueue request to its delivery (p50, p99).
  * Each phase is repeated (QUEUE_FLOWS_BENCH_ROUNDS, default 3); medians with the spread (min-max).
+ * QUEUE_FLOWS_BENCH_ONLY=queues runs phase 3 alone.
  * Redis persists with AOF everysec; everything is on loopback.
  *
  *   npx tsx bench/queue-flows.ts
@@ -31,19 +35,23 @@ import { median, quantile, round } from './lib/stats.js';
 const KEY_PREFIX = '{bench}:';
 const SIGNING_KEY = 'sig_7kYjw48mhY7kAjqNGcy6cr29RJ6r';
 const ROUNDS = Number(process.env.QUEUE_FLOWS_BENCH_ROUNDS ?? '3');
+/** QUEUE_FLOWS_BENCH_ONLY=queues runs phase 3 alone. */
+const ONLY_QUEUES = process.env.QUEUE_FLOWS_BENCH_ONLY === 'queues';
 const SCHEDULES = 10_000;
 const ENDPOINTS = 100;
 const keys = queueKeys(KEY_PREFIX);
 
 interface Receiver {
   url: string;
+  /** How long each answer waits. */
+  delayMs: number;
   /** Arrival time (epoch ms) of each delivery, by path. */
   arrivals: { path: string; at: number; scheduleId: string | undefined; messageId: string }[];
   close(): Promise<void>;
 }
 
 async function startReceiver(): Promise<Receiver> {
-  const receiver: Receiver = { url: '', arrivals: [], close: async () => undefined };
+  const receiver: Receiver = { url: '', delayMs: 0, arrivals: [], close: async () => undefined };
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -53,7 +61,9 @@ async function startReceiver(): Promise<Receiver> {
         scheduleId: req.headers['upstash-schedule-id'] as string | undefined,
         messageId: String(req.headers['upstash-message-id']),
       });
-      res.writeHead(200, { 'content-length': '0' }).end();
+      const answer = () => res.writeHead(200, { 'content-length': '0' }).end();
+      if (receiver.delayMs > 0) setTimeout(answer, receiver.delayMs);
+      else answer();
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -119,6 +129,91 @@ async function setTicks(redis: Redis, ids: readonly string[], at: number): Promi
   await pipeline.exec();
 }
 
+/** Messages per run of the queue phase, by receiver delay: a parallelism-1 queue at 50 ms takes 5 s for 100. */
+const QUEUE_MESSAGES: Readonly<Record<number, number>> = { 1: 400, 50: 100 };
+const QUEUE_SENDERS = 16;
+
+/**
+ * Sends `count` messages, QUEUE_SENDERS requests at a time alternating between the replicas, to
+ * `route(i)`; resolves with the time from the first request to the last delivery and each
+ * message's time from its request to its delivery.
+ */
+async function timeDeliveries(
+  bases: readonly string[],
+  token: string,
+  receiver: Receiver,
+  count: number,
+  route: (i: number) => string,
+): Promise<{ totalMs: number; latencies: number[] }> {
+  receiver.arrivals = [];
+  const sentAt = new Map<string, number>();
+  const started = Date.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: QUEUE_SENDERS }, async () => {
+      while (next < count) {
+        const i = next++;
+        const at = Date.now();
+        const response = await api(bases[i % bases.length]!, token, route(i), {
+          method: 'POST',
+          body: `{"i":${i}}`,
+        });
+        sentAt.set(((await response.json()) as { messageId: string }).messageId, at);
+      }
+    }),
+  );
+  await waitFor(
+    'every message delivered',
+    async () => (receiver.arrivals.length >= count ? true : undefined),
+    {
+      timeoutMs: 120_000,
+      intervalMs: 2,
+    },
+  );
+  const latencies = receiver.arrivals.map((a) => a.at - (sentAt.get(a.messageId) ?? started));
+  return { totalMs: Math.max(...receiver.arrivals.map((a) => a.at)) - started, latencies };
+}
+
+/** 3. Queues of parallelism 1, 10 and 100 against plain publishes, receivers at 1 ms and 50 ms. */
+async function benchQueues(bases: readonly string[], token: string, receiver: Receiver): Promise<void> {
+  const kinds = ['publish', 'queue p=1', 'queue p=10', 'queue p=100'] as const;
+  for (const [i, parallelism] of [1, 10, 100].entries())
+    await api(bases[0]!, token, '/v2/queues', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ queueName: `q${i}`, parallelism }),
+    });
+  for (const delayMs of [1, 50]) {
+    receiver.delayMs = delayMs;
+    const count = QUEUE_MESSAGES[delayMs]!;
+    const rate = new Map<string, number[]>(kinds.map((k) => [k, []]));
+    const p50 = new Map<string, number[]>(kinds.map((k) => [k, []]));
+    const p99 = new Map<string, number[]>(kinds.map((k) => [k, []]));
+    for (let r = 0; r < ROUNDS; r += 1) {
+      // Side by side: every kind once per round, in turn.
+      for (const [k, kind] of kinds.entries()) {
+        const route = (i: number) =>
+          k === 0 ? `/v2/publish/${receiver.url}/m/${i}` : `/v2/enqueue/q${k - 1}/${receiver.url}/m/${i}`;
+        const { totalMs, latencies } = await timeDeliveries(bases, token, receiver, count, route);
+        rate.get(kind)!.push((count * 1000) / totalMs);
+        p50.get(kind)!.push(quantile(latencies, 0.5));
+        p99.get(kind)!.push(quantile(latencies, 0.99));
+      }
+    }
+    const plain = median(rate.get('publish')!);
+    console.log(
+      `queues, receiver answering in ${delayMs} ms, ${count} messages, two replicas   median (min-max) over ${ROUNDS}`,
+    );
+    console.log('  kind            messages/s          / publish   request to delivery p50 ms    p99 ms');
+    for (const kind of kinds)
+      console.log(
+        `  ${kind.padEnd(14)}  ${spread(rate.get(kind)!).padEnd(18)}  ${String(round(median(rate.get(kind)!) / plain, 3)).padEnd(10)}  ${spread(p50.get(kind)!).padEnd(28)}  ${spread(p99.get(kind)!)}`,
+      );
+    console.log('');
+  }
+  receiver.delayMs = 0;
+}
+
 const spread = (values: number[], digits = 0) =>
   `${round(median(values), digits)} (${round(Math.min(...values), digits)}-${round(Math.max(...values), digits)})`;
 
@@ -137,6 +232,14 @@ async function main(): Promise<void> {
       `queue flows benchmark: ${os.cpus().length} CPUs, ${ROUNDS} rounds, Redis ${(await inspect.info('server')).match(/redis_version:(\S+)/)?.[1]} with AOF everysec\n`,
     );
     gateways.push(await startGateway(target), await startGateway(target));
+    if (ONLY_QUEUES) {
+      await benchQueues(
+        gateways.map((g) => `${g.baseUrl}/queue/bench/db`),
+        target.token,
+        receiver,
+      );
+      return;
+    }
     const base = `${gateways[0]!.baseUrl}/queue/bench/db`;
     const ids = await createSchedules(base, target.token, receiver.url);
 
@@ -258,6 +361,15 @@ async function main(): Promise<void> {
     console.log(`  batch of the same ${ENDPOINTS} messages ms                  ${spread(batchMs)}`);
     console.log(
       `  group / batch                                      ${round(median(groupMs) / median(batchMs), 2)}`,
+    );
+    console.log('');
+
+    // 3. Queues: parallelism 1, 10 and 100 against plain publishes, two replicas.
+    gateways.push(await startGateway(target));
+    await benchQueues(
+      gateways.map((g) => `${g.baseUrl}/queue/bench/db`),
+      target.token,
+      receiver,
     );
   } finally {
     await Promise.all(gateways.map((g) => g.proc.stop()));

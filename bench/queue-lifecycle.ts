@@ -8,7 +8,8 @@
  *      100,000 dead letters stored (seeded straight into Redis in their stored form).
  *
  *   npx tsx bench/queue-lifecycle.ts   (LIFECYCLE_BENCH_SECONDS=3 per throughput run,
- *                                       LIFECYCLE_BENCH_ROUNDS=3 rounds of on/off)
+ *                                       LIFECYCLE_BENCH_ROUNDS=3 rounds of on/off,
+ *                                       LIFECYCLE_BENCH_PARTS=1,2,3 which parts to run)
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -31,6 +32,7 @@ import { runPublishLoad } from './queue/publish-load.js';
 const KEY_PREFIX = '{bench}:';
 const SECONDS = Number(process.env.LIFECYCLE_BENCH_SECONDS ?? '3');
 const ROUNDS = Number(process.env.LIFECYCLE_BENCH_ROUNDS ?? '3');
+const PARTS = new Set((process.env.LIFECYCLE_BENCH_PARTS ?? '1,2,3').split(',').map((p) => p.trim()));
 const BACKLOG = 10_000;
 const DELAYED = 100_000;
 const EVENTS = 1_000_000;
@@ -314,9 +316,9 @@ async function main(): Promise<void> {
     console.log(
       `queue lifecycle benchmark: ${os.cpus().length} CPUs, Redis ${(await inspect.info('server')).match(/redis_version:(\S+)/)?.[1]} (no persistence)\n`,
     );
-    await eventsOnOff(redis, inspect, receiver, target);
-    await delayedBurst(inspect, receiver, target);
-    await listLatencies(inspect, target);
+    if (PARTS.has('1')) await eventsOnOff(redis, inspect, receiver, target);
+    if (PARTS.has('2')) await delayedBurst(inspect, receiver, target);
+    if (PARTS.has('3')) await listLatencies(inspect, target);
   } finally {
     inspect?.disconnect();
     await receiver?.close();

@@ -22,11 +22,8 @@ export interface ComponentOptions {
   scheduler: KeyPair;
 }
 
-/**
- * kube-controller-manager's controllers, as kubeadm runs them ('*': every default one). The
- * kubelet stand-in still plays the StatefulSet controller's part, so that one is left out.
- */
-export const CONTROLLERS = ['*', '-statefulset'];
+/** kube-controller-manager's controllers, as kubeadm runs them: every default one. */
+export const CONTROLLERS = ['*'];
 
 /**
  * Starts kube-controller-manager and kube-scheduler against `server`, each with a kubeconfig of

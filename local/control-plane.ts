@@ -3,10 +3,17 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { applyObject, makeObjectClient } from '../kube/apply.js';
 import { assertStillRunning, startControllersAndScheduler } from './control-plane-components.js';
+import { installFreePlanChangePolicy } from './free-plan-change-policy.js';
 import { locateKubeTools, type KubeTools } from './kube-tools.js';
+import { buildLocalStorageClass } from './kubelet-stand-in/local-volumes.js';
 import { loadManifests } from './manifests.js';
 import { generateControlPlanePki, type ControlPlanePki } from './pki.js';
 import { launchOnFreePort, type Launched } from './launch.js';
@@ -40,8 +47,9 @@ const READY_TIMEOUT_MS = 60_000;
 /**
  * Starts a real etcd and kube-apiserver on free loopback ports with freshly generated certificates,
  * waits for /readyz, starts the real kube-controller-manager and kube-scheduler, writes a
- * kubeconfig, installs the CRDs and waits until they are Established. There is no kubelet: the
- * kubelet stand-in (local/kubelet-stand-in) registers the nodes and runs their pods.
+ * kubeconfig, installs the CRDs (waiting until they are Established) and the default StorageClass
+ * (settee-local). There is no kubelet: the kubelet stand-in (local/kubelet-stand-in) registers the
+ * nodes, runs their pods and provisions that class's volumes.
  */
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = options.log ?? (() => undefined);
@@ -77,14 +85,39 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       scheduler: pki.scheduler,
     });
     processes.push(...components);
-    log('installing CRDs');
+    log('installing CRDs and the default StorageClass');
     await installCrds(kubeConfig, options.crdDir ?? DEFAULT_CRD_DIR);
-    await assertStillRunning(components);
+    await applyObject(makeObjectClient(kubeConfig), buildLocalStorageClass(), {
+      fieldManager: 'settee-local',
+    });
+    await installFreePlanChangePolicy(kubeConfig);
+    await waitForControllers(kubeConfig, components);
     return { server, kubeconfigPath, kubeConfig, tools, stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/**
+ * Waits until the controller manager's controllers run: the service account controller has given
+ * the default namespace its ServiceAccount (the controllers start together, once their caches
+ * have synced), so the first StatefulSet a caller creates is acted on at once.
+ */
+async function waitForControllers(kubeConfig: KubeConfig, components: ManagedProcess[]): Promise<void> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  await waitFor(
+    'kube-controller-manager to run its controllers',
+    async () => {
+      await assertStillRunning(components);
+      return core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }).then(
+        () => true as const,
+        () => undefined,
+      );
+    },
+    { timeoutMs: READY_TIMEOUT_MS, intervalMs: 100 },
+  );
+  await assertStillRunning(components);
 }
 
 function fastTempRoot(): string {

@@ -7,6 +7,7 @@ import { applyObject, makeObjectClient } from '../kube/apply.js';
 import { INSTANCE_PATH_PREFIX } from '../api/contract.js';
 import { QUEUE_BINDING_KIND, QueueEnvKey, queueEnvSecretName } from '../api/queue-binding.js';
 import { DEFAULT_CRD_DIR, installCrds, startControlPlane } from './control-plane.js';
+import { installFreePlanChangePolicy } from './free-plan-change-policy.js';
 import { provideLocalQueueDatabases } from './local-queue-databases.js';
 import { startS3Server } from './s3-server.js';
 import { locateKubeTools } from './kube-tools.js';
@@ -69,6 +70,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       await fs.writeFile(kubeconfigPath, kubeConfig.exportConfig(), { mode: 0o600 });
       say('installing CRDs');
       await installCrds(kubeConfig, DEFAULT_CRD_DIR);
+      await installFreePlanChangePolicy(kubeConfig);
     } else {
       say(
         'starting the control plane (etcd + kube-apiserver; the first run builds them, see progress above)',

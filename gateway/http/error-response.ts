@@ -23,6 +23,7 @@ const ANSWERS: Record<GatewayErrorCode, ErrorAnswer> = {
   UPSTREAM_FAILED: { status: 502, error: 'bad_gateway', retry: false },
   UPSTREAM_TIMEOUT: { status: 504, error: 'gateway_timeout', retry: false },
   WAKE_TIMEOUT: { status: 503, error: 'service_unavailable', retry: true },
+  INSTANCE_UNSCHEDULABLE: { status: 503, error: 'service_unavailable', retry: true },
   HOLD_QUEUE_FULL: { status: 503, error: 'service_unavailable', retry: true },
   SHUTTING_DOWN: { status: 503, error: 'service_unavailable', retry: true },
   CLIENT_BODY_TIMEOUT: { status: 408, error: 'request_timeout', retry: false },

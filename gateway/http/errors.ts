@@ -13,6 +13,7 @@ export type GatewayErrorCode =
   | 'UPSTREAM_FAILED'
   | 'UPSTREAM_TIMEOUT'
   | 'WAKE_TIMEOUT'
+  | 'INSTANCE_UNSCHEDULABLE'
   | 'HOLD_QUEUE_FULL'
   | 'SHUTTING_DOWN'
   | 'CLIENT_BODY_TIMEOUT'
@@ -112,6 +113,22 @@ export class WakeTimeoutError extends GatewayError {
     readonly waitedMs: number,
   ) {
     super(`the instance ${instance.namespace}/${instance.name} was not up within ${waitedMs} ms`);
+  }
+}
+
+/**
+ * The scheduler finds no node for the instance's pod (region pinning to a region no node has, or
+ * not enough resources): waiting for the wake timeout would not change that, so it is said at once.
+ */
+export class InstanceUnschedulableError extends GatewayError {
+  readonly code = 'INSTANCE_UNSCHEDULABLE';
+  constructor(
+    readonly instance: InstanceRef,
+    readonly schedulerMessage: string,
+  ) {
+    super(
+      `the instance ${instance.namespace}/${instance.name} cannot be started: its pod cannot be scheduled: ${schedulerMessage}`,
+    );
   }
 }
 

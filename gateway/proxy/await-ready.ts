@@ -1,11 +1,11 @@
 import type { Logger } from 'winston';
-import { HoldQueueFullError, WakeTimeoutError } from '../http/errors.js';
+import { HoldQueueFullError, InstanceUnschedulableError, WakeTimeoutError } from '../http/errors.js';
 import type { EndpointCache, UpstreamAddress } from './endpoint-cache.js';
 import { objectKey } from '../../kube/controller-runtime/object-key.js';
 import type { InstanceRef } from './instance-target.js';
 
 export interface AwaitReadyOptions {
-  endpoints: Pick<EndpointCache, 'addressOf' | 'onChange'>;
+  endpoints: Pick<EndpointCache, 'addressOf' | 'onChange' | 'unschedulableOf'>;
   /** Resolves true once CouchDB at `origin` answers /_up. */
   probe: (origin: string) => Promise<boolean>;
   /** Requests held per instance; the next one is refused with a 503 at once. */
@@ -72,9 +72,15 @@ export class AwaitReady {
     return address !== undefined && this.isTrusted(instanceKey, address) ? address.origin : undefined;
   }
 
-  /** Holds a request until its instance is up; rejects with a 503 error on overflow or timeout. */
+  /**
+   * Holds a request until its instance is up; rejects with a 503 error on overflow or timeout, and
+   * at once when the scheduler cannot place its pod.
+   */
   hold(instance: InstanceRef, signal?: AbortSignal): Promise<Released> {
     const key = objectKey(instance);
+    const unschedulable = this.options.endpoints.unschedulableOf(key);
+    if (unschedulable !== undefined)
+      return Promise.reject(new InstanceUnschedulableError(instance, unschedulable));
     const now = this.now();
     let waiting = this.waiting.get(key);
     if (waiting && waiting.queue.length >= this.options.holdQueueLimit) {
@@ -138,7 +144,13 @@ export class AwaitReady {
 
   private pump(key: string): void {
     const waiting = this.waiting.get(key);
-    if (!waiting || waiting.probing || waiting.probeTimer) return;
+    if (!waiting) return;
+    const unschedulable = this.options.endpoints.unschedulableOf(key);
+    if (unschedulable !== undefined) {
+      this.fail(key, new InstanceUnschedulableError(waiting.instance, unschedulable));
+      return;
+    }
+    if (waiting.probing || waiting.probeTimer) return;
     const address = this.options.endpoints.addressOf(key);
     if (!address) return; // the endpoint cache calls pump again when one appears
     if (this.isTrusted(key, address)) {

@@ -13,7 +13,10 @@ import {
 import { listEvents } from './events-api.js';
 import type { QueueKeys } from './keys.js';
 import { cancelMessage, cancelMessages, getMessage } from './messages-api.js';
-import { publishRoutes } from './publish-api.js';
+import { createPublishReader, publishRoutes } from './publish-api.js';
+import { eventCapOf } from './message-event.js';
+import { queueRoutes } from './queues/queue-routes.js';
+import { QueueStore } from './queues/queue-store.js';
 import { scheduleRoutes } from './schedules/schedule-routes.js';
 import { ScheduleStore } from './schedules/schedule-store.js';
 import type { RotationRequestWriter } from './signing-key-rotation.js';
@@ -58,6 +61,11 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
       groupsOf,
       config,
       policy,
+    }),
+    ...queueRoutes({
+      queuesOf: (target) => new QueueStore(connections.get(target), keys, eventCapOf(config, target)),
+      readPublish: createPublishReader({ config, policy, groupsOf }),
+      config,
     }),
     ...unsupportedRoutes(),
   ];

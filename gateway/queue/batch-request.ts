@@ -5,6 +5,7 @@ import { lowerCaseHeaders, parsePublishHeaders, type PublishLimits } from './pub
 import { describeSchemaError, validateBatch, type BatchItemInput } from './schemas.js';
 import { validateDestination } from './destination.js';
 import type { AddressPolicy } from './ssrf/address-policy.js';
+import { validateQueueName } from './queues/queue.js';
 import { isUrlGroupName } from './url-groups/url-group.js';
 
 export interface BatchLimits extends PublishLimits {
@@ -63,9 +64,9 @@ export function parseBatchRequest(
   if (!validateBatch(parsed)) throw new InvalidRequestError(describeSchemaError(validateBatch.errors));
   return parsed.map((item, index) => {
     const where = `batch item ${index}`;
-    if (item.queue !== undefined) return { refused: `${where}: queues are not supported` };
     const destination = item.destination ?? item.url ?? '';
     try {
+      const queueName = item.queue === undefined ? undefined : validateQueueName(item.queue, 'queue');
       const urlGroup = isUrlGroupName(destination) ? destination : undefined;
       if (!urlGroup) validateDestination(destination, policy);
       const headers = lowerCaseHeaders(item.headers ?? {});
@@ -79,7 +80,14 @@ export function parseBatchRequest(
       );
       if (body.length > limits.maxBodyBytes)
         throw new InvalidRequestError(`its body is larger than ${limits.maxBodyBytes} bytes`);
-      const request = { ...options, ...extras, destination, body };
+      const request: MessageRequest = { ...options, ...extras, destination, body };
+      if (queueName !== undefined) {
+        if (request.notBefore !== undefined)
+          throw new InvalidRequestError(
+            'Upstash-Delay and Upstash-Not-Before are not supported with a queue yet',
+          );
+        request.queueName = queueName;
+      }
       return urlGroup ? { request, urlGroup } : { request };
     } catch (err) {
       if (err instanceof InvalidRequestError || err instanceof DestinationRefusedError)

@@ -33,6 +33,10 @@ export interface QueueLimits {
   eventRetentionMs: number;
   /** The most events kept (spec.limits.maxEvents). */
   maxEvents: number;
+  /** The most queues (spec.limits.maxQueues); absent: SETTEE_QUEUE_MAX_QUEUES. */
+  maxQueues?: number;
+  /** The largest parallelism of a queue (spec.limits.maxQueueParallelism); absent: SETTEE_QUEUE_MAX_QUEUE_PARALLELISM. */
+  maxQueueParallelism?: number;
 }
 
 export interface DatabaseConnection {

@@ -40,6 +40,13 @@ export interface QueueConfig {
   workerConcurrency: number;
   /** Dead letters kept per binding; the oldest go first (SETTEE_QUEUE_MAX_DEAD_LETTERS). */
   maxDeadLetters: number;
+  /** Queues per binding unless its spec.limits.maxQueues says otherwise (SETTEE_QUEUE_MAX_QUEUES). */
+  maxQueues: number;
+  /**
+   * The largest parallelism of a queue unless the binding's spec.limits.maxQueueParallelism says
+   * otherwise (SETTEE_QUEUE_MAX_QUEUE_PARALLELISM).
+   */
+  maxQueueParallelism: number;
   /**
    * Record each message's states (CREATED, ACTIVE, DELIVERED, ...) for GET /v2/events
    * (SETTEE_QUEUE_RECORD_EVENTS, default true). Off, the events API answers empty pages.
@@ -74,6 +81,10 @@ export const QUEUE_CONFIG_DEFAULTS: Readonly<Omit<QueueConfig, 'consumerName'>> 
   blockMs: 2_000,
   workerConcurrency: 64,
   maxDeadLetters: 10_000,
+  // QStash's free plan: "Max Queue Count 10" (upstash.com/docs/qstash/overall/pricing).
+  maxQueues: 10,
+  // QStash publishes no free-plan figure we could read; 100 is issue 13's largest benchmark queue.
+  maxQueueParallelism: 100,
   recordEvents: true,
   maxRedirects: 5,
   ssrfAllowlist: [],
@@ -114,6 +125,11 @@ export function readQueueConfig(read: EnvReader): QueueConfig {
       max: 10_000,
     }),
     maxDeadLetters: read.integer('SETTEE_QUEUE_MAX_DEAD_LETTERS', d.maxDeadLetters, { min: 1 }),
+    maxQueues: read.integer('SETTEE_QUEUE_MAX_QUEUES', d.maxQueues, { min: 1, max: 100_000 }),
+    maxQueueParallelism: read.integer('SETTEE_QUEUE_MAX_QUEUE_PARALLELISM', d.maxQueueParallelism, {
+      min: 1,
+      max: 10_000,
+    }),
     recordEvents: read.boolean('SETTEE_QUEUE_RECORD_EVENTS', d.recordEvents),
     maxRedirects: read.integer('SETTEE_QUEUE_MAX_REDIRECTS', d.maxRedirects, { min: 0, max: 20 }),
     ssrfAllowlist: read.cidrList('SETTEE_QUEUE_SSRF_ALLOW'),

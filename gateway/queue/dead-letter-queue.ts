@@ -36,6 +36,7 @@ export function filterableLetter(letter: DeadLetter) {
     url: letter.destination,
     labels: labelsOf(letter.label),
     topicName: letter.topicName,
+    endpointName: letter.endpointName,
     scheduleId: letter.scheduleId,
     time: letter.failedAt,
     messageId: letter.messageId,

@@ -29,6 +29,7 @@ export interface DeadLetter {
   failureCallback?: CallbackRequest;
   /** Upstash-Topic-Name: the URL group it was published to. */
   topicName?: string;
+  endpointName?: string;
   /** Upstash-Schedule-Id: the schedule whose tick created it. */
   scheduleId?: string;
   redact?: RedactFields;
@@ -87,6 +88,7 @@ export function buildDeadLetter(input: {
   if (message.callback !== undefined) letter.callback = message.callback;
   if (message.failureCallback !== undefined) letter.failureCallback = message.failureCallback;
   if (message.topicName !== undefined) letter.topicName = message.topicName;
+  if (message.endpointName !== undefined) letter.endpointName = message.endpointName;
   if (message.scheduleId !== undefined) letter.scheduleId = message.scheduleId;
   if (message.redact !== undefined) letter.redact = message.redact;
   if (input.lastStatus !== undefined) letter.lastStatus = input.lastStatus;

@@ -11,6 +11,7 @@ import type { Deliverer } from './http-delivery.js';
 import { queueKeys } from './keys.js';
 import { isNoGroup, MessageStore, type StreamEntry } from './message-store.js';
 import { processEntry, type ProcessEntryContext } from './process-entry.js';
+import { QueueStore } from './queues/queue-store.js';
 import { createDeliverySigner, type DeliverySigner } from './signer.js';
 
 /** Consumers of gone processes are removed once they have held nothing for this long. */
@@ -22,6 +23,11 @@ const PROMOTE_BATCH = 500;
  * this often, whatever the (longer) maintenance interval.
  */
 const MAX_PROMOTE_INTERVAL_MS = 250;
+/**
+ * How long a replica stays its binding's mover without moving again: four of its passes, so a
+ * live mover never loses it, and a dead one's due messages wait at most this long for the next.
+ */
+const MOVER_LEASE_MS = 4 * MAX_PROMOTE_INTERVAL_MS;
 const ERROR_BACKOFF_MS = 1_000;
 
 export interface DeliveryWorkerOptions {
@@ -51,6 +57,7 @@ export class DeliveryWorker {
   private readonly liveness: ConsumerLiveness;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly deadLetterQueue: DeadLetterQueue;
+  private readonly queues: QueueStore;
   private readonly blocking: Redis;
   private readonly logger: Logger;
   private running = false;
@@ -78,6 +85,7 @@ export class DeliveryWorker {
     this.eventLog = new EventLog(options.redis, queueKeys(options.config.keyPrefix));
     this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
     this.deadLetterQueue = new DeadLetterQueue(options.redis, queueKeys(options.config.keyPrefix));
+    this.queues = new QueueStore(options.redis, queueKeys(options.config.keyPrefix));
     this.blocking = createDatabaseClient(options.target, {
       blocking: true,
       blockMs: options.config.blockMs,
@@ -263,17 +271,31 @@ export class DeliveryWorker {
   }
 
   /**
-   * Moves due delayed messages and retries onto the stream. Every replica runs it; the script is
-   * atomic, so a message moves once whichever replica gets there first.
+   * Moves due delayed messages and retries onto the stream if this replica is the binding's mover
+   * (it holds the mover lease, or takes it when it has lapsed): one mover per binding across the
+   * replicas. The script is atomic, so a message moves once even if two ever overlap.
    */
   private async promoteDue(): Promise<void> {
+    const mover = { name: this.options.config.consumerName, leaseMs: MOVER_LEASE_MS };
     try {
       while (
-        (await this.store.promoteDueMessages(Date.now(), PROMOTE_BATCH)) === PROMOTE_BATCH &&
+        (await this.store.promoteDueMessages(Date.now(), PROMOTE_BATCH, mover)) === PROMOTE_BATCH &&
         this.running
       );
     } catch (err) {
       this.logger.warn('moving due messages failed', { error: (err as Error).message });
+    }
+  }
+
+  /**
+   * Frees the slots of queue messages that finished without releasing them (the process that
+   * finished one died before its release), so no queue stays short of a slot for longer than one
+   * maintenance pass, and starts what a freed slot allows.
+   */
+  private async auditQueueSlots(): Promise<void> {
+    for (const name of await this.queues.names()) {
+      const { freed } = await this.queues.audit(name);
+      if (freed > 0) this.logger.info('freed the slots of finished queue messages', { queue: name, freed });
     }
   }
 
@@ -293,6 +315,7 @@ export class DeliveryWorker {
         // Stopped meanwhile: the entries stay pending on this consumer and are reclaimed by another.
         if (this.running) for (const entry of entries) this.dispatch(entry);
       }
+      await this.auditQueueSlots();
       // Dead letters expire even when no new one arrives to trim them.
       await this.deadLetterQueue.trim(this.deadLetterLimits);
       await this.eventLog.trim(this.target.limits.eventRetentionMs);

@@ -34,6 +34,7 @@ const LIST_SPEC: ListQuerySpec = {
     'path',
     'label',
     'topicName',
+    'endpointName',
     'scheduleId',
     'fromDate',
     'toDate',

@@ -18,6 +18,7 @@ export type QueueErrorCode =
   | 'NOT_FOUND'
   | 'KEY_ROTATION_PENDING'
   | 'KEY_ROTATION_TIMEOUT'
+  | 'QUOTA_EXCEEDED'
   | 'INTERNAL';
 
 export abstract class QueueError extends DomainError<QueueErrorCode> {
@@ -78,6 +79,12 @@ export class StoreUnavailableError extends QueueError {
 export class ResourceNotFoundError extends QueueError {
   readonly code = 'NOT_FOUND';
   readonly status = 404;
+}
+
+/** Over one of the binding's quotas (number of queues, parallelism): QStash answers 412. */
+export class QuotaExceededError extends QueueError {
+  readonly code = 'QUOTA_EXCEEDED';
+  readonly status = 412;
 }
 
 /** POST /v2/keys/rotate while the operator's previous rotation is still in its grace period. */

@@ -32,6 +32,7 @@ export const listEvents: ApiHandler = async (request) => {
       'path',
       'label',
       'topicName',
+      'endpointName',
       'scheduleId',
       'fromDate',
       'toDate',

@@ -17,8 +17,21 @@ export interface QueueKeys {
    * it had when it held retries only, so retries parked by an older gateway still come due.
    */
   readonly schedule: string;
-  /** Hash of the messages in `schedule`: field = message id, value = the encoded message. */
+  /**
+   * Hash of the messages waiting off the stream: field = message id, value = the encoded message.
+   * Those in `schedule` wait for a due time; the others wait in a queue's list (`queueWaiting`)
+   * for a slot. Either way the messages API finds and cancels them here.
+   */
   readonly scheduledMessages: string;
+  /** Hash of the queues (`/v2/queues`): field = queue name, value = its QueueRecord JSON. */
+  readonly queues: string;
+  /** List of a queue's messages waiting for a slot, oldest first: message ids (bodies in `scheduledMessages`). */
+  queueWaiting(queue: string): string;
+  /**
+   * Set of the ids of a queue's messages that hold one of its `parallelism` slots: from the moment
+   * they leave `queueWaiting` until delivered, dead-lettered or cancelled (a retry keeps its slot).
+   */
+  queueActive(queue: string): string;
   /** Hash of the dead-letter queue: field = dlqId, value = the dead letter (JSON). */
   readonly deadLetters: string;
   /** Hash of URL groups (QStash's topics): field = group name, value = `{createdAt, updatedAt, endpoints}` JSON. */
@@ -58,6 +71,11 @@ export interface QueueKeys {
   readonly deduplicationIds: string;
   /** Sorted set of the deduplication keys: member = key, score = when its window ends (ms). */
   readonly deduplicationExpiries: string;
+  /**
+   * String: the consumer that moves due messages onto the stream for every replica, set with an
+   * expiry (PX) it renews as it moves: one mover per binding, another taking over once it lapses.
+   */
+  readonly moverLease: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -84,5 +102,9 @@ export function queueKeys(prefix: string): QueueKeys {
     consumerHeartbeats: `${prefix}consumer-heartbeats`,
     deduplicationIds: `${prefix}deduplication-ids`,
     deduplicationExpiries: `${prefix}deduplication-expiries`,
+    moverLease: `${prefix}mover-lease`,
+    queues: `${prefix}queues`,
+    queueWaiting: (queue: string) => `${prefix}queue-waiting:${queue}`,
+    queueActive: (queue: string) => `${prefix}queue-active:${queue}`,
   });
 }

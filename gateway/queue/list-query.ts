@@ -27,6 +27,8 @@ export interface ListFilters {
   label?: string[];
   /** The URL group a message was published to (QStash's `topicName`, the SDK's `urlGroup`). */
   topicName?: string[];
+  /** The URL group endpoint's name a message was fanned out to. */
+  endpointName?: string[];
   /** The schedule whose tick created a message. */
   scheduleId?: string[];
   /** Epoch ms, inclusive. */
@@ -64,6 +66,7 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
   label: 'label',
   topicName: 'topicName',
   urlGroup: 'topicName',
+  endpointName: 'endpointName',
   scheduleId: 'scheduleId',
   fromDate: 'fromDate',
   toDate: 'toDate',
@@ -78,7 +81,6 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
 /** QStash filters on things Settee does not have; asked for, they are refused rather than ignored. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
   queueName: 'queues',
-  endpointName: 'endpoint names in URL groups',
   flowControlKey: 'flow control',
   callerIp: 'caller IPs recorded with messages',
   api: 'API integrations',
@@ -158,6 +160,7 @@ export interface Filterable {
   time: number;
   messageId: string;
   topicName?: string | undefined;
+  endpointName?: string | undefined;
   scheduleId?: string | undefined;
   dlqId?: string;
   responseStatus?: number;
@@ -182,6 +185,7 @@ export function matchesFilters(item: Filterable, filters: ListFilters): boolean 
   if (!oneOf(filters.dlqId, item.dlqId) || !oneOf(filters.responseStatus, item.responseStatus)) return false;
   if (!oneOf(filters.state, item.state)) return false;
   if (!oneOf(filters.topicName, item.topicName) || !oneOf(filters.scheduleId, item.scheduleId)) return false;
+  if (!oneOf(filters.endpointName, item.endpointName)) return false;
   if (filters.label !== undefined && !item.labels.some((l) => filters.label!.includes(l))) return false;
   if (filters.host !== undefined || filters.path !== undefined) {
     const { host, path } = urlParts(item.url);

@@ -19,7 +19,10 @@ export interface MessageAnswer {
   /** The URL group it was published to, under both names the SDK's `Message` has. */
   urlGroup?: string;
   topicName?: string;
+  /** The URL group endpoint's name, when it has one. */
+  endpointName?: string;
   scheduleId?: string;
+  queueName?: string;
   /** Upstash-Callback's and Upstash-Failure-Callback's URLs. */
   callback?: string;
   failureCallback?: string;
@@ -36,15 +39,24 @@ export function callbackFields(message: {
   };
 }
 
-/** The URL group and schedule a message came from, in the answer's fields. */
-export function originFields(origin: { topicName?: string | undefined; scheduleId?: string | undefined }): {
+/** The URL group (and endpoint), schedule and queue a message came from, in the answer's fields. */
+export function originFields(origin: {
+  topicName?: string | undefined;
+  endpointName?: string | undefined;
+  scheduleId?: string | undefined;
+  queueName?: string | undefined;
+}): {
   urlGroup?: string;
   topicName?: string;
+  endpointName?: string;
   scheduleId?: string;
+  queueName?: string;
 } {
   return {
     ...(origin.topicName !== undefined && { urlGroup: origin.topicName, topicName: origin.topicName }),
+    ...(origin.endpointName !== undefined && { endpointName: origin.endpointName }),
     ...(origin.scheduleId !== undefined && { scheduleId: origin.scheduleId }),
+    ...(origin.queueName !== undefined && { queueName: origin.queueName }),
   };
 }
 

@@ -30,7 +30,11 @@ export interface MessageEvent {
   failureCallbackHeaders?: Record<string, string[]>;
   /** The URL group it was published to (the SDK's `urlGroup`). */
   topicName?: string;
+  /** The URL group endpoint's name, when it has one. */
+  endpointName?: string;
   scheduleId?: string;
+  /** The queue it was enqueued on (/v2/enqueue). */
+  queueName?: string;
   label?: string;
   labels?: string[];
   /** Why the attempt failed (ERROR, FAILED). */
@@ -89,7 +93,9 @@ function membersOf(message: EventMessage): string {
     fields.failureCallbackHeaders = headerLists(message.failureCallback.headers);
   }
   if (message.topicName !== undefined) fields.topicName = message.topicName;
+  if (message.endpointName !== undefined) fields.endpointName = message.endpointName;
   if (message.scheduleId !== undefined) fields.scheduleId = message.scheduleId;
+  if (message.queueName !== undefined) fields.queueName = message.queueName;
   if (message.label !== undefined) {
     fields.label = message.label;
     fields.labels = labelsOf(message.label);

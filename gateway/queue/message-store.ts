@@ -10,6 +10,7 @@ import { eventJson, type EventDetails } from './message-event.js';
 import { enqueueMessages } from './scripts/enqueue-messages.js';
 import { entryPresent } from './scripts/entry-present.js';
 import { promoteDueMessages } from './scripts/promote-due-messages.js';
+import { releaseQueueSlot } from './scripts/release-queue-slot.js';
 import { removeIdleConsumer } from './scripts/remove-idle-consumer.js';
 import { scheduleRetry } from './scripts/schedule-retry.js';
 
@@ -306,15 +307,34 @@ export class MessageStore {
     return result === 1;
   }
 
-  /** Moves up to `limit` delayed messages and retries due at `now` onto the stream; returns how many moved. */
-  async promoteDueMessages(now: number, limit: number): Promise<number> {
+  /** A queue's message finished: its slot goes back and the queue starts its next waiting ones. */
+  async releaseQueueSlot(queue: string, messageId: string): Promise<void> {
     const k = this.keys;
-    const moved = await promoteDueMessages.run(
+    await releaseQueueSlot.run(
       this.redis,
-      [k.schedule, k.scheduledMessages, k.stream, k.streamIndex],
-      [now, limit, MESSAGE_FIELD],
+      [k.queues, k.queueWaiting(queue), k.queueActive(queue), k.scheduledMessages, k.stream, k.streamIndex],
+      [MESSAGE_FIELD, queue, messageId],
     );
-    return Number(moved);
+  }
+
+  /**
+   * Moves up to `limit` delayed messages and retries due at `now` onto the stream; returns how many
+   * moved, or 'not-mover' when `mover` is given and another replica holds the mover lease.
+   */
+  async promoteDueMessages(
+    now: number,
+    limit: number,
+    mover?: { name: string; leaseMs: number },
+  ): Promise<number | 'not-mover'> {
+    const k = this.keys;
+    const moved = Number(
+      await promoteDueMessages.run(
+        this.redis,
+        [k.schedule, k.scheduledMessages, k.stream, k.streamIndex, k.moverLease],
+        [now, limit, MESSAGE_FIELD, mover?.name ?? '', mover?.leaseMs ?? 0],
+      ),
+    );
+    return moved < 0 ? 'not-mover' : moved;
   }
 
   /**

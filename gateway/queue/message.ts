@@ -30,6 +30,10 @@ export interface QueueMessage {
   redact?: RedactFields;
   /** The URL group it was published to, one message per endpoint; delivered as Upstash-Topic-Name. */
   topicName?: string;
+  /** The name of the URL group endpoint it was fanned out to, when the endpoint has one. */
+  endpointName?: string;
+  /** The queue (`/v2/enqueue/{queue}`) it waits in for a slot, and whose slot it holds once started. */
+  queueName?: string;
   /** The schedule whose tick created it; delivered as Upstash-Schedule-Id. */
   scheduleId?: string;
   /** Upstash-Callback: every answer of the destination is published to it (callback-message.ts). */

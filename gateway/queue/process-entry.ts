@@ -98,6 +98,19 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
     return 'dead-lettered';
   }
 
+  const outcome = await deliverMessage(ctx, entry, message, now);
+  // A queue's message holds its slot through its retries; any other outcome frees it.
+  if (message.queueName !== undefined && outcome !== 'retry-scheduled')
+    await ctx.store.releaseQueueSlot(message.queueName, message.id);
+  return outcome;
+}
+
+async function deliverMessage(
+  ctx: ProcessEntryContext,
+  entry: StreamEntry,
+  message: QueueMessage,
+  now: () => number,
+): Promise<EntryOutcome> {
   // Built only for a log line that is written: hashing the destination on every delivery cost
   // more than the rest of the bookkeeping.
   const logFields = () => ({

@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import type { ApiHandler } from './api-request.js';
 import type { ApiRoute } from './api-router.js';
 import type { QueueTarget } from './binding-registry.js';
@@ -5,7 +6,7 @@ import { parseBatchRequest } from './batch-request.js';
 import type { QueueConfig } from './config.js';
 import type { DatabaseConnections } from './database-connections.js';
 import { validateDestination } from './destination.js';
-import { StoreUnavailableError } from './errors.js';
+import { QueueError, StoreUnavailableError } from './errors.js';
 import { sendJson } from './json-response.js';
 import type { QueueKeys } from './keys.js';
 import { createMessage, type MessageRequest } from './message.js';
@@ -13,48 +14,32 @@ import { eventCapOf } from './message-event.js';
 import { MessageStore, type EnqueueAnswer } from './message-store.js';
 import { parsePublishExtras } from './publish-extras.js';
 import { parsePublishHeaders } from './publish-headers.js';
+import { queueQuotaOf } from './queues/queue.js';
+import { QueueStore } from './queues/queue-store.js';
 import { readBody } from './read-body.js';
 import type { AddressPolicy } from './ssrf/address-policy.js';
-import { answersOf, messagesOf, planBatchItem, planPublish } from './url-groups/fan-out.js';
+import { answersOf, messagesOf, planBatchItem, planPublish, type PublishPlan } from './url-groups/fan-out.js';
 import { isUrlGroupName } from './url-groups/url-group.js';
 import type { UrlGroupStore } from './url-groups/url-group-store.js';
 
+export type PublishReader = (input: {
+  req: http.IncomingMessage;
+  target: QueueTarget;
+  destination: string;
+}) => Promise<PublishPlan>;
+
 /**
- * QStash's publish routes, the hot path:
- *   POST /v2/publish/{destination or url group}   one message (or one per group endpoint)
- *   POST /v2/batch                                 many, stored together
- * Each is validated whole and answered 201 only once its messages are stored in the binding's
- * database; a publish whose every message was a duplicate is a 202, as QStash answers.
+ * Reads one publish (`/v2/publish/{destination}`, `/v2/enqueue/{queue}/{destination}`): its body,
+ * its headers checked whole, and the destination, a URL or a URL group's name (one message per
+ * endpoint). Nothing is stored.
  */
-export function publishRoutes(options: {
-  connections: DatabaseConnections;
-  keys: QueueKeys;
+export function createPublishReader(options: {
   config: QueueConfig;
   policy: AddressPolicy;
   groupsOf: (target: QueueTarget) => UrlGroupStore;
-}): ApiRoute[] {
-  const { connections, keys, config, policy, groupsOf } = options;
-
-  const store = async (
-    target: QueueTarget,
-    requests: readonly MessageRequest[],
-  ): Promise<EnqueueAnswer[]> => {
-    const messages = requests.map((request) => createMessage(request));
-    try {
-      const store = new MessageStore(connections.get(target), keys, eventCapOf(config, target));
-      return await store.enqueue(messages, Date.now(), {
-        deduplicationWindowMs: target.limits.deduplicationWindowMs,
-      });
-    } catch (err) {
-      throw new StoreUnavailableError(
-        `the queue's database did not store the message: ${(err as Error).message}`,
-        { cause: err },
-      );
-    }
-  };
-
-  const publish: ApiHandler = async ({ req, res, target, params }) => {
-    const destination = params.destination ?? '';
+}): PublishReader {
+  const { config, policy, groupsOf } = options;
+  return async ({ req, target, destination }) => {
     const body = await readBody(req, config.maxBodyBytes);
     const urlGroup = isUrlGroupName(destination) ? destination : undefined;
     if (!urlGroup) validateDestination(destination, policy);
@@ -67,7 +52,69 @@ export function publishRoutes(options: {
       policy,
     );
     const request = { ...headerOptions, ...extras, destination, body };
-    const plan = await planPublish(urlGroup ? { request, urlGroup } : { request }, groupsOf(target));
+    return planPublish(urlGroup ? { request, urlGroup } : { request }, groupsOf(target));
+  };
+}
+
+/**
+ * QStash's publish routes, the hot path:
+ *   POST /v2/publish/{destination or url group}   one message (or one per group endpoint)
+ *   POST /v2/batch                                 many, stored together (per queue, for items with `queue`)
+ * Each is validated whole and answered 201 only once its messages are stored in the binding's
+ * database; a publish whose every message was a duplicate is a 202, as QStash answers.
+ */
+export function publishRoutes(options: {
+  connections: DatabaseConnections;
+  keys: QueueKeys;
+  config: QueueConfig;
+  policy: AddressPolicy;
+  groupsOf: (target: QueueTarget) => UrlGroupStore;
+}): ApiRoute[] {
+  const { connections, keys, config, policy, groupsOf } = options;
+  const readPublish = createPublishReader({ config, policy, groupsOf });
+
+  /**
+   * Stores the messages and answers for each in order: those of no queue in one script, those of
+   * each queue (batch items with `queue`) in that queue's script, which creates it when missing.
+   */
+  const store = async (
+    target: QueueTarget,
+    requests: readonly MessageRequest[],
+  ): Promise<EnqueueAnswer[]> => {
+    const messages = requests.map((request) => createMessage(request));
+    const redis = connections.get(target);
+    const eventCap = eventCapOf(config, target);
+    const deduplicationWindowMs = target.limits.deduplicationWindowMs;
+    const byQueue = new Map<string | undefined, number[]>();
+    for (const [i, message] of messages.entries())
+      byQueue.set(message.queueName, [...(byQueue.get(message.queueName) ?? []), i]);
+    const answers: EnqueueAnswer[] = new Array<EnqueueAnswer>(messages.length);
+    try {
+      for (const [queueName, indexes] of byQueue) {
+        const group = indexes.map((i) => messages[i]!);
+        const stored =
+          queueName === undefined
+            ? await new MessageStore(redis, keys, eventCap).enqueue(group, Date.now(), {
+                deduplicationWindowMs,
+              })
+            : await new QueueStore(redis, keys, eventCap).enqueue(queueName, group, {
+                deduplicationWindowMs,
+                quota: queueQuotaOf(target, config),
+              });
+        for (const [j, i] of indexes.entries()) answers[i] = stored[j]!;
+      }
+      return answers;
+    } catch (err) {
+      if (err instanceof QueueError) throw err;
+      throw new StoreUnavailableError(
+        `the queue's database did not store the message: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+  };
+
+  const publish: ApiHandler = async ({ req, res, target, params }) => {
+    const plan = await readPublish({ req, target, destination: params.destination ?? '' });
     const answers = await store(target, messagesOf([plan]));
     // QStash answers a duplicate 202 Accepted (upstash/docs qstash/features/deduplication).
     sendJson(res, answers.every((a) => a.deduplicated) ? 202 : 201, answersOf([plan], answers)[0]);

@@ -49,7 +49,10 @@ const NOT_FORWARDABLE = new Set([
 /** QStash features this queue does not have; a publish that asks for one gets a 400. */
 const UNSUPPORTED = new Map([
   ['upstash-flow-control-key', 'flow control (Upstash-Flow-Control-Key) is not supported'],
-  ['upstash-queue-name', 'queues (Upstash-Queue-Name) are not supported yet'],
+  [
+    'upstash-queue-name',
+    'Upstash-Queue-Name belongs on POST /v2/schedules/{destination}; enqueue with POST /v2/enqueue/{queue}/{destination}',
+  ],
   ['upstash-cron', 'Upstash-Cron belongs on POST /v2/schedules/{destination}, which creates a schedule'],
 ]);
 

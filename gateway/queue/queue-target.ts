@@ -61,6 +61,8 @@ export function buildQueueLimits(binding: QueueBinding): QueueLimits {
     maxEvents: limits?.maxEvents ?? DEFAULT_MAX_EVENTS,
   };
   if (limits?.maxDeadLetters !== undefined) result.maxDeadLetters = limits.maxDeadLetters;
+  if (limits?.maxQueues !== undefined) result.maxQueues = limits.maxQueues;
+  if (limits?.maxQueueParallelism !== undefined) result.maxQueueParallelism = limits.maxQueueParallelism;
   return result;
 }
 

@@ -9,7 +9,7 @@ export interface BatchItemInput {
   url?: string;
   headers?: Record<string, string>;
   body?: unknown;
-  /** The SDK's queue name; queues are not supported, but the field is recognised to say so. */
+  /** The SDK's queue name (`batch([{queueName}])`): the item is enqueued there. */
   queue?: string;
 }
 

@@ -8,7 +8,7 @@ import { buildCouchDbIni, buildCouchDbIniFilesEnv } from './couchdb-ini.js';
 import { buildCouchDbVmArgs, epmdModeFor } from './couchdb-vm-args.js';
 import { loadEngineIdentity } from './engine-identity.js';
 import { CouchEngineUnavailableError } from './errors.js';
-import { launchUntilUp } from './launch.js';
+import { launchUntilUp, LOOPBACK } from './launch.js';
 import type { CouchEngine, CouchEngineOptions } from './types.js';
 
 /** Names a real Apache CouchDB 3.x `bin/couchdb`; when set, it runs instead of the stand-in. */
@@ -32,6 +32,7 @@ export async function startApacheCouchDbEngine(
   const dataDir = path.resolve(options.dataDir);
   await fs.mkdir(dataDir, { recursive: true });
   const identity = await loadEngineIdentity(dataDir, options.uuid);
+  const host = options.host ?? LOOPBACK;
   const runDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-couchdb-'));
   const iniFile = path.join(runDir, 'settee.ini');
   const vmArgsFile = path.join(runDir, 'vm.args');
@@ -47,9 +48,11 @@ export async function startApacheCouchDbEngine(
     const { process: proc, port } = await launchUntilUp({
       what: 'Apache CouchDB',
       port: options.port,
+      host,
       readyTimeoutMs: READY_TIMEOUT_MS,
       start: async (port) => {
         const ini = buildCouchDbIni({
+          host,
           port,
           dataDir,
           runDir,
@@ -78,12 +81,14 @@ export async function startApacheCouchDbEngine(
     let stopped: Promise<void> | undefined;
     return {
       kind: 'apache-couchdb',
-      url: `http://127.0.0.1:${port}`,
+      url: `http://${host}:${port}`,
+      host,
       port,
       uuid: identity.uuid,
       pid: proc.pid,
+      exited: proc.exited,
       output: () => proc.output(),
-      stop: () => (stopped ??= proc.stop(STOP_GRACE_MS).then(() => removeDir(runDir))),
+      stop: (graceMs = STOP_GRACE_MS) => (stopped ??= proc.stop(graceMs).then(() => removeDir(runDir))),
     };
   } catch (err) {
     await removeDir(runDir);

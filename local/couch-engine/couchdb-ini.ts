@@ -3,7 +3,9 @@ import type { CouchEngineAdmin } from './types.js';
 
 /** One Apache CouchDB 3.x instance's own settings, layered over the install's default.ini. */
 export interface CouchDbIniInput {
-  /** chttpd's port, bound on 127.0.0.1 only. */
+  /** chttpd's loopback address (default 127.0.0.1). */
+  host?: string;
+  /** chttpd's port, bound on `host` only. */
   port: number;
   /** Absolute; holds the databases and the view indexes. */
   dataDir: string;
@@ -26,6 +28,7 @@ type IniSection = [name: string, entries: Array<[key: string, value: string]>];
  */
 export function buildCouchDbIni(input: CouchDbIniInput): string {
   assertPort(input.port);
+  assertLoopback(input.host ?? '127.0.0.1');
   const sections: IniSection[] = [
     [
       'couchdb',
@@ -42,7 +45,7 @@ export function buildCouchDbIni(input: CouchDbIniInput): string {
       'chttpd',
       [
         ['port', String(input.port)],
-        ['bind_address', '127.0.0.1'],
+        ['bind_address', input.host ?? '127.0.0.1'],
       ],
     ],
     ['admins', [[input.admin.username, input.admin.password]]],
@@ -102,6 +105,15 @@ function checkValue(section: string, key: string, value: string): string {
     );
   }
   return value;
+}
+
+function assertLoopback(host: string): void {
+  if (
+    !/^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(host) ||
+    host.split('.').some((part) => Number(part) > 255)
+  ) {
+    throw new InvalidCouchEngineConfigError(`the engine listens on loopback only (127.0.0.0/8), got ${host}`);
+  }
 }
 
 function assertPort(port: number): void {

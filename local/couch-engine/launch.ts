@@ -6,29 +6,32 @@ export interface EngineLaunchOptions {
   what: string;
   /** A fixed port: no retry on another one. */
   port?: number;
+  /** The loopback address it listens on (default 127.0.0.1). */
+  host?: string;
   /** Starts the engine on `port`; it must answer GET /_up there once ready. */
   start(port: number): Promise<ManagedProcess>;
   readyTimeoutMs?: number;
 }
 
+export const LOOPBACK = '127.0.0.1';
 const DEFAULT_READY_TIMEOUT_MS = 30_000;
 const UP_REQUEST_TIMEOUT_MS = 2_000;
 
-/** Starts an engine and resolves once GET http://127.0.0.1:<port>/_up answers 200. */
+/** Starts an engine and resolves once GET http://<host>:<port>/_up answers 200. */
 export function launchUntilUp(options: EngineLaunchOptions): Promise<Launched> {
   return launchOnFreePort({
     what: `${options.what} GET /_up`,
     port: options.port,
     start: options.start,
-    isReady: isUp,
+    isReady: (port) => isUp(options.host ?? LOOPBACK, port),
     readyTimeoutMs: options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS,
     // An engine start is on the wake path: every poll interval adds to a cold start.
     intervalMs: 10,
   });
 }
 
-async function isUp(port: number): Promise<true | undefined> {
-  const response = await fetch(`http://127.0.0.1:${port}/_up`, {
+async function isUp(host: string, port: number): Promise<true | undefined> {
+  const response = await fetch(`http://${host}:${port}/_up`, {
     signal: AbortSignal.timeout(UP_REQUEST_TIMEOUT_MS),
   });
   await response.body?.cancel();

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { startProcess } from '../process.js';
 import { loadEngineIdentity } from './engine-identity.js';
 import { requireFauxtonRelease } from './fauxton-release.js';
-import { launchUntilUp } from './launch.js';
+import { launchUntilUp, LOOPBACK } from './launch.js';
 import { standInServerScript } from './stand-in-build.js';
 import { STAND_IN_CONFIG_ENV, type StandInConfig } from './stand-in-config.js';
 import type { CouchEngine, CouchEngineOptions } from './types.js';
@@ -26,12 +26,15 @@ export async function startPouchDbEngine(
   await fs.mkdir(dataDir, { recursive: true });
   const identity = await loadEngineIdentity(dataDir, options.uuid);
   const script = await standInServerScript();
+  const host = options.host ?? LOOPBACK;
 
   const { process: proc, port } = await launchUntilUp({
     what: 'pouchdb-server stand-in',
     port: options.port,
+    host,
     start: async (port) => {
       const config: StandInConfig = {
+        host,
         port,
         dataDir,
         admin: options.admin,
@@ -52,11 +55,13 @@ export async function startPouchDbEngine(
   let stopped: Promise<void> | undefined;
   return {
     kind: 'pouchdb-server',
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
+    host,
     port,
     uuid: identity.uuid,
     pid: proc.pid,
+    exited: proc.exited,
     output: () => proc.output(),
-    stop: () => (stopped ??= proc.stop()),
+    stop: (graceMs) => (stopped ??= proc.stop(graceMs)),
   };
 }

@@ -149,12 +149,12 @@ async function main(): Promise<void> {
   const server = http.createServer((req, res) => handle(config, { couchApp, serveFauxton }, req, res));
   server.once('error', (err: NodeJS.ErrnoException) => {
     console.error(
-      `pouchdb stand-in: cannot listen on 127.0.0.1:${config.port}: ${err.code ?? ''} ${err.message}`,
+      `pouchdb stand-in: cannot listen on ${config.host}:${config.port}: ${err.code ?? ''} ${err.message}`,
     );
     process.exit(1);
   });
-  server.listen(config.port, '127.0.0.1', () => {
-    console.log(`pouchdb stand-in for CouchDB listening on http://127.0.0.1:${config.port}`);
+  server.listen(config.port, config.host, () => {
+    console.log(`pouchdb stand-in for CouchDB listening on http://${config.host}:${config.port}`);
   });
   exitWith(server);
 }
@@ -185,11 +185,11 @@ function handle(
     sendJson(req, res, 200, { status: 'ok', seeds: {} });
   } else if (reading && (route === '/_scheduler/jobs' || route === '/_scheduler/docs')) {
     const list = route === '/_scheduler/jobs' ? schedulerJobs : schedulerDocs;
-    whenServerAdmin(config.port, req, res, async () =>
-      sendJson(req, res, 200, await list({ port: config.port, node: NODE_NAME }, req)),
+    whenServerAdmin(ownOrigin(config), req, res, async () =>
+      sendJson(req, res, 200, await list({ origin: ownOrigin(config), node: NODE_NAME }, req)),
     );
   } else if (isAdminOnlyInFront(req.method, route)) {
-    whenServerAdmin(config.port, req, res, () => couchApp(req, res));
+    whenServerAdmin(ownOrigin(config), req, res, () => couchApp(req, res));
   } else {
     if (isStreamingFeed(route, req.url)) delete req.headers['accept-encoding'];
     couchApp(req, res);
@@ -226,14 +226,19 @@ function isAdminOnlyInFront(method: string | undefined, pathname: string): boole
   return databasePath && (method === 'PUT' || method === 'DELETE');
 }
 
+/** Where this server listens, for the requests it makes to itself. */
+function ownOrigin(config: StandInConfig): string {
+  return `http://${config.host}:${config.port}`;
+}
+
 /** Serves the request with `serve` when its credentials are a server admin's, else answers 401. */
 function whenServerAdmin(
-  port: number,
+  origin: string,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   serve: () => void | Promise<void>,
 ): void {
-  isServerAdmin(port, req)
+  isServerAdmin(origin, req)
     .then((admin) =>
       admin
         ? serve()
@@ -246,10 +251,10 @@ function whenServerAdmin(
 }
 
 /** Asks express-pouchdb's own /_session who the request's credentials are. */
-async function isServerAdmin(port: number, req: http.IncomingMessage): Promise<boolean> {
+async function isServerAdmin(origin: string, req: http.IncomingMessage): Promise<boolean> {
   const headers = credentialHeaders(req);
   if (Object.keys(headers).length === 0) return false;
-  const response = await fetch(`http://127.0.0.1:${port}/_session`, { headers });
+  const response = await fetch(`${origin}/_session`, { headers });
   if (!response.ok) {
     await response.body?.cancel();
     return false;

@@ -13,6 +13,8 @@ export const STAND_IN_REPORTED_COUCHDB_VERSION = '3.3.3';
 export const STAND_IN_VENDOR_NAME = 'Settee stand-in: pouchdb-server (express-pouchdb), not Apache CouchDB';
 
 export interface StandInConfig {
+  /** The loopback address it listens on. */
+  host: string;
   port: number;
   /** Absolute; each database is a LevelDB folder in it. */
   dataDir: string;
@@ -28,6 +30,7 @@ export function parseStandInConfig(json: string | undefined): StandInConfig {
   if (!json) throw new Error(`${STAND_IN_CONFIG_ENV} is not set`);
   const value = JSON.parse(json) as Partial<StandInConfig>;
   const strings = [
+    value.host,
     value.dataDir,
     value.admin?.username,
     value.admin?.password,
@@ -41,7 +44,7 @@ export function parseStandInConfig(json: string | undefined): StandInConfig {
     strings.every((s) => typeof s === 'string' && s.length > 0);
   if (!valid)
     throw new Error(
-      `${STAND_IN_CONFIG_ENV} is incomplete: it needs port, dataDir, admin, uuid, secret, fauxtonDir`,
+      `${STAND_IN_CONFIG_ENV} is incomplete: it needs host, port, dataDir, admin, uuid, secret, fauxtonDir`,
     );
   return value as StandInConfig;
 }

@@ -13,7 +13,8 @@ export const REPLICATOR_DB = '_replicator';
 
 /** Where the stand-in's express-pouchdb listens, and the node name it reports. */
 export interface SchedulerSource {
-  port: number;
+  /** http://<host>:<port> */
+  origin: string;
   node: string;
 }
 
@@ -61,10 +62,10 @@ export async function schedulerDocs(source: SchedulerSource, req: http.IncomingM
 }
 
 async function replicatorDocuments(
-  { port }: SchedulerSource,
+  { origin }: SchedulerSource,
   req: http.IncomingMessage,
 ): Promise<ReplicatorDocument[]> {
-  const response = await fetch(`http://127.0.0.1:${port}/${REPLICATOR_DB}/_all_docs?include_docs=true`, {
+  const response = await fetch(`${origin}/${REPLICATOR_DB}/_all_docs?include_docs=true`, {
     headers: credentialHeaders(req),
   });
   if (!response.ok) throw new Error(`${REPLICATOR_DB}/_all_docs answered ${response.status}`);

@@ -13,22 +13,30 @@ export interface CouchEngineOptions {
   admin: CouchEngineAdmin;
   /** Listen on this loopback port (default: a free one, retried if taken meanwhile). */
   port?: number;
+  /**
+   * Listen on this loopback address (default 127.0.0.1). The kubelet stand-in gives each pod an
+   * address of its own in 127.0.0.0/8, so every engine listens on the template's own port.
+   */
+  host?: string;
   /** The server uuid reported by GET / (default: one generated once and kept in dataDir). */
   uuid?: string;
   /** A label for process names and logs (default: the port). */
   name?: string;
 }
 
-/** A CouchDB-compatible server on 127.0.0.1, answering GET /_up. */
+/** A CouchDB-compatible server on a loopback address, answering GET /_up. */
 export interface CouchEngine {
   kind: CouchEngineKind;
-  /** http://127.0.0.1:<port>, without credentials. */
+  /** http://<host>:<port>, without credentials. */
   url: string;
+  host: string;
   port: number;
   uuid: string;
   pid: number;
+  /** Resolves with the exit code (or signal name) when the engine process ends. */
+  exited: Promise<number | string>;
   /** The last lines of the engine's output, for diagnosis. */
   output(): string;
-  /** Stops the engine (its data stays in dataDir). Safe to call twice. */
-  stop(): Promise<void>;
+  /** Stops the engine, SIGKILL after `graceMs` (its data stays in dataDir). Safe to call twice. */
+  stop(graceMs?: number): Promise<void>;
 }

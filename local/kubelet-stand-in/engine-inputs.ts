@@ -1,4 +1,4 @@
-import type { V1ConfigMap, V1Secret, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { ADMIN_SECRET_KEYS, adminSecretName } from '../../api/contract.js';
 import type { CouchEngineAdmin } from '../couch-engine/index.js';
 import { stableAdminHash } from './stable-admin-hash.js';
@@ -25,17 +25,13 @@ export interface PodReferences {
 
 /**
  * Reads the admin credentials from the instance's admin Secret and the `[couchdb] uuid` from the
- * ConfigMaps the pod template mounts, from watch caches as a kubelet does: nothing on the wake path
- * waits for an API read. The engine gets the admin as a hash salted by the StatefulSet's uid (see
- * stableAdminHash), not the operator's own [admins] line: that one is PBKDF2-SHA256, which the
- * pouchdb-server stand-in cannot read.
+ * ConfigMaps the pod mounts, from watch caches as a kubelet does: nothing on the wake path waits
+ * for an API read. The engine gets the admin as a hash salted by the uid of the pod's controller
+ * (its StatefulSet, which outlives each pod; see stableAdminHash), not the operator's own [admins]
+ * line: that one is PBKDF2-SHA256, which the pouchdb-server stand-in cannot read.
  */
-export function readEngineInputs(
-  references: PodReferences,
-  statefulSet: V1StatefulSet,
-  instance: string,
-): EngineInputs {
-  const namespace = statefulSet.metadata?.namespace ?? '';
+export function readEngineInputs(references: PodReferences, pod: V1Pod, instance: string): EngineInputs {
+  const namespace = pod.metadata?.namespace ?? '';
   const secretName = adminSecretName(instance);
   const secret = references.secret({ namespace, name: secretName });
   if (!secret) throw new MissingEngineInputError(`Secret ${namespace}/${secretName} is not there (yet)`);
@@ -49,18 +45,19 @@ export function readEngineInputs(
     throw new MissingEngineInputError(`Secret ${namespace}/${secretName} has no username or password`);
   }
   let uuid: string | undefined;
-  for (const name of mountedConfigMaps(statefulSet)) {
+  for (const name of mountedConfigMaps(pod)) {
     const configMap = references.configMap({ namespace, name });
     if (!configMap) throw new MissingEngineInputError(`ConfigMap ${namespace}/${name} is not there (yet)`);
     for (const text of Object.values(configMap.data ?? {})) uuid = iniValue(text, 'couchdb', 'uuid') ?? uuid;
   }
-  const identity = statefulSet.metadata?.uid ?? `${namespace}/${instance}`;
+  const controller = pod.metadata?.ownerReferences?.find((owner) => owner.controller);
+  const identity = controller?.uid ?? pod.metadata?.uid ?? `${namespace}/${instance}`;
   return { admin: { username, password: stableAdminHash(password, identity) }, uuid };
 }
 
-function mountedConfigMaps(statefulSet: V1StatefulSet): string[] {
+function mountedConfigMaps(pod: V1Pod): string[] {
   const names = new Set<string>();
-  for (const volume of statefulSet.spec?.template.spec?.volumes ?? []) {
+  for (const volume of pod.spec?.volumes ?? []) {
     if (volume.configMap?.name) names.add(volume.configMap.name);
     for (const source of volume.projected?.sources ?? []) {
       if (source.configMap?.name) names.add(source.configMap.name);

@@ -1,8 +1,9 @@
 /**
  * LOCAL PLATFORM ONLY: the kubelet stand-in as a process (`make run` starts it; see
- * kubelet-stand-in.ts). Environment: KUBECONFIG, SETTEE_WATCH_NAMESPACE (default every namespace),
- * SETTEE_KUBELET_DATA_DIR (default .settee/local/engines), SETTEE_LOG_LEVEL, and the engine
- * helper's SETTEE_COUCHDB_BIN to run Apache CouchDB instead of the pouchdb-server stand-in.
+ * kubelet-stand-in.ts). It registers make run's one node. Environment: KUBECONFIG,
+ * SETTEE_WATCH_NAMESPACE (default every namespace), SETTEE_KUBELET_DATA_DIR (where volumes live,
+ * default .settee/local/volumes), SETTEE_LOG_LEVEL, and the engine helper's SETTEE_COUCHDB_BIN to
+ * run Apache CouchDB instead of the pouchdb-server stand-in.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +20,7 @@ async function main(): Promise<void> {
   const config = deepFreeze({
     namespace: read.optionalString('SETTEE_WATCH_NAMESPACE'),
     dataRoot: path.resolve(
-      read.string('SETTEE_KUBELET_DATA_DIR', path.join(ROOT, '.settee', 'local', 'engines')),
+      read.string('SETTEE_KUBELET_DATA_DIR', path.join(ROOT, '.settee', 'local', 'volumes')),
     ),
     logLevel: read.oneOf('SETTEE_LOG_LEVEL', LOG_LEVELS, 'info'),
   });
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     kubeConfig: loadKubeConfig(),
     ...config,
     nodes: DEFAULT_LOCAL_NODES,
+    registerNodes: true,
     logger,
   });
   let stopping = false;

@@ -1,4 +1,4 @@
-import { DEFAULT_LOCAL_NODES, type LocalNodeSpec } from '../../local/kubelet-stand-in/node-object.js';
+import type { LocalNodeSpec } from '../../local/kubelet-stand-in/node-object.js';
 
 /** The environment variable through which global-setup hands each jest worker its control plane. */
 export const CONTROL_PLANES_ENV = 'SETTEE_TEST_CONTROL_PLANES';
@@ -10,5 +10,11 @@ export interface TestControlPlaneInfo {
   helm: string;
 }
 
-/** The nodes the kubelet stand-in registers in every test control plane. */
-export const TEST_NODES: readonly LocalNodeSpec[] = DEFAULT_LOCAL_NODES;
+/**
+ * The nodes of every test control plane, in two regions (region pinning lands on one of them);
+ * global setup registers them and keeps them Ready, each suite's kubelet stand-in runs their pods.
+ */
+export const TEST_NODES: readonly LocalNodeSpec[] = Object.freeze([
+  { name: 'settee-test-a', region: 'test-region-a' },
+  { name: 'settee-test-b', region: 'test-region-b' },
+]);

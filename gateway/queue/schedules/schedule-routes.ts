@@ -11,6 +11,7 @@ import { parsePublishHeaders, type HeaderBag } from '../publish-headers.js';
 import { readBody } from '../read-body.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
 import { storeCall } from '../store-call.js';
+import { validateQueueName } from '../queues/queue.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
 import type { UrlGroupStore } from '../url-groups/url-group-store.js';
 import { nextTick, parseCron } from './cron.js';
@@ -18,7 +19,7 @@ import { newScheduleId, toQStashSchedule, validateScheduleId, type ScheduleRecor
 import type { ScheduleStore, StoredSchedule } from './schedule-store.js';
 
 /** Headers that make the schedule rather than its messages. */
-const SCHEDULE_HEADERS = new Set(['upstash-cron', 'upstash-schedule-id']);
+const SCHEDULE_HEADERS = new Set(['upstash-cron', 'upstash-schedule-id', 'upstash-queue-name']);
 
 function header(req: ApiRequest['req'], name: string): string | undefined {
   const value = req.headers[name];
@@ -58,8 +59,9 @@ export function scheduleRoutes(options: {
     const cron = parseCron(cronText);
     const idHeader = header(req, 'upstash-schedule-id');
     const scheduleId = idHeader === undefined ? newScheduleId() : validateScheduleId(idHeader.trim());
-    if (header(req, 'upstash-queue-name') !== undefined)
-      throw new InvalidRequestError('Upstash-Queue-Name: schedules into queues are not supported yet');
+    const queueHeader = header(req, 'upstash-queue-name');
+    const queueName =
+      queueHeader === undefined ? undefined : validateQueueName(queueHeader.trim(), 'Upstash-Queue-Name');
     const body = await readBody(req, config.maxBodyBytes);
     if (isUrlGroupName(destination)) {
       const group = await storeCall('read the url group', () => groupsOf(target).get(destination));
@@ -75,6 +77,8 @@ export function scheduleRoutes(options: {
     const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
     // Parsed as of time 0, Upstash-Delay comes back as the delay itself: each tick adds it to its time.
     const { notBefore: delayMs, ...options } = parsePublishHeaders(messageHeaders, limits, 0);
+    if (queueName !== undefined && delayMs !== undefined)
+      throw new InvalidRequestError('Upstash-Delay is not supported on a schedule into a queue yet');
     // Callbacks go into the template, so every tick's message carries them. The deduplication
     // headers deduplicate the schedule's creation, as QStash does ("when scheduling a message, the
     // deduplication happens before the schedule is created"); the content hash covers the cron.
@@ -92,6 +96,7 @@ export function scheduleRoutes(options: {
       body,
       retried: 0,
       createdAt: 0,
+      ...(queueName === undefined ? {} : { queueName }),
     };
     const at = now();
     const store = schedulesOf(target);

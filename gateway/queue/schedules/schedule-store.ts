@@ -7,6 +7,7 @@ import { deleteSchedule } from '../scripts/delete-schedule.js';
 import { fireScheduleTick } from '../scripts/fire-schedule-tick.js';
 import { saveSchedule } from '../scripts/save-schedule.js';
 import { setSchedulePaused } from '../scripts/set-schedule-paused.js';
+import type { QueueRecord } from '../queues/queue.js';
 import type { ScheduleRecord } from './schedule.js';
 
 /** A schedule as stored: its record, its message template and its ticks. */
@@ -151,12 +152,16 @@ export class ScheduleStore {
    */
   async fire(due: DueTick, followingTick: number, messages: readonly QueueMessage[]): Promise<boolean> {
     const k = this.keys;
+    const queueName = messages[0]?.queueName ?? '';
+    const created: QueueRecord = { createdAt: due.tick, updatedAt: due.tick, parallelism: 1, paused: false };
     const args: (string | number | Buffer)[] = [
       MESSAGE_FIELD,
       due.scheduleId,
       due.tick,
       followingTick,
       this.eventCap,
+      queueName,
+      JSON.stringify(created),
     ];
     for (const message of messages) {
       const delayed = message.notBefore !== undefined;
@@ -181,6 +186,9 @@ export class ScheduleStore {
         k.scheduleTicks,
         k.scheduleLastTicks,
         k.events,
+        k.queues,
+        k.queueWaiting(queueName),
+        k.queueActive(queueName),
       ],
       args,
     );

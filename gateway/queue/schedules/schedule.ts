@@ -34,6 +34,8 @@ export interface QStashSchedule {
   callback?: string;
   failureCallback?: string;
   label?: string;
+  /** Upstash-Queue-Name: each tick is enqueued in this queue. */
+  queueName?: string;
   retryDelayExpression?: string;
   timeout?: number;
   isPaused: boolean;
@@ -77,6 +79,7 @@ export function toQStashSchedule(
   if (template.failureCallback !== undefined) schedule.failureCallback = template.failureCallback.url;
   if (record.delayMs !== undefined) schedule.delay = Math.round(record.delayMs / 1000);
   if (template.label !== undefined) schedule.label = template.label;
+  if (template.queueName !== undefined) schedule.queueName = template.queueName;
   if (template.retryDelay !== undefined) schedule.retryDelayExpression = template.retryDelay;
   if (template.timeoutMs !== undefined) schedule.timeout = Math.ceil(template.timeoutMs / 1000);
   if (ticks.last !== undefined) schedule.lastScheduleTime = ticks.last;

@@ -33,6 +33,7 @@ export async function planPublish(
     kind: 'url-group',
     requests: group.endpoints.map((endpoint) => {
       const request: MessageRequest = { ...item.request, destination: endpoint.url, topicName: name };
+      if (endpoint.name !== undefined) request.endpointName = endpoint.name;
       // One publish to a group is one message per endpoint: each is deduplicated on its own.
       const key = item.request.deduplicationKey;
       if (key !== undefined) request.deduplicationKey = `${key}@${endpoint.url}`;

@@ -7,6 +7,11 @@
  * the instance's creation, the lastActivityTime the operator recorded before, and when the instance
  * itself last said that replication jobs were running (replications its own replicator runs never
  * pass the gateway, so no Lease tells of them).
+ *
+ * The idle clock runs only while CouchDB answers: an awake instance that is not Ready yet (its pod
+ * being scheduled, its claim bound, the engine starting) is never idle, and idleness counts from
+ * its last transition to Ready at the earliest. Otherwise a start slower than idleAfter (a cold
+ * node, a loaded machine) would hibernate an instance that nobody could ever have used.
  */
 
 export type HibernationReason =
@@ -18,6 +23,8 @@ export type HibernationReason =
   | 'ReplicationRunning'
   /** Idle, but its final backup before hibernating is being taken (final-backup.ts). */
   | 'FinalBackup'
+  /** Awake, and not Ready yet: the idle clock has not started. */
+  | 'AwaitingReady'
   /** Idle for idleAfter: scale to zero now. */
   | 'IdleTimeout'
   /** Stays hibernated: no wake request since it hibernated. */
@@ -40,7 +47,35 @@ export interface HibernationInput {
    * replication-activity.ts), and counts the answer as activity at that moment.
    */
   replicationsRunningAt?: number | undefined;
+  /**
+   * RFC 3339: since when CouchDB has answered without a break (readySinceOf); absent while it does
+   * not. The idle clock starts here at the earliest.
+   */
+  readySince?: string | undefined;
   previous: { lastActivityTime?: string | undefined; hibernatedAt?: string | undefined };
+}
+
+/** The parts of a previous status condition that readySinceOf reads. */
+interface ObservedCondition {
+  type: string;
+  status: string;
+  lastTransitionTime?: string | undefined;
+}
+
+/**
+ * Since when the instance has been Ready, for HibernationInput.readySince: its Ready condition's
+ * last transition to True when the status already says so, or now when the StatefulSet has just
+ * reported a ready replica (the status written after this decision records that transition).
+ */
+export function readySinceOf(options: {
+  readyReplicas: number;
+  previousConditions?: readonly ObservedCondition[] | undefined;
+  now: number;
+}): string | undefined {
+  if (options.readyReplicas <= 0) return undefined;
+  const ready = options.previousConditions?.find((condition) => condition.type === 'Ready');
+  const since = ready?.status === 'True' ? parseTime(ready.lastTransitionTime) : undefined;
+  return new Date(since === undefined ? options.now : Math.min(since, options.now)).toISOString();
 }
 
 export interface HibernationDecision {
@@ -138,7 +173,11 @@ export function decideHibernation(input: HibernationInput): HibernationDecision 
 
   const recorded = optional('lastActivityTime', iso(recordedActivity(input, lastActivity)));
   if (input.keepAlive) return { replicas: 1, reason: 'KeepAlive', ...recorded };
-  const idleForMs = lastActivity === undefined ? input.idleAfterMs : input.now - lastActivity;
+  const readySince = at(input.readySince);
+  // The StatefulSet's readiness change reconciles again; the recheck is only a safety net.
+  if (readySince === undefined)
+    return { replicas: 1, reason: 'AwaitingReady', recheckAfterMs: input.idleAfterMs, ...recorded };
+  const idleForMs = input.now - Math.max(lastActivity ?? readySince, readySince);
   if (idleForMs >= input.idleAfterMs) {
     return {
       replicas: 0,

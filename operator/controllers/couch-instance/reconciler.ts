@@ -14,6 +14,7 @@ import {
   type CouchInstance,
   type CouchInstanceStatus,
 } from '../../../api/couch-instance.js';
+import { unschedulableMessage } from '../../../api/pod-scheduling.js';
 import { compareQuantities } from '../../../api/quantity.js';
 import type { CouchBackup } from '../../../api/couch-backup.js';
 import type { KubeClients } from '../../../kube/clients.js';
@@ -41,7 +42,12 @@ import { buildClientService, buildHeadlessService } from '../../resources/couch-
 import { buildStatefulSet, claimShapeOf } from '../../resources/couch-instance/statefulset.js';
 import { AdminHashCache } from './admin-hash-cache.js';
 import type { CouchInstanceConfig } from './config.js';
-import { decideHibernation, type HibernationDecision, type HibernationInput } from './hibernation.js';
+import {
+  decideHibernation,
+  readySinceOf,
+  type HibernationDecision,
+  type HibernationInput,
+} from './hibernation.js';
 import type { CouchInstanceMetrics } from './metrics.js';
 import { OwnedObjects } from './owned-objects.js';
 import { backupConditionFor } from './backup-condition.js';
@@ -55,7 +61,7 @@ import { accrueUsage, meteringDueInMs } from './metering.js';
 import { foldRequestUsage } from './request-usage.js';
 import { findInstanceLimitExcess } from './instance-limit.js';
 import { pruneRequestUsage } from './prune-request-usage.js';
-import { computePhase, computeStatus, type StatusInput } from './status.js';
+import { computePhase, computeStatus, newlyUnschedulable, type StatusInput } from './status.js';
 import { findSpecViolations } from './validate-spec.js';
 import { VolumeGrowth } from './volume-growth.js';
 
@@ -263,10 +269,11 @@ export class CouchInstanceReconciler implements Reconciler {
     });
     const readyReplicas = statefulSet.status?.readyReplicas ?? 0;
     const running = decision.replicas > 0 && readyReplicas > 0;
+    const pod = informers.pods.get({ namespace, name: names.pod });
     const usage = await this.usage.read({
       key,
       running,
-      pod: informers.pods.get({ namespace, name: names.pod }),
+      pod,
       credentials,
       previous: instance.status?.usage,
       logger: ctx.logger,
@@ -279,6 +286,7 @@ export class CouchInstanceReconciler implements Reconciler {
       decision,
       statefulSet: { replicas: statefulSet.status?.replicas ?? 0, readyReplicas },
       usage,
+      unschedulable: unschedulableMessage(pod),
     };
     const now = this.now().getTime();
     const metered = accrueUsage({
@@ -344,14 +352,21 @@ export class CouchInstanceReconciler implements Reconciler {
     const namespace = instance.metadata.namespace ?? '';
     const name = instance.metadata.name ?? '';
     const lease = informers.leases.get({ namespace, name: activityLeaseName(name) });
+    const statefulSet = informers.statefulSets.get({ namespace, name: couchInstanceNames(name).statefulSet });
+    const now = this.now().getTime();
     const input: HibernationInput = {
-      now: this.now().getTime(),
+      now,
       keepAlive: spec.keepAlive,
       idleAfterMs: spec.idleAfterMs,
       createdAt: timestampOf(instance.metadata.creationTimestamp),
       activityRenewedAt: timestampOf(lease?.spec?.renewTime),
       wakeRequestedAt: instance.metadata.annotations?.[ANNOTATION_WAKE_REQUESTED],
       replicationsRunningAt: this.replications.lastSeenRunning(key),
+      readySince: readySinceOf({
+        readyReplicas: statefulSet?.status?.readyReplicas ?? 0,
+        previousConditions: instance.status?.conditions,
+        now,
+      }),
       previous: instance.status ?? {},
     };
     const decision = decideHibernation(input);
@@ -455,6 +470,14 @@ export class CouchInstanceReconciler implements Reconciler {
         reason: CouchInstanceEventReason.Woken,
         message:
           decision.reason === 'KeepAlive' ? 'keepAlive turned on: scaling up' : 'wake requested: scaling up',
+      });
+    }
+    const cannotSchedule = newlyUnschedulable(instance.status, status);
+    if (cannotSchedule !== undefined) {
+      await this.record(instance, {
+        type: 'Warning',
+        reason: CouchInstanceEventReason.Unschedulable,
+        message: cannotSchedule,
       });
     }
     if (status.phase === 'Running' && instance.status?.phase !== 'Running') {

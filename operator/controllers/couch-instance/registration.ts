@@ -12,6 +12,7 @@ import {
   COUCH_INSTANCE_PLURAL,
   type CouchInstance,
 } from '../../../api/couch-instance.js';
+import { unschedulableMessage } from '../../../api/pod-scheduling.js';
 import { COUCH_OWNED_SELECTOR } from '../../../api/well-known.js';
 import type { InformerFactory } from '../../../kube/informer-factory.js';
 import type { WatchedResource } from '../../../kube/resource-path.js';
@@ -66,8 +67,12 @@ export function couchInstanceInformers(informers: InformerFactory): CouchInstanc
 /**
  * The watch graph: an instance's own changes (spec, labels, annotations such as the wake request;
  * not its status), any change to an object it owns, and each renewal of its activity Lease all
- * become the instance's key. Pods are only cached (the StatefulSet's status already tells of them).
+ * become the instance's key. Of pods only the scheduler's verdict does (the StatefulSet's status
+ * tells of the rest).
  */
+const isSchedulingChange = (previous: V1Pod | undefined, current: V1Pod): boolean =>
+  unschedulableMessage(previous) !== unschedulableMessage(current);
+
 export const couchInstanceController: ControllerRegistration = {
   name: 'couch-instance',
   create({ informers, clients, events, config, metricsRegistry }) {
@@ -90,6 +95,8 @@ export const couchInstanceController: ControllerRegistration = {
         { informer: watched.configMaps, toKeys: toOwner },
         { informer: watched.secrets, toKeys: toOwner },
         { informer: watched.leases, toKeys: toOwner },
+        // The StatefulSet's status does not change when the scheduler gives up on its pod.
+        { informer: watched.pods, toKeys: toOwner, updatePredicate: isSchedulingChange },
         // A final backup's end lets the instance it holds up hibernate.
         { informer: watched.backups, toKeys: toOwner },
       ],

@@ -48,6 +48,8 @@ export interface StatusInput {
   backupSchedule?: CouchInstanceBackupScheduleStatus | undefined;
   /** With spec.restore: how the restore stands (restore-from-backup.ts). */
   restore?: CouchInstanceRestoreStatus | undefined;
+  /** The scheduler's message when it cannot place the pod (api/pod-scheduling.ts). */
+  unschedulable?: string | undefined;
 }
 
 const restoreFailed = (input: StatusInput): boolean => input.restore?.phase === 'Failed';
@@ -71,6 +73,9 @@ export function computePhase(input: StatusInput): CouchInstancePhase {
     : 'Starting';
 }
 
+const unschedulableMessage = (input: StatusInput): string =>
+  `the pod cannot be scheduled: ${input.unschedulable ?? ''}`;
+
 /** The conditions of an instance held back by its namespace's free-instance limit. */
 function instanceLimitConditions(message: string): ConditionUpdate[] {
   const reason = ConditionReason.InstanceLimitExceeded;
@@ -88,6 +93,13 @@ function instanceLimitConditions(message: string): ConditionUpdate[] {
 }
 
 function readyCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
+  if (input.unschedulable && (phase === 'Starting' || phase === 'Waking'))
+    return {
+      type: ConditionType.Ready,
+      status: 'False',
+      reason: ConditionReason.Unschedulable,
+      message: unschedulableMessage(input),
+    };
   if (phase === 'Failed' && restoreFailed(input))
     return {
       type: ConditionType.Ready,
@@ -146,6 +158,13 @@ function activeCondition(phase: CouchInstancePhase, input: StatusInput): Conditi
       status: 'True',
       reason: ConditionReason.WakeRequested,
       message: 'woken by a request at the gateway',
+    };
+  if (reason === 'AwaitingReady')
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.Starting,
+      message: `CouchDB is not answering yet; the ${input.idleAfter} idle period counts from when it does`,
     };
   if (reason === 'FinalBackup')
     return {
@@ -224,6 +243,13 @@ function degradedCondition(input: StatusInput): ConditionUpdate {
       reason: ConditionReason.RestoreRetrying,
       message: `the restore from ${input.restore.backup ?? ''}: ${input.restore.message ?? ''}`,
     };
+  if (input.unschedulable)
+    return {
+      type,
+      status: 'True',
+      reason: ConditionReason.Unschedulable,
+      message: unschedulableMessage(input),
+    };
   return { type, status: 'False', reason: ConditionReason.AsExpected, message: 'no problem found' };
 }
 
@@ -298,4 +324,20 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
     }),
   };
   return status;
+}
+
+/**
+ * The scheduler's message when this status newly says the pod cannot be scheduled (or says it for
+ * a new reason), for the Warning Event; undefined when nothing changed.
+ */
+export function newlyUnschedulable(
+  previous: CouchInstanceStatus | undefined,
+  next: CouchInstanceStatus,
+): string | undefined {
+  const messageOf = (status: CouchInstanceStatus | undefined) =>
+    status?.conditions?.find(
+      (c) => c.type === ConditionType.Degraded && c.reason === ConditionReason.Unschedulable,
+    )?.message;
+  const message = messageOf(next);
+  return message !== undefined && message !== messageOf(previous) ? message : undefined;
 }

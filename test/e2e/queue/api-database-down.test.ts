@@ -4,7 +4,7 @@ import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queu
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 
-/** The messages, DLQ and events routes when the binding's database is gone: a 503 naming what failed. */
+/** The publish, messages, DLQ, events, schedule and URL group routes when the binding's database is gone: a 503 naming what failed. */
 describe("the queue's management API with its database unreachable", () => {
   let redis: RedisServer;
   let gateway: TestQueueGateway;
@@ -34,19 +34,31 @@ describe("the queue's management API with its database unreachable", () => {
       ['GET', '/v2/dlq', /did not read the dead letters/],
       ['POST', '/v2/dlq/retry?dlqIds=1700000000000-0a0b0c0d', /did not read the dead letters/],
       ['GET', '/v2/events', /did not read the events/],
+      ['GET', '/v2/logs', /did not read the events/],
+      ['POST', '/v2/publish/https://a.example/x', /did not store the message/],
+      ['POST', '/v2/batch', /did not store the message/, '[{"destination": "https://a.example/x"}]'],
+      ['DELETE', '/v2/messages', /did not cancel the messages/, '{"messageIds": ["msg_1"]}'],
+      ['GET', '/v2/dlq/1700000000000-0a0b0c0d', /did not /],
+      ['DELETE', '/v2/dlq/1700000000000-0a0b0c0d', /did not /],
+      ['POST', '/v2/dlq/retry/1700000000000-0a0b0c0d', /did not /],
+      ['GET', '/v2/schedules', /did not list the schedules/],
+      ['GET', '/v2/topics', /did not /],
     ] as const;
     const answers = await Promise.all(
-      cases.map(async ([method, path]) => {
+      cases.map(async ([method, path, , body]) => {
         const response = await fetch(`${gateway.queueUrl(target)}${path}`, {
           method,
           headers: { authorization: `Bearer ${target.token}` },
+          ...(body !== undefined && { body }),
         });
         return { status: response.status, error: ((await response.json()) as { error: string }).error };
       }),
     );
-    for (const [i, [, , message]] of cases.entries()) {
-      expect(answers[i]!.status).toBe(503);
-      expect(answers[i]!.error).toMatch(message);
-    }
+    for (const [i, [method, path, message]] of cases.entries())
+      expect({ route: `${method} ${path}`, ...answers[i] }).toEqual({
+        route: `${method} ${path}`,
+        status: 503,
+        error: expect.stringMatching(message),
+      });
   }, 30_000);
 });

@@ -244,7 +244,7 @@ describe('the dead-letter queue through the @upstash/qstash SDK', () => {
     ['/v2/dlq?cursor=nonsense', 'GET', 400, /cursor "nonsense" is not a cursor this API gave/],
     ['/v2/dlq?count=0', 'GET', 400, /count must be a whole number from 1 to 1000/],
     ['/v2/dlq?fromDate=today', 'GET', 400, /fromDate must be a whole number/],
-    ['/v2/dlq?endpointName=e', 'DELETE', 400, /filter endpointName is not supported/],
+    ['/v2/dlq?workflowRunId=e', 'DELETE', 400, /filter workflowRunId is not supported/],
     ['/v2/dlq?colour=red', 'POST', 405, /method not allowed/],
     ['/v2/dlq/123-abc', 'GET', 404, /dead letter 123-abc not found/],
     ['/v2/dlq/retry/123-abc', 'POST', 404, /dead letter 123-abc not found/],

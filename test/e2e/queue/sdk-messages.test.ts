@@ -195,6 +195,47 @@ describe('the messages API through the @upstash/qstash SDK', () => {
     expect(await client().messages.cancel({ all: true })).toEqual({ cancelled: 0 });
   });
 
+  it('when an older SDK cancels with a JSON body (messageIds, or none for all), then it is read as the query form is', async () => {
+    const publish = async (name: string) =>
+      (await client().publishJSON({ url: hook(name), body: {}, delay: '1h' })).messageId;
+    const [a, b, c] = [await publish('body-a'), await publish('body-b'), await publish('body-c')];
+    const cancel = (body?: string) =>
+      fetch(`${gateway.queueUrl(target)}/v2/messages`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' },
+        ...(body !== undefined && { body }),
+      });
+    const byIds = await cancel(JSON.stringify({ messageIds: [a, 'msg_unknown'] }));
+    expect(byIds.status).toBe(200);
+    expect(await byIds.json()).toEqual({ cancelled: 1 });
+    await expect(quietly(() => client().messages.get(a))).rejects.toMatchObject({ status: 404 });
+    expect((await client().messages.get(b)).messageId).toBe(b);
+    const before = await snapshotDatabase(inspect);
+    for (const [body, error] of [
+      ['{"messageIds": "msg_1"}', 'body field messageIds must be an array of message ids'],
+      ['{"ids": ["msg_1"]}', 'unknown body field "ids"'],
+      ['[1]', 'the body must be a JSON object such as {"messageIds": ["msg_..."]}'],
+      ['{"messageIds": [', 'the body is not valid JSON'],
+    ]) {
+      const refused = await cancel(body);
+      expect({ status: refused.status, body: await refused.json() }).toEqual({
+        status: 400,
+        body: { error },
+      });
+    }
+    const both = await fetch(`${gateway.queueUrl(target)}/v2/messages?label=x`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${target.token}` },
+      body: JSON.stringify({ messageIds: [b] }),
+    });
+    expect(both.status).toBe(400);
+    expect(await snapshotDatabase(inspect)).toEqual(before);
+    const all = await cancel(JSON.stringify({}));
+    expect(await all.json()).toEqual({ cancelled: 2 });
+    for (const id of [b, c])
+      await expect(quietly(() => client().messages.get(id))).rejects.toMatchObject({ status: 404 });
+  });
+
   it('when a message is published with redact, then messages.get and the DLQ show hashes while the delivery carries the values', async () => {
     const sha = (value: string) => `REDACTED:${createHash('sha256').update(value).digest('hex')}`;
     const published = {

@@ -158,12 +158,17 @@ describe('publishing with the @upstash/qstash SDK', () => {
     const response = await fetch(`${gateway.queueUrl(target)}/v2/batch`, {
       method: 'POST',
       headers: { authorization: `Bearer ${target.token}` },
-      body: JSON.stringify([{ destination: 'not a url' }, { destination: 'https://a.example', queue: 'q' }]),
+      body: JSON.stringify([
+        { destination: 'not a url' },
+        { destination: 'https://a.example', queue: 'q/1' },
+      ]),
     });
     expect(response.status).toBe(201);
     expect(await response.json()).toEqual([
       { error: expect.stringMatching(/^batch item 0: destination "not a url" is not a URL/) as unknown },
-      { error: 'batch item 1: queues are not supported' },
+      {
+        error: `batch item 1: queue "q/1" may contain only letters, digits, '-', '_' and '.'`,
+      },
     ]);
     expect(await snapshotDatabase(inspect)).toEqual(before);
   });

@@ -293,7 +293,16 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
         /Upstash-Schedule-Id "has space"/,
       ],
       [create(url, { 'Upstash-Cron': '* * * * *', 'Upstash-Retries': 'many' }), 400, /Upstash-Retries/],
-      [create(url, { 'Upstash-Cron': '* * * * *', 'Upstash-Queue-Name': 'q' }), 400, /Upstash-Queue-Name/],
+      [
+        create(url, { 'Upstash-Cron': '* * * * *', 'Upstash-Queue-Name': 'a/b' }),
+        400,
+        /Upstash-Queue-Name "a\/b" may contain only/,
+      ],
+      [
+        create(url, { 'Upstash-Cron': '* * * * *', 'Upstash-Queue-Name': 'q', 'Upstash-Delay': '10s' }),
+        400,
+        /Upstash-Delay is not supported on a schedule into a queue/,
+      ],
       [create('http://169.254.169.254/latest', { 'Upstash-Cron': '* * * * *' }), 400, /linkLocal/],
       [create('ftp://files.example/x', { 'Upstash-Cron': '* * * * *' }), 400, /only http and https/],
       [create('no-such-group', { 'Upstash-Cron': '* * * * *' }), 404, /url group no-such-group not found/],

@@ -8,7 +8,7 @@ import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-sn
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 
 /**
- * What the queue does not have yet (queues with parallelism, flow control) answers the SDK's
+ * What the queue does not have yet (flow control) answers the SDK's
  * calls with a 400 that says so, never a silent success or a bare 404, and stores nothing.
  */
 describe('SDK calls of features not built yet', () => {
@@ -39,7 +39,7 @@ describe('SDK calls of features not built yet', () => {
     }
   }
 
-  it('when queue or flow control calls are made, then each is refused naming the feature, and nothing is stored', async () => {
+  it('when flow control calls are made, then each is refused naming the feature, and nothing is stored', async () => {
     const client = new Client({
       baseUrl: gateway.queueUrl(target),
       token: target.token,
@@ -47,25 +47,7 @@ describe('SDK calls of features not built yet', () => {
       enableTelemetry: false,
     });
     const snapshot = await snapshotDatabase(inspect);
-    const queue = client.queue({ queueName: 'orders' });
     const calls: [string, () => Promise<unknown>, RegExp][] = [
-      ['queue.upsert', () => queue.upsert({ parallelism: 2 }), /queues .* are not supported yet/],
-      ['queue.get', () => queue.get(), /queues/],
-      ['queue.list', () => queue.list(), /queues/],
-      ['queue.delete', () => queue.delete(), /queues/],
-      ['queue.pause', () => queue.pause(), /queues/],
-      ['queue.enqueueJSON', () => queue.enqueueJSON({ url: 'https://a.example/x', body: {} }), /queues/],
-      [
-        'batch with queueName',
-        // A batch answers per item: the item's place holds its error.
-        () =>
-          client
-            .batchJSON([{ url: 'https://a.example/x', body: {}, queueName: 'orders' }])
-            .then((answers) => {
-              throw new Error(JSON.stringify(answers));
-            }),
-        /queues are not supported/,
-      ],
       [
         'publish with flowControl',
         () =>

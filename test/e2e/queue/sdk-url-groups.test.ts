@@ -161,6 +161,27 @@ describe('URL groups with the @upstash/qstash SDK', () => {
     }
   });
 
+  it('when a group’s endpoints have names, then each message and its events carry its endpointName, and endpointName filters them', async () => {
+    await client().urlGroups.addEndpoints({
+      name: 'named',
+      endpoints: [
+        { name: 'billing', url: `${receiver.baseUrl}/named/billing` },
+        { url: `${receiver.baseUrl}/named/anonymous` },
+      ],
+    });
+    const answer = (await client().publishJSON({ urlGroup: 'named', body: {}, delay: '1h' })) as unknown as {
+      messageId: string;
+    }[];
+    const [billing, anonymous] = await Promise.all(answer.map((a) => client().messages.get(a.messageId)));
+    expect(billing).toMatchObject({ urlGroup: 'named', topicName: 'named', endpointName: 'billing' });
+    expect(anonymous!.endpointName).toBeUndefined();
+    const { logs } = await client().logs({ filter: { endpointName: 'billing' } } as never);
+    expect(logs.map((l) => [l.messageId, l.state, l.endpointName])).toEqual([
+      [billing!.messageId, 'CREATED', 'billing'],
+    ]);
+    await client().messages.cancel({ all: true });
+  });
+
   it('when a batch mixes a URL and a group, then the group item answers an array per endpoint and everything is delivered', async () => {
     await client().urlGroups.addEndpoints({
       name: 'pair',

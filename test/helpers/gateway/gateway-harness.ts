@@ -7,6 +7,7 @@ import {
 } from '@kubernetes/client-node';
 import nano from 'nano';
 import type { Logger } from 'winston';
+import { TEST_NODES } from '../control-plane-env.js';
 import { LABEL_INSTANCE, SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import {
   COUCH_INSTANCE_KIND,
@@ -36,6 +37,12 @@ export const UNLIMITED_FREE_RATES = {
   SETTEE_GATEWAY_FREE_WRITES_PER_SECOND: '1000000',
   SETTEE_GATEWAY_FREE_QUERIES_PER_SECOND: '1000000',
 } as const;
+
+/**
+ * The operator's free-instance limit per namespace (5 by default) raised, for suites about other
+ * things that create many free instances in their namespace; the limit's own suite sets its own.
+ */
+export const UNLIMITED_FREE_INSTANCES = { SETTEE_FREE_INSTANCES_PER_NAMESPACE: '1000000' } as const;
 
 /** The gateway in this process, on a free loopback port, serving one namespace. */
 export async function startTestGateway(options: {
@@ -162,7 +169,9 @@ export async function setInstancePod(
       body: {
         metadata: { name, labels: { [LABEL_INSTANCE]: ref.name } },
         spec: {
-          nodeName: 'settee-local',
+          // A node of the test control plane (a pod bound to no existing node is collected by the
+          // pod garbage collector); no kubelet stand-in runs in these suites, so the test is it.
+          nodeName: TEST_NODES[0]?.name ?? '',
           containers: [
             { name: 'couchdb', image: 'couchdb', ports: [{ name: 'http', containerPort: endpoint.port }] },
           ],

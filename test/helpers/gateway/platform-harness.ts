@@ -11,7 +11,13 @@ import {
   startKubeletStandIn,
   type KubeletStandIn,
 } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
-import { readCouchInstance, startTestGateway, testLogger } from './gateway-harness.js';
+import { TEST_NODES } from '../control-plane-env.js';
+import {
+  readCouchInstance,
+  startTestGateway,
+  testLogger,
+  UNLIMITED_FREE_INSTANCES,
+} from './gateway-harness.js';
 
 /** The whole platform for one namespace, in this process: gateway, operator and kubelet stand-in. */
 export interface TestPlatform {
@@ -63,6 +69,7 @@ export async function startTestPlatform(options: {
         SETTEE_ENDPOINT_TEMPLATE: `${gateway.url}/db/{namespace}/{name}`,
         SETTEE_SHUTDOWN_TIMEOUT: '5s',
         SETTEE_QUEUE_BASE_URL: gateway.url,
+        ...UNLIMITED_FREE_INSTANCES,
         ...options.operatorEnv,
       }),
       kubeConfig,
@@ -74,6 +81,7 @@ export async function startTestPlatform(options: {
       kubeConfig,
       namespace,
       dataRoot,
+      nodes: TEST_NODES,
       logger: testLogger('kubelet-stand-in'),
     });
   } catch (err) {

@@ -72,6 +72,7 @@ describe('helm template with the default values', () => {
         'ClusterRoleBinding/prod-settee-console',
         'ClusterRoleBinding/prod-settee-gateway',
         'ClusterRoleBinding/prod-settee-operator',
+        'ConfigMap/prod-settee-free-envelope',
         'Deployment/prod-settee-console',
         'Deployment/prod-settee-gateway',
         'Deployment/prod-settee-operator',
@@ -90,6 +91,8 @@ describe('helm template with the default values', () => {
         'ServiceAccount/prod-settee-console',
         'ServiceAccount/prod-settee-gateway',
         'ServiceAccount/prod-settee-operator',
+        'ValidatingAdmissionPolicy/prod-settee-free-plan-change',
+        'ValidatingAdmissionPolicyBinding/prod-settee-free-plan-change',
       ].sort(),
     );
   });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +14,7 @@ import {
   startKubeletStandIn,
   type KubeletStandIn,
 } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
+import { TEST_NODES } from '../../helpers/control-plane-env.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import { testLogger } from '../../helpers/gateway/gateway-harness.js';
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
@@ -28,6 +30,7 @@ function statefulSet(replicas: number): V1StatefulSet {
     spec: {
       replicas,
       serviceName: `${NAME}-headless`,
+      persistentVolumeClaimRetentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Delete' },
       selector: { matchLabels: labels },
       template: {
         metadata: { labels },
@@ -56,7 +59,11 @@ function statefulSet(replicas: number): V1StatefulSet {
   };
 }
 
-/** The local platform's kubelet stand-in, against StatefulSets shaped as the operator writes them. */
+/**
+ * The local platform's kubelet stand-in, against StatefulSets shaped as the operator writes them:
+ * the real StatefulSet controller makes the pod and its claim, the real scheduler binds the pod to
+ * a test node, the stand-in provisions the claim's volume and runs the pod.
+ */
 describe('the kubelet stand-in', () => {
   const namespace = useTestNamespace('kubelet');
   let dataRoot: string;
@@ -84,6 +91,8 @@ describe('the kubelet stand-in', () => {
       kubeConfig,
       namespace: namespace.name,
       dataRoot,
+      nodes: TEST_NODES,
+      restartBackoff: { baseMs: 200, maxMs: 1_000 },
       logger: testLogger('kubelet-stand-in'),
     });
   });
@@ -107,27 +116,34 @@ describe('the kubelet stand-in', () => {
     );
   };
 
-  it('when a StatefulSet asks for one replica, then an engine runs as its pod with the Secret admin and the ConfigMap uuid, and the pod and status say ready', async () => {
-    const apps = testControlPlane().kubeConfig.makeApiClient(AppsV1Api);
-    await apps.createNamespacedStatefulSet({ namespace: namespace.name, body: statefulSet(1) });
-    const pod = await waitFor(async () => {
+  const readyPod = () =>
+    waitFor(async () => {
       const current = await readPod();
       return current?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
         ? current
         : undefined;
     });
-    expect(pod.status?.podIP).toBe('127.0.0.1');
+
+  it('when a StatefulSet asks for one replica, then an engine runs as its pod on its own address and port 5984, with the Secret admin and the ConfigMap uuid, and the pod and status say ready', async () => {
+    const apps = testControlPlane().kubeConfig.makeApiClient(AppsV1Api);
+    await apps.createNamespacedStatefulSet({ namespace: namespace.name, body: statefulSet(1) });
+    const pod = await readyPod();
+    const ip = pod.status?.podIP ?? '';
+    expect(ip).toMatch(/^127\.\d+\.\d+\.\d+$/);
+    expect(ip).not.toBe('127.0.0.1');
+    expect(TEST_NODES.map((n) => n.name)).toContain(pod.spec?.nodeName);
     expect(pod.metadata?.labels?.[LABEL_INSTANCE]).toBe(NAME);
     expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'StatefulSet', name: NAME });
-    const port = pod.spec?.containers[0]?.ports?.[0]?.containerPort;
-    const welcome = await request(`http://127.0.0.1:${port}/`);
+    expect(pod.spec?.containers[0]?.ports?.[0]?.containerPort).toBe(5984);
+    const port = 5984;
+    const welcome = await request(`http://${ip}:${port}/`);
     expect(JSON.parse(welcome.body)).toMatchObject({ couchdb: 'Welcome', uuid: UUID });
-    const created = await request(`http://127.0.0.1:${port}/kept`, {
+    const created = await request(`http://${ip}:${port}/kept`, {
       method: 'PUT',
       headers: { Authorization: basicAuth(admin.username, admin.password) },
     });
     expect(created.status).toBe(201);
-    await request(`http://127.0.0.1:${port}/kept/doc`, {
+    await request(`http://${ip}:${port}/kept/doc`, {
       method: 'PUT',
       headers: {
         Authorization: basicAuth(admin.username, admin.password),
@@ -144,9 +160,65 @@ describe('the kubelet stand-in', () => {
     expect(status).toMatchObject({ replicas: 1, readyReplicas: 1 });
   });
 
+  it("when the pod's claim is made, then the stand-in binds it to a folder of its own under the data root", async () => {
+    const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
+    const claim = await core.readNamespacedPersistentVolumeClaim({
+      name: `data-${NAME}-0`,
+      namespace: namespace.name,
+    });
+    expect(claim.status?.phase).toBe('Bound');
+    expect(claim.spec?.storageClassName).toBe('settee-local');
+    expect(claim.spec?.volumeName).toBe(`pvc-${claim.metadata?.uid}`);
+    const entries = await fs.readdir(path.join(dataRoot, claim.spec?.volumeName ?? ''));
+    expect(entries.length).toBeGreaterThan(0);
+  });
+
+  it('when its claim asks for more space, then the volume and the claim grow to it', async () => {
+    const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
+    await core.patchNamespacedPersistentVolumeClaim(
+      {
+        name: `data-${NAME}-0`,
+        namespace: namespace.name,
+        body: { spec: { resources: { requests: { storage: '2Gi' } } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const claim = await waitFor(async () => {
+      const current = await core.readNamespacedPersistentVolumeClaim({
+        name: `data-${NAME}-0`,
+        namespace: namespace.name,
+      });
+      return current.status?.capacity?.storage === '2Gi' ? current : undefined;
+    });
+    const volume = await core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
+    expect(volume.spec?.capacity?.storage).toBe('2Gi');
+  });
+
+  it('when the engine dies, then the stand-in restarts it by the restart policy and counts the restart', async () => {
+    const before = await readyPod();
+    const ip = before.status?.podIP ?? '';
+    const pid = Number(
+      execFileSync('bash', [
+        '-c',
+        `ss -Hltnp 'src ${ip}:5984' | sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' | head -1`,
+      ])
+        .toString()
+        .trim(),
+    );
+    expect(pid).toBeGreaterThan(0);
+    process.kill(pid, 'SIGKILL');
+    const after = await waitFor(async () => {
+      const current = await readPod();
+      const status = current?.status?.containerStatuses?.[0];
+      return status?.restartCount === 1 && status.ready ? current : undefined;
+    });
+    expect(after.status?.containerStatuses?.[0]?.lastState?.terminated).toMatchObject({ reason: 'Error' });
+    expect(after.status?.podIP).toBe(ip);
+  });
+
   it('when the StatefulSet is scaled to zero, then the engine stops, the pod goes and the status says zero', async () => {
     const before = await readPod();
-    const port = before?.spec?.containers[0]?.ports?.[0]?.containerPort;
+    const ip = before?.status?.podIP ?? '';
     await scale(0);
     await waitFor(async () => ((await readPod()) === undefined ? true : undefined));
     const apps = testControlPlane().kubeConfig.makeApiClient(AppsV1Api);
@@ -155,22 +227,58 @@ describe('the kubelet stand-in', () => {
       return current.status?.replicas === 0 ? current.status : undefined;
     });
     expect(status.readyReplicas ?? 0).toBe(0); // the API server drops a zero
-    await expect(request(`http://127.0.0.1:${port}/`)).rejects.toThrow(/ECONNREFUSED/);
+    await expect(request(`http://${ip}:5984/`)).rejects.toThrow(/ECONNREFUSED/);
   });
 
-  it('when it is scaled back to one, then the engine starts on the kept data folder', async () => {
+  it('when it is scaled back to one, then the engine starts on the kept claim and its data is there', async () => {
     await scale(1);
-    const pod = await waitFor(async () => {
-      const current = await readPod();
-      return current?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
-        ? current
-        : undefined;
-    });
-    const port = pod.spec?.containers[0]?.ports?.[0]?.containerPort;
-    const doc = await request(`http://127.0.0.1:${port}/kept/doc`, {
+    const pod = await readyPod();
+    const doc = await request(`http://${pod.status?.podIP}:5984/kept/doc`, {
       headers: { Authorization: basicAuth(admin.username, admin.password) },
     });
     expect(JSON.parse(doc.body)).toMatchObject({ survives: true });
+  });
+
+  it('when a pod names an image the stand-in cannot run, then it waits with a reason that says so', async () => {
+    const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNamespacedPod({
+      namespace: namespace.name,
+      body: { metadata: { name: 'other' }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } },
+    });
+    const waiting = await waitFor(async () => {
+      const pod = await core.readNamespacedPod({ name: 'other', namespace: namespace.name });
+      return pod.status?.containerStatuses?.[0]?.state?.waiting;
+    });
+    expect(waiting.reason).toBe('ImageNotRunnableLocally');
+    expect(waiting.message).toContain('nginx:1.27');
+    await core.deleteNamespacedPod({ name: 'other', namespace: namespace.name });
+    await waitFor(() =>
+      core.readNamespacedPod({ name: 'other', namespace: namespace.name }).then(
+        () => undefined,
+        () => true,
+      ),
+    );
+  });
+
+  it('when the StatefulSet is deleted, then the garbage collector removes its pod and claim, and the volume and its folder go by the Delete policy', async () => {
+    const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
+    const apps = testControlPlane().kubeConfig.makeApiClient(AppsV1Api);
+    const claim = await core.readNamespacedPersistentVolumeClaim({
+      name: `data-${NAME}-0`,
+      namespace: namespace.name,
+    });
+    const volumeName = claim.spec?.volumeName ?? '';
+    await apps.deleteNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
+    await waitFor(async () => ((await readPod()) === undefined ? true : undefined), 45_000);
+    await waitFor(
+      () =>
+        core.readPersistentVolume({ name: volumeName }).then(
+          () => undefined,
+          () => true,
+        ),
+      45_000,
+    );
+    await expect(fs.stat(path.join(dataRoot, volumeName))).rejects.toThrow(/ENOENT/);
   });
 });
 

@@ -9,7 +9,7 @@ import {
   hasPhase,
   readInstance,
   readStatefulSet,
-  reportPods,
+  startTestKubelet,
   startTestOperator,
   testClients,
   waitForInstance,
@@ -42,21 +42,23 @@ function waitForReplicas(namespace: string, name: string, replicas: number): Pro
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-// There is no kubelet in the test control plane: `reportPods` writes the StatefulSet's status as
-// the StatefulSet controller would, which is all the operator reads of the pods.
+// The real StatefulSet controller makes the pods and the kubelet stand-in runs them.
 describe('hand edits of the objects a CouchInstance owns', () => {
   const ns = useTestNamespace('couch-hand-edits');
   let operator: RunningOperator;
+  let kubelet: { stop(): Promise<void> };
 
   beforeAll(async () => {
+    kubelet = await startTestKubelet(ns.name);
     operator = await startTestOperator({ namespace: ns.name });
   });
-  afterAll(() => operator?.stop());
+  afterAll(async () => {
+    await operator?.stop();
+    await kubelet?.stop();
+  });
 
   it('when a Running instance is scaled to 0 by hand, then the operator scales it back to 1', async () => {
     await createInstance(ns.name, 'steady', { hibernation: { idleAfter: '10m' } });
-    await waitForInstance(ns.name, 'steady', 'phase Starting', hasPhase('Starting'));
-    await reportPods(ns.name, 'steady', { ready: true });
     await waitForInstance(ns.name, 'steady', 'phase Running', hasPhase('Running'));
 
     await scaleByHand(ns.name, 'steady', 0);
@@ -97,7 +99,7 @@ describe('hand edits of the objects a CouchInstance owns', () => {
   });
 
   it('when a hibernated instance is scaled up by hand, then the operator scales it back to 0 and it stays hibernated', async () => {
-    // Its pod never reports ready, so it goes from Starting straight to Hibernated once idle.
+    // Idle from the start: it hibernates a second after it runs.
     await createInstance(ns.name, 'sleeping', { hibernation: { idleAfter: '1s' } });
     const hibernated = await waitForInstance(
       ns.name,
@@ -110,7 +112,8 @@ describe('hand edits of the objects a CouchInstance owns', () => {
 
     await scaleByHand(ns.name, 'sleeping', 1);
     await waitForReplicas(ns.name, 'sleeping', 0);
-    const after = await readInstance(ns.name, 'sleeping');
+    // The StatefulSet controller may have started a pod meanwhile: Hibernated again once it is gone.
+    const after = await waitForInstance(ns.name, 'sleeping', 'phase Hibernated', hasPhase('Hibernated'));
     expect(after.status?.phase).toBe('Hibernated');
     expect(after.status?.hibernatedAt).toBe(hibernated.status?.hibernatedAt);
   });

@@ -9,7 +9,11 @@ import {
   type KubeConfig,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
-import { buildStatefulSetStatus } from '../../../local/kubelet-stand-in/statefulset-status.js';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startKubeletStandIn } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
+import { TEST_NODES } from '../../helpers/control-plane-env.js';
 import { ANNOTATION_WAKE_REQUESTED, activityLeaseName, LABEL_INSTANCE } from '../../../api/contract.js';
 import {
   COUCH_INSTANCE_KIND,
@@ -24,6 +28,8 @@ import { createSilentLogger } from '../../../observability/logger.js';
 import { startOperator, type RunningOperator } from '../../../operator/operator.js';
 import { customObjectHelpers } from '../../helpers/custom-objects.js';
 import { testControlPlane } from '../../helpers/kube.js';
+
+import { UNLIMITED_FREE_INSTANCES } from '../../helpers/gateway/gateway-harness.js';
 
 export { conditionOf } from '../../helpers/custom-objects.js';
 
@@ -63,28 +69,24 @@ export async function readStatefulSet(namespace: string, name: string): Promise<
 }
 
 /**
- * Plays the kubelet and the StatefulSet controller, which the test control plane does not run:
- * reports the StatefulSet's pods as they would, all `ready` or none, for its current replicas.
+ * The kubelet stand-in for a suite's namespace: the real StatefulSet controller and scheduler make
+ * and place the instance's pod and claim, the stand-in runs the pod and provisions the claim.
  */
-export async function reportPods(
-  namespace: string,
-  name: string,
-  options: { ready: boolean },
-): Promise<void> {
-  const { apps } = testClients();
-  const statefulSet = await apps.readNamespacedStatefulSet({ namespace, name });
-  const replicas = statefulSet.spec?.replicas ?? 0;
-  const ready = options.ready ? replicas : 0;
-  await apps.patchNamespacedStatefulSetStatus(
-    {
-      namespace,
-      name,
-      body: {
-        status: buildStatefulSetStatus(statefulSet, { replicas, ready }),
-      },
+export async function startTestKubelet(namespace: string): Promise<{ stop(): Promise<void> }> {
+  const dataRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-kubelet-'));
+  const standIn = await startKubeletStandIn({
+    kubeConfig: testControlPlane().kubeConfig,
+    namespace,
+    dataRoot,
+    nodes: TEST_NODES,
+    logger: createSilentLogger(),
+  });
+  return {
+    async stop() {
+      await standIn.stop();
+      await fs.rm(dataRoot, { recursive: true, force: true });
     },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  };
 }
 
 /** Plays the gateway: renews the instance's activity Lease now (contract.ts). */
@@ -137,6 +139,7 @@ export async function startTestOperator(options: TestOperatorOptions): Promise<R
     SETTEE_LEASE_RENEW_DEADLINE: '1500ms',
     SETTEE_LEASE_RETRY_PERIOD: '300ms',
     SETTEE_ENDPOINT_TEMPLATE: 'http://127.0.0.1:8080/db/{namespace}/{name}',
+    ...UNLIMITED_FREE_INSTANCES,
     ...options.env,
   });
   return startOperator({

@@ -1,14 +1,8 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { COUCHDB_PORT } from '../../../api/contract.js';
+import { allocatePodAddress } from '../../../local/kubelet-stand-in/loopback-address.js';
 import { waitFor } from '../../../local/wait.js';
-import { LABEL_INSTANCE } from '../../../api/contract.js';
-import {
-  APP_NAME_COUCHDB,
-  LABEL_APP_MANAGED_BY,
-  LABEL_APP_NAME,
-  MANAGED_BY_SETTEE,
-} from '../../../api/well-known.js';
 import type { RunningOperator } from '../../../operator/operator.js';
 import { useTestNamespace } from '../../helpers/kube.js';
 import {
@@ -39,15 +33,17 @@ interface Question {
 /**
  * Before hibernating an idle instance the operator asks it about replication jobs, which takes
  * time; a request arriving at the gateway meanwhile renews the activity Lease. Here the instance's
- * /_scheduler/jobs is a test server standing in for CouchDB (no kubelet runs in this control plane:
- * the test writes the pod the operator finds the address in), and the Lease is renewed while the
- * first answer is held back, as the gateway would on a request.
+ * /_scheduler/jobs is a test server standing in for CouchDB (no kubelet stand-in runs for this
+ * namespace: the test plays the kubelet's part, reporting the StatefulSet controller's pod Running
+ * and Ready at the test server's address, so the idle clock starts), and the Lease is renewed while
+ * the first answer is held back, as the gateway would on a request.
  */
 describe('hibernating an instance that becomes active during the idle check', () => {
   const ns = useTestNamespace('couch-hibernation-race');
   const name = 'raced';
   let operator: RunningOperator;
   let scheduler: http.Server;
+  let podIP: string;
   let renewedAt = 0;
   const questions: Question[] = [];
   let asked = 0;
@@ -59,7 +55,8 @@ describe('hibernating an instance that becomes active during the idle check', ()
         res.end(JSON.stringify(body));
       });
     });
-    await new Promise<void>((resolve) => scheduler.listen(0, '127.0.0.1', resolve));
+    podIP = await allocatePodAddress(COUCHDB_PORT, new Set());
+    await new Promise<void>((resolve) => scheduler.listen(COUCHDB_PORT, podIP, resolve));
     operator = await startTestOperator({ namespace: ns.name });
   });
   afterAll(async () => {
@@ -86,42 +83,38 @@ describe('hibernating an instance that becomes active during the idle check', ()
     return { total_rows: 0, offset: 0, jobs: [] };
   }
 
-  /** The instance's pod as the kubelet would report it, at the test server's address. */
-  async function writePod(port: number): Promise<void> {
+  /** The StatefulSet controller's pod, reported Running and Ready at podIP as a kubelet would. */
+  async function reportPodReady(): Promise<void> {
     const { core } = testClients();
     const podName = `${name}-0`;
-    await core.createNamespacedPod({
-      namespace: ns.name,
-      body: {
-        metadata: {
-          name: podName,
-          labels: {
-            [LABEL_APP_NAME]: APP_NAME_COUCHDB,
-            [LABEL_APP_MANAGED_BY]: MANAGED_BY_SETTEE,
-            [LABEL_INSTANCE]: name,
-          },
-        },
-        spec: {
-          nodeName: 'settee-test',
-          containers: [{ name: 'couchdb', image: 'couchdb', ports: [{ containerPort: port }] }],
-        },
-      },
-    });
+    await waitFor(
+      'the StatefulSet controller to create the pod',
+      async () => core.readNamespacedPod({ namespace: ns.name, name: podName }).then(() => true),
+      { timeoutMs: 15_000 },
+    );
     await core.patchNamespacedPodStatus(
       {
         name: podName,
         namespace: ns.name,
-        body: { status: { phase: 'Running', podIP: '127.0.0.1', podIPs: [{ ip: '127.0.0.1' }] } },
+        body: {
+          status: {
+            phase: 'Running',
+            podIP,
+            podIPs: [{ ip: podIP }],
+            conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date() }],
+          },
+        },
       },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
   }
 
   it('when the activity Lease is renewed while the instance answers, then it is not hibernated, and hibernates a full idleAfter later', async () => {
-    // The pod first: the operator must find it at the first idle deadline.
-    await writePod((scheduler.address() as AddressInfo).port);
     await createInstance(ns.name, name, { hibernation: { idleAfter: `${IDLE_AFTER_MS / 1000}s` } });
     await waitForInstance(ns.name, name, 'phase Starting', hasPhase('Starting'));
+    // The idle clock starts at Ready: the first idle check comes idleAfter after this.
+    await reportPodReady();
+    await waitForInstance(ns.name, name, 'phase Running', hasPhase('Running'));
 
     await waitFor('a second idle check', async () => (questions.length >= 2 ? true : undefined), {
       timeoutMs: 4 * IDLE_AFTER_MS + 5_000,
@@ -132,7 +125,18 @@ describe('hibernating an instance that becomes active during the idle check', ()
     // The second question is the idle deadline that the renewal set.
     expect(second!.at).toBeGreaterThanOrEqual(renewedAt + IDLE_AFTER_MS - 100);
 
-    // No kubelet reported the pod ready, so it goes straight to Hibernated.
+    // The StatefulSet controller deletes the pod; no provisioner runs here, so its claim is
+    // unbound and the pod was never scheduled, and the API server removes it at once.
+    const { core } = testClients();
+    await waitFor(
+      'the StatefulSet controller to delete the pod',
+      async () =>
+        core.readNamespacedPod({ namespace: ns.name, name: `${name}-0` }).then(
+          () => undefined,
+          () => true,
+        ),
+      { timeoutMs: 4 * IDLE_AFTER_MS + 5_000 },
+    );
     const hibernated = await waitForInstance(ns.name, name, 'phase Hibernated', hasPhase('Hibernated'));
     expect(Date.parse(hibernated.status?.hibernatedAt ?? '')).toBeGreaterThanOrEqual(second!.at - 1_000);
     expect((await readStatefulSet(ns.name, name)).spec?.replicas).toBe(0);

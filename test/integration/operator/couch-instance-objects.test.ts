@@ -1,11 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import {
-  PatchStrategy,
-  setHeaderOptions,
-  StorageV1Api,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+import { StorageV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
 import { ADMIN_SECRET_KEYS } from '../../../api/contract.js';
 import type { RunningOperator } from '../../../operator/operator.js';
@@ -168,6 +163,7 @@ describe('a CouchInstance and the objects it owns', () => {
     const { core } = testClients();
     const storage = testControlPlane().kubeConfig.makeApiClient(StorageV1Api);
     const storageClassName = `${ns.name}-expandable`;
+    const volumeName = `${ns.name}-growing`;
     await storage.createStorageClass({
       body: {
         metadata: { name: storageClassName },
@@ -178,26 +174,29 @@ describe('a CouchInstance and the objects it owns', () => {
     try {
       await createInstance(ns.name, 'growing', { plan: 'paid', storage: { size: '1Gi', storageClassName } });
       await waitForInstance(ns.name, 'growing', 'phase Starting', hasPhase('Starting'));
-      // Plays the StatefulSet controller and the provisioner, which the test control plane lacks:
-      // the pod's claim from the template, bound.
-      await core.createNamespacedPersistentVolumeClaim({
-        namespace: ns.name,
+      // The StatefulSet controller makes the claim from the template; nothing provisions this
+      // class, so the test provides the volume (static provisioning) and the PV controller binds.
+      await core.createPersistentVolume({
         body: {
-          metadata: { name: 'data-growing-0' },
+          metadata: { name: volumeName },
           spec: {
+            capacity: { storage: '1Gi' },
             accessModes: ['ReadWriteOnce'],
             storageClassName,
-            resources: { requests: { storage: '1Gi' } },
+            hostPath: { path: '/nonexistent/settee-test-volume' },
+            claimRef: { namespace: ns.name, name: 'data-growing-0' },
           },
         },
       });
-      await core.patchNamespacedPersistentVolumeClaimStatus(
-        {
-          namespace: ns.name,
-          name: 'data-growing-0',
-          body: { status: { phase: 'Bound', capacity: { storage: '1Gi' } } },
+      await waitFor(
+        'the claim to be bound',
+        async () => {
+          const claim = await core
+            .readNamespacedPersistentVolumeClaim({ namespace: ns.name, name: 'data-growing-0' })
+            .catch(() => undefined);
+          return claim?.status?.phase === 'Bound' ? true : undefined;
         },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        { timeoutMs: 20_000, intervalMs: 100 },
       );
 
       await patchInstance(ns.name, 'growing', { spec: { addons: { largerStorage: { size: '5Gi' } } } });
@@ -221,6 +220,7 @@ describe('a CouchInstance and the objects it owns', () => {
       );
     } finally {
       await storage.deleteStorageClass({ name: storageClassName });
+      await core.deletePersistentVolume({ name: volumeName }).catch(() => undefined);
     }
   });
 

@@ -6,8 +6,8 @@ import {
   eventsFor,
   hasPhase,
   readInstance,
-  reportPods,
   requestWake,
+  startTestKubelet,
   startTestOperator,
   testClients,
   waitForInstance,
@@ -22,8 +22,9 @@ async function identityOf(namespace: string, name: string) {
 }
 
 /**
- * The versions of the objects the operator server-side applies: a new operator applies each once
- * (it cannot know who changed them while it was down), which stores nothing when nothing differs.
+ * The versions of the objects the operator server-side applies (of the StatefulSet, its spec's
+ * generation): a new operator applies each once (it cannot know who changed them while it was
+ * down), which stores nothing when nothing differs.
  * The admin Secret is left out: it is created with a plain create (never overwritten), so the
  * first apply of a new process adds its field manager's apply entry to managedFields, once per
  * Secret, moving its resourceVersion though not its content; identityOf compares that content.
@@ -33,7 +34,9 @@ async function resourceVersionsOf(namespace: string, name: string) {
   return [
     (await core.readNamespacedConfigMap({ namespace, name: `${name}-config` })).metadata?.resourceVersion,
     (await core.readNamespacedService({ namespace, name })).metadata?.resourceVersion,
-    (await apps.readNamespacedStatefulSet({ namespace, name })).metadata?.resourceVersion,
+    // The StatefulSet controller writes the StatefulSet's status (and so its resourceVersion)
+    // whenever its pod changes; its generation moves only when its spec does.
+    (await apps.readNamespacedStatefulSet({ namespace, name })).metadata?.generation,
   ];
 }
 
@@ -109,6 +112,21 @@ describe('the CouchInstance controller across operator restarts', () => {
     expect(await identityOf(ns.name, 'intact')).toEqual(intactIdentity);
     expect(await resourceVersionsOf(ns.name, 'intact')).toEqual(intactVersions);
   });
+});
+
+// Its own namespace, with pods run by the kubelet stand-in (the burst above runs none).
+describe('a CouchInstance across hibernation, wake and an operator restart', () => {
+  const ns = useTestNamespace('couch-restart-wake');
+  let operator: RunningOperator | undefined;
+  let kubelet: { stop(): Promise<void> };
+
+  beforeAll(async () => {
+    kubelet = await startTestKubelet(ns.name);
+  });
+  afterAll(async () => {
+    await operator?.stop();
+    await kubelet?.stop();
+  });
 
   it('when an instance hibernates, wakes and the operator restarts, then its credentials and CouchDB identity never change', async () => {
     operator = await startTestOperator({ namespace: ns.name });
@@ -122,8 +140,6 @@ describe('the CouchInstance controller across operator restarts', () => {
     const identity = await identityOf(ns.name, 'sleeper');
     const versions = await resourceVersionsOf(ns.name, 'sleeper');
 
-    // No kubelet here: reportPods plays it, as in the hibernation suite.
-    await reportPods(ns.name, 'sleeper', { ready: true });
     await waitForInstance(
       ns.name,
       'sleeper',
@@ -131,14 +147,12 @@ describe('the CouchInstance controller across operator restarts', () => {
       (i) => i.status?.hibernatedAt !== undefined,
       10_000,
     );
-    await reportPods(ns.name, 'sleeper', { ready: false });
     await waitForInstance(ns.name, 'sleeper', 'phase Hibernated', hasPhase('Hibernated'));
     await requestWake(ns.name, 'sleeper');
     await waitForInstance(ns.name, 'sleeper', 'phase Waking', hasPhase('Waking'));
     await operator.stop();
 
     operator = await startTestOperator({ namespace: ns.name });
-    await reportPods(ns.name, 'sleeper', { ready: true });
     await waitForInstance(ns.name, 'sleeper', 'phase Running or later', (i) => i.status?.phase !== 'Waking');
     expect(await identityOf(ns.name, 'sleeper')).toEqual(identity);
     const [configVersion] = await resourceVersionsOf(ns.name, 'sleeper');

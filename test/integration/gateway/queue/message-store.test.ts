@@ -95,6 +95,30 @@ describe('the message store in a real Redis', () => {
     expect(await redis.hlen(keys.scheduledMessages)).toBe(0);
   });
 
+  it('when two replicas run the mover, then only the lease holder moves due messages, and the other takes over once the lease lapses', async () => {
+    const now = Date.now();
+    const [first, second] = [
+      { ...message(1), notBefore: now + 10 },
+      { ...message(2), notBefore: now + 20 },
+    ];
+    await store.enqueue([first, second], now);
+    const a = { name: 'replica-a', leaseMs: 300 };
+    const b = { name: 'replica-b', leaseMs: 300 };
+    expect(await store.promoteDueMessages(now + 10, 10, a)).toBe(1);
+    expect(await redis.get(keys.moverLease)).toBe('replica-a');
+    expect(await store.promoteDueMessages(now + 20, 10, b)).toBe('not-mover');
+    expect(await redis.zcard(keys.schedule)).toBe(1);
+    // A renews its lease by moving (or finding nothing due); B stays out while it does.
+    expect(await store.promoteDueMessages(now + 15, 10, a)).toBe(0);
+    expect(Number(await redis.pttl(keys.moverLease))).toBeGreaterThan(200);
+    // A stops (dies): once its lease lapses, B becomes the mover and moves what is due.
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect(await store.promoteDueMessages(now + 20, 10, b)).toBe(1);
+    expect(await redis.get(keys.moverLease)).toBe('replica-b');
+    expect(await store.promoteDueMessages(now + 20, 10, a)).toBe('not-mover');
+    expect(await redis.xlen(keys.stream)).toBe(2);
+  });
+
   it('when a message has a notBefore in the future, then it waits in the schedule and reaches the stream once due', async () => {
     const now = Date.now();
     const delayed = { ...message(1), notBefore: now + 5_000 };

@@ -1,4 +1,8 @@
-import { HoldQueueFullError, WakeTimeoutError } from '../../../../gateway/http/errors.js';
+import {
+  HoldQueueFullError,
+  InstanceUnschedulableError,
+  WakeTimeoutError,
+} from '../../../../gateway/http/errors.js';
 import { AwaitReady } from '../../../../gateway/proxy/await-ready.js';
 import type { AddressListener, UpstreamAddress } from '../../../../gateway/proxy/endpoint-cache.js';
 import { createSilentLogger } from '../../../../observability/logger.js';
@@ -6,9 +10,18 @@ import { createSilentLogger } from '../../../../observability/logger.js';
 /** An address source the test sets by hand, in place of the pod informer. */
 class Addresses {
   private readonly addresses = new Map<string, UpstreamAddress>();
+  private readonly unschedulable = new Map<string, string>();
   private listener: AddressListener | undefined;
   addressOf(key: string): UpstreamAddress | undefined {
     return this.addresses.get(key);
+  }
+  unschedulableOf(key: string): string | undefined {
+    return this.unschedulable.get(key);
+  }
+  /** The scheduler's verdict on the instance's pod, as the pod informer would bring it. */
+  setUnschedulable(key: string, message: string): void {
+    this.unschedulable.set(key, message);
+    this.listener?.(key, this.addresses.get(key));
   }
   onChange(listener: AddressListener): () => void {
     this.listener = listener;
@@ -103,5 +116,29 @@ describe('AwaitReady', () => {
     const failed = gate.hold(ref);
     gate.fail(KEY, new Error('deleted'));
     await expect(failed).rejects.toThrow('deleted');
+  });
+
+  it('when the scheduler cannot place the pod, then a new request is refused at once with its message', async () => {
+    const { addresses, gate } = setup({ timeoutMs: 60_000 });
+    addresses.setUnschedulable(
+      KEY,
+      "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.",
+    );
+    const refused = gate.hold(ref);
+    await expect(refused).rejects.toBeInstanceOf(InstanceUnschedulableError);
+    await expect(refused).rejects.toThrow(
+      "cannot be scheduled: 0/2 nodes are available: 2 node(s) didn't match",
+    );
+    expect(gate.isHolding(KEY)).toBe(false);
+  });
+
+  it('when requests are held and the scheduler then gives up on the pod, then they end at once, not at their deadline', async () => {
+    const { addresses, gate } = setup({ timeoutMs: 60_000 });
+    const started = Date.now();
+    const held = [gate.hold(ref), gate.hold(ref)];
+    addresses.setUnschedulable(KEY, '0/2 nodes are available: 2 Insufficient cpu.');
+    for (const request of held) await expect(request).rejects.toBeInstanceOf(InstanceUnschedulableError);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(gate.isHolding(KEY)).toBe(false);
   });
 });

@@ -98,7 +98,14 @@ describe('batch requests', () => {
     [{ url: 'https://a.example', headers: { 'Upstash-Retries': 'abc' } }, /^batch item 1: Upstash-Retries/],
     [{ url: 'https://a.example', body: 'x'.repeat(65) }, /^batch item 1: its body is larger than 64 bytes/],
     [{ url: 'http://169.254.169.254/latest/meta-data' }, /^batch item 1: .*linkLocal/],
-    [{ destination: 'https://a.example', queue: 'q1' }, /^batch item 1: queues are not supported/],
+    [
+      { destination: 'https://a.example', queue: 'a/b' },
+      /^batch item 1: queue "a\/b" may contain only letters/,
+    ],
+    [
+      { destination: 'https://a.example', queue: 'q1', headers: { 'Upstash-Delay': '10s' } },
+      /^batch item 1: Upstash-Delay and Upstash-Not-Before are not supported with a queue yet/,
+    ],
     [
       { url: 'https://a.example', headers: { 'Upstash-Forward-X': 'a\r\nInjected: 1' } },
       /^batch item 1: header "upstash-forward-x" has a value/,
@@ -120,4 +127,9 @@ describe('batch requests', () => {
       expect(last).toMatchObject({ request: { destination: 'https://a.example/3' } });
     },
   );
+
+  it('when an item names a queue, then its message is enqueued there', () => {
+    const [item] = parseAll([{ destination: 'https://a.example/1', queue: 'orders' }]);
+    expect(item).toMatchObject({ request: { destination: 'https://a.example/1', queueName: 'orders' } });
+  });
 });

@@ -58,6 +58,8 @@ describe('the gateway view of a binding', () => {
           deduplicationWindow: '1h30m',
           deadLetterRetention: '1d',
           maxDeadLetters: 50,
+          maxQueues: 3,
+          maxQueueParallelism: 7,
         },
       },
     };
@@ -68,6 +70,8 @@ describe('the gateway view of a binding', () => {
       maxDeadLetters: 50,
       eventRetentionMs: 3 * 86_400_000,
       maxEvents: 100_000,
+      maxQueues: 3,
+      maxQueueParallelism: 7,
     });
   });
 

@@ -34,6 +34,17 @@ describe('buildCouchDbIni', () => {
     expect(parseIni(buildCouchDbIni(input)).chttpd).toEqual({ port: '25984', bind_address: '127.0.0.1' });
   });
 
+  it("when given a pod's own loopback address, then chttpd binds that address", () => {
+    expect(parseIni(buildCouchDbIni({ ...input, host: '127.3.4.5' })).chttpd?.bind_address).toBe('127.3.4.5');
+  });
+
+  it.each(['0.0.0.0', '10.0.0.1', '127.0.0.256'])(
+    'when given %s to bind, then it is refused as not loopback',
+    (host) => {
+      expect(() => buildCouchDbIni({ ...input, host })).toThrow(InvalidCouchEngineConfigError);
+    },
+  );
+
   it('when built, then databases and view indexes live in dataDir and the node is a single node', () => {
     const ini = parseIni(buildCouchDbIni(input));
     expect(ini.couchdb).toEqual({

@@ -1,5 +1,6 @@
 import {
   decideHibernation,
+  readySinceOf,
   type HibernationInput,
 } from '../../../../../operator/controllers/couch-instance/hibernation.js';
 
@@ -11,6 +12,7 @@ const input = (overrides: Partial<HibernationInput> = {}): HibernationInput => (
   keepAlive: false,
   idleAfterMs: 10_000,
   createdAt: at(-60_000),
+  readySince: at(-60_000),
   previous: {},
   ...overrides,
 });
@@ -35,7 +37,7 @@ describe('decideHibernation', () => {
   });
 
   it('when a new instance has just been created, then it is not hibernated', () => {
-    expect(decideHibernation(input({ createdAt: at(-1_000) }))).toMatchObject({
+    expect(decideHibernation(input({ createdAt: at(-1_000), readySince: at(-1_000) }))).toMatchObject({
       replicas: 1,
       recheckAfterMs: 9_000,
     });
@@ -181,5 +183,75 @@ describe('decideHibernation', () => {
       replicas: 0,
       transition: 'Hibernate',
     });
+  });
+
+  it('when an instance created longer than idleAfter ago is not Ready yet, then it stays up and the idle clock has not started', () => {
+    const decision = decideHibernation(input({ createdAt: at(-30_000), readySince: undefined }));
+    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 10_000 });
+    expect(decision.transition).toBeUndefined();
+  });
+
+  it('when a slow first start has just become Ready, then it gets a full idleAfter from that moment', () => {
+    const decision = decideHibernation(input({ createdAt: at(-30_000), readySince: at(-2_000) }));
+    expect(decision).toMatchObject({ replicas: 1, reason: 'RecentActivity', recheckAfterMs: 8_000 });
+  });
+
+  it('when a request came after the instance became Ready, then idleness counts from the request', () => {
+    const decision = decideHibernation(input({ readySince: at(-9_000), activityRenewedAt: at(-3_000) }));
+    expect(decision).toMatchObject({ replicas: 1, reason: 'RecentActivity', recheckAfterMs: 7_000 });
+  });
+
+  it('when Ready for idleAfter with no activity since, then it hibernates', () => {
+    const decision = decideHibernation(input({ createdAt: at(-30_000), readySince: at(-10_000) }));
+    expect(decision).toMatchObject({ replicas: 0, reason: 'IdleTimeout', transition: 'Hibernate' });
+  });
+
+  it('when a woken instance takes longer than idleAfter to answer, then it is not hibernated again before it does', () => {
+    const decision = decideHibernation(
+      input({
+        wakeRequestedAt: at(-15_000),
+        readySince: undefined,
+        previous: { lastActivityTime: at(-15_000) },
+      }),
+    );
+    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady' });
+  });
+
+  it('when hibernated, then not being Ready does not wake it', () => {
+    const decision = decideHibernation(
+      input({ readySince: undefined, previous: { hibernatedAt: at(-5_000) } }),
+    );
+    expect(decision).toMatchObject({ replicas: 0, reason: 'Hibernated' });
+  });
+});
+
+describe('readySinceOf', () => {
+  const ready = (status: string, lastTransitionTime: string) => [
+    { type: 'Ready', status, lastTransitionTime },
+  ];
+
+  it('when no replica is ready, then there is no ready time, whatever the previous status said', () => {
+    expect(
+      readySinceOf({ readyReplicas: 0, previousConditions: ready('True', at(-5_000)), now: T0 }),
+    ).toBeUndefined();
+  });
+
+  it('when the status already says Ready, then it is ready since that transition', () => {
+    expect(readySinceOf({ readyReplicas: 1, previousConditions: ready('True', at(-5_000)), now: T0 })).toBe(
+      at(-5_000),
+    );
+  });
+
+  it('when a replica has just become ready and the status still says not Ready, then it is ready since now', () => {
+    expect(readySinceOf({ readyReplicas: 1, previousConditions: ready('False', at(-5_000)), now: T0 })).toBe(
+      at(0),
+    );
+    expect(readySinceOf({ readyReplicas: 1, now: T0 })).toBe(at(0));
+  });
+
+  it('when the recorded transition is ahead of now, then it counts as now', () => {
+    expect(readySinceOf({ readyReplicas: 1, previousConditions: ready('True', at(5_000)), now: T0 })).toBe(
+      at(0),
+    );
   });
 });

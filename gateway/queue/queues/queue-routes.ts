@@ -1,0 +1,148 @@
+import { Ajv, type JSONSchemaType } from 'ajv';
+import type { ApiHandler } from '../api-request.js';
+import type { ApiRoute } from '../api-router.js';
+import type { QueueTarget } from '../binding-registry.js';
+import type { QueueConfig } from '../config.js';
+import { InvalidRequestError, QuotaExceededError, ResourceNotFoundError } from '../errors.js';
+import { sendJson } from '../json-response.js';
+import { createMessage } from '../message.js';
+import type { PublishReader } from '../publish-api.js';
+import { readBody } from '../read-body.js';
+import { storeCall } from '../store-call.js';
+import { answersOf, messagesOf } from '../url-groups/fan-out.js';
+import { queueQuotaOf, toQStashQueue, validateQueueName } from './queue.js';
+import type { QueueStore } from './queue-store.js';
+
+const MAX_UPSERT_BODY_BYTES = 65_536;
+
+interface UpsertBody {
+  queueName: string;
+  parallelism?: number;
+  paused?: boolean;
+}
+
+const upsertSchema: JSONSchemaType<UpsertBody> = {
+  type: 'object',
+  properties: {
+    queueName: { type: 'string' },
+    parallelism: { type: 'integer', nullable: true, minimum: 1 },
+    paused: { type: 'boolean', nullable: true },
+  },
+  required: ['queueName'],
+  additionalProperties: false,
+};
+const validateUpsertBody = new Ajv({ allErrors: false, strict: true }).compile(upsertSchema);
+
+function parseUpsertBody(raw: Buffer): UpsertBody {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new InvalidRequestError('the body is not valid JSON');
+  }
+  if (!validateUpsertBody(parsed)) {
+    const error = validateUpsertBody.errors?.[0];
+    const where = error?.instancePath ? error.instancePath.replace(/^\//, '') : 'the body';
+    throw new InvalidRequestError(`${where} ${error?.message ?? 'is not valid'}`);
+  }
+  return parsed;
+}
+
+/**
+ * QStash's queues (`client.queue({queueName}).*`):
+ *   POST   /v2/queues                       upsert `{queueName, parallelism?, paused?}` (200)
+ *   GET    /v2/queues                       every queue, by name
+ *   GET    /v2/queues/{name}                one, or 404
+ *   DELETE /v2/queues/{name}                delete it (200 also when missing, as QStash documents)
+ *   POST   /v2/queues/{name}/pause, resume  (200, or 404)
+ *   POST   /v2/enqueue/{name}/{destination} enqueue one message (or one per URL group endpoint),
+ *                                           creating the queue when missing
+ */
+export function queueRoutes(options: {
+  queuesOf: (target: QueueTarget) => QueueStore;
+  readPublish: PublishReader;
+  config: Pick<QueueConfig, 'maxQueues' | 'maxQueueParallelism'>;
+}): ApiRoute[] {
+  const { queuesOf, readPublish, config } = options;
+
+  const setPaused =
+    (paused: boolean): ApiHandler =>
+    async ({ res, target, params }) => {
+      const name = validateQueueName(params.name, 'queue name');
+      const quota = queueQuotaOf(target, config);
+      const exists = await storeCall(paused ? 'pause the queue' : 'resume the queue', () =>
+        queuesOf(target).upsert(name, { paused, create: false }, quota),
+      );
+      if (!exists) throw new ResourceNotFoundError(`queue ${name} not found`);
+      sendJson(res, 200, {});
+    };
+
+  const enqueue: ApiHandler = async ({ req, res, target, params }) => {
+    const name = validateQueueName(params.queue, 'queue name');
+    const plan = await readPublish({ req, target, destination: params.destination! });
+    const requests = messagesOf([plan]);
+    // A delayed message would need a place in the queue's order before it is due; QStash's
+    // delays on queues are not built, so they are refused rather than ignored.
+    if (requests.some((request) => request.notBefore !== undefined))
+      throw new InvalidRequestError(
+        'Upstash-Delay and Upstash-Not-Before are not supported on /v2/enqueue yet: publish with /v2/publish to delay',
+      );
+    const messages = requests.map((request) => createMessage({ ...request, queueName: name }));
+    const answers = await storeCall('store the message', () =>
+      queuesOf(target).enqueue(name, messages, {
+        deduplicationWindowMs: target.limits.deduplicationWindowMs,
+        quota: queueQuotaOf(target, config),
+      }),
+    );
+    sendJson(res, answers.every((a) => a.deduplicated) ? 202 : 201, answersOf([plan], answers)[0]);
+  };
+
+  return [
+    {
+      path: 'queues',
+      methods: {
+        GET: async ({ res, target }) => {
+          const queues = await storeCall('list the queues', () => queuesOf(target).list());
+          sendJson(
+            res,
+            200,
+            queues.map((q) => toQStashQueue(q.name, q.record, q.lag)),
+          );
+        },
+        POST: async ({ req, res, target }) => {
+          const body = parseUpsertBody(await readBody(req, MAX_UPSERT_BODY_BYTES));
+          const name = validateQueueName(body.queueName);
+          const quota = queueQuotaOf(target, config);
+          const parallelism = body.parallelism ?? 1;
+          if (parallelism > quota.maxParallelism)
+            throw new QuotaExceededError(
+              `parallelism ${parallelism} is above the binding's limit of ${quota.maxParallelism} (QueueBinding spec.limits.maxQueueParallelism, default SETTEE_QUEUE_MAX_QUEUE_PARALLELISM)`,
+            );
+          await storeCall('store the queue', () =>
+            queuesOf(target).upsert(name, { parallelism, paused: body.paused ?? false, create: true }, quota),
+          );
+          sendJson(res, 200, {});
+        },
+      },
+    },
+    {
+      path: 'queues/:name',
+      methods: {
+        GET: async ({ res, target, params }) => {
+          const name = validateQueueName(params.name, 'queue name');
+          const queue = await storeCall('read the queue', () => queuesOf(target).get(name));
+          if (!queue) throw new ResourceNotFoundError(`queue ${name} not found`);
+          sendJson(res, 200, toQStashQueue(name, queue.record, queue.lag));
+        },
+        DELETE: async ({ res, target, params }) => {
+          const name = validateQueueName(params.name, 'queue name');
+          await storeCall('delete the queue', () => queuesOf(target).delete(name));
+          sendJson(res, 200, {});
+        },
+      },
+    },
+    { path: 'queues/:name/pause', methods: { POST: setPaused(true) } },
+    { path: 'queues/:name/resume', methods: { POST: setPaused(false) } },
+    { path: 'enqueue/:queue/*destination', methods: { POST: enqueue } },
+  ];
+}

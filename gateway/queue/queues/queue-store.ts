@@ -1,0 +1,180 @@
+import type { Redis } from 'ioredis';
+import { QuotaExceededError } from '../errors.js';
+import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
+import type { QueueMessage } from '../message.js';
+import { encodeMessage } from '../message-codec.js';
+import { eventJson } from '../message-event.js';
+import type { EnqueueAnswer } from '../message-store.js';
+import { PendingMessages } from '../pending-messages.js';
+import { auditQueueSlots } from '../scripts/audit-queue-slots.js';
+import { deleteQueue } from '../scripts/delete-queue.js';
+import { enqueueQueueMessages } from '../scripts/enqueue-queue-messages.js';
+import { upsertQueue } from '../scripts/upsert-queue.js';
+import type { QueueQuota, QueueRecord } from './queue.js';
+
+function isQueueLimit(err: unknown): boolean {
+  return err instanceof Error && err.message.includes('QUEUE_LIMIT');
+}
+
+function quotaError(quota: QueueQuota): QuotaExceededError {
+  return new QuotaExceededError(
+    `queue limit reached: the binding has its most queues (${quota.maxQueues}, QueueBinding spec.limits.maxQueues); delete one first`,
+  );
+}
+
+/**
+ * A binding's queues (`/v2/queues`, `/v2/enqueue`) in its database (keys.ts): a hash of queue
+ * records, and per queue a waiting list and the set of its messages holding a slot. Every change
+ * that can free or add work runs the dispatch in the same script (dispatch-queue.ts), so the
+ * slot count is one number in Redis whatever the number of gateway replicas.
+ */
+export class QueueStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: QueueKeys,
+    private readonly eventCap = 0,
+  ) {}
+
+  private slotKeys(name: string): string[] {
+    const k = this.keys;
+    return [
+      k.queues,
+      k.queueWaiting(name),
+      k.queueActive(name),
+      k.scheduledMessages,
+      k.stream,
+      k.streamIndex,
+    ];
+  }
+
+  /**
+   * Creates the queue or sets its parallelism and paused flag (fields left undefined keep the
+   * queue's). `create: false` changes an existing queue only; returns whether it exists.
+   */
+  async upsert(
+    name: string,
+    change: { parallelism?: number; paused?: boolean; create: boolean },
+    quota: QueueQuota,
+    now = Date.now(),
+  ): Promise<boolean> {
+    const paused = change.paused === undefined ? '' : change.paused ? '1' : '0';
+    try {
+      const result = await upsertQueue.run(this.redis, this.slotKeys(name), [
+        MESSAGE_FIELD,
+        name,
+        change.parallelism ?? '',
+        paused,
+        now,
+        quota.maxQueues,
+        change.create ? '1' : '0',
+      ]);
+      return result === 1;
+    } catch (err) {
+      if (isQueueLimit(err)) throw quotaError(quota);
+      throw err;
+    }
+  }
+
+  async get(name: string): Promise<{ record: QueueRecord; lag: number } | undefined> {
+    const [raw, lag] = await Promise.all([
+      this.redis.hget(this.keys.queues, name),
+      this.redis.llen(this.keys.queueWaiting(name)),
+    ]);
+    return raw === null ? undefined : { record: JSON.parse(raw) as QueueRecord, lag };
+  }
+
+  /** Every queue by name, with its lag. */
+  async list(): Promise<{ name: string; record: QueueRecord; lag: number }[]> {
+    const all = await this.redis.hgetall(this.keys.queues);
+    const names = Object.keys(all).sort();
+    const pipeline = this.redis.pipeline();
+    for (const name of names) pipeline.llen(this.keys.queueWaiting(name));
+    const lags = (await pipeline.exec()) ?? [];
+    return names.map((name, i) => ({
+      name,
+      record: JSON.parse(all[name]!) as QueueRecord,
+      lag: Number(lags[i]?.[1] ?? 0),
+    }));
+  }
+
+  async names(): Promise<string[]> {
+    return this.redis.hkeys(this.keys.queues);
+  }
+
+  /**
+   * Deletes the queue; its waiting messages are cancelled (with their CANCELLED events), those
+   * already started finish. False when there was no such queue.
+   */
+  async delete(name: string, now = Date.now()): Promise<boolean> {
+    const k = this.keys;
+    const waiting = (await deleteQueue.run(
+      this.redis,
+      [k.queues, k.queueWaiting(name), k.queueActive(name)],
+      [name],
+    )) as string[] | null;
+    if (waiting === null) return false;
+    if (waiting.length > 0) await new PendingMessages(this.redis, k, this.eventCap).cancel(waiting, now);
+    return true;
+  }
+
+  /**
+   * Appends messages to the queue, all or none, creating it when missing; a message whose
+   * deduplication key is held within `deduplicationWindowMs` is not stored and answers the first.
+   */
+  async enqueue(
+    name: string,
+    messages: readonly QueueMessage[],
+    options: { deduplicationWindowMs: number; quota: QueueQuota; now?: number },
+  ): Promise<EnqueueAnswer[]> {
+    const now = options.now ?? Date.now();
+    const k = this.keys;
+    const created: QueueRecord = { createdAt: now, updatedAt: now, parallelism: 1, paused: false };
+    const args: (string | number | Buffer)[] = [
+      MESSAGE_FIELD,
+      options.deduplicationWindowMs,
+      this.eventCap,
+      name,
+      JSON.stringify(created),
+      options.quota.maxQueues,
+    ];
+    for (const message of messages) {
+      const event = this.eventCap > 0 ? eventJson(message, 'CREATED', now) : '';
+      args.push(message.id, encodeMessage(message), message.deduplicationKey ?? '', event);
+    }
+    let answers: string[];
+    try {
+      answers = (await enqueueQueueMessages.run(
+        this.redis,
+        [
+          k.queues,
+          k.queueWaiting(name),
+          k.queueActive(name),
+          k.scheduledMessages,
+          k.stream,
+          k.streamIndex,
+          k.deduplicationIds,
+          k.deduplicationExpiries,
+          k.events,
+        ],
+        args,
+      )) as string[];
+    } catch (err) {
+      if (isQueueLimit(err)) throw quotaError(options.quota);
+      throw err;
+    }
+    return messages.map((message, i) =>
+      answers[i]
+        ? { messageId: answers[i], deduplicated: true }
+        : { messageId: message.id, deduplicated: false },
+    );
+  }
+
+  /** Frees the slots of messages that finished without releasing them; returns {freed, started}. */
+  async audit(name: string): Promise<{ freed: number; started: number }> {
+    const [freed, started] = (await auditQueueSlots.run(this.redis, this.slotKeys(name), [
+      MESSAGE_FIELD,
+      name,
+    ])) as [number, number];
+    return { freed, started };
+  }
+}

@@ -1,0 +1,393 @@
+import {
+  PatchStrategy,
+  setHeaderOptions,
+  type CoreV1Api,
+  type V1Container,
+  type V1ContainerStateTerminated,
+  type V1Pod,
+  type V1Probe,
+} from '@kubernetes/client-node';
+import type { Logger } from 'winston';
+import { COUCHDB_PORT } from '../../api/contract.js';
+import { callKube, isNotFound } from '../../kube/errors.js';
+import type { EventRecord, EventRecorder } from '../../kube/events.js';
+import { errorMessage } from '../../observability/logger.js';
+import { startCouchEngine, type CouchEngine, type CouchEngineKind } from '../couch-engine/index.js';
+import { MissingEngineInputError, type EngineInputs } from './engine-inputs.js';
+import { allocatePodAddress, isPodLoopbackAddress } from './loopback-address.js';
+import { buildPodStatus, type ContainerPhase } from './pod-status.js';
+import { probeTiming, runProbe } from './prober.js';
+import { canRunLocally, IMAGE_NOT_RUNNABLE_REASON, imageNotRunnableMessage } from './runnable-image.js';
+
+export interface PodWorkerDeps {
+  core: CoreV1Api;
+  events: EventRecorder;
+  logger: Logger;
+  engineKind?: CouchEngineKind | undefined;
+  /** The engine's admin and uuid; throws MissingEngineInputError while a reference is missing. */
+  engineInputs(pod: V1Pod): EngineInputs;
+  /** The folder holding the pod's data volume, or why it is not there yet. */
+  dataFolder(pod: V1Pod): Promise<{ folder: string } | { waiting: string }>;
+  /** Loopback addresses in use by this stand-in's pods. */
+  addresses: Set<string>;
+  /** Restart delays after a container ends (the kubelet's: 10 s doubling to 5 min). */
+  restartBackoff?: { baseMs: number; maxMs: number };
+}
+
+type RunEnd = { exitCode: number; reason: string; finishedAt: Date };
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const KUBELET_RESTART_BACKOFF = { baseMs: 10_000, maxMs: 300_000 };
+const WAIT_RETRY_MS = 1_000;
+/** A run that lasted this long resets the restart backoff, as the kubelet's does. */
+const STABLE_RUN_MS = 10 * 60_000;
+
+/**
+ * LOCAL PLATFORM AND TESTS ONLY: what the kubelet's pod worker does for one pod of one CouchDB
+ * container, with the container run as a local engine process on the pod's own loopback address:
+ * start it, report status as a kubelet does, run its startup, readiness and liveness probes on the
+ * kubelet's schedule, restart it by the pod's restart policy with CrashLoopBackOff, and stop it
+ * within the pod's termination grace period.
+ */
+export class PodWorker {
+  readonly uid: string;
+  private pod: V1Pod;
+  private engine: CouchEngine | undefined;
+  private stopping = false;
+  private interrupt: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private podIP: string | undefined;
+  private restartCount: number;
+  private lastTermination: V1ContainerStateTerminated | undefined;
+  private readonly startTime = new Date();
+  private lastReport = '';
+
+  constructor(
+    pod: V1Pod,
+    private readonly deps: PodWorkerDeps,
+  ) {
+    this.pod = pod;
+    this.uid = pod.metadata?.uid ?? '';
+    // A stand-in that restarts finds its pods again, and keeps their addresses.
+    const previousIP = pod.status?.podIP;
+    this.podIP = isPodLoopbackAddress(previousIP) ? previousIP : undefined;
+    if (this.podIP) deps.addresses.add(this.podIP);
+    this.restartCount = pod.status?.containerStatuses?.[0]?.restartCount ?? 0;
+  }
+
+  update(pod: V1Pod): void {
+    this.pod = pod;
+  }
+
+  start(): void {
+    this.loop = this.run().catch((err: unknown) => {
+      this.deps.logger.error('pod worker failed', { pod: this.describe(), error: errorMessage(err) });
+    });
+  }
+
+  /** Stops the container within `graceMs` (SIGTERM, then SIGKILL) and ends the worker. */
+  async terminate(graceMs: number): Promise<void> {
+    this.stopping = true;
+    this.interrupt?.();
+    const engine = this.engine;
+    if (engine) {
+      await this.event({
+        type: 'Normal',
+        reason: 'Killing',
+        message: `Stopping container ${this.containerName()}`,
+      });
+      await engine.stop(graceMs);
+    }
+    await this.loop;
+    if (this.podIP) this.deps.addresses.delete(this.podIP);
+  }
+
+  private async run(): Promise<void> {
+    if (!canRunLocally(this.pod)) {
+      const message = imageNotRunnableMessage(this.pod);
+      await this.report({ kind: 'waiting', reason: IMAGE_NOT_RUNNABLE_REASON, message });
+      await this.event({ type: 'Warning', reason: 'Failed', message });
+      return;
+    }
+    const container = this.pod.spec?.containers[0] as V1Container;
+    const port = container.ports?.find((p) => (p.protocol ?? 'TCP') === 'TCP')?.containerPort ?? COUCHDB_PORT;
+    let shortRuns = 0;
+    while (!this.stopping) {
+      const prepared = await this.prepare();
+      if ('waiting' in prepared) {
+        await this.report({ kind: 'waiting', ...prepared.waiting });
+        await this.sleep(WAIT_RETRY_MS);
+        continue;
+      }
+      this.podIP ??= await allocatePodAddress(port, this.deps.addresses);
+      this.deps.addresses.add(this.podIP);
+      const startedAt = new Date();
+      const end = await this.runOnce(container, port, startedAt, prepared);
+      if (this.stopping) return;
+      this.lastTermination = { ...end, startedAt };
+      const policy = this.pod.spec?.restartPolicy ?? 'Always';
+      if (policy === 'Never' || (policy === 'OnFailure' && end.exitCode === 0)) {
+        await this.report({ kind: 'terminated', ...end, startedAt });
+        return;
+      }
+      shortRuns = end.finishedAt.getTime() - startedAt.getTime() >= STABLE_RUN_MS ? 1 : shortRuns + 1;
+      this.restartCount += 1;
+      const delayMs = restartDelayMs(shortRuns, this.deps.restartBackoff ?? KUBELET_RESTART_BACKOFF);
+      if (delayMs > 0) {
+        const message = `back-off ${Math.round(delayMs / 1000)}s restarting failed container=${container.name} pod=${this.describe()}`;
+        await this.report({ kind: 'waiting', reason: 'CrashLoopBackOff', message });
+        await this.event({
+          type: 'Warning',
+          reason: 'BackOff',
+          message: 'Back-off restarting failed container',
+        });
+        await this.sleep(delayMs);
+      }
+    }
+  }
+
+  /** The engine's inputs and data folder, or the waiting reason a kubelet would show meanwhile. */
+  private async prepare(): Promise<
+    { inputs: EngineInputs; folder: string } | { waiting: { reason: string; message: string } }
+  > {
+    let inputs: EngineInputs;
+    try {
+      inputs = this.deps.engineInputs(this.pod);
+    } catch (err) {
+      if (!(err instanceof MissingEngineInputError)) throw err;
+      return { waiting: { reason: 'CreateContainerConfigError', message: err.message } };
+    }
+    const data = await this.deps.dataFolder(this.pod);
+    if ('waiting' in data) return { waiting: { reason: 'ContainerCreating', message: data.waiting } };
+    return { inputs, folder: data.folder };
+  }
+
+  /** One run of the container: start, probe until it ends (or fails its liveness probe). */
+  private async runOnce(
+    container: V1Container,
+    port: number,
+    startedAt: Date,
+    prepared: { inputs: EngineInputs; folder: string },
+  ): Promise<RunEnd> {
+    // Running (not started, not ready) while the engine starts: the pod has its IP from now on.
+    const reported = this.report({ kind: 'running', startedAt, started: false, ready: false });
+    let engine: CouchEngine;
+    try {
+      engine = await startCouchEngine({
+        host: this.podIP,
+        port,
+        dataDir: prepared.folder,
+        admin: prepared.inputs.admin,
+        uuid: prepared.inputs.uuid,
+        name: this.describe(),
+        ...(this.deps.engineKind ? { kind: this.deps.engineKind } : {}),
+      });
+    } catch (err) {
+      await reported;
+      this.deps.logger.warn('container failed to start', { pod: this.describe(), error: errorMessage(err) });
+      await this.event({
+        type: 'Warning',
+        reason: 'Failed',
+        message: `Error: ${errorMessage(err).split('\n')[0]}`,
+      });
+      return { exitCode: 1, reason: 'Error', finishedAt: new Date() };
+    }
+    await reported;
+    this.engine = engine;
+    if (this.stopping) await engine.stop();
+    await this.event({ type: 'Normal', reason: 'Started', message: `Started container ${container.name}` });
+    try {
+      return await this.probeUntilEnd(engine, container, startedAt);
+    } finally {
+      this.engine = undefined;
+    }
+  }
+
+  /**
+   * The kubelet's probe workers for one run: probes tick every period from the container's start
+   * (after initialDelaySeconds), so readiness lands on the first tick after the engine answers,
+   * as in a cluster. The startup probe gates the others; failureThreshold failures of the startup
+   * or liveness probe kill the container; readiness follows its thresholds.
+   */
+  private async probeUntilEnd(engine: CouchEngine, container: V1Container, startedAt: Date): Promise<RunEnd> {
+    const exited = engine.exited.then((exit) => ({
+      exitCode: typeof exit === 'number' ? exit : 137,
+      reason: exit === 0 ? 'Completed' : 'Error',
+      finishedAt: new Date(),
+    }));
+    let finished: RunEnd | undefined;
+    void exited.then((end) => {
+      finished = end;
+      this.interrupt?.();
+    });
+    const podIP = this.podIP ?? '';
+    const startup = container.startupProbe ? new ProbeState(container.startupProbe, startedAt) : undefined;
+    const readiness = container.readinessProbe
+      ? new ProbeState(container.readinessProbe, startedAt)
+      : undefined;
+    const liveness = container.livenessProbe ? new ProbeState(container.livenessProbe, startedAt) : undefined;
+    // Ticks while the engine was starting found nothing listening; the first that can pass is the
+    // first at or after now.
+    for (const probe of [startup, readiness, liveness]) probe?.skipTicksBefore(Date.now());
+    let started = !startup;
+    let ready = started && !readiness;
+    await this.report({ kind: 'running', startedAt, started, ready });
+    while (!this.stopping && !finished) {
+      const due = [
+        started ? undefined : startup,
+        started ? readiness : undefined,
+        started ? liveness : undefined,
+      ]
+        .filter((p): p is ProbeState => p !== undefined)
+        .map((p) => p.nextAt)
+        .reduce((a, b) => Math.min(a, b), Infinity);
+      if (due === Infinity) {
+        await exited;
+        break;
+      }
+      await this.sleep(Math.max(0, due - Date.now()));
+      if (this.stopping || finished) break;
+      const now = Date.now();
+      if (!started && startup && startup.nextAt <= now) {
+        const outcome = await startup.probe(container, podIP);
+        if (outcome === 'passed') {
+          started = true;
+          readiness?.dueNow();
+          liveness?.dueNow();
+          if (!readiness) ready = true;
+        } else if (outcome === 'failed') {
+          return this.kill(engine, exited, `Startup probe failed: ${startup.lastMessage}`);
+        }
+      }
+      if (started && readiness && readiness.nextAt <= now) {
+        const outcome = await readiness.probe(container, podIP);
+        if (outcome === 'passed') ready = true;
+        if (outcome === 'failed') {
+          if (ready)
+            await this.event({
+              type: 'Warning',
+              reason: 'Unhealthy',
+              message: `Readiness probe failed: ${readiness.lastMessage}`,
+            });
+          ready = false;
+        }
+      }
+      if (started && liveness && liveness.nextAt <= now) {
+        if ((await liveness.probe(container, podIP)) === 'failed') {
+          return this.kill(engine, exited, `Liveness probe failed: ${liveness.lastMessage}`);
+        }
+      }
+      if (!this.stopping && !finished) await this.report({ kind: 'running', startedAt, started, ready });
+    }
+    return finished ?? (await exited);
+  }
+
+  private async kill(engine: CouchEngine, exited: Promise<RunEnd>, why: string): Promise<RunEnd> {
+    await this.event({ type: 'Warning', reason: 'Unhealthy', message: why });
+    await this.event({
+      type: 'Normal',
+      reason: 'Killing',
+      message: `Container ${this.containerName()} failed a probe, will be restarted`,
+    });
+    await engine.stop((this.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000);
+    return exited;
+  }
+
+  private async report(container: ContainerPhase): Promise<void> {
+    const key = JSON.stringify([container, this.podIP, this.restartCount]);
+    if (key === this.lastReport || this.stopping) return;
+    this.lastReport = key;
+    const status = buildPodStatus({
+      pod: this.pod,
+      podIP: this.podIP,
+      container,
+      restartCount: this.restartCount,
+      ...(this.lastTermination ? { lastTermination: this.lastTermination } : {}),
+      startTime: this.startTime,
+      now: new Date(),
+    });
+    const { namespace = '', name = '' } = this.pod.metadata ?? {};
+    try {
+      await callKube(() =>
+        this.deps.core.patchNamespacedPodStatus({ namespace, name, body: { status } }, mergePatch),
+      );
+    } catch (err) {
+      this.lastReport = '';
+      if (!isNotFound(err))
+        this.deps.logger.warn('pod status update failed', { pod: this.describe(), error: errorMessage(err) });
+    }
+  }
+
+  private event(record: EventRecord): Promise<void> {
+    return this.deps.events.record({ apiVersion: 'v1', kind: 'Pod', metadata: this.pod.metadata }, record);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.interrupt = done;
+    });
+  }
+
+  private containerName(): string {
+    return this.pod.spec?.containers[0]?.name ?? '';
+  }
+
+  private describe(): string {
+    return `${this.pod.metadata?.namespace ?? ''}/${this.pod.metadata?.name ?? ''}`;
+  }
+}
+
+/** The kubelet's CrashLoopBackOff: the first restart at once, then base doubling up to max. */
+export function restartDelayMs(shortRuns: number, backoff: { baseMs: number; maxMs: number }): number {
+  if (shortRuns <= 1) return 0;
+  return Math.min(backoff.maxMs, backoff.baseMs * 2 ** (shortRuns - 2));
+}
+
+/** One probe's schedule and its run of successes or failures. */
+class ProbeState {
+  nextAt: number;
+  lastMessage = '';
+  private successes = 0;
+  private failures = 0;
+  private readonly timing;
+
+  constructor(
+    private readonly spec: V1Probe,
+    startedAt: Date,
+  ) {
+    this.timing = probeTiming(spec);
+    this.nextAt = startedAt.getTime() + this.timing.initialDelayMs;
+  }
+
+  skipTicksBefore(time: number): void {
+    const { periodMs } = this.timing;
+    if (this.nextAt < time) this.nextAt += Math.ceil((time - this.nextAt) / periodMs) * periodMs;
+  }
+
+  /** Makes the next tick now (a probe gated by the startup probe runs as soon as that passes). */
+  dueNow(): void {
+    this.nextAt = Math.min(this.nextAt, Date.now());
+  }
+
+  /** Runs it; 'passed' / 'failed' once a threshold is reached, else 'pending'. */
+  async probe(container: V1Container, podIP: string): Promise<'passed' | 'failed' | 'pending'> {
+    const result = await runProbe(this.spec, container, podIP);
+    // Ticks stay on the period's grid from the container's start.
+    const { periodMs } = this.timing;
+    this.nextAt += Math.max(1, Math.ceil((Date.now() - this.nextAt) / periodMs)) * periodMs;
+    if (result.ok) {
+      this.failures = 0;
+      this.successes += 1;
+      return this.successes >= this.timing.successThreshold ? 'passed' : 'pending';
+    }
+    this.lastMessage = result.message;
+    this.successes = 0;
+    this.failures += 1;
+    return this.failures >= this.timing.failureThreshold ? 'failed' : 'pending';
+  }
+}

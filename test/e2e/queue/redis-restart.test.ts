@@ -1,0 +1,142 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@upstash/qstash';
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../local/redis-server.js';
+import { waitFor } from '../../../local/wait.js';
+import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import { queueKeys } from '../../../gateway/queue/keys.js';
+import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
+import { testQueueConfig } from '../../helpers/queue/queue-config.js';
+import { connectTestRedis } from '../../helpers/queue/redis-snapshot.js';
+import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
+import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The binding's redis-server restarted (stopped, then started again on the same append-only
+ * data) while two gateway replicas hold a queue's slot and while a schedule's tick is due: no
+ * message lost, none started out of order, no slot left held, the tick fired exactly once.
+ */
+describe('a real redis-server restart under queues and schedules', () => {
+  const config = testQueueConfig();
+  const keys = queueKeys(config.keyPrefix);
+  const password = 'restart-test-password';
+  let dataDir: string;
+  let redis: RedisServer;
+  let replicas: TestQueueGateway[];
+  let receiver: TestReceiver;
+  let target: QueueTarget;
+  let signingKey: string;
+
+  const client = () =>
+    new Client({
+      baseUrl: replicas[0]!.queueUrl(target),
+      token: target.token,
+      retry: false,
+      enableTelemetry: false,
+    });
+
+  /** Stops Redis (it writes its append-only file as it goes) and starts it again on the same data. */
+  async function restartRedis(): Promise<void> {
+    await redis.stop();
+    redis = await startRedis({ dataDir, password });
+    target = testQueueTarget(redis, { signingKey });
+    for (const replica of replicas) replica.registry.set(target);
+  }
+
+  async function inspect<T>(read: (redis: Redis) => Promise<T>): Promise<T> {
+    const connection = connectTestRedis(redis);
+    try {
+      return await read(connection);
+    } finally {
+      connection.disconnect();
+    }
+  }
+
+  beforeAll(async () => {
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-restart-test-'));
+    redis = await startRedis({ dataDir, password });
+    signingKey = randomSigningKey();
+    target = testQueueTarget(redis, { signingKey });
+    receiver = await startTestReceiver({ currentSigningKey: signingKey });
+    replicas = await Promise.all(
+      ['restart-a', 'restart-b'].map((consumerName) =>
+        startTestQueueGateway({ config: testQueueConfig({ consumerName }), targets: [target] }),
+      ),
+    );
+  });
+
+  afterAll(async () => {
+    await Promise.all((replicas ?? []).map((replica) => replica.stop()));
+    await receiver?.close();
+    await redis?.stop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('when Redis restarts while a queue message holds the slot, then every message is delivered, none before the one ahead of it, and the slot count ends at zero', async () => {
+    let releaseHead: () => void = () => undefined;
+    const headHeld = new Promise<void>((resolve) => (releaseHead = resolve));
+    receiver.respond = async (delivery) => {
+      if (delivery.body.toString() === 'head') await headHeld;
+      return 200;
+    };
+    const queue = client().queue({ queueName: 'survivor' });
+    await queue.upsert({ parallelism: 1 });
+    for (const body of ['head', 'second', 'third'])
+      await queue.enqueue({ url: `${receiver.baseUrl}/restart`, body });
+    await waitFor('the head being delivered', async () => receiver.deliveries.length === 1 || undefined, {
+      timeoutMs: 10_000,
+    });
+
+    await restartRedis();
+    releaseHead();
+
+    await waitFor(
+      'every message delivered after the restart',
+      async () => {
+        const bodies = new Set(receiver.deliveries.map((d) => d.body.toString()));
+        return bodies.has('second') && bodies.has('third') ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 50 },
+    );
+    const order = receiver.deliveries.map((d) => d.body.toString());
+    // The head may be sent again (its outcome was not recorded while Redis was away): at least once.
+    expect(order.indexOf('second')).toBeGreaterThan(order.lastIndexOf('head'));
+    expect(order.indexOf('third')).toBeGreaterThan(order.indexOf('second'));
+    await waitFor(
+      'no slot held and nothing waiting',
+      async () =>
+        (await inspect(
+          async (r) =>
+            (await r.scard(keys.queueActive('survivor'))) + (await r.llen(keys.queueWaiting('survivor'))),
+        )) === 0 || undefined,
+      { timeoutMs: 10_000 },
+    );
+  }, 60_000);
+
+  it('when Redis restarts just as a schedule tick comes due, then that tick is delivered exactly once', async () => {
+    receiver.deliveries.length = 0;
+    receiver.respond = () => 200;
+    const { scheduleId } = await client().schedules.create({
+      destination: `${receiver.baseUrl}/tick`,
+      cron: '0 0 1 1 *',
+      body: 'tick',
+    });
+    const due = Date.now() - 1_000;
+    await inspect((r) => r.zadd(keys.scheduleTicks, 'XX', due, scheduleId));
+    await restartRedis();
+    await waitFor('the tick delivered', async () => receiver.deliveries.length >= 1 || undefined, {
+      timeoutMs: 15_000,
+    });
+    // Long enough for both replicas' tickers (25 ms) to have seen the tick many times.
+    await sleep(1_000);
+    expect(receiver.deliveries.filter((d) => d.headers['upstash-schedule-id'] === scheduleId)).toHaveLength(
+      1,
+    );
+    expect(await inspect((r) => r.hget(keys.scheduleLastTicks, scheduleId))).toBe(String(due));
+  }, 60_000);
+});

@@ -1,0 +1,58 @@
+import { LABEL_INSTANCE } from '../../../../api/contract.js';
+import { canRunLocally, isCouchDbImage } from '../../../../local/kubelet-stand-in/runnable-image.js';
+import { restartDelayMs } from '../../../../local/kubelet-stand-in/pod-worker.js';
+import { isPodLoopbackAddress } from '../../../../local/kubelet-stand-in/loopback-address.js';
+
+describe('the images the stand-in runs', () => {
+  it.each([
+    'couchdb',
+    'couchdb:3.5.1',
+    'docker.io/library/couchdb:3',
+    'mirror.example/ns/couchdb@sha256:abc',
+  ])('when the image is %s, then it is CouchDB', (image) => expect(isCouchDbImage(image)).toBe(true));
+
+  it.each(['nginx:1.27', 'couchdb-exporter:1', 'example.com/couchdbx:3'])(
+    'when the image is %s, then it is not',
+    (image) => expect(isCouchDbImage(image)).toBe(false),
+  );
+
+  it("when a CouchInstance's pod names its own spec.image, then the stand-in runs it", () => {
+    const pod = {
+      metadata: { labels: { [LABEL_INSTANCE]: 'notes' } },
+      spec: { containers: [{ name: 'couchdb', image: 'registry.example/custom-build:7' }] },
+    };
+    expect(canRunLocally(pod)).toBe(true);
+  });
+
+  it('when a pod has two containers, then it cannot run locally', () => {
+    const pod = {
+      spec: {
+        containers: [
+          { name: 'a', image: 'couchdb:3' },
+          { name: 'b', image: 'couchdb:3' },
+        ],
+      },
+    };
+    expect(canRunLocally(pod)).toBe(false);
+  });
+});
+
+describe('restartDelayMs', () => {
+  it("when a container keeps ending, then it restarts at once, then after the kubelet's doubling back-off", () => {
+    const backoff = { baseMs: 10_000, maxMs: 300_000 };
+    expect([1, 2, 3, 4, 7, 10].map((n) => restartDelayMs(n, backoff))).toEqual([
+      0, 10_000, 20_000, 40_000, 300_000, 300_000,
+    ]);
+  });
+});
+
+describe('isPodLoopbackAddress', () => {
+  it.each([
+    ['127.4.5.6', true],
+    ['127.0.0.1', false],
+    ['10.0.0.1', false],
+    [undefined, false],
+  ])('when the address is %s, then it is a pod address: %s', (address, expected) => {
+    expect(isPodLoopbackAddress(address)).toBe(expected);
+  });
+});
