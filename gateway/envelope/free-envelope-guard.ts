@@ -3,7 +3,13 @@ import { RateLimitedError, StorageLimitError, type GatewayError } from '../http/
 import type { InstanceRef } from '../proxy/instance-target.js';
 import type { EnvelopeConfig } from './config.js';
 import { RateLimiter } from './rate-limiter.js';
-import { classifyRequest, createdDatabase, isConsoleAsset, mayGrowData } from './request-class.js';
+import {
+  classifyRequest,
+  createdDatabase,
+  isConsoleAsset,
+  mayGrowData,
+  type RequestClass,
+} from './request-class.js';
 
 /** What the guard is told of one request. */
 export interface GuardedRequest {
@@ -46,7 +52,20 @@ export class FreeEnvelopeGuard {
       if (used !== undefined && used > this.config.storage.bytes && mayGrowData(method, upstreamPath))
         return new StorageLimitError(request.ref, this.config.storage.text, used);
     }
-    if (request.heldForWake || isConsoleAsset(upstreamPath)) return undefined;
+    return this.rateRefusalOf(request, requestClass);
+  }
+
+  /**
+   * The rate's answer alone: for a _bulk_docs the storage limit let through once its body showed
+   * it only deletes (instance-handler.ts).
+   */
+  rateRefusal(request: GuardedRequest): GatewayError | undefined {
+    if (!isFreePlan(request.instance)) return undefined;
+    return this.rateRefusalOf(request, classifyRequest(request.method, request.upstreamPath));
+  }
+
+  private rateRefusalOf(request: GuardedRequest, requestClass: RequestClass): GatewayError | undefined {
+    if (request.heldForWake || isConsoleAsset(request.upstreamPath)) return undefined;
     const waitMs = this.limiter.take(request.key, requestClass);
     if (waitMs === 0) return undefined;
     return new RateLimitedError(

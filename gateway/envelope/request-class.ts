@@ -75,9 +75,8 @@ const SHRINKING_POSTS = ['_compact', '_view_cleanup', '_purge'].map((name) => `/
 /**
  * Whether a write may add data: PUT, POST and COPY of documents, attachments, databases and
  * design documents, _bulk_docs, _replicate and replication into the instance. DELETE (documents,
- * attachments, databases) never does, nor compaction, view clean-up or purge; a _bulk_docs that
- * only deletes is refused like any other (the body is not read), so documents are deleted one by
- * one with DELETE above the limit.
+ * attachments, databases) never does, nor compaction, view clean-up or purge. A _bulk_docs may
+ * or may not: the path cannot tell, so the caller reads its body (isDeletionOnlyBulkDocs).
  */
 export function mayGrowData(method: string | undefined, upstreamPath: string): boolean {
   if (method === 'DELETE' || classifyRequest(method, upstreamPath) !== 'write') return false;
@@ -86,6 +85,37 @@ export function mayGrowData(method: string | undefined, upstreamPath: string): b
   for (const segment of SHRINKING_POSTS) if (hasSegment(upstreamPath, segment, end)) return false;
   return true;
 }
+
+/** `POST /{db}/_bulk_docs`: how PouchDB and replication send deletions too. */
+export function isBulkDocs(method: string | undefined, upstreamPath: string): boolean {
+  return method === 'POST' && hasSegment(upstreamPath, '/_bulk_docs', pathEnd(upstreamPath));
+}
+
+/**
+ * Whether a _bulk_docs body only deletes: `{"docs": [...]}` whose every document has
+ * `"_deleted": true` and nothing but `_id`, `_rev`, `_revisions` and `_deleted` (a tombstone
+ * carrying a body or attachments still adds data). Anything else, unparsable JSON included, is
+ * not.
+ */
+export function isDeletionOnlyBulkDocs(body: Buffer): boolean {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return false;
+  }
+  const docs = (parsed as { docs?: unknown } | null)?.docs;
+  if (!Array.isArray(docs) || docs.length === 0) return false;
+  return docs.every(
+    (doc) =>
+      typeof doc === 'object' &&
+      doc !== null &&
+      (doc as Record<string, unknown>)._deleted === true &&
+      Object.keys(doc).every((key) => TOMBSTONE_FIELDS.has(key)),
+  );
+}
+
+const TOMBSTONE_FIELDS: ReadonlySet<string> = new Set(['_id', '_rev', '_revisions', '_deleted']);
 
 /**
  * The database a `PUT /{db}` creates, still percent-encoded, or undefined for any other request.

@@ -26,6 +26,8 @@ export interface ForwardOptions {
    * `bytesIn` as it streams (a body with a Content-Length was counted from the header).
    */
   counts?: { bytesIn: number; bytesOut: number } | undefined;
+  /** The request's body, already read by the gateway (a _bulk_docs it had to look into); else streamed. */
+  body?: Buffer | undefined;
 }
 
 /** An object rather than a callback, so the caller passes itself instead of a closure per request. */
@@ -62,7 +64,7 @@ export function forward(dispatcher: Dispatcher, options: ForwardOptions): Upstre
       path: options.upstreamPath,
       method: req.method as Dispatcher.HttpMethod,
       headers: buildUpstreamHeaders(req.rawHeaders, options.forwarded),
-      body: requestBodyOf(req, options.counts),
+      body: options.body ?? requestBodyOf(req, options.counts),
     },
     exchange,
   );

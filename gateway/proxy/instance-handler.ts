@@ -6,9 +6,16 @@ import { errorMessage } from '../../observability/logger.js';
 import { countDatabases } from '../envelope/database-count.js';
 import type { DatabaseCreateTurns, EndTurn } from '../envelope/database-create-turns.js';
 import type { FreeEnvelopeGuard } from '../envelope/free-envelope-guard.js';
-import { classifyRequest } from '../envelope/request-class.js';
+import { classifyRequest, isBulkDocs, isDeletionOnlyBulkDocs } from '../envelope/request-class.js';
 import type { InstanceCounts, RequestMeter } from '../envelope/request-meter.js';
-import { DatabaseLimitError, GatewayError, UpstreamError, UpstreamTimeoutError } from '../http/errors.js';
+import {
+  DatabaseLimitError,
+  GatewayError,
+  StorageLimitError,
+  UpstreamError,
+  UpstreamTimeoutError,
+} from '../http/errors.js';
+import { readBody } from '../queue/read-body.js';
 import { sendErrorResponse } from '../http/error-response.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { ActivityReporter } from './activity-reporter.js';
@@ -21,6 +28,9 @@ import type { TrustedProxies } from './trusted-proxies.js';
 import type { Waker } from './waker.js';
 
 export const COLD_START_HEADER = 'X-Settee-Cold-Start';
+
+/** Largest _bulk_docs body read to see whether it only deletes, above the storage limit; larger ones get 402. */
+const BULK_DELETE_BODY_LIMIT = 8 * 1024 * 1024;
 
 export type InstanceTarget = Extract<RequestTarget, { kind: 'instance' }>;
 export type InstanceRequestHandler = (
@@ -77,6 +87,8 @@ class InstanceRequest implements UpstreamErrorListener {
   private counts: InstanceCounts | undefined;
   /** Ends this request's database-create turn, once it is answered. */
   private endCreateTurn: EndTurn | undefined;
+  /** A body the gateway read (a deletion-only _bulk_docs above the storage limit), forwarded as is. */
+  private body: Buffer | undefined;
 
   constructor(
     private readonly options: InstanceHandlerOptions,
@@ -86,7 +98,7 @@ class InstanceRequest implements UpstreamErrorListener {
   ) {}
 
   start(): void {
-    const { routes, awaitReady, waker, activity } = this.options;
+    const { routes, awaitReady } = this.options;
     let instance: CouchInstance;
     try {
       instance = routes.resolve(this.target.instance);
@@ -108,18 +120,62 @@ class InstanceRequest implements UpstreamErrorListener {
         heldForWake: origin === undefined,
       });
       if (refusal !== undefined) {
-        this.fail(refusal);
+        if (refusal instanceof StorageLimitError && isBulkDocs(this.req.method, this.target.upstreamPath))
+          void this.admitIfOnlyDeletes(refusal);
+        else this.fail(refusal);
         return;
       }
       this.countBeforeCreate =
         envelope.databaseCreated(instance, this.req.method, this.target.upstreamPath) !== undefined;
     }
+    this.proceed(instance, origin);
+  }
+
+  /**
+   * Above the storage limit a _bulk_docs that only deletes must pass, as DELETE does (it is how
+   * PouchDB and replication delete): its body is read, up to BULK_DELETE_BODY_LIMIT, and forwarded
+   * from memory if every document is a tombstone; otherwise the 402 stands.
+   */
+  private async admitIfOnlyDeletes(refusal: StorageLimitError): Promise<void> {
+    let body: Buffer;
+    try {
+      body = await readBody(this.req, BULK_DELETE_BODY_LIMIT);
+    } catch {
+      if (!this.res.destroyed) this.fail(refusal);
+      return;
+    }
+    if (this.res.destroyed) return;
+    if (!isDeletionOnlyBulkDocs(body)) {
+      this.fail(refusal);
+      return;
+    }
+    const instance = this.instance!;
+    const origin = this.options.awaitReady.readyOrigin(this.target.key);
+    const rateRefusal = this.options.envelope?.rateRefusal({
+      instance,
+      key: this.target.key,
+      ref: this.target.instance,
+      method: this.req.method,
+      upstreamPath: this.target.upstreamPath,
+      heldForWake: origin === undefined,
+    });
+    if (rateRefusal !== undefined) {
+      this.fail(rateRefusal);
+      return;
+    }
+    this.body = body;
+    this.proceed(instance, origin);
+  }
+
+  /** Past the envelope: count, wake if needed, record the activity, forward or hold. */
+  private proceed(instance: CouchInstance, origin: string | undefined): void {
+    const { waker, activity } = this.options;
     this.counts = this.options.meter.count(
       this.target.key,
       this.target.instance,
       instance.metadata.uid,
       classifyRequest(this.req.method, this.target.upstreamPath),
-      this.req.headers['content-length'],
+      this.body === undefined ? this.req.headers['content-length'] : String(this.body.length),
     );
     // The wake request goes out before the activity renewal: the operator reconciles on either, and
     // a reconcile for the renewal alone, started first, would hold the wake's back until it ends.
@@ -158,6 +214,7 @@ class InstanceRequest implements UpstreamErrorListener {
       extraHeaders: heldMs === undefined ? undefined : [COLD_START_HEADER, String(heldMs)],
       errors: this,
       counts: this.counts,
+      body: this.body,
     });
   }
 

@@ -1,4 +1,10 @@
-import { classifyRequest, createdDatabase, mayGrowData } from '../../../../gateway/envelope/request-class.js';
+import {
+  isBulkDocs,
+  isDeletionOnlyBulkDocs,
+  classifyRequest,
+  createdDatabase,
+  mayGrowData,
+} from '../../../../gateway/envelope/request-class.js';
 
 describe('classifyRequest', () => {
   it.each([
@@ -85,5 +91,36 @@ describe('createdDatabase', () => {
     ['DELETE', '/db', undefined],
   ])('when %s %s, then the database created is %s', (method, path, db) => {
     expect(createdDatabase(method, path)).toBe(db);
+  });
+});
+
+describe('isBulkDocs and isDeletionOnlyBulkDocs', () => {
+  it('when the path is a database’s _bulk_docs, then it is one, whatever the query; other paths are not', () => {
+    expect(isBulkDocs('POST', '/db/_bulk_docs')).toBe(true);
+    expect(isBulkDocs('POST', '/db/_bulk_docs?new_edits=false')).toBe(true);
+    expect(isBulkDocs('GET', '/db/_bulk_docs')).toBe(false);
+    expect(isBulkDocs('POST', '/db/_bulk_get')).toBe(false);
+    expect(isBulkDocs('POST', '/db/doc?x=/_bulk_docs')).toBe(false);
+  });
+
+  it('when every document is a bare tombstone, then the body only deletes; a body, an attachment, a live document or bad JSON make it not', () => {
+    const body = (value: unknown) => Buffer.from(JSON.stringify(value));
+    expect(isDeletionOnlyBulkDocs(body({ docs: [{ _id: 'a', _rev: '1-x', _deleted: true }] }))).toBe(true);
+    expect(
+      isDeletionOnlyBulkDocs(
+        body({
+          docs: [{ _id: 'a', _rev: '2-y', _deleted: true, _revisions: { start: 2, ids: ['y', 'x'] } }],
+        }),
+      ),
+    ).toBe(true);
+    expect(isDeletionOnlyBulkDocs(body({ docs: [{ _id: 'a', _deleted: true, n: 1 }] }))).toBe(false);
+    expect(isDeletionOnlyBulkDocs(body({ docs: [{ _id: 'a', _deleted: true, _attachments: {} }] }))).toBe(
+      false,
+    );
+    expect(isDeletionOnlyBulkDocs(body({ docs: [{ _id: 'a', _deleted: true }, { _id: 'b' }] }))).toBe(false);
+    expect(isDeletionOnlyBulkDocs(body({ docs: [{ _id: 'a', _deleted: 'yes' }] }))).toBe(false);
+    expect(isDeletionOnlyBulkDocs(body({ docs: [] }))).toBe(false);
+    expect(isDeletionOnlyBulkDocs(body([{ _deleted: true }]))).toBe(false);
+    expect(isDeletionOnlyBulkDocs(Buffer.from('{"docs": [{"_deleted": tru'))).toBe(false);
   });
 });
