@@ -269,14 +269,15 @@ async function seedEvents(inspect: Redis, count: number): Promise<void> {
     const pipeline = inspect.pipeline();
     for (let j = i; j < Math.min(i + 10_000, count); j += 1) {
       const time = start + j;
+      // Events as the queue writes them: the message's fields (headers, body) on each.
       const json = eventJson(
-        {
+        message(`https://a.example/${j % 100}`, {
           id: `msg_bench${j}`,
-          destination: `https://a.example/${j % 100}`,
           label: j % 100 === 0 ? 'rare' : 'common',
-        },
+        }),
         'DELIVERED',
         time,
+        { responseStatus: 200 },
       );
       pipeline.xadd(events, `${time}-0`, EVENT_FIELD, json);
     }
