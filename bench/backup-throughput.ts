@@ -86,8 +86,16 @@ async function seedAttachments(engine: CouchEngine): Promise<void> {
   }
 }
 
+/**
+ * BENCH_BACKUP_NODE_OPTIONS (e.g. --max-old-space-size=128) is given to the backup and restore runs
+ * only: with V8's heap capped they show what the operator's code needs, not what V8 lets grow.
+ */
+const OPERATOR_NODE_OPTIONS = process.env.BENCH_BACKUP_NODE_OPTIONS;
+
 async function measure(mode: Mode, env: NodeJS.ProcessEnv): Promise<Run> {
-  const child = startTsProcess(`measure-${mode}`, 'bench/backup/measure-run.ts', [mode], env);
+  const childEnv =
+    mode !== 'anchor' && OPERATOR_NODE_OPTIONS ? { ...env, NODE_OPTIONS: OPERATOR_NODE_OPTIONS } : env;
+  const child = startTsProcess(`measure-${mode}`, 'bench/backup/measure-run.ts', [mode], childEnv);
   const exit = await child.exited;
   const line = child.output().trim().split('\n').pop() ?? '';
   if (exit !== 0) throw new Error(`${mode} run exited ${exit}: ${child.output()}`);

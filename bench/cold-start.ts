@@ -118,7 +118,9 @@ interface WakeSteps {
   requestToAnnotation: number;
   annotationToScaledUp: number;
   scaledUpToPod: number;
-  podToReleased: number;
+  podToScheduled: number;
+  scheduledToRunning: number;
+  runningToReleased: number;
   releasedToResponse: number;
 }
 
@@ -132,7 +134,9 @@ function wakeSteps(sentAt: number, answer: Answer, seen: WakeMilestones): WakeSt
     requestToAnnotation: gap(sentAt, seen.annotated),
     annotationToScaledUp: gap(seen.annotated, seen.scaledUp),
     scaledUpToPod: gap(seen.scaledUp, seen.podCreated),
-    podToReleased: gap(seen.podCreated, releasedAt),
+    podToScheduled: gap(seen.podCreated, seen.podScheduled),
+    scheduledToRunning: gap(seen.podScheduled, seen.podRunning),
+    runningToReleased: gap(seen.podRunning, releasedAt),
     releasedToResponse: gap(releasedAt, sentAt + answer.ms),
   };
 }
@@ -192,7 +196,7 @@ async function main(): Promise<void> {
     });
     const standIn = startTsProcess('kubelet-stand-in', 'local/kubelet-stand-in/main.ts', [], {
       ...common,
-      SETTEE_KUBELET_DATA_DIR: path.join(dataRoot, 'engines'),
+      SETTEE_KUBELET_DATA_DIR: path.join(dataRoot, 'volumes'),
     });
     for (const proc of [standIn, operator, gateway]) stops.push(() => proc.stop());
     await waitForHttp(`${gatewayUrl}/readyz`, 'the gateway', 200, gateway.exited);
@@ -265,11 +269,13 @@ async function main(): Promise<void> {
         ),
       },
       wakeStepsMsMedian: {
-        note: 'from API watches: request -> wake annotation -> StatefulSet at 1 -> pod of the starting engine; release -> response is after the gateway let the held request go',
+        note: 'from API watches: request -> wake annotation (gateway) -> StatefulSet at 1 (operator) -> pod created (StatefulSet controller) -> pod bound (scheduler) -> pod Running (kubelet stand-in, engine starting) -> request released (gateway saw /_up); release -> response is after the gateway let the held request go',
         requestToAnnotation: medianOf(steps, 'requestToAnnotation'),
         annotationToScaledUp: medianOf(steps, 'annotationToScaledUp'),
         scaledUpToPod: medianOf(steps, 'scaledUpToPod'),
-        podToReleased: medianOf(steps, 'podToReleased'),
+        podToScheduled: medianOf(steps, 'podToScheduled'),
+        scheduledToRunning: medianOf(steps, 'scheduledToRunning'),
+        runningToReleased: medianOf(steps, 'runningToReleased'),
         releasedToResponse: medianOf(steps, 'releasedToResponse'),
       },
       engineStartToReadyMs: percentiles(engineMs),

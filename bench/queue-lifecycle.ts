@@ -97,9 +97,35 @@ async function usedMemory(redis: Redis): Promise<number> {
   return Number((await redis.info('memory')).match(/used_memory:(\d+)/)?.[1] ?? 0);
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime (fields 14 and 15) are in clock ticks, USER_HZ, which is 100 on Linux.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds the Redis server has used so far. */
+async function redisCpuSeconds(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string) => Number(info.match(new RegExp(`${name}:([\\d.]+)`))?.[1] ?? 0);
+  return field('used_cpu_user') + field('used_cpu_sys');
+}
+
 function rssBytes(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(status.match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0) * 1024;
+}
+
+interface RoundResult {
+  publish: number;
+  deliver: number;
+  /**
+   * CPU µs per message of the gateway and of Redis while publishing and while delivering: on a
+   * machine shared with other work the rates swing with the load, while the CPU each message
+   * costs holds steady, so this is what the events cost is read from there.
+   */
+  publishCpu: { gateway: number; redis: number };
+  deliverCpu: { gateway: number; redis: number };
 }
 
 /** Publishes/s through the API, and deliveries/s of a stored backlog, with events on or off. */
@@ -109,10 +135,11 @@ async function throughputRound(
   receiver: Receiver,
   target: QueueTarget,
   events: boolean,
-): Promise<{ publish: number; deliver: number }> {
+): Promise<RoundResult> {
   await inspect.flushdb();
   let gateway: QueueGatewayProcess | undefined = await startGateway(target, { workers: false, events });
   try {
+    const publishCpu = { gateway: cpuSeconds(gateway.proc.pid), redis: await redisCpuSeconds(inspect) };
     const load = await runPublishLoad({
       mode: 'http',
       connections: 64,
@@ -122,6 +149,11 @@ async function throughputRound(
       url: `${gateway.baseUrl}/queue/ns/db/v2/publish/${receiver.url}`,
       body: BODY,
     });
+    const published = load.messagesPerSecond * SECONDS;
+    const publishCpuPerMessage = {
+      gateway: ((cpuSeconds(gateway.proc.pid) - publishCpu.gateway) / published) * 1e6,
+      redis: (((await redisCpuSeconds(inspect)) - publishCpu.redis) / published) * 1e6,
+    };
     await gateway.proc.stop();
     gateway = undefined;
     await inspect.flushdb();
@@ -130,6 +162,7 @@ async function throughputRound(
       await store.enqueue(Array.from({ length: 500 }, () => message(receiver.url)));
     receiver.received = 0;
     gateway = await startGateway(target, { workers: true, events });
+    const deliverCpu = { gateway: cpuSeconds(gateway.proc.pid), redis: await redisCpuSeconds(inspect) };
     await waitFor('the backlog', async () => (receiver.received >= BACKLOG ? true : undefined), {
       timeoutMs: 300_000,
       intervalMs: 10,
@@ -137,6 +170,11 @@ async function throughputRound(
     return {
       publish: load.messagesPerSecond,
       deliver: ((BACKLOG - 1) / (receiver.lastAt - receiver.firstAt)) * 1_000,
+      publishCpu: publishCpuPerMessage,
+      deliverCpu: {
+        gateway: ((cpuSeconds(gateway.proc.pid) - deliverCpu.gateway) / BACKLOG) * 1e6,
+        redis: (((await redisCpuSeconds(inspect)) - deliverCpu.redis) / BACKLOG) * 1e6,
+      },
     };
   } finally {
     await gateway?.proc.stop();
@@ -145,14 +183,11 @@ async function throughputRound(
 
 async function eventsOnOff(redis: RedisServer, inspect: Redis, receiver: Receiver, target: QueueTarget) {
   const ratios = { publish: [] as number[], deliver: [] as number[] };
-  const absolute = {
-    on: [] as { publish: number; deliver: number }[],
-    off: [] as { publish: number; deliver: number }[],
-  };
+  const absolute = { on: [] as RoundResult[], off: [] as RoundResult[] };
   for (let round_ = 0; round_ < ROUNDS; round_ += 1) {
     // Alternate which goes first, so drift on a shared machine does not favour one side.
     const order = round_ % 2 === 0 ? [true, false] : [false, true];
-    const results = new Map<boolean, { publish: number; deliver: number }>();
+    const results = new Map<boolean, RoundResult>();
     for (const events of order)
       results.set(events, await throughputRound(redis, inspect, receiver, target, events));
     const on = results.get(true)!;
@@ -170,6 +205,25 @@ async function eventsOnOff(redis: RedisServer, inspect: Redis, receiver: Receive
     console.log(
       `   ${kind.padEnd(8)} on ${Math.round(median(absolute.on.map((r) => r[kind])))}/s, off ${Math.round(median(absolute.off.map((r) => r[kind])))}/s; ` +
         `ratio median ${round(median(ratios[kind]), 2)} (spread ${spread(ratios[kind])})`,
+    );
+  }
+  for (const [kind, cpuOf] of [
+    ['publish', (r: RoundResult) => r.publishCpu],
+    ['deliver', (r: RoundResult) => r.deliverCpu],
+  ] as const) {
+    const gatewayOn = absolute.on.map((r) => cpuOf(r).gateway);
+    const gatewayOff = absolute.off.map((r) => cpuOf(r).gateway);
+    const redisOn = absolute.on.map((r) => cpuOf(r).redis);
+    const redisOff = absolute.off.map((r) => cpuOf(r).redis);
+    const perRound = absolute.on.map(
+      (r, i) =>
+        (cpuOf(absolute.off[i]!).gateway + cpuOf(absolute.off[i]!).redis) /
+        (cpuOf(r).gateway + cpuOf(r).redis),
+    );
+    console.log(
+      `   ${kind.padEnd(8)} CPU µs per message, gateway + Redis: on ${round(median(gatewayOn), 0)} + ${round(median(redisOn), 0)}, ` +
+        `off ${round(median(gatewayOff), 0)} + ${round(median(redisOff), 0)}; ` +
+        `throughput ratio this implies when CPU-bound (off/on CPU) median ${round(median(perRound), 2)} (spread ${spread(perRound)})`,
     );
   }
 }
@@ -215,14 +269,15 @@ async function seedEvents(inspect: Redis, count: number): Promise<void> {
     const pipeline = inspect.pipeline();
     for (let j = i; j < Math.min(i + 10_000, count); j += 1) {
       const time = start + j;
+      // Events as the queue writes them: the message's fields (headers, body) on each.
       const json = eventJson(
-        {
+        message(`https://a.example/${j % 100}`, {
           id: `msg_bench${j}`,
-          destination: `https://a.example/${j % 100}`,
           label: j % 100 === 0 ? 'rare' : 'common',
-        },
+        }),
         'DELIVERED',
         time,
+        { responseStatus: 200 },
       );
       pipeline.xadd(events, `${time}-0`, EVENT_FIELD, json);
     }

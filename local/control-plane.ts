@@ -7,6 +7,7 @@ import {
   ApiextensionsV1Api,
   CoreV1Api,
   KubeConfig,
+  StorageV1Api,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { applyObject, makeObjectClient } from '../kube/apply.js';
@@ -29,6 +30,12 @@ export interface ControlPlaneOptions {
   kubeconfigPath?: string;
   /** Progress messages (default: none). */
   log?: (message: string) => void;
+  /**
+   * Where etcd keeps the cluster's state across restarts (make run: .settee/local/etcd, beside the
+   * volumes, so instances, credentials and data come back together). Default: a temporary folder
+   * on tmpfs, removed on stop (tests).
+   */
+  etcdDataDir?: string;
 }
 
 /** A running etcd, kube-apiserver, kube-controller-manager and kube-scheduler on loopback, with an admin kubeconfig. */
@@ -64,7 +71,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   try {
     log('starting etcd');
     // The keys are generated off the event loop while etcd starts.
-    const [pki, etcd] = await Promise.all([generateControlPlanePki(), startEtcd(tools, workDir)]);
+    const [pki, etcd] = await Promise.all([
+      generateControlPlanePki(),
+      startEtcd(tools, { workDir, dataDir: options.etcdDataDir }),
+    ]);
     processes.push(etcd.process);
     const files = await writePki(workDir, pki);
     log('starting kube-apiserver');
@@ -87,9 +97,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     processes.push(...components);
     log('installing CRDs and the default StorageClass');
     await installCrds(kubeConfig, options.crdDir ?? DEFAULT_CRD_DIR);
-    await applyObject(makeObjectClient(kubeConfig), buildLocalStorageClass(), {
-      fieldManager: 'settee-local',
-    });
+    await ensureLocalStorageClass(kubeConfig);
     await installFreePlanChangePolicy(kubeConfig);
     await waitForControllers(kubeConfig, components);
     return { server, kubeconfigPath, kubeConfig, tools, stop };
@@ -156,7 +164,25 @@ async function writePki(workDir: string, pki: ControlPlanePki): Promise<PkiFiles
   return files;
 }
 
-function startEtcd(tools: KubeTools, workDir: string): Promise<Launched> {
+/**
+ * Applies the default StorageClass. A class kept in etcd from an older run may differ in a field
+ * that cannot change (volumeBindingMode): it is replaced then; volumes bound through it stay bound.
+ */
+async function ensureLocalStorageClass(kubeConfig: KubeConfig): Promise<void> {
+  const wanted = buildLocalStorageClass();
+  const storage = kubeConfig.makeApiClient(StorageV1Api);
+  const name = wanted.metadata?.name ?? '';
+  const existing = await storage.readStorageClass({ name }).catch(() => undefined);
+  if (existing && existing.volumeBindingMode !== wanted.volumeBindingMode)
+    await storage.deleteStorageClass({ name });
+  await applyObject(makeObjectClient(kubeConfig), wanted, { fieldManager: 'settee-local' });
+}
+
+function startEtcd(
+  tools: KubeTools,
+  options: { workDir: string; dataDir?: string | undefined },
+): Promise<Launched> {
+  const { workDir, dataDir } = options;
   return launchOnFreePort({
     what: 'etcd',
     start: (port) => {
@@ -165,7 +191,7 @@ function startEtcd(tools: KubeTools, workDir: string): Promise<Launched> {
         name: 'etcd',
         command: tools.etcd,
         args: [
-          `--data-dir=${path.join(workDir, `etcd-${port}`)}`,
+          `--data-dir=${dataDir ?? path.join(workDir, `etcd-${port}`)}`,
           `--listen-client-urls=${url}`,
           `--advertise-client-urls=${url}`,
           // A one-member cluster never dials its peers; port 0 keeps the peer listener off any fixed port.

@@ -15,12 +15,12 @@ import { loadManifests } from './manifests.js';
 import { launchOnFreePort, type Launched } from './launch.js';
 import { isAddressInUse, ProcessExitedError, startProcess, type ManagedProcess } from './process.js';
 import { supervise } from './supervise.js';
+import { assertPortFree, lockStateDir } from './run-lock.js';
 import { createDemoTenant, writeConsoleKubeconfig, type DemoTenant } from './demo-tenant.js';
 import { waitFor } from './wait.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_STATE_DIR = path.join(ROOT, '.settee', 'local');
-const PREFERRED_GATEWAY_PORT = 8080;
 const PREFERRED_CONSOLE_PORT = 8090;
 /** The bucket of the local object storage, which the operator stores every backup in. */
 const LOCAL_BACKUP_BUCKET = 'settee-backups';
@@ -32,6 +32,11 @@ export interface LocalPlatformOptions {
   stateDir?: string;
   /** Also run the console (its page built by `npm run build:web`) and create the demo tenant. */
   console?: boolean;
+  /**
+   * The gateway's port, which must be free (make run: 8080 or SETTEE_GATEWAY_PORT, so the URL is
+   * stable); the start is refused with a message when it is taken. Default: any free port (tests).
+   */
+  gatewayPort?: number;
 }
 
 export interface LocalPlatform {
@@ -59,9 +64,18 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
     stops.length = 0;
   };
 
-  const stateDir = options.stateDir ?? DEFAULT_STATE_DIR;
+  const stateDir = path.resolve(options.stateDir ?? DEFAULT_STATE_DIR);
+  await fs.mkdir(stateDir, { recursive: true });
+  // Before anything starts: a second make run on the same folder or port stops here, saying why.
+  const unlock = await lockStateDir(stateDir);
+  stops.push(unlock);
   try {
-    await fs.mkdir(stateDir, { recursive: true });
+    if (options.gatewayPort !== undefined)
+      await assertPortFree({
+        port: options.gatewayPort,
+        what: 'gateway',
+        hint: 'stop what holds it, or choose another port with SETTEE_GATEWAY_PORT=<port>',
+      });
     const kubeconfigPath = path.join(stateDir, 'kubeconfig');
     const kubeConfig = new KubeConfig();
     if (process.env.SETTEE_USE_EXISTING_CLUSTER === '1') {
@@ -75,7 +89,12 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       say(
         'starting the control plane (etcd + kube-apiserver; the first run builds them, see progress above)',
       );
-      const plane = await startControlPlane({ kubeconfigPath, log: (m) => say(m) });
+      // etcd's data lives beside the volumes: a restart brings back the same instances with their data.
+      const plane = await startControlPlane({
+        kubeconfigPath,
+        etcdDataDir: path.join(stateDir, 'etcd'),
+        log: (m) => say(m),
+      });
       stops.push(() => plane.stop());
       kubeConfig.loadFromFile(kubeconfigPath);
       say(`control plane ready at ${plane.server}`);
@@ -97,17 +116,24 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       ...process.env,
       KUBECONFIG: kubeconfigPath,
       SETTEE_LOG_LEVEL: process.env.SETTEE_LOG_LEVEL ?? 'info',
-      SETTEE_KUBELET_DATA_DIR: path.join(stateDir, 'engines'),
+      SETTEE_KUBELET_DATA_DIR: path.join(stateDir, 'volumes'),
       // Receivers on this machine (examples/receiver) must be reachable; in a cluster the default
       // refuses loopback and private destinations.
       SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
     };
     const run: RunOptions = { echo: options.echo ?? false, stateDir };
     // The gateway goes first: its port is part of every instance's endpoint, which the operator writes.
-    const gateway = await startGateway(common, run);
+    const gateway = await startGateway(common, run, options.gatewayPort);
     const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
-    stops.push(() => gateway.process.stop(10_000));
-    say(`started gateway at ${gatewayUrl} (pid ${gateway.process.pid})`);
+    // Supervised on the same port, so the URL in every endpoint and in the env file stays right.
+    const supervisedGateway = supervise({
+      name: 'gateway',
+      first: gateway.process,
+      start: () => startComponent(gatewayComponent(common, gateway.port), run),
+      log: say,
+    });
+    stops.push(() => supervisedGateway.stop(10_000));
+    say(`started gateway at ${gatewayUrl} (pid ${gateway.process.pid}; restarted with back-off if it exits)`);
     const components: Component[] = [
       { name: 'kubelet-stand-in', entry: 'local/kubelet-stand-in/main.ts', env: common },
       {
@@ -139,7 +165,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
         start: () => startComponent(component, run),
         log: say,
       });
-      say(`started ${component.name} (pid ${supervised.current().pid})`);
+      say(`started ${component.name} (pid ${supervised.current().pid}; restarted with back-off if it exits)`);
       stops.push(() => supervised.stop(10_000));
     }
 
@@ -167,9 +193,17 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
         SETTEE_CONSOLE_SESSION_SECRET: crypto.randomBytes(32).toString('hex'),
       };
       const started = await startConsole(consoleEnv, run);
-      stops.push(() => started.process.stop(5_000));
+      const supervisedConsole = supervise({
+        name: 'console',
+        first: started.process,
+        start: () => startComponent(consoleComponent(consoleEnv, started.port), run),
+        log: say,
+      });
+      stops.push(() => supervisedConsole.stop(5_000));
       consoleInfo = { url: `http://127.0.0.1:${started.port}`, demo };
-      say(`started console at ${consoleInfo.url} (pid ${started.process.pid})`);
+      say(
+        `started console at ${consoleInfo.url} (pid ${started.process.pid}; restarted with back-off if it exits)`,
+      );
     }
 
     await writeEnvFile(stateDir, { kubeconfigPath, gatewayUrl, toolsDir: (await locateKubeTools()).dir });
@@ -185,29 +219,27 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
   }
 }
 
-/**
- * Starts the gateway and waits until it answers /healthz. A stable URL is friendlier across
- * restarts, so it takes 8080 (or SETTEE_GATEWAY_PORT) and falls back to a free port when taken.
- */
-async function startGateway(env: NodeJS.ProcessEnv, run: RunOptions): Promise<Launched> {
-  const requested = process.env.SETTEE_GATEWAY_PORT;
-  const launch = (port?: number): Promise<Launched> =>
-    launchOnFreePort({
-      what: 'gateway /healthz',
-      port,
-      start: (p) =>
-        startComponent(
-          { name: 'gateway', entry: 'gateway/main.ts', env: { ...env, SETTEE_GATEWAY_PORT: String(p) } },
-          run,
-        ),
-      isReady: async (p) => ((await fetch(`http://127.0.0.1:${p}/healthz`)).ok ? true : undefined),
-      readyTimeoutMs: 60_000,
-      intervalMs: 200,
-    });
-  if (requested) return launch(Number(requested));
-  return launch(PREFERRED_GATEWAY_PORT).catch((err: unknown) => {
-    if (err instanceof ProcessExitedError && isAddressInUse(err.output)) return launch();
-    throw err;
+const gatewayComponent = (env: NodeJS.ProcessEnv, port: number): Component => ({
+  name: 'gateway',
+  entry: 'gateway/main.ts',
+  env: { ...env, SETTEE_GATEWAY_PORT: String(port) },
+});
+
+const consoleComponent = (env: NodeJS.ProcessEnv, port: number): Component => ({
+  name: 'console',
+  entry: 'console/main.ts',
+  env: { ...env, SETTEE_CONSOLE_PORT: String(port) },
+});
+
+/** Starts the gateway on `port` (checked free beforehand) or any free one, and waits for /healthz. */
+function startGateway(env: NodeJS.ProcessEnv, run: RunOptions, port: number | undefined): Promise<Launched> {
+  return launchOnFreePort({
+    what: 'gateway /healthz',
+    port,
+    start: (p) => startComponent(gatewayComponent(env, p), run),
+    isReady: async (p) => ((await fetch(`http://127.0.0.1:${p}/healthz`)).ok ? true : undefined),
+    readyTimeoutMs: 60_000,
+    intervalMs: 200,
   });
 }
 
@@ -217,11 +249,7 @@ async function startConsole(env: NodeJS.ProcessEnv, run: RunOptions): Promise<La
     launchOnFreePort({
       what: 'console /healthz',
       port,
-      start: (p) =>
-        startComponent(
-          { name: 'console', entry: 'console/main.ts', env: { ...env, SETTEE_CONSOLE_PORT: String(p) } },
-          run,
-        ),
+      start: (p) => startComponent(consoleComponent(env, p), run),
       isReady: async (p) => ((await fetch(`http://127.0.0.1:${p}/healthz`)).ok ? true : undefined),
       readyTimeoutMs: 60_000,
       intervalMs: 200,

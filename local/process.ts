@@ -33,6 +33,18 @@ export interface StartProcessOptions {
 const OUTPUT_LINES_KEPT = 200;
 const running = new Set<ChildProcess>();
 
+/** Told of every child as it starts and ends (parent-watchdog.ts); `group` = its own process group. */
+export interface ChildProcessTracker {
+  started(pid: number, group: boolean): void;
+  exited(pid: number, group: boolean): void;
+}
+let tracker: ChildProcessTracker | undefined;
+
+/** Reports every child started from now on to `next` (make run's parent watchdog). */
+export function trackChildProcesses(next: ChildProcessTracker): void {
+  tracker = next;
+}
+
 /** Thrown when a process ends before it became ready; carries its last output. */
 export class ProcessExitedError extends Error {
   constructor(
@@ -54,6 +66,8 @@ export function startProcess(options: StartProcessOptions): ManagedProcess {
     detached: options.ownProcessGroup ?? false,
   });
   running.add(child);
+  const group = options.ownProcessGroup ?? false;
+  if (child.pid !== undefined) tracker?.started(child.pid, group);
   const lines: string[] = [];
   const log = options.logFile ? fs.createWriteStream(options.logFile, { flags: 'a' }) : undefined;
   let partial = '';
@@ -74,6 +88,7 @@ export function startProcess(options: StartProcessOptions): ManagedProcess {
   const exited = new Promise<number | string>((resolve) => {
     const done = (code: number | null, signal: NodeJS.Signals | null): void => {
       running.delete(child);
+      if (child.pid !== undefined) tracker?.exited(child.pid, group);
       log?.end();
       resolve(code ?? signal ?? 'unknown');
     };

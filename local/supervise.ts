@@ -5,6 +5,8 @@ export interface SuperviseOptions {
   name: string;
   /** Starts one run of the process; called again for each restart. */
   start: () => ManagedProcess;
+  /** A first run already started (and seen ready) by the caller; default: `start()` now. */
+  first?: ManagedProcess;
   /** Wait before a restart, doubling while runs stay short: kubelet's CrashLoopBackOff, shortened. */
   restartBackoff?: BackoffPolicy;
   /** A run that lasted this long is healthy: the next restart waits only the base delay again. */
@@ -34,7 +36,7 @@ const DEFAULT_STABLE_AFTER_MS = 60_000;
 export function supervise(options: SuperviseOptions): SupervisedProcess {
   const backoff = options.restartBackoff ?? DEFAULT_RESTART_BACKOFF;
   const stableAfterMs = options.stableAfterMs ?? DEFAULT_STABLE_AFTER_MS;
-  let running = options.start();
+  let running = options.first ?? options.start();
   let restarts = 0;
   let shortRuns = 0;
   let stopping = false;

@@ -1,7 +1,8 @@
 /**
  * Where a wake's time goes, seen from the API server: watches on the instance, its StatefulSet and
  * its pod record when each step of the chain became visible (the gateway's wake annotation, the
- * operator's scale to 1, the kubelet stand-in's pod for the starting engine, the pod Ready). Watch
+ * operator's scale to 1, the StatefulSet controller's pod, the scheduler's binding, the kubelet
+ * stand-in's Running pod for the starting engine, the pod Ready). Watch
  * delivery adds about a millisecond to each, alike for all of them, so the gaps between steps hold.
  */
 import { Watch, type KubeConfig, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
@@ -13,6 +14,10 @@ export interface WakeMilestones {
   annotated?: number;
   scaledUp?: number;
   podCreated?: number;
+  /** The scheduler bound the pod to a node (spec.nodeName set). */
+  podScheduled?: number;
+  /** The kubelet stand-in reported the pod Running: its engine process is starting. */
+  podRunning?: number;
   podReady?: number;
 }
 
@@ -60,6 +65,8 @@ export async function watchWakeTimeline(
       (type: string, object: V1Pod) => {
         if (type === 'DELETED' || object.metadata?.deletionTimestamp) return;
         mark('podCreated');
+        if (object.spec?.nodeName) mark('podScheduled');
+        if (object.status?.phase === 'Running') mark('podRunning');
         const ready = object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
         if (ready) mark('podReady');
       },

@@ -38,6 +38,7 @@ export function filterableLetter(letter: DeadLetter) {
     topicName: letter.topicName,
     endpointName: letter.endpointName,
     scheduleId: letter.scheduleId,
+    queueName: letter.queueName,
     time: letter.failedAt,
     messageId: letter.messageId,
     dlqId: letter.dlqId,

@@ -32,6 +32,8 @@ export interface DeadLetter {
   endpointName?: string;
   /** Upstash-Schedule-Id: the schedule whose tick created it. */
   scheduleId?: string;
+  /** The queue it was enqueued in. */
+  queueName?: string;
   redact?: RedactFields;
   retried: number;
   createdAt: number;
@@ -90,6 +92,7 @@ export function buildDeadLetter(input: {
   if (message.topicName !== undefined) letter.topicName = message.topicName;
   if (message.endpointName !== undefined) letter.endpointName = message.endpointName;
   if (message.scheduleId !== undefined) letter.scheduleId = message.scheduleId;
+  if (message.queueName !== undefined) letter.queueName = message.queueName;
   if (message.redact !== undefined) letter.redact = message.redact;
   if (input.lastStatus !== undefined) letter.lastStatus = input.lastStatus;
   if (input.lastError !== undefined) letter.lastError = input.lastError;

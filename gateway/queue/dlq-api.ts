@@ -36,6 +36,7 @@ const LIST_SPEC: ListQuerySpec = {
     'topicName',
     'endpointName',
     'scheduleId',
+    'queueName',
     'fromDate',
     'toDate',
     'responseStatus',

@@ -31,6 +31,8 @@ export interface ListFilters {
   endpointName?: string[];
   /** The schedule whose tick created a message. */
   scheduleId?: string[];
+  /** The queue a message was enqueued in. */
+  queueName?: string[];
   /** Epoch ms, inclusive. */
   fromDate?: number;
   /** Epoch ms, inclusive. */
@@ -68,6 +70,7 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
   urlGroup: 'topicName',
   endpointName: 'endpointName',
   scheduleId: 'scheduleId',
+  queueName: 'queueName',
   fromDate: 'fromDate',
   toDate: 'toDate',
   messageId: 'messageId',
@@ -80,7 +83,6 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
 
 /** QStash filters on things Settee does not have; asked for, they are refused rather than ignored. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  queueName: 'queues',
   flowControlKey: 'flow control',
   callerIp: 'caller IPs recorded with messages',
   api: 'API integrations',
@@ -162,6 +164,7 @@ export interface Filterable {
   topicName?: string | undefined;
   endpointName?: string | undefined;
   scheduleId?: string | undefined;
+  queueName?: string | undefined;
   dlqId?: string;
   responseStatus?: number;
   state?: EventState;
@@ -185,6 +188,7 @@ export function matchesFilters(item: Filterable, filters: ListFilters): boolean 
   if (!oneOf(filters.dlqId, item.dlqId) || !oneOf(filters.responseStatus, item.responseStatus)) return false;
   if (!oneOf(filters.state, item.state)) return false;
   if (!oneOf(filters.topicName, item.topicName) || !oneOf(filters.scheduleId, item.scheduleId)) return false;
+  if (!oneOf(filters.queueName, item.queueName)) return false;
   if (!oneOf(filters.endpointName, item.endpointName)) return false;
   if (filters.label !== undefined && !item.labels.some((l) => filters.label!.includes(l))) return false;
   if (filters.host !== undefined || filters.path !== undefined) {

@@ -133,7 +133,11 @@ export async function startKubeletStandIn(options: KubeletStandInOptions): Promi
             await fs.mkdir(folder, { recursive: true });
             return { folder };
           }
-          return claimFolder(claims, volumes, { namespace: p.metadata?.namespace ?? '', name: claimName });
+          const bound = claimFolder(claims, volumes, {
+            namespace: p.metadata?.namespace ?? '',
+            name: claimName,
+          });
+          return 'folder' in bound ? { ...bound, claim: claimName } : bound;
         },
       }),
   });

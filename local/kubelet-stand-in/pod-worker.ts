@@ -12,7 +12,13 @@ import { COUCHDB_PORT } from '../../api/contract.js';
 import { callKube, isNotFound } from '../../kube/errors.js';
 import type { EventRecord, EventRecorder } from '../../kube/events.js';
 import { errorMessage } from '../../observability/logger.js';
-import { startCouchEngine, type CouchEngine, type CouchEngineKind } from '../couch-engine/index.js';
+import {
+  defaultCouchEngineKind,
+  startCouchEngine,
+  type CouchEngine,
+  type CouchEngineKind,
+} from '../couch-engine/index.js';
+import { claimVolumeForEngine, ENGINE_DATA_MISMATCH_REASON } from './engine-data-kind.js';
 import { MissingEngineInputError, type EngineInputs } from './engine-inputs.js';
 import { allocatePodAddress, isPodLoopbackAddress } from './loopback-address.js';
 import { buildPodStatus, type ContainerPhase } from './pod-status.js';
@@ -27,7 +33,7 @@ export interface PodWorkerDeps {
   /** The engine's admin and uuid; throws MissingEngineInputError while a reference is missing. */
   engineInputs(pod: V1Pod): EngineInputs;
   /** The folder holding the pod's data volume, or why it is not there yet. */
-  dataFolder(pod: V1Pod): Promise<{ folder: string } | { waiting: string }>;
+  dataFolder(pod: V1Pod): Promise<{ folder: string; claim?: string } | { waiting: string }>;
   /** Loopback addresses in use by this stand-in's pods. */
   addresses: Set<string>;
   /** Restart delays after a container ends (the kubelet's: 10 s doubling to 5 min). */
@@ -159,6 +165,13 @@ export class PodWorker {
     }
     const data = await this.deps.dataFolder(this.pod);
     if ('waiting' in data) return { waiting: { reason: 'ContainerCreating', message: data.waiting } };
+    const mismatch = await claimVolumeForEngine({
+      folder: data.folder,
+      kind: this.deps.engineKind ?? defaultCouchEngineKind(),
+      claim: data.claim ?? this.describe(),
+    });
+    if (mismatch !== undefined)
+      return { waiting: { reason: ENGINE_DATA_MISMATCH_REASON, message: mismatch } };
     return { inputs, folder: data.folder };
   }
 

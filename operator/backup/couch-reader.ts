@@ -68,15 +68,32 @@ export class CouchReader {
     this.authorization = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
   }
 
-  private async request(method: string, path: string, body?: unknown): Promise<Response> {
-    // The deadline covers the answer's headers only: a large attachment may stream for minutes.
+  /**
+   * One call. `body` is JSON to send, or a stream of JSON text (sent chunked, never whole in
+   * memory). The deadline covers the wait for the answer's headers only, counted from the end of
+   * what is sent: a large attachment may stream for minutes either way.
+   */
+  private async request(
+    method: string,
+    path: string,
+    body?: { json: unknown } | { stream: Readable },
+  ): Promise<Response> {
     const headersDeadline = new AbortController();
-    const timer = setTimeout(
-      () => headersDeadline.abort(new Error('no answer in time')),
-      this.connection.timeoutMs,
-    );
+    let timer: NodeJS.Timeout | undefined;
+    const armDeadline = (): void => {
+      timer = setTimeout(
+        () => headersDeadline.abort(new Error('no answer in time')),
+        this.connection.timeoutMs,
+      );
+    };
     const signals = [headersDeadline.signal];
     if (this.connection.signal) signals.push(this.connection.signal);
+    let payload: { body?: string | ReadableStream<Uint8Array>; duplex?: 'half' } = {};
+    if (body && 'json' in body) payload = { body: JSON.stringify(body.json) };
+    if (body && 'stream' in body) {
+      body.stream.once('end', armDeadline);
+      payload = { body: Readable.toWeb(body.stream) as ReadableStream<Uint8Array>, duplex: 'half' };
+    } else armDeadline();
     let response: Response;
     try {
       response = await fetch(new URL(path, this.connection.origin), {
@@ -86,9 +103,9 @@ export class CouchReader {
           authorization: this.authorization,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        ...payload,
         signal: AbortSignal.any(signals),
-      });
+      } as RequestInit);
     } catch (err) {
       throw new CouchRequestError(`${method} ${path}: ${(err as Error).message}`, undefined, { cause: err });
     } finally {
@@ -102,7 +119,13 @@ export class CouchReader {
   }
 
   async json<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await this.request(method, path, body);
+    const response = await this.request(method, path, body === undefined ? undefined : { json: body });
+    return (await response.json()) as T;
+  }
+
+  /** As json(), with the request's JSON text streamed from `body`. */
+  async streamedJson<T>(method: string, path: string, body: Readable): Promise<T> {
+    const response = await this.request(method, path, { stream: body });
     return (await response.json()) as T;
   }
 

@@ -2,15 +2,11 @@ import crypto from 'node:crypto';
 import readline from 'node:readline';
 import { Transform } from 'node:stream';
 import zlib from 'node:zlib';
-import {
-  ARCHIVE_FILE,
-  ARCHIVE_FORMAT,
-  MANIFEST_FILE,
-  type ArchiveRecord,
-  type AttachmentRecord,
-} from './archive-format.js';
+import { ARCHIVE_FILE, ARCHIVE_FORMAT, MANIFEST_FILE, type ArchiveRecord } from './archive-format.js';
+import { checkBulkAnswers, type BulkDocsAnswer } from './bulk-docs-answer.js';
 import { CouchReader, CouchRequestError, type CouchConnection, type CouchDocument } from './couch-reader.js';
 import type { BackupManifest } from './manifest.js';
+import { AttachmentUpload } from './attachment-upload.js';
 import type { ObjectStorage } from './object-storage.js';
 
 /** The archive is not what its manifest says, or not an archive of this format. */
@@ -34,7 +30,7 @@ export interface RestoreResult {
   documents: number;
 }
 
-/** A document whose attachments are still being read from the archive. */
+/** A document whose attachments are still to come in the archive. */
 interface PendingDocument {
   doc: CouchDocument;
   missing: number;
@@ -43,9 +39,11 @@ interface PendingDocument {
 /**
  * Restores a backup into an instance, in one pass over the archive: each database is created with
  * its _security, documents are written with their revision histories (`new_edits: false`, so a
- * restored document has the revision it had), and a document with attachments is written once its
- * attachments' bytes have been read. Memory holds one batch of documents and the attachments of one
- * document. Verified against the manifest: the archive's SHA-256, and each database's doc_count.
+ * restored document has the revision it had), and a document with attachments is written as its
+ * attachments' bytes are read: its _bulk_docs request is opened at its first attachment and the
+ * attachments' base64 streams into it chunk by chunk (attachment-upload.ts). Memory holds one batch
+ * of documents and one chunk, whatever the attachments' size. Verified against the manifest: the
+ * archive's SHA-256, and each database's doc_count.
  */
 export async function runRestore(request: RestoreRequest): Promise<RestoreResult> {
   const { storage, folder } = request;
@@ -62,51 +60,63 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
   });
   const body = (await storage.read(`${folder}/${ARCHIVE_FILE}`)).pipe(hashing).pipe(zlib.createGunzip());
   const pending = new Map<string, PendingDocument>();
-  let attachment: { record: AttachmentRecord; chunks: string[] } | undefined;
+  const keyOf = (db: string, id: string): string => `${db}\u0000${id}`;
+  let upload: AttachmentUpload | undefined;
+  let inAttachment = false;
+  /** The attachment whose chunks just ended: its document is written once its last one has. */
   const finishAttachment = async (): Promise<void> => {
-    if (!attachment) return;
-    const { record, chunks } = attachment;
-    attachment = undefined;
-    const waiting = pending.get(`${record.db}\u0000${record.id}`);
-    if (!waiting)
-      throw new RestoreVerificationError(
-        `attachment ${record.name} of ${record.db}/${record.id} has no document`,
-      );
-    waiting.doc._attachments = {
-      ...waiting.doc._attachments,
-      [record.name]: { content_type: record.contentType, data: chunks.join('') } as never,
-    };
-    waiting.missing -= 1;
-    if (waiting.missing === 0) {
-      pending.delete(`${record.db}\u0000${record.id}`);
-      await writeDocuments(reader, record.db, [waiting.doc]);
+    if (!inAttachment || !upload) return;
+    inAttachment = false;
+    await upload.endAttachment();
+    const waiting = pending.get(upload.key);
+    if (waiting && --waiting.missing === 0) {
+      pending.delete(upload.key);
+      const done = upload;
+      upload = undefined;
+      await done.finish();
     }
   };
-  for await (const line of readline.createInterface({ input: body, crlfDelay: Infinity })) {
-    if (!line) continue;
-    const record = JSON.parse(line) as ArchiveRecord;
-    if (record.type === 'chunk') {
-      if (!attachment) throw new RestoreVerificationError('attachment bytes without an attachment record');
-      attachment.chunks.push(record.data);
-      continue;
+  try {
+    for await (const line of readline.createInterface({ input: body, crlfDelay: Infinity })) {
+      if (!line) continue;
+      const record = JSON.parse(line) as ArchiveRecord;
+      if (record.type === 'chunk') {
+        if (!inAttachment || !upload)
+          throw new RestoreVerificationError('attachment bytes without an attachment record');
+        await upload.write(record.data);
+        continue;
+      }
+      await finishAttachment();
+      if (record.type === 'header' && record.format !== ARCHIVE_FORMAT)
+        throw new RestoreVerificationError(`not a ${ARCHIVE_FORMAT} archive`);
+      if (record.type === 'database') await createDatabase(reader, record.name, record.security);
+      if (record.type === 'docs') {
+        const plain: CouchDocument[] = [];
+        for (const doc of record.docs) {
+          const stubs = Object.keys(doc._attachments ?? {}).length;
+          if (stubs === 0) plain.push(doc);
+          else pending.set(keyOf(record.db, doc._id), { doc, missing: stubs });
+        }
+        await writeDocuments(reader, record.db, plain);
+      }
+      if (record.type === 'attachment') {
+        const key = keyOf(record.db, record.id);
+        const waiting = pending.get(key);
+        if (!waiting)
+          throw new RestoreVerificationError(
+            `attachment ${record.name} of ${record.db}/${record.id} has no document`,
+          );
+        if (upload && upload.key !== key)
+          throw new RestoreVerificationError(`${upload.key.replace('\u0000', '/')} is missing attachments`);
+        upload ??= AttachmentUpload.open({ reader, db: record.db, key, doc: waiting.doc });
+        await upload.startAttachment(record.name, record.contentType);
+        inAttachment = true;
+      }
     }
     await finishAttachment();
-    if (record.type === 'header' && record.format !== ARCHIVE_FORMAT)
-      throw new RestoreVerificationError(`not a ${ARCHIVE_FORMAT} archive`);
-    if (record.type === 'database') await createDatabase(reader, record.name, record.security);
-    if (record.type === 'docs') {
-      const plain: CouchDocument[] = [];
-      for (const doc of record.docs) {
-        const stubs = Object.keys(doc._attachments ?? {}).length;
-        if (stubs === 0) plain.push(doc);
-        else
-          pending.set(`${record.db}\u0000${doc._id}`, { doc: { ...doc, _attachments: {} }, missing: stubs });
-      }
-      await writeDocuments(reader, record.db, plain);
-    }
-    if (record.type === 'attachment') attachment = { record, chunks: [] };
+  } finally {
+    upload?.abandon();
   }
-  await finishAttachment();
   if (pending.size > 0)
     throw new RestoreVerificationError(`${pending.size} documents are missing attachments`);
   if (hash.digest('hex') !== manifest.archive.sha256)
@@ -142,12 +152,11 @@ async function createDatabase(
 
 async function writeDocuments(reader: CouchReader, db: string, docs: CouchDocument[]): Promise<void> {
   if (docs.length === 0) return;
-  const answers = await reader.json<{ error?: string; id?: string; reason?: string }[]>(
-    'POST',
-    `/${encodeURIComponent(db)}/_bulk_docs`,
-    { new_edits: false, docs },
+  checkBulkAnswers(
+    db,
+    await reader.json<BulkDocsAnswer>('POST', `/${encodeURIComponent(db)}/_bulk_docs`, {
+      new_edits: false,
+      docs,
+    }),
   );
-  const failed = answers.find((answer) => answer.error);
-  if (failed)
-    throw new CouchRequestError(`${db}/${failed.id ?? '?'}: ${failed.error}: ${failed.reason ?? ''}`);
 }

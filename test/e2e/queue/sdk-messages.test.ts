@@ -281,9 +281,9 @@ describe('the messages API through the @upstash/qstash SDK', () => {
     await expect(quietly(() => client(other.token).messages.cancel({ all: true }))).rejects.toThrow(
       /invalid token/,
     );
-    await expect(quietly(() => client().messages.cancel({ filter: { queueName: 'q' } }))).rejects.toThrow(
-      /filter queueName is not supported/,
-    );
+    await expect(
+      quietly(() => client().messages.cancel({ filter: { flowControlKey: 'k' } })),
+    ).rejects.toThrow(/filter flowControlKey is not supported/);
     expect(await snapshotDatabase(inspect)).toEqual(before);
   });
 });

@@ -419,4 +419,33 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
     expect(receiver.deliveries[0]!.headers['upstash-schedule-id']).toBe(scheduleId);
     await client().schedules.delete(scheduleId);
   });
+
+  it('when messages are cancelled or dead letters listed by queueName, then only that queue’s are matched', async () => {
+    await client().queue({ queueName: 'keep' }).upsert({ parallelism: 1, paused: true });
+    await client().queue({ queueName: 'drop' }).upsert({ parallelism: 1, paused: true });
+    const kept = await client()
+      .queue({ queueName: 'keep' })
+      .enqueue({ url: `${receiver.baseUrl}/k`, body: 'k' });
+    for (const body of ['d1', 'd2'])
+      await client()
+        .queue({ queueName: 'drop' })
+        .enqueue({ url: `${receiver.baseUrl}/d`, body });
+    expect(await client().messages.cancel({ filter: { queueName: 'drop' } })).toEqual({ cancelled: 2 });
+    expect(await client().messages.get(kept.messageId)).toMatchObject({ queueName: 'keep' });
+
+    receiver.respond = () => 500;
+    await client()
+      .queue({ queueName: 'keep' })
+      .enqueue({ url: `${receiver.baseUrl}/k`, body: 'fails', retries: 0 });
+    await client().queue({ queueName: 'keep' }).resume();
+    await waitFor(
+      'a dead letter of queue keep',
+      async () => {
+        const page = await client().dlq.listMessages({ filter: { queueName: 'keep' } });
+        return page.messages.length === 2 ? page.messages : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
+    expect((await client().dlq.listMessages({ filter: { queueName: 'drop' } })).messages).toHaveLength(0);
+  });
 });

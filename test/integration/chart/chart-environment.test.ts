@@ -166,6 +166,8 @@ describe("the chart's container environment, read by the components' own configu
         consumerLeaseMs: 4_000,
         workerConcurrency: 16,
         maxDeadLetters: 500,
+        maxQueues: 25,
+        maxQueueParallelism: 40,
         maxRedirects: 3,
         recordEvents: false,
       });

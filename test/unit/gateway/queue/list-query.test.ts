@@ -46,7 +46,6 @@ describe('list query parameters', () => {
     ['state=DONE', /state must be one of CREATED, ACTIVE/],
     ['colour=red', /unknown query parameter "colour"/],
     ['url=', /url must not be empty/],
-    ['queueName=q', /filter queueName is not supported: Settee has no queues/],
     ['callerIp=1.2.3.4', /filter callerIp is not supported/],
   ])('when the query is %s, then it is a 400 naming the parameter', (query, message) => {
     expect(() => parse(query)).toThrow(InvalidRequestError);

@@ -1,0 +1,193 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { getFreePort, isPortOpen } from '../../../local/ports.js';
+import { isProcessAlive } from '../../../local/process.js';
+import { waitFor } from '../../../local/wait.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const START_TIMEOUT_MS = 150_000;
+
+interface MakeRun {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** `make run` as a user starts it (local/main.ts), on its own state folder and gateway port. */
+function makeRun(stateDir: string, gatewayPort: number): MakeRun {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'local/main.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      SETTEE_LOCAL_STATE_DIR: stateDir,
+      SETTEE_GATEWAY_PORT: String(gatewayPort),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function untilRunning(run: MakeRun): Promise<void> {
+  await waitFor(
+    'make run to say it is running',
+    async () => (run.output().includes('Settee is running') ? true : undefined),
+    { timeoutMs: START_TIMEOUT_MS, intervalMs: 250, abort: run.exited },
+  ).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}\n--- make run output ---\n${run.output()}`);
+  });
+}
+
+/** Every process of this platform: they all carry its state folder in their environment. */
+function platformPids(stateDir: string): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/environ`).includes(`SETTEE_LOCAL_STATE_DIR=${stateDir}\0`);
+      } catch {
+        return false;
+      }
+    });
+}
+
+function kubeConfigOf(stateDir: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(path.join(stateDir, 'kubeconfig'));
+  return kubeConfig;
+}
+
+async function notesInstance(stateDir: string): Promise<{ uid: string; phase?: string }> {
+  const object = (await kubeConfigOf(stateDir).makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+    group: 'settee.dev',
+    version: 'v1alpha1',
+    namespace: 'default',
+    plural: 'couchinstances',
+    name: 'notes',
+  })) as { metadata: { uid: string }; status?: { phase?: string } };
+  return { uid: object.metadata.uid, phase: object.status?.phase };
+}
+
+/** The example instance's URL with credentials, from its Secret. */
+async function notesUrl(stateDir: string): Promise<URL> {
+  const secret = await kubeConfigOf(stateDir)
+    .makeApiClient(CoreV1Api)
+    .readNamespacedSecret({ name: 'notes-admin', namespace: 'default' });
+  return new URL(Buffer.from(secret.data?.url ?? '', 'base64').toString('utf8'));
+}
+
+function couch(url: URL, pathname: string, init: RequestInit = {}): Promise<Response> {
+  const auth = Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`);
+  return fetch(`${url.origin}${url.pathname}${pathname}`, {
+    ...init,
+    headers: { authorization: `Basic ${auth.toString('base64')}`, 'content-type': 'application/json' },
+  });
+}
+
+describe('make run holds up when run twice, when a child crashes, and when it is killed', () => {
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'settee-make-run-'));
+  const otherStateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'settee-make-run-other-'));
+  let gatewayPort: number;
+  let first: MakeRun;
+  const runs: MakeRun[] = [];
+
+  beforeAll(async () => {
+    gatewayPort = await getFreePort();
+    first = makeRun(stateDir, gatewayPort);
+    runs.push(first);
+    await untilRunning(first);
+  }, START_TIMEOUT_MS + 10_000);
+
+  afterAll(async () => {
+    for (const run of runs) if (run.child.exitCode === null) run.child.kill('SIGTERM');
+    await Promise.all(runs.map((run) => run.exited));
+    fs.rmSync(stateDir, { recursive: true, force: true });
+    fs.rmSync(otherStateDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('when a second make run starts on the same state folder, then it stops at once, naming the first and how to stop it', async () => {
+    const second = makeRun(stateDir, await getFreePort());
+    runs.push(second);
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toContain(
+      `another \`make run\` (pid ${first.child.pid}) is running on ${stateDir}; stop it first`,
+    );
+    // The first one's files are untouched and it still serves.
+    expect(fs.readFileSync(path.join(stateDir, 'run.pid'), 'utf8').trim()).toBe(String(first.child.pid));
+    expect((await fetch(`http://127.0.0.1:${gatewayPort}/healthz`)).ok).toBe(true);
+  }, 60_000);
+
+  it('when a second make run wants the port the first gateway holds, then it stops before starting anything, saying so', async () => {
+    const second = makeRun(otherStateDir, gatewayPort);
+    runs.push(second);
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toContain(
+      `port ${gatewayPort} on 127.0.0.1, where the gateway listens, is taken (by another \`make run\`?)`,
+    );
+    expect(second.output()).not.toContain('started gateway');
+    expect(fs.existsSync(path.join(otherStateDir, 'etcd'))).toBe(false);
+  }, 60_000);
+
+  it('when the gateway is killed, then make run says so and starts it again on the same port', async () => {
+    const pid = Number(/started gateway at \S+ \(pid (\d+)/.exec(first.output())?.[1]);
+    expect(isProcessAlive(pid)).toBe(true);
+    process.kill(pid, 'SIGKILL');
+    await waitFor(
+      'the gateway to be started again',
+      async () =>
+        first.output().includes('gateway exited (SIGKILL); starting it again in') ? true : undefined,
+      { timeoutMs: 15_000 },
+    );
+    await waitFor(
+      'the gateway to answer again',
+      async () => ((await fetch(`http://127.0.0.1:${gatewayPort}/healthz`)).ok ? true : undefined),
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+  }, 90_000);
+
+  it('when make run is killed with SIGKILL, then every child ends; started again, it brings back the same instance with its data', async () => {
+    await waitFor(
+      'the example instance to run',
+      async () => ((await notesInstance(stateDir)).phase === 'Running' ? true : undefined),
+      {
+        timeoutMs: 90_000,
+        intervalMs: 250,
+      },
+    );
+    const before = await notesInstance(stateDir);
+    const url = await notesUrl(stateDir);
+    expect((await couch(url, '/kept', { method: 'PUT' })).status).toBe(201);
+    expect((await couch(url, '/kept/doc', { method: 'PUT', body: JSON.stringify({ v: 1 }) })).status).toBe(
+      201,
+    );
+
+    const pids = platformPids(stateDir).filter((pid) => pid !== first.child.pid);
+    expect(pids.length).toBeGreaterThan(5);
+    first.child.kill('SIGKILL');
+    await waitFor('every child to end', async () => (pids.some(isProcessAlive) ? undefined : true), {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+    });
+    expect(await isPortOpen(gatewayPort)).toBe(false);
+
+    const again = makeRun(stateDir, gatewayPort);
+    runs.push(again);
+    await untilRunning(again);
+    expect((await notesInstance(stateDir)).uid).toBe(before.uid);
+    const urlAgain = await notesUrl(stateDir);
+    expect(urlAgain.password).toBe(url.password);
+    // A request wakes it if needed; the document written before the kill is there.
+    const doc = await couch(urlAgain, '/kept/doc');
+    expect(doc.status).toBe(200);
+    expect(((await doc.json()) as { v: number }).v).toBe(1);
+  }, 300_000);
+});
