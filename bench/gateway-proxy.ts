@@ -180,7 +180,7 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   try {
     console.log('==> control plane');
-    const { plane, kubeConfig } = await startBenchCluster(NAMESPACE);
+    const { plane, kubeConfig } = await startBenchCluster(NAMESPACE, { testNodes: true });
     stops.push(() => plane.stop());
 
     const upstreamPort = await getFreePort();

@@ -5,23 +5,28 @@ import { createSilentLogger } from '../../observability/logger.js';
 import { TEST_NODES } from '../../test/helpers/control-plane-env.js';
 
 /**
- * A local control plane with `namespace` created, the test nodes registered and kept Ready (as the
- * tests' global setup does: the real pod garbage collector deletes pods bound to a node that does
- * not exist, which the gateway harness's stand-in pods are), and a client configuration for it.
- * Stopping the plane stops the nodes' agent too.
+ * A local control plane with `namespace` created and a client configuration for it. With
+ * `testNodes`, the tests' nodes are registered and kept Ready, as the tests' global setup does:
+ * the real pod garbage collector deletes pods bound to a node that does not exist, which the
+ * gateway harness's stand-in pods (setInstancePod) are. Benchmarks that run a kubelet stand-in
+ * leave it off (it registers its own nodes; pods scheduled onto these would never run). Stopping
+ * the plane stops the nodes' agent too.
  */
 export async function startBenchCluster(
   namespace: string,
+  options: { testNodes?: boolean } = {},
 ): Promise<{ plane: ControlPlane; kubeConfig: KubeConfig }> {
   const started = await startControlPlane();
   try {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(started.kubeconfigPath);
-    const nodes = await startNodeAgent({ kubeConfig, nodes: TEST_NODES, logger: createSilentLogger() });
+    const nodes = options.testNodes
+      ? await startNodeAgent({ kubeConfig, nodes: TEST_NODES, logger: createSilentLogger() })
+      : undefined;
     const plane: ControlPlane = {
       ...started,
       stop: async () => {
-        await nodes.stop();
+        await nodes?.stop();
         await started.stop();
       },
     };
