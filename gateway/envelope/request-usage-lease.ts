@@ -1,8 +1,8 @@
-import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
+import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { formatRequestCounts, requestUsageAnnotation, type RequestCounts } from '../../api/request-usage.js';
-import { callKube } from '../../kube/errors.js';
 import { GATEWAY_FIELD_MANAGER } from '../field-manager.js';
 import {
+  applyLease,
   buildActivityLeaseMetadata,
   type ActivityLeaseMetadata,
   type ActivityRenewal,
@@ -46,22 +46,6 @@ export function requestUsageFieldManager(writerId: string): string {
 export type RequestUsageWriter = (report: RequestUsageReport) => Promise<void>;
 
 export function requestUsageLeaseWriter(customObjects: CustomObjectsApi): RequestUsageWriter {
-  return async (report) => {
-    const lease = buildRequestUsageLease(report);
-    await callKube(() =>
-      customObjects.patchNamespacedCustomObject(
-        {
-          group: 'coordination.k8s.io',
-          version: 'v1',
-          plural: 'leases',
-          namespace: lease.metadata.namespace,
-          name: lease.metadata.name,
-          body: lease,
-          fieldManager: requestUsageFieldManager(report.writerId),
-          force: true,
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-      ),
-    );
-  };
+  return (report) =>
+    applyLease(customObjects, buildRequestUsageLease(report), requestUsageFieldManager(report.writerId));
 }

@@ -80,22 +80,31 @@ export type ActivityLeaseWriter = (renewal: ActivityRenewal) => Promise<void>;
  * Every replica applies under the same field manager with force, so the last renewal wins.
  */
 export function activityLeaseWriter(customObjects: CustomObjectsApi): ActivityLeaseWriter {
-  return async (renewal) => {
-    const lease = buildActivityLease(renewal);
-    await callKube(() =>
-      customObjects.patchNamespacedCustomObject(
-        {
-          group: 'coordination.k8s.io',
-          version: 'v1',
-          plural: 'leases',
-          namespace: lease.metadata.namespace,
-          name: lease.metadata.name,
-          body: lease,
-          fieldManager: GATEWAY_FIELD_MANAGER,
-          force: true,
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-      ),
-    );
-  };
+  return (renewal) => applyLease(customObjects, buildActivityLease(renewal), GATEWAY_FIELD_MANAGER);
+}
+
+/**
+ * Server-side applies a Lease body through the custom-objects client, which sends the JSON as it
+ * is: the typed Lease model would drop renewTime's microseconds (see formatMicroTime).
+ */
+export async function applyLease(
+  customObjects: CustomObjectsApi,
+  lease: { metadata: { name: string; namespace: string } },
+  fieldManager: string,
+): Promise<void> {
+  await callKube(() =>
+    customObjects.patchNamespacedCustomObject(
+      {
+        group: 'coordination.k8s.io',
+        version: 'v1',
+        plural: 'leases',
+        namespace: lease.metadata.namespace,
+        name: lease.metadata.name,
+        body: lease,
+        fieldManager,
+        force: true,
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+    ),
+  );
 }
