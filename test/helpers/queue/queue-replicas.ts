@@ -1,0 +1,70 @@
+import { Client } from '@upstash/qstash';
+import type { Redis } from 'ioredis';
+import type { ManagedProcess } from '../../../local/process.js';
+import { startRedis, type RedisServer } from '../../../local/redis-server.js';
+import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import { connectTestRedis } from './redis-snapshot.js';
+import { startRecordingDestination, type RecordingDestination } from './recording-destination.js';
+import { spawnQueueGateway, type QueueGatewayProcess } from './spawn-queue-gateway.js';
+import { testQueueTarget } from './test-queue-target.js';
+
+/**
+ * Gateway processes sharing one binding on a real Redis, for suites that SIGKILL one replica and
+ * watch another take over. The fields are set once the suite's beforeAll has run.
+ */
+export interface QueueReplicas {
+  redis: RedisServer;
+  inspect: Redis;
+  destination: RecordingDestination;
+  target: QueueTarget;
+  /** A replica of its own process, under `consumerName`, stopped after the suite. */
+  startReplica(consumerName: string): Promise<QueueGatewayProcess>;
+  /** The official SDK against one replica, with the SDK's own retries off. */
+  sdkClient(gateway: QueueGatewayProcess): Client;
+}
+
+/**
+ * Registers the suite's beforeAll/afterAll: Redis, a recording destination and a binding are
+ * started before the tests and, with every replica started meanwhile, stopped after them.
+ * `env` (SETTEE_QUEUE_*) configures every replica beside its key prefix and consumer name.
+ */
+export function useQueueReplicas(options: { keyPrefix: string; env: Record<string, string> }): QueueReplicas {
+  const processes: ManagedProcess[] = [];
+  const replicas = {
+    async startReplica(consumerName: string): Promise<QueueGatewayProcess> {
+      const gateway = await spawnQueueGateway({
+        targets: [replicas.target],
+        env: {
+          SETTEE_QUEUE_KEY_PREFIX: options.keyPrefix,
+          SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
+          SETTEE_QUEUE_CONSUMER_NAME: consumerName,
+          ...options.env,
+        },
+      });
+      processes.push(gateway.proc);
+      return gateway;
+    },
+    sdkClient(gateway: QueueGatewayProcess): Client {
+      return new Client({
+        baseUrl: `${gateway.baseUrl}/queue/ns/db`,
+        token: replicas.target.token,
+        retry: false,
+        enableTelemetry: false,
+      });
+    },
+  } as QueueReplicas;
+
+  beforeAll(async () => {
+    replicas.redis = await startRedis();
+    replicas.inspect = connectTestRedis(replicas.redis);
+    replicas.destination = await startRecordingDestination();
+    replicas.target = testQueueTarget(replicas.redis);
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop(1_000)));
+    replicas.inspect?.disconnect();
+    await replicas.destination?.close();
+    await replicas.redis?.stop();
+  });
+  return replicas;
+}
