@@ -4,7 +4,13 @@ import { DeadLetterQueue } from './dead-letter-queue.js';
 import { buildDeadLetterAnswer } from './dlq-answer.js';
 import { InvalidRequestError, MessageNotFoundError } from './errors.js';
 import { sendJson } from './json-response.js';
-import { hasFilters, parseListQuery, type ListQuery, type ListQuerySpec } from './list-query.js';
+import {
+  hasFilters,
+  MESSAGE_FILTERS,
+  parseListQuery,
+  type ListQuery,
+  type ListQuerySpec,
+} from './list-query.js';
 import { buildRetriedMessage, parseRetryOverrides } from './dlq-retry.js';
 import { compileAddressPolicy } from './ssrf/address-policy.js';
 import { eventCapOf } from './message-event.js';
@@ -26,21 +32,7 @@ const DEFAULT_PAGE = 100;
 const MAX_PAGE = 1_000;
 
 const LIST_SPEC: ListQuerySpec = {
-  filters: [
-    'dlqId',
-    'messageId',
-    'url',
-    'host',
-    'path',
-    'label',
-    'topicName',
-    'endpointName',
-    'scheduleId',
-    'queueName',
-    'fromDate',
-    'toDate',
-    'responseStatus',
-  ],
+  filters: ['dlqId', ...MESSAGE_FILTERS, 'queueName', 'responseStatus'],
   maxCount: MAX_PAGE,
   cursor: true,
 };

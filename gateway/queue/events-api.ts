@@ -2,7 +2,7 @@ import type { ApiHandler } from './api-request.js';
 import { InvalidRequestError } from './errors.js';
 import { EventLog, type EventOrder } from './event-log.js';
 import { sendJson } from './json-response.js';
-import { parseListQuery } from './list-query.js';
+import { MESSAGE_FILTERS, parseListQuery } from './list-query.js';
 import { storeCall } from './store-call.js';
 
 /**
@@ -24,19 +24,7 @@ export const listEvents: ApiHandler = async (request) => {
   if (order !== undefined && !(ORDERS as readonly string[]).includes(order))
     throw new InvalidRequestError(`query parameter order must be ${ORDERS.join(' or ')}`);
   const query = parseListQuery(params, {
-    filters: [
-      'messageId',
-      'state',
-      'url',
-      'host',
-      'path',
-      'label',
-      'topicName',
-      'endpointName',
-      'scheduleId',
-      'fromDate',
-      'toDate',
-    ],
+    filters: [...MESSAGE_FILTERS, 'state'],
     maxCount: MAX_PAGE,
     cursor: true,
   });

@@ -51,6 +51,20 @@ export interface ListQuery {
   cursor?: string;
 }
 
+/** The filters on a message's own fields, which the messages, DLQ and events routes all take. */
+export const MESSAGE_FILTERS: readonly FilterName[] = [
+  'messageId',
+  'url',
+  'host',
+  'path',
+  'label',
+  'topicName',
+  'endpointName',
+  'scheduleId',
+  'fromDate',
+  'toDate',
+];
+
 export interface ListQuerySpec {
   /** The filters this route takes. */
   filters: readonly FilterName[];

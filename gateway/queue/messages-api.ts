@@ -1,7 +1,7 @@
 import type { ApiHandler, ApiRequest } from './api-request.js';
 import { InvalidRequestError, MessageNotFoundError } from './errors.js';
 import { sendJson } from './json-response.js';
-import { hasFilters, matchesFilters, parseListQuery, labelsOf } from './list-query.js';
+import { hasFilters, matchesFilters, MESSAGE_FILTERS, parseListQuery, labelsOf } from './list-query.js';
 import { buildMessageAnswer } from './message-answer.js';
 import { eventCapOf } from './message-event.js';
 import { PendingMessages } from './pending-messages.js';
@@ -78,19 +78,7 @@ const MAX_CANCEL_BODY_BYTES = 4 * 1024 * 1024;
  */
 export const cancelMessages: ApiHandler = async (request) => {
   const query = parseListQuery(request.query, {
-    filters: [
-      'messageId',
-      'url',
-      'host',
-      'path',
-      'label',
-      'topicName',
-      'endpointName',
-      'scheduleId',
-      'queueName',
-      'fromDate',
-      'toDate',
-    ],
+    filters: [...MESSAGE_FILTERS, 'queueName'],
     maxCount: 1_000_000,
     cursor: true,
   });
