@@ -6,10 +6,8 @@ import path from 'node:path';
 import { startCouchEngine, type CouchEngine } from '../../../local/couch-engine/index.js';
 import { getFreePort } from '../../../local/ports.js';
 import { waitFor } from '../../../local/wait.js';
-import {
-  countRunningReplications,
-  ReplicationQueryError,
-} from '../../../operator/controllers/couch-instance/running-replications.js';
+import { EngineQueryError } from '../../../operator/controllers/couch-instance/engine-query.js';
+import { countRunningReplications } from '../../../operator/controllers/couch-instance/running-replications.js';
 
 const admin = { username: 'admin', password: 'running:replications@1' };
 const TIMEOUT_MS = 300;
@@ -30,13 +28,13 @@ async function startServer(
   };
 }
 
-async function queryError(promise: Promise<unknown>): Promise<ReplicationQueryError> {
+async function queryError(promise: Promise<unknown>): Promise<EngineQueryError> {
   const err = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(ReplicationQueryError);
-  return err as ReplicationQueryError;
+  expect(err).toBeInstanceOf(EngineQueryError);
+  return err as EngineQueryError;
 }
 
 /** The operator's question to an idle instance, against a real engine and servers that misbehave. */
