@@ -81,13 +81,7 @@ export function parseBatchRequest(
       if (body.length > limits.maxBodyBytes)
         throw new InvalidRequestError(`its body is larger than ${limits.maxBodyBytes} bytes`);
       const request: MessageRequest = { ...options, ...extras, destination, body };
-      if (queueName !== undefined) {
-        if (request.notBefore !== undefined)
-          throw new InvalidRequestError(
-            'Upstash-Delay and Upstash-Not-Before are not supported with a queue yet',
-          );
-        request.queueName = queueName;
-      }
+      if (queueName !== undefined) request.queueName = queueName;
       return urlGroup ? { request, urlGroup } : { request };
     } catch (err) {
       if (err instanceof InvalidRequestError || err instanceof DestinationRefusedError)

@@ -80,14 +80,7 @@ export function queueRoutes(options: {
   const enqueue: ApiHandler = async ({ req, res, target, params }) => {
     const name = validateQueueName(params.queue, 'queue name');
     const plan = await readPublish({ req, target, destination: params.destination! });
-    const requests = messagesOf([plan]);
-    // A delayed message would need a place in the queue's order before it is due; QStash's
-    // delays on queues are not built, so they are refused rather than ignored.
-    if (requests.some((request) => request.notBefore !== undefined))
-      throw new InvalidRequestError(
-        'Upstash-Delay and Upstash-Not-Before are not supported on /v2/enqueue yet: publish with /v2/publish to delay',
-      );
-    const messages = requests.map((request) => createMessage({ ...request, queueName: name }));
+    const messages = messagesOf([plan]).map((request) => createMessage({ ...request, queueName: name }));
     const answers = await storeCall('store the message', () =>
       queuesOf(target).enqueue(name, messages, {
         deduplicationWindowMs: target.limits.deduplicationWindowMs,
