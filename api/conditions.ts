@@ -50,6 +50,11 @@ export const ConditionReason = {
   ReconcileFailed: 'ReconcileFailed',
   /** The scheduler finds no node for the pod (region pinning, resources); its message says why. */
   Unschedulable: 'Unschedulable',
+  /**
+   * Scaled to zero after not becoming Ready within the operator's start deadline while nobody used
+   * it (an unschedulable or crash-looping pod); the message says why it did not start.
+   */
+  StartDeadlineExceeded: 'StartDeadlineExceeded',
   AsExpected: 'AsExpected',
   Measured: 'Measured',
   MeasurementFailed: 'MeasurementFailed',
@@ -71,6 +76,7 @@ export const CouchInstanceEventReason = {
   RestoreRetrying: 'RestoreRetrying',
   RestoreFailed: 'RestoreFailed',
   Unschedulable: 'Unschedulable',
+  StartDeadlineExceeded: 'StartDeadlineExceeded',
 } as const;
 export type CouchInstanceEventReason =
   (typeof CouchInstanceEventReason)[keyof typeof CouchInstanceEventReason];

@@ -12,6 +12,13 @@
  * being scheduled, its claim bound, the engine starting) is never idle, and idleness counts from
  * its last transition to Ready at the earliest. Otherwise a start slower than idleAfter (a cold
  * node, a loaded machine) would hibernate an instance that nobody could ever have used.
+ *
+ * An instance that never becomes Ready (its pod unschedulable, its engine crash-looping) is not
+ * kept up for ever, though: once nobody has used it for idleAfter and it has been trying to start
+ * for the start deadline (a Deployment's progressDeadlineSeconds, Knative's progress deadline,
+ * 10 minutes by default), it is scaled to zero like an idle one, with reason StartDeadlineExceeded,
+ * and the next request tries again. Holding a pod that cannot run serves no one and, crash-looping,
+ * costs the node.
  */
 
 export type HibernationReason =
@@ -25,6 +32,8 @@ export type HibernationReason =
   | 'FinalBackup'
   /** Awake, and not Ready yet: the idle clock has not started. */
   | 'AwaitingReady'
+  /** Not Ready within the start deadline and idle for idleAfter: scale to zero now. */
+  | 'StartDeadlineExceeded'
   /** Idle for idleAfter: scale to zero now. */
   | 'IdleTimeout'
   /** Stays hibernated: no wake request since it hibernated. */
@@ -52,6 +61,13 @@ export interface HibernationInput {
    * not. The idle clock starts here at the earliest.
    */
   readySince?: string | undefined;
+  /**
+   * RFC 3339: since when CouchDB has not answered (notReadySinceOf), for an instance that answered
+   * before; a start counts from the latest activity (its creation, its wake request) anyway.
+   */
+  notReadySince?: string | undefined;
+  /** How long an idle instance may try to start before it is scaled to zero (default 10 min). */
+  startDeadlineMs?: number | undefined;
   previous: { lastActivityTime?: string | undefined; hibernatedAt?: string | undefined };
 }
 
@@ -77,6 +93,18 @@ export function readySinceOf(options: {
   const since = ready?.status === 'True' ? parseTime(ready.lastTransitionTime) : undefined;
   return new Date(since === undefined ? options.now : Math.min(since, options.now)).toISOString();
 }
+
+/**
+ * Since when the instance has not been Ready, for HibernationInput.notReadySince: its Ready
+ * condition's last transition to False, when the status says so.
+ */
+export function notReadySinceOf(previousConditions?: readonly ObservedCondition[]): string | undefined {
+  const ready = previousConditions?.find((condition) => condition.type === 'Ready');
+  return ready?.status === 'False' ? ready.lastTransitionTime : undefined;
+}
+
+/** The default of HibernationInput.startDeadlineMs: a Deployment's progressDeadlineSeconds. */
+export const DEFAULT_START_DEADLINE_MS = 600_000;
 
 export interface HibernationDecision {
   replicas: 0 | 1;
@@ -174,9 +202,7 @@ export function decideHibernation(input: HibernationInput): HibernationDecision 
   const recorded = optional('lastActivityTime', iso(recordedActivity(input, lastActivity)));
   if (input.keepAlive) return { replicas: 1, reason: 'KeepAlive', ...recorded };
   const readySince = at(input.readySince);
-  // The StatefulSet's readiness change reconciles again; the recheck is only a safety net.
-  if (readySince === undefined)
-    return { replicas: 1, reason: 'AwaitingReady', recheckAfterMs: input.idleAfterMs, ...recorded };
+  if (readySince === undefined) return decideNotReady(input, lastActivity, recorded);
   const idleForMs = input.now - Math.max(lastActivity ?? readySince, readySince);
   if (idleForMs >= input.idleAfterMs) {
     return {
@@ -194,6 +220,38 @@ export function decideHibernation(input: HibernationInput): HibernationDecision 
         ? 'ReplicationRunning'
         : 'RecentActivity',
     recheckAfterMs: input.idleAfterMs - idleForMs,
+    ...recorded,
+  };
+}
+
+/**
+ * An awake instance that does not answer: kept up while it was used within idleAfter or has been
+ * trying to start for less than the start deadline; scaled to zero after both.
+ */
+function decideNotReady(
+  input: HibernationInput,
+  lastActivity: number | undefined,
+  recorded: Partial<Record<'lastActivityTime', string>>,
+): HibernationDecision {
+  const deadlineMs = input.startDeadlineMs ?? DEFAULT_START_DEADLINE_MS;
+  const since = lastActivity ?? input.now;
+  const tryingSince = latest(since, plausible(parseTime(input.notReadySince), input.now)) ?? since;
+  const idleLeftMs = input.idleAfterMs - (input.now - since);
+  const deadlineLeftMs = deadlineMs - (input.now - tryingSince);
+  if (idleLeftMs <= 0 && deadlineLeftMs <= 0) {
+    return {
+      replicas: 0,
+      reason: 'StartDeadlineExceeded',
+      transition: 'Hibernate',
+      hibernatedAt: new Date(input.now).toISOString(),
+      ...optional('lastActivityTime', iso(lastActivity)),
+    };
+  }
+  // The StatefulSet's readiness change reconciles at once; this recheck is for the deadline.
+  return {
+    replicas: 1,
+    reason: 'AwaitingReady',
+    recheckAfterMs: Math.max(idleLeftMs, deadlineLeftMs),
     ...recorded,
   };
 }

@@ -10,6 +10,7 @@ import { CouchInstanceEventReason } from '../../../api/conditions.js';
 import { activityLeaseName, renderEndpoint } from '../../../api/contract.js';
 import type { CouchInstance } from '../../../api/couch-instance.js';
 import { unschedulableMessage } from '../../../api/pod-scheduling.js';
+import { notReadyCauseOf } from './not-ready-cause.js';
 import { compareQuantities } from '../../../api/quantity.js';
 import type { CouchBackup } from '../../../api/couch-backup.js';
 import type { KubeClients } from '../../../kube/clients.js';
@@ -109,6 +110,7 @@ export class CouchInstanceReconciler implements Reconciler {
       metrics: options.metrics,
       replicationCheckTimeoutMs: options.config.replicationCheckTimeoutMs,
       backupRequestTimeoutMs: options.backups.requestTimeoutMs,
+      startDeadlineMs: options.config.startDeadlineMs,
       now: this.now,
     });
     this.usage = new UsageMeter({
@@ -260,6 +262,8 @@ export class CouchInstanceReconciler implements Reconciler {
       statefulSet: { replicas: statefulSet.status?.replicas ?? 0, readyReplicas },
       usage,
       unschedulable: unschedulableMessage(pod),
+      notReadyCause: notReadyCauseOf(pod),
+      startDeadline: config.startDeadline,
     };
     const now = this.now().getTime();
     const metered = accrueUsage({

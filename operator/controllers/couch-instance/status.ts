@@ -50,6 +50,10 @@ export interface StatusInput {
   restore?: CouchInstanceRestoreStatus | undefined;
   /** The scheduler's message when it cannot place the pod (api/pod-scheduling.ts). */
   unschedulable?: string | undefined;
+  /** Why the pod does not answer (not-ready-cause.ts), for a StartDeadlineExceeded hibernation. */
+  notReadyCause?: string | undefined;
+  /** The operator's start deadline as configured (SETTEE_START_DEADLINE), for messages. */
+  startDeadline?: string | undefined;
 }
 
 const restoreFailed = (input: StatusInput): boolean => input.restore?.phase === 'Failed';
@@ -137,6 +141,8 @@ function activeCondition(phase: CouchInstancePhase, input: StatusInput): Conditi
   if (phase === 'Failed')
     return { type, status: 'Unknown', reason: ConditionReason.InvalidSpec, message: 'the spec is invalid' };
   if (phase === 'Hibernating' || phase === 'Hibernated') {
+    const deadline = startDeadlineCondition(input);
+    if (deadline) return deadline;
     return {
       type,
       status: 'False',
@@ -186,6 +192,28 @@ function activeCondition(phase: CouchInstancePhase, input: StatusInput): Conditi
     reason: ConditionReason.RecentActivity,
     message: `hibernates after ${input.idleAfter} without activity`,
   };
+}
+
+/**
+ * The Active condition of an instance scaled to zero because it never answered: written when that
+ * happens, and kept while it stays hibernated (the pod and its cause are gone by then).
+ */
+function startDeadlineCondition(input: StatusInput): ConditionUpdate | undefined {
+  const reason = ConditionReason.StartDeadlineExceeded;
+  if (input.decision?.reason === 'StartDeadlineExceeded')
+    return {
+      type: ConditionType.Active,
+      status: 'False',
+      reason,
+      message:
+        `CouchDB did not answer within ${input.startDeadline ?? 'the start deadline'} and nothing used it for ` +
+        `${input.idleAfter} (${input.notReadyCause ?? 'its pod is not ready'}): scaled to zero with its data ` +
+        'kept; the next request starts it again',
+    };
+  const previous = input.previous?.conditions?.find((c) => c.type === ConditionType.Active);
+  if (input.decision?.reason === 'Hibernated' && previous?.reason === reason)
+    return { type: ConditionType.Active, status: 'False', reason, message: previous.message };
+  return undefined;
 }
 
 function progressingCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
@@ -330,6 +358,19 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
  * The scheduler's message when this status newly says the pod cannot be scheduled (or says it for
  * a new reason), for the Warning Event; undefined when nothing changed.
  */
+/** The Active condition's message when this status newly says the start deadline passed. */
+export function newlyPastStartDeadline(
+  previous: CouchInstanceStatus | undefined,
+  next: CouchInstanceStatus,
+): string | undefined {
+  const pastDeadline = (status: CouchInstanceStatus | undefined) =>
+    status?.conditions?.find(
+      (c) => c.type === ConditionType.Active && c.reason === ConditionReason.StartDeadlineExceeded,
+    );
+  const condition = pastDeadline(next);
+  return condition && !pastDeadline(previous) ? condition.message : undefined;
+}
+
 export function newlyUnschedulable(
   previous: CouchInstanceStatus | undefined,
   next: CouchInstanceStatus,

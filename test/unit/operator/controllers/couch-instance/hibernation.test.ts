@@ -1,5 +1,6 @@
 import {
   decideHibernation,
+  notReadySinceOf,
   readySinceOf,
   type HibernationInput,
 } from '../../../../../operator/controllers/couch-instance/hibernation.js';
@@ -185,10 +186,70 @@ describe('decideHibernation', () => {
     });
   });
 
-  it('when an instance created longer than idleAfter ago is not Ready yet, then it stays up and the idle clock has not started', () => {
+  it('when an instance created longer than idleAfter ago is not Ready yet, then it stays up until the start deadline (10 min by default)', () => {
     const decision = decideHibernation(input({ createdAt: at(-30_000), readySince: undefined }));
-    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 10_000 });
+    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 570_000 });
     expect(decision.transition).toBeUndefined();
+  });
+
+  it('when it has not been Ready for the start deadline and nobody used it for idleAfter, then it is scaled to zero with reason StartDeadlineExceeded', () => {
+    const decision = decideHibernation(
+      input({ createdAt: at(-30_000), readySince: undefined, startDeadlineMs: 20_000 }),
+    );
+    expect(decision).toEqual({
+      replicas: 0,
+      reason: 'StartDeadlineExceeded',
+      transition: 'Hibernate',
+      hibernatedAt: at(0),
+      lastActivityTime: at(-30_000),
+    });
+  });
+
+  it('when the start deadline has passed but a request came within idleAfter, then it stays up until idleAfter after that request', () => {
+    const decision = decideHibernation(
+      input({
+        createdAt: at(-30_000),
+        activityRenewedAt: at(-4_000),
+        readySince: undefined,
+        startDeadlineMs: 1_000,
+      }),
+    );
+    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 6_000 });
+  });
+
+  it('when idle for idleAfter but not trying to start for the start deadline yet, then it stays up until the deadline', () => {
+    const decision = decideHibernation(
+      input({ createdAt: at(-15_000), readySince: undefined, startDeadlineMs: 20_000 }),
+    );
+    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 5_000 });
+  });
+
+  it('when a long-idle instance has just stopped answering, then the start deadline counts from then', () => {
+    const decision = decideHibernation(
+      input({
+        createdAt: at(-600_000),
+        readySince: undefined,
+        notReadySince: at(-2_000),
+        startDeadlineMs: 20_000,
+      }),
+    );
+    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 18_000 });
+  });
+
+  it('when hibernated after the start deadline, then it stays hibernated until a wake request', () => {
+    const decision = decideHibernation(
+      input({ readySince: undefined, startDeadlineMs: 1_000, previous: { hibernatedAt: at(-5_000) } }),
+    );
+    expect(decision).toMatchObject({ replicas: 0, reason: 'Hibernated' });
+    const woken = decideHibernation(
+      input({
+        readySince: undefined,
+        startDeadlineMs: 1_000,
+        wakeRequestedAt: at(-1_000),
+        previous: { hibernatedAt: at(-5_000) },
+      }),
+    );
+    expect(woken).toMatchObject({ replicas: 1, reason: 'WakeRequested', transition: 'Wake' });
   });
 
   it('when a slow first start has just become Ready, then it gets a full idleAfter from that moment', () => {
@@ -222,6 +283,15 @@ describe('decideHibernation', () => {
       input({ readySince: undefined, previous: { hibernatedAt: at(-5_000) } }),
     );
     expect(decision).toMatchObject({ replicas: 0, reason: 'Hibernated' });
+  });
+});
+
+describe('notReadySinceOf', () => {
+  it('when the Ready condition is False, then it is its last transition; else there is none', () => {
+    const ready = (status: string) => [{ type: 'Ready', status, lastTransitionTime: at(-7_000) }];
+    expect(notReadySinceOf(ready('False'))).toBe(at(-7_000));
+    expect(notReadySinceOf(ready('True'))).toBeUndefined();
+    expect(notReadySinceOf(undefined)).toBeUndefined();
   });
 });
 
