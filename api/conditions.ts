@@ -51,8 +51,9 @@ export const ConditionReason = {
   /** The scheduler finds no node for the pod (region pinning, resources); its message says why. */
   Unschedulable: 'Unschedulable',
   /**
-   * Scaled to zero after not becoming Ready within the operator's start deadline while nobody used
-   * it (an unschedulable or crash-looping pod); the message says why it did not start.
+   * Trying to start for longer than the operator's start deadline without answering (an
+   * unschedulable or crash-looping pod), as a Deployment's ProgressDeadlineExceeded; the message
+   * says why. The instance stays up.
    */
   StartDeadlineExceeded: 'StartDeadlineExceeded',
   AsExpected: 'AsExpected',

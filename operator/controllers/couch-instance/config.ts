@@ -55,9 +55,9 @@ export interface CouchInstanceConfig {
    */
   readonly usageMeasureIntervalMs: number;
   /**
-   * SETTEE_START_DEADLINE (10m): how long an awake instance that nobody uses may try to start
-   * (its pod unschedulable, its engine crash-looping) before it is scaled to zero with reason
-   * StartDeadlineExceeded; never sooner than its idleAfter. The next request tries again.
+   * SETTEE_START_DEADLINE (10m): how long an instance may be starting or waking without CouchDB
+   * answering (its pod unschedulable, its engine crash-looping) before its status and a Warning
+   * Event say StartDeadlineExceeded with the cause (start-deadline.ts). It stays up.
    */
   readonly startDeadlineMs: number;
   /** SETTEE_START_DEADLINE as written, for messages. */

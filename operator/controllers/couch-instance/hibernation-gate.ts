@@ -13,13 +13,13 @@ import type { ResolvedCouchInstanceSpec } from '../../resources/couch-instance/r
 import { FinalBackup } from './final-backup.js';
 import {
   decideHibernation,
-  notReadySinceOf,
   readySinceOf,
   type HibernationDecision,
   type HibernationInput,
 } from './hibernation.js';
 import type { CouchInstanceMetrics } from './metrics.js';
 import { ReplicationActivity } from './replication-activity.js';
+import { startAttemptOf } from './start-deadline.js';
 
 /**
  * Informer caches hold the API server's JSON, where timestamps are strings, although client-node's
@@ -37,8 +37,6 @@ function isLater(time: string | undefined, than: string | undefined): boolean {
 
 const isIdleTimeout = (decision: HibernationDecision): boolean =>
   decision.transition === 'Hibernate' && decision.reason === 'IdleTimeout';
-const isStartDeadline = (decision: HibernationDecision): boolean =>
-  decision.transition === 'Hibernate' && decision.reason === 'StartDeadlineExceeded';
 
 /** While the final backup runs, look again this often (its completion also reconciles the instance). */
 const FINAL_BACKUP_RECHECK_MS = 5_000;
@@ -65,7 +63,7 @@ export class HibernationGate {
       metrics: CouchInstanceMetrics;
       replicationCheckTimeoutMs: number;
       backupRequestTimeoutMs: number;
-      /** SETTEE_START_DEADLINE: how long an idle instance may try to start (hibernation.ts). */
+      /** SETTEE_START_DEADLINE: how long an instance may try to start (start-deadline.ts). */
       startDeadlineMs: number;
       now: () => Date;
     },
@@ -115,14 +113,14 @@ export class HibernationGate {
         previousConditions: instance.status?.conditions,
         now,
       }),
-      notReadySince: notReadySinceOf(instance.status?.conditions),
+      startAttempt: startAttemptOf({
+        conditions: instance.status?.conditions,
+        generation: instance.metadata.generation,
+      }),
       startDeadlineMs: this.options.startDeadlineMs,
       previous: instance.status ?? {},
     };
     const decision = decideHibernation(input);
-    // A pod that never answered runs no replications and holds nothing to back up; only a request
-    // that came meanwhile may keep it up.
-    if (isStartDeadline(decision)) return this.decideOnLiveLease({ namespace, name }, input, decision);
     if (!isIdleTimeout(decision)) return decision;
     const runningAt = await this.replications.check({
       key,
@@ -156,18 +154,6 @@ export class HibernationGate {
       };
     }
     ctx.logger.debug('activity Lease renewed during the idle check', { renewedAt });
-    return decideHibernation({ ...input, now: this.options.now().getTime(), activityRenewedAt: renewedAt });
-  }
-
-  /** The decision again if the activity Lease was renewed since the cached copy; else `decision`. */
-  private async decideOnLiveLease(
-    instance: { namespace: string; name: string },
-    input: HibernationInput,
-    decision: HibernationDecision,
-  ): Promise<HibernationDecision> {
-    const lease = await this.readActivityLease(instance.namespace, instance.name);
-    const renewedAt = timestampOf(lease?.spec?.renewTime);
-    if (!isLater(renewedAt, input.activityRenewedAt)) return decision;
     return decideHibernation({ ...input, now: this.options.now().getTime(), activityRenewedAt: renewedAt });
   }
 

@@ -13,12 +13,11 @@
  * its last transition to Ready at the earliest. Otherwise a start slower than idleAfter (a cold
  * node, a loaded machine) would hibernate an instance that nobody could ever have used.
  *
- * An instance that never becomes Ready (its pod unschedulable, its engine crash-looping) is not
- * kept up for ever, though: once nobody has used it for idleAfter and it has been trying to start
- * for the start deadline (a Deployment's progressDeadlineSeconds, Knative's progress deadline,
- * 10 minutes by default), it is scaled to zero like an idle one, with reason StartDeadlineExceeded,
- * and the next request tries again. Holding a pod that cannot run serves no one and, crash-looping,
- * costs the node.
+ * An instance that never becomes Ready (its pod unschedulable, its engine crash-looping) therefore
+ * never hibernates; it is not left silent either: once it has been trying to start for the start
+ * deadline (as a Deployment's progressDeadlineSeconds, 10 minutes by default) the decision says
+ * so, and the status and a Warning Event give the cause (start-deadline.ts). Scaling it to zero
+ * would hide the failure behind an ordinary hibernation and the next request would find it again.
  */
 
 export type HibernationReason =
@@ -32,8 +31,6 @@ export type HibernationReason =
   | 'FinalBackup'
   /** Awake, and not Ready yet: the idle clock has not started. */
   | 'AwaitingReady'
-  /** Not Ready within the start deadline and idle for idleAfter: scale to zero now. */
-  | 'StartDeadlineExceeded'
   /** Idle for idleAfter: scale to zero now. */
   | 'IdleTimeout'
   /** Stays hibernated: no wake request since it hibernated. */
@@ -62,11 +59,11 @@ export interface HibernationInput {
    */
   readySince?: string | undefined;
   /**
-   * RFC 3339: since when CouchDB has not answered (notReadySinceOf), for an instance that answered
-   * before; a start counts from the latest activity (its creation, its wake request) anyway.
+   * The start attempt the status tells of (start-deadline.ts startAttemptOf): since when it has
+   * been trying to start (absent: it starts now), and whether the deadline was already reported.
    */
-  notReadySince?: string | undefined;
-  /** How long an idle instance may try to start before it is scaled to zero (default 10 min). */
+  startAttempt?: { since?: string | undefined; exceeded: boolean } | undefined;
+  /** How long an awake instance may try to start before its status says it failed (default 10 min). */
   startDeadlineMs?: number | undefined;
   previous: { lastActivityTime?: string | undefined; hibernatedAt?: string | undefined };
 }
@@ -94,15 +91,6 @@ export function readySinceOf(options: {
   return new Date(since === undefined ? options.now : Math.min(since, options.now)).toISOString();
 }
 
-/**
- * Since when the instance has not been Ready, for HibernationInput.notReadySince: its Ready
- * condition's last transition to False, when the status says so.
- */
-export function notReadySinceOf(previousConditions?: readonly ObservedCondition[]): string | undefined {
-  const ready = previousConditions?.find((condition) => condition.type === 'Ready');
-  return ready?.status === 'False' ? ready.lastTransitionTime : undefined;
-}
-
 /** The default of HibernationInput.startDeadlineMs: a Deployment's progressDeadlineSeconds. */
 export const DEFAULT_START_DEADLINE_MS = 600_000;
 
@@ -117,6 +105,8 @@ export interface HibernationDecision {
   lastActivityTime?: string;
   /** Reconcile again after this long, to hibernate on time without polling. */
   recheckAfterMs?: number;
+  /** AwaitingReady only: it has been trying to start for longer than the start deadline. */
+  startDeadlineExceeded?: true;
 }
 
 /** Status is not rewritten for every Lease renewal: activity is recorded at this granularity. */
@@ -202,7 +192,7 @@ export function decideHibernation(input: HibernationInput): HibernationDecision 
   const recorded = optional('lastActivityTime', iso(recordedActivity(input, lastActivity)));
   if (input.keepAlive) return { replicas: 1, reason: 'KeepAlive', ...recorded };
   const readySince = at(input.readySince);
-  if (readySince === undefined) return decideNotReady(input, lastActivity, recorded);
+  if (readySince === undefined) return decideNotReady(input, recorded);
   const idleForMs = input.now - Math.max(lastActivity ?? readySince, readySince);
   if (idleForMs >= input.idleAfterMs) {
     return {
@@ -225,35 +215,26 @@ export function decideHibernation(input: HibernationInput): HibernationDecision 
 }
 
 /**
- * An awake instance that does not answer: kept up while it was used within idleAfter or has been
- * trying to start for less than the start deadline; scaled to zero after both.
+ * An awake instance that does not answer stays up: the idle clock has not started. Past the start
+ * deadline the decision says so, for the status; the recheck wakes the reconciler at the deadline.
  */
 function decideNotReady(
   input: HibernationInput,
-  lastActivity: number | undefined,
   recorded: Partial<Record<'lastActivityTime', string>>,
 ): HibernationDecision {
   const deadlineMs = input.startDeadlineMs ?? DEFAULT_START_DEADLINE_MS;
-  const since = lastActivity ?? input.now;
-  const tryingSince = latest(since, plausible(parseTime(input.notReadySince), input.now)) ?? since;
-  const idleLeftMs = input.idleAfterMs - (input.now - since);
-  const deadlineLeftMs = deadlineMs - (input.now - tryingSince);
-  if (idleLeftMs <= 0 && deadlineLeftMs <= 0) {
+  const since = plausible(parseTime(input.startAttempt?.since), input.now) ?? input.now;
+  const deadlineLeftMs = deadlineMs - (input.now - since);
+  if (input.startAttempt?.exceeded || deadlineLeftMs <= 0)
+    // The StatefulSet's readiness change reconciles at once; this recheck is only a safety net.
     return {
-      replicas: 0,
-      reason: 'StartDeadlineExceeded',
-      transition: 'Hibernate',
-      hibernatedAt: new Date(input.now).toISOString(),
-      ...optional('lastActivityTime', iso(lastActivity)),
+      replicas: 1,
+      reason: 'AwaitingReady',
+      startDeadlineExceeded: true,
+      recheckAfterMs: input.idleAfterMs,
+      ...recorded,
     };
-  }
-  // The StatefulSet's readiness change reconciles at once; this recheck is for the deadline.
-  return {
-    replicas: 1,
-    reason: 'AwaitingReady',
-    recheckAfterMs: Math.max(idleLeftMs, deadlineLeftMs),
-    ...recorded,
-  };
+  return { replicas: 1, reason: 'AwaitingReady', recheckAfterMs: deadlineLeftMs, ...recorded };
 }
 
 function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {

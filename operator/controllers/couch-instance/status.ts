@@ -10,6 +10,7 @@ import type { UsageReading } from './usage-meter.js';
 import type { RequestUsageFigures } from './request-usage.js';
 import { mergeConditions, type ConditionUpdate } from '../conditions.js';
 import type { HibernationDecision } from './hibernation.js';
+import { startDeadlineDegraded, startDeadlineMessage, startDeadlineProgressing } from './start-deadline.js';
 
 /** What the StatefulSet reports: `replicas` pods exist, `readyReplicas` of them answer /_up. */
 export interface ObservedStatefulSet {
@@ -50,7 +51,7 @@ export interface StatusInput {
   restore?: CouchInstanceRestoreStatus | undefined;
   /** The scheduler's message when it cannot place the pod (api/pod-scheduling.ts). */
   unschedulable?: string | undefined;
-  /** Why the pod does not answer (not-ready-cause.ts), for a StartDeadlineExceeded hibernation. */
+  /** Why the pod does not answer (not-ready-cause.ts), for the StartDeadlineExceeded conditions. */
   notReadyCause?: string | undefined;
   /** The operator's start deadline as configured (SETTEE_START_DEADLINE), for messages. */
   startDeadline?: string | undefined;
@@ -141,8 +142,6 @@ function activeCondition(phase: CouchInstancePhase, input: StatusInput): Conditi
   if (phase === 'Failed')
     return { type, status: 'Unknown', reason: ConditionReason.InvalidSpec, message: 'the spec is invalid' };
   if (phase === 'Hibernating' || phase === 'Hibernated') {
-    const deadline = startDeadlineCondition(input);
-    if (deadline) return deadline;
     return {
       type,
       status: 'False',
@@ -194,26 +193,14 @@ function activeCondition(phase: CouchInstancePhase, input: StatusInput): Conditi
   };
 }
 
-/**
- * The Active condition of an instance scaled to zero because it never answered: written when that
- * happens, and kept while it stays hibernated (the pod and its cause are gone by then).
- */
-function startDeadlineCondition(input: StatusInput): ConditionUpdate | undefined {
-  const reason = ConditionReason.StartDeadlineExceeded;
-  if (input.decision?.reason === 'StartDeadlineExceeded')
-    return {
-      type: ConditionType.Active,
-      status: 'False',
-      reason,
-      message:
-        `CouchDB did not answer within ${input.startDeadline ?? 'the start deadline'} and nothing used it for ` +
-        `${input.idleAfter} (${input.notReadyCause ?? 'its pod is not ready'}): scaled to zero with its data ` +
-        'kept; the next request starts it again',
-    };
-  const previous = input.previous?.conditions?.find((c) => c.type === ConditionType.Active);
-  if (input.decision?.reason === 'Hibernated' && previous?.reason === reason)
-    return { type: ConditionType.Active, status: 'False', reason, message: previous.message };
-  return undefined;
+/** Set when the decision says the start deadline passed while it still does not answer. */
+function pastStartDeadline(phase: CouchInstancePhase, input: StatusInput): string | undefined {
+  if (!input.decision?.startDeadlineExceeded || (phase !== 'Starting' && phase !== 'Waking'))
+    return undefined;
+  return startDeadlineMessage({
+    startDeadline: input.startDeadline ?? 'the start deadline',
+    cause: input.notReadyCause ?? 'its pod is not ready',
+  });
 }
 
 function progressingCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
@@ -232,6 +219,8 @@ function progressingCondition(phase: CouchInstancePhase, input: StatusInput): Co
       reason: ConditionReason.InvalidSpec,
       message: 'waiting for a valid spec',
     };
+  const deadline = pastStartDeadline(phase, input);
+  if (deadline) return startDeadlineProgressing(deadline);
   const moving =
     phase === 'Pending' ||
     phase === 'Starting' ||
@@ -246,7 +235,7 @@ function progressingCondition(phase: CouchInstancePhase, input: StatusInput): Co
   };
 }
 
-function degradedCondition(input: StatusInput): ConditionUpdate {
+function degradedCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
   const type = ConditionType.Degraded;
   if (input.specViolations.length > 0)
     return {
@@ -278,6 +267,8 @@ function degradedCondition(input: StatusInput): ConditionUpdate {
       reason: ConditionReason.Unschedulable,
       message: unschedulableMessage(input),
     };
+  const deadline = pastStartDeadline(phase, input);
+  if (deadline) return startDeadlineDegraded(deadline);
   return { type, status: 'False', reason: ConditionReason.AsExpected, message: 'no problem found' };
 }
 
@@ -342,7 +333,7 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
               readyCondition(phase, input),
               activeCondition(phase, input),
               progressingCondition(phase, input),
-              degradedCondition(input),
+              degradedCondition(phase, input),
             ]),
         ...usageCondition(input.usage),
         ...(input.backedUp ? [input.backedUp] : []),
@@ -358,19 +349,6 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
  * The scheduler's message when this status newly says the pod cannot be scheduled (or says it for
  * a new reason), for the Warning Event; undefined when nothing changed.
  */
-/** The Active condition's message when this status newly says the start deadline passed. */
-export function newlyPastStartDeadline(
-  previous: CouchInstanceStatus | undefined,
-  next: CouchInstanceStatus,
-): string | undefined {
-  const pastDeadline = (status: CouchInstanceStatus | undefined) =>
-    status?.conditions?.find(
-      (c) => c.type === ConditionType.Active && c.reason === ConditionReason.StartDeadlineExceeded,
-    );
-  const condition = pastDeadline(next);
-  return condition && !pastDeadline(previous) ? condition.message : undefined;
-}
-
 export function newlyUnschedulable(
   previous: CouchInstanceStatus | undefined,
   next: CouchInstanceStatus,

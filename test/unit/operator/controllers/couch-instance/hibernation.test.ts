@@ -1,6 +1,5 @@
 import {
   decideHibernation,
-  notReadySinceOf,
   readySinceOf,
   type HibernationInput,
 } from '../../../../../operator/controllers/couch-instance/hibernation.js';
@@ -186,65 +185,84 @@ describe('decideHibernation', () => {
     });
   });
 
-  it('when an instance created longer than idleAfter ago is not Ready yet, then it stays up until the start deadline (10 min by default)', () => {
-    const decision = decideHibernation(input({ createdAt: at(-30_000), readySince: undefined }));
-    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 570_000 });
-    expect(decision.transition).toBeUndefined();
-  });
-
-  it('when it has not been Ready for the start deadline and nobody used it for idleAfter, then it is scaled to zero with reason StartDeadlineExceeded', () => {
+  it('when an instance created longer than idleAfter ago is not Ready yet, then it stays up and rechecks at the start deadline (10 min by default)', () => {
     const decision = decideHibernation(
-      input({ createdAt: at(-30_000), readySince: undefined, startDeadlineMs: 20_000 }),
+      input({
+        createdAt: at(-30_000),
+        readySince: undefined,
+        startAttempt: { since: at(-30_000), exceeded: false },
+      }),
     );
     expect(decision).toEqual({
-      replicas: 0,
-      reason: 'StartDeadlineExceeded',
-      transition: 'Hibernate',
-      hibernatedAt: at(0),
+      replicas: 1,
+      reason: 'AwaitingReady',
+      recheckAfterMs: 570_000,
       lastActivityTime: at(-30_000),
     });
   });
 
-  it('when the start deadline has passed but a request came within idleAfter, then it stays up until idleAfter after that request', () => {
+  it('when it has been trying to start for the start deadline, then it stays up and the decision says the deadline passed', () => {
     const decision = decideHibernation(
       input({
         createdAt: at(-30_000),
-        activityRenewedAt: at(-4_000),
         readySince: undefined,
-        startDeadlineMs: 1_000,
+        startDeadlineMs: 20_000,
+        startAttempt: { since: at(-30_000), exceeded: false },
       }),
     );
-    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 6_000 });
+    expect(decision).toEqual({
+      replicas: 1,
+      reason: 'AwaitingReady',
+      startDeadlineExceeded: true,
+      recheckAfterMs: 10_000,
+      lastActivityTime: at(-30_000),
+    });
   });
 
-  it('when idle for idleAfter but not trying to start for the start deadline yet, then it stays up until the deadline', () => {
-    const decision = decideHibernation(
-      input({ createdAt: at(-15_000), readySince: undefined, startDeadlineMs: 20_000 }),
+  it('when the status already reports the deadline, then it stays reported until the instance answers', () => {
+    const stillStuck = decideHibernation(
+      input({
+        readySince: undefined,
+        startDeadlineMs: 20_000,
+        startAttempt: { since: at(-1_000), exceeded: true },
+      }),
     );
-    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 5_000 });
+    expect(stillStuck).toMatchObject({ replicas: 1, reason: 'AwaitingReady', startDeadlineExceeded: true });
+    const answering = decideHibernation(
+      input({
+        readySince: at(-500),
+        startDeadlineMs: 20_000,
+        startAttempt: { since: at(-1_000), exceeded: true },
+      }),
+    );
+    expect(answering.startDeadlineExceeded).toBeUndefined();
   });
 
-  it('when a long-idle instance has just stopped answering, then the start deadline counts from then', () => {
+  it('when no start attempt is recorded yet (it just stopped answering), then the deadline counts from now', () => {
+    const decision = decideHibernation(
+      input({ createdAt: at(-600_000), readySince: undefined, startDeadlineMs: 20_000 }),
+    );
+    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 20_000 });
+    expect(decision.startDeadlineExceeded).toBeUndefined();
+  });
+
+  it('when the start attempt is dated far ahead of the clock, then it is ignored and the deadline counts from now', () => {
     const decision = decideHibernation(
       input({
-        createdAt: at(-600_000),
         readySince: undefined,
-        notReadySince: at(-2_000),
         startDeadlineMs: 20_000,
+        startAttempt: { since: at(3_600_000), exceeded: false },
       }),
     );
-    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 18_000 });
+    expect(decision).toMatchObject({ reason: 'AwaitingReady', recheckAfterMs: 20_000 });
   });
 
-  it('when hibernated after the start deadline, then it stays hibernated until a wake request', () => {
-    const decision = decideHibernation(
-      input({ readySince: undefined, startDeadlineMs: 1_000, previous: { hibernatedAt: at(-5_000) } }),
-    );
-    expect(decision).toMatchObject({ replicas: 0, reason: 'Hibernated' });
+  it('when a hibernated instance is woken, then the start deadline does not change the wake', () => {
     const woken = decideHibernation(
       input({
         readySince: undefined,
         startDeadlineMs: 1_000,
+        startAttempt: { since: at(-60_000), exceeded: true },
         wakeRequestedAt: at(-1_000),
         previous: { hibernatedAt: at(-5_000) },
       }),
@@ -283,15 +301,6 @@ describe('decideHibernation', () => {
       input({ readySince: undefined, previous: { hibernatedAt: at(-5_000) } }),
     );
     expect(decision).toMatchObject({ replicas: 0, reason: 'Hibernated' });
-  });
-});
-
-describe('notReadySinceOf', () => {
-  it('when the Ready condition is False, then it is its last transition; else there is none', () => {
-    const ready = (status: string) => [{ type: 'Ready', status, lastTransitionTime: at(-7_000) }];
-    expect(notReadySinceOf(ready('False'))).toBe(at(-7_000));
-    expect(notReadySinceOf(ready('True'))).toBeUndefined();
-    expect(notReadySinceOf(undefined)).toBeUndefined();
   });
 });
 
