@@ -61,6 +61,7 @@ export const MESSAGE_FILTERS: readonly FilterName[] = [
   'topicName',
   'endpointName',
   'scheduleId',
+  'queueName',
   'fromDate',
   'toDate',
 ];

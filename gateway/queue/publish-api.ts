@@ -14,8 +14,8 @@ import { eventCapOf } from './message-event.js';
 import { MessageStore, type EnqueueAnswer } from './message-store.js';
 import { parsePublishExtras } from './publish-extras.js';
 import { parsePublishHeaders } from './publish-headers.js';
-import { queueQuotaOf } from './queues/queue.js';
 import { QueueStore } from './queues/queue-store.js';
+import { quotasOf } from './quotas.js';
 import { readBody } from './read-body.js';
 import type { AddressPolicy } from './ssrf/address-policy.js';
 import { answersOf, messagesOf, planBatchItem, planPublish, type PublishPlan } from './url-groups/fan-out.js';
@@ -99,7 +99,7 @@ export function publishRoutes(options: {
               })
             : await new QueueStore(redis, keys, eventCap).enqueue(queueName, group, {
                 deduplicationWindowMs,
-                quota: queueQuotaOf(target, config),
+                quota: quotasOf(target, config),
               });
         for (const [j, i] of indexes.entries()) answers[i] = stored[j]!;
       }
