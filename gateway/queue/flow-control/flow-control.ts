@@ -44,7 +44,7 @@ export interface FlowControlInfo {
   rateCount: number;
   /** Seconds. */
   ratePeriod: number;
-  /** Epoch ms. */
+  /** Unix time in seconds, as QStash's OpenAPI gives it (0 before the first window). */
   ratePeriodStart: number;
   isPaused: boolean;
   isPinnedParallelism: boolean;
@@ -162,7 +162,7 @@ export function toFlowControlInfo(
     rateMax: record.rate,
     rateCount: record.rateCount,
     ratePeriod: record.period,
-    ratePeriodStart: record.ratePeriodStart,
+    ratePeriodStart: Math.floor(record.ratePeriodStart / 1000),
     isPaused: record.paused,
     isPinnedParallelism: record.pinnedParallelism,
     isPinnedRate: record.pinnedRate,

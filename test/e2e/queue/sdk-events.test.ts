@@ -154,7 +154,7 @@ describe('events through the @upstash/qstash SDK', () => {
       ['/v2/events?count=1001', /count must be a whole number from 1 to 1000/],
       // Messages and dead letters filter by queue; events do not record it.
       ['/v2/events?queueName=q', /unknown query parameter "queueName"/],
-      ['/v2/events?flowControlKey=k', /filter flowControlKey is not supported/],
+      ['/v2/events?callerIp=10.0.0.1', /filter callerIp is not supported/],
     ] as const) {
       const response = await ask(path);
       expect(response.status).toBe(400);
