@@ -55,7 +55,7 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
     { path: 'events', methods: { GET: listEvents } },
     { path: 'logs', methods: { GET: listEvents } },
     ...signingKeyRoutes({ registry, write: options.rotationWriter }),
-    ...urlGroupRoutes({ storeOf: groupsOf, policy }),
+    ...urlGroupRoutes({ storeOf: groupsOf, policy, config }),
     ...scheduleRoutes({
       schedulesOf: (target) => new ScheduleStore(connections.get(target), keys),
       groupsOf,

@@ -63,6 +63,7 @@ export const MESSAGE_FILTERS: readonly FilterName[] = [
   'topicName',
   'endpointName',
   'scheduleId',
+  'queueName',
   'flowControlKey',
   'fromDate',
   'toDate',

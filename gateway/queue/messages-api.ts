@@ -78,7 +78,7 @@ const MAX_CANCEL_BODY_BYTES = 4 * 1024 * 1024;
  */
 export const cancelMessages: ApiHandler = async (request) => {
   const query = parseListQuery(request.query, {
-    filters: [...MESSAGE_FILTERS, 'queueName'],
+    filters: MESSAGE_FILTERS,
     maxCount: 1_000_000,
     cursor: true,
   });

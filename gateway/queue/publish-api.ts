@@ -15,8 +15,8 @@ import { FlowControlStore } from './flow-control/flow-control-store.js';
 import { MessageStore, type EnqueueAnswer } from './message-store.js';
 import { parsePublishExtras } from './publish-extras.js';
 import { parsePublishHeaders } from './publish-headers.js';
-import { queueQuotaOf } from './queues/queue.js';
 import { QueueStore } from './queues/queue-store.js';
+import { quotasOf } from './quotas.js';
 import { readBody } from './read-body.js';
 import type { AddressPolicy } from './ssrf/address-policy.js';
 import { answersOf, messagesOf, planBatchItem, planPublish, type PublishPlan } from './url-groups/fan-out.js';
@@ -108,7 +108,7 @@ export function publishRoutes(options: {
           queueName !== undefined
             ? await new QueueStore(redis, keys, eventCap).enqueue(queueName, group, {
                 deduplicationWindowMs,
-                quota: queueQuotaOf(target, config),
+                quota: quotasOf(target, config),
               })
             : flowControl !== undefined
               ? await new FlowControlStore(redis, keys, eventCap).enqueue(group, { deduplicationWindowMs })

@@ -8,6 +8,7 @@ import { sendJson } from '../json-response.js';
 import type { QueueMessage } from '../message.js';
 import { parsePublishExtras } from '../publish-extras.js';
 import { parsePublishHeaders, type HeaderBag } from '../publish-headers.js';
+import { quotasOf } from '../quotas.js';
 import { readBody } from '../read-body.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
 import { storeCall } from '../store-call.js';
@@ -119,7 +120,11 @@ export function scheduleRoutes(options: {
         ? undefined
         : { key: `schedule:${deduplicationKey}`, windowMs: target.limits.deduplicationWindowMs };
     const saved = await storeCall('store the schedule', () =>
-      store.save(record, template, nextTick(cron, at), deduplication),
+      store.save(record, template, {
+        nextTick: nextTick(cron, at),
+        maxSchedules: quotasOf(target, config).maxSchedules,
+        deduplication,
+      }),
     );
     sendJson(res, 200, { scheduleId: saved.duplicateOf ?? scheduleId });
   };

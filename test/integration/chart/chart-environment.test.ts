@@ -168,6 +168,9 @@ describe("the chart's container environment, read by the components' own configu
         maxDeadLetters: 500,
         maxQueues: 25,
         maxQueueParallelism: 40,
+        maxSchedules: 30,
+        maxUrlGroups: 5,
+        maxUrlGroupEndpoints: 250,
         maxRedirects: 3,
         recordEvents: false,
       });
