@@ -42,6 +42,7 @@ export function filterableLetter(letter: DeadLetter) {
     endpointName: letter.endpointName,
     scheduleId: letter.scheduleId,
     queueName: letter.queueName,
+    flowControlKey: letter.flowControl?.key,
     time: letter.failedAt,
     messageId: letter.messageId,
     dlqId: letter.dlqId,
@@ -109,13 +110,10 @@ export class DeadLetterQueue {
   }
 
   /**
-   * Takes each letter out of the queue and stores its new message, atomically per call; returns,
+   * Takes each letter out of the DLQ and stores its new message, atomically per queue (the
+   * letters of no queue together); a queue's message goes back to the end of its queue (created
+   * again when deleted meanwhile, within `quota.maxQueues`) and waits for a slot there. Returns,
    * per item, whether its letter was still there (false: deleted, trimmed or retried meanwhile).
-   */
-  /**
-   * Sends letters again as their new messages; a queue's message goes back to the end of its
-   * queue (created again when deleted meanwhile, within `quota.maxQueues`) and waits for a slot
-   * there. Returns, per item, whether it was retried (false: the letter was gone).
    */
   async retry(
     items: readonly { dlqId: string; message: QueueMessage }[],

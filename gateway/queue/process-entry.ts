@@ -104,6 +104,9 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
   const slotQueue = message.queueName ?? message.holdsSlotOf;
   if (slotQueue !== undefined && outcome !== 'retry-scheduled')
     await ctx.store.releaseQueueSlot(slotQueue, message.id);
+  // A flow-control token is held by one attempt only: a retry passes the key's limits again.
+  if (message.flowControl !== undefined)
+    await ctx.store.releaseFlowControlToken(message.flowControl.key, message.id);
   return outcome;
 }
 

@@ -80,7 +80,12 @@ export function queueRoutes(options: {
   const enqueue: ApiHandler = async ({ req, res, target, params }) => {
     const name = validateQueueName(params.queue, 'queue name');
     const plan = await readPublish({ req, target, destination: params.destination! });
-    const messages = messagesOf([plan]).map((request) => createMessage({ ...request, queueName: name }));
+    const requests = messagesOf([plan]);
+    if (requests.some((request) => request.flowControl !== undefined))
+      throw new InvalidRequestError(
+        "Upstash-Flow-Control-Key is not supported on /v2/enqueue: a queue's messages wait for its own slots; publish with /v2/publish for flow control",
+      );
+    const messages = requests.map((request) => createMessage({ ...request, queueName: name }));
     const answers = await storeCall('store the message', () =>
       queuesOf(target).enqueue(name, messages, {
         deduplicationWindowMs: target.limits.deduplicationWindowMs,

@@ -1,23 +1,20 @@
 /**
- * Lua snippet for every script that can free or add a queue's work: `dispatch_queue(queues,
- * waiting, active, pending, stream, index, field, name)` moves the queue's oldest waiting messages
- * onto the delivery stream while it holds fewer than `parallelism` of them and is not paused, and
- * returns how many it moved. Run inside the script that changed the count, so every replica sees
- * one slot count and a message takes a slot exactly when it reaches the stream.
+ * Lua snippet shared by queues and flow-control keys, the two "slot groups": `start_waiting(waiting,
+ * active, pending, stream, index, field, limit, now)` moves up to `limit` of a group's oldest
+ * waiting messages onto the delivery stream, each taking a slot (a member of `active`), and returns
+ * how many it moved. A waiting id whose message is gone (cancelled while it waited) is dropped
+ * without a slot. Given `now` (a table the first due check fills with the Redis server's clock,
+ * ms), it stops at an oldest message whose notBefore (Upstash-Delay, Upstash-Not-Before) has not
+ * come: a queue's delayed message keeps its place, and those behind it wait, as FIFO order asks.
+ * Flow-control keys pass nil: their delayed messages join the waiting list only once due.
  *
- *   queues    hash: queue name -> QueueRecord JSON (parallelism, paused)
- *   waiting   list: the queue's waiting message ids, oldest first
- *   active    set: ids of the queue's messages holding a slot
+ *   waiting   list: the group's waiting message ids, oldest first
+ *   active    set: ids of the group's messages holding a slot
  *   pending   hash: message id -> encoded message, for messages off the stream
  *   stream    the message stream; index: message id -> stream entry id
- * A waiting id whose message is gone (cancelled while it waited) is dropped without a slot.
- * A message enqueued with Upstash-Delay or Upstash-Not-Before keeps its place: while the oldest
- * waiting message is not due (Redis server clock), nothing behind it starts either, so the
- * queue's FIFO order holds; every replica's maintenance pass re-runs the dispatch (audit), so it
- * starts within one poll interval of coming due.
  */
-export const DISPATCH_QUEUE_LUA = `
-local function queue_message_due(message, now)
+export const START_WAITING_LUA = `
+local function message_due(message, now)
   -- The metadata is the encoded message's first line (message-codec.ts); most messages have no
   -- notBefore, and the plain find spares them the JSON decode.
   local line_end = string.find(message, string.char(10), 1, true)
@@ -32,19 +29,13 @@ local function queue_message_due(message, now)
   return not_before <= now[1]
 end
 
-local function dispatch_queue(queues, waiting, active, pending, stream, index, field, name)
-  local raw = redis.call('HGET', queues, name)
-  if not raw then return 0 end
-  local queue = cjson.decode(raw)
-  if queue.paused then return 0 end
+local function start_waiting(waiting, active, pending, stream, index, field, limit, now)
   local moved = 0
-  local now = {}
-  local free = tonumber(queue.parallelism) - redis.call('SCARD', active)
-  while free > 0 do
+  while moved < limit do
     local id = redis.call('LINDEX', waiting, 0)
     if not id then break end
     local message = redis.call('HGET', pending, id)
-    if message and not queue_message_due(message, now) then break end
+    if message and now and not message_due(message, now) then break end
     redis.call('LPOP', waiting)
     if message then
       redis.call('HDEL', pending, id)
@@ -52,9 +43,31 @@ local function dispatch_queue(queues, waiting, active, pending, stream, index, f
       redis.call('HSET', index, id, entry)
       redis.call('SADD', active, id)
       moved = moved + 1
-      free = free - 1
     end
   end
   return moved
+end
+`;
+
+/**
+ * Lua snippet for every script that can free or add a queue's work: `dispatch_queue(queues,
+ * waiting, active, pending, stream, index, field, name)` moves the queue's oldest waiting messages
+ * onto the delivery stream while it holds fewer than `parallelism` of them, is not paused and the
+ * oldest is due, and returns how many it moved. Run inside the script that changed the count, so
+ * every replica sees one slot count and a message takes a slot exactly when it reaches the stream.
+ * A delayed message that comes due starts at the next dispatch; every replica's maintenance pass
+ * runs one (the slot audit), so that is within one poll interval.
+ *
+ *   queues    hash: queue name -> QueueRecord JSON (parallelism, paused)
+ * (the other arguments as start_waiting's)
+ */
+export const DISPATCH_QUEUE_LUA = `${START_WAITING_LUA}
+local function dispatch_queue(queues, waiting, active, pending, stream, index, field, name)
+  local raw = redis.call('HGET', queues, name)
+  if not raw then return 0 end
+  local queue = cjson.decode(raw)
+  if queue.paused then return 0 end
+  local free = tonumber(queue.parallelism) - redis.call('SCARD', active)
+  return start_waiting(waiting, active, pending, stream, index, field, free, {})
 end
 `;
