@@ -110,6 +110,7 @@ export const cancelMessages: ApiHandler = async (request) => {
             endpointName: m.endpointName,
             scheduleId: m.scheduleId,
             queueName: m.queueName,
+            flowControlKey: m.flowControl?.key,
           },
           filters,
         ),

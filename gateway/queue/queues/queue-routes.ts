@@ -87,6 +87,10 @@ export function queueRoutes(options: {
       throw new InvalidRequestError(
         'Upstash-Delay and Upstash-Not-Before are not supported on /v2/enqueue yet: publish with /v2/publish to delay',
       );
+    if (requests.some((request) => request.flowControl !== undefined))
+      throw new InvalidRequestError(
+        "Upstash-Flow-Control-Key is not supported on /v2/enqueue: a queue's messages wait for its own slots; publish with /v2/publish for flow control",
+      );
     const messages = requests.map((request) => createMessage({ ...request, queueName: name }));
     const answers = await storeCall('store the message', () =>
       queuesOf(target).enqueue(name, messages, {
