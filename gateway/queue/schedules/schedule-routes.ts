@@ -82,8 +82,6 @@ export function scheduleRoutes(options: {
     // flow-control key's limits is not built for schedules, so the header is refused, not ignored.
     if (options.flowControl !== undefined)
       throw new InvalidRequestError('Upstash-Flow-Control-Key is not supported on schedules yet');
-    if (queueName !== undefined && delayMs !== undefined)
-      throw new InvalidRequestError('Upstash-Delay is not supported on a schedule into a queue yet');
     // Callbacks go into the template, so every tick's message carries them. The deduplication
     // headers deduplicate the schedule's creation, as QStash does ("when scheduling a message, the
     // deduplication happens before the schedule is created"); the content hash covers the cron.
