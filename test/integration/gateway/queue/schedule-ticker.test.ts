@@ -65,7 +65,8 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
 
   const tickToFire = (scheduleId: string, tick: number): TickToFire => ({
     due: { scheduleId, tick },
-    following: tick + MINUTE,
+    // After now, so a fired schedule is not due again within the test.
+    following: tick + 10 * MINUTE,
     messages: [
       {
         ...createMessage({
