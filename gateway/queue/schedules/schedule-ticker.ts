@@ -23,6 +23,13 @@ const FIRE_BATCH = 50;
 const DEFAULT_CLAIM_LEASE_MS = 10_000;
 const PARSED_CRON_CACHE_SIZE = 10_000;
 
+/** Claimed ticks of one queue ('' = none) fired by one script run. */
+interface FireRun {
+  claim: number;
+  queueName: string;
+  ticks: TickToFire[];
+}
+
 export interface ScheduleTickerOptions {
   /** The shared command connection of the binding's database. */
   redis: Redis;
@@ -58,6 +65,12 @@ export class ScheduleTicker {
   private stopped = false;
   /** The earliest score in the ticks set at the last claim: when to look again. */
   private nextDue: number | undefined;
+  /**
+   * Claimed ticks whose fire failed (Redis gone or restarted mid-round), fired again at the next
+   * round while the claim still holds rather than left late until it runs out. Firing again is
+   * safe: ticks the failed run did fire no longer hold the claim, so they do not fire twice.
+   */
+  private unfired: FireRun[] = [];
 
   constructor(private readonly options: ScheduleTickerOptions) {
     this.schedules = new ScheduleStore(options.redis, options.keys, options.eventCap);
@@ -101,7 +114,7 @@ export class ScheduleTicker {
   /** Claims and fires every tick that has come by `now`; returns how many this replica fired. */
   async fireDue(now = Date.now()): Promise<number> {
     const leaseMs = this.options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
-    let fired = 0;
+    let fired = await this.fireRuns(this.unfired.splice(0).filter((run) => run.claim > Date.now()));
     for (;;) {
       // The claim runs from the real time: a long round's later claims must not run out at once.
       const claimed = await this.schedules.claimDue(now, CLAIM_BATCH, Date.now() + leaseMs);
@@ -131,17 +144,33 @@ export class ScheduleTicker {
         if (ofQueue.length === 0) byQueue.set(queueName, ofQueue);
         ofQueue.push(tick);
       }
-      const runs: Promise<number>[] = [];
+      const runs: FireRun[] = [];
       for (const [queueName, ticks] of byQueue)
         for (let i = 0; i < ticks.length; i += FIRE_BATCH)
-          runs.push(this.fire(claimed.claim, queueName, ticks.slice(i, i + FIRE_BATCH)));
-      fired += (await Promise.all(runs)).reduce((a, b) => a + b, 0);
+          runs.push({ claim: claimed.claim, queueName, ticks: ticks.slice(i, i + FIRE_BATCH) });
+      fired += await this.fireRuns(runs);
       if (claimed.ticks.length < CLAIM_BATCH || this.stopped) return fired;
     }
   }
 
-  /** Fires claimed ticks of one queue ('' = none); returns how many fired. */
-  private async fire(claim: number, queueName: string, ticks: TickToFire[]): Promise<number> {
+  /**
+   * Fires every run at once; returns how many ticks fired. Runs that fail are kept for the next
+   * round, and the first failure is thrown once all have settled.
+   */
+  private async fireRuns(runs: readonly FireRun[]): Promise<number> {
+    const results = await Promise.allSettled(runs.map((run) => this.fire(run)));
+    let fired = 0;
+    for (const [i, result] of results.entries()) {
+      if (result.status === 'fulfilled') fired += result.value;
+      else this.unfired.push(runs[i]!);
+    }
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return fired;
+  }
+
+  /** Fires one run of claimed ticks; returns how many fired. */
+  private async fire({ claim, queueName, ticks }: FireRun): Promise<number> {
     const fired = await this.schedules.fireClaimed(claim, queueName, ticks);
     for (const [i, tick] of ticks.entries())
       if (fired[i] && tick.messages.length === 0)

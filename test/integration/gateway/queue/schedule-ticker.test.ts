@@ -7,6 +7,7 @@ import { createMessage } from '../../../../gateway/queue/message.js';
 import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
 import { ScheduleStore, type TickToFire } from '../../../../gateway/queue/schedules/schedule-store.js';
 import { ScheduleTicker } from '../../../../gateway/queue/schedules/schedule-ticker.js';
+import { fireScheduleTicks } from '../../../../gateway/queue/scripts/fire-schedule-ticks.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 
 const keys = queueKeys('{t}:');
@@ -60,6 +61,29 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     return entries.map(([, fields]) => {
       const at = fields.findIndex((f) => f.toString() === MESSAGE_FIELD);
       return decodeMessage(fields[at + 1]!).scheduleId ?? '';
+    });
+  }
+
+  /**
+   * The replica's connection, except that its next fire script run fails as a connection lost
+   * mid-round makes it fail: 'unsent' before Redis ran it, 'reply lost' after Redis ran it.
+   */
+  function failingNextFire(connection: Redis, how: 'unsent' | 'reply lost'): Redis {
+    let failed = false;
+    return new Proxy(connection, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== 'function') return value;
+        if (property !== 'evalsha') return (value as (...args: unknown[]) => unknown).bind(target);
+        return async (sha: string, ...args: unknown[]) => {
+          if (failed || sha !== fireScheduleTicks.sha)
+            return (value as (...a: unknown[]) => Promise<unknown>).call(target, sha, ...args);
+          failed = true;
+          if (how === 'reply lost')
+            await (value as (...a: unknown[]) => Promise<unknown>).call(target, sha, ...args);
+          throw new Error('Connection is closed.');
+        };
+      },
     });
   }
 
@@ -147,6 +171,29 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     expect(fired).toHaveLength(200);
     expect(new Set(fired).size).toBe(200);
   });
+
+  it.each(['unsent', 'reply lost'] as const)(
+    'when a fire fails mid-round (%s), then the next round fires the held claim at once, each tick once',
+    async (how) => {
+      await createSchedules(100);
+      // A claim far longer than the test: only firing the held claim again can fire these ticks.
+      const ticker = new ScheduleTicker({
+        redis: failingNextFire(replicas[0]!, how),
+        keys,
+        pollIntervalMs: 60_000,
+        claimLeaseMs: 60_000,
+        logger: createSilentLogger(),
+      });
+      await expect(ticker.fireDue()).rejects.toThrow('Connection is closed.');
+      const firedBefore = await inspect.xlen(keys.stream);
+
+      expect(firedBefore + (await ticker.fireDue())).toBe(100);
+      const fired = await firedScheduleIds();
+      expect(fired).toHaveLength(100);
+      expect(new Set(fired).size).toBe(100);
+      expect(await ticker.fireDue()).toBe(0);
+    },
+  );
 
   it('when claimed schedules are paused, replaced or deleted before they fire, then the claim fires none of them', async () => {
     await createSchedules(3);
