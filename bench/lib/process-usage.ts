@@ -1,6 +1,6 @@
 /** What a benchmark reads about the processes it runs: CPU time and Redis command counts. */
 import fs from 'node:fs';
-import type { Redis } from 'ioredis';
+import type { Command, Redis } from 'ioredis';
 
 /** CPU seconds (user + system) a process has used so far, from /proc. */
 export function cpuSeconds(pid: number): number {
@@ -37,4 +37,18 @@ export function callsBetween(
     if (diff > 0 && !ignore.test(name)) delta.set(name, diff);
   }
   return delta;
+}
+
+/**
+ * Counts the commands `redis` sends from now on: round trips' worth of work for the client, where
+ * a script run is one however many commands it runs inside Redis (those INFO commandstats counts).
+ */
+export function countSentCommands(redis: Redis): { readonly sent: number } {
+  const counter = { sent: 0 };
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command: Command, ...rest: unknown[]) => {
+    counter.sent += 1;
+    return (send as (command: Command, ...rest: unknown[]) => unknown)(command, ...rest);
+  };
+  return counter;
 }
