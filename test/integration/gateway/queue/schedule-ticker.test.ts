@@ -137,6 +137,25 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     expect(await inspect.hlen(keys.scheduleLastTicks)).toBe(ids.length);
   });
 
+  it('when ten minutes of ticks were missed while no ticker ran, then two tickers fire the schedule once and it ticks on from now', async () => {
+    const missedSince = TICK - 10 * MINUTE;
+    await createSchedules(1, missedSince);
+    const [a, b] = replicas.map((connection) => tickerOn(connection));
+    const now = Date.now();
+    const [firedByA, firedByB] = await Promise.all([a!.fireDue(now), b!.fireDue(now)]);
+    expect(firedByA + firedByB).toBe(1);
+    // Rounds at the same time find nothing more: not one tick per missed minute.
+    expect(await a!.fireDue(now)).toBe(0);
+    expect(await b!.fireDue(now)).toBe(0);
+
+    expect(await firedScheduleIds()).toEqual(['s0']);
+    expect(await inspect.hget(keys.scheduleLastTicks, 's0')).toBe(String(missedSince));
+    const next = Number(await inspect.zscore(keys.scheduleTicks, 's0'));
+    expect(next % MINUTE).toBe(0);
+    expect(next).toBeGreaterThan(now);
+    expect(next - now).toBeLessThanOrEqual(MINUTE);
+  });
+
   it('when a ticker dies between claiming ticks and firing them, then another fires them once after the claim runs out, and the dead one fires nothing late', async () => {
     await createSchedules(100);
     const dead = await store.claimDue(Date.now(), 1_000, Date.now() + 300);
