@@ -454,7 +454,12 @@ async function main(): Promise<void> {
     redis = await startRedis({ dataDir });
     inspect = new Redis({ host: redis.host, port: redis.port, password: redis.password, protocol: 2 });
     receiver = await startReceiver();
-    const target = testQueueTarget(redis, { namespace: 'bench', signingKey: SIGNING_KEY });
+    // The free plan's 10 schedules would not hold the bench's 10,000 (spec.limits.maxSchedules).
+    const target = testQueueTarget(redis, {
+      namespace: 'bench',
+      signingKey: SIGNING_KEY,
+      limits: { maxSchedules: SCHEDULES },
+    });
     console.log(
       `queue flows benchmark: ${os.cpus().length} CPUs, ${ROUNDS} rounds, Redis ${(await inspect.info('server')).match(/redis_version:(\S+)/)?.[1]} with AOF everysec\n`,
     );

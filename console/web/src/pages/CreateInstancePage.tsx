@@ -52,6 +52,35 @@ function Field(props: {
   );
 }
 
+/** A text input in a {@link Field}, marked invalid while the field has an error. */
+function TextField(props: {
+  id: string;
+  label: string;
+  help?: string;
+  error?: string | undefined;
+  value: string;
+  onChange: (value: string) => void;
+  placeholder?: string;
+  required?: boolean;
+}) {
+  return (
+    <Field id={props.id} label={props.label} help={props.help} error={props.error}>
+      {(d) => (
+        <input
+          id={props.id}
+          value={props.value}
+          onChange={(e) => props.onChange(e.target.value)}
+          placeholder={props.placeholder}
+          required={props.required}
+          aria-describedby={d}
+          aria-invalid={props.error ? true : undefined}
+          autoComplete="off"
+        />
+      )}
+    </Field>
+  );
+}
+
 export function CreateInstancePage({ namespace }: { namespace: string }) {
   const [name, setName] = useState('');
   const [plan, setPlan] = useState<'free' | 'paid'>('free');
@@ -103,24 +132,15 @@ export function CreateInstancePage({ namespace }: { namespace: string }) {
         </Banner>
       )}
       <form className="card form" onSubmit={submit} noValidate>
-        <Field
+        <TextField
           id="name"
           label="Name"
           help="Lower-case letters, digits and '-'; it names the endpoint."
           error={fields.name ?? error?.body.fields?.name}
-        >
-          {(d) => (
-            <input
-              id="name"
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-              required
-              aria-describedby={d}
-              aria-invalid={fields.name ? true : undefined}
-              autoComplete="off"
-            />
-          )}
-        </Field>
+          value={name}
+          onChange={setName}
+          required
+        />
         <fieldset className="form-field">
           <legend>Plan</legend>
           <label className="inline">
@@ -145,24 +165,15 @@ export function CreateInstancePage({ namespace }: { namespace: string }) {
           </label>
           {fields.plan && <p className="field-error">{fields.plan}</p>}
         </fieldset>
-        <Field
+        <TextField
           id="idleAfter"
           label="Idle period before hibernating"
           help="A duration such as 30s, 15m or 1h (default 15m)."
           error={fields.idleAfter}
-        >
-          {(d) => (
-            <input
-              id="idleAfter"
-              value={idleAfter}
-              onChange={(e) => setIdleAfter(e.target.value)}
-              placeholder="15m"
-              aria-describedby={d}
-              aria-invalid={fields.idleAfter ? true : undefined}
-              autoComplete="off"
-            />
-          )}
-        </Field>
+          value={idleAfter}
+          onChange={setIdleAfter}
+          placeholder="15m"
+        />
         <Field id="keepAlive" label="Keep alive (never hibernate)" error={fields.keepAlive}>
           {(d) => (
             <input
@@ -176,49 +187,30 @@ export function CreateInstancePage({ namespace }: { namespace: string }) {
         </Field>
         <fieldset className="form-field">
           <legend>Add-ons</legend>
-          <Field
+          <TextField
             id="largerStorage"
             label="Larger storage"
             help="A size such as 10Gi."
             error={fields.largerStorage}
-          >
-            {(d) => (
-              <input
-                id="largerStorage"
-                value={largerStorage}
-                onChange={(e) => setLargerStorage(e.target.value)}
-                aria-describedby={d}
-                autoComplete="off"
-              />
-            )}
-          </Field>
-          <Field
+            value={largerStorage}
+            onChange={setLargerStorage}
+          />
+          <TextField
             id="backups"
             label="Backup schedule"
             help='Cron, five fields, such as "0 3 * * *".'
             error={fields.backups}
-          >
-            {(d) => (
-              <input
-                id="backups"
-                value={backupSchedule}
-                onChange={(e) => setBackupSchedule(e.target.value)}
-                aria-describedby={d}
-                autoComplete="off"
-              />
-            )}
-          </Field>
-          <Field id="regionPinning" label="Region pinning" help="A region name." error={fields.regionPinning}>
-            {(d) => (
-              <input
-                id="regionPinning"
-                value={region}
-                onChange={(e) => setRegion(e.target.value)}
-                aria-describedby={d}
-                autoComplete="off"
-              />
-            )}
-          </Field>
+            value={backupSchedule}
+            onChange={setBackupSchedule}
+          />
+          <TextField
+            id="regionPinning"
+            label="Region pinning"
+            help="A region name."
+            error={fields.regionPinning}
+            value={region}
+            onChange={setRegion}
+          />
         </fieldset>
         <div className="actions">
           <button type="submit" className="button primary" disabled={busy}>
