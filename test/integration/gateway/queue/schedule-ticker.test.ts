@@ -50,7 +50,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
           body: Buffer.from('{}'),
           retries: 0,
         }),
-        tick,
+        { nextTick: tick, maxSchedules: count },
       );
     return ids;
   }
@@ -221,7 +221,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     const next = TICK + 10 * MINUTE;
     await store.setPaused('s0', true, next);
     const s1 = await store.get('s1');
-    await store.save(s1!.record, s1!.template, next);
+    await store.save(s1!.record, s1!.template, { nextTick: next, maxSchedules: 3 });
     await store.delete('s2');
 
     const fired = await store.fireClaimed(
