@@ -81,14 +81,29 @@ function TextField(props: {
   );
 }
 
+/** The paid add-ons: one text input each, sent as `addons.<id>: { <key>: value }` when filled in. */
+const ADDONS = [
+  { id: 'largerStorage', key: 'size', label: 'Larger storage', help: 'A size such as 10Gi.' },
+  {
+    id: 'backups',
+    key: 'schedule',
+    label: 'Backup schedule',
+    help: 'Cron, five fields, such as "0 3 * * *".',
+  },
+  { id: 'regionPinning', key: 'region', label: 'Region pinning', help: 'A region name.' },
+] as const;
+type AddonId = (typeof ADDONS)[number]['id'];
+
 export function CreateInstancePage({ namespace }: { namespace: string }) {
   const [name, setName] = useState('');
   const [plan, setPlan] = useState<'free' | 'paid'>('free');
   const [idleAfter, setIdleAfter] = useState('');
   const [keepAlive, setKeepAlive] = useState(false);
-  const [largerStorage, setLargerStorage] = useState('');
-  const [backupSchedule, setBackupSchedule] = useState('');
-  const [region, setRegion] = useState('');
+  const [addonValues, setAddonValues] = useState<Record<AddonId, string>>({
+    largerStorage: '',
+    backups: '',
+    regionPinning: '',
+  });
   const [error, setError] = useState<ApiError>();
   const [busy, setBusy] = useState(false);
   const fields = fieldMessages(error);
@@ -98,9 +113,10 @@ export function CreateInstancePage({ namespace }: { namespace: string }) {
     setBusy(true);
     setError(undefined);
     const addons: Record<string, unknown> = {};
-    if (largerStorage.trim()) addons.largerStorage = { size: largerStorage.trim() };
-    if (backupSchedule.trim()) addons.backups = { schedule: backupSchedule.trim() };
-    if (region.trim()) addons.regionPinning = { region: region.trim() };
+    for (const addon of ADDONS) {
+      const value = addonValues[addon.id].trim();
+      if (value) addons[addon.id] = { [addon.key]: value };
+    }
     try {
       const created = await api<InstanceRow>('POST', `${namespacePath(namespace)}/instances`, {
         name: name.trim(),
@@ -187,30 +203,17 @@ export function CreateInstancePage({ namespace }: { namespace: string }) {
         </Field>
         <fieldset className="form-field">
           <legend>Add-ons</legend>
-          <TextField
-            id="largerStorage"
-            label="Larger storage"
-            help="A size such as 10Gi."
-            error={fields.largerStorage}
-            value={largerStorage}
-            onChange={setLargerStorage}
-          />
-          <TextField
-            id="backups"
-            label="Backup schedule"
-            help='Cron, five fields, such as "0 3 * * *".'
-            error={fields.backups}
-            value={backupSchedule}
-            onChange={setBackupSchedule}
-          />
-          <TextField
-            id="regionPinning"
-            label="Region pinning"
-            help="A region name."
-            error={fields.regionPinning}
-            value={region}
-            onChange={setRegion}
-          />
+          {ADDONS.map((addon) => (
+            <TextField
+              key={addon.id}
+              id={addon.id}
+              label={addon.label}
+              help={addon.help}
+              error={fields[addon.id]}
+              value={addonValues[addon.id]}
+              onChange={(value) => setAddonValues((values) => ({ ...values, [addon.id]: value }))}
+            />
+          ))}
         </fieldset>
         <div className="actions">
           <button type="submit" className="button primary" disabled={busy}>

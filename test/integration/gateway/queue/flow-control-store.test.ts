@@ -2,24 +2,15 @@ import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { waitFor } from '../../../../local/wait.js';
 import { ConsumerLiveness } from '../../../../gateway/queue/consumer-liveness.js';
-import { DeliveryWorker } from '../../../../gateway/queue/delivery-worker.js';
 import type { FlowControl } from '../../../../gateway/queue/flow-control/flow-control.js';
 import { FlowControlStore } from '../../../../gateway/queue/flow-control/flow-control-store.js';
-import { createHttpDeliverer } from '../../../../gateway/queue/http-delivery.js';
 import { queueKeys, type QueueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
 import { MessageStore } from '../../../../gateway/queue/message-store.js';
 import { PendingMessages } from '../../../../gateway/queue/pending-messages.js';
-import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
-import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/ssrf/guarded-agents.js';
 import { createMemoryLogger } from '../../../helpers/memory-logger.js';
-import { testQueueConfig } from '../../../helpers/queue/queue-config.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
-import {
-  startRecordingDestination,
-  type RecordingDestination,
-} from '../../../helpers/queue/recording-destination.js';
-import { testQueueTarget } from '../../../helpers/queue/test-queue-target.js';
+import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
 
 const keys = queueKeys('{fc}:');
 
@@ -203,36 +194,15 @@ describe('the flow-control store: tokens and rate windows in Redis', () => {
 });
 
 describe('flow-control tokens through a delivery worker', () => {
-  let server: RedisServer;
-  let redis: Redis;
-  let own: Redis;
-  let destination: RecordingDestination;
-  let agents: GuardedAgents;
-  let worker: DeliveryWorker | undefined;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = connectTestRedis(server);
-    own = connectAsGateway(server, { blocking: false });
-    destination = await startRecordingDestination();
-    agents = createGuardedAgents({ policy: compileAddressPolicy(['127.0.0.0/8']) });
-  });
-  afterAll(async () => {
-    await worker?.stop(0);
-    agents.http.destroy();
-    own.disconnect();
-    redis.disconnect();
-    await destination.close();
-    await server.stop();
-  });
+  const f = useDeliveryFixture('fc-worker');
 
   it('when attempts are delivered, retried, dead-lettered or cancelled, then each gives its token back and at most parallelism run at once', async () => {
-    const config = testQueueConfig({ keyPrefix: '{fc-worker}:', workerConcurrency: 8 });
+    const { config, store: messages } = f.freshConfig({ workerConcurrency: 8 });
     const k: QueueKeys = queueKeys(config.keyPrefix);
     let inFlight = 0;
     let mostInFlight = 0;
     let flakyFailed = false;
-    destination.answer = (request) => {
+    f.destination.answer = (request) => {
       inFlight += 1;
       mostInFlight = Math.max(mostInFlight, inFlight);
       setTimeout(() => (inFlight -= 1), 40);
@@ -244,36 +214,29 @@ describe('flow-control tokens through a delivery worker', () => {
       }
       return { status: 200, delayMs: 40 };
     };
-    const store = new FlowControlStore(redis, k);
+    const store = new FlowControlStore(f.redis, k);
     const limits = { key: 'outcomes', parallelism: 2 };
     const send = (body: string, retries: number) =>
-      message(limits, body, { destination: `${destination.baseUrl}/${body}`, retries });
+      message(limits, body, { destination: `${f.destination.baseUrl}/${body}`, retries });
     const bodies = ['ok-1', 'flaky', 'doomed', 'cancel-me', 'ok-2', 'ok-3', 'ok-4', 'ok-5'];
     const batch = bodies.map((body) => send(body, body === 'flaky' ? 2 : 0));
     // Paused while it is filled, so the cancelled message is surely still waiting.
     await store.update('outcomes', { change: 'pause' });
     await store.enqueue(batch, { deduplicationWindowMs: 0 });
-    expect(await new PendingMessages(redis, k).cancel([batch[3]!.id])).toBe(1);
+    expect(await new PendingMessages(f.redis, k).cancel([batch[3]!.id])).toBe(1);
     await store.update('outcomes', { change: 'resume' });
 
-    worker = new DeliveryWorker({
-      target: testQueueTarget(server),
-      redis: own,
-      config,
-      deliverer: createHttpDeliverer({ agents, maxRedirects: 0 }),
-      logger: createMemoryLogger('warn').logger,
-    });
-    worker.start();
+    f.startWorker({ config, logger: createMemoryLogger('warn').logger });
     await waitFor(
       'every message delivered or dead-lettered',
       async () => {
-        const letters = await new MessageStore(redis, k).deadLetters(10);
-        return (destination.requests.length === 8 && letters.length === 1) || undefined;
+        const letters = await messages.deadLetters(10);
+        return (f.destination.requests.length === 8 && letters.length === 1) || undefined;
       },
       { timeoutMs: 15_000, intervalMs: 25 },
     );
     // Five delivered at once, the flaky one on its retry, the doomed one dead-lettered, the cancelled never sent.
-    expect(destination.requests.map((r) => r.body.toString()).sort()).toEqual([
+    expect(f.destination.requests.map((r) => r.body.toString()).sort()).toEqual([
       'doomed',
       'flaky',
       'flaky',
@@ -287,11 +250,11 @@ describe('flow-control tokens through a delivery worker', () => {
     // Every token is back, nothing waits, and the idle key is forgotten by the mover's tick.
     await waitFor(
       'the key forgotten',
-      async () => (await redis.hexists(k.flowControls, 'outcomes')) === 0 || undefined,
+      async () => (await f.redis.hexists(k.flowControls, 'outcomes')) === 0 || undefined,
       { timeoutMs: 5_000, intervalMs: 25 },
     );
     expect(
-      await redis.exists(
+      await f.redis.exists(
         k.flowControlActive('outcomes'),
         k.flowControlWaiting('outcomes'),
         k.flowControlDue('outcomes'),
