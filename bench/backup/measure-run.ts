@@ -6,9 +6,10 @@
  * each attachment's bytes, and throws it away; `read-fetch` and `read-request` read every
  * attachment through gzip (what a backup does to it) with fetch() or with undici's request(), to
  * show which client reads ahead of its consumer. Prints one JSON line: {ms, bytes, peakRssMb,
- * peakArrayBuffersMb, requestMs}, where requestMs are the times to the answer's headers of every
- * CouchDB request the run made (for per-request medians and p99), and peakArrayBuffersMb the
- * largest `process.memoryUsage().arrayBuffers` seen (Buffers live outside V8's heap).
+ * peakArrayBuffersMb, peakHeapUsedMb, requestMs}, where requestMs are the times to the answer's
+ * headers of every CouchDB request the run made (for per-request medians and p99), and the peaks the
+ * largest `process.memoryUsage()` arrayBuffers (Buffers, outside V8's heap) and heapUsed (V8's heap,
+ * garbage included) seen.
  *
  * Input (environment): BENCH_COUCH_ORIGIN, BENCH_COUCH_USER, BENCH_COUCH_PASSWORD; for backup and
  * restore BENCH_S3_ENDPOINT, BENCH_S3_BUCKET, BENCH_S3_ACCESS_KEY_ID, BENCH_S3_SECRET_ACCESS_KEY and
@@ -49,8 +50,11 @@ diagnostics.subscribe('undici:request:headers', (message) => {
 });
 
 let peakArrayBuffers = 0;
+let peakHeapUsed = 0;
 const sampler = setInterval(() => {
-  peakArrayBuffers = Math.max(peakArrayBuffers, process.memoryUsage().arrayBuffers);
+  const { arrayBuffers, heapUsed } = process.memoryUsage();
+  peakArrayBuffers = Math.max(peakArrayBuffers, arrayBuffers);
+  peakHeapUsed = Math.max(peakHeapUsed, heapUsed);
 }, 20);
 
 function peakRssMb(): number {
@@ -181,6 +185,7 @@ console.log(
     bytes,
     peakRssMb: peakRssMb(),
     peakArrayBuffersMb: Math.round(peakArrayBuffers / 1048576),
+    peakHeapUsedMb: Math.round(peakHeapUsed / 1048576),
     requestMs: requestMs.map((ms) => Math.round(ms * 10) / 10),
   }),
 );

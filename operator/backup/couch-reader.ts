@@ -76,7 +76,7 @@ export class CouchReader {
    * undici's request() rather than fetch(): its body is a Node.js stream that stops reading the
    * socket while the consumer is behind. fetch() in Node.js 20 keeps reading into its web stream's
    * queue whatever the consumer does, so a backup held each attachment whole (about twice over)
-   * while gzip and the upload caught up (bench/backup/attachment-memory.ts measures both).
+   * while gzip and the upload caught up (bench/backup-attachment-memory.ts measures both).
    */
   private async request(
     method: Dispatcher.HttpMethod,
