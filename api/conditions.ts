@@ -50,6 +50,12 @@ export const ConditionReason = {
   ReconcileFailed: 'ReconcileFailed',
   /** The scheduler finds no node for the pod (region pinning, resources); its message says why. */
   Unschedulable: 'Unschedulable',
+  /**
+   * Trying to start for longer than the operator's start deadline without answering (an
+   * unschedulable or crash-looping pod), as a Deployment's ProgressDeadlineExceeded; the message
+   * says why. The instance stays up.
+   */
+  StartDeadlineExceeded: 'StartDeadlineExceeded',
   AsExpected: 'AsExpected',
   Measured: 'Measured',
   MeasurementFailed: 'MeasurementFailed',
@@ -71,6 +77,7 @@ export const CouchInstanceEventReason = {
   RestoreRetrying: 'RestoreRetrying',
   RestoreFailed: 'RestoreFailed',
   Unschedulable: 'Unschedulable',
+  StartDeadlineExceeded: 'StartDeadlineExceeded',
 } as const;
 export type CouchInstanceEventReason =
   (typeof CouchInstanceEventReason)[keyof typeof CouchInstanceEventReason];

@@ -7,7 +7,6 @@
  *
  * There is no kubelet, so instances stop at phase Starting: that is "has its objects and status".
  */
-import fs from 'node:fs/promises';
 import https from 'node:https';
 import { pathToFileURL } from 'node:url';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
@@ -18,6 +17,8 @@ import { SETTEE_GROUP, SETTEE_VERSION } from '../api/contract.js';
 import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../api/couch-instance.js';
 import { COUCH_OWNED_SELECTOR } from '../api/well-known.js';
 import { compilePlatform } from './lib/compiled-platform.js';
+import { inPool } from './lib/pool.js';
+import { peakRssMb } from './lib/proc-memory.js';
 
 const NAMESPACE = 'bench';
 
@@ -69,13 +70,6 @@ async function operatorMetric(port: number, prefix: string): Promise<number> {
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 }
 
-/** Peak resident memory of a process so far (Linux's VmHWM), in MB. */
-async function peakRssMb(pid: number): Promise<number> {
-  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
-  return kb / 1024;
-}
-
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
@@ -100,15 +94,6 @@ async function watchForStatus(
     (err: unknown) => (seenAt.size === count ? undefined : reject(err ?? new Error('the watch ended early'))),
   );
   return { seen, stop: () => controller.abort() };
-}
-
-async function inPool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < items.length) await work(items[next++] as T);
-    }),
-  );
 }
 
 export async function runCouchInstanceBench(

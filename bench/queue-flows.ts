@@ -7,9 +7,10 @@
  *      due ticks takes and the Redis commands per tick;
  *   2. fan-out: one publish to a 100-endpoint URL group against a batch of the same 100 messages,
  *      time from the request to the last delivery, as a ratio;
- *   3. queues: throughput of a queue with parallelism 1, 10 and 100 against plain publishes to the
- *      same receiver (ratio), with a receiver that answers in 1 ms and in 50 ms, two replicas, and
- *      each message's time from its enqueue request to its delivery (p50, p99).
+ *   3. queues and flow control: throughput of a queue with parallelism 1, 10 and 100, and of
+ *      publishes with Upstash-Flow-Control-Key of parallelism 1, 10 and 100, against plain
+ *      publishes to the same receiver (ratio), with a receiver that answers in 1 ms and in 50 ms,
+ *      two replicas, and each message's time from its request to its delivery (p50, p99).
  * Each phase is repeated (QUEUE_FLOWS_BENCH_ROUNDS, default 3); medians with the spread (min-max).
  * QUEUE_FLOWS_BENCH_ONLY=queues runs phase 3 alone.
  * Redis persists with AOF everysec; everything is on loopback.
@@ -144,6 +145,7 @@ async function timeDeliveries(
   receiver: Receiver,
   count: number,
   route: (i: number) => string,
+  headers: Record<string, string> = {},
 ): Promise<{ totalMs: number; latencies: number[] }> {
   receiver.arrivals = [];
   const sentAt = new Map<string, number>();
@@ -156,6 +158,7 @@ async function timeDeliveries(
         const at = Date.now();
         const response = await api(bases[i % bases.length]!, token, route(i), {
           method: 'POST',
+          headers,
           body: `{"i":${i}}`,
         });
         sentAt.set(((await response.json()) as { messageId: string }).messageId, at);
@@ -174,10 +177,37 @@ async function timeDeliveries(
   return { totalMs: Math.max(...receiver.arrivals.map((a) => a.at)) - started, latencies };
 }
 
-/** 3. Queues of parallelism 1, 10 and 100 against plain publishes, receivers at 1 ms and 50 ms. */
+/** One way of sending phase 3's messages: where to, and with which headers. */
+interface SendKind {
+  name: string;
+  route: (receiver: string, i: number) => string;
+  headers?: Record<string, string>;
+}
+
+const PARALLELISMS = [1, 10, 100] as const;
+const SEND_KINDS: readonly SendKind[] = [
+  { name: 'publish', route: (receiver, i) => `/v2/publish/${receiver}/m/${i}` },
+  ...PARALLELISMS.map((parallelism, q) => ({
+    name: `queue p=${parallelism}`,
+    route: (receiver: string, i: number) => `/v2/enqueue/q${q}/${receiver}/m/${i}`,
+  })),
+  ...PARALLELISMS.map((parallelism) => ({
+    name: `flow p=${parallelism}`,
+    route: (receiver: string, i: number) => `/v2/publish/${receiver}/m/${i}`,
+    headers: {
+      'upstash-flow-control-key': `flow-${parallelism}`,
+      'upstash-flow-control-value': `parallelism=${parallelism}`,
+    },
+  })),
+];
+
+/**
+ * 3. Queues and flow-control keys of parallelism 1, 10 and 100 against plain publishes, receivers
+ * at 1 ms and 50 ms.
+ */
 async function benchQueues(bases: readonly string[], token: string, receiver: Receiver): Promise<void> {
-  const kinds = ['publish', 'queue p=1', 'queue p=10', 'queue p=100'] as const;
-  for (const [i, parallelism] of [1, 10, 100].entries())
+  const kinds = SEND_KINDS.map((kind) => kind.name);
+  for (const [i, parallelism] of PARALLELISMS.entries())
     await api(bases[0]!, token, '/v2/queues', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -191,13 +221,19 @@ async function benchQueues(bases: readonly string[], token: string, receiver: Re
     const p99 = new Map<string, number[]>(kinds.map((k) => [k, []]));
     for (let r = 0; r < ROUNDS; r += 1) {
       // Side by side: every kind once per round, in turn.
-      for (const [k, kind] of kinds.entries()) {
-        const route = (i: number) =>
-          k === 0 ? `/v2/publish/${receiver.url}/m/${i}` : `/v2/enqueue/q${k - 1}/${receiver.url}/m/${i}`;
-        const { totalMs, latencies } = await timeDeliveries(bases, token, receiver, count, route);
-        rate.get(kind)!.push((count * 1000) / totalMs);
-        p50.get(kind)!.push(quantile(latencies, 0.5));
-        p99.get(kind)!.push(quantile(latencies, 0.99));
+      for (const kind of SEND_KINDS) {
+        const route = (i: number) => kind.route(receiver.url, i);
+        const { totalMs, latencies } = await timeDeliveries(
+          bases,
+          token,
+          receiver,
+          count,
+          route,
+          kind.headers,
+        );
+        rate.get(kind.name)!.push((count * 1000) / totalMs);
+        p50.get(kind.name)!.push(quantile(latencies, 0.5));
+        p99.get(kind.name)!.push(quantile(latencies, 0.99));
       }
     }
     const plain = median(rate.get('publish')!);
@@ -227,7 +263,12 @@ async function main(): Promise<void> {
     redis = await startRedis({ dataDir });
     inspect = new Redis({ host: redis.host, port: redis.port, password: redis.password, protocol: 2 });
     receiver = await startReceiver();
-    const target = testQueueTarget(redis, { namespace: 'bench', signingKey: SIGNING_KEY });
+    // The free plan's 10 schedules would not hold the bench's 10,000 (spec.limits.maxSchedules).
+    const target = testQueueTarget(redis, {
+      namespace: 'bench',
+      signingKey: SIGNING_KEY,
+      limits: { maxSchedules: SCHEDULES },
+    });
     console.log(
       `queue flows benchmark: ${os.cpus().length} CPUs, ${ROUNDS} rounds, Redis ${(await inspect.info('server')).match(/redis_version:(\S+)/)?.[1]} with AOF everysec\n`,
     );
@@ -364,7 +405,7 @@ async function main(): Promise<void> {
     );
     console.log('');
 
-    // 3. Queues: parallelism 1, 10 and 100 against plain publishes, two replicas.
+    // 3. Queues and flow control: parallelism 1, 10 and 100 against plain publishes, two replicas.
     gateways.push(await startGateway(target));
     await benchQueues(
       gateways.map((g) => `${g.baseUrl}/queue/bench/db`),

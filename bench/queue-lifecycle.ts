@@ -12,8 +12,6 @@
  *                                       LIFECYCLE_BENCH_PARTS=1,2,3 which parts to run)
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../local/redis-server.js';
@@ -27,6 +25,7 @@ import { MessageStore } from '../gateway/queue/message-store.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { median, quantile, round } from './lib/stats.js';
+import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
 import { runPublishLoad } from './queue/publish-load.js';
 
 const KEY_PREFIX = '{bench}:';
@@ -39,32 +38,6 @@ const EVENTS = 1_000_000;
 const DEAD_LETTERS = 100_000;
 const PAGE_REQUESTS = 200;
 const BODY = JSON.stringify({ event: 'order.created', id: 12345, amount: 42.5, currency: 'EUR' });
-
-interface Receiver {
-  url: string;
-  received: number;
-  firstAt: number;
-  lastAt: number;
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const receiver: Receiver = { url: '', received: 0, firstAt: 0, lastAt: 0, close: async () => undefined };
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (receiver.received === 0) receiver.firstAt = Date.now();
-      receiver.received += 1;
-      receiver.lastAt = Date.now();
-      res.writeHead(200, { 'content-length': '0' }).end();
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  receiver.close = () => new Promise((resolve) => server.close(() => resolve()));
-  return receiver;
-}
 
 function startGateway(target: QueueTarget, options: { workers: boolean; events: boolean }) {
   return spawnQueueGateway({
@@ -132,7 +105,7 @@ interface RoundResult {
 async function throughputRound(
   redis: RedisServer,
   inspect: Redis,
-  receiver: Receiver,
+  receiver: CountingReceiver,
   target: QueueTarget,
   events: boolean,
 ): Promise<RoundResult> {
@@ -160,7 +133,7 @@ async function throughputRound(
     const store = new MessageStore(inspect, queueKeys(KEY_PREFIX), events ? target.limits.maxEvents : 0);
     for (let i = 0; i < BACKLOG; i += 500)
       await store.enqueue(Array.from({ length: 500 }, () => message(receiver.url)));
-    receiver.received = 0;
+    receiver.reset();
     gateway = await startGateway(target, { workers: true, events });
     const deliverCpu = { gateway: cpuSeconds(gateway.proc.pid), redis: await redisCpuSeconds(inspect) };
     await waitFor('the backlog', async () => (receiver.received >= BACKLOG ? true : undefined), {
@@ -181,7 +154,12 @@ async function throughputRound(
   }
 }
 
-async function eventsOnOff(redis: RedisServer, inspect: Redis, receiver: Receiver, target: QueueTarget) {
+async function eventsOnOff(
+  redis: RedisServer,
+  inspect: Redis,
+  receiver: CountingReceiver,
+  target: QueueTarget,
+) {
   const ratios = { publish: [] as number[], deliver: [] as number[] };
   const absolute = { on: [] as RoundResult[], off: [] as RoundResult[] };
   for (let round_ = 0; round_ < ROUNDS; round_ += 1) {
@@ -228,7 +206,7 @@ async function eventsOnOff(redis: RedisServer, inspect: Redis, receiver: Receive
   }
 }
 
-async function delayedBurst(inspect: Redis, receiver: Receiver, target: QueueTarget) {
+async function delayedBurst(inspect: Redis, receiver: CountingReceiver, target: QueueTarget) {
   await inspect.flushdb();
   const gateway = await startGateway(target, { workers: true, events: true });
   try {
@@ -246,13 +224,13 @@ async function delayedBurst(inspect: Redis, receiver: Receiver, target: QueueTar
     if (Date.now() > dueAt) throw new Error(`seeding took ${seedMs} ms, past the due time`);
     const redisPerMessage = (await usedMemory(inspect)) - redisBefore;
     const rssAfterSeed = rssBytes(gateway.proc.pid);
-    receiver.received = 0;
+    receiver.reset();
     await waitFor('every delayed message', async () => (receiver.received >= DELAYED ? true : undefined), {
       timeoutMs: 600_000,
       intervalMs: 20,
     });
     console.log(
-      `2. ${DELAYED} delayed messages due in the same second: first delivered ${receiver.firstAt - (dueAt + 500)} ms after the due time, ` +
+      `2. ${DELAYED} delayed messages due in the same second: first delivered ${Math.round(receiver.firstAt - (dueAt + 500))} ms after the due time, ` +
         `all ${round((receiver.lastAt - (dueAt + 500)) / 1_000, 1)} s after it (${Math.round(DELAYED / ((receiver.lastAt - receiver.firstAt) / 1_000))} deliveries/s); ` +
         `Redis ${Math.round(redisPerMessage / DELAYED)} bytes per pending message (${BODY.length}-byte body), ` +
         `gateway RSS ${round((rssAfterSeed - rssBefore) / DELAYED, 1)} bytes per pending message (it holds none)`,
@@ -362,11 +340,11 @@ async function listLatencies(inspect: Redis, target: QueueTarget) {
 async function main(): Promise<void> {
   let redis: RedisServer | undefined;
   let inspect: Redis | undefined;
-  let receiver: Receiver | undefined;
+  let receiver: CountingReceiver | undefined;
   try {
     redis = await startRedis();
     inspect = new Redis({ host: redis.host, port: redis.port, password: redis.password, protocol: 2 });
-    receiver = await startReceiver();
+    receiver = await startCountingReceiver();
     const target = testQueueTarget(redis, { namespace: 'ns', name: 'db' });
     console.log(
       `queue lifecycle benchmark: ${os.cpus().length} CPUs, Redis ${(await inspect.info('server')).match(/redis_version:(\S+)/)?.[1]} (no persistence)\n`,

@@ -12,7 +12,6 @@
  */
 import fs from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -26,6 +25,7 @@ import { createDeliverySigner } from '../gateway/queue/signer.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { quantile, round } from './lib/stats.js';
+import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
 import { runPublishLoad } from './queue/publish-load.js';
 
 const KEY_PREFIX = '{bench}:';
@@ -36,47 +36,6 @@ const BATCH = 100;
 const BACKLOG = 20_000;
 const OFFERED_RATE = 1_000;
 const BODY = JSON.stringify({ event: 'order.created', id: 12345, amount: 42.5, currency: 'EUR' });
-
-interface Receiver {
-  url: string;
-  received: number;
-  /** When the first and the latest delivery since the last reset arrived (ms). */
-  firstAt: number;
-  lastAt: number;
-  /** Publish-to-delivery latencies (ms) of messages whose body carries `sentAt`. */
-  latenciesMs: number[];
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const receiver: Receiver = {
-    url: '',
-    received: 0,
-    firstAt: 0,
-    lastAt: 0,
-    latenciesMs: [],
-    close: async () => undefined,
-  };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      if (receiver.received === 0) receiver.firstAt = performance.now();
-      receiver.received += 1;
-      receiver.lastAt = performance.now();
-      const sentAt = (JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { sentAt?: number })
-        .sentAt;
-      if (sentAt !== undefined)
-        receiver.latenciesMs.push(performance.timeOrigin + performance.now() - sentAt);
-      res.writeHead(200, { 'content-length': '0' }).end();
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  receiver.close = () => new Promise((resolve) => server.close(() => resolve()));
-  return receiver;
-}
 
 function startGateway(target: QueueTarget, workers: boolean): Promise<QueueGatewayProcess> {
   return spawnQueueGateway({
@@ -172,13 +131,13 @@ async function main(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-queue-bench-'));
   let redis: RedisServer | undefined;
   let gateway: QueueGatewayProcess | undefined;
-  let receiver: Receiver | undefined;
+  let receiver: CountingReceiver | undefined;
   let inspect: Redis | undefined;
   try {
     // A dataDir turns on the append-only file with appendfsync everysec (local/redis-server.ts).
     redis = await startRedis({ dataDir });
     inspect = new Redis({ host: redis.host, port: redis.port, password: redis.password, protocol: 2 });
-    receiver = await startReceiver();
+    receiver = await startCountingReceiver({ recordLatency: true });
     const target = testQueueTarget(redis, { namespace: 'bench', signingKey: SIGNING_KEY });
     const stream = queueKeys(KEY_PREFIX).stream;
     console.log(
@@ -253,7 +212,7 @@ async function main(): Promise<void> {
       pipeline.xadd(stream, '*', MESSAGE_FIELD, encodeMessage(message));
     }
     await pipeline.exec();
-    receiver.received = 0;
+    receiver.reset();
     gateway = await startGateway(target, true);
     await waitFor('the backlog to drain', async () => (receiver!.received >= BACKLOG ? true : undefined), {
       timeoutMs: 300_000,
@@ -271,8 +230,7 @@ async function main(): Promise<void> {
       async () => ((await inspect!.xlen(stream)) === 0 ? true : undefined),
       { timeoutMs: 60_000 },
     );
-    receiver.received = 0;
-    receiver.latenciesMs.length = 0;
+    receiver.reset();
     const before = await commandCalls(inspect);
     const offered = await offerAtFixedRate(
       `${gateway.baseUrl}/queue/bench/db/v2/publish/${receiver.url}`,

@@ -5,7 +5,7 @@ import type { CouchInstance } from '../../api/couch-instance.js';
 import { errorMessage } from '../../observability/logger.js';
 import { countDatabases } from '../envelope/database-count.js';
 import type { DatabaseCreateTurns, EndTurn } from '../envelope/database-create-turns.js';
-import type { FreeEnvelopeGuard } from '../envelope/free-envelope-guard.js';
+import type { FreeEnvelopeGuard, GuardedRequest } from '../envelope/free-envelope-guard.js';
 import { classifyRequest, isBulkDocs, isDeletionOnlyBulkDocs } from '../envelope/request-class.js';
 import type { InstanceCounts, RequestMeter } from '../envelope/request-meter.js';
 import {
@@ -111,14 +111,7 @@ class InstanceRequest implements UpstreamErrorListener {
     // Before the wake and the activity: a refused request neither wakes an instance nor keeps it awake.
     const { envelope } = this.options;
     if (envelope !== undefined) {
-      const refusal = envelope.refusal({
-        instance,
-        key: this.target.key,
-        ref: this.target.instance,
-        method: this.req.method,
-        upstreamPath: this.target.upstreamPath,
-        heldForWake: origin === undefined,
-      });
+      const refusal = envelope.refusal(this.guardedRequest(instance, origin));
       if (refusal !== undefined) {
         if (refusal instanceof StorageLimitError && isBulkDocs(this.req.method, this.target.upstreamPath))
           void this.admitIfOnlyDeletes(refusal);
@@ -151,20 +144,25 @@ class InstanceRequest implements UpstreamErrorListener {
     }
     const instance = this.instance!;
     const origin = this.options.awaitReady.readyOrigin(this.target.key);
-    const rateRefusal = this.options.envelope?.rateRefusal({
-      instance,
-      key: this.target.key,
-      ref: this.target.instance,
-      method: this.req.method,
-      upstreamPath: this.target.upstreamPath,
-      heldForWake: origin === undefined,
-    });
+    const rateRefusal = this.options.envelope?.rateRefusal(this.guardedRequest(instance, origin));
     if (rateRefusal !== undefined) {
       this.fail(rateRefusal);
       return;
     }
     this.body = body;
     this.proceed(instance, origin);
+  }
+
+  /** This request as the free envelope judges it; no ready origin means it waits for a wake. */
+  private guardedRequest(instance: CouchInstance, origin: string | undefined): GuardedRequest {
+    return {
+      instance,
+      key: this.target.key,
+      ref: this.target.instance,
+      method: this.req.method,
+      upstreamPath: this.target.upstreamPath,
+      heldForWake: origin === undefined,
+    };
   }
 
   /** Past the envelope: count, wake if needed, record the activity, forward or hold. */

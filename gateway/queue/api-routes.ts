@@ -11,6 +11,7 @@ import {
   retryDeadLetters,
 } from './dlq-api.js';
 import { listEvents } from './events-api.js';
+import { flowControlRoutes } from './flow-control/flow-control-routes.js';
 import type { QueueKeys } from './keys.js';
 import { cancelMessage, cancelMessages, getMessage } from './messages-api.js';
 import { createPublishReader, publishRoutes } from './publish-api.js';
@@ -22,7 +23,6 @@ import { ScheduleStore } from './schedules/schedule-store.js';
 import type { RotationRequestWriter } from './signing-key-rotation.js';
 import { signingKeyRoutes } from './signing-keys-routes.js';
 import type { AddressPolicy } from './ssrf/address-policy.js';
-import { unsupportedRoutes } from './unsupported-routes.js';
 import { urlGroupRoutes } from './url-groups/url-group-routes.js';
 import { UrlGroupStore } from './url-groups/url-group-store.js';
 
@@ -55,7 +55,7 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
     { path: 'events', methods: { GET: listEvents } },
     { path: 'logs', methods: { GET: listEvents } },
     ...signingKeyRoutes({ registry, write: options.rotationWriter }),
-    ...urlGroupRoutes({ storeOf: groupsOf, policy }),
+    ...urlGroupRoutes({ storeOf: groupsOf, policy, config }),
     ...scheduleRoutes({
       schedulesOf: (target) => new ScheduleStore(connections.get(target), keys),
       groupsOf,
@@ -67,6 +67,6 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
       readPublish: createPublishReader({ config, policy, groupsOf }),
       config,
     }),
-    ...unsupportedRoutes(),
+    ...flowControlRoutes(),
   ];
 }

@@ -86,6 +86,10 @@ export function parseBatchRequest(
           throw new InvalidRequestError(
             'Upstash-Delay and Upstash-Not-Before are not supported with a queue yet',
           );
+        if (request.flowControl !== undefined)
+          throw new InvalidRequestError(
+            "Upstash-Flow-Control-Key is not supported with a queue: its messages wait for the queue's slots",
+          );
         request.queueName = queueName;
       }
       return urlGroup ? { request, urlGroup } : { request };

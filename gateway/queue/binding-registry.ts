@@ -37,6 +37,12 @@ export interface QueueLimits {
   maxQueues?: number;
   /** The largest parallelism of a queue (spec.limits.maxQueueParallelism); absent: SETTEE_QUEUE_MAX_QUEUE_PARALLELISM. */
   maxQueueParallelism?: number;
+  /** The most schedules (spec.limits.maxSchedules); absent: SETTEE_QUEUE_MAX_SCHEDULES. */
+  maxSchedules?: number;
+  /** The most URL groups (spec.limits.maxUrlGroups); absent: SETTEE_QUEUE_MAX_URL_GROUPS. */
+  maxUrlGroups?: number;
+  /** The most endpoints of one URL group (spec.limits.maxUrlGroupEndpoints); absent: SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS. */
+  maxUrlGroupEndpoints?: number;
 }
 
 export interface DatabaseConnection {

@@ -35,6 +35,25 @@ export class ConsumerLiveness {
     await this.redis.zadd(this.keys.consumerHeartbeats, 0, consumer);
   }
 
+  /** How many consumers (gateway replicas) hold a live lease, by the Redis server's clock. */
+  async liveConsumers(leaseMs: number): Promise<number> {
+    const [seconds, micros] = await this.redis.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    return this.redis.zcount(this.keys.consumerHeartbeats, now - leaseMs, '+inf');
+  }
+
+  /** Deliveries in flight across the replicas: the group's entries handed out and not yet acknowledged. */
+  async deliveriesInFlight(): Promise<number> {
+    try {
+      const summary = (await this.redis.xpending(this.keys.stream, DELIVERY_GROUP)) as [number, ...unknown[]];
+      return Number(summary[0]);
+    } catch (err) {
+      // No stream or group yet: nothing was ever delivered.
+      if (err instanceof Error && err.message.startsWith('NOGROUP')) return 0;
+      throw err;
+    }
+  }
+
   /**
    * Claims up to `count` pending entries of one dead consumer for `claimer`; undefined when no dead
    * consumer holds anything. Call again while it returns entries.

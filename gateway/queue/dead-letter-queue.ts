@@ -39,6 +39,7 @@ export function filterableLetter(letter: DeadLetter) {
     endpointName: letter.endpointName,
     scheduleId: letter.scheduleId,
     queueName: letter.queueName,
+    flowControlKey: letter.flowControl?.key,
     time: letter.failedAt,
     messageId: letter.messageId,
     dlqId: letter.dlqId,

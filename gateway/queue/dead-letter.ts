@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { FlowControl } from './flow-control/flow-control.js';
 import type { CallbackRequest, QueueMessage } from './message.js';
 import type { RedactFields } from './redact-fields.js';
 
@@ -34,6 +35,8 @@ export interface DeadLetter {
   scheduleId?: string;
   /** The queue it was enqueued in. */
   queueName?: string;
+  /** Its Upstash-Flow-Control-Key and limits, for the DLQ's answers and filters. */
+  flowControl?: FlowControl;
   redact?: RedactFields;
   retried: number;
   createdAt: number;
@@ -93,6 +96,7 @@ export function buildDeadLetter(input: {
   if (message.endpointName !== undefined) letter.endpointName = message.endpointName;
   if (message.scheduleId !== undefined) letter.scheduleId = message.scheduleId;
   if (message.queueName !== undefined) letter.queueName = message.queueName;
+  if (message.flowControl !== undefined) letter.flowControl = message.flowControl;
   if (message.redact !== undefined) letter.redact = message.redact;
   if (input.lastStatus !== undefined) letter.lastStatus = input.lastStatus;
   if (input.lastError !== undefined) letter.lastError = input.lastError;

@@ -8,6 +8,7 @@ import { DeadLetterQueue, type DeadLetterLimits } from './dead-letter-queue.js';
 import { EventLog } from './event-log.js';
 import { eventCapOf } from './message-event.js';
 import type { Deliverer } from './http-delivery.js';
+import { FlowControlStore } from './flow-control/flow-control-store.js';
 import { queueKeys } from './keys.js';
 import { isNoGroup, MessageStore, type StreamEntry } from './message-store.js';
 import { processEntry, type ProcessEntryContext } from './process-entry.js';
@@ -43,8 +44,8 @@ export interface DeliveryWorkerOptions {
  * Delivers one binding's messages from this gateway replica. Reads new entries as the consumer
  * `config.consumerName` of the group every replica shares, so each message goes to one of them;
  * keeps at most `workerConcurrency` deliveries in flight; renews its consumer's lease every fifth
- * of `consumerLeaseMs`; moves due delayed messages and retries onto the stream at least every
- * 250 ms; and every `pollIntervalMs` takes over the entries of consumers whose lease ran out
+ * of `consumerLeaseMs`; moves due delayed messages and retries onto the stream, and lets the
+ * flow-control keys start what their rate windows allow, at least every 250 ms; and every `pollIntervalMs` takes over the entries of consumers whose lease ran out
  * (their replica died), and reclaims entries that any consumer (one without a lease, or stuck)
  * has held for longer than `reclaimIdleMs` (XAUTOCLAIM). At-least-once: an entry is acknowledged
  * only after its outcome is stored.
@@ -58,6 +59,7 @@ export class DeliveryWorker {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly deadLetterQueue: DeadLetterQueue;
   private readonly queues: QueueStore;
+  private readonly flowControls: FlowControlStore;
   private readonly blocking: Redis;
   private readonly logger: Logger;
   private running = false;
@@ -86,6 +88,7 @@ export class DeliveryWorker {
     this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
     this.deadLetterQueue = new DeadLetterQueue(options.redis, queueKeys(options.config.keyPrefix));
     this.queues = new QueueStore(options.redis, queueKeys(options.config.keyPrefix));
+    this.flowControls = new FlowControlStore(options.redis, queueKeys(options.config.keyPrefix));
     this.blocking = createDatabaseClient(options.target, {
       blocking: true,
       blockMs: options.config.blockMs,
@@ -278,12 +281,29 @@ export class DeliveryWorker {
   private async promoteDue(): Promise<void> {
     const mover = { name: this.options.config.consumerName, leaseMs: MOVER_LEASE_MS };
     try {
-      while (
-        (await this.store.promoteDueMessages(Date.now(), PROMOTE_BATCH, mover)) === PROMOTE_BATCH &&
-        this.running
-      );
+      let moved: number | 'not-mover';
+      do moved = await this.store.promoteDueMessages(Date.now(), PROMOTE_BATCH, mover);
+      while (moved === PROMOTE_BATCH && this.running);
+      if (moved !== 'not-mover') await this.tickFlowControls();
     } catch (err) {
       this.logger.warn('moving due messages failed', { error: (err as Error).message });
+    }
+  }
+
+  /**
+   * The mover's pass over the flow-control keys: due delayed messages and retries join their key's
+   * waiting list, a rate window that ended lets the next messages start, tokens whose release never
+   * reached Redis are freed, and keys with nothing left are forgotten (tick-flow-control.ts).
+   */
+  private async tickFlowControls(): Promise<void> {
+    for (const key of await this.flowControls.names()) {
+      if (!this.running) return;
+      const { freed } = await this.flowControls.tick(key);
+      if (freed > 0)
+        this.logger.info('freed the tokens of finished flow-control messages', {
+          flowControlKey: key,
+          freed,
+        });
     }
   }
 

@@ -1,4 +1,5 @@
 import type { DeadLetter } from './dead-letter.js';
+import { flowControlFields } from './flow-control/flow-control.js';
 import { labelsOf } from './list-query.js';
 import {
   bodyFields,
@@ -30,6 +31,7 @@ export function buildDeadLetterAnswer(letter: DeadLetter): DeadLetterAnswer {
     createdAt: letter.createdAt,
     dlqId: letter.dlqId,
     ...originFields(letter),
+    ...flowControlFields(letter.flowControl),
     ...callbackFields(letter),
   };
   if (letter.retryDelay !== undefined) answer.retryDelayExpression = letter.retryDelay;

@@ -32,7 +32,7 @@ const DEFAULT_PAGE = 100;
 const MAX_PAGE = 1_000;
 
 const LIST_SPEC: ListQuerySpec = {
-  filters: ['dlqId', ...MESSAGE_FILTERS, 'queueName', 'responseStatus'],
+  filters: ['dlqId', ...MESSAGE_FILTERS, 'responseStatus'],
   maxCount: MAX_PAGE,
   cursor: true,
 };

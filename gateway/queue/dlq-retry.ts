@@ -32,6 +32,8 @@ export function parseRetryOverrides(
   for (const name of NOT_ON_RETRY)
     if (headers[name] !== undefined) throw new InvalidRequestError(`${name} does not apply to a DLQ retry`);
   const parsed = parsePublishHeaders(headers, limits, now);
+  if (parsed.flowControl !== undefined)
+    throw new InvalidRequestError('Upstash-Flow-Control-Key does not apply to a DLQ retry');
   const has = (name: string) => headers[name] !== undefined;
   const overrides: RetryOverrides = {};
   if (has('upstash-method')) overrides.method = parsed.method;

@@ -32,6 +32,21 @@ export interface QueueKeys {
    * they leave `queueWaiting` until delivered, dead-lettered or cancelled (a retry keeps its slot).
    */
   queueActive(queue: string): string;
+  /**
+   * Hash of the flow-control keys (Upstash-Flow-Control-Key): field = the key, value = its
+   * FlowControlRecord JSON (limits, pinned and paused flags, the current rate window).
+   */
+  readonly flowControls: string;
+  /** List of a flow-control key's messages waiting for a token or the rate window, oldest first (ids). */
+  flowControlWaiting(key: string): string;
+  /** Set of the ids of a flow-control key's messages being delivered: one parallelism token each. */
+  flowControlActive(key: string): string;
+  /**
+   * Sorted set of a flow-control key's messages waiting for a due time (delayed, or a retry):
+   * member = message id, score = due time (ms). Due ones join the waiting list, so they pass the
+   * key's limits again; the bodies are in `scheduledMessages`.
+   */
+  flowControlDue(key: string): string;
   /** Hash of the dead-letter queue: field = dlqId, value = the dead letter (JSON). */
   readonly deadLetters: string;
   /** Hash of URL groups (QStash's topics): field = group name, value = `{createdAt, updatedAt, endpoints}` JSON. */
@@ -106,5 +121,9 @@ export function queueKeys(prefix: string): QueueKeys {
     queues: `${prefix}queues`,
     queueWaiting: (queue: string) => `${prefix}queue-waiting:${queue}`,
     queueActive: (queue: string) => `${prefix}queue-active:${queue}`,
+    flowControls: `${prefix}flow-controls`,
+    flowControlWaiting: (key: string) => `${prefix}flow-control-waiting:${key}`,
+    flowControlActive: (key: string) => `${prefix}flow-control-active:${key}`,
+    flowControlDue: (key: string) => `${prefix}flow-control-due:${key}`,
   });
 }

@@ -33,6 +33,8 @@ export interface ListFilters {
   scheduleId?: string[];
   /** The queue a message was enqueued in. */
   queueName?: string[];
+  /** The message's Upstash-Flow-Control-Key. */
+  flowControlKey?: string[];
   /** Epoch ms, inclusive. */
   fromDate?: number;
   /** Epoch ms, inclusive. */
@@ -61,6 +63,8 @@ export const MESSAGE_FILTERS: readonly FilterName[] = [
   'topicName',
   'endpointName',
   'scheduleId',
+  'queueName',
+  'flowControlKey',
   'fromDate',
   'toDate',
 ];
@@ -85,6 +89,7 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
   endpointName: 'endpointName',
   scheduleId: 'scheduleId',
   queueName: 'queueName',
+  flowControlKey: 'flowControlKey',
   fromDate: 'fromDate',
   toDate: 'toDate',
   messageId: 'messageId',
@@ -97,7 +102,6 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
 
 /** QStash filters on things Settee does not have; asked for, they are refused rather than ignored. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  flowControlKey: 'flow control',
   callerIp: 'caller IPs recorded with messages',
   api: 'API integrations',
   workflowRunId: 'workflows',
@@ -179,6 +183,7 @@ export interface Filterable {
   endpointName?: string | undefined;
   scheduleId?: string | undefined;
   queueName?: string | undefined;
+  flowControlKey?: string | undefined;
   dlqId?: string;
   responseStatus?: number;
   state?: EventState;
@@ -203,6 +208,7 @@ export function matchesFilters(item: Filterable, filters: ListFilters): boolean 
   if (!oneOf(filters.state, item.state)) return false;
   if (!oneOf(filters.topicName, item.topicName) || !oneOf(filters.scheduleId, item.scheduleId)) return false;
   if (!oneOf(filters.queueName, item.queueName)) return false;
+  if (!oneOf(filters.flowControlKey, item.flowControlKey)) return false;
   if (!oneOf(filters.endpointName, item.endpointName)) return false;
   if (filters.label !== undefined && !item.labels.some((l) => filters.label!.includes(l))) return false;
   if (filters.host !== undefined || filters.path !== undefined) {

@@ -1,3 +1,4 @@
+import { flowControlFields } from './flow-control/flow-control.js';
 import { labelsOf } from './list-query.js';
 import type { PendingMessage } from './pending-messages.js';
 import { redacted, redactHeaderLists, type RedactFields } from './redact-fields.js';
@@ -23,6 +24,11 @@ export interface MessageAnswer {
   endpointName?: string;
   scheduleId?: string;
   queueName?: string;
+  /** Upstash-Flow-Control-Key and its limits (period in seconds). */
+  flowControlKey?: string;
+  parallelism?: number;
+  rate?: number;
+  period?: number;
   /** Upstash-Callback's and Upstash-Failure-Callback's URLs. */
   callback?: string;
   failureCallback?: string;
@@ -91,6 +97,7 @@ export function buildMessageAnswer(pending: PendingMessage): MessageAnswer {
     maxRetries: message.retries,
     createdAt: message.createdAt,
     ...originFields(message),
+    ...flowControlFields(message.flowControl),
     ...callbackFields(message),
   };
   if (message.retryDelay !== undefined) answer.retryDelayExpression = message.retryDelay;

@@ -35,6 +35,7 @@ export interface MessageEvent {
   scheduleId?: string;
   /** The queue it was enqueued on (/v2/enqueue). */
   queueName?: string;
+  flowControlKey?: string;
   label?: string;
   labels?: string[];
   /** Why the attempt failed (ERROR, FAILED). */
@@ -96,6 +97,7 @@ function membersOf(message: EventMessage): string {
   if (message.endpointName !== undefined) fields.endpointName = message.endpointName;
   if (message.scheduleId !== undefined) fields.scheduleId = message.scheduleId;
   if (message.queueName !== undefined) fields.queueName = message.queueName;
+  if (message.flowControl !== undefined) fields.flowControlKey = message.flowControl.key;
   if (message.label !== undefined) {
     fields.label = message.label;
     fields.labels = labelsOf(message.label);

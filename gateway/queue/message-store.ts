@@ -4,6 +4,7 @@ import { DeadLetterQueue, type DeadLetterLimits } from './dead-letter-queue.js';
 import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from './keys.js';
 import type { QueueMessage } from './message.js';
 import { encodeMessage } from './message-codec.js';
+import { FlowControlStore } from './flow-control/flow-control-store.js';
 import { completeDelivery } from './scripts/complete-delivery.js';
 import { deadLetter } from './scripts/dead-letter.js';
 import { eventJson, type EventDetails } from './message-event.js';
@@ -248,7 +249,14 @@ export class MessageStore {
     const now = failure?.now ?? Date.now();
     const result = await scheduleRetry.run(
       this.redis,
-      [k.stream, k.schedule, k.scheduledMessages, k.streamIndex, k.events],
+      [
+        k.stream,
+        // A flow-control message's retry waits in its key's due set, to pass the key's limits again.
+        message.flowControl === undefined ? k.schedule : k.flowControlDue(message.flowControl.key),
+        k.scheduledMessages,
+        k.streamIndex,
+        k.events,
+      ],
       [
         DELIVERY_GROUP,
         input.entryId,
@@ -315,6 +323,11 @@ export class MessageStore {
       [k.queues, k.queueWaiting(queue), k.queueActive(queue), k.scheduledMessages, k.stream, k.streamIndex],
       [MESSAGE_FIELD, queue, messageId],
     );
+  }
+
+  /** An attempt of a flow-control key's message ended: its token goes back (flow-control-store.ts). */
+  async releaseFlowControlToken(key: string, messageId: string): Promise<void> {
+    await new FlowControlStore(this.redis, this.keys).release(key, messageId);
   }
 
   /**

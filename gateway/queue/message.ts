@@ -1,3 +1,4 @@
+import type { FlowControl } from './flow-control/flow-control.js';
 import { randomBase64Url } from './random-pool.js';
 import type { RedactFields } from './redact-fields.js';
 
@@ -34,6 +35,11 @@ export interface QueueMessage {
   endpointName?: string;
   /** The queue (`/v2/enqueue/{queue}`) it waits in for a slot, and whose slot it holds once started. */
   queueName?: string;
+  /**
+   * Upstash-Flow-Control-Key and -Value: it waits for its key's token and rate window before each
+   * attempt (flow-control/).
+   */
+  flowControl?: FlowControl;
   /** The schedule whose tick created it; delivered as Upstash-Schedule-Id. */
   scheduleId?: string;
   /** Upstash-Callback: every answer of the destination is published to it (callback-message.ts). */

@@ -78,7 +78,7 @@ const MAX_CANCEL_BODY_BYTES = 4 * 1024 * 1024;
  */
 export const cancelMessages: ApiHandler = async (request) => {
   const query = parseListQuery(request.query, {
-    filters: [...MESSAGE_FILTERS, 'queueName'],
+    filters: MESSAGE_FILTERS,
     maxCount: 1_000_000,
     cursor: true,
   });
@@ -110,6 +110,7 @@ export const cancelMessages: ApiHandler = async (request) => {
             endpointName: m.endpointName,
             scheduleId: m.scheduleId,
             queueName: m.queueName,
+            flowControlKey: m.flowControl?.key,
           },
           filters,
         ),

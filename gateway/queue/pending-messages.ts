@@ -60,7 +60,12 @@ export class PendingMessages {
   async find(id: string): Promise<PendingMessage | undefined> {
     const scheduled = decodedOrUndefined(await this.buffers.hgetBuffer(this.keys.scheduledMessages, id));
     if (scheduled) {
-      const score = await this.redis.zscore(this.keys.schedule, id);
+      // A flow-control message waits for its due time in its key's own set.
+      const schedule =
+        scheduled.flowControl === undefined
+          ? this.keys.schedule
+          : this.keys.flowControlDue(scheduled.flowControl.key);
+      const score = await this.redis.zscore(schedule, id);
       return { message: scheduled, state: 'scheduled', ...(score !== null && { dueAt: Number(score) }) };
     }
     const entryId = await this.redis.hget(this.keys.streamIndex, id);

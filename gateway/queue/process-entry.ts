@@ -102,6 +102,9 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
   // A queue's message holds its slot through its retries; any other outcome frees it.
   if (message.queueName !== undefined && outcome !== 'retry-scheduled')
     await ctx.store.releaseQueueSlot(message.queueName, message.id);
+  // A flow-control token is held by one attempt only: a retry passes the key's limits again.
+  if (message.flowControl !== undefined)
+    await ctx.store.releaseFlowControlToken(message.flowControl.key, message.id);
   return outcome;
 }
 

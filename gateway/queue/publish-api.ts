@@ -11,16 +11,24 @@ import { sendJson } from './json-response.js';
 import type { QueueKeys } from './keys.js';
 import { createMessage, type MessageRequest } from './message.js';
 import { eventCapOf } from './message-event.js';
+import { FlowControlStore } from './flow-control/flow-control-store.js';
 import { MessageStore, type EnqueueAnswer } from './message-store.js';
 import { parsePublishExtras } from './publish-extras.js';
 import { parsePublishHeaders } from './publish-headers.js';
-import { queueQuotaOf } from './queues/queue.js';
 import { QueueStore } from './queues/queue-store.js';
+import { quotasOf } from './quotas.js';
 import { readBody } from './read-body.js';
 import type { AddressPolicy } from './ssrf/address-policy.js';
 import { answersOf, messagesOf, planBatchItem, planPublish, type PublishPlan } from './url-groups/fan-out.js';
 import { isUrlGroupName } from './url-groups/url-group.js';
 import type { UrlGroupStore } from './url-groups/url-group-store.js';
+
+/** Which script stores a message: its queue's, its flow-control key's, or the plain publish one. */
+function storeGroupOf(message: { queueName?: string; flowControl?: { key: string } }): string {
+  if (message.queueName !== undefined) return `queue:${message.queueName}`;
+  if (message.flowControl !== undefined) return `flow-control:${message.flowControl.key}`;
+  return '';
+}
 
 export type PublishReader = (input: {
   req: http.IncomingMessage;
@@ -74,8 +82,9 @@ export function publishRoutes(options: {
   const readPublish = createPublishReader({ config, policy, groupsOf });
 
   /**
-   * Stores the messages and answers for each in order: those of no queue in one script, those of
-   * each queue (batch items with `queue`) in that queue's script, which creates it when missing.
+   * Stores the messages and answers for each in order: those of no queue and no flow-control key
+   * in one script, those of each queue (batch items with `queue`) in that queue's script, which
+   * creates it when missing, and those of each flow-control key in that key's script.
    */
   const store = async (
     target: QueueTarget,
@@ -85,22 +94,27 @@ export function publishRoutes(options: {
     const redis = connections.get(target);
     const eventCap = eventCapOf(config, target);
     const deduplicationWindowMs = target.limits.deduplicationWindowMs;
-    const byQueue = new Map<string | undefined, number[]>();
-    for (const [i, message] of messages.entries())
-      byQueue.set(message.queueName, [...(byQueue.get(message.queueName) ?? []), i]);
+    const groups = new Map<string, number[]>();
+    for (const [i, message] of messages.entries()) {
+      const group = storeGroupOf(message);
+      groups.set(group, [...(groups.get(group) ?? []), i]);
+    }
     const answers: EnqueueAnswer[] = new Array<EnqueueAnswer>(messages.length);
     try {
-      for (const [queueName, indexes] of byQueue) {
+      for (const indexes of groups.values()) {
         const group = indexes.map((i) => messages[i]!);
+        const { queueName, flowControl } = group[0]!;
         const stored =
-          queueName === undefined
-            ? await new MessageStore(redis, keys, eventCap).enqueue(group, Date.now(), {
+          queueName !== undefined
+            ? await new QueueStore(redis, keys, eventCap).enqueue(queueName, group, {
                 deduplicationWindowMs,
+                quota: quotasOf(target, config),
               })
-            : await new QueueStore(redis, keys, eventCap).enqueue(queueName, group, {
-                deduplicationWindowMs,
-                quota: queueQuotaOf(target, config),
-              });
+            : flowControl !== undefined
+              ? await new FlowControlStore(redis, keys, eventCap).enqueue(group, { deduplicationWindowMs })
+              : await new MessageStore(redis, keys, eventCap).enqueue(group, Date.now(), {
+                  deduplicationWindowMs,
+                });
         for (const [j, i] of indexes.entries()) answers[i] = stored[j]!;
       }
       return answers;

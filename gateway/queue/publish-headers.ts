@@ -1,6 +1,7 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { formatQStashDuration, parseQStashDuration as parseDurationText } from '../../api/qstash-duration.js';
 import { InvalidRequestError } from './errors.js';
+import { parseFlowControlHeaders } from './flow-control/flow-control.js';
 import type { MessageRequest } from './message.js';
 import { parseRedactFields } from './redact-fields.js';
 import { InvalidRetryDelayError, parseRetryDelayExpression } from './retry-delay-expression.js';
@@ -15,7 +16,15 @@ export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
 
 export type PublishOptions = Pick<
   MessageRequest,
-  'method' | 'headers' | 'retries' | 'retryDelay' | 'timeoutMs' | 'notBefore' | 'label' | 'redact'
+  | 'method'
+  | 'headers'
+  | 'retries'
+  | 'retryDelay'
+  | 'timeoutMs'
+  | 'notBefore'
+  | 'label'
+  | 'redact'
+  | 'flowControl'
 >;
 
 export interface PublishLimits {
@@ -48,7 +57,6 @@ const NOT_FORWARDABLE = new Set([
 
 /** QStash features this queue does not have; a publish that asks for one gets a 400. */
 const UNSUPPORTED = new Map([
-  ['upstash-flow-control-key', 'flow control (Upstash-Flow-Control-Key) is not supported'],
   [
     'upstash-queue-name',
     'Upstash-Queue-Name belongs on POST /v2/schedules/{destination}; enqueue with POST /v2/enqueue/{queue}/{destination}',
@@ -236,6 +244,11 @@ export function parsePublishHeaders(
   if (label !== undefined) options.label = label;
   const redact = parseRedactFields(single(headers, 'upstash-redact-fields'));
   if (redact !== undefined) options.redact = redact;
+  const flowControl = parseFlowControlHeaders(
+    single(headers, 'upstash-flow-control-key'),
+    single(headers, 'upstash-flow-control-value'),
+  );
+  if (flowControl !== undefined) options.flowControl = flowControl;
   return options;
 }
 

@@ -63,6 +63,9 @@ export function buildQueueLimits(binding: QueueBinding): QueueLimits {
   if (limits?.maxDeadLetters !== undefined) result.maxDeadLetters = limits.maxDeadLetters;
   if (limits?.maxQueues !== undefined) result.maxQueues = limits.maxQueues;
   if (limits?.maxQueueParallelism !== undefined) result.maxQueueParallelism = limits.maxQueueParallelism;
+  if (limits?.maxSchedules !== undefined) result.maxSchedules = limits.maxSchedules;
+  if (limits?.maxUrlGroups !== undefined) result.maxUrlGroups = limits.maxUrlGroups;
+  if (limits?.maxUrlGroupEndpoints !== undefined) result.maxUrlGroupEndpoints = limits.maxUrlGroupEndpoints;
   return result;
 }
 

@@ -8,7 +8,7 @@ import { buildCouchDbIni, buildCouchDbIniFilesEnv } from './couchdb-ini.js';
 import { buildCouchDbVmArgs, epmdModeFor } from './couchdb-vm-args.js';
 import { loadEngineIdentity } from './engine-identity.js';
 import { CouchEngineUnavailableError } from './errors.js';
-import { launchUntilUp, LOOPBACK } from './launch.js';
+import { couchEngineHandle, launchUntilUp, LOOPBACK } from './launch.js';
 import type { CouchEngine, CouchEngineOptions } from './types.js';
 
 /** Names a real Apache CouchDB 3.x `bin/couchdb`; when set, it runs instead of the stand-in. */
@@ -45,7 +45,7 @@ export async function startApacheCouchDbEngine(
   };
 
   try {
-    const { process: proc, port } = await launchUntilUp({
+    const launched = await launchUntilUp({
       what: 'Apache CouchDB',
       port: options.port,
       host,
@@ -78,18 +78,14 @@ export async function startApacheCouchDbEngine(
         });
       },
     });
-    let stopped: Promise<void> | undefined;
-    return {
+    return couchEngineHandle({
       kind: 'apache-couchdb',
-      url: `http://${host}:${port}`,
       host,
-      port,
       uuid: identity.uuid,
-      pid: proc.pid,
-      exited: proc.exited,
-      output: () => proc.output(),
-      stop: (graceMs = STOP_GRACE_MS) => (stopped ??= proc.stop(graceMs).then(() => removeDir(runDir))),
-    };
+      launched,
+      defaultGraceMs: STOP_GRACE_MS,
+      afterStop: () => removeDir(runDir),
+    });
   } catch (err) {
     await removeDir(runDir);
     throw err;

@@ -1,5 +1,6 @@
 import { launchOnFreePort, type Launched } from '../launch.js';
 import type { ManagedProcess } from '../process.js';
+import type { CouchEngine, CouchEngineKind } from './types.js';
 
 export interface EngineLaunchOptions {
   /** For messages. */
@@ -36,4 +37,34 @@ async function isUp(host: string, port: number): Promise<true | undefined> {
   });
   await response.body?.cancel();
   return response.status === 200 ? true : undefined;
+}
+
+export interface EngineHandleOptions {
+  kind: CouchEngineKind;
+  host: string;
+  uuid: string;
+  launched: Launched;
+  /** The grace period when `stop()` is called without one (default: the process's own). */
+  defaultGraceMs?: number;
+  /** Runs once after the process has ended, e.g. to remove a run folder. */
+  afterStop?: () => Promise<void>;
+}
+
+/** The {@link CouchEngine} handle of a launched engine process, whatever the engine kind. */
+export function couchEngineHandle(options: EngineHandleOptions): CouchEngine {
+  const { process: proc, port } = options.launched;
+  let stopped: Promise<void> | undefined;
+  return {
+    kind: options.kind,
+    url: `http://${options.host}:${port}`,
+    host: options.host,
+    port,
+    uuid: options.uuid,
+    pid: proc.pid,
+    exited: proc.exited,
+    output: () => proc.output(),
+    // Memoised so that a second call waits for the same stop instead of signalling again.
+    stop: (graceMs = options.defaultGraceMs) =>
+      (stopped ??= proc.stop(graceMs).then(() => options.afterStop?.())),
+  };
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { startProcess } from '../process.js';
 import { loadEngineIdentity } from './engine-identity.js';
 import { requireFauxtonRelease } from './fauxton-release.js';
-import { launchUntilUp, LOOPBACK } from './launch.js';
+import { couchEngineHandle, launchUntilUp, LOOPBACK } from './launch.js';
 import { standInServerScript } from './stand-in-build.js';
 import { STAND_IN_CONFIG_ENV, type StandInConfig } from './stand-in-config.js';
 import type { CouchEngine, CouchEngineOptions } from './types.js';
@@ -28,7 +28,7 @@ export async function startPouchDbEngine(
   const script = await standInServerScript();
   const host = options.host ?? LOOPBACK;
 
-  const { process: proc, port } = await launchUntilUp({
+  const launched = await launchUntilUp({
     what: 'pouchdb-server stand-in',
     port: options.port,
     host,
@@ -52,16 +52,5 @@ export async function startPouchDbEngine(
     },
   });
 
-  let stopped: Promise<void> | undefined;
-  return {
-    kind: 'pouchdb-server',
-    url: `http://${host}:${port}`,
-    host,
-    port,
-    uuid: identity.uuid,
-    pid: proc.pid,
-    exited: proc.exited,
-    output: () => proc.output(),
-    stop: (graceMs) => (stopped ??= proc.stop(graceMs)),
-  };
+  return couchEngineHandle({ kind: 'pouchdb-server', host, uuid: identity.uuid, launched });
 }

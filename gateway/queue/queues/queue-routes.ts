@@ -2,7 +2,6 @@ import { Ajv, type JSONSchemaType } from 'ajv';
 import type { ApiHandler } from '../api-request.js';
 import type { ApiRoute } from '../api-router.js';
 import type { QueueTarget } from '../binding-registry.js';
-import type { QueueConfig } from '../config.js';
 import { InvalidRequestError, QuotaExceededError, ResourceNotFoundError } from '../errors.js';
 import { sendJson } from '../json-response.js';
 import { createMessage } from '../message.js';
@@ -10,7 +9,8 @@ import type { PublishReader } from '../publish-api.js';
 import { readBody } from '../read-body.js';
 import { storeCall } from '../store-call.js';
 import { answersOf, messagesOf } from '../url-groups/fan-out.js';
-import { queueQuotaOf, toQStashQueue, validateQueueName } from './queue.js';
+import { quotasOf, type QuotaSettings } from '../quotas.js';
+import { toQStashQueue, validateQueueName } from './queue.js';
 import type { QueueStore } from './queue-store.js';
 
 const MAX_UPSERT_BODY_BYTES = 65_536;
@@ -61,7 +61,7 @@ function parseUpsertBody(raw: Buffer): UpsertBody {
 export function queueRoutes(options: {
   queuesOf: (target: QueueTarget) => QueueStore;
   readPublish: PublishReader;
-  config: Pick<QueueConfig, 'maxQueues' | 'maxQueueParallelism'>;
+  config: QuotaSettings;
 }): ApiRoute[] {
   const { queuesOf, readPublish, config } = options;
 
@@ -69,7 +69,7 @@ export function queueRoutes(options: {
     (paused: boolean): ApiHandler =>
     async ({ res, target, params }) => {
       const name = validateQueueName(params.name, 'queue name');
-      const quota = queueQuotaOf(target, config);
+      const quota = quotasOf(target, config);
       const exists = await storeCall(paused ? 'pause the queue' : 'resume the queue', () =>
         queuesOf(target).upsert(name, { paused, create: false }, quota),
       );
@@ -87,11 +87,15 @@ export function queueRoutes(options: {
       throw new InvalidRequestError(
         'Upstash-Delay and Upstash-Not-Before are not supported on /v2/enqueue yet: publish with /v2/publish to delay',
       );
+    if (requests.some((request) => request.flowControl !== undefined))
+      throw new InvalidRequestError(
+        "Upstash-Flow-Control-Key is not supported on /v2/enqueue: a queue's messages wait for its own slots; publish with /v2/publish for flow control",
+      );
     const messages = requests.map((request) => createMessage({ ...request, queueName: name }));
     const answers = await storeCall('store the message', () =>
       queuesOf(target).enqueue(name, messages, {
         deduplicationWindowMs: target.limits.deduplicationWindowMs,
-        quota: queueQuotaOf(target, config),
+        quota: quotasOf(target, config),
       }),
     );
     sendJson(res, answers.every((a) => a.deduplicated) ? 202 : 201, answersOf([plan], answers)[0]);
@@ -112,7 +116,7 @@ export function queueRoutes(options: {
         POST: async ({ req, res, target }) => {
           const body = parseUpsertBody(await readBody(req, MAX_UPSERT_BODY_BYTES));
           const name = validateQueueName(body.queueName);
-          const quota = queueQuotaOf(target, config);
+          const quota = quotasOf(target, config);
           const parallelism = body.parallelism ?? 1;
           if (parallelism > quota.maxParallelism)
             throw new QuotaExceededError(

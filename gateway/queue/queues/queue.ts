@@ -1,6 +1,5 @@
-import type { QueueTarget } from '../binding-registry.js';
-import type { QueueConfig } from '../config.js';
 import { InvalidRequestError } from '../errors.js';
+import type { BindingQuotas } from '../quotas.js';
 
 /** A queue as its hash field stores it (the name is the field). */
 export interface QueueRecord {
@@ -50,20 +49,5 @@ export function toQStashQueue(name: string, record: QueueRecord, lag: number): Q
   };
 }
 
-/** What bounds a binding's queues: QueueBinding spec.limits, else the gateway's settings. */
-export interface QueueQuota {
-  /** The most queues. */
-  maxQueues: number;
-  /** The largest parallelism of one queue. */
-  maxParallelism: number;
-}
-
-export function queueQuotaOf(
-  target: Pick<QueueTarget, 'limits'>,
-  config: Pick<QueueConfig, 'maxQueues' | 'maxQueueParallelism'>,
-): QueueQuota {
-  return {
-    maxQueues: target.limits.maxQueues ?? config.maxQueues,
-    maxParallelism: target.limits.maxQueueParallelism ?? config.maxQueueParallelism,
-  };
-}
+/** What bounds a binding's queues (quotas.ts). */
+export type QueueQuota = Pick<BindingQuotas, 'maxQueues' | 'maxParallelism'>;

@@ -8,6 +8,7 @@ import { sendJson } from '../json-response.js';
 import type { QueueMessage } from '../message.js';
 import { parsePublishExtras } from '../publish-extras.js';
 import { parsePublishHeaders, type HeaderBag } from '../publish-headers.js';
+import { quotasOf } from '../quotas.js';
 import { readBody } from '../read-body.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
 import { storeCall } from '../store-call.js';
@@ -77,6 +78,10 @@ export function scheduleRoutes(options: {
     const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
     // Parsed as of time 0, Upstash-Delay comes back as the delay itself: each tick adds it to its time.
     const { notBefore: delayMs, ...options } = parsePublishHeaders(messageHeaders, limits, 0);
+    // A tick's message goes onto the stream (or into its queue) as it fires; passing a
+    // flow-control key's limits is not built for schedules, so the header is refused, not ignored.
+    if (options.flowControl !== undefined)
+      throw new InvalidRequestError('Upstash-Flow-Control-Key is not supported on schedules yet');
     if (queueName !== undefined && delayMs !== undefined)
       throw new InvalidRequestError('Upstash-Delay is not supported on a schedule into a queue yet');
     // Callbacks go into the template, so every tick's message carries them. The deduplication
@@ -115,7 +120,11 @@ export function scheduleRoutes(options: {
         ? undefined
         : { key: `schedule:${deduplicationKey}`, windowMs: target.limits.deduplicationWindowMs };
     const saved = await storeCall('store the schedule', () =>
-      store.save(record, template, nextTick(cron, at), deduplication),
+      store.save(record, template, {
+        nextTick: nextTick(cron, at),
+        maxSchedules: quotasOf(target, config).maxSchedules,
+        deduplication,
+      }),
     );
     sendJson(res, 200, { scheduleId: saved.duplicateOf ?? scheduleId });
   };

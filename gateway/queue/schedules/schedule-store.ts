@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { QuotaExceededError } from '../errors.js';
 import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
 import { decodeMessage, encodeMessage } from '../message-codec.js';
@@ -40,14 +41,18 @@ export class ScheduleStore {
   /**
    * Stores the schedule (`nextTick` undefined stores it paused), unless `deduplication` names a
    * key an earlier create holds within its window: then nothing changes and `duplicateOf` is the
-   * earlier schedule's id.
+   * earlier schedule's id. A new schedule beyond `maxSchedules` is a QuotaExceededError.
    */
   async save(
     record: ScheduleRecord,
     template: QueueMessage,
-    nextTick: number | undefined,
-    deduplication?: { key: string; windowMs: number },
+    options: {
+      nextTick: number | undefined;
+      maxSchedules: number;
+      deduplication?: { key: string; windowMs: number } | undefined;
+    },
   ): Promise<{ created: boolean; duplicateOf?: string }> {
+    const { nextTick, deduplication } = options;
     const k = this.keys;
     const [created, duplicateOf] = (await saveSchedule.run(
       this.redis,
@@ -59,8 +64,13 @@ export class ScheduleStore {
         nextTick ?? '',
         deduplication?.key ?? '',
         deduplication?.windowMs ?? 0,
+        options.maxSchedules,
       ],
     )) as [number, string];
+    if (Number(created) === -1)
+      throw new QuotaExceededError(
+        `schedule limit reached: the binding has its most schedules (${options.maxSchedules}, QueueBinding spec.limits.maxSchedules); delete one first`,
+      );
     return duplicateOf ? { created: false, duplicateOf } : { created: Number(created) === 1 };
   }
 

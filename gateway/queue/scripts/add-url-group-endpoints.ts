@@ -10,7 +10,9 @@ import { LuaScript } from './lua-script.js';
  * ARGV[2]  now, epoch ms (createdAt of a new group, updatedAt of every change)
  * ARGV[3]  the endpoints to add, a JSON array of {url, name?}
  * ARGV[4]  the most endpoints a group may have
- * Returns the group's endpoint count, or -1 (nothing written) when it would exceed ARGV[4].
+ * ARGV[5]  the most groups the binding may have
+ * Returns the group's endpoint count, or (nothing written) -1 when it would exceed ARGV[4], -2
+ * when the group is new and the binding already has ARGV[5] groups.
  */
 export const addUrlGroupEndpoints = new LuaScript(
   'add-url-group-endpoints',
@@ -19,7 +21,13 @@ export const addUrlGroupEndpoints = new LuaScript(
 local stored = redis.call('HGET', KEYS[1], ARGV[1])
 local now = tonumber(ARGV[2])
 local group
-if stored then group = cjson.decode(stored) else group = { createdAt = now, endpoints = {} } end
+if stored then
+  group = cjson.decode(stored)
+elseif redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[5]) then
+  return -2
+else
+  group = { createdAt = now, endpoints = {} }
+end
 for _, added in ipairs(cjson.decode(ARGV[3])) do
   local replaced = false
   for i, existing in ipairs(group.endpoints) do

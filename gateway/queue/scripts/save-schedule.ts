@@ -7,7 +7,8 @@ import { SERVER_NOW_LUA } from './server-now.js';
  * unless its creation is deduplicated: a create with a deduplication key (Upstash-Deduplication-Id
  * or the content hash) that an earlier create holds within the window changes nothing and answers
  * the earlier schedule's id (checked and recorded in this same step, so concurrent duplicates on
- * any replica create one schedule).
+ * any replica create one schedule). A new schedule is refused while the binding has its most
+ * schedules, before its deduplication key is recorded (a refused create holds no key).
  *
  * KEYS[1]  the schedules hash (id -> record JSON)
  * KEYS[2]  the schedule messages hash (id -> encoded message template)
@@ -20,13 +21,20 @@ import { SERVER_NOW_LUA } from './server-now.js';
  * ARGV[4]  the next tick (ms), or "" for a paused schedule (not in the ticks set)
  * ARGV[5]  the deduplication key, or "" for none
  * ARGV[6]  the deduplication window, ms
+ * ARGV[7]  the most schedules the binding may have
  * Returns {1, ''} when the schedule is new, {0, ''} when it replaced one, {0, first id} when the
- * create was a duplicate and nothing changed.
+ * create was a duplicate and nothing changed, {-1, ''} (nothing changed) when it is new and the
+ * binding has ARGV[7] schedules already.
  */
 export const saveSchedule = new LuaScript(
   'save-schedule',
   5,
   `${DEDUPLICATE_LUA}${SERVER_NOW_LUA}
+local held = ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[5]) == 1
+if not held and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0
+  and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[7]) then
+  return {-1, ''}
+end
 if ARGV[5] ~= '' then
   local first = deduplicate(KEYS[4], KEYS[5], ARGV[5], ARGV[1], server_now(), tonumber(ARGV[6]))
   if first then return {0, first} end

@@ -4,14 +4,12 @@ import type { QueueTarget } from '../binding-registry.js';
 import { validateDestination } from '../destination.js';
 import { DestinationRefusedError, InvalidRequestError, ResourceNotFoundError } from '../errors.js';
 import { sendJson } from '../json-response.js';
+import { quotasOf, type QuotaSettings } from '../quotas.js';
 import { readBody } from '../read-body.js';
 import { storeCall } from '../store-call.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
 import { MAX_ENDPOINT_NAME_LENGTH, validateUrlGroupName, type UrlGroupEndpoint } from './url-group.js';
-import { TooManyEndpointsError, type UrlGroupStore } from './url-group-store.js';
-
-/** The most endpoints one group holds: a publish to it stores this many messages at once. */
-export const MAX_URL_GROUP_ENDPOINTS = 1_000;
+import type { UrlGroupStore } from './url-group-store.js';
 const MAX_ENDPOINTS_BODY_BYTES = 1_048_576;
 
 interface EndpointsBody {
@@ -83,8 +81,9 @@ function toEndpoints(body: EndpointsBody, policy: AddressPolicy): UrlGroupEndpoi
 export function urlGroupRoutes(options: {
   storeOf: (target: QueueTarget) => UrlGroupStore;
   policy: AddressPolicy;
+  config: QuotaSettings;
 }): ApiRoute[] {
-  const { storeOf, policy } = options;
+  const { storeOf, policy, config } = options;
   return [
     {
       path: 'topics',
@@ -119,17 +118,13 @@ export function urlGroupRoutes(options: {
             parseEndpointsBody(await readBody(req, MAX_ENDPOINTS_BODY_BYTES)),
             policy,
           );
-          await storeCall('add the endpoints', async () => {
-            try {
-              return await storeOf(target).addEndpoints(name, endpoints, {
-                maxEndpoints: MAX_URL_GROUP_ENDPOINTS,
-              });
-            } catch (err) {
-              if (err instanceof TooManyEndpointsError)
-                throw new InvalidRequestError(`endpoints: ${err.message}`);
-              throw err;
-            }
-          });
+          const quotas = quotasOf(target, config);
+          await storeCall('add the endpoints', () =>
+            storeOf(target).addEndpoints(name, endpoints, {
+              maxEndpoints: quotas.maxUrlGroupEndpoints,
+              maxGroups: quotas.maxUrlGroups,
+            }),
+          );
           res.writeHead(200).end();
         },
         DELETE: async ({ req, res, target, params }) => {

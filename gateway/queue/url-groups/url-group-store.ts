@@ -1,13 +1,9 @@
 import type { Redis } from 'ioredis';
+import { QuotaExceededError } from '../errors.js';
 import type { QueueKeys } from '../keys.js';
 import { addUrlGroupEndpoints } from '../scripts/add-url-group-endpoints.js';
 import { removeUrlGroupEndpoints } from '../scripts/remove-url-group-endpoints.js';
 import type { UrlGroup, UrlGroupEndpoint } from './url-group.js';
-
-/** More endpoints than a group may hold; nothing was written. */
-export class TooManyEndpointsError extends Error {
-  readonly code = 'TOO_MANY_ENDPOINTS';
-}
 
 type StoredGroup = Omit<UrlGroup, 'name'>;
 
@@ -36,21 +32,30 @@ export class UrlGroupStore {
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Returns the group's endpoint count after the add. */
+  /**
+   * Returns the group's endpoint count after the add; over either quota nothing is written and
+   * QuotaExceededError says which.
+   */
   async addEndpoints(
     name: string,
     endpoints: readonly UrlGroupEndpoint[],
-    options: { maxEndpoints: number; now?: number },
+    options: { maxEndpoints: number; maxGroups: number; now?: number },
   ): Promise<number> {
     const count = Number(
       await addUrlGroupEndpoints.run(
         this.redis,
         [this.keys.urlGroups],
-        [name, options.now ?? Date.now(), JSON.stringify(endpoints), options.maxEndpoints],
+        [name, options.now ?? Date.now(), JSON.stringify(endpoints), options.maxEndpoints, options.maxGroups],
       ),
     );
-    if (count < 0)
-      throw new TooManyEndpointsError(`a url group holds at most ${options.maxEndpoints} endpoints`);
+    if (count === -1)
+      throw new QuotaExceededError(
+        `endpoint limit reached: a url group holds at most ${options.maxEndpoints} endpoints (QueueBinding spec.limits.maxUrlGroupEndpoints)`,
+      );
+    if (count === -2)
+      throw new QuotaExceededError(
+        `url group limit reached: the binding has its most url groups (${options.maxGroups}, QueueBinding spec.limits.maxUrlGroups); delete one first`,
+      );
     return count;
   }
 

@@ -10,6 +10,7 @@ import {
 } from '../../../api/free-envelope.js';
 import { compareQuantities, isQuantity } from '../../../api/quantity.js';
 import type { EnvReader } from '../../../observability/env-reader.js';
+import { DEFAULT_START_DEADLINE_MS } from './hibernation.js';
 
 /** The couch-instance controller's section of the operator's configuration. */
 export interface CouchInstanceConfig {
@@ -53,6 +54,14 @@ export interface CouchInstanceConfig {
    * never woken for it.
    */
   readonly usageMeasureIntervalMs: number;
+  /**
+   * SETTEE_START_DEADLINE (10m): how long an instance may be starting or waking without CouchDB
+   * answering (its pod unschedulable, its engine crash-looping) before its status and a Warning
+   * Event say StartDeadlineExceeded with the cause (start-deadline.ts). It stays up.
+   */
+  readonly startDeadlineMs: number;
+  /** SETTEE_START_DEADLINE as written, for messages. */
+  readonly startDeadline: string;
   /** SETTEE_USAGE_MEASURE_TIMEOUT (5s): deadline of each request of a measurement. */
   readonly usageMeasureTimeoutMs: number;
   /**
@@ -132,6 +141,8 @@ export function readCouchInstanceConfig(read: EnvReader): CouchInstanceConfig {
     replicationCheckTimeoutMs: read.durationMs('SETTEE_REPLICATION_CHECK_TIMEOUT', 2_000, { minMs: 1 }),
     usageMeasureIntervalMs: read.durationMs('SETTEE_USAGE_MEASURE_INTERVAL', 60_000, { minMs: 1_000 }),
     usageMeasureTimeoutMs: read.durationMs('SETTEE_USAGE_MEASURE_TIMEOUT', 5_000, { minMs: 1 }),
+    startDeadlineMs: read.durationMs('SETTEE_START_DEADLINE', DEFAULT_START_DEADLINE_MS, { minMs: 1_000 }),
+    startDeadline: read.string('SETTEE_START_DEADLINE', '10m'),
     usageMeterIntervalMs: read.durationMs('SETTEE_USAGE_METER_INTERVAL', 300_000, { minMs: 1_000 }),
   };
 }

@@ -19,6 +19,7 @@ import {
 } from './hibernation.js';
 import type { CouchInstanceMetrics } from './metrics.js';
 import { ReplicationActivity } from './replication-activity.js';
+import { startAttemptOf } from './start-deadline.js';
 
 /**
  * Informer caches hold the API server's JSON, where timestamps are strings, although client-node's
@@ -62,6 +63,8 @@ export class HibernationGate {
       metrics: CouchInstanceMetrics;
       replicationCheckTimeoutMs: number;
       backupRequestTimeoutMs: number;
+      /** SETTEE_START_DEADLINE: how long an instance may try to start (start-deadline.ts). */
+      startDeadlineMs: number;
       now: () => Date;
     },
   ) {
@@ -110,6 +113,11 @@ export class HibernationGate {
         previousConditions: instance.status?.conditions,
         now,
       }),
+      startAttempt: startAttemptOf({
+        conditions: instance.status?.conditions,
+        generation: instance.metadata.generation,
+      }),
+      startDeadlineMs: this.options.startDeadlineMs,
       previous: instance.status ?? {},
     };
     const decision = decideHibernation(input);

@@ -12,6 +12,12 @@
  * being scheduled, its claim bound, the engine starting) is never idle, and idleness counts from
  * its last transition to Ready at the earliest. Otherwise a start slower than idleAfter (a cold
  * node, a loaded machine) would hibernate an instance that nobody could ever have used.
+ *
+ * An instance that never becomes Ready (its pod unschedulable, its engine crash-looping) therefore
+ * never hibernates; it is not left silent either: once it has been trying to start for the start
+ * deadline (as a Deployment's progressDeadlineSeconds, 10 minutes by default) the decision says
+ * so, and the status and a Warning Event give the cause (start-deadline.ts). Scaling it to zero
+ * would hide the failure behind an ordinary hibernation and the next request would find it again.
  */
 
 export type HibernationReason =
@@ -52,6 +58,13 @@ export interface HibernationInput {
    * not. The idle clock starts here at the earliest.
    */
   readySince?: string | undefined;
+  /**
+   * The start attempt the status tells of (start-deadline.ts startAttemptOf): since when it has
+   * been trying to start (absent: it starts now), and whether the deadline was already reported.
+   */
+  startAttempt?: { since?: string | undefined; exceeded: boolean } | undefined;
+  /** How long an awake instance may try to start before its status says it failed (default 10 min). */
+  startDeadlineMs?: number | undefined;
   previous: { lastActivityTime?: string | undefined; hibernatedAt?: string | undefined };
 }
 
@@ -78,6 +91,9 @@ export function readySinceOf(options: {
   return new Date(since === undefined ? options.now : Math.min(since, options.now)).toISOString();
 }
 
+/** The default of HibernationInput.startDeadlineMs: a Deployment's progressDeadlineSeconds. */
+export const DEFAULT_START_DEADLINE_MS = 600_000;
+
 export interface HibernationDecision {
   replicas: 0 | 1;
   reason: HibernationReason;
@@ -89,6 +105,8 @@ export interface HibernationDecision {
   lastActivityTime?: string;
   /** Reconcile again after this long, to hibernate on time without polling. */
   recheckAfterMs?: number;
+  /** AwaitingReady only: it has been trying to start for longer than the start deadline. */
+  startDeadlineExceeded?: true;
 }
 
 /** Status is not rewritten for every Lease renewal: activity is recorded at this granularity. */
@@ -174,9 +192,7 @@ export function decideHibernation(input: HibernationInput): HibernationDecision 
   const recorded = optional('lastActivityTime', iso(recordedActivity(input, lastActivity)));
   if (input.keepAlive) return { replicas: 1, reason: 'KeepAlive', ...recorded };
   const readySince = at(input.readySince);
-  // The StatefulSet's readiness change reconciles again; the recheck is only a safety net.
-  if (readySince === undefined)
-    return { replicas: 1, reason: 'AwaitingReady', recheckAfterMs: input.idleAfterMs, ...recorded };
+  if (readySince === undefined) return decideNotReady(input, recorded);
   const idleForMs = input.now - Math.max(lastActivity ?? readySince, readySince);
   if (idleForMs >= input.idleAfterMs) {
     return {
@@ -196,6 +212,29 @@ export function decideHibernation(input: HibernationInput): HibernationDecision 
     recheckAfterMs: input.idleAfterMs - idleForMs,
     ...recorded,
   };
+}
+
+/**
+ * An awake instance that does not answer stays up: the idle clock has not started. Past the start
+ * deadline the decision says so, for the status; the recheck wakes the reconciler at the deadline.
+ */
+function decideNotReady(
+  input: HibernationInput,
+  recorded: Partial<Record<'lastActivityTime', string>>,
+): HibernationDecision {
+  const deadlineMs = input.startDeadlineMs ?? DEFAULT_START_DEADLINE_MS;
+  const since = plausible(parseTime(input.startAttempt?.since), input.now) ?? input.now;
+  const deadlineLeftMs = deadlineMs - (input.now - since);
+  if (input.startAttempt?.exceeded || deadlineLeftMs <= 0)
+    // The StatefulSet's readiness change reconciles at once; this recheck is only a safety net.
+    return {
+      replicas: 1,
+      reason: 'AwaitingReady',
+      startDeadlineExceeded: true,
+      recheckAfterMs: input.idleAfterMs,
+      ...recorded,
+    };
+  return { replicas: 1, reason: 'AwaitingReady', recheckAfterMs: deadlineLeftMs, ...recorded };
 }
 
 function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {

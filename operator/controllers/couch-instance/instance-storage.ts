@@ -1,32 +1,4 @@
-import got, { HTTPError, ParseError, TimeoutError } from 'got';
-
-export type StorageQueryErrorCode = 'Unauthorized' | 'HttpError' | 'Timeout' | 'Unreachable' | 'BadResponse';
-
-/** The instance could not say how much it holds. Carries no credentials. */
-export class StorageQueryError extends Error {
-  constructor(
-    readonly code: StorageQueryErrorCode,
-    message: string,
-    options?: { cause?: unknown; status?: number },
-  ) {
-    super(message, options);
-    this.status = options?.status;
-    this.name = 'StorageQueryError';
-  }
-
-  /** The HTTP status the instance answered, when it answered one. */
-  readonly status: number | undefined;
-}
-
-export interface StorageQuery {
-  /** The instance's CouchDB, `http://<pod ip>:<port>`: straight to the pod, so it is no activity. */
-  origin: string;
-  /** The server admin: only an admin may read every database's info. */
-  credentials: { username: string; password: string };
-  /** Deadline of each request. */
-  timeoutMs: number;
-  signal?: AbortSignal | undefined;
-}
+import { EngineQueryError, getEngineJson, type EngineQuery } from './engine-query.js';
 
 export interface InstanceStorage {
   /** Sum of every database's file size, CouchDB's own included: they live on the same volume. */
@@ -50,12 +22,12 @@ const CONCURRENCY = 4;
  * with; PouchDB-based servers say `disk_size`). One attempt, no retry: the caller keeps the last
  * measurement when this fails.
  */
-export async function measureInstanceStorage(query: StorageQuery): Promise<InstanceStorage> {
+export async function measureInstanceStorage(query: EngineQuery): Promise<InstanceStorage> {
   const all = await allDatabasesInfo(query);
   if (all !== undefined) return all;
-  const names = await getJson(query, '/_all_dbs');
+  const names = await getEngineJson(query, '/_all_dbs');
   if (!Array.isArray(names) || !names.every((name): name is string => typeof name === 'string'))
-    throw new StorageQueryError('BadResponse', `${query.origin}/_all_dbs: not a list of names`);
+    throw new EngineQueryError('BadResponse', `${query.origin}/_all_dbs: not a list of names`);
   let storageBytes = 0;
   for (let at = 0; at < names.length; at += CONCURRENCY) {
     const sizes = await Promise.all(
@@ -70,13 +42,13 @@ export async function measureInstanceStorage(query: StorageQuery): Promise<Insta
  * CouchDB 3.2 and later answer every database's info in one GET /_dbs_info; older releases and
  * PouchDB-based servers answer 404 (or 400), and then each database is asked on its own.
  */
-async function allDatabasesInfo(query: StorageQuery): Promise<InstanceStorage | undefined> {
+async function allDatabasesInfo(query: EngineQuery): Promise<InstanceStorage | undefined> {
   let rows: unknown;
   try {
-    rows = await getJson(query, '/_dbs_info');
+    rows = await getEngineJson(query, '/_dbs_info');
   } catch (err) {
     // Not there (404), or /_dbs_info taken for a database name by a server without it (400, 405).
-    if (err instanceof StorageQueryError && [400, 404, 405].includes(err.status ?? 0)) return undefined;
+    if (err instanceof EngineQueryError && [400, 404, 405].includes(err.status ?? 0)) return undefined;
     throw err;
   }
   if (!Array.isArray(rows)) return undefined;
@@ -90,48 +62,14 @@ async function allDatabasesInfo(query: StorageQuery): Promise<InstanceStorage | 
   return { storageBytes, databases };
 }
 
-async function fileSizeOf(query: StorageQuery, name: string): Promise<number> {
-  const info = (await getJson(query, `/${encodeURIComponent(name)}`)) as DatabaseInfo | null;
+async function fileSizeOf(query: EngineQuery, name: string): Promise<number> {
+  const info = (await getEngineJson(query, `/${encodeURIComponent(name)}`)) as DatabaseInfo | null;
   return fileSizeIn(query, name, info ?? undefined);
 }
 
-function fileSizeIn(query: StorageQuery, name: string, info: DatabaseInfo | undefined): number {
+function fileSizeIn(query: EngineQuery, name: string, info: DatabaseInfo | undefined): number {
   const size = info?.sizes?.file ?? info?.disk_size;
   if (typeof size !== 'number' || !Number.isFinite(size) || size < 0)
-    throw new StorageQueryError(
-      'BadResponse',
-      `${query.origin}/${name}: no file size in the database's info`,
-    );
+    throw new EngineQueryError('BadResponse', `${query.origin}/${name}: no file size in the database's info`);
   return size;
-}
-
-async function getJson(query: StorageQuery, path: string): Promise<unknown> {
-  const { username, password } = query.credentials;
-  try {
-    return await got(`${query.origin}${path}`, {
-      headers: {
-        accept: 'application/json',
-        authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`,
-      },
-      timeout: { request: query.timeoutMs },
-      retry: { limit: 0 },
-      signal: query.signal,
-    }).json();
-  } catch (err) {
-    throw queryError(`${query.origin}${path}`, err);
-  }
-}
-
-function queryError(where: string, err: unknown): StorageQueryError {
-  if (err instanceof HTTPError) {
-    const status = err.response.statusCode;
-    const code = status === 401 || status === 403 ? 'Unauthorized' : 'HttpError';
-    return new StorageQueryError(code, `${where} answered ${status}`, { cause: err, status });
-  }
-  if (err instanceof TimeoutError)
-    return new StorageQueryError('Timeout', `${where} did not answer in time`, { cause: err });
-  if (err instanceof ParseError)
-    return new StorageQueryError('BadResponse', `${where}: the answer is not JSON`, { cause: err });
-  const reason = err instanceof Error ? err.message : String(err);
-  return new StorageQueryError('Unreachable', `${where}: ${reason}`, { cause: err });
 }

@@ -36,6 +36,7 @@ import { AdminHashCache } from './admin-hash-cache.js';
 import type { CouchInstanceConfig } from './config.js';
 import { HibernationGate } from './hibernation-gate.js';
 import type { CouchInstanceMetrics } from './metrics.js';
+import { notReadyCauseOf } from './not-ready-cause.js';
 import { OwnedObjects } from './owned-objects.js';
 import type { BackupConfig } from '../couch-backup/config.js';
 import { RestoreFromBackup } from './restore-from-backup.js';
@@ -109,6 +110,7 @@ export class CouchInstanceReconciler implements Reconciler {
       metrics: options.metrics,
       replicationCheckTimeoutMs: options.config.replicationCheckTimeoutMs,
       backupRequestTimeoutMs: options.backups.requestTimeoutMs,
+      startDeadlineMs: options.config.startDeadlineMs,
       now: this.now,
     });
     this.usage = new UsageMeter({
@@ -260,6 +262,8 @@ export class CouchInstanceReconciler implements Reconciler {
       statefulSet: { replicas: statefulSet.status?.replicas ?? 0, readyReplicas },
       usage,
       unschedulable: unschedulableMessage(pod),
+      notReadyCause: notReadyCauseOf(pod),
+      startDeadline: config.startDeadline,
     };
     const now = this.now().getTime();
     const metered = accrueUsage({

@@ -4,7 +4,8 @@ import { podAddress } from '../../../api/pod-address.js';
 import { errorMessage } from '../../../observability/logger.js';
 import type { ObjectKey } from '../../../kube/controller-runtime/object-key.js';
 import type { CouchInstanceMetrics } from './metrics.js';
-import { countRunningReplications, type RunningReplicationsQuery } from './running-replications.js';
+import type { EngineQuery } from './engine-query.js';
+import { countRunningReplications } from './running-replications.js';
 
 export interface ReplicationCheck {
   key: ObjectKey;
@@ -49,7 +50,7 @@ export class ReplicationActivity {
       logger.debug('no pod address to ask about replication jobs');
       return undefined;
     }
-    const query: RunningReplicationsQuery = {
+    const query: EngineQuery = {
       origin: address.origin,
       credentials: check.credentials,
       timeoutMs: this.options.timeoutMs,

@@ -1,28 +1,4 @@
-import got, { HTTPError, ParseError, TimeoutError } from 'got';
-
-export type ReplicationQueryErrorCode =
-  'Unauthorized' | 'HttpError' | 'Timeout' | 'Unreachable' | 'BadResponse';
-
-/** The instance could not say whether replication jobs run. Carries no credentials. */
-export class ReplicationQueryError extends Error {
-  constructor(
-    readonly code: ReplicationQueryErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'ReplicationQueryError';
-  }
-}
-
-export interface RunningReplicationsQuery {
-  /** The instance's CouchDB, `http://<pod ip>:<port>`. */
-  origin: string;
-  /** The instance's server admin: /_scheduler/jobs is admin-only. */
-  credentials: { username: string; password: string };
-  timeoutMs: number;
-  signal?: AbortSignal | undefined;
-}
+import { EngineQueryError, getEngineJson, type EngineQuery } from './engine-query.js';
 
 /** GET /_scheduler/jobs as CouchDB 3.x answers it, as far as it is read here. */
 interface SchedulerJobs {
@@ -41,41 +17,9 @@ function isSchedulerJobs(body: unknown): body is SchedulerJobs {
  * a pending job, or one backing off after a crash, has `pid: null` and does not count. One attempt,
  * no retry: the caller decides what no answer means.
  */
-export async function countRunningReplications(query: RunningReplicationsQuery): Promise<number> {
-  const { username, password } = query.credentials;
-  let body: unknown;
-  try {
-    body = await got(new URL('/_scheduler/jobs', query.origin), {
-      headers: {
-        accept: 'application/json',
-        authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`,
-      },
-      timeout: { request: query.timeoutMs },
-      retry: { limit: 0 },
-      signal: query.signal,
-    }).json();
-  } catch (err) {
-    throw queryError(query.origin, err);
-  }
+export async function countRunningReplications(query: EngineQuery): Promise<number> {
+  const body = await getEngineJson(query, '/_scheduler/jobs');
   if (!isSchedulerJobs(body))
-    throw new ReplicationQueryError(
-      'BadResponse',
-      `${query.origin}/_scheduler/jobs: no jobs list in the answer`,
-    );
+    throw new EngineQueryError('BadResponse', `${query.origin}/_scheduler/jobs: no jobs list in the answer`);
   return body.jobs.filter((job) => typeof job.pid === 'string').length;
-}
-
-function queryError(origin: string, err: unknown): ReplicationQueryError {
-  const where = `${origin}/_scheduler/jobs`;
-  if (err instanceof HTTPError) {
-    const status = err.response.statusCode;
-    const code = status === 401 || status === 403 ? 'Unauthorized' : 'HttpError';
-    return new ReplicationQueryError(code, `${where} answered ${status}`, { cause: err });
-  }
-  if (err instanceof TimeoutError)
-    return new ReplicationQueryError('Timeout', `${where} did not answer in time`, { cause: err });
-  if (err instanceof ParseError)
-    return new ReplicationQueryError('BadResponse', `${where}: the answer is not JSON`, { cause: err });
-  const reason = err instanceof Error ? err.message : String(err);
-  return new ReplicationQueryError('Unreachable', `${where}: ${reason}`, { cause: err });
 }

@@ -10,6 +10,7 @@ import type { UsageReading } from './usage-meter.js';
 import type { RequestUsageFigures } from './request-usage.js';
 import { mergeConditions, type ConditionUpdate } from '../conditions.js';
 import type { HibernationDecision } from './hibernation.js';
+import { startDeadlineDegraded, startDeadlineMessage, startDeadlineProgressing } from './start-deadline.js';
 
 /** What the StatefulSet reports: `replicas` pods exist, `readyReplicas` of them answer /_up. */
 export interface ObservedStatefulSet {
@@ -50,6 +51,10 @@ export interface StatusInput {
   restore?: CouchInstanceRestoreStatus | undefined;
   /** The scheduler's message when it cannot place the pod (api/pod-scheduling.ts). */
   unschedulable?: string | undefined;
+  /** Why the pod does not answer (not-ready-cause.ts), for the StartDeadlineExceeded conditions. */
+  notReadyCause?: string | undefined;
+  /** The operator's start deadline as configured (SETTEE_START_DEADLINE), for messages. */
+  startDeadline?: string | undefined;
 }
 
 const restoreFailed = (input: StatusInput): boolean => input.restore?.phase === 'Failed';
@@ -188,6 +193,16 @@ function activeCondition(phase: CouchInstancePhase, input: StatusInput): Conditi
   };
 }
 
+/** Set when the decision says the start deadline passed while it still does not answer. */
+function pastStartDeadline(phase: CouchInstancePhase, input: StatusInput): string | undefined {
+  if (!input.decision?.startDeadlineExceeded || (phase !== 'Starting' && phase !== 'Waking'))
+    return undefined;
+  return startDeadlineMessage({
+    startDeadline: input.startDeadline ?? 'the start deadline',
+    cause: input.notReadyCause ?? 'its pod is not ready',
+  });
+}
+
 function progressingCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
   const type = ConditionType.Progressing;
   if (phase === 'Failed' && restoreFailed(input))
@@ -204,6 +219,8 @@ function progressingCondition(phase: CouchInstancePhase, input: StatusInput): Co
       reason: ConditionReason.InvalidSpec,
       message: 'waiting for a valid spec',
     };
+  const deadline = pastStartDeadline(phase, input);
+  if (deadline) return startDeadlineProgressing(deadline);
   const moving =
     phase === 'Pending' ||
     phase === 'Starting' ||
@@ -218,7 +235,7 @@ function progressingCondition(phase: CouchInstancePhase, input: StatusInput): Co
   };
 }
 
-function degradedCondition(input: StatusInput): ConditionUpdate {
+function degradedCondition(phase: CouchInstancePhase, input: StatusInput): ConditionUpdate {
   const type = ConditionType.Degraded;
   if (input.specViolations.length > 0)
     return {
@@ -250,6 +267,8 @@ function degradedCondition(input: StatusInput): ConditionUpdate {
       reason: ConditionReason.Unschedulable,
       message: unschedulableMessage(input),
     };
+  const deadline = pastStartDeadline(phase, input);
+  if (deadline) return startDeadlineDegraded(deadline);
   return { type, status: 'False', reason: ConditionReason.AsExpected, message: 'no problem found' };
 }
 
@@ -314,7 +333,7 @@ export function computeStatus(input: StatusInput): CouchInstanceStatus {
               readyCondition(phase, input),
               activeCondition(phase, input),
               progressingCondition(phase, input),
-              degradedCondition(input),
+              degradedCondition(phase, input),
             ]),
         ...usageCondition(input.usage),
         ...(input.backedUp ? [input.backedUp] : []),

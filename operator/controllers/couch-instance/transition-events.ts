@@ -4,12 +4,14 @@ import type { CouchInstance, CouchInstanceStatus } from '../../../api/couch-inst
 import type { EventRecorder } from '../../../kube/events.js';
 import type { HibernationDecision } from './hibernation.js';
 import type { CouchInstanceMetrics } from './metrics.js';
+import { newlyPastStartDeadline } from './start-deadline.js';
 import { newlyUnschedulable } from './status.js';
 import type { VolumeGrowthOutcome } from './volume-growth.js';
 
 /**
  * The Events, counters and log lines of what a pass changed: hibernated, woken, newly
- * unschedulable, started. Recorded after the status that tells of them is written.
+ * unschedulable, newly past its start deadline, started. Recorded after the status that tells of
+ * them is written.
  */
 export async function announceTransitions(options: {
   instance: CouchInstance;
@@ -44,6 +46,15 @@ export async function announceTransitions(options: {
       type: 'Warning',
       reason: CouchInstanceEventReason.Unschedulable,
       message: cannotSchedule,
+    });
+  }
+  const pastDeadline = newlyPastStartDeadline(instance.status, status);
+  if (pastDeadline !== undefined) {
+    logger.warn('CouchDB has not answered within the start deadline', { cause: pastDeadline });
+    await events.record(instance, {
+      type: 'Warning',
+      reason: CouchInstanceEventReason.StartDeadlineExceeded,
+      message: pastDeadline,
     });
   }
   if (status.phase === 'Running' && instance.status?.phase !== 'Running') {

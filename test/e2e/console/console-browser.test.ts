@@ -249,6 +249,44 @@ describe('the tenant console in a real browser', () => {
     );
   }, 40_000);
 
+  it('when a paid instance is created with add-ons in the page, then a bad backup schedule is refused beside its field and marked invalid, and the accepted add-ons are in the spec', async () => {
+    await page.goto(`${server.url}/instances`);
+    await page.getByRole('link', { name: 'Create instance' }).click();
+    await page.getByRole('heading', { name: 'Create a CouchDB instance' }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('extras');
+    await page.getByRole('radio', { name: /Paid/ }).check();
+    await page.getByLabel('Larger storage', { exact: true }).fill('2Gi');
+    await page.getByLabel('Backup schedule', { exact: true }).fill('nightly');
+    await page.getByLabel('Region pinning', { exact: true }).fill('eu-west');
+    await page.getByRole('button', { name: 'Create instance' }).click();
+    await page
+      .getByTestId('backups-error')
+      .getByText(/cron expression with five fields/)
+      .waitFor();
+    expect(await page.getByLabel('Backup schedule', { exact: true }).getAttribute('aria-invalid')).toBe(
+      'true',
+    );
+    expect(await page.getByLabel('Larger storage', { exact: true }).getAttribute('aria-invalid')).toBeNull();
+    await expect(readInstance('extras')).rejects.toMatchObject({ code: 404 });
+
+    await page.getByLabel('Backup schedule', { exact: true }).fill('0 3 * * *');
+    await page.getByRole('button', { name: 'Create instance' }).click();
+    await page.getByRole('heading', { name: 'extras' }).waitFor();
+    expect((await readInstance('extras')).spec).toMatchObject({
+      plan: 'paid',
+      addons: {
+        largerStorage: { size: '2Gi' },
+        backups: { schedule: '0 3 * * *' },
+        regionPinning: { region: 'eu-west' },
+      },
+    });
+    await customObjects.deleteNamespacedCustomObject({
+      ...instanceRef,
+      namespace: tenantA.namespace,
+      name: 'extras',
+    });
+  }, 40_000);
+
   it('when tenant A opens another namespace from the header, then one A is bound in shows its instances, one A is not bound in is refused with the reason, and A can switch back', async () => {
     // A third namespace where A's ServiceAccount is also bound to the tenant Role.
     await provisionTenant(admin, tenantC);

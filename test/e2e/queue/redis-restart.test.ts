@@ -18,8 +18,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The binding's redis-server restarted (stopped, then started again on the same append-only
- * data) while two gateway replicas hold a queue's slot and while a schedule's tick is due: no
- * message lost, none started out of order, no slot left held, the tick fired exactly once.
+ * data) while two gateway replicas hold a queue's slot or a flow-control key's token and while a
+ * schedule's tick is due: no message lost, none started out of order, no slot or token left held,
+ * the tick fired exactly once.
  */
 describe('a real redis-server restart under queues and schedules', () => {
   const config = testQueueConfig();
@@ -77,46 +78,76 @@ describe('a real redis-server restart under queues and schedules', () => {
     await fs.rm(dataDir, { recursive: true, force: true });
   });
 
-  it('when Redis restarts while a queue message holds the slot, then every message is delivered, none before the one ahead of it, and the slot count ends at zero', async () => {
-    let releaseHead: () => void = () => undefined;
-    const headHeld = new Promise<void>((resolve) => (releaseHead = resolve));
-    receiver.respond = async (delivery) => {
-      if (delivery.body.toString() === 'head') await headHeld;
-      return 200;
-    };
-    const queue = client().queue({ queueName: 'survivor' });
-    await queue.upsert({ parallelism: 1 });
-    for (const body of ['head', 'second', 'third'])
-      await queue.enqueue({ url: `${receiver.baseUrl}/restart`, body });
-    await waitFor('the head being delivered', async () => receiver.deliveries.length === 1 || undefined, {
-      timeoutMs: 10_000,
-    });
+  /** What holds the one place a parallelism of 1 allows: a queue's slot, or a flow-control key's token. */
+  interface SerialHolder {
+    what: string;
+    send(body: string): Promise<unknown>;
+    /** Places held plus messages waiting. */
+    outstanding(redis: Redis): Promise<number>;
+  }
+  const holders: SerialHolder[] = [
+    {
+      // enqueue creates the queue with parallelism 1.
+      what: "a queue message holds the queue's slot",
+      send: (body) =>
+        client()
+          .queue({ queueName: 'survivor' })
+          .enqueue({ url: `${receiver.baseUrl}/restart`, body }),
+      outstanding: async (r) =>
+        (await r.scard(keys.queueActive('survivor'))) + (await r.llen(keys.queueWaiting('survivor'))),
+    },
+    {
+      what: "a flow-control message holds its key's token",
+      send: (body) =>
+        client().publish({
+          url: `${receiver.baseUrl}/restart`,
+          body,
+          flowControl: { key: 'survivor', parallelism: 1 },
+        }),
+      outstanding: async (r) =>
+        (await r.scard(keys.flowControlActive('survivor'))) +
+        (await r.llen(keys.flowControlWaiting('survivor'))),
+    },
+  ];
 
-    await restartRedis();
-    releaseHead();
+  it.each(holders)(
+    'when Redis restarts while $what, then every message is delivered, none before the one ahead of it, and nothing stays held',
+    async ({ send, outstanding }) => {
+      receiver.deliveries.length = 0;
+      let releaseHead: () => void = () => undefined;
+      const headHeld = new Promise<void>((resolve) => (releaseHead = resolve));
+      receiver.respond = async (delivery) => {
+        if (delivery.body.toString() === 'head') await headHeld;
+        return 200;
+      };
+      for (const body of ['head', 'second', 'third']) await send(body);
+      await waitFor('the head being delivered', async () => receiver.deliveries.length === 1 || undefined, {
+        timeoutMs: 10_000,
+      });
 
-    await waitFor(
-      'every message delivered after the restart',
-      async () => {
-        const bodies = new Set(receiver.deliveries.map((d) => d.body.toString()));
-        return bodies.has('second') && bodies.has('third') ? true : undefined;
-      },
-      { timeoutMs: 30_000, intervalMs: 50 },
-    );
-    const order = receiver.deliveries.map((d) => d.body.toString());
-    // The head may be sent again (its outcome was not recorded while Redis was away): at least once.
-    expect(order.indexOf('second')).toBeGreaterThan(order.lastIndexOf('head'));
-    expect(order.indexOf('third')).toBeGreaterThan(order.indexOf('second'));
-    await waitFor(
-      'no slot held and nothing waiting',
-      async () =>
-        (await inspect(
-          async (r) =>
-            (await r.scard(keys.queueActive('survivor'))) + (await r.llen(keys.queueWaiting('survivor'))),
-        )) === 0 || undefined,
-      { timeoutMs: 10_000 },
-    );
-  }, 60_000);
+      await restartRedis();
+      releaseHead();
+
+      await waitFor(
+        'every message delivered after the restart',
+        async () => {
+          const bodies = new Set(receiver.deliveries.map((d) => d.body.toString()));
+          return bodies.has('second') && bodies.has('third') ? true : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 50 },
+      );
+      const order = receiver.deliveries.map((d) => d.body.toString());
+      // The head may be sent again (its outcome was not recorded while Redis was away): at least once.
+      expect(order.indexOf('second')).toBeGreaterThan(order.lastIndexOf('head'));
+      expect(order.indexOf('third')).toBeGreaterThan(order.indexOf('second'));
+      await waitFor(
+        'nothing held and nothing waiting',
+        async () => (await inspect(outstanding)) === 0 || undefined,
+        { timeoutMs: 10_000 },
+      );
+    },
+    60_000,
+  );
 
   it('when Redis restarts just as a schedule tick comes due, then that tick is delivered exactly once', async () => {
     receiver.deliveries.length = 0;

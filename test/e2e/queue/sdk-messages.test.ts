@@ -282,8 +282,8 @@ describe('the messages API through the @upstash/qstash SDK', () => {
       /invalid token/,
     );
     await expect(
-      quietly(() => client().messages.cancel({ filter: { flowControlKey: 'k' } })),
-    ).rejects.toThrow(/filter flowControlKey is not supported/);
+      quietly(() => client().messages.cancel({ filter: { callerIp: '10.0.0.1' } })),
+    ).rejects.toThrow(/filter callerIp is not supported/);
     expect(await snapshotDatabase(inspect)).toEqual(before);
   });
 });

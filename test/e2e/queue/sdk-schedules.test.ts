@@ -33,7 +33,13 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
   beforeAll(async () => {
     [redis, otherRedis] = await Promise.all([startRedis(), startRedis()]);
     const signingKey = randomSigningKey();
-    target = testQueueTarget(redis, { namespace: 'tenant-a', name: 'cache', signingKey });
+    // spec.limits.maxSchedules 20 rather than the free plan's 10: the racing test needs 20.
+    target = testQueueTarget(redis, {
+      namespace: 'tenant-a',
+      name: 'cache',
+      signingKey,
+      limits: { maxSchedules: 20 },
+    });
     otherTarget = testQueueTarget(otherRedis, { namespace: 'tenant-b', name: 'cache' });
     receiver = await startTestReceiver({ currentSigningKey: signingKey });
     inspect = connectTestRedis(redis);
@@ -132,15 +138,34 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
     expect(after.nextScheduleTime).toBe(before.nextScheduleTime! + 60_000);
   }, 80_000);
 
-  it('when many ticks of many schedules come while both replicas race for them, then each fires exactly once', async () => {
-    const ids = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        client(target.token, i % 2).schedules.create({
-          destination: `${receiver.baseUrl}/many/${i}`,
-          cron: '0 0 1 1 *',
-        }),
+  it('when both replicas race to create schedules past the binding quota, then exactly the quota is created (412 for the rest), and each tick of each fires exactly once', async () => {
+    const created = await Promise.allSettled(
+      Array.from({ length: 23 }, (_, i) =>
+        quietly(() =>
+          client(target.token, i % 2).schedules.create({
+            destination: `${receiver.baseUrl}/many/${i}`,
+            cron: '0 0 1 1 *',
+          }),
+        ),
       ),
     );
+    const ids = created.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    expect(ids).toHaveLength(20);
+    for (const outcome of created.filter((o) => o.status === 'rejected'))
+      expect((outcome as PromiseRejectedResult).reason).toMatchObject({
+        status: 412,
+        message: expect.stringMatching(
+          /schedule limit reached: the binding has its most schedules \(20, QueueBinding spec.limits.maxSchedules\)/,
+        ),
+      });
+    expect(await inspect.hlen(keys.schedules)).toBe(20);
+    // At the quota, an existing schedule is still replaced in place by its id.
+    await client().schedules.create({
+      destination: `${receiver.baseUrl}/many/replaced`,
+      cron: '0 0 1 1 *',
+      scheduleId: ids[0]!.scheduleId,
+    });
+    expect(await inspect.hlen(keys.schedules)).toBe(20);
     for (let round = 0; round < 5; round += 1) {
       await Promise.all(ids.map(({ scheduleId }) => makeTickDue(scheduleId)));
       await waitFor(

@@ -34,7 +34,13 @@ describe('URL groups with the @upstash/qstash SDK', () => {
   beforeAll(async () => {
     [redis, otherRedis] = await Promise.all([startRedis(), startRedis()]);
     const signingKey = randomSigningKey();
-    target = testQueueTarget(redis, { namespace: 'tenant-a', name: 'cache', signingKey });
+    // Two groups (spec.limits.maxUrlGroups) rather than the free plan's one: the shapes test lists two.
+    target = testQueueTarget(redis, {
+      namespace: 'tenant-a',
+      name: 'cache',
+      signingKey,
+      limits: { maxUrlGroups: 2 },
+    });
     otherTarget = testQueueTarget(otherRedis, { namespace: 'tenant-b', name: 'cache' });
     receiver = await startTestReceiver({ currentSigningKey: signingKey });
     inspect = connectTestRedis(redis);
@@ -260,6 +266,43 @@ describe('URL groups with the @upstash/qstash SDK', () => {
     expect(batch.status).toBe(201);
     expect(await batch.json()).toEqual([{ error: 'batch item 0: url group missing-group not found' }]);
     expect(await snapshotDatabase(inspect)).toEqual(snapshot);
+  });
+
+  it("when a binding has its most URL groups (spec.limits.maxUrlGroups), or a group its most endpoints (the free plan's 100 by default), then the add is a 412 naming the quota and nothing is stored", async () => {
+    const endpoint = (i: number) => ({ url: `${receiver.baseUrl}/e/${i}` });
+    await client().urlGroups.addEndpoints({
+      name: 'only',
+      endpoints: Array.from({ length: 99 }, (_, i) => endpoint(i)),
+    });
+    await client().urlGroups.addEndpoints({ name: 'two', endpoints: [endpoint(0)] });
+    const snapshot = await snapshotDatabase(inspect);
+    const refused = async (call: () => Promise<unknown>) =>
+      quietly(call).then(
+        () => 'stored',
+        (err: { status?: number; message: string }) => ({ status: err.status, error: err.message }),
+      );
+    expect(
+      await refused(() => client().urlGroups.addEndpoints({ name: 'third', endpoints: [endpoint(0)] })),
+    ).toEqual({
+      status: 412,
+      error: expect.stringMatching(
+        /url group limit reached: the binding has its most url groups \(2, QueueBinding spec.limits.maxUrlGroups\)/,
+      ),
+    });
+    expect(
+      await refused(() =>
+        client().urlGroups.addEndpoints({ name: 'only', endpoints: [endpoint(99), endpoint(100)] }),
+      ),
+    ).toEqual({
+      status: 412,
+      error: expect.stringMatching(
+        /endpoint limit reached: a url group holds at most 100 endpoints \(QueueBinding spec.limits.maxUrlGroupEndpoints\)/,
+      ),
+    });
+    expect(await snapshotDatabase(inspect)).toEqual(snapshot);
+    // Up to the quota, and re-adding known URLs, is fine.
+    await client().urlGroups.addEndpoints({ name: 'only', endpoints: [endpoint(99), endpoint(0)] });
+    expect((await client().urlGroups.get('only')).endpoints).toHaveLength(100);
   });
 
   it("when another tenant's token is used, then the group API answers 401 and shows nothing", async () => {

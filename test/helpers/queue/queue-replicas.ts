@@ -17,10 +17,15 @@ export interface QueueReplicas {
   inspect: Redis;
   destination: RecordingDestination;
   target: QueueTarget;
+  /** With `otherTenant`: another tenant's binding on a Redis of its own, served by every replica too. */
+  otherTarget: QueueTarget | undefined;
   /** A replica of its own process, under `consumerName`, stopped after the suite. */
   startReplica(consumerName: string): Promise<QueueGatewayProcess>;
-  /** The official SDK against one replica, with the SDK's own retries off. */
-  sdkClient(gateway: QueueGatewayProcess): Client;
+  /**
+   * The official SDK against one replica, with the SDK's own retries off: the binding's URL and
+   * token unless `as` names another binding's URL or token.
+   */
+  sdkClient(gateway: QueueGatewayProcess, as?: { target?: QueueTarget; token?: string }): Client;
 }
 
 /**
@@ -28,12 +33,17 @@ export interface QueueReplicas {
  * started before the tests and, with every replica started meanwhile, stopped after them.
  * `env` (SETTEE_QUEUE_*) configures every replica beside its key prefix and consumer name.
  */
-export function useQueueReplicas(options: { keyPrefix: string; env: Record<string, string> }): QueueReplicas {
+export function useQueueReplicas(options: {
+  keyPrefix: string;
+  env: Record<string, string>;
+  otherTenant?: boolean;
+}): QueueReplicas {
   const processes: ManagedProcess[] = [];
+  let otherRedis: RedisServer | undefined;
   const replicas = {
     async startReplica(consumerName: string): Promise<QueueGatewayProcess> {
       const gateway = await spawnQueueGateway({
-        targets: [replicas.target],
+        targets: replicas.otherTarget ? [replicas.target, replicas.otherTarget] : [replicas.target],
         env: {
           SETTEE_QUEUE_KEY_PREFIX: options.keyPrefix,
           SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
@@ -44,10 +54,11 @@ export function useQueueReplicas(options: { keyPrefix: string; env: Record<strin
       processes.push(gateway.proc);
       return gateway;
     },
-    sdkClient(gateway: QueueGatewayProcess): Client {
+    sdkClient(gateway: QueueGatewayProcess, as: { target?: QueueTarget; token?: string } = {}): Client {
+      const target = as.target ?? replicas.target;
       return new Client({
-        baseUrl: `${gateway.baseUrl}/queue/ns/db`,
-        token: replicas.target.token,
+        baseUrl: `${gateway.baseUrl}/queue/${target.namespace}/${target.name}`,
+        token: as.token ?? target.token,
         retry: false,
         enableTelemetry: false,
       });
@@ -59,12 +70,16 @@ export function useQueueReplicas(options: { keyPrefix: string; env: Record<strin
     replicas.inspect = connectTestRedis(replicas.redis);
     replicas.destination = await startRecordingDestination();
     replicas.target = testQueueTarget(replicas.redis);
+    if (options.otherTenant) {
+      otherRedis = await startRedis();
+      replicas.otherTarget = testQueueTarget(otherRedis, { namespace: 'tenant-b', name: 'cache' });
+    }
   });
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop(1_000)));
     replicas.inspect?.disconnect();
     await replicas.destination?.close();
-    await replicas.redis?.stop();
+    await Promise.all([replicas.redis?.stop(), otherRedis?.stop()]);
   });
   return replicas;
 }

@@ -128,6 +128,8 @@ describe("the chart's container environment, read by the components' own configu
         usageMeasureIntervalMs: 120_000,
         usageMeasureTimeoutMs: 10_000,
         usageMeterIntervalMs: 600_000,
+        startDeadlineMs: 900_000,
+        startDeadline: '15m',
       });
     });
 
@@ -168,6 +170,9 @@ describe("the chart's container environment, read by the components' own configu
         maxDeadLetters: 500,
         maxQueues: 25,
         maxQueueParallelism: 40,
+        maxSchedules: 30,
+        maxUrlGroups: 5,
+        maxUrlGroupEndpoints: 250,
         maxRedirects: 3,
         recordEvents: false,
       });

@@ -67,6 +67,33 @@ describe('ResilientInformer', () => {
     });
   const remove = (name: string) => core().deleteNamespacedConfigMap({ namespace: namespace.name, name });
 
+  /** An informer that reaches the API server through a forwarder the test can cut or freeze. */
+  async function startThroughForwarder(watchTimeout?: WatchTimeoutPolicy) {
+    const forwarder = await TcpForwarder.start(testControlPlane().server);
+    forwarders.push(forwarder);
+    let restarts = 0;
+    const start = (): ReturnType<typeof startInformer> =>
+      startInformer({
+        kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
+        onRestart: () => restarts++,
+        watchTimeout,
+      });
+    return { forwarder, start, restarts: () => restarts };
+  }
+
+  /** The changes a disconnected informer must catch up on, and the events they must produce. */
+  async function changeWhileAway(): Promise<string[]> {
+    await put('cm-new', '1');
+    await patch('cm-kept', '2');
+    await remove('cm-gone');
+    return ['add cm-new=1', 'delete cm-gone=1', 'update cm-kept=2 (was 1)'];
+  }
+
+  const waitForEvent = (events: string[], event: string) =>
+    waitFor(`the event ${event}`, async () => (events.includes(event) ? true : undefined), {
+      timeoutMs: 10_000,
+    });
+
   it('when objects exist before start, then synced resolves only once the cache holds them all', async () => {
     await Promise.all(['cm-a', 'cm-b', 'cm-c'].map((name) => put(name, '1')));
     const { informer, events } = startInformer();
@@ -118,39 +145,27 @@ describe('ResilientInformer', () => {
   });
 
   it('when the API server is unreachable at start, then synced waits, and resolves once the list succeeds', async () => {
-    const forwarder = await TcpForwarder.start(testControlPlane().server);
-    forwarders.push(forwarder);
+    const { forwarder, start, restarts } = await startThroughForwarder();
     await forwarder.cut();
     await put('cm-early', '1');
-    let restarts = 0;
-    const { informer } = startInformer({
-      kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
-      onRestart: () => restarts++,
-    });
+    const { informer } = start();
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(informer.hasSynced()).toBe(false);
-    expect(restarts).toBeGreaterThanOrEqual(2);
+    expect(restarts()).toBeGreaterThanOrEqual(2);
     await forwarder.restore();
     await informer.synced;
     expect(informer.get({ namespace: namespace.name, name: 'cm-early' })?.data?.v).toBe('1');
   });
 
   it('when its watch is broken, then it restarts with backoff and catches up on what changed meanwhile', async () => {
-    const forwarder = await TcpForwarder.start(testControlPlane().server);
-    forwarders.push(forwarder);
+    const { forwarder, start, restarts } = await startThroughForwarder();
     await put('cm-kept', '1');
     await put('cm-gone', '1');
-    let restarts = 0;
-    const { informer, events } = startInformer({
-      kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
-      onRestart: () => restarts++,
-    });
+    const { informer, events } = start();
     await informer.synced;
     await forwarder.cut();
-    await put('cm-new', '1');
-    await patch('cm-kept', '2');
-    await remove('cm-gone');
-    await waitFor('a restart attempt', async () => (restarts > 0 ? true : undefined), { timeoutMs: 5_000 });
+    const expected = await changeWhileAway();
+    await waitFor('a restart attempt', async () => (restarts() > 0 ? true : undefined), { timeoutMs: 5_000 });
     await forwarder.restore();
     await waitFor(
       'the changes made while disconnected',
@@ -158,14 +173,10 @@ describe('ResilientInformer', () => {
       { timeoutMs: 10_000 },
     );
     expect(events.slice(0, 2).sort()).toEqual(['add cm-gone=1', 'add cm-kept=1']);
-    expect(events.slice(2).sort()).toEqual(['add cm-new=1', 'delete cm-gone=1', 'update cm-kept=2 (was 1)']);
+    expect(events.slice(2).sort()).toEqual(expected);
     // And it keeps watching after the restart.
     await put('cm-after', '1');
-    await waitFor(
-      'an event after the restart',
-      async () => (events.includes('add cm-after=1') ? true : undefined),
-      { timeoutMs: 10_000 },
-    );
+    await waitForEvent(events, 'add cm-after=1');
   });
 
   /** Each watch lives 1-2 s (the server ends it), and is given up 500 ms after that. */
@@ -173,15 +184,9 @@ describe('ResilientInformer', () => {
   const WATCH_DEADLINE_MS = 2 * SHORT_WATCHES.minMs + SHORT_WATCHES.graceMs;
 
   it('when the API server ends each watch after its timeout, then the informer watches on from where it was, without an error or a relist', async () => {
-    const forwarder = await TcpForwarder.start(testControlPlane().server);
-    forwarders.push(forwarder);
+    const { forwarder, start, restarts } = await startThroughForwarder(SHORT_WATCHES);
     await put('cm-steady', '1');
-    let restarts = 0;
-    const { informer, events } = startInformer({
-      kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
-      onRestart: () => restarts++,
-      watchTimeout: SHORT_WATCHES,
-    });
+    const { informer, events } = start();
     await informer.synced;
     const cached = informer.get({ namespace: namespace.name, name: 'cm-steady' });
     const connectionsBefore = forwarder.accepted;
@@ -189,30 +194,18 @@ describe('ResilientInformer', () => {
     await new Promise((resolve) => setTimeout(resolve, 2 * 2 * SHORT_WATCHES.minMs + 200));
     // This client opens a connection per request: each new one is a new watch.
     expect(forwarder.accepted - connectionsBefore).toBeGreaterThanOrEqual(2);
-    expect(restarts).toBe(0);
+    expect(restarts()).toBe(0);
     // A relist would have replaced the cached object with a fresh copy of it.
     expect(informer.get({ namespace: namespace.name, name: 'cm-steady' })).toBe(cached);
     await patch('cm-steady', '2');
-    await waitFor(
-      'the update',
-      async () => (events.includes('update cm-steady=2 (was 1)') ? true : undefined),
-      {
-        timeoutMs: 5_000,
-      },
-    );
+    await waitForEvent(events, 'update cm-steady=2 (was 1)');
   });
 
   it('when its watch connection goes silent without closing, then the watch is given up at its deadline and the informer catches up', async () => {
-    const forwarder = await TcpForwarder.start(testControlPlane().server);
-    forwarders.push(forwarder);
+    const { forwarder, start, restarts } = await startThroughForwarder(SHORT_WATCHES);
     await put('cm-kept', '1');
     await put('cm-gone', '1');
-    let restarts = 0;
-    const { informer, events } = startInformer({
-      kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
-      onRestart: () => restarts++,
-      watchTimeout: SHORT_WATCHES,
-    });
+    const { informer, events } = start();
     await informer.synced;
     // Half-open: the watch hears nothing more, not even the server ending it. Frozen while it
     // delivers an event, so it is certainly the live watch that goes silent.
@@ -224,28 +217,23 @@ describe('ResilientInformer', () => {
     });
     await put('cm-probe', '1');
     await waitFor('the watch to go silent', async () => (frozenAt ? true : undefined), { timeoutMs: 5_000 });
-    await put('cm-new', '1');
-    await patch('cm-kept', '2');
-    await remove('cm-gone');
+    const expected = await changeWhileAway();
     await waitFor(
       'the changes made while the watch was silent',
       async () => (events.length >= 6 ? true : undefined),
       { timeoutMs: WATCH_DEADLINE_MS + 5_000 },
     );
     const caughtUpMs = Date.now() - frozenAt;
-    expect(events.slice(3).sort()).toEqual(['add cm-new=1', 'delete cm-gone=1', 'update cm-kept=2 (was 1)']);
+    expect(events.slice(3).sort()).toEqual(expected);
     // Given up as dead (an error and a restart), not ended by the server, within the deadline.
-    expect(restarts).toBeGreaterThanOrEqual(1);
+    expect(restarts()).toBeGreaterThanOrEqual(1);
     expect(caughtUpMs).toBeLessThan(WATCH_DEADLINE_MS + 1_000);
   });
 
   it('when stopped before its first list, then synced rejects with InformerStoppedError', async () => {
-    const forwarder = await TcpForwarder.start(testControlPlane().server);
-    forwarders.push(forwarder);
+    const { forwarder, start } = await startThroughForwarder();
     await forwarder.cut();
-    const { informer } = startInformer({
-      kubeConfig: forwarder.kubeConfigThrough(testControlPlane().kubeConfig),
-    });
+    const { informer } = start();
     await informer.stop();
     await expect(informer.synced).rejects.toBeInstanceOf(InformerStoppedError);
   });

@@ -2,16 +2,14 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
-import type { RunningOperator } from '../../../operator/operator.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import {
   createInstance,
   hasPhase,
   readInstance,
   readStatefulSet,
-  startTestKubelet,
-  startTestOperator,
   testClients,
+  useSuitePlatform,
   waitForInstance,
 } from './couch-instance-harness.js';
 
@@ -45,17 +43,7 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 // The real StatefulSet controller makes the pods and the kubelet stand-in runs them.
 describe('hand edits of the objects a CouchInstance owns', () => {
   const ns = useTestNamespace('couch-hand-edits');
-  let operator: RunningOperator;
-  let kubelet: { stop(): Promise<void> };
-
-  beforeAll(async () => {
-    kubelet = await startTestKubelet(ns.name);
-    operator = await startTestOperator({ namespace: ns.name });
-  });
-  afterAll(async () => {
-    await operator?.stop();
-    await kubelet?.stop();
-  });
+  useSuitePlatform(ns);
 
   it('when a Running instance is scaled to 0 by hand, then the operator scales it back to 1', async () => {
     await createInstance(ns.name, 'steady', { hibernation: { idleAfter: '10m' } });

@@ -156,3 +156,36 @@ export async function metricValue(operator: RunningOperator, sample: string): Pr
   const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
   return line ? Number(line.slice(sample.length + 1)) : 0;
 }
+
+/** The operator and kubelet stand-in of a suite that runs instances through to their pods. */
+export interface SuitePlatform {
+  /** The running operator (after beforeAll). */
+  operator(): RunningOperator;
+}
+
+/**
+ * Starts a kubelet stand-in and an operator for the suite's namespace before its tests and stops
+ * them after (the operator first, so nothing reconciles against a gone kubelet): the set-up every
+ * suite that needs real pods shares.
+ */
+export function useSuitePlatform(
+  namespace: { readonly name: string },
+  options: { env?: Record<string, string> } = {},
+): SuitePlatform {
+  let operator: RunningOperator | undefined;
+  let kubelet: { stop(): Promise<void> } | undefined;
+  beforeAll(async () => {
+    kubelet = await startTestKubelet(namespace.name);
+    operator = await startTestOperator({ namespace: namespace.name, ...options });
+  });
+  afterAll(async () => {
+    await operator?.stop();
+    await kubelet?.stop();
+  });
+  return {
+    operator() {
+      if (!operator) throw new Error('the suite platform starts in beforeAll');
+      return operator;
+    },
+  };
+}

@@ -1,4 +1,3 @@
-import type { RunningOperator } from '../../../operator/operator.js';
 import { useTestNamespace } from '../../helpers/kube.js';
 import {
   conditionOf,
@@ -10,8 +9,7 @@ import {
   readStatefulSet,
   renewActivity,
   requestWake,
-  startTestKubelet,
-  startTestOperator,
+  useSuitePlatform,
   waitForInstance,
 } from './couch-instance-harness.js';
 
@@ -25,17 +23,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('CouchInstance hibernation', () => {
   const ns = useTestNamespace('couch-hibernation');
 
-  let operator: RunningOperator;
-  let kubelet: { stop(): Promise<void> };
-
-  beforeAll(async () => {
-    kubelet = await startTestKubelet(ns.name);
-    operator = await startTestOperator({ namespace: ns.name });
-  });
-  afterAll(async () => {
-    await operator?.stop();
-    await kubelet?.stop();
-  });
+  const platform = useSuitePlatform(ns);
 
   it('when idle past idleAfter, then it is scaled to 0, Hibernated with Active False, and an Event says so', async () => {
     await createInstance(ns.name, 'idle', { hibernation: { idleAfter: IDLE_AFTER } });
@@ -61,7 +49,9 @@ describe('CouchInstance hibernation', () => {
     expect(conditionOf(hibernated, 'Degraded')).toMatchObject({ status: 'False' });
     const reasons = (await eventsFor(ns.name, 'idle')).map((event) => event.reason);
     expect(reasons).toEqual(expect.arrayContaining(['CredentialsCreated', 'Started', 'Hibernated']));
-    expect(await metricValue(operator, 'settee_couch_hibernations_total')).toBeGreaterThanOrEqual(1);
+    expect(await metricValue(platform.operator(), 'settee_couch_hibernations_total')).toBeGreaterThanOrEqual(
+      1,
+    );
   });
 
   it('when a wake is requested, then replicas is 1 and the phase Waking, then Running once ready, with a Woken Event', async () => {
@@ -75,7 +65,7 @@ describe('CouchInstance hibernation', () => {
     const running = await waitForInstance(ns.name, 'idle', 'phase Running', hasPhase('Running'));
     expect(conditionOf(running, 'Ready')).toMatchObject({ status: 'True' });
     expect((await eventsFor(ns.name, 'idle')).map((event) => event.reason)).toContain('Woken');
-    expect(await metricValue(operator, 'settee_couch_wakes_total')).toBe(1);
+    expect(await metricValue(platform.operator(), 'settee_couch_wakes_total')).toBe(1);
   });
 
   it('when the gateway keeps renewing the activity Lease, then it stays up past idleAfter, and hibernates once renewals stop', async () => {

@@ -1,4 +1,5 @@
-import type { RunningOperator } from '../../../operator/operator.js';
+import type { CouchInstance } from '../../../api/couch-instance.js';
+import { waitFor } from '../../../local/wait.js';
 import { TEST_NODES } from '../../helpers/control-plane-env.js';
 import { useTestNamespace } from '../../helpers/kube.js';
 import {
@@ -6,11 +7,16 @@ import {
   createInstance,
   eventsFor,
   hasPhase,
-  startTestKubelet,
-  startTestOperator,
+  patchInstance,
+  readInstance,
+  readStatefulSet,
   testClients,
+  useSuitePlatform,
   waitForInstance,
 } from './couch-instance-harness.js';
+
+const START_DEADLINE = '3s';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Region pinning through the real kube-scheduler: the test control plane has two stand-in nodes,
@@ -18,17 +24,8 @@ import {
  */
 describe('CouchInstance scheduling', () => {
   const ns = useTestNamespace('couch-scheduling');
-  let operator: RunningOperator;
-  let kubelet: { stop(): Promise<void> };
-
-  beforeAll(async () => {
-    kubelet = await startTestKubelet(ns.name);
-    operator = await startTestOperator({ namespace: ns.name });
-  });
-  afterAll(async () => {
-    await operator?.stop();
-    await kubelet?.stop();
-  });
+  // Short, so that an instance that cannot start is scaled to zero within the test.
+  useSuitePlatform(ns, { env: { SETTEE_START_DEADLINE: START_DEADLINE } });
 
   it('when it is pinned to a region, then its pod runs on that region node', async () => {
     const node = TEST_NODES[1]!;
@@ -67,4 +64,62 @@ describe('CouchInstance scheduling', () => {
       message: conditionOf(instance, 'Degraded')?.message,
     });
   });
+
+  it('when it has not answered within the start deadline, then it stays up and Starting (never hibernated), Progressing says StartDeadlineExceeded with the scheduler message, a Warning Event says so once, and a spec change starts the clock again', async () => {
+    await createInstance(ns.name, 'stuck', {
+      plan: 'paid',
+      hibernation: { idleAfter: '1s' },
+      addons: { regionPinning: { region: 'nowhere-1' } },
+    });
+    const pastDeadline = (i: CouchInstance) =>
+      conditionOf(i, 'Progressing')?.reason === 'StartDeadlineExceeded';
+    const stuck = await waitForInstance(
+      ns.name,
+      'stuck',
+      'Progressing StartDeadlineExceeded',
+      pastDeadline,
+      30_000,
+    );
+    const progressing = conditionOf(stuck, 'Progressing');
+    expect(progressing).toMatchObject({
+      status: 'False',
+      message: expect.stringMatching(
+        /^CouchDB has not answered within the start deadline \(3s\): its pod cannot be scheduled: 0\/2 nodes are available: .*node affinity.*\. The instance stays up and this clears once it answers$/,
+      ),
+    });
+    // The more precise reason stays on Degraded; Active still says it is starting, not idle.
+    expect(conditionOf(stuck, 'Degraded')).toMatchObject({ status: 'True', reason: 'Unschedulable' });
+    expect(conditionOf(stuck, 'Active')).toMatchObject({ status: 'True', reason: 'Starting' });
+
+    // Well past idleAfter and the deadline: still up, and the Event was written once.
+    await sleep(2_000);
+    const later = await readInstance(ns.name, 'stuck');
+    expect(later.status?.phase).toBe('Starting');
+    expect(later.status?.hibernatedAt).toBeUndefined();
+    expect((await readStatefulSet(ns.name, 'stuck')).spec?.replicas).toBe(1);
+    expect(conditionOf(later, 'Progressing')).toEqual(progressing);
+    const warnings = () =>
+      eventsFor(ns.name, 'stuck').then((events) =>
+        events.filter((e) => e.reason === 'StartDeadlineExceeded'),
+      );
+    expect(await warnings()).toEqual([
+      expect.objectContaining({ type: 'Warning', count: 1, message: progressing?.message }),
+    ]);
+
+    // A new generation is a new attempt: Progressing turns True again, then the deadline passes anew.
+    await patchInstance(ns.name, 'stuck', { spec: { hibernation: { idleAfter: '2s' } } });
+    await waitForInstance(
+      ns.name,
+      'stuck',
+      'Progressing True again',
+      (i) => conditionOf(i, 'Progressing')?.status === 'True',
+      15_000,
+    );
+    await waitForInstance(ns.name, 'stuck', 'Progressing StartDeadlineExceeded again', pastDeadline, 15_000);
+    await waitFor(
+      'a second StartDeadlineExceeded Event',
+      async () => ((await warnings()).reduce((sum, e) => sum + (e.count ?? 1), 0) === 2 ? true : undefined),
+      { timeoutMs: 10_000, intervalMs: 200 },
+    );
+  }, 60_000);
 });

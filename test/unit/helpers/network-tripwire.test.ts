@@ -30,44 +30,39 @@ describe('the network tripwire', () => {
       req.on('error', (err) => resolve(`error ${err.message}`));
     });
 
-  it('when a socket connects to a forbidden IP literal, then it is destroyed before connecting and recorded', async () => {
+  async function withTripwire(run: (tripwire: ReturnType<typeof installNetworkTripwire>) => Promise<void>) {
     const tripwire = installNetworkTripwire(forbid127002);
     try {
+      await run(tripwire);
+    } finally {
+      tripwire.uninstall();
+    }
+  }
+
+  /** The request fails, the tripwire records the address, and the server never sees a connection. */
+  const expectStoppedBeforeConnecting = (options: http.RequestOptions) =>
+    withTripwire(async (tripwire) => {
       const before = accepted;
-      expect(await get({ host: '127.0.0.2' })).toMatch(/^error/);
+      expect(await get(options)).toMatch(/^error/);
       expect(tripwire.violations).toEqual(['127.0.0.2']);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(tripwire.connected).toEqual([]);
       expect(accepted).toBe(before);
-    } finally {
-      tripwire.uninstall();
-    }
+    });
+
+  it('when a socket connects to a forbidden IP literal, then it is destroyed before connecting and recorded', () =>
+    expectStoppedBeforeConnecting({ host: '127.0.0.2' }));
+
+  it('when a name resolves to a forbidden address, then the socket is destroyed at the lookup, before connecting', () => {
+    const lookup = ((_host: string, options: { all?: boolean }, cb: (...args: unknown[]) => void) =>
+      options.all ? cb(null, [{ address: '127.0.0.2', family: 4 }]) : cb(null, '127.0.0.2', 4)) as never;
+    return expectStoppedBeforeConnecting({ host: 'forbidden.test', lookup });
   });
 
-  it('when a name resolves to a forbidden address, then the socket is destroyed at the lookup, before connecting', async () => {
-    const tripwire = installNetworkTripwire(forbid127002);
-    try {
-      const before = accepted;
-      const lookup = ((_host: string, options: { all?: boolean }, cb: (...args: unknown[]) => void) =>
-        options.all ? cb(null, [{ address: '127.0.0.2', family: 4 }]) : cb(null, '127.0.0.2', 4)) as never;
-      expect(await get({ host: 'forbidden.test', lookup })).toMatch(/^error/);
-      expect(tripwire.violations).toEqual(['127.0.0.2']);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(tripwire.connected).toEqual([]);
-      expect(accepted).toBe(before);
-    } finally {
-      tripwire.uninstall();
-    }
-  });
-
-  it('when a socket connects to an allowed address, then it connects and is recorded as connected', async () => {
-    const tripwire = installNetworkTripwire(forbid127002);
-    try {
+  it('when a socket connects to an allowed address, then it connects and is recorded as connected', () =>
+    withTripwire(async (tripwire) => {
       expect(await get({ host: '127.0.0.1' })).toBe('status 200');
       expect(tripwire.violations).toEqual([]);
       expect(tripwire.connected).toEqual(['127.0.0.1']);
-    } finally {
-      tripwire.uninstall();
-    }
-  });
+    }));
 });

@@ -52,14 +52,58 @@ function Field(props: {
   );
 }
 
+/** A text input in a {@link Field}, marked invalid while the field has an error. */
+function TextField(props: {
+  id: string;
+  label: string;
+  help?: string;
+  error?: string | undefined;
+  value: string;
+  onChange: (value: string) => void;
+  placeholder?: string;
+  required?: boolean;
+}) {
+  return (
+    <Field id={props.id} label={props.label} help={props.help} error={props.error}>
+      {(d) => (
+        <input
+          id={props.id}
+          value={props.value}
+          onChange={(e) => props.onChange(e.target.value)}
+          placeholder={props.placeholder}
+          required={props.required}
+          aria-describedby={d}
+          aria-invalid={props.error ? true : undefined}
+          autoComplete="off"
+        />
+      )}
+    </Field>
+  );
+}
+
+/** The paid add-ons: one text input each, sent as `addons.<id>: { <key>: value }` when filled in. */
+const ADDONS = [
+  { id: 'largerStorage', key: 'size', label: 'Larger storage', help: 'A size such as 10Gi.' },
+  {
+    id: 'backups',
+    key: 'schedule',
+    label: 'Backup schedule',
+    help: 'Cron, five fields, such as "0 3 * * *".',
+  },
+  { id: 'regionPinning', key: 'region', label: 'Region pinning', help: 'A region name.' },
+] as const;
+type AddonId = (typeof ADDONS)[number]['id'];
+
 export function CreateInstancePage({ namespace }: { namespace: string }) {
   const [name, setName] = useState('');
   const [plan, setPlan] = useState<'free' | 'paid'>('free');
   const [idleAfter, setIdleAfter] = useState('');
   const [keepAlive, setKeepAlive] = useState(false);
-  const [largerStorage, setLargerStorage] = useState('');
-  const [backupSchedule, setBackupSchedule] = useState('');
-  const [region, setRegion] = useState('');
+  const [addonValues, setAddonValues] = useState<Record<AddonId, string>>({
+    largerStorage: '',
+    backups: '',
+    regionPinning: '',
+  });
   const [error, setError] = useState<ApiError>();
   const [busy, setBusy] = useState(false);
   const fields = fieldMessages(error);
@@ -69,9 +113,10 @@ export function CreateInstancePage({ namespace }: { namespace: string }) {
     setBusy(true);
     setError(undefined);
     const addons: Record<string, unknown> = {};
-    if (largerStorage.trim()) addons.largerStorage = { size: largerStorage.trim() };
-    if (backupSchedule.trim()) addons.backups = { schedule: backupSchedule.trim() };
-    if (region.trim()) addons.regionPinning = { region: region.trim() };
+    for (const addon of ADDONS) {
+      const value = addonValues[addon.id].trim();
+      if (value) addons[addon.id] = { [addon.key]: value };
+    }
     try {
       const created = await api<InstanceRow>('POST', `${namespacePath(namespace)}/instances`, {
         name: name.trim(),
@@ -103,24 +148,15 @@ export function CreateInstancePage({ namespace }: { namespace: string }) {
         </Banner>
       )}
       <form className="card form" onSubmit={submit} noValidate>
-        <Field
+        <TextField
           id="name"
           label="Name"
           help="Lower-case letters, digits and '-'; it names the endpoint."
           error={fields.name ?? error?.body.fields?.name}
-        >
-          {(d) => (
-            <input
-              id="name"
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-              required
-              aria-describedby={d}
-              aria-invalid={fields.name ? true : undefined}
-              autoComplete="off"
-            />
-          )}
-        </Field>
+          value={name}
+          onChange={setName}
+          required
+        />
         <fieldset className="form-field">
           <legend>Plan</legend>
           <label className="inline">
@@ -145,24 +181,15 @@ export function CreateInstancePage({ namespace }: { namespace: string }) {
           </label>
           {fields.plan && <p className="field-error">{fields.plan}</p>}
         </fieldset>
-        <Field
+        <TextField
           id="idleAfter"
           label="Idle period before hibernating"
           help="A duration such as 30s, 15m or 1h (default 15m)."
           error={fields.idleAfter}
-        >
-          {(d) => (
-            <input
-              id="idleAfter"
-              value={idleAfter}
-              onChange={(e) => setIdleAfter(e.target.value)}
-              placeholder="15m"
-              aria-describedby={d}
-              aria-invalid={fields.idleAfter ? true : undefined}
-              autoComplete="off"
-            />
-          )}
-        </Field>
+          value={idleAfter}
+          onChange={setIdleAfter}
+          placeholder="15m"
+        />
         <Field id="keepAlive" label="Keep alive (never hibernate)" error={fields.keepAlive}>
           {(d) => (
             <input
@@ -176,49 +203,17 @@ export function CreateInstancePage({ namespace }: { namespace: string }) {
         </Field>
         <fieldset className="form-field">
           <legend>Add-ons</legend>
-          <Field
-            id="largerStorage"
-            label="Larger storage"
-            help="A size such as 10Gi."
-            error={fields.largerStorage}
-          >
-            {(d) => (
-              <input
-                id="largerStorage"
-                value={largerStorage}
-                onChange={(e) => setLargerStorage(e.target.value)}
-                aria-describedby={d}
-                autoComplete="off"
-              />
-            )}
-          </Field>
-          <Field
-            id="backups"
-            label="Backup schedule"
-            help='Cron, five fields, such as "0 3 * * *".'
-            error={fields.backups}
-          >
-            {(d) => (
-              <input
-                id="backups"
-                value={backupSchedule}
-                onChange={(e) => setBackupSchedule(e.target.value)}
-                aria-describedby={d}
-                autoComplete="off"
-              />
-            )}
-          </Field>
-          <Field id="regionPinning" label="Region pinning" help="A region name." error={fields.regionPinning}>
-            {(d) => (
-              <input
-                id="regionPinning"
-                value={region}
-                onChange={(e) => setRegion(e.target.value)}
-                aria-describedby={d}
-                autoComplete="off"
-              />
-            )}
-          </Field>
+          {ADDONS.map((addon) => (
+            <TextField
+              key={addon.id}
+              id={addon.id}
+              label={addon.label}
+              help={addon.help}
+              error={fields[addon.id]}
+              value={addonValues[addon.id]}
+              onChange={(value) => setAddonValues((values) => ({ ...values, [addon.id]: value }))}
+            />
+          ))}
         </fieldset>
         <div className="actions">
           <button type="submit" className="button primary" disabled={busy}>

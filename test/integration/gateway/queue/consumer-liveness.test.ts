@@ -1,39 +1,23 @@
 import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { ConsumerLiveness } from '../../../../gateway/queue/consumer-liveness.js';
-import { DELIVERY_GROUP, queueKeys } from '../../../../gateway/queue/keys.js';
+import { DELIVERY_GROUP, type QueueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage } from '../../../../gateway/queue/message.js';
 import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
-import { MessageStore } from '../../../../gateway/queue/message-store.js';
-import { connectAsGateway } from '../../../helpers/queue/redis-snapshot.js';
+import type { MessageStore } from '../../../../gateway/queue/message-store.js';
+import { useStoreFixture } from '../../../helpers/queue/store-fixture.js';
 
 const LEASE_MS = 200;
 
 describe('consumer leases in a real Redis', () => {
-  let server: RedisServer;
+  const f = useStoreFixture('lease');
   let redis: Redis;
   let blocking: Redis;
-  let prefix = 0;
-  let keys: ReturnType<typeof queueKeys>;
+  let keys: QueueKeys;
   let store: MessageStore;
   let liveness: ConsumerLiveness;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = connectAsGateway(server, { blocking: false });
-    blocking = connectAsGateway(server, { blocking: true });
-  });
-  afterAll(async () => {
-    redis?.disconnect();
-    blocking?.disconnect();
-    await server?.stop();
-  });
-  beforeEach(async () => {
-    prefix += 1;
-    keys = queueKeys(`{lease-${prefix}}:`);
-    store = new MessageStore(redis, keys);
+  beforeEach(() => {
+    ({ redis, blocking, keys, store } = f);
     liveness = new ConsumerLiveness(redis, keys);
-    await store.ensureGroup();
   });
 
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,84 +1,19 @@
-import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { waitFor } from '../../../../local/wait.js';
-import { createSilentLogger } from '../../../../observability/logger.js';
-import type { QueueTarget } from '../../../../gateway/queue/binding-registry.js';
 import type { QueueConfig } from '../../../../gateway/queue/config.js';
-import { DeliveryWorker } from '../../../../gateway/queue/delivery-worker.js';
-import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/http-delivery.js';
+import type { Deliverer } from '../../../../gateway/queue/http-delivery.js';
 import { queueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage, type MessageRequest } from '../../../../gateway/queue/message.js';
-import { MessageStore } from '../../../../gateway/queue/message-store.js';
-import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
-import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/ssrf/guarded-agents.js';
 import { defaultBackoffMs } from '../../../../gateway/queue/retry-policy.js';
-import { testQueueConfig } from '../../../helpers/queue/queue-config.js';
-import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
-import {
-  startRecordingDestination,
-  type RecordingDestination,
-} from '../../../helpers/queue/recording-destination.js';
-import { testQueueTarget } from '../../../helpers/queue/test-queue-target.js';
+import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
 
 describe('delivery workers on a real Redis', () => {
-  let server: RedisServer;
-  let redis: Redis;
-  let destination: RecordingDestination;
-  let agents: GuardedAgents;
-  let deliverer: Deliverer;
-  let target: QueueTarget;
-  let prefix = 0;
-  const workers: DeliveryWorker[] = [];
-  const connections: Redis[] = [];
-
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = connectTestRedis(server);
-    destination = await startRecordingDestination();
-    agents = createGuardedAgents({ policy: compileAddressPolicy(['127.0.0.0/8']) });
-    deliverer = createHttpDeliverer({ agents, maxRedirects: 0 });
-    target = testQueueTarget(server);
-  });
-  afterAll(async () => {
-    agents.http.destroy();
-    redis.disconnect();
-    await destination.close();
-    await server.stop();
-  });
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.stop(0)));
-    for (const connection of connections.splice(0)) connection.disconnect();
-    destination.requests.length = 0;
-    destination.answer = () => ({ status: 200 });
-  });
-
-  /** A fresh key prefix per test keeps tests apart in one database. */
-  function setup(overrides: Partial<QueueConfig> = {}): { config: QueueConfig; store: MessageStore } {
-    prefix += 1;
-    const config = testQueueConfig({ keyPrefix: `{worker-test-${prefix}}:`, ...overrides });
-    return { config, store: new MessageStore(redis, queueKeys(config.keyPrefix)) };
-  }
-
-  function startWorker(
-    config: QueueConfig,
-    wrap: (d: Deliverer) => Deliverer = (d) => d,
-  ): { worker: DeliveryWorker; redis: Redis } {
-    const own = connectAsGateway(server, { blocking: false });
-    connections.push(own);
-    const worker = new DeliveryWorker({
-      target,
-      redis: own,
-      config,
-      deliverer: wrap(deliverer),
-      logger: createSilentLogger(),
-    });
-    workers.push(worker);
-    worker.start();
-    return { worker, redis: own };
-  }
+  const f = useDeliveryFixture('worker-test');
+  const setup = f.freshConfig;
+  const startWorker = (config: QueueConfig, wrap: (d: Deliverer) => Deliverer = (d) => d) =>
+    f.startWorker({ config, deliverer: wrap(f.httpDeliverer()) });
 
   const request = (path: string, overrides: Partial<MessageRequest> = {}): MessageRequest => ({
-    destination: `${destination.baseUrl}${path}`,
+    destination: `${f.destination.baseUrl}${path}`,
     method: 'POST',
     headers: { 'content-type': 'text/plain' },
     body: Buffer.from(`body of ${path}`),
@@ -88,7 +23,7 @@ describe('delivery workers on a real Redis', () => {
 
   const deliveredIds = (): Set<string> =>
     new Set(
-      destination.requests
+      f.destination.requests
         .filter((r) => r.headers['upstash-retried'] !== undefined)
         .map((r) => String(r.headers['upstash-message-id'])),
     );
@@ -103,20 +38,24 @@ describe('delivery workers on a real Redis', () => {
       }) as Deliverer;
     startWorker({ ...config, consumerName: 'worker-a' }, counting('a'));
     startWorker({ ...config, consumerName: 'worker-b' }, counting('b'));
-    destination.answer = () => ({ status: 200 });
+    f.destination.answer = () => ({ status: 200 });
     const messages = Array.from({ length: 200 }, (_, i) => createMessage(request(`/share/${i}`)));
     await store.enqueue(messages);
-    await waitFor('all 200 deliveries', async () => (destination.requests.length >= 200 ? true : undefined), {
-      timeoutMs: 20_000,
-    });
+    await waitFor(
+      'all 200 deliveries',
+      async () => (f.destination.requests.length >= 200 ? true : undefined),
+      {
+        timeoutMs: 20_000,
+      },
+    );
     await waitFor(
       'the stream to empty',
-      async () => ((await redis.xlen(queueKeys(config.keyPrefix).stream)) === 0 ? true : undefined),
+      async () => ((await f.redis.xlen(queueKeys(config.keyPrefix).stream)) === 0 ? true : undefined),
       {
         timeoutMs: 5_000,
       },
     );
-    expect(destination.requests).toHaveLength(200);
+    expect(f.destination.requests).toHaveLength(200);
     expect(deliveredIds()).toEqual(new Set(messages.map((m) => m.id)));
     expect(byWorker.a).toBeGreaterThan(0);
     expect(byWorker.b).toBeGreaterThan(0);
@@ -125,13 +64,13 @@ describe('delivery workers on a real Redis', () => {
 
   it('when a worker dies mid-delivery, then another worker reclaims its messages after the idle time and delivers them', async () => {
     const { config, store } = setup({ deliveryTimeoutMs: 400, reclaimIdleMs: 700, workerConcurrency: 10 });
-    destination.answer = () => 'hang';
+    f.destination.answer = () => 'hang';
     const dying = startWorker({ ...config, consumerName: 'dying' });
     const messages = Array.from({ length: 10 }, (_, i) => createMessage(request(`/reclaim/${i}`)));
     await store.enqueue(messages);
     await waitFor(
       'the dying worker to have all 10 in flight',
-      async () => (destination.requests.length === 10 ? true : undefined),
+      async () => (f.destination.requests.length === 10 ? true : undefined),
       {
         timeoutMs: 5_000,
       },
@@ -139,18 +78,20 @@ describe('delivery workers on a real Redis', () => {
     // Its process is gone: no more reads, and nothing it was doing can be written any more.
     dying.redis.disconnect();
     await dying.worker.stop(0);
-    destination.answer = () => ({ status: 200 });
+    f.destination.answer = () => ({ status: 200 });
     const startedAt = Date.now();
     startWorker({ ...config, consumerName: 'survivor' });
     await waitFor(
       'the survivor to deliver all 10',
       async () =>
-        messages.every((m) => destination.attemptsOf(m.id).some((r) => r.at >= startedAt)) ? true : undefined,
+        messages.every((m) => f.destination.attemptsOf(m.id).some((r) => r.at >= startedAt))
+          ? true
+          : undefined,
       { timeoutMs: 10_000 },
     );
     for (const message of messages) {
-      const [died, reclaimed] = destination.attemptsOf(message.id);
-      expect(destination.attemptsOf(message.id)).toHaveLength(2);
+      const [died, reclaimed] = f.destination.attemptsOf(message.id);
+      expect(f.destination.attemptsOf(message.id)).toHaveLength(2);
       // Not before the entry had been idle for reclaimIdleMs on the dead consumer. Redis counts
       // idle time from the dead worker's read, a little before its request reached the
       // destination (tens of ms on a loaded machine), hence the margin.
@@ -160,7 +101,7 @@ describe('delivery workers on a real Redis', () => {
     }
     await waitFor(
       'the stream to empty',
-      async () => ((await redis.xlen(queueKeys(config.keyPrefix).stream)) === 0 ? true : undefined),
+      async () => ((await f.redis.xlen(queueKeys(config.keyPrefix).stream)) === 0 ? true : undefined),
       {
         timeoutMs: 5_000,
       },
@@ -169,7 +110,7 @@ describe('delivery workers on a real Redis', () => {
 
   it('when a destination keeps failing, then the message is retried on the backoff schedule and then dead-lettered', async () => {
     const { config, store } = setup({ retryDelayScale: 0.01 });
-    destination.answer = () => ({ status: 500 });
+    f.destination.answer = () => ({ status: 500 });
     startWorker(config);
     const message = createMessage(
       request('/failing', { retries: 2, headers: { 'content-type': 'text/plain', 'x-trace': 't1' } }),
@@ -183,7 +124,7 @@ describe('delivery workers on a real Redis', () => {
       },
       { timeoutMs: 10_000 },
     );
-    const attempts = destination.attemptsOf(message.id);
+    const attempts = f.destination.attemptsOf(message.id);
     expect(attempts.map((a) => a.headers['upstash-retried'])).toEqual(['0', '1', '2']);
     const gaps = [attempts[1]!.at - attempts[0]!.at, attempts[2]!.at - attempts[1]!.at];
     const expected = [defaultBackoffMs(1, config), defaultBackoffMs(2, config)];
@@ -206,16 +147,16 @@ describe('delivery workers on a real Redis', () => {
   it('when Upstash-Retry-Delay is given, then the retries wait what its expression says', async () => {
     const { config, store } = setup();
     let calls = 0;
-    destination.answer = () => (++calls <= 2 ? { status: 502 } : { status: 200 });
+    f.destination.answer = () => (++calls <= 2 ? { status: 502 } : { status: 200 });
     startWorker(config);
     const message = createMessage(request('/expression', { retryDelay: '300 * (retried + 1)' }));
     await store.enqueue([message]);
     await waitFor(
       'the third attempt',
-      async () => (destination.attemptsOf(message.id).length === 3 ? true : undefined),
+      async () => (f.destination.attemptsOf(message.id).length === 3 ? true : undefined),
       { timeoutMs: 5_000 },
     );
-    const [a, b, c] = destination.attemptsOf(message.id);
+    const [a, b, c] = f.destination.attemptsOf(message.id);
     expect(b!.at - a!.at).toBeGreaterThanOrEqual(295);
     expect(c!.at - b!.at).toBeGreaterThanOrEqual(595);
     expect(c!.at - b!.at).toBeLessThan(1_100);
@@ -224,24 +165,24 @@ describe('delivery workers on a real Redis', () => {
   it('when the destination answers Retry-After, then the retry waits that long instead of the backoff', async () => {
     const { config, store } = setup();
     let calls = 0;
-    destination.answer = () =>
+    f.destination.answer = () =>
       ++calls === 1 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 200 };
     startWorker(config);
     const message = createMessage(request('/retry-after'));
     await store.enqueue([message]);
     await waitFor(
       'the second attempt',
-      async () => (destination.attemptsOf(message.id).length === 2 ? true : undefined),
+      async () => (f.destination.attemptsOf(message.id).length === 2 ? true : undefined),
       { timeoutMs: 5_000 },
     );
-    const [first, second] = destination.attemptsOf(message.id);
+    const [first, second] = f.destination.attemptsOf(message.id);
     expect(second!.at - first!.at).toBeGreaterThanOrEqual(995);
     expect(await store.deadLetters(1)).toEqual([]);
   });
 
   it('when the destination answers 489 with Upstash-NonRetryable-Error, then the message is dead-lettered without a retry', async () => {
     const { config, store } = setup();
-    destination.answer = () => ({ status: 489, headers: { 'upstash-nonretryable-error': 'true' } });
+    f.destination.answer = () => ({ status: 489, headers: { 'upstash-nonretryable-error': 'true' } });
     startWorker(config);
     const message = createMessage(request('/non-retryable', { retries: 5 }));
     await store.enqueue([message]);
@@ -260,35 +201,35 @@ describe('delivery workers on a real Redis', () => {
       retried: 0,
     });
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(destination.attemptsOf(message.id)).toHaveLength(1);
+    expect(f.destination.attemptsOf(message.id)).toHaveLength(1);
   });
 
   it('when a delivery times out, then it counts as a failure and is retried', async () => {
     const { config, store } = setup();
     let calls = 0;
-    destination.answer = () => (++calls === 1 ? 'hang' : { status: 200 });
+    f.destination.answer = () => (++calls === 1 ? 'hang' : { status: 200 });
     startWorker(config);
     const message = createMessage(request('/slow', { timeoutMs: 200 }));
     await store.enqueue([message]);
     await waitFor(
       'the retry after the timeout',
-      async () => (destination.attemptsOf(message.id).length === 2 ? true : undefined),
+      async () => (f.destination.attemptsOf(message.id).length === 2 ? true : undefined),
       {
         timeoutMs: 5_000,
       },
     );
-    expect(destination.attemptsOf(message.id).map((a) => a.headers['upstash-retried'])).toEqual(['0', '1']);
+    expect(f.destination.attemptsOf(message.id).map((a) => a.headers['upstash-retried'])).toEqual(['0', '1']);
   });
 
   it('when a stored entry is unreadable, then it is dead-lettered as unreadable and the worker carries on', async () => {
     const { config, store } = setup();
     startWorker(config);
-    await redis.xadd(queueKeys(config.keyPrefix).stream, '*', 'm', 'this is not a message');
+    await f.redis.xadd(queueKeys(config.keyPrefix).stream, '*', 'm', 'this is not a message');
     const good = createMessage(request('/after-garbage'));
     await store.enqueue([good]);
     await waitFor(
       'the good message',
-      async () => (destination.attemptsOf(good.id).length === 1 ? true : undefined),
+      async () => (f.destination.attemptsOf(good.id).length === 1 ? true : undefined),
       { timeoutMs: 5_000 },
     );
     const [letter] = await waitFor(

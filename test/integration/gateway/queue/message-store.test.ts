@@ -1,36 +1,18 @@
 import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { buildDeadLetter } from '../../../../gateway/queue/dead-letter.js';
-import { DELIVERY_GROUP, queueKeys } from '../../../../gateway/queue/keys.js';
+import { DELIVERY_GROUP, type QueueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
 import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
-import { MessageStore } from '../../../../gateway/queue/message-store.js';
-import { connectAsGateway } from '../../../helpers/queue/redis-snapshot.js';
+import type { MessageStore } from '../../../../gateway/queue/message-store.js';
+import { useStoreFixture } from '../../../helpers/queue/store-fixture.js';
 
 describe('the message store in a real Redis', () => {
-  let server: RedisServer;
+  const f = useStoreFixture('test');
   let redis: Redis;
   let blocking: Redis;
-  let prefix = 0;
-  let keys: ReturnType<typeof queueKeys>;
+  let keys: QueueKeys;
   let store: MessageStore;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = connectAsGateway(server, { blocking: false });
-    blocking = connectAsGateway(server, { blocking: true });
-  });
-  afterAll(async () => {
-    redis?.disconnect();
-    blocking?.disconnect();
-    await server?.stop();
-  });
-  beforeEach(async () => {
-    prefix += 1;
-    keys = queueKeys(`{test-${prefix}}:`);
-    store = new MessageStore(redis, keys);
-    await store.ensureGroup();
-  });
+  beforeEach(() => ({ redis, blocking, keys, store } = f));
 
   const message = (n: number, overrides: Partial<QueueMessage> = {}): QueueMessage => ({
     ...createMessage({

@@ -1,27 +1,15 @@
-import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { waitFor } from '../../../../local/wait.js';
-import type { QueueTarget } from '../../../../gateway/queue/binding-registry.js';
 import type { QueueConfig } from '../../../../gateway/queue/config.js';
 import type { DeadLetter } from '../../../../gateway/queue/dead-letter.js';
-import { DeliveryWorker } from '../../../../gateway/queue/delivery-worker.js';
-import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/http-delivery.js';
+import type { Deliverer } from '../../../../gateway/queue/http-delivery.js';
 import { DELIVERY_GROUP, queueKeys } from '../../../../gateway/queue/keys.js';
 import { PendingMessages } from '../../../../gateway/queue/pending-messages.js';
 import { processEntry } from '../../../../gateway/queue/process-entry.js';
 import { createDeliverySigner } from '../../../../gateway/queue/signer.js';
 import { createMessage, type MessageRequest } from '../../../../gateway/queue/message.js';
-import { MessageStore } from '../../../../gateway/queue/message-store.js';
-import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
-import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/ssrf/guarded-agents.js';
+import type { MessageStore } from '../../../../gateway/queue/message-store.js';
 import { createMemoryLogger, type MemoryLogger } from '../../../helpers/memory-logger.js';
-import { testQueueConfig } from '../../../helpers/queue/queue-config.js';
-import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
-import {
-  startRecordingDestination,
-  type RecordingDestination,
-} from '../../../helpers/queue/recording-destination.js';
-import { testQueueTarget } from '../../../helpers/queue/test-queue-target.js';
+import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
 
 /**
  * Attempts that go wrong in ways other than an error status, through a delivery worker on a real
@@ -30,53 +18,16 @@ import { testQueueTarget } from '../../../helpers/queue/test-queue-target.js';
  * without its secrets.
  */
 describe('processing a stream entry', () => {
-  let server: RedisServer;
-  let redis: Redis;
-  let destination: RecordingDestination;
-  let agents: GuardedAgents;
-  let target: QueueTarget;
-  let prefix = 0;
-  const workers: DeliveryWorker[] = [];
-  const connections: Redis[] = [];
-
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = connectTestRedis(server);
-    destination = await startRecordingDestination();
-    agents = createGuardedAgents({ policy: compileAddressPolicy(['127.0.0.0/8']) });
-    target = testQueueTarget(server);
-  });
-  afterAll(async () => {
-    agents.http.destroy();
-    redis.disconnect();
-    await destination.close();
-    await server.stop();
-  });
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.stop(0)));
-    for (const connection of connections.splice(0)) connection.disconnect();
-    destination.requests.length = 0;
-    destination.answer = () => ({ status: 200 });
-  });
-
-  function setup(): { config: QueueConfig; store: MessageStore } {
-    prefix += 1;
-    // Reclaiming after a minute: an entry left pending would outlast the test, not be retried in it.
-    const config = testQueueConfig({ keyPrefix: `{entry-test-${prefix}}:`, reclaimIdleMs: 60_000 });
-    return { config, store: new MessageStore(redis, queueKeys(config.keyPrefix)) };
-  }
+  const f = useDeliveryFixture('entry-test');
+  // Reclaiming after a minute: an entry left pending would outlast the test, not be retried in it.
+  const setup = () => f.freshConfig({ reclaimIdleMs: 60_000 });
+  const httpDeliverer = (): Deliverer => f.httpDeliverer(5);
 
   function startWorker(config: QueueConfig, deliverer: Deliverer): MemoryLogger {
     const memory = createMemoryLogger('debug');
-    const own = connectAsGateway(server, { blocking: false });
-    connections.push(own);
-    const worker = new DeliveryWorker({ target, redis: own, config, deliverer, logger: memory.logger });
-    workers.push(worker);
-    worker.start();
+    f.startWorker({ config, deliverer, logger: memory.logger });
     return memory;
   }
-
-  const httpDeliverer = (): Deliverer => createHttpDeliverer({ agents, maxRedirects: 5 });
 
   const request = (url: string): MessageRequest => ({
     destination: url,
@@ -100,19 +51,18 @@ describe('processing a stream entry', () => {
     const { config, store } = setup();
     const keys = queueKeys(config.keyPrefix);
     await store.ensureGroup();
-    const message = createMessage(request(`${destination.baseUrl}/cancelled`));
+    const message = createMessage(request(`${f.destination.baseUrl}/cancelled`));
     await store.enqueue([message]);
-    const blocking = connectAsGateway(server, { blocking: true });
-    connections.push(blocking);
+    const blocking = f.connectAsGateway(true);
     const [entry] = await store.readNew(blocking, 'holder', 10, 100);
-    expect(await new PendingMessages(redis, keys).cancel([message.id])).toBe(1);
+    expect(await new PendingMessages(f.redis, keys).cancel([message.id])).toBe(1);
     const memory = createMemoryLogger('debug');
     const outcome = await processEntry(
       {
         store,
         consumer: 'holder',
         deliverer: httpDeliverer(),
-        signer: createDeliverySigner(target.signingKey),
+        signer: createDeliverySigner(f.target.signingKey),
         logger: memory.logger,
         policy: config,
         deliveryTimeoutMs: config.deliveryTimeoutMs,
@@ -122,18 +72,18 @@ describe('processing a stream entry', () => {
       entry!,
     );
     expect(outcome).toBe('cancelled');
-    expect(destination.attemptsOf(message.id)).toEqual([]);
-    expect(((await redis.xpending(keys.stream, DELIVERY_GROUP)) as [number])[0]).toBe(0);
+    expect(f.destination.attemptsOf(message.id)).toEqual([]);
+    expect(((await f.redis.xpending(keys.stream, DELIVERY_GROUP)) as [number])[0]).toBe(0);
   });
 
   it('when the destination redirects to a Location that is not a URL, then each attempt fails, is retried and the message is dead-lettered', async () => {
     const { config, store } = setup();
-    destination.answer = () => ({ status: 302, headers: { location: 'http://[' } });
+    f.destination.answer = () => ({ status: 302, headers: { location: 'http://[' } });
     startWorker(config, httpDeliverer());
-    const message = createMessage(request(`${destination.baseUrl}/bad-location`));
+    const message = createMessage(request(`${f.destination.baseUrl}/bad-location`));
     await store.enqueue([message]);
     const letter = await deadLetter(store);
-    expect(destination.attemptsOf(message.id).map((a) => a.headers['upstash-retried'])).toEqual([
+    expect(f.destination.attemptsOf(message.id).map((a) => a.headers['upstash-retried'])).toEqual([
       '0',
       '1',
       '2',
@@ -145,7 +95,7 @@ describe('processing a stream entry', () => {
       lastStatus: 302,
       lastError: "the 302 redirect's Location is not a URL",
     });
-    expect(await redis.xlen(queueKeys(config.keyPrefix).stream)).toBe(0);
+    expect(await f.redis.xlen(queueKeys(config.keyPrefix).stream)).toBe(0);
   });
 
   it('when delivering throws instead of returning a result, then it counts as a failed attempt, logged once each time, until dead-lettered', async () => {
@@ -155,7 +105,7 @@ describe('processing a stream entry', () => {
       throw new TypeError('a bug in delivery');
     };
     const memory = startWorker(config, throwing);
-    const message = createMessage(request(`${destination.baseUrl}/never-reached`));
+    const message = createMessage(request(`${f.destination.baseUrl}/never-reached`));
     await store.enqueue([message]);
     const letter = await deadLetter(store);
     expect(letter).toMatchObject({
@@ -175,9 +125,9 @@ describe('processing a stream entry', () => {
 
   it('when a destination with secrets in its userinfo, path and query keeps failing, then the warnings name its origin and hash only', async () => {
     const { config, store } = setup();
-    destination.answer = () => ({ status: 500 });
+    f.destination.answer = () => ({ status: 500 });
     const memory = startWorker(config, httpDeliverer());
-    const origin = destination.baseUrl;
+    const origin = f.destination.baseUrl;
     const url = `${origin.replace('//', '//hookuser:USERINFO-SECRET@')}/services/T0/B0/PATH-SECRET?token=QUERY-SECRET`;
     const message = createMessage(request(url));
     await store.enqueue([message]);

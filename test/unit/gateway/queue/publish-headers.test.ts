@@ -96,7 +96,14 @@ describe('publish headers', () => {
       /Upstash-Not-Before 99999999999 is further ahead than the queue's maximum delay/,
     ],
     [{ 'upstash-label': ' ' }, /Upstash-Label must have 1 to 256 characters/],
-    [{ 'upstash-flow-control-key': 'k' }, /flow control/],
+    [
+      { 'upstash-flow-control-key': 'k' },
+      /Upstash-Flow-Control-Key is set without Upstash-Flow-Control-Value/,
+    ],
+    [
+      { 'upstash-flow-control-value': 'rate=1' },
+      /Upstash-Flow-Control-Value is set without Upstash-Flow-Control-Key/,
+    ],
     [{ 'upstash-forward-x': 'a\r\nInjected: 1' }, /header "upstash-forward-x" has a value .*CR, LF/],
     [{ 'upstash-forward-x': 'a\u0000b' }, /header "upstash-forward-x" has a value/],
     [

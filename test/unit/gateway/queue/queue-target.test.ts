@@ -60,6 +60,9 @@ describe('the gateway view of a binding', () => {
           maxDeadLetters: 50,
           maxQueues: 3,
           maxQueueParallelism: 7,
+          maxSchedules: 4,
+          maxUrlGroups: 5,
+          maxUrlGroupEndpoints: 6,
         },
       },
     };
@@ -72,6 +75,9 @@ describe('the gateway view of a binding', () => {
       maxEvents: 100_000,
       maxQueues: 3,
       maxQueueParallelism: 7,
+      maxSchedules: 4,
+      maxUrlGroups: 5,
+      maxUrlGroupEndpoints: 6,
     });
   });
 

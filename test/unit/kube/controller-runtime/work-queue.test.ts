@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { ItemExponentialRateLimiter } from '../../../../kube/controller-runtime/rate-limiter.js';
 import { WorkQueue } from '../../../../kube/controller-runtime/work-queue.js';
 
@@ -75,62 +76,66 @@ describe('WorkQueue', () => {
     expect(processed).toBeLessThan(150);
   });
 
-  it('when a key fails repeatedly, then its retry delay doubles from the base and stops at the cap', async () => {
-    const queue = newQueue({ baseMs: 40, maxMs: 100 });
-    const delays: number[] = [];
-    for (let attempt = 0; attempt < 4; attempt += 1) {
-      const before = Date.now();
-      queue.addRateLimited('ns/a');
-      expect(await queue.get()).toBe('ns/a');
-      delays.push(Date.now() - before);
-      queue.done('ns/a');
+  // The delays below run on jest's fake clock (setTimeout and Date.now), so each is exact to the
+  // millisecond however loaded the machine is: a real clock only says "not early, not much late".
+  describe('on a fake clock', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    /** Milliseconds of fake time until a key is ready, stepping 1 ms at a time. */
+    async function msUntilReady(queue: WorkQueue, limitMs = 10_000): Promise<number> {
+      for (let ms = 0; ms <= limitMs; ms += 1) {
+        if (queue.length > 0) return ms;
+        await jest.advanceTimersByTimeAsync(1);
+      }
+      throw new Error(`no key ready within ${limitMs} ms`);
     }
-    expect(queue.failures('ns/a')).toBe(4);
-    // Expected 40, 80, 100 (capped), 100; timers fire late, never early.
-    const expected = [40, 80, 100, 100];
-    delays.forEach((delay, i) => {
-      expect(delay).toBeGreaterThanOrEqual(expected[i]! - 2);
-      expect(delay).toBeLessThan(expected[i]! + 60);
+
+    it('when a key fails repeatedly, then its retry delay doubles from the base and stops at the cap', async () => {
+      const queue = newQueue({ baseMs: 40, maxMs: 100 });
+      const delays: number[] = [];
+      for (let attempt = 0; attempt < 4; attempt += 1) {
+        queue.addRateLimited('ns/a');
+        delays.push(await msUntilReady(queue));
+        expect(await queue.get()).toBe('ns/a');
+        queue.done('ns/a');
+      }
+      expect(queue.failures('ns/a')).toBe(4);
+      expect(delays).toEqual([40, 80, 100, 100]);
+      await queue.shutDown();
     });
-    await queue.shutDown();
-  });
 
-  it('when a failing key is forgotten, then its next retry waits only the base delay again', async () => {
-    const queue = newQueue({ baseMs: 20, maxMs: 10_000 });
-    queue.addRateLimited('ns/a'); // 20
-    expect(await queue.get()).toBe('ns/a');
-    queue.done('ns/a');
-    queue.addRateLimited('ns/a'); // 40
-    expect(await queue.get()).toBe('ns/a');
-    queue.done('ns/a');
-    expect(queue.failures('ns/a')).toBe(2);
-    queue.forget('ns/a');
-    expect(queue.failures('ns/a')).toBe(0);
-    const before = Date.now();
-    queue.addRateLimited('ns/a');
-    expect(await queue.get()).toBe('ns/a');
-    const waited = Date.now() - before;
-    expect(waited).toBeGreaterThanOrEqual(18);
-    expect(waited).toBeLessThan(70);
-    queue.done('ns/a');
-    await queue.shutDown();
-  });
+    it('when a failing key is forgotten, then its next retry waits only the base delay again', async () => {
+      const queue = newQueue({ baseMs: 20, maxMs: 10_000 });
+      const delays: number[] = [];
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        queue.addRateLimited('ns/a');
+        delays.push(await msUntilReady(queue));
+        expect(await queue.get()).toBe('ns/a');
+        queue.done('ns/a');
+      }
+      expect(queue.failures('ns/a')).toBe(2);
+      queue.forget('ns/a');
+      expect(queue.failures('ns/a')).toBe(0);
+      queue.addRateLimited('ns/a');
+      delays.push(await msUntilReady(queue));
+      expect(delays).toEqual([20, 40, 20]);
+      await queue.shutDown();
+    });
 
-  it('when a key is added after a delay, then it is handed out after that delay, and the earliest of several delays wins', async () => {
-    const queue = newQueue();
-    const before = Date.now();
-    queue.addAfter('ns/a', 300);
-    queue.addAfter('ns/a', 60);
-    queue.addAfter('ns/a', 200);
-    expect(await staysEmpty(queue, 30)).toBe(true);
-    expect(await queue.get()).toBe('ns/a');
-    const waited = Date.now() - before;
-    expect(waited).toBeGreaterThanOrEqual(58);
-    expect(waited).toBeLessThan(200);
-    queue.done('ns/a');
-    // The later delayed adds were merged into the earliest: nothing else arrives.
-    expect(await staysEmpty(queue, 300)).toBe(true);
-    await queue.shutDown();
+    it('when a key is added after a delay, then it is handed out after that delay, and the earliest of several delays wins', async () => {
+      const queue = newQueue();
+      queue.addAfter('ns/a', 300);
+      queue.addAfter('ns/a', 60);
+      queue.addAfter('ns/a', 200);
+      expect(await msUntilReady(queue)).toBe(60);
+      expect(await queue.get()).toBe('ns/a');
+      queue.done('ns/a');
+      // The later delayed adds were merged into the earliest: nothing else arrives.
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(queue.length).toBe(0);
+      await queue.shutDown();
+    });
   });
 
   it('when a key is added after more than setTimeout can wait (idleAfter of 30 days), then it is not handed out at once', async () => {

@@ -24,7 +24,17 @@ describe('readCouchInstanceConfig', () => {
       usageMeasureIntervalMs: 60_000,
       usageMeasureTimeoutMs: 5_000,
       usageMeterIntervalMs: 300_000,
+      startDeadlineMs: 600_000,
+      startDeadline: '10m',
     });
+  });
+
+  it('when SETTEE_START_DEADLINE is set, then it is read with its text for messages; under a second it is refused by name', () => {
+    expect(readConfig({ SETTEE_START_DEADLINE: '90s' })).toMatchObject({
+      startDeadlineMs: 90_000,
+      startDeadline: '90s',
+    });
+    expect(() => readConfig({ SETTEE_START_DEADLINE: '10ms' })).toThrow(/SETTEE_START_DEADLINE=10ms/);
   });
 
   it('when the usage measurement interval is under a second or malformed, then the setting is named', () => {

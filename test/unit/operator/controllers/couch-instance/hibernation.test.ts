@@ -185,10 +185,89 @@ describe('decideHibernation', () => {
     });
   });
 
-  it('when an instance created longer than idleAfter ago is not Ready yet, then it stays up and the idle clock has not started', () => {
-    const decision = decideHibernation(input({ createdAt: at(-30_000), readySince: undefined }));
-    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 10_000 });
-    expect(decision.transition).toBeUndefined();
+  it('when an instance created longer than idleAfter ago is not Ready yet, then it stays up and rechecks at the start deadline (10 min by default)', () => {
+    const decision = decideHibernation(
+      input({
+        createdAt: at(-30_000),
+        readySince: undefined,
+        startAttempt: { since: at(-30_000), exceeded: false },
+      }),
+    );
+    expect(decision).toEqual({
+      replicas: 1,
+      reason: 'AwaitingReady',
+      recheckAfterMs: 570_000,
+      lastActivityTime: at(-30_000),
+    });
+  });
+
+  it('when it has been trying to start for the start deadline, then it stays up and the decision says the deadline passed', () => {
+    const decision = decideHibernation(
+      input({
+        createdAt: at(-30_000),
+        readySince: undefined,
+        startDeadlineMs: 20_000,
+        startAttempt: { since: at(-30_000), exceeded: false },
+      }),
+    );
+    expect(decision).toEqual({
+      replicas: 1,
+      reason: 'AwaitingReady',
+      startDeadlineExceeded: true,
+      recheckAfterMs: 10_000,
+      lastActivityTime: at(-30_000),
+    });
+  });
+
+  it('when the status already reports the deadline, then it stays reported until the instance answers', () => {
+    const stillStuck = decideHibernation(
+      input({
+        readySince: undefined,
+        startDeadlineMs: 20_000,
+        startAttempt: { since: at(-1_000), exceeded: true },
+      }),
+    );
+    expect(stillStuck).toMatchObject({ replicas: 1, reason: 'AwaitingReady', startDeadlineExceeded: true });
+    const answering = decideHibernation(
+      input({
+        readySince: at(-500),
+        startDeadlineMs: 20_000,
+        startAttempt: { since: at(-1_000), exceeded: true },
+      }),
+    );
+    expect(answering.startDeadlineExceeded).toBeUndefined();
+  });
+
+  it('when no start attempt is recorded yet (it just stopped answering), then the deadline counts from now', () => {
+    const decision = decideHibernation(
+      input({ createdAt: at(-600_000), readySince: undefined, startDeadlineMs: 20_000 }),
+    );
+    expect(decision).toMatchObject({ replicas: 1, reason: 'AwaitingReady', recheckAfterMs: 20_000 });
+    expect(decision.startDeadlineExceeded).toBeUndefined();
+  });
+
+  it('when the start attempt is dated far ahead of the clock, then it is ignored and the deadline counts from now', () => {
+    const decision = decideHibernation(
+      input({
+        readySince: undefined,
+        startDeadlineMs: 20_000,
+        startAttempt: { since: at(3_600_000), exceeded: false },
+      }),
+    );
+    expect(decision).toMatchObject({ reason: 'AwaitingReady', recheckAfterMs: 20_000 });
+  });
+
+  it('when a hibernated instance is woken, then the start deadline does not change the wake', () => {
+    const woken = decideHibernation(
+      input({
+        readySince: undefined,
+        startDeadlineMs: 1_000,
+        startAttempt: { since: at(-60_000), exceeded: true },
+        wakeRequestedAt: at(-1_000),
+        previous: { hibernatedAt: at(-5_000) },
+      }),
+    );
+    expect(woken).toMatchObject({ replicas: 1, reason: 'WakeRequested', transition: 'Wake' });
   });
 
   it('when a slow first start has just become Ready, then it gets a full idleAfter from that moment', () => {

@@ -1,0 +1,154 @@
+import type { Redis } from 'ioredis';
+import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
+import type { QueueMessage } from '../message.js';
+import { encodeMessage } from '../message-codec.js';
+import { eventJson } from '../message-event.js';
+import type { EnqueueAnswer } from '../message-store.js';
+import { enqueueFlowControlMessages } from '../scripts/enqueue-flow-control-messages.js';
+import { releaseFlowControlToken } from '../scripts/release-flow-control-token.js';
+import { tickFlowControl } from '../scripts/tick-flow-control.js';
+import { updateFlowControl } from '../scripts/update-flow-control.js';
+import {
+  DEFAULT_PERIOD_SECONDS,
+  toFlowControlInfo,
+  type FlowControlInfo,
+  type FlowControlRecord,
+} from './flow-control.js';
+
+/** What `client.flowControl.*` changes on a key (update-flow-control.ts). */
+export type FlowControlChange =
+  | { change: 'pause' | 'resume' | 'resetRate' }
+  | { change: 'pin'; parallelism?: number; rate?: number; periodSeconds?: number }
+  | { change: 'unpin'; parallelism: boolean; rate: boolean };
+
+/**
+ * A binding's flow-control keys in its database (keys.ts): a hash of key records, and per key a
+ * waiting list, a due set and the set of its messages being delivered (its tokens). Every change
+ * that can free or add work runs the dispatch in the same script (dispatch-flow-control.ts), on
+ * the Redis server's clock, so the limits hold across gateway replicas.
+ */
+export class FlowControlStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: QueueKeys,
+    private readonly eventCap = 0,
+  ) {}
+
+  private scriptKeys(key: string): string[] {
+    const k = this.keys;
+    return [
+      k.flowControls,
+      k.flowControlWaiting(key),
+      k.flowControlActive(key),
+      k.flowControlDue(key),
+      k.scheduledMessages,
+      k.stream,
+      k.streamIndex,
+    ];
+  }
+
+  /**
+   * Stores messages that all carry `flowControl.key`, all or none; their limits (the last
+   * message's, when they differ) become the key's unless pinned. A message whose deduplication key
+   * is held within `deduplicationWindowMs` is not stored and answers the first.
+   */
+  async enqueue(
+    messages: readonly QueueMessage[],
+    options: { deduplicationWindowMs: number; now?: number },
+  ): Promise<EnqueueAnswer[]> {
+    const limits = messages[messages.length - 1]?.flowControl;
+    if (limits === undefined) throw new Error('flow-control messages without a flow-control key');
+    const now = options.now ?? Date.now();
+    const args: (string | number | Buffer)[] = [
+      MESSAGE_FIELD,
+      options.deduplicationWindowMs,
+      this.eventCap,
+      limits.key,
+      JSON.stringify({
+        parallelism: limits.parallelism ?? 0,
+        rate: limits.rate ?? 0,
+        period: limits.periodSeconds ?? DEFAULT_PERIOD_SECONDS,
+      }),
+    ];
+    for (const message of messages) {
+      const due = message.notBefore !== undefined && message.notBefore > now ? message.notBefore : 0;
+      const created =
+        this.eventCap > 0 ? eventJson(message, 'CREATED', now, due > 0 ? { nextDeliveryTime: due } : {}) : '';
+      args.push(message.id, due, encodeMessage(message), message.deduplicationKey ?? '', created);
+    }
+    const k = this.keys;
+    const answers = (await enqueueFlowControlMessages.run(
+      this.redis,
+      [...this.scriptKeys(limits.key), k.deduplicationIds, k.deduplicationExpiries, k.events],
+      args,
+    )) as string[];
+    return messages.map((message, i) =>
+      answers[i]
+        ? { messageId: answers[i], deduplicated: true }
+        : { messageId: message.id, deduplicated: false },
+    );
+  }
+
+  /** One attempt of the key's message ended: its token goes back and the key starts what it can. */
+  async release(key: string, messageId: string): Promise<void> {
+    await releaseFlowControlToken.run(this.redis, this.scriptKeys(key), [MESSAGE_FIELD, key, messageId]);
+  }
+
+  /** The mover's pass over one key (tick-flow-control.ts). */
+  async tick(key: string): Promise<{ freed: number; started: number; forgotten: boolean }> {
+    const [freed, started, forgotten] = (await tickFlowControl.run(this.redis, this.scriptKeys(key), [
+      MESSAGE_FIELD,
+      key,
+    ])) as [number, number, number];
+    return { freed, started, forgotten: forgotten === 1 };
+  }
+
+  /** Applies a change; pause and pin create a missing key. Returns whether the key exists. */
+  async update(key: string, change: FlowControlChange): Promise<boolean> {
+    let args: (string | number)[] = ['', '', ''];
+    if (change.change === 'pin')
+      args = [change.parallelism ?? '', change.rate ?? '', change.periodSeconds ?? ''];
+    if (change.change === 'unpin') args = [change.parallelism ? '1' : '', change.rate ? '1' : '', ''];
+    const create = change.change === 'pause' || change.change === 'pin' ? '1' : '0';
+    const result = await updateFlowControl.run(this.redis, this.scriptKeys(key), [
+      MESSAGE_FIELD,
+      key,
+      change.change,
+      ...args,
+      create,
+    ]);
+    return result === 1;
+  }
+
+  async get(key: string): Promise<FlowControlInfo | undefined> {
+    const k = this.keys;
+    const [raw, waiting, active] = await Promise.all([
+      this.redis.hget(k.flowControls, key),
+      this.redis.llen(k.flowControlWaiting(key)),
+      this.redis.scard(k.flowControlActive(key)),
+    ]);
+    return raw === null
+      ? undefined
+      : toFlowControlInfo(key, JSON.parse(raw) as FlowControlRecord, { waiting, active });
+  }
+
+  /** Every key, by name. */
+  async list(): Promise<FlowControlInfo[]> {
+    const k = this.keys;
+    const all = await this.redis.hgetall(k.flowControls);
+    const names = Object.keys(all).sort();
+    const pipeline = this.redis.pipeline();
+    for (const name of names) pipeline.llen(k.flowControlWaiting(name)).scard(k.flowControlActive(name));
+    const counts = (await pipeline.exec()) ?? [];
+    return names.map((name, i) =>
+      toFlowControlInfo(name, JSON.parse(all[name]!) as FlowControlRecord, {
+        waiting: Number(counts[2 * i]?.[1] ?? 0),
+        active: Number(counts[2 * i + 1]?.[1] ?? 0),
+      }),
+    );
+  }
+
+  async names(): Promise<string[]> {
+    return this.redis.hkeys(this.keys.flowControls);
+  }
+}

@@ -1,0 +1,69 @@
+import { DEDUPLICATE_LUA } from './deduplicate.js';
+import { DISPATCH_FLOW_CONTROL_LUA } from './dispatch-flow-control.js';
+import { LuaScript } from './lua-script.js';
+import { RECORD_EVENT_LUA } from './record-event.js';
+import { SERVER_NOW_LUA } from './server-now.js';
+
+/**
+ * Stores messages of one flow-control key, all or none: each waits in the key's list (or, when
+ * delayed, in its due set), its body in the messages off the stream, so the messages API finds
+ * and cancels it. The key is created when missing; the messages' limits become the key's, except
+ * those pinned (QStash: "the processing configuration is updated based on configurations provided
+ * by incoming messages"). Then the key starts what its limits allow. Deduplication and CREATED
+ * events as in enqueue-messages.
+ *
+ * KEYS[1]  the flow-control keys (hash: key -> FlowControlRecord JSON)
+ * KEYS[2]  the key's waiting list
+ * KEYS[3]  the key's active set
+ * KEYS[4]  the key's due set (sorted set: message id -> due time, ms)
+ * KEYS[5]  the messages off the stream (hash: message id -> encoded message)
+ * KEYS[6]  the message stream
+ * KEYS[7]  the stream index (hash: message id -> stream entry id)
+ * KEYS[8]  the deduplication ids (hash: deduplication key -> first message id)
+ * KEYS[9]  the deduplication expiries (sorted set: deduplication key -> window end, ms)
+ * KEYS[10] the events stream
+ * ARGV[1]  the stream entry field that holds a message
+ * ARGV[2]  the deduplication window, ms
+ * ARGV[3]  the events cap (0: record none)
+ * ARGV[4]  the flow-control key
+ * ARGV[5]  the messages' limits: parallelism, rate (0 = none) and period (s), as JSON
+ * ARGV[6..] quintuples: message id, due time (ms; 0 = now), encoded message, deduplication key
+ *          ('' = none), CREATED event (JSON; '' = none)
+ * Returns, per message, '' when it was stored, else the id of the message it duplicates.
+ */
+export const enqueueFlowControlMessages = new LuaScript(
+  'enqueue-flow-control-messages',
+  10,
+  `${DEDUPLICATE_LUA}${RECORD_EVENT_LUA}${SERVER_NOW_LUA}${DISPATCH_FLOW_CONTROL_LUA}
+local k = flow_control_keys(1)
+local now = server_now()
+local limits = cjson.decode(ARGV[5])
+local flow = read_flow_control(k, ARGV[4], now, true)
+if not flow.pinnedParallelism then flow.parallelism = limits.parallelism end
+if not flow.pinnedRate then
+  flow.rate = limits.rate
+  flow.period = limits.period
+end
+redis.call('HSET', k.flows, ARGV[4], cjson.encode(flow))
+local answers = {}
+for i = 6, #ARGV, 5 do
+  local id, due, message, key = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
+  local first = false
+  if key ~= '' then first = deduplicate(KEYS[8], KEYS[9], key, id, now, tonumber(ARGV[2])) end
+  if first then
+    answers[#answers + 1] = first
+  else
+    redis.call('HSET', k.pending, id, message)
+    if due > now then
+      redis.call('ZADD', k.due, due, id)
+    else
+      redis.call('RPUSH', k.waiting, id)
+    end
+    record_event(KEYS[10], ARGV[3], ARGV[i + 4])
+    answers[#answers + 1] = ''
+  end
+end
+dispatch_flow_control(k, ARGV[1], ARGV[4], now)
+return answers
+`,
+);

@@ -1,0 +1,66 @@
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../local/redis-server.js';
+import { queueKeys, type QueueKeys } from '../../../gateway/queue/keys.js';
+import { MessageStore } from '../../../gateway/queue/message-store.js';
+import { connectAsGateway } from './redis-snapshot.js';
+
+/** What the message-store suites share; see {@link useStoreFixture}. */
+export interface StoreFixture {
+  readonly server: RedisServer;
+  /** Set up as the gateway's shared connection (auto-pipelined). */
+  readonly redis: Redis;
+  /** Set up as a delivery worker's blocking connection. */
+  readonly blocking: Redis;
+  /** This test's keys, under a prefix of its own. */
+  readonly keys: QueueKeys;
+  /** This test's store, its consumer group created. */
+  readonly store: MessageStore;
+}
+
+/**
+ * A real redis-server with the gateway's two kinds of connection, once per describe block (call
+ * it there), and before each test a fresh key prefix with its store, so tests stay apart.
+ */
+export function useStoreFixture(name: string): StoreFixture {
+  let server: RedisServer;
+  let redis: Redis;
+  let blocking: Redis;
+  let keys: QueueKeys;
+  let store: MessageStore;
+  let prefix = 0;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = connectAsGateway(server, { blocking: false });
+    blocking = connectAsGateway(server, { blocking: true });
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    blocking?.disconnect();
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    prefix += 1;
+    keys = queueKeys(`{${name}-${prefix}}:`);
+    store = new MessageStore(redis, keys);
+    await store.ensureGroup();
+  });
+
+  return {
+    get server() {
+      return server;
+    },
+    get redis() {
+      return redis;
+    },
+    get blocking() {
+      return blocking;
+    },
+    get keys() {
+      return keys;
+    },
+    get store() {
+      return store;
+    },
+  };
+}
