@@ -16,6 +16,7 @@ import { installFreePlanChangePolicy } from './free-plan-change-policy.js';
 import { locateKubeTools, type KubeTools } from './kube-tools.js';
 import { buildLocalStorageClass } from './kubelet-stand-in/local-volumes.js';
 import { loadManifests } from './manifests.js';
+import { loadOrGeneratePki } from './persisted-pki.js';
 import { generateControlPlanePki, type ControlPlanePki } from './pki.js';
 import { launchOnFreePort, type Launched } from './launch.js';
 import { startProcess, type ManagedProcess } from './process.js';
@@ -36,6 +37,12 @@ export interface ControlPlaneOptions {
    * on tmpfs, removed on stop (tests).
    */
   etcdDataDir?: string;
+  /**
+   * Where the certificates and service-account keys are kept across restarts, with etcdDataDir
+   * (persisted-pki.ts), so tokens and kubeconfigs of an earlier run stay valid. Default: fresh
+   * ones on every start (tests).
+   */
+  pkiDir?: string;
 }
 
 /** A running etcd, kube-apiserver, kube-controller-manager and kube-scheduler on loopback, with an admin kubeconfig. */
@@ -72,7 +79,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     log('starting etcd');
     // The keys are generated off the event loop while etcd starts.
     const [pki, etcd] = await Promise.all([
-      generateControlPlanePki(),
+      options.pkiDir ? keptPki(options.pkiDir, log) : generateControlPlanePki(),
       startEtcd(tools, { workDir, dataDir: options.etcdDataDir }),
     ]);
     processes.push(etcd.process);
@@ -140,6 +147,18 @@ interface PkiFiles {
   apiserverKey: string;
   serviceAccountPublic: string;
   serviceAccountPrivate: string;
+}
+
+async function keptPki(dir: string, log: (message: string) => void): Promise<ControlPlanePki> {
+  const loaded = await loadOrGeneratePki(dir);
+  if (loaded.source === 'reused') log(`reusing the certificates and service-account keys in ${dir}`);
+  else if (loaded.reason)
+    log(
+      `new certificates and service-account keys in ${dir} (the stored ones were refused: ${loaded.reason}); ` +
+        'ServiceAccount tokens of earlier runs no longer authenticate',
+    );
+  else log(`new certificates and service-account keys, kept in ${dir}`);
+  return loaded.pki;
 }
 
 async function writePki(workDir: string, pki: ControlPlanePki): Promise<PkiFiles> {

@@ -38,7 +38,9 @@ export async function createDemoTenant(
     o.kind === QUEUE_BINDING_KIND ||
     o.kind === 'Secret' ||
     (o.kind === COUCH_INSTANCE_KIND && (o as { spec?: { plan?: string } }).spec?.plan === 'free');
-  const databases = await provideLocalQueueDatabases(options.examples.filter(wanted));
+  const databases = await provideLocalQueueDatabases(options.examples.filter(wanted), {
+    dataRoot: path.join(options.stateDir, 'redis', DEMO_NAMESPACE),
+  });
   const stop = async (): Promise<void> => {
     await Promise.all(databases.servers.map((server) => server.stop()));
   };

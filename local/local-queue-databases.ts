@@ -1,15 +1,19 @@
+import path from 'node:path';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { QUEUE_BINDING_KIND, type QueueBinding } from '../api/queue-binding.js';
 import { startRedis, type RedisServer } from './redis-server.js';
 
 /**
  * The example QueueBindings name a Redis/Valkey database that, in a cluster, would already exist.
- * On one machine the local platform provides it: one throwaway redis-server per binding, started
- * with the password from the binding's Secret (found among the same manifests), and the binding is
- * pointed at it, since its example port may be taken or unknown here.
+ * On one machine the local platform provides it: one redis-server per binding, started with the
+ * password from the binding's Secret (found among the same manifests), and the binding is pointed
+ * at it, since its example port may be taken or unknown here. With `dataRoot` (make run: beside
+ * etcd's data) each binding's database is kept in `<dataRoot>/<binding>` across restarts, as the
+ * cluster's state is: queued messages, schedules and dead letters come back with the binding.
  */
 export async function provideLocalQueueDatabases(
   manifests: KubernetesObject[],
+  options: { dataRoot?: string } = {},
 ): Promise<{ manifests: KubernetesObject[]; servers: RedisServer[] }> {
   const servers: RedisServer[] = [];
   try {
@@ -20,7 +24,10 @@ export async function provideLocalQueueDatabases(
         continue;
       }
       const binding = object as QueueBinding;
-      const server = await startRedis({ password: findPassword(manifests, binding) });
+      const server = await startRedis({
+        password: findPassword(manifests, binding),
+        ...(options.dataRoot ? { dataDir: path.join(options.dataRoot, binding.metadata.name ?? '') } : {}),
+      });
       servers.push(server);
       adapted.push({
         ...binding,

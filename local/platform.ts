@@ -89,10 +89,12 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       say(
         'starting the control plane (etcd + kube-apiserver; the first run builds them, see progress above)',
       );
-      // etcd's data lives beside the volumes: a restart brings back the same instances with their data.
+      // etcd's data lives beside the volumes and the PKI: a restart brings back the same instances
+      // with their data, and the tokens and kubeconfigs made for them.
       const plane = await startControlPlane({
         kubeconfigPath,
         etcdDataDir: path.join(stateDir, 'etcd'),
+        pkiDir: path.join(stateDir, 'pki'),
         log: (m) => say(m),
       });
       stops.push(() => plane.stop());
@@ -101,7 +103,9 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
     }
 
     const exampleManifests = await loadManifests(path.join(ROOT, 'examples'));
-    const examples = await provideLocalQueueDatabases(exampleManifests);
+    const examples = await provideLocalQueueDatabases(exampleManifests, {
+      dataRoot: path.join(stateDir, 'redis', 'examples'),
+    });
     for (const server of examples.servers) {
       stops.push(() => server.stop());
       say(`started redis-server for the example QueueBinding at ${server.host}:${server.port}`);

@@ -82,10 +82,6 @@ export function parseBatchRequest(
         throw new InvalidRequestError(`its body is larger than ${limits.maxBodyBytes} bytes`);
       const request: MessageRequest = { ...options, ...extras, destination, body };
       if (queueName !== undefined) {
-        if (request.notBefore !== undefined)
-          throw new InvalidRequestError(
-            'Upstash-Delay and Upstash-Not-Before are not supported with a queue yet',
-          );
         if (request.flowControl !== undefined)
           throw new InvalidRequestError(
             "Upstash-Flow-Control-Key is not supported with a queue: its messages wait for the queue's slots",

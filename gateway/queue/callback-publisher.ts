@@ -6,8 +6,22 @@ import type { MessageStore } from './message-store.js';
 /**
  * Publishes a message's callbacks from the worker that delivered it. Each is stored before the
  * attempt's outcome is, so a crash in between sends the callback again (with the redelivery)
- * rather than never: at least once, as every message.
+ * rather than never: at least once, as every message. A queue's message's callback takes a slot
+ * of that queue as it is stored, before the message gives its own back, so the queue's next
+ * message waits for the callback as on QStash.
  */
+
+async function storeCallback(
+  store: MessageStore,
+  source: QueueMessage,
+  callback: QueueMessage,
+): Promise<void> {
+  if (source.queueName === undefined) {
+    await store.enqueue([callback]);
+    return;
+  }
+  await store.enqueueHoldingQueueSlot(source.queueName, { ...callback, holdsSlotOf: source.queueName });
+}
 
 /** Upstash-Callback: every answer of the destination, successful or not. */
 export async function publishCallback(
@@ -25,7 +39,7 @@ export async function publishCallback(
       body: result.responseBodyBytes ?? Buffer.alloc(0),
     },
   });
-  await store.enqueue([buildCallbackMessage(message.callback, body)]);
+  await storeCallback(store, message, buildCallbackMessage(message.callback, body));
 }
 
 /** Upstash-Failure-Callback: the message is dead-lettered (its last answer, if it had one). */
@@ -45,5 +59,5 @@ export async function publishFailureCallback(
     },
     ...(dlqId === undefined ? {} : { dlqId }),
   });
-  await store.enqueue([buildCallbackMessage(message.failureCallback, body)]);
+  await storeCallback(store, message, buildCallbackMessage(message.failureCallback, body));
 }

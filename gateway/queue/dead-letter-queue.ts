@@ -6,7 +6,10 @@ import type { QueueMessage } from './message.js';
 import { encodeMessage } from './message-codec.js';
 import { eventJson } from './message-event.js';
 import { deleteDeadLetters } from './scripts/delete-dead-letters.js';
+import { isQueueLimit, quotaError } from './queues/queue-store.js';
+import type { QueueQuota, QueueRecord } from './queues/queue.js';
 import { retryDeadLetters } from './scripts/retry-dead-letters.js';
+import { retryDeadLettersIntoQueue } from './scripts/retry-dead-letters-into-queue.js';
 import { trimDeadLetters } from './scripts/trim-dead-letters.js';
 
 /** How long dead letters are kept, and how many at most (QueueBinding spec.limits). */
@@ -107,28 +110,91 @@ export class DeadLetterQueue {
   }
 
   /**
-   * Takes each letter out of the queue and stores its new message, atomically per call; returns,
+   * Takes each letter out of the DLQ and stores its new message, atomically per queue (the
+   * letters of no queue together); a queue's message goes back to the end of its queue (created
+   * again when deleted meanwhile, within `quota.maxQueues`) and waits for a slot there. Returns,
    * per item, whether its letter was still there (false: deleted, trimmed or retried meanwhile).
    */
   async retry(
     items: readonly { dlqId: string; message: QueueMessage }[],
+    quota: Pick<QueueQuota, 'maxQueues'>,
     now = Date.now(),
   ): Promise<boolean[]> {
-    if (items.length === 0) return [];
+    const retried: boolean[] = new Array<boolean>(items.length).fill(false);
+    const byQueue = new Map<string | undefined, number[]>();
+    for (const [i, { message }] of items.entries())
+      byQueue.set(message.queueName, [...(byQueue.get(message.queueName) ?? []), i]);
+    for (const [queueName, indexes] of byQueue) {
+      const group = indexes.map((i) => items[i]!);
+      const results =
+        queueName === undefined
+          ? await this.retryUnqueued(group, now)
+          : await this.retryIntoQueue(queueName, group, quota, now);
+      for (const [j, i] of indexes.entries()) retried[i] = results[j] === 1;
+    }
+    return retried;
+  }
+
+  private created(message: QueueMessage, now: number): string {
+    if (this.eventCap === 0) return '';
+    const delayed = message.notBefore !== undefined && message.notBefore > now;
+    return eventJson(message, 'CREATED', now, delayed ? { nextDeliveryTime: message.notBefore } : {});
+  }
+
+  private async retryUnqueued(
+    items: readonly { dlqId: string; message: QueueMessage }[],
+    now: number,
+  ): Promise<number[]> {
     const args: (string | number | Buffer)[] = [MESSAGE_FIELD, this.eventCap];
     for (const { dlqId, message } of items) {
       const due = message.notBefore !== undefined && message.notBefore > now ? message.notBefore : 0;
-      const created =
-        this.eventCap > 0 ? eventJson(message, 'CREATED', now, due > 0 ? { nextDeliveryTime: due } : {}) : '';
-      args.push(dlqId, message.id, due, encodeMessage(message), created);
+      args.push(dlqId, message.id, due, encodeMessage(message), this.created(message, now));
     }
     const k = this.keys;
-    const results = (await retryDeadLetters.run(
+    return (await retryDeadLetters.run(
       this.redis,
       [k.deadLetters, k.deadLetterOrder, k.stream, k.streamIndex, k.schedule, k.scheduledMessages, k.events],
       args,
     )) as number[];
-    return results.map((r) => r === 1);
+  }
+
+  private async retryIntoQueue(
+    queueName: string,
+    items: readonly { dlqId: string; message: QueueMessage }[],
+    quota: Pick<QueueQuota, 'maxQueues'>,
+    now: number,
+  ): Promise<number[]> {
+    const record: QueueRecord = { createdAt: now, updatedAt: now, parallelism: 1, paused: false };
+    const args: (string | number | Buffer)[] = [
+      MESSAGE_FIELD,
+      this.eventCap,
+      queueName,
+      JSON.stringify(record),
+      quota.maxQueues,
+    ];
+    for (const { dlqId, message } of items)
+      args.push(dlqId, message.id, encodeMessage(message), this.created(message, now));
+    const k = this.keys;
+    try {
+      return (await retryDeadLettersIntoQueue.run(
+        this.redis,
+        [
+          k.deadLetters,
+          k.deadLetterOrder,
+          k.queues,
+          k.queueWaiting(queueName),
+          k.queueActive(queueName),
+          k.scheduledMessages,
+          k.stream,
+          k.streamIndex,
+          k.events,
+        ],
+        args,
+      )) as number[];
+    } catch (err) {
+      if (isQueueLimit(err)) throw quotaError(quota);
+      throw err;
+    }
   }
 
   /** Drops letters past the retention or beyond the count; bounded work per call. */

@@ -14,6 +14,7 @@ import {
 import { buildRetriedMessage, parseRetryOverrides } from './dlq-retry.js';
 import { compileAddressPolicy } from './ssrf/address-policy.js';
 import { eventCapOf } from './message-event.js';
+import { quotasOf } from './quotas.js';
 import { storeCall } from './store-call.js';
 
 /**
@@ -119,7 +120,8 @@ async function retry(request: ApiRequest, letters: readonly DeadLetter[]): Promi
     dlqId: letter.dlqId,
     message: buildRetriedMessage(letter, overrides, now),
   }));
-  const retried = await storeCall('retry the dead letters', () => queue(request).retry(items, now));
+  const quota = quotasOf(request.target, request.config);
+  const retried = await storeCall('retry the dead letters', () => queue(request).retry(items, quota, now));
   return items.filter((_, i) => retried[i]).map((item) => ({ messageId: item.message.id }));
 }
 

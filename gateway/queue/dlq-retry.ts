@@ -83,7 +83,9 @@ export function buildRetriedMessage(
   if (failureCallback !== undefined) message.failureCallback = failureCallback;
   const redact = overrides.redact ?? letter.redact;
   if (redact !== undefined) message.redact = redact;
-  // Sent again, it is still the message of its URL group endpoint or schedule.
+  // Sent again, it is still the message of its URL group endpoint, schedule or queue (it goes
+  // back into its queue, as QStash's retry does, and waits for a slot there).
+  if (letter.queueName !== undefined) message.queueName = letter.queueName;
   if (letter.topicName !== undefined) message.topicName = letter.topicName;
   if (letter.endpointName !== undefined) message.endpointName = letter.endpointName;
   if (letter.scheduleId !== undefined) message.scheduleId = letter.scheduleId;

@@ -11,6 +11,7 @@ import { eventJson, type EventDetails } from './message-event.js';
 import { enqueueMessages } from './scripts/enqueue-messages.js';
 import { entryPresent } from './scripts/entry-present.js';
 import { promoteDueMessages } from './scripts/promote-due-messages.js';
+import { enqueueQueueCallback } from './scripts/enqueue-queue-callback.js';
 import { releaseQueueSlot } from './scripts/release-queue-slot.js';
 import { removeIdleConsumer } from './scripts/remove-idle-consumer.js';
 import { scheduleRetry } from './scripts/schedule-retry.js';
@@ -313,6 +314,25 @@ export class MessageStore {
       ],
     );
     return result === 1;
+  }
+
+  /**
+   * Stores the callback of a queue's message for delivery now, holding one of the queue's slots
+   * until it finishes (enqueue-queue-callback.ts).
+   */
+  async enqueueHoldingQueueSlot(queue: string, callback: QueueMessage, now = Date.now()): Promise<void> {
+    const k = this.keys;
+    await enqueueQueueCallback.run(
+      this.redis,
+      [k.stream, k.streamIndex, k.queueActive(queue), k.events],
+      [
+        MESSAGE_FIELD,
+        this.eventCap,
+        callback.id,
+        encodeMessage(callback),
+        this.event(callback, 'CREATED', now),
+      ],
+    );
   }
 
   /** A queue's message finished: its slot goes back and the queue starts its next waiting ones. */

@@ -42,6 +42,12 @@ export interface QueueMessage {
   flowControl?: FlowControl;
   /** The schedule whose tick created it; delivered as Upstash-Schedule-Id. */
   scheduleId?: string;
+  /**
+   * A callback (or failure callback) of a queue's message: that queue, one of whose slots it holds
+   * until it is delivered or dead-lettered, since QStash's next queued message waits for the
+   * callbacks of the one before. Not its queueName: it is not the queue's message in the APIs.
+   */
+  holdsSlotOf?: string;
   /** Upstash-Callback: every answer of the destination is published to it (callback-message.ts). */
   callback?: CallbackRequest;
   /** Upstash-Failure-Callback: published to once the message is dead-lettered. */

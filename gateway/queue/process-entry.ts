@@ -99,9 +99,11 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
   }
 
   const outcome = await deliverMessage(ctx, entry, message, now);
-  // A queue's message holds its slot through its retries; any other outcome frees it.
-  if (message.queueName !== undefined && outcome !== 'retry-scheduled')
-    await ctx.store.releaseQueueSlot(message.queueName, message.id);
+  // A queue's message (or the callback of one) holds its slot through its retries; any other
+  // outcome frees it.
+  const slotQueue = message.queueName ?? message.holdsSlotOf;
+  if (slotQueue !== undefined && outcome !== 'retry-scheduled')
+    await ctx.store.releaseQueueSlot(slotQueue, message.id);
   // A flow-control token is held by one attempt only: a retry passes the key's limits again.
   if (message.flowControl !== undefined)
     await ctx.store.releaseFlowControlToken(message.flowControl.key, message.id);

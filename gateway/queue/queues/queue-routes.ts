@@ -81,12 +81,6 @@ export function queueRoutes(options: {
     const name = validateQueueName(params.queue, 'queue name');
     const plan = await readPublish({ req, target, destination: params.destination! });
     const requests = messagesOf([plan]);
-    // A delayed message would need a place in the queue's order before it is due; QStash's
-    // delays on queues are not built, so they are refused rather than ignored.
-    if (requests.some((request) => request.notBefore !== undefined))
-      throw new InvalidRequestError(
-        'Upstash-Delay and Upstash-Not-Before are not supported on /v2/enqueue yet: publish with /v2/publish to delay',
-      );
     if (requests.some((request) => request.flowControl !== undefined))
       throw new InvalidRequestError(
         "Upstash-Flow-Control-Key is not supported on /v2/enqueue: a queue's messages wait for its own slots; publish with /v2/publish for flow control",

@@ -12,11 +12,12 @@ import { enqueueQueueMessages } from '../scripts/enqueue-queue-messages.js';
 import { upsertQueue } from '../scripts/upsert-queue.js';
 import type { QueueQuota, QueueRecord } from './queue.js';
 
-function isQueueLimit(err: unknown): boolean {
+/** Whether a script's error is its QUEUE_LIMIT reply (a new queue over the binding's quota). */
+export function isQueueLimit(err: unknown): boolean {
   return err instanceof Error && err.message.includes('QUEUE_LIMIT');
 }
 
-function quotaError(quota: QueueQuota): QuotaExceededError {
+export function quotaError(quota: Pick<QueueQuota, 'maxQueues'>): QuotaExceededError {
   return new QuotaExceededError(
     `queue limit reached: the binding has its most queues (${quota.maxQueues}, QueueBinding spec.limits.maxQueues); delete one first`,
   );
@@ -120,6 +121,7 @@ export class QueueStore {
   /**
    * Appends messages to the queue, all or none, creating it when missing; a message whose
    * deduplication key is held within `deduplicationWindowMs` is not stored and answers the first.
+   * A message with a notBefore waits in its place until due (dispatch-queue.ts).
    */
   async enqueue(
     name: string,
@@ -138,7 +140,11 @@ export class QueueStore {
       options.quota.maxQueues,
     ];
     for (const message of messages) {
-      const event = this.eventCap > 0 ? eventJson(message, 'CREATED', now) : '';
+      const delayed = message.notBefore !== undefined && message.notBefore > now;
+      const event =
+        this.eventCap > 0
+          ? eventJson(message, 'CREATED', now, delayed ? { nextDeliveryTime: message.notBefore } : {})
+          : '';
       args.push(message.id, encodeMessage(message), message.deduplicationKey ?? '', event);
     }
     let answers: string[];

@@ -1,12 +1,10 @@
 import type { Page, Request } from 'playwright-core';
 import { waitFor } from '../../../local/wait.js';
-import { createCouchInstance } from '../../helpers/gateway/gateway-harness.js';
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import { launchLoopbackChromium, type LoopbackBrowser } from '../../helpers/gateway/loopback-browser.js';
 import {
-  readAdminCredentials,
+  createServingInstance,
   startTestPlatform,
-  waitForInstance,
   type TestPlatform,
 } from '../../helpers/gateway/platform-harness.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
@@ -53,15 +51,8 @@ describe('Fauxton works through the gateway path form in a real browser', () => 
     const { kubeConfig } = testControlPlane();
     ref.namespace = namespace.name;
     platform = await startTestPlatform({ kubeConfig, namespace: namespace.name });
-    await createCouchInstance(kubeConfig, ref, { plan: 'free' });
-    const running = await waitForInstance(
-      kubeConfig,
-      ref,
-      (instance) => instance.status?.phase === 'Running',
-    );
-    base = running.status?.endpoint ?? '';
+    ({ endpoint: base, admin } = await createServingInstance(kubeConfig, ref, { plan: 'free' }));
     basePath = new URL(base).pathname;
-    admin = await readAdminCredentials(kubeConfig, ref);
     fauxton = await browser.context.newPage();
     await fauxton.setViewportSize(VIEWPORT);
     fauxton.on('request', (req) => requested.push(req));

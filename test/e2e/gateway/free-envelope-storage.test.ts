@@ -1,8 +1,7 @@
 import type { CouchInstance } from '../../../api/couch-instance.js';
-import { createCouchInstance } from '../../helpers/gateway/gateway-harness.js';
-import { basicAuth, request, type PlainResponse } from '../../helpers/gateway/http-request.js';
+import { request, type PlainResponse } from '../../helpers/gateway/http-request.js';
 import {
-  readAdminCredentials,
+  createServingInstance,
   startTestPlatform,
   waitForInstance,
   type TestPlatform,
@@ -40,15 +39,10 @@ describe('a free instance filled past the storage limit', () => {
       gatewayEnv: { SETTEE_GATEWAY_FREE_STORAGE: '256Ki' },
       operatorEnv: { SETTEE_USAGE_MEASURE_INTERVAL: '1s' },
     });
-    await createCouchInstance(kubeConfig, ref, { plan: 'free', hibernation: { idleAfter: '10m' } });
-    const running = await waitForInstance(
-      kubeConfig,
-      ref,
-      (instance) => instance.status?.phase === 'Running',
-    );
-    base = running.status?.endpoint ?? '';
-    const admin = await readAdminCredentials(kubeConfig, ref);
-    auth = basicAuth(admin.username, admin.password);
+    ({ endpoint: base, auth } = await createServingInstance(kubeConfig, ref, {
+      plan: 'free',
+      hibernation: { idleAfter: '10m' },
+    }));
   }, 90_000);
 
   afterAll(async () => {

@@ -3,6 +3,7 @@ import type { Gateway } from '../../../gateway/gateway.js';
 import { createCouchInstance, startTestGateway } from '../../helpers/gateway/gateway-harness.js';
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import {
+  createServingInstance,
   readAdminCredentials,
   startTestPlatform,
   waitForInstance,
@@ -90,20 +91,15 @@ describe('an instance metered through a hibernation and a wake', () => {
 
   it('when requests go through two gateway replicas and one restarts, then status.usage counts each request once, by class and for today', async () => {
     const counted = { namespace: namespace.name, name: 'counted' };
-    await createCouchInstance(kubeConfig, counted, { plan: 'free', hibernation: { idleAfter: '10m' } });
-    const running = await waitForInstance(
+    const { endpoint, auth } = await createServingInstance(
       kubeConfig,
       counted,
-      (instance) => instance.status?.phase === 'Running',
-      60_000,
+      { plan: 'free', hibernation: { idleAfter: '10m' } },
+      { timeoutMs: 60_000 },
     );
-    const admin = await readAdminCredentials(kubeConfig, counted);
-    const headers = {
-      Authorization: basicAuth(admin.username, admin.password),
-      'Content-Type': 'application/json',
-    };
+    const headers = { Authorization: auth, 'Content-Type': 'application/json' };
     const env = { SETTEE_GATEWAY_USAGE_INTERVAL: '250ms' };
-    const path = new URL(running.status?.endpoint ?? '').pathname;
+    const path = new URL(endpoint).pathname;
     const at = (g: Gateway, rest: string) => `${g.url}${path}${rest}`;
     const expectOk = async (answer: Promise<{ status: number }>) =>
       expect((await answer).status).toBeLessThan(300);

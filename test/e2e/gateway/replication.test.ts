@@ -2,12 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startCouchEngine, type CouchEngine } from '../../../local/couch-engine/index.js';
-import { createCouchInstance } from '../../helpers/gateway/gateway-harness.js';
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import {
-  readAdminCredentials,
+  createServingInstance,
   startTestPlatform,
-  waitForInstance,
   type TestPlatform,
 } from '../../helpers/gateway/platform-harness.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
@@ -39,16 +37,12 @@ describe('an instance replicates to and from another CouchDB server', () => {
       startTestPlatform({ kubeConfig, namespace: namespace.name }),
       startCouchEngine({ dataDir: otherDir, admin: otherAdmin }),
     ]);
-    await createCouchInstance(kubeConfig, ref, { plan: 'free', hibernation: { idleAfter: '10m' } });
-    const running = await waitForInstance(
-      kubeConfig,
-      ref,
-      (instance) => instance.status?.phase === 'Running',
-    );
-    base = running.status?.endpoint ?? '';
-    const credentials = await readAdminCredentials(kubeConfig, ref);
-    auth = basicAuth(credentials.username, credentials.password);
-    instanceUrlWithCredentials = credentials.url;
+    const serving = await createServingInstance(kubeConfig, ref, {
+      plan: 'free',
+      hibernation: { idleAfter: '10m' },
+    });
+    ({ endpoint: base, auth } = serving);
+    instanceUrlWithCredentials = serving.admin.url;
   }, 90_000);
 
   afterAll(async () => {

@@ -2,10 +2,9 @@ import http from 'node:http';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { wakeRequestWriter } from '../../../gateway/proxy/waker.js';
 import type { CouchInstance } from '../../../api/couch-instance.js';
-import { createCouchInstance } from '../../helpers/gateway/gateway-harness.js';
-import { basicAuth, request } from '../../helpers/gateway/http-request.js';
+import { request } from '../../helpers/gateway/http-request.js';
 import {
-  readAdminCredentials,
+  createServingInstance,
   startTestPlatform,
   waitForInstance,
   type TestPlatform,
@@ -45,16 +44,17 @@ describe('an instance hibernates when idle and wakes on its first request', () =
         },
       },
     });
-    await createCouchInstance(kubeConfig, ref, { plan: 'free', hibernation: { idleAfter: '3s' } });
-    // Running or already idle again: either way its endpoint serves, waking it when needed.
-    const created = await waitForInstance(
+    ({
+      endpoint: base,
+      admin,
+      auth,
+    } = await createServingInstance(
       kubeConfig,
       ref,
-      (instance) => isRunning(instance) || isHibernated(instance),
-    );
-    base = created.status?.endpoint ?? '';
-    admin = await readAdminCredentials(kubeConfig, ref);
-    auth = basicAuth(admin.username, admin.password);
+      { plan: 'free', hibernation: { idleAfter: '3s' } },
+      // Running or already idle again: either way its endpoint serves, waking it when needed.
+      { until: (instance) => isRunning(instance) || isHibernated(instance) },
+    ));
   }, 90_000);
 
   afterAll(async () => {

@@ -154,7 +154,7 @@ describe('make run holds up when run twice, when a child crashes, and when it is
     );
   }, 90_000);
 
-  it('when make run is killed with SIGKILL, then every child ends; started again, it brings back the same instance with its data', async () => {
+  it('when make run is killed with SIGKILL, then every child ends; started again, it brings back the same instance with its data, and credentials of the first run still authenticate', async () => {
     await waitFor(
       'the example instance to run',
       async () => ((await notesInstance(stateDir)).phase === 'Running' ? true : undefined),
@@ -169,6 +169,9 @@ describe('make run holds up when run twice, when a child crashes, and when it is
     expect((await couch(url, '/kept/doc', { method: 'PUT', body: JSON.stringify({ v: 1 }) })).status).toBe(
       201,
     );
+
+    // The admin identity the first run's kubeconfig carries (a client certificate of its CA).
+    const firstUser = kubeConfigOf(stateDir).getCurrentUser();
 
     const pids = platformPids(stateDir).filter((pid) => pid !== first.child.pid);
     expect(pids.length).toBeGreaterThan(5);
@@ -185,6 +188,19 @@ describe('make run holds up when run twice, when a child crashes, and when it is
     expect((await notesInstance(stateDir)).uid).toBe(before.uid);
     const urlAgain = await notesUrl(stateDir);
     expect(urlAgain.password).toBe(url.password);
+    // The PKI was kept with etcd: the first run's client certificate is honoured by the new API server.
+    const restarted = kubeConfigOf(stateDir);
+    const withFirstUser = new KubeConfig();
+    const cluster = restarted.getCurrentCluster();
+    if (!cluster || !firstUser) throw new Error('the kubeconfigs name no cluster or user');
+    withFirstUser.loadFromOptions({
+      clusters: [cluster],
+      users: [firstUser],
+      contexts: [{ name: 'first', cluster: cluster.name, user: firstUser.name }],
+      currentContext: 'first',
+    });
+    const namespaces = await withFirstUser.makeApiClient(CoreV1Api).listNamespace();
+    expect(namespaces.items.map((ns) => ns.metadata?.name)).toContain('default');
     // A request wakes it if needed; the document written before the kill is there.
     const doc = await couch(urlAgain, '/kept/doc');
     expect(doc.status).toBe(200);

@@ -42,6 +42,16 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
       timeoutMs,
       intervalMs: 20,
     });
+  /**
+   * Waits until the mover forgets an idle key (nothing waiting or in flight, its rate window over,
+   * neither paused nor pinned), so no later test's snapshot sees it go.
+   */
+  const forgotten = (key: string) =>
+    waitFor(
+      `flow-control key ${key} forgotten`,
+      async () => (await replicas.inspect.hexists(keys.flowControls, key)) === 0 || undefined,
+      { timeoutMs: 5_000, intervalMs: 20 },
+    );
   /** A raw request to one replica's binding, for what the SDK cannot send. */
   const ask = (path: string, init: RequestInit = {}, token = replicas.target.token) =>
     fetch(`${gateways.get('fc-a')!.baseUrl}/queue/ns/db${path}`, {
@@ -111,11 +121,9 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
     expect(info.parallelismCount).toBeLessThanOrEqual(2);
     await delivered(10);
     expect(mostInFlight).toBe(2);
-    await waitFor(
-      'every token back',
-      async () => (await replicas.inspect.scard(keys.flowControlActive('parallel'))) === 0 || undefined,
-      { timeoutMs: 5_000, intervalMs: 20 },
-    );
+    // Every token is back: the key is forgotten only with none in flight.
+    await forgotten('parallel');
+    expect(await replicas.inspect.exists(keys.flowControlActive('parallel'))).toBe(0);
   });
 
   it('when a batch for a key with a rate of 2 per second arrives through both replicas, then no more than 2 start in each second and none is refused', async () => {
@@ -138,6 +146,7 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
     expect(times.filter((at) => at < start + 2_000).length).toBeLessThanOrEqual(4);
     expect(Math.max(...times) - start).toBeGreaterThanOrEqual(2_000);
     expect(await clients[0]!.flowControl.get('rated')).toMatchObject({ rateMax: 2, ratePeriod: 1 });
+    await forgotten('rated');
   });
 
   it('when a key is paused, pinned, resumed, unpinned and its rate reset through the SDK, then each call takes effect on both replicas', async () => {
@@ -195,6 +204,29 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
       parallelismMax: 2 * WORKER_CONCURRENCY,
       parallelismCount: expect.any(Number),
     });
+  });
+
+  it("when a publish to a URL group carries a flow-control key, then each endpoint's message waits on that key", async () => {
+    const [a, b] = clients as [Client, Client];
+    await a.urlGroups.addEndpoints({
+      name: 'fan',
+      endpoints: [{ url: url('fan/one') }, { url: url('fan/two') }],
+    });
+    await a.flowControl.pause('fan-key');
+    const answers = await a.publishJSON({
+      urlGroup: 'fan',
+      body: 'fanned',
+      flowControl: { key: 'fan-key', parallelism: 1 },
+    });
+    expect(answers).toHaveLength(2);
+    await sleep(300);
+    expect(replicas.destination.requests).toHaveLength(0);
+    expect(await b.flowControl.get('fan-key')).toMatchObject({ waitListSize: 2, parallelismMax: 1 });
+    await b.flowControl.resume('fan-key');
+    await delivered(2);
+    expect(replicas.destination.requests.map((r) => r.path).sort()).toEqual(['/fan/one', '/fan/two']);
+    await forgotten('fan-key');
+    await expect(quietly(() => b.flowControl.get('fan-key'))).rejects.toThrow(/not found/);
   });
 
   it('when a flow-control value or call is bad, then it is a 400 naming the field, and nothing is stored', async () => {

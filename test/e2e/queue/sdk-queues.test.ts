@@ -191,6 +191,122 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
     expect(bodies().sort()).toEqual(Array.from({ length: 15 }, (_, i) => `w-${String(i).padStart(2, '0')}`));
   });
 
+  it('when messages are enqueued with Upstash-Delay or Upstash-Not-Before, then each is delivered no earlier than its time, and later ones wait behind it in the queue order', async () => {
+    const queue = client().queue({ queueName: 'later' });
+    await queue.upsert({ parallelism: 2 });
+    const start = Date.now();
+    const first = await queue.enqueue({ url: `${receiver.baseUrl}/later`, body: 'first', delay: 2 });
+    await client(1)
+      .queue({ queueName: 'later' })
+      .enqueue({ url: `${receiver.baseUrl}/later`, body: 'second' });
+    const notBefore = Math.ceil(start / 1000) + 3;
+    const [third] = await client(1).batch([
+      { queueName: 'later', url: `${receiver.baseUrl}/later`, body: 'third', notBefore },
+    ]);
+    // Waiting: in the queue's lag, and the messages API shows when it is due.
+    expect((await queue.get()).lag).toBe(3);
+    expect((await client().messages.get(first.messageId)).notBefore).toBeGreaterThanOrEqual(start + 2_000);
+    expect((await client().messages.get((third as { messageId: string }).messageId)).notBefore).toBe(
+      notBefore * 1000,
+    );
+    await sleep(1_000);
+    expect(receiver.deliveries).toHaveLength(0);
+    await delivered(3);
+    expect(bodies()).toEqual(['first', 'second', 'third']);
+    const [a, b, c] = receiver.deliveries;
+    expect(a!.at).toBeGreaterThanOrEqual(start + 2_000);
+    // The undelayed second message did not overtake the first, though a slot was free.
+    expect(b!.at).toBeGreaterThanOrEqual(a!.at);
+    expect(c!.at).toBeGreaterThanOrEqual(notBefore * 1000);
+    expect((await queue.get()).lag).toBe(0);
+  }, 30_000);
+
+  it('when a queued message has a callback, or a failure callback, then the next message of its queue waits until that callback is delivered, as on QStash', async () => {
+    const queue = client().queue({ queueName: 'called-back' });
+    const answeredAt: Record<string, number> = {};
+    receiver.respond = async (delivery) => {
+      const path = new URL(delivery.url).pathname;
+      if (path !== '/work') {
+        await sleep(800);
+        answeredAt[path] = Date.now();
+        return 200;
+      }
+      return delivery.body.toString() === 'fails' ? 500 : 200;
+    };
+    await queue.enqueue({
+      url: `${receiver.baseUrl}/work`,
+      body: 'first',
+      callback: `${receiver.baseUrl}/callback`,
+    });
+    await queue.enqueue({
+      url: `${receiver.baseUrl}/work`,
+      body: 'fails',
+      retries: 0,
+      failureCallback: `${receiver.baseUrl}/failure-callback`,
+    });
+    await client(1)
+      .queue({ queueName: 'called-back' })
+      .enqueue({ url: `${receiver.baseUrl}/work`, body: 'last' });
+    await delivered(5);
+    const received = receiver.deliveries.map((d) => ({
+      path: new URL(d.url).pathname,
+      body: d.body.toString(),
+      at: d.at,
+    }));
+    expect(received.map((r) => r.path)).toEqual([
+      '/work',
+      '/callback',
+      '/work',
+      '/failure-callback',
+      '/work',
+    ]);
+    expect(received[2]!).toMatchObject({ body: 'fails' });
+    expect(received[2]!.at).toBeGreaterThanOrEqual(answeredAt['/callback']!);
+    expect(received[4]!).toMatchObject({ body: 'last' });
+    expect(received[4]!.at).toBeGreaterThanOrEqual(answeredAt['/failure-callback']!);
+    // The callbacks are not the queue's messages: they were not counted in its lag, nor filed under it.
+    expect(
+      (await client().logs({ filter: { queueName: 'called-back', state: 'CREATED' } })).logs,
+    ).toHaveLength(3);
+    const k = queueKeys(config.keyPrefix);
+    await waitFor(
+      'every slot given back',
+      async () => (await inspect.scard(k.queueActive('called-back'))) === 0 || undefined,
+      { timeoutMs: 5_000 },
+    );
+  }, 30_000);
+
+  it('when a dead letter of a queued message is retried, then it goes back into its queue and waits there for a slot, and another tenant cannot retry it', async () => {
+    const queue = client().queue({ queueName: 'second-chance' });
+    receiver.respond = () => 500;
+    const { messageId } = await queue.enqueue({
+      url: `${receiver.baseUrl}/again`,
+      body: 'again',
+      retries: 0,
+    });
+    const letter = await waitFor(
+      'the dead letter',
+      async () => (await client().dlq.listMessages({ filter: { queueName: 'second-chance' } })).messages[0],
+      { timeoutMs: 15_000 },
+    );
+    expect(letter.messageId).toBe(messageId);
+    await expect(quietly(() => client(0, otherTarget.token).dlq.retry([letter.dlqId]))).rejects.toThrow(
+      /invalid token/,
+    );
+    // The queue is busy: a slow message holds its only slot.
+    holdDeliveries(1_500);
+    await queue.enqueue({ url: `${receiver.baseUrl}/again`, body: 'busy' });
+    await waitFor('the busy message held', async () => inFlight === 1 || undefined, { timeoutMs: 5_000 });
+    const { responses } = await client(1).dlq.retry([letter.dlqId]);
+    const retriedId = responses[0]!.messageId;
+    expect(await client().messages.get(retriedId)).toMatchObject({ queueName: 'second-chance' });
+    expect((await queue.get()).lag).toBe(1);
+    await delivered(3);
+    expect(bodies()).toEqual(['again', 'busy', 'again']);
+    expect(receiver.deliveries[2]!.headers['upstash-message-id']).toBe(retriedId);
+    expect(mostInFlight).toBe(1);
+  }, 30_000);
+
   it('when a queued message fails, then its retries keep its slot, and a dead-lettered one frees it for the next', async () => {
     const queue = client().queue({ queueName: 'retrying' });
     let failures = 0;
@@ -273,12 +389,14 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
         error: expect.stringMatching(message),
       });
     }
-    const enqueueDelayed = await quietly(() =>
+    const enqueueTooLate = await quietly(() =>
       client()
         .queue({ queueName: 'q' })
-        .enqueue({ url: `${receiver.baseUrl}/x`, body: 'x', delay: 10 }),
+        .enqueue({ url: `${receiver.baseUrl}/x`, body: 'x', delay: '8d' }),
     ).catch((err: Error) => err.message);
-    expect(enqueueDelayed).toMatch(/Upstash-Delay and Upstash-Not-Before are not supported on \/v2\/enqueue/);
+    expect(enqueueTooLate).toMatch(
+      /Upstash-Delay 8d is longer than the queue's maximum delay of 7d \(QueueBinding spec.limits.maxDelay\)/,
+    );
     const badName = await quietly(() =>
       client()
         .queue({ queueName: 'bad name' })

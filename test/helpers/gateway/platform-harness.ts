@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { ADMIN_SECRET_KEYS, adminSecretName } from '../../../api/contract.js';
-import type { CouchInstance } from '../../../api/couch-instance.js';
+import type { CouchInstance, CouchInstanceSpec } from '../../../api/couch-instance.js';
 import { loadOperatorConfig } from '../../../operator/config.js';
 import { startOperator, type RunningOperator } from '../../../operator/operator.js';
 import type { Gateway, GatewayOptions } from '../../../gateway/gateway.js';
@@ -12,7 +12,9 @@ import {
   type KubeletStandIn,
 } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
 import { TEST_NODES } from '../control-plane-env.js';
+import { basicAuth } from './http-request.js';
 import {
+  createCouchInstance,
   readCouchInstance,
   startTestGateway,
   testLogger,
@@ -135,5 +137,41 @@ export async function readAdminCredentials(
     username: decode(ADMIN_SECRET_KEYS.username),
     password: decode(ADMIN_SECRET_KEYS.password),
     url: decode(ADMIN_SECRET_KEYS.url),
+  };
+}
+
+/** An instance a test talks to as its tenant would: its endpoint and its admin's credentials. */
+export interface ServingInstance {
+  instance: CouchInstance;
+  /** status.endpoint, the gateway URL of the instance. */
+  endpoint: string;
+  admin: { username: string; password: string; url: string };
+  /** The admin's Basic Authorization header. */
+  auth: string;
+}
+
+/**
+ * Creates an instance and waits until `until` holds (default: Running), then reads its endpoint
+ * and admin credentials: the set-up of every suite that talks CouchDB to an instance.
+ */
+export async function createServingInstance(
+  kubeConfig: KubeConfig,
+  ref: { namespace: string; name: string },
+  spec: CouchInstanceSpec,
+  options: { until?: (instance: CouchInstance) => boolean; timeoutMs?: number } = {},
+): Promise<ServingInstance> {
+  await createCouchInstance(kubeConfig, ref, spec);
+  const instance = await waitForInstance(
+    kubeConfig,
+    ref,
+    options.until ?? ((candidate) => candidate.status?.phase === 'Running'),
+    options.timeoutMs,
+  );
+  const admin = await readAdminCredentials(kubeConfig, ref);
+  return {
+    instance,
+    endpoint: instance.status?.endpoint ?? '',
+    admin,
+    auth: basicAuth(admin.username, admin.password),
   };
 }

@@ -4,6 +4,10 @@ import { queueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
 import { MessageStore } from '../../../../gateway/queue/message-store.js';
 import { QueueStore } from '../../../../gateway/queue/queues/queue-store.js';
+import { DeadLetterQueue } from '../../../../gateway/queue/dead-letter-queue.js';
+import { buildDeadLetter } from '../../../../gateway/queue/dead-letter.js';
+import { buildRetriedMessage } from '../../../../gateway/queue/dlq-retry.js';
+import { QuotaExceededError } from '../../../../gateway/queue/errors.js';
 import { connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 
 const keys = queueKeys('{t}:');
@@ -102,5 +106,63 @@ describe('the queue store: slots in Redis', () => {
     expect(await started()).toEqual(['a', 'b', 'c']);
     expect(await queues.upsert('missing', { paused: true, create: false }, quota)).toBe(false);
     expect(await client.hexists(keys.queues, 'missing')).toBe(0);
+  });
+
+  it('when the oldest waiting message is not due yet (Upstash-Delay), then nothing behind it starts either, and both start in order once it is due', async () => {
+    await queues.upsert('q', { parallelism: 2, create: true }, quota);
+    const delayed = { ...message('q', 'later'), notBefore: Date.now() + 400 };
+    await queues.enqueue('q', [delayed], { deduplicationWindowMs: 0, quota });
+    await enqueue('q', 'next');
+    expect(await started()).toEqual([]);
+    expect(await queues.audit('q')).toEqual({ freed: 0, started: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await queues.audit('q')).toEqual({ freed: 0, started: 2 });
+    expect(await started()).toEqual(['later', 'next']);
+  });
+
+  it("when a queue's message has a callback, then the callback holds a slot past the message's release, and frees it once it finishes", async () => {
+    await enqueue('q', 'first');
+    await enqueue('q', 'second');
+    const [firstId] = await client.smembers(keys.queueActive('q'));
+    const callback = { ...message('q', 'callback'), queueName: undefined, holdsSlotOf: 'q' };
+    await messages.ensureGroup();
+    await messages.enqueueHoldingQueueSlot('q', callback);
+    const [firstEntry, callbackEntry] = (await client.xrange(keys.stream, '-', '+')).map(([id]) => id);
+    await messages.complete(firstEntry!, firstId!);
+    await messages.releaseQueueSlot('q', firstId!);
+    expect(await client.smembers(keys.queueActive('q'))).toEqual([callback.id]);
+    expect(await started()).toEqual(['callback']);
+    // The audit keeps it: the callback is still on the stream.
+    expect(await queues.audit('q')).toEqual({ freed: 0, started: 0 });
+    await messages.complete(callbackEntry!, callback.id);
+    await messages.releaseQueueSlot('q', callback.id);
+    expect(await started()).toEqual(['second']);
+  });
+
+  it("when a queue's dead letter is retried, then its message joins the end of its queue, which comes back (parallelism 1) if deleted, within the queue quota", async () => {
+    const dlq = new DeadLetterQueue(client, keys);
+    const letter = buildDeadLetter({
+      message: message('gone', 'again'),
+      reason: 'retries-exhausted',
+      failedAt: Date.now(),
+    });
+    await client.hset(keys.deadLetters, letter.dlqId, JSON.stringify(letter));
+    await client.zadd(keys.deadLetterOrder, 0, letter.dlqId);
+    const retried = buildRetriedMessage(letter, {}, Date.now());
+    expect(retried.queueName).toBe('gone');
+    await enqueue('busy', 'holds the binding its one queue');
+    await expect(dlq.retry([{ dlqId: letter.dlqId, message: retried }], { maxQueues: 1 })).rejects.toThrow(
+      QuotaExceededError,
+    );
+    expect(await client.hexists(keys.deadLetters, letter.dlqId)).toBe(1);
+    expect(await client.hexists(keys.queues, 'gone')).toBe(0);
+
+    expect(await dlq.retry([{ dlqId: letter.dlqId, message: retried }], { maxQueues: 2 })).toEqual([true]);
+    expect(JSON.parse((await client.hget(keys.queues, 'gone'))!)).toMatchObject({ parallelism: 1 });
+    expect(await client.smembers(keys.queueActive('gone'))).toEqual([retried.id]);
+    expect(await started()).toEqual(['holds the binding its one queue', 'again']);
+    expect(await client.hexists(keys.deadLetters, letter.dlqId)).toBe(0);
+    // Retried twice at once: once.
+    expect(await dlq.retry([{ dlqId: letter.dlqId, message: retried }], { maxQueues: 2 })).toEqual([false]);
   });
 });

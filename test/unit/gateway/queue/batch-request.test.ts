@@ -103,8 +103,8 @@ describe('batch requests', () => {
       /^batch item 1: queue "a\/b" may contain only letters/,
     ],
     [
-      { destination: 'https://a.example', queue: 'q1', headers: { 'Upstash-Delay': '10s' } },
-      /^batch item 1: Upstash-Delay and Upstash-Not-Before are not supported with a queue yet/,
+      { destination: 'https://a.example', queue: 'q1', headers: { 'Upstash-Delay': '8d' } },
+      /^batch item 1: Upstash-Delay 8d is longer than the queue's maximum delay of 7d/,
     ],
     [
       { url: 'https://a.example', headers: { 'Upstash-Forward-X': 'a\r\nInjected: 1' } },
@@ -128,8 +128,17 @@ describe('batch requests', () => {
     },
   );
 
-  it('when an item names a queue, then its message is enqueued there', () => {
-    const [item] = parseAll([{ destination: 'https://a.example/1', queue: 'orders' }]);
+  it('when an item names a queue, then its message is enqueued there, with its delay', () => {
+    const inAnHour = Math.floor(Date.now() / 1000) + 3_600;
+    const [item, delayed] = parseAll([
+      { destination: 'https://a.example/1', queue: 'orders' },
+      {
+        destination: 'https://a.example/2',
+        queue: 'orders',
+        headers: { 'Upstash-Not-Before': `${inAnHour}` },
+      },
+    ]);
     expect(item).toMatchObject({ request: { destination: 'https://a.example/1', queueName: 'orders' } });
+    expect(delayed).toMatchObject({ request: { queueName: 'orders', notBefore: inAnHour * 1000 } });
   });
 });
