@@ -208,7 +208,10 @@ export const COUCH_INSTANCE_SPEC_SCHEMA: JsonSchema = {
           pattern: NAME_PATTERN,
           description:
             "Name of a CouchInstance in this instance's namespace whose newest Completed CouchBackup (completed " +
-            'before `before`, when set) to restore. Set either backup or instance.',
+            'before `before`, when set) to restore. When the namespace holds no CouchBackup of it any more (the ' +
+            'instance was deleted, and its CouchBackups with it), its newest backup left in object storage, as ' +
+            "the backups' manifests there record it, read with this instance's storage settings " +
+            "(addons.backups.storageSecret, else the cluster's). Set either backup or instance.",
         },
         before: {
           type: 'string',

@@ -1,5 +1,5 @@
-import { Readable } from 'node:stream';
-import type { ReadableStream } from 'node:stream/web';
+import type { Readable } from 'node:stream';
+import { request as httpRequest, type Dispatcher } from 'undici';
 
 /** A CouchDB call of a backup or restore failed; carries no credentials. */
 export class CouchRequestError extends Error {
@@ -72,12 +72,17 @@ export class CouchReader {
    * One call. `body` is JSON to send, or a stream of JSON text (sent chunked, never whole in
    * memory). The deadline covers the wait for the answer's headers only, counted from the end of
    * what is sent: a large attachment may stream for minutes either way.
+   *
+   * undici's request() rather than fetch(): its body is a Node.js stream that stops reading the
+   * socket while the consumer is behind. fetch() in Node.js 20 keeps reading into its web stream's
+   * queue whatever the consumer does, so a backup held each attachment whole (about twice over)
+   * while gzip and the upload caught up (bench/backup-attachment-memory.ts measures both).
    */
   private async request(
-    method: string,
+    method: Dispatcher.HttpMethod,
     path: string,
     body?: { json: unknown } | { stream: Readable },
-  ): Promise<Response> {
+  ): Promise<Dispatcher.ResponseData> {
     const headersDeadline = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const armDeadline = (): void => {
@@ -88,45 +93,51 @@ export class CouchReader {
     };
     const signals = [headersDeadline.signal];
     if (this.connection.signal) signals.push(this.connection.signal);
-    let payload: { body?: string | ReadableStream<Uint8Array>; duplex?: 'half' } = {};
-    if (body && 'json' in body) payload = { body: JSON.stringify(body.json) };
+    let payload: string | Readable | undefined;
+    if (body && 'json' in body) payload = JSON.stringify(body.json);
     if (body && 'stream' in body) {
       body.stream.once('end', armDeadline);
-      payload = { body: Readable.toWeb(body.stream) as ReadableStream<Uint8Array>, duplex: 'half' };
+      payload = body.stream;
     } else armDeadline();
-    let response: Response;
+    let response: Dispatcher.ResponseData;
     try {
-      response = await fetch(new URL(path, this.connection.origin), {
+      response = await httpRequest(new URL(path, this.connection.origin), {
         method,
         headers: {
           accept: 'application/json',
           authorization: this.authorization,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
-        ...payload,
+        body: payload ?? null,
         signal: AbortSignal.any(signals),
-      } as RequestInit);
+        // The deadline above covers the headers; a body streams as long as it takes.
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
     } catch (err) {
-      throw new CouchRequestError(`${method} ${path}: ${(err as Error).message}`, undefined, { cause: err });
+      throw new CouchRequestError(`${method} ${path}: ${reasonOf(err, signals)}`, undefined, { cause: err });
     } finally {
       clearTimeout(timer);
     }
-    if (!response.ok) {
-      const text = (await response.text().catch(() => '')).slice(0, 200);
-      throw new CouchRequestError(`${method} ${path} answered ${response.status}: ${text}`, response.status);
+    if (response.statusCode < 200 || response.statusCode > 299) {
+      const text = (await response.body.text().catch(() => '')).slice(0, 200);
+      throw new CouchRequestError(
+        `${method} ${path} answered ${response.statusCode}: ${text}`,
+        response.statusCode,
+      );
     }
     return response;
   }
 
-  async json<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async json<T>(method: Dispatcher.HttpMethod, path: string, body?: unknown): Promise<T> {
     const response = await this.request(method, path, body === undefined ? undefined : { json: body });
-    return (await response.json()) as T;
+    return (await response.body.json()) as T;
   }
 
   /** As json(), with the request's JSON text streamed from `body`. */
-  async streamedJson<T>(method: string, path: string, body: Readable): Promise<T> {
+  async streamedJson<T>(method: Dispatcher.HttpMethod, path: string, body: Readable): Promise<T> {
     const response = await this.request(method, path, { stream: body });
-    return (await response.json()) as T;
+    return (await response.body.json()) as T;
   }
 
   async version(): Promise<string> {
@@ -166,8 +177,13 @@ export class CouchReader {
   /** An attachment's bytes as a stream: one attachment never sits whole in memory. */
   async attachment(db: string, id: string, rev: string, name: string): Promise<Readable> {
     const path = `/${encodeURIComponent(db)}/${documentPath(id)}/${encodeURIComponent(name)}?rev=${encodeURIComponent(rev)}`;
-    const response = await this.request('GET', path);
-    if (!response.body) return Readable.from([]);
-    return Readable.fromWeb(response.body as ReadableStream<Uint8Array>);
+    return (await this.request('GET', path)).body;
   }
+}
+
+/** The abort reason when a deadline or the caller's signal ended the call, else the error's own. */
+function reasonOf(err: unknown, signals: AbortSignal[]): string {
+  for (const signal of signals)
+    if (signal.aborted) return (signal.reason as Error | undefined)?.message ?? 'aborted';
+  return (err as Error).message;
 }

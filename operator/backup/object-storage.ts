@@ -1,7 +1,9 @@
 import type { Readable } from 'node:stream';
 import {
+  AbortMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -133,6 +135,26 @@ export class ObjectStorage {
     return JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
   }
 
+  /** The keys of every object under `relative/`, relative to the storage prefix. */
+  async listKeys(relative: string): Promise<string[]> {
+    const prefix = `${this.key(relative)}/`;
+    const keys: string[] = [];
+    try {
+      let token: string | undefined;
+      do {
+        const page = await this.client.send(
+          new ListObjectsV2Command({ Bucket: this.target.bucket, Prefix: prefix, ContinuationToken: token }),
+        );
+        for (const object of page.Contents ?? [])
+          if (object.Key) keys.push(`${relative}/${object.Key.slice(prefix.length)}`);
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    } catch (err) {
+      throw new ObjectStorageError(`listing ${this.location(relative)}/: ${describe(err)}`, { cause: err });
+    }
+    return keys;
+  }
+
   /** Deletes every object under `relative/` (a backup's folder). */
   async deleteFolder(relative: string): Promise<void> {
     const prefix = `${this.key(relative)}/`;
@@ -152,6 +174,52 @@ export class ObjectStorage {
     } catch (err) {
       throw new ObjectStorageError(`deleting ${this.location(relative)}/: ${describe(err)}`, { cause: err });
     }
+  }
+
+  /**
+   * Aborts every multipart upload under `relative/` begun before `before`, and returns their keys.
+   * An operator that crashes mid-backup cannot abort its own upload: its parts stay in the bucket,
+   * invisible as objects but taking space, until someone aborts it. Uploads begun later are left
+   * alone, as they may be a running backup's.
+   */
+  async abortUploadsStartedBefore(relative: string, before: Date): Promise<string[]> {
+    const prefix = `${this.key(relative)}/`;
+    const aborted: string[] = [];
+    try {
+      let keyMarker: string | undefined;
+      let uploadIdMarker: string | undefined;
+      do {
+        const page = await this.client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.target.bucket,
+            Prefix: prefix,
+            KeyMarker: keyMarker,
+            UploadIdMarker: uploadIdMarker,
+          }),
+        );
+        for (const upload of page.Uploads ?? []) {
+          if (!upload.Key || !upload.UploadId || !upload.Initiated || upload.Initiated >= before) continue;
+          await this.client.send(
+            new AbortMultipartUploadCommand({
+              Bucket: this.target.bucket,
+              Key: upload.Key,
+              UploadId: upload.UploadId,
+            }),
+          );
+          aborted.push(upload.Key);
+        }
+        keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+        uploadIdMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
+      } while (keyMarker);
+    } catch (err) {
+      throw new ObjectStorageError(
+        `aborting stale uploads under ${this.location(relative)}/: ${describe(err)}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    return aborted;
   }
 
   destroy(): void {

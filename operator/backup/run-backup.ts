@@ -26,11 +26,20 @@ export interface BackupResult {
   manifest: BackupManifest;
   location: string;
   manifestLocation: string;
+  /** Keys of the earlier backups' multipart uploads left behind (by a crash) and aborted now. */
+  staleUploadsAborted: string[];
+  /** Why looking for those failed, when it did: the backup itself does not depend on it. */
+  staleUploadsError?: string;
+}
+
+/** The folder of an instance's backups in the bucket, under the storage prefix. */
+export function instanceFolder(instance: { namespace: string; name: string }): string {
+  return `${instance.namespace}/${instance.name}`;
 }
 
 /** The folder of one backup in the bucket, under the storage prefix. */
 export function backupFolder(instance: { namespace: string; name: string }, backup: string): string {
-  return `${instance.namespace}/${instance.name}/${backup}`;
+  return `${instanceFolder(instance)}/${backup}`;
 }
 
 /** What identifies the instance's data now, read without reading any document. */
@@ -66,6 +75,18 @@ export async function runBackup(request: BackupRequest): Promise<BackupResult> {
     });
   }
   const folder = backupFolder(instance, request.backup);
+  // One backup runs at a time per instance, so an upload under the instance's folder begun before
+  // this one is an earlier backup's that a crash left unfinished.
+  let staleUploadsAborted: string[] = [];
+  let staleUploadsError: string | undefined;
+  try {
+    staleUploadsAborted = await storage.abortUploadsStartedBefore(
+      instanceFolder(instance),
+      new Date(startedAt),
+    );
+  } catch (err) {
+    staleUploadsError = (err as Error).message;
+  }
   const manifests: DatabaseManifest[] = [];
   const archive = new ArchiveDigest();
   const body = new PassThrough();
@@ -97,6 +118,8 @@ export async function runBackup(request: BackupRequest): Promise<BackupResult> {
     manifest,
     location: storage.location(`${folder}/${ARCHIVE_FILE}`),
     manifestLocation: storage.location(`${folder}/${MANIFEST_FILE}`),
+    staleUploadsAborted,
+    ...(staleUploadsError === undefined ? {} : { staleUploadsError }),
   };
 }
 

@@ -200,6 +200,16 @@ export class CouchBackupReconciler implements Reconciler {
         size: result.manifest.archive.size,
         seconds,
       });
+      if (result.staleUploadsAborted.length > 0)
+        ctx.logger.info('aborted multipart uploads left by an interrupted backup', {
+          backup: backup.metadata.name,
+          keys: result.staleUploadsAborted,
+        });
+      if (result.staleUploadsError)
+        ctx.logger.warn('could not look for multipart uploads left by an interrupted backup', {
+          backup: backup.metadata.name,
+          error: result.staleUploadsError,
+        });
       await this.recordBoth(completed, instance, {
         type: 'Normal',
         reason: CouchBackupEventReason.BackupCompleted,

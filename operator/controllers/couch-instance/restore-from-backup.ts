@@ -9,13 +9,26 @@ import type { EventRecorder } from '../../../kube/events.js';
 import type { Informer } from '../../../kube/informer.js';
 import { errorMessage } from '../../../observability/logger.js';
 import { ObjectStorage } from '../../backup/object-storage.js';
-import { backupFolder } from '../../backup/run-backup.js';
+import { listBucketBackups } from '../../backup/bucket-backups.js';
+import { backupFolder, instanceFolder } from '../../backup/run-backup.js';
 import { RestoreVerificationError, runRestore } from '../../backup/run-restore.js';
 import type { BackupConfig } from '../couch-backup/config.js';
 import { readStorageSecret } from '../couch-backup/instance-access.js';
 import { resolveStorageTarget, StorageTargetError } from '../couch-backup/storage-target.js';
 import { couchInstanceNames } from '../../resources/couch-instance/names.js';
-import { decideRestoreSource } from './restore-source.js';
+import { chooseBucketBackup, decideRestoreSource, restoresFromBucket } from './restore-source.js';
+
+/** spec.restore names a backup that is not there to read; waiting will not bring it. */
+export class RestoreSourceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RestoreSourceError';
+  }
+}
+
+/** What a restore reads: a CouchBackup, or, its instance and CouchBackups gone, the bucket. */
+type RestoreTarget =
+  { kind: 'backup'; backup: CouchBackup } | { kind: 'bucket'; instance: string; before: string | undefined };
 
 /** How often a restore waiting for its backup to complete looks again. */
 const WAIT_RECHECK_MS = 5_000;
@@ -31,7 +44,8 @@ export interface RestoreOutcome {
  * instance's newest: restore-source.ts) once its CouchDB answers, before it reports Ready (phase
  * Restoring), then checked against the backup's manifest (run-restore.ts). The backup is read from
  * the object storage it was written to (its status.storageSecret, else the cluster's), which need
- * not be the restoring instance's. A failed try is tried again after a delay that doubles, as a
+ * not be the restoring instance's. An instance deleted with its CouchBackups is restored from the
+ * manifests its backups left in the bucket (bucket-backups.ts). A failed try is tried again after a delay that doubles, as a
  * backup's is (SETTEE_BACKUP_ATTEMPTS, SETTEE_BACKUP_RETRY_DELAY): writes with their revisions
  * (`new_edits: false`) are idempotent, so a retry over a half-restored instance is safe. What
  * cannot mend by waiting (no such backup, a bad archive, bad storage settings) fails at once.
@@ -62,26 +76,27 @@ export class RestoreFromBackup {
     const previous = instance.status?.restore;
     if (previous && previous.phase !== 'Restoring') return { status: previous };
     const namespace = instance.metadata.namespace ?? '';
-    const decision = decideRestoreSource({
-      source,
-      pinned: previous?.backup,
-      backups: this.options.backups.list(namespace),
-      namespace,
-      self: instance.metadata.name ?? '',
-    });
-    if (decision.action === 'fail') return this.fail(instance, previous, decision.backup, decision.message);
-    if (decision.action === 'wait')
-      return {
-        status: { ...previous, backup: decision.backup, phase: 'Restoring', message: decision.message },
-        recheckAfterMs: WAIT_RECHECK_MS,
-      };
-    const { backup } = decision;
-    const name = backup.metadata.name ?? '';
+    const backups = this.options.backups.list(namespace);
+    const self = instance.metadata.name ?? '';
+    let target: RestoreTarget;
+    if (source.instance !== undefined && restoresFromBucket({ source, backups, self }))
+      target = { kind: 'bucket', instance: source.instance, before: source.before };
+    else {
+      const decision = decideRestoreSource({ source, pinned: previous?.backup, backups, namespace, self });
+      if (decision.action === 'fail') return this.fail(instance, previous, decision.backup, decision.message);
+      if (decision.action === 'wait')
+        return {
+          status: { ...previous, backup: decision.backup, phase: 'Restoring', message: decision.message },
+          recheckAfterMs: WAIT_RECHECK_MS,
+        };
+      target = { kind: 'backup', backup: decision.backup };
+    }
     // A retry's message says why the last try failed; a wait's is over once the backup is here.
     const { message: _waited, ...settled } = previous ?? {};
+    const name = target.kind === 'backup' ? target.backup.metadata.name : previous?.backup;
     const restoring: CouchInstanceRestoreStatus = {
       ...(previous?.nextAttemptAt === undefined ? settled : previous),
-      backup: name,
+      ...(name === undefined ? {} : { backup: name }),
       phase: 'Restoring',
     };
     const waitMs = Date.parse(previous?.nextAttemptAt ?? '') - this.options.now().getTime();
@@ -93,38 +108,75 @@ export class RestoreFromBackup {
     });
     const address = pod && podAddress(pod);
     if (!address) return { status: restoring };
-    return this.attempt({ ...request, backup, restoring, origin: address.origin });
+    return this.attempt({ ...request, target, restoring, origin: address.origin });
+  }
+
+  /**
+   * The backup's name, folder and storage: a CouchBackup's own, or, restoring from the bucket, the
+   * newest fitting manifest under the gone instance's folder (in this namespace's folder only, so
+   * never another tenant's), read with the restoring instance's storage settings.
+   */
+  private async locate(
+    target: RestoreTarget,
+    instance: CouchInstance,
+    pinned: string | undefined,
+  ): Promise<{ name: string; folder: string; storage: ObjectStorage }> {
+    const { config, clients } = this.options;
+    const namespace = instance.metadata.namespace ?? '';
+    const storageSecret =
+      target.kind === 'backup'
+        ? target.backup.status?.storageSecret
+        : instance.spec.addons?.backups?.storageSecret;
+    const storage = new ObjectStorage(
+      resolveStorageTarget({
+        cluster: config.storage,
+        secretName: storageSecret,
+        secret: await readStorageSecret(clients.core, { namespace, name: storageSecret }),
+        namespace,
+      }),
+      { requestTimeoutMs: config.requestTimeoutMs, maxAttempts: 3 },
+    );
+    if (target.kind === 'backup') {
+      const name = target.backup.metadata.name ?? '';
+      return { name, folder: backupFolder({ namespace, name: target.backup.spec.instance }, name), storage };
+    }
+    try {
+      const gone = { namespace, name: target.instance };
+      const found = await listBucketBackups(storage, gone);
+      const chosen = chooseBucketBackup({ found, before: target.before, pinned });
+      if (!chosen)
+        throw new RestoreSourceError(
+          pinned === undefined
+            ? `no CouchBackup of instance ${target.instance} in namespace ${namespace}, and no completed backup of it in ` +
+                `${storage.location(instanceFolder(gone))}/` +
+                (target.before === undefined ? '' : ` completed at or before ${target.before}`)
+            : `backup ${pinned} of instance ${target.instance} is no longer in ${storage.location(instanceFolder(gone))}/`,
+        );
+      return { name: chosen.backup, folder: backupFolder(gone, chosen.backup), storage };
+    } catch (err) {
+      storage.destroy();
+      throw err;
+    }
   }
 
   private async attempt(request: {
     instance: CouchInstance;
-    backup: CouchBackup;
+    target: RestoreTarget;
     restoring: CouchInstanceRestoreStatus;
     origin: string;
     credentials: { username: string; password: string };
     logger: Logger;
     signal: AbortSignal;
   }): Promise<RestoreOutcome> {
-    const { instance, backup, logger } = request;
+    const { instance, target, logger } = request;
     const { config, now } = this.options;
-    const namespace = instance.metadata.namespace ?? '';
-    const name = backup.metadata.name ?? '';
     const attempts = (request.restoring.attempts ?? 0) + 1;
+    let name = request.restoring.backup;
     let storage: ObjectStorage | undefined;
     try {
-      storage = new ObjectStorage(
-        resolveStorageTarget({
-          cluster: config.storage,
-          secretName: backup.status?.storageSecret,
-          secret: await readStorageSecret(this.options.clients.core, {
-            namespace,
-            name: backup.status?.storageSecret,
-          }),
-          namespace,
-        }),
-        { requestTimeoutMs: config.requestTimeoutMs, maxAttempts: 3 },
-      );
-      logger.info('restoring from backup', { backup: name, attempts });
+      const located = await this.locate(target, instance, request.restoring.backup);
+      ({ name, storage } = located);
+      logger.info('restoring from backup', { backup: name, fromBucket: target.kind === 'bucket', attempts });
       const result = await runRestore({
         couch: {
           origin: request.origin,
@@ -133,12 +185,16 @@ export class RestoreFromBackup {
           signal: request.signal,
         },
         storage,
-        folder: backupFolder({ namespace, name: backup.spec.instance }, name),
+        folder: located.folder,
       });
+      const fromBucket =
+        target.kind === 'bucket'
+          ? ` (read from ${storage.location(located.folder)}/: instance ${target.instance} and its CouchBackups are gone)`
+          : '';
       await this.options.events.record(instance, {
         type: 'Normal',
         reason: CouchInstanceEventReason.RestoreCompleted,
-        message: `restored ${result.databases} databases and ${result.documents} documents from ${name}, verified against its manifest`,
+        message: `restored ${result.databases} databases and ${result.documents} documents from ${name}${fromBucket}, verified against its manifest`,
       });
       return {
         status: {
@@ -153,11 +209,15 @@ export class RestoreFromBackup {
     } catch (err) {
       if (request.signal.aborted) throw err;
       const message = errorMessage(err);
-      const permanent = err instanceof RestoreVerificationError || err instanceof StorageTargetError;
+      const permanent =
+        err instanceof RestoreVerificationError ||
+        err instanceof StorageTargetError ||
+        err instanceof RestoreSourceError;
+      const tried = { ...request.restoring, ...(name === undefined ? {} : { backup: name }), attempts };
       if (permanent || attempts >= config.attempts)
         return this.fail(
           instance,
-          { ...request.restoring, attempts },
+          tried,
           name,
           permanent ? message : `${message} (after ${attempts} attempts)`,
         );
@@ -167,12 +227,11 @@ export class RestoreFromBackup {
       await this.options.events.record(instance, {
         type: 'Warning',
         reason: CouchInstanceEventReason.RestoreRetrying,
-        message: `restore from ${name}: ${retry}`,
+        message: `restore${name === undefined ? '' : ` from ${name}`}: ${retry}`,
       });
       return {
         status: {
-          ...request.restoring,
-          attempts,
+          ...tried,
           nextAttemptAt: new Date(now().getTime() + delayMs).toISOString(),
           message: retry,
         },

@@ -66,3 +66,42 @@ export function decideRestoreSource(input: {
       (source.before === undefined ? '' : ` completed at or before ${source.before}`),
   };
 }
+
+/** A backup as its manifest in the bucket describes it. */
+export interface BucketBackup {
+  backup: string;
+  completedAt: string;
+}
+
+/**
+ * Which backup in the bucket a restore by instance reads once that instance's CouchBackups are
+ * gone, pure: the one `pinned` by an earlier try, else the newest completed at or before `before`.
+ */
+export function chooseBucketBackup(input: {
+  found: readonly BucketBackup[];
+  before: string | undefined;
+  pinned: string | undefined;
+}): BucketBackup | undefined {
+  if (input.pinned !== undefined) return input.found.find((b) => b.backup === input.pinned);
+  const before = input.before === undefined ? Infinity : Date.parse(input.before);
+  const time = (b: BucketBackup): number => Date.parse(b.completedAt);
+  return input.found.filter((b) => time(b) <= before).sort((a, b) => time(b) - time(a))[0];
+}
+
+/**
+ * Whether a restore by instance reads the bucket rather than CouchBackups: when the namespace holds
+ * no CouchBackup of that instance at all (it was deleted, and its backups with it). While any is
+ * left, the CouchBackups are the record, as they say which backups failed.
+ */
+export function restoresFromBucket(input: {
+  source: CouchInstanceRestoreSource;
+  backups: readonly CouchBackup[];
+  self: string;
+}): boolean {
+  const { instance } = input.source;
+  return (
+    instance !== undefined &&
+    instance !== input.self &&
+    !input.backups.some((b) => b.spec.instance === instance)
+  );
+}

@@ -4,14 +4,27 @@ import { createCouchInstance } from '../../../helpers/gateway/gateway-harness.js
 import { startTestPlatform, type TestPlatform } from '../../../helpers/gateway/platform-harness.js';
 import {
   BACKUP_BUCKET,
+  BACKUP_PREFIX,
   backupOperatorEnv,
   backups,
+  bucketOf,
   hasBackupPhase,
   instanceCouch,
+  listBackups,
   waitForEventReasons,
 } from '../../../helpers/backups/backup-harness.js';
+import { waitFor } from '../../../../local/wait.js';
+import { ARCHIVE_FILE, MANIFEST_FILE } from '../../../../operator/backup/archive-format.js';
+import type { BackupManifest } from '../../../../operator/backup/manifest.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
-import { conditionOf, eventsFor, hasPhase, testClients, waitForInstance } from '../couch-instance-harness.js';
+import {
+  conditionOf,
+  eventsFor,
+  hasPhase,
+  instanceApi,
+  testClients,
+  waitForInstance,
+} from '../couch-instance-harness.js';
 
 /** A bucket of the tenant's own, apart from the cluster's: where storageSecret points. */
 const TENANT_BUCKET = 'tenant-vault';
@@ -186,6 +199,82 @@ describe('restoring from backups', () => {
     const retries = (await eventsFor(ns.name, 'vault-copy')).filter((e) => e.reason === 'RestoreRetrying');
     expect(retries[0]?.type).toBe('Warning');
   }, 240_000);
+
+  it('when the instance and its CouchBackups were deleted, then spec.restore by instance and time restores from the manifests left in the bucket, in its own namespace only', async () => {
+    const diary = await startPaid('diary', { addons: { backups: { schedule: '0 3 * * *' } } });
+    expect((await diary('PUT', '/pages')).status).toBe(201);
+    expect((await diary('PUT', '/pages/monday', { text: 'rain' })).status).toBe(201);
+    const first = await backUp('diary-1', 'diary');
+    expect((await diary('PUT', '/pages/tuesday', { text: 'sun' })).status).toBe(201);
+    await backUp('diary-2', 'diary');
+    await testClients().custom.deleteNamespacedCustomObject({ ...instanceApi(ns.name), name: 'diary' });
+    // The garbage collector removes the CouchBackups with their owner; the bucket keeps the archives.
+    await waitFor(
+      'the CouchBackups of diary gone',
+      async () => ((await listBackups(ns.name, 'diary')).length === 0 ? true : undefined),
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+
+    const restore = (namespace: string, name: string, source: { instance: string; before?: string }) =>
+      createCouchInstance(kubeConfig, { namespace, name }, { plan: 'paid', restore: source });
+    await Promise.all([
+      restore(ns.name, 'diary-monday', { instance: 'diary', before: first.status?.completedAt ?? '' }),
+      restore(ns.name, 'diary-latest', { instance: 'diary' }),
+      restore(ns.name, 'diary-too-early', { instance: 'diary', before: '2020-01-01T00:00:00Z' }),
+    ]);
+    const [monday, latest] = await Promise.all(
+      ['diary-monday', 'diary-latest'].map((name) =>
+        waitForInstance(ns.name, name, 'phase Running', hasPhase('Running'), 90_000),
+      ),
+    );
+    expect(monday?.status?.restore).toMatchObject({ backup: 'diary-1', phase: 'Completed', attempts: 1 });
+    expect(latest?.status?.restore).toMatchObject({ backup: 'diary-2', phase: 'Completed' });
+    expect(
+      await idsIn(await instanceCouch(kubeConfig, { namespace: ns.name, name: 'diary-monday' }), 'pages'),
+    ).toEqual(['monday']);
+    expect(
+      await idsIn(await instanceCouch(kubeConfig, { namespace: ns.name, name: 'diary-latest' }), 'pages'),
+    ).toEqual(['monday', 'tuesday']);
+    expect(
+      (await eventsFor(ns.name, 'diary-latest')).find((e) => e.reason === 'RestoreCompleted')?.message,
+    ).toContain(`instance diary and its CouchBackups are gone`);
+
+    const early = await waitForInstance(
+      ns.name,
+      'diary-too-early',
+      'phase Failed',
+      hasPhase('Failed'),
+      90_000,
+    );
+    expect(early.status?.restore?.message).toBe(
+      `no CouchBackup of instance diary in namespace ${ns.name}, and no completed backup of it in ` +
+        `s3://${BACKUP_BUCKET}/${BACKUP_PREFIX}/${ns.name}/diary/ completed at or before 2020-01-01T00:00:00Z`,
+    );
+    // Only this namespace's folder is read: a backup of another namespace's `ghost` (a copy of
+    // diary-2 there, manifest and all) is not restored by an instance here naming `ghost`.
+    const bucket = bucketOf(storage);
+    try {
+      const from = `${BACKUP_PREFIX}/${ns.name}/diary/diary-2`;
+      const to = `${BACKUP_PREFIX}/${other.name}/ghost/ghost-1`;
+      const manifest = await bucket.readJson<BackupManifest>(`${from}/${MANIFEST_FILE}`);
+      await bucket.upload(`${to}/${ARCHIVE_FILE}`, await bucket.read(`${from}/${ARCHIVE_FILE}`), {
+        contentType: 'application/gzip',
+      });
+      await bucket.putJson(`${to}/${MANIFEST_FILE}`, {
+        ...manifest,
+        instance: { ...manifest.instance, namespace: other.name, name: 'ghost' },
+        backup: 'ghost-1',
+      });
+    } finally {
+      bucket.destroy();
+    }
+    await restore(ns.name, 'ghost-copy', { instance: 'ghost' });
+    const ghost = await waitForInstance(ns.name, 'ghost-copy', 'phase Failed', hasPhase('Failed'), 90_000);
+    expect(ghost.status?.restore?.message).toBe(
+      `no CouchBackup of instance ghost in namespace ${ns.name}, and no completed backup of it in ` +
+        `s3://${BACKUP_BUCKET}/${BACKUP_PREFIX}/${ns.name}/ghost/`,
+    );
+  }, 300_000);
 
   it("when spec.restore names another tenant's backup or instance, or both kinds of source, then the API server refuses it", async () => {
     const create = (name: string, restore: Record<string, string>) =>

@@ -1,5 +1,9 @@
 import type { CouchBackup, CouchBackupPhase } from '../../../../../api/couch-backup.js';
-import { decideRestoreSource } from '../../../../../operator/controllers/couch-instance/restore-source.js';
+import {
+  chooseBucketBackup,
+  decideRestoreSource,
+  restoresFromBucket,
+} from '../../../../../operator/controllers/couch-instance/restore-source.js';
 
 const backup = (
   name: string,
@@ -79,5 +83,47 @@ describe('decideRestoreSource', () => {
         self: 'copy',
       }),
     ).toMatchObject({ action: 'fail', message: expect.stringContaining('this instance itself') });
+  });
+});
+
+describe('restoresFromBucket', () => {
+  const asks = (instance: string | undefined, self = 'copy') =>
+    restoresFromBucket({
+      source: instance === undefined ? { backup: 'shop-1' } : { instance },
+      backups,
+      self,
+    });
+
+  it('when no CouchBackup of the named instance is left in the namespace, then the bucket is read', () => {
+    expect(asks('gone')).toBe(true);
+  });
+
+  it('when any CouchBackup of it is left (even a Failed or Running one), or a backup is named, or the instance names itself, then the CouchBackups decide', () => {
+    expect(asks('shop')).toBe(false);
+    expect(asks(undefined)).toBe(false);
+    expect(asks('copy', 'copy')).toBe(false);
+  });
+});
+
+describe('chooseBucketBackup', () => {
+  const found = [
+    { backup: 'gone-sched-2', completedAt: '2026-11-21T03:00:40Z' },
+    { backup: 'gone-sched-1', completedAt: '2026-11-20T03:00:40Z' },
+    { backup: 'gone-sched-3', completedAt: '2026-11-22T03:00:40Z' },
+  ];
+
+  it('when no time is given, then the newest manifest is chosen; with a time, the newest completed at or before it', () => {
+    expect(chooseBucketBackup({ found, before: undefined, pinned: undefined })?.backup).toBe('gone-sched-3');
+    expect(chooseBucketBackup({ found, before: '2026-11-21T03:00:40Z', pinned: undefined })?.backup).toBe(
+      'gone-sched-2',
+    );
+    expect(chooseBucketBackup({ found, before: '2026-11-19T00:00:00Z', pinned: undefined })).toBeUndefined();
+  });
+
+  it('when an earlier try pinned a backup, then that one is read even if a newer one is there, and none if it is gone', () => {
+    expect(chooseBucketBackup({ found, before: undefined, pinned: 'gone-sched-1' })?.backup).toBe(
+      'gone-sched-1',
+    );
+    expect(chooseBucketBackup({ found, before: undefined, pinned: 'gone-sched-9' })).toBeUndefined();
   });
 });
