@@ -12,7 +12,7 @@
  *      publishes to the same receiver (ratio), with a receiver that answers in 1 ms and in 50 ms,
  *      two replicas, and each message's time from its request to its delivery (p50, p99).
  * Each phase is repeated (QUEUE_FLOWS_BENCH_ROUNDS, default 3); medians with the spread (min-max).
- * QUEUE_FLOWS_BENCH_ONLY=queues runs phase 3 alone.
+ * QUEUE_FLOWS_BENCH_ONLY picks phases by name, comma-separated: schedules, fan-out, queues.
  * Redis persists with AOF everysec; everything is on loopback.
  *
  *   npx tsx bench/queue-flows.ts
@@ -31,13 +31,23 @@ import { queueKeys } from '../gateway/queue/keys.js';
 import { ScheduleTicker } from '../gateway/queue/schedules/schedule-ticker.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
+import {
+  callsBetween,
+  commandCalls,
+  countSentCommands,
+  cpuSeconds,
+  redisCpuSeconds,
+} from './lib/process-usage.js';
 import { median, quantile, round } from './lib/stats.js';
 
 const KEY_PREFIX = '{bench}:';
 const SIGNING_KEY = 'sig_7kYjw48mhY7kAjqNGcy6cr29RJ6r';
 const ROUNDS = Number(process.env.QUEUE_FLOWS_BENCH_ROUNDS ?? '3');
-/** QUEUE_FLOWS_BENCH_ONLY=queues runs phase 3 alone. */
-const ONLY_QUEUES = process.env.QUEUE_FLOWS_BENCH_ONLY === 'queues';
+const ALL_PHASES = ['schedules', 'fan-out', 'queues'] as const;
+/** QUEUE_FLOWS_BENCH_ONLY=schedules,queues runs those phases alone. */
+const PHASES = new Set<string>(
+  process.env.QUEUE_FLOWS_BENCH_ONLY?.split(',').map((p) => p.trim()) ?? ALL_PHASES,
+);
 const SCHEDULES = 10_000;
 const ENDPOINTS = 100;
 const keys = queueKeys(KEY_PREFIX);
@@ -87,13 +97,6 @@ function startGateway(target: QueueTarget): Promise<QueueGatewayProcess> {
       SETTEE_LOG_LEVEL: 'error',
     },
   });
-}
-
-async function totalCalls(redis: Redis): Promise<number> {
-  let total = 0;
-  for (const [, name, count] of (await redis.info('commandstats')).matchAll(/cmdstat_([\w|]+):calls=(\d+)/g))
-    if (!/^(info|ping|config)/.test(name ?? '')) total += Number(count);
-  return total;
 }
 
 async function api(base: string, token: string, route: string, init: RequestInit): Promise<Response> {
@@ -253,6 +256,230 @@ async function benchQueues(bases: readonly string[], token: string, receiver: Re
 const spread = (values: number[], digits = 0) =>
   `${round(median(values), digits)} (${round(Math.min(...values), digits)}-${round(Math.max(...values), digits)})`;
 
+/** Commands a benchmark's own reads add to INFO commandstats, left out of the per-tick counts. */
+const BENCH_COMMANDS = /^(info|ping|config|xrange)/;
+
+const sum = (values: Iterable<number>): number => [...values].reduce((a, b) => a + b, 0);
+
+/** Where one round's time and work went, from the events stream, /proc and INFO. */
+interface TickRound {
+  /** Each tick's message at the receiver, ms after the tick. */
+  late: number[];
+  /** The first and the last tick's message stored (its CREATED event), ms after the tick. */
+  firstFired: number;
+  lastFired: number;
+  /** Deliveries per second from the first arrival to the last. */
+  deliveryRate: number;
+  /** CPU seconds of both replicas, Redis, and this process (the receiver). */
+  cpu: { gateways: number; redis: number; receiver: number };
+  /** Redis commands per tick, by command, fire and delivery on both replicas. */
+  calls: Map<string, number>;
+}
+
+/** When the tick messages' CREATED events were written (their stream ids are Redis server times). */
+async function firingSpan(redis: Redis, from: number): Promise<{ first: number; last: number }> {
+  let first = Infinity;
+  let last = -Infinity;
+  let cursor = String(from);
+  for (;;) {
+    const page = await redis.xrange(keys.events, cursor, '+', 'COUNT', 5_000);
+    for (const [id, fields] of page) {
+      if (!fields[1]?.includes('"state":"CREATED"')) continue;
+      const at = Number(id.split('-')[0]);
+      first = Math.min(first, at);
+      last = Math.max(last, at);
+    }
+    if (page.length < 5_000) return { first, last };
+    cursor = `(${page[page.length - 1]![0]}`;
+  }
+}
+
+/** One round: every schedule's tick set to come 2 s from now, then wait for every delivery. */
+async function tickRound(
+  inspect: Redis,
+  receiver: Receiver,
+  ids: readonly string[],
+  gateways: readonly QueueGatewayProcess[],
+): Promise<TickRound> {
+  receiver.arrivals = [];
+  const tickAt = Date.now() + 2_000;
+  const callsBefore = await commandCalls(inspect);
+  const cpuBefore = {
+    gateways: sum(gateways.map((g) => cpuSeconds(g.proc.pid))),
+    redis: await redisCpuSeconds(inspect),
+    receiver: process.cpuUsage(),
+  };
+  await setTicks(inspect, ids, tickAt);
+  await waitFor(
+    'every tick delivered',
+    async () => (receiver.arrivals.length >= SCHEDULES ? true : undefined),
+    {
+      timeoutMs: 120_000,
+      intervalMs: 10,
+    },
+  );
+  const receiverCpu = process.cpuUsage(cpuBefore.receiver);
+  // Time for a doubled tick to show up, were there one.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const perSchedule = new Map<string, number>();
+  for (const a of receiver.arrivals)
+    perSchedule.set(a.scheduleId ?? '', (perSchedule.get(a.scheduleId ?? '') ?? 0) + 1);
+  if (receiver.arrivals.length !== SCHEDULES || perSchedule.size !== SCHEDULES)
+    throw new Error(`${receiver.arrivals.length} deliveries for ${perSchedule.size} schedules`);
+  const cpu = {
+    gateways: sum(gateways.map((g) => cpuSeconds(g.proc.pid))) - cpuBefore.gateways,
+    redis: (await redisCpuSeconds(inspect)) - cpuBefore.redis,
+    receiver: (receiverCpu.user + receiverCpu.system) / 1e6,
+  };
+  const calls = callsBetween(callsBefore, await commandCalls(inspect), BENCH_COMMANDS);
+  // The tick setting's own ZADDs are the bench's.
+  calls.set('zadd', (calls.get('zadd') ?? 0) - SCHEDULES);
+  for (const [name, count] of calls) calls.set(name, count / SCHEDULES);
+  const fired = await firingSpan(inspect, tickAt);
+  const arrivals = receiver.arrivals.map((a) => a.at);
+  const firstArrival = Math.min(...arrivals);
+  const lastArrival = Math.max(...arrivals);
+  return {
+    late: arrivals.map((at) => at - tickAt),
+    firstFired: fired.first - tickAt,
+    lastFired: fired.last - tickAt,
+    deliveryRate: (SCHEDULES * 1000) / Math.max(1, lastArrival - firstArrival),
+    cpu,
+    calls,
+  };
+}
+
+/**
+ * 1. 10,000 schedules ticking at one instant: delivered by two replicas, then fired by one ticker
+ * in this process with no delivery. Returns with the gateways stopped.
+ */
+async function benchSchedules(
+  inspect: Redis,
+  receiver: Receiver,
+  target: QueueTarget,
+  gateways: QueueGatewayProcess[],
+): Promise<void> {
+  const base = `${gateways[0]!.baseUrl}/queue/bench/db`;
+  const ids = await createSchedules(base, target.token, receiver.url);
+
+  const rounds: TickRound[] = [];
+  const load: number[] = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    load.push(os.loadavg()[0]!);
+    rounds.push(await tickRound(inspect, receiver, ids, gateways));
+  }
+  await Promise.all(gateways.map((g) => g.proc.stop()));
+  gateways.length = 0;
+
+  // One ticker alone on its own connection: firing time, and Redis work per tick both as the
+  // commands it sends and as the commands Redis runs (its scripts' own included), deliveries off.
+  const fireMs: number[] = [];
+  const sentPerTick: number[] = [];
+  const runPerTick: number[] = [];
+  const tickerConnection = inspect.duplicate();
+  await tickerConnection.ping();
+  const sent = countSentCommands(tickerConnection);
+  const ticker = new ScheduleTicker({
+    redis: tickerConnection,
+    keys,
+    pollIntervalMs: 1_000,
+    logger: createSilentLogger(),
+  });
+  try {
+    for (let round = 0; round < ROUNDS; round += 1) {
+      await inspect.del(keys.stream, keys.streamIndex, keys.events);
+      await setTicks(inspect, ids, Date.now() - 1);
+      const before = await commandCalls(inspect);
+      const sentBefore = sent.sent;
+      const started = performance.now();
+      const fired = await ticker.fireDue();
+      fireMs.push(performance.now() - started);
+      if (fired !== SCHEDULES) throw new Error(`fired ${fired} of ${SCHEDULES}`);
+      sentPerTick.push((sent.sent - sentBefore) / SCHEDULES);
+      runPerTick.push(
+        sum(callsBetween(before, await commandCalls(inspect), BENCH_COMMANDS).values()) / SCHEDULES,
+      );
+    }
+  } finally {
+    tickerConnection.disconnect();
+  }
+  await inspect.del(keys.stream, keys.streamIndex);
+
+  const of = (pick: (r: TickRound) => number, digits = 0) => spread(rounds.map(pick), digits);
+  const lateAt = (q: number) => (r: TickRound) => quantile(r.late, q);
+  console.log(
+    `${SCHEDULES} schedules ticking at the same instant        median (min-max) over ${ROUNDS} rounds, load average ${spread(load, 1)}`,
+  );
+  console.log(`  two replicas, delivered: lateness p50 ms          ${of(lateAt(0.5))}`);
+  console.log(`                           lateness p99 ms          ${of(lateAt(0.99))}`);
+  console.log(`                           last tick delivered ms   ${of(lateAt(1))}   goal: under 5000`);
+  console.log(`    where it went:         first tick fired ms      ${of((r) => r.firstFired)}`);
+  console.log(`                           last tick fired ms       ${of((r) => r.lastFired)}`);
+  console.log(`                           deliveries/s             ${of((r) => r.deliveryRate)}`);
+  console.log(
+    `                           CPU s: replicas ${of((r) => r.cpu.gateways, 1)}, Redis ${of((r) => r.cpu.redis, 1)}, receiver ${of((r) => r.cpu.receiver, 1)}`,
+  );
+  console.log(
+    `                           Redis commands per tick  ${of((r) => sum(r.calls.values()), 1)} (fire and deliver, both replicas)`,
+  );
+  const names = [...new Set(rounds.flatMap((r) => [...r.calls.keys()]))].sort();
+  console.log(
+    `                             ${names.map((n) => `${n} ${of((r) => r.calls.get(n) ?? 0, 2)}`).join(', ')}`,
+  );
+  console.log(`  one ticker, no delivery: firing all ticks ms      ${spread(fireMs)}`);
+  console.log(`                           commands sent per tick   ${spread(sentPerTick, 3)}`);
+  console.log(
+    `                           commands Redis ran/tick  ${spread(runPerTick, 2)} (the scripts' own included)\n`,
+  );
+  await inspect.del(keys.schedules, keys.scheduleMessages, keys.scheduleTicks, keys.scheduleLastTicks);
+}
+
+/** 2. Fan-out to a 100-endpoint group against a batch of the same 100 messages, one replica. */
+async function benchFanOut(base: string, token: string, receiver: Receiver): Promise<void> {
+  const endpoints = Array.from({ length: ENDPOINTS }, (_, i) => ({ url: `${receiver.url}/fan/${i}` }));
+  await api(base, token, '/v2/topics/fan/endpoints', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ endpoints }),
+  });
+  const batchBody = JSON.stringify(endpoints.map((e) => ({ destination: e.url, body: '{"n":1}' })));
+  const groupMs: number[] = [];
+  const batchMs: number[] = [];
+  const timeToLast = async (send: () => Promise<Response>): Promise<number> => {
+    receiver.arrivals = [];
+    const started = Date.now();
+    await send();
+    await waitFor('every endpoint', async () => (receiver.arrivals.length >= ENDPOINTS ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 1,
+    });
+    return Math.max(...receiver.arrivals.map((a) => a.at)) - started;
+  };
+  for (let round = 0; round < ROUNDS * 3; round += 1) {
+    groupMs.push(
+      await timeToLast(() => api(base, token, '/v2/publish/fan', { method: 'POST', body: '{"n":1}' })),
+    );
+    batchMs.push(
+      await timeToLast(() =>
+        api(base, token, '/v2/batch', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: batchBody,
+        }),
+      ),
+    );
+  }
+  console.log(
+    `fan-out to ${ENDPOINTS} endpoints, request to last delivery     median (min-max) over ${ROUNDS * 3}`,
+  );
+  console.log(`  publish to the URL group ms                        ${spread(groupMs)}`);
+  console.log(`  batch of the same ${ENDPOINTS} messages ms                  ${spread(batchMs)}`);
+  console.log(
+    `  group / batch                                      ${round(median(groupMs) / median(batchMs), 2)}`,
+  );
+  console.log('');
+}
+
 async function main(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-queue-flows-bench-'));
   let redis: RedisServer | undefined;
@@ -272,146 +499,24 @@ async function main(): Promise<void> {
     console.log(
       `queue flows benchmark: ${os.cpus().length} CPUs, ${ROUNDS} rounds, Redis ${(await inspect.info('server')).match(/redis_version:(\S+)/)?.[1]} with AOF everysec\n`,
     );
-    gateways.push(await startGateway(target), await startGateway(target));
-    if (ONLY_QUEUES) {
+    if (PHASES.has('schedules')) {
+      gateways.push(await startGateway(target), await startGateway(target));
+      await benchSchedules(inspect, receiver, target, gateways);
+    }
+    if (PHASES.has('fan-out')) {
+      gateways.push(await startGateway(target));
+      await benchFanOut(`${gateways[0]!.baseUrl}/queue/bench/db`, target.token, receiver);
+      await Promise.all(gateways.map((g) => g.proc.stop()));
+      gateways.length = 0;
+    }
+    if (PHASES.has('queues')) {
+      gateways.push(await startGateway(target), await startGateway(target));
       await benchQueues(
         gateways.map((g) => `${g.baseUrl}/queue/bench/db`),
         target.token,
         receiver,
       );
-      return;
     }
-    const base = `${gateways[0]!.baseUrl}/queue/bench/db`;
-    const ids = await createSchedules(base, target.token, receiver.url);
-
-    // 1a. 10,000 ticks at one instant, two replicas, delivered.
-    const lateP50: number[] = [];
-    const lateP99: number[] = [];
-    const lateLast: number[] = [];
-    const perTickEndToEnd: number[] = [];
-    for (let round = 0; round < ROUNDS; round += 1) {
-      receiver.arrivals = [];
-      const tickAt = Date.now() + 2_000;
-      const before = await totalCalls(inspect);
-      await setTicks(inspect, ids, tickAt);
-      await waitFor(
-        'every tick delivered',
-        async () => (receiver!.arrivals.length >= SCHEDULES ? true : undefined),
-        {
-          timeoutMs: 120_000,
-          intervalMs: 10,
-        },
-      );
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      const perSchedule = new Map<string, number>();
-      for (const a of receiver.arrivals)
-        perSchedule.set(a.scheduleId ?? '', (perSchedule.get(a.scheduleId ?? '') ?? 0) + 1);
-      if (receiver.arrivals.length !== SCHEDULES || perSchedule.size !== SCHEDULES)
-        throw new Error(
-          `round ${round}: ${receiver.arrivals.length} deliveries for ${perSchedule.size} schedules`,
-        );
-      const late = receiver.arrivals.map((a) => a.at - tickAt);
-      lateP50.push(quantile(late, 0.5));
-      lateP99.push(quantile(late, 0.99));
-      lateLast.push(Math.max(...late));
-      perTickEndToEnd.push(((await totalCalls(inspect)) - before - SCHEDULES) / SCHEDULES);
-    }
-    await Promise.all(gateways.map((g) => g.proc.stop()));
-    gateways.length = 0;
-
-    // 1b. One ticker alone: firing time and Redis commands per tick, deliveries off.
-    const fireMs: number[] = [];
-    const perTick: number[] = [];
-    const ticker = new ScheduleTicker({
-      redis: inspect,
-      keys,
-      pollIntervalMs: 1_000,
-      logger: createSilentLogger(),
-    });
-    for (let round = 0; round < ROUNDS; round += 1) {
-      await inspect.del(keys.stream);
-      await setTicks(inspect, ids, Date.now() - 1);
-      const before = await totalCalls(inspect);
-      const started = performance.now();
-      const fired = await ticker.fireDue();
-      fireMs.push(performance.now() - started);
-      if (fired !== SCHEDULES) throw new Error(`fired ${fired} of ${SCHEDULES}`);
-      perTick.push(((await totalCalls(inspect)) - before) / SCHEDULES);
-    }
-    await inspect.del(keys.stream);
-
-    console.log(
-      `${SCHEDULES} schedules ticking at the same instant        median (min-max) over ${ROUNDS} rounds`,
-    );
-    console.log(`  two replicas, delivered: lateness p50 ms          ${spread(lateP50)}`);
-    console.log(`                           lateness p99 ms          ${spread(lateP99)}`);
-    console.log(`                           last tick delivered ms   ${spread(lateLast)}`);
-    console.log(
-      `                           Redis commands per tick  ${spread(perTickEndToEnd, 1)} (fire and deliver, both replicas)`,
-    );
-    console.log(`  one ticker, no delivery: firing all ticks ms      ${spread(fireMs)}`);
-    console.log(`                           Redis commands per tick  ${spread(perTick, 2)}\n`);
-
-    // 2. Fan-out to a 100-endpoint group against a batch of the same 100 messages.
-    await inspect.del(keys.schedules, keys.scheduleMessages, keys.scheduleTicks, keys.scheduleLastTicks);
-    gateways.push(await startGateway(target));
-    const gatewayBase = `${gateways[0]!.baseUrl}/queue/bench/db`;
-    const endpoints = Array.from({ length: ENDPOINTS }, (_, i) => ({ url: `${receiver!.url}/fan/${i}` }));
-    await api(gatewayBase, target.token, '/v2/topics/fan/endpoints', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ endpoints }),
-    });
-    const batchBody = JSON.stringify(endpoints.map((e) => ({ destination: e.url, body: '{"n":1}' })));
-    const groupMs: number[] = [];
-    const batchMs: number[] = [];
-    const timeToLast = async (send: () => Promise<Response>): Promise<number> => {
-      receiver!.arrivals = [];
-      const started = Date.now();
-      await send();
-      await waitFor(
-        'every endpoint',
-        async () => (receiver!.arrivals.length >= ENDPOINTS ? true : undefined),
-        {
-          timeoutMs: 30_000,
-          intervalMs: 1,
-        },
-      );
-      return Math.max(...receiver!.arrivals.map((a) => a.at)) - started;
-    };
-    for (let round = 0; round < ROUNDS * 3; round += 1) {
-      groupMs.push(
-        await timeToLast(() =>
-          api(gatewayBase, target.token, '/v2/publish/fan', { method: 'POST', body: '{"n":1}' }),
-        ),
-      );
-      batchMs.push(
-        await timeToLast(() =>
-          api(gatewayBase, target.token, '/v2/batch', {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: batchBody,
-          }),
-        ),
-      );
-    }
-    console.log(
-      `fan-out to ${ENDPOINTS} endpoints, request to last delivery     median (min-max) over ${ROUNDS * 3}`,
-    );
-    console.log(`  publish to the URL group ms                        ${spread(groupMs)}`);
-    console.log(`  batch of the same ${ENDPOINTS} messages ms                  ${spread(batchMs)}`);
-    console.log(
-      `  group / batch                                      ${round(median(groupMs) / median(batchMs), 2)}`,
-    );
-    console.log('');
-
-    // 3. Queues and flow control: parallelism 1, 10 and 100 against plain publishes, two replicas.
-    gateways.push(await startGateway(target));
-    await benchQueues(
-      gateways.map((g) => `${g.baseUrl}/queue/bench/db`),
-      target.token,
-      receiver,
-    );
   } finally {
     await Promise.all(gateways.map((g) => g.proc.stop()));
     await receiver?.close();

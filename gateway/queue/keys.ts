@@ -56,9 +56,10 @@ export interface QueueKeys {
   /** Hash of each schedule's message template: field = schedule id, value = an encoded message. */
   readonly scheduleMessages: string;
   /**
-   * Sorted set of the schedules that will tick: member = schedule id, score = its next tick (ms).
-   * A paused schedule is not in it. Firing a tick moves the score, in the same script that
-   * stores the tick's message, so each tick fires once whichever replica sees it first.
+   * Sorted set of the schedules that will tick: member = schedule id, score = its next tick (ms),
+   * or, while a replica holds the tick claimed, the claim (a time ahead, never a whole minute).
+   * A paused schedule is not in it. Firing a tick moves the score on from the claim, in the same
+   * script that stores the tick's message, so each tick fires once whichever replica claims it.
    */
   readonly scheduleTicks: string;
   /** Hash of each schedule's last tick that fired: field = schedule id, value = epoch ms. */

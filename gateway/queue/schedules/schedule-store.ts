@@ -5,7 +5,8 @@ import type { QueueMessage } from '../message.js';
 import { decodeMessage, encodeMessage } from '../message-codec.js';
 import { eventJson } from '../message-event.js';
 import { deleteSchedule } from '../scripts/delete-schedule.js';
-import { fireScheduleTick } from '../scripts/fire-schedule-tick.js';
+import { claimScheduleTicks } from '../scripts/claim-schedule-ticks.js';
+import { fireScheduleTicks } from '../scripts/fire-schedule-ticks.js';
 import { saveSchedule } from '../scripts/save-schedule.js';
 import { setSchedulePaused } from '../scripts/set-schedule-paused.js';
 import type { QueueRecord } from '../queues/queue.js';
@@ -24,6 +25,22 @@ export interface StoredSchedule {
 export interface DueTick {
   scheduleId: string;
   tick: number;
+}
+
+/** Due ticks claimed by one caller (claimDue), to fire with fireClaimed. */
+export interface ClaimedTicks {
+  ticks: DueTick[];
+  /** The score the claimed schedules hold until fired or until the claim runs out (ms). */
+  claim: number;
+  /** The earliest score left in the ticks set (a tick or a claim), undefined when it is empty. */
+  next: number | undefined;
+}
+
+/** One claimed tick to fire: the schedule moves on to `following`, and `messages` are stored. */
+export interface TickToFire {
+  due: DueTick;
+  following: number;
+  messages: readonly QueueMessage[];
 }
 
 /**
@@ -122,21 +139,20 @@ export class ScheduleStore {
     return Number(found) === 1;
   }
 
-  /** The schedules whose next tick is at or before `now`, earliest first. */
-  async dueTicks(now: number, limit: number): Promise<DueTick[]> {
-    const reply = await this.redis.zrangebyscore(
-      this.keys.scheduleTicks,
-      '-inf',
-      now,
-      'WITHSCORES',
-      'LIMIT',
-      0,
-      limit,
-    );
-    const due: DueTick[] = [];
-    for (let i = 0; i + 1 < reply.length; i += 2)
-      due.push({ scheduleId: reply[i]!, tick: Number(reply[i + 1]) });
-    return due;
+  /**
+   * Claims up to `limit` of the ticks that have come by `now`, earliest first, until `until` (ms,
+   * or just after `now` if that is later): no other caller sees them as due until the claim runs
+   * out (claim-schedule-ticks.ts).
+   */
+  async claimDue(now: number, limit: number, until: number): Promise<ClaimedTicks> {
+    const [due, claim, next] = (await claimScheduleTicks.run(
+      this.redis,
+      [this.keys.scheduleTicks],
+      [now, limit, until],
+    )) as [string[], string, string | null];
+    const ticks: DueTick[] = [];
+    for (let i = 0; i + 1 < due.length; i += 2) ticks.push({ scheduleId: due[i]!, tick: Number(due[i + 1]) });
+    return { ticks, claim: Number(claim), next: next === null ? undefined : Number(next) };
   }
 
   /** The records and templates of due schedules, in one round trip (undefined where one is gone). */
@@ -157,36 +173,26 @@ export class ScheduleStore {
   }
 
   /**
-   * Fires `tick` with its messages and moves the schedule to `followingTick`, only if no one
-   * else did first. Returns whether this call fired it.
+   * Fires claimed ticks whose messages all go to `queueName` ('' = none) in one script, each only
+   * if its schedule still holds `claim`. Returns, per tick, whether this call fired it.
    */
-  async fire(due: DueTick, followingTick: number, messages: readonly QueueMessage[]): Promise<boolean> {
+  async fireClaimed(claim: number, queueName: string, ticks: readonly TickToFire[]): Promise<boolean[]> {
+    if (ticks.length === 0) return [];
     const k = this.keys;
-    const queueName = messages[0]?.queueName ?? '';
-    const created: QueueRecord = { createdAt: due.tick, updatedAt: due.tick, parallelism: 1, paused: false };
+    const now = ticks[0]!.due.tick;
+    const created: QueueRecord = { createdAt: now, updatedAt: now, parallelism: 1, paused: false };
     const args: (string | number | Buffer)[] = [
       MESSAGE_FIELD,
-      due.scheduleId,
-      due.tick,
-      followingTick,
       this.eventCap,
       queueName,
       JSON.stringify(created),
+      claim,
     ];
-    for (const message of messages) {
-      const delayed = message.notBefore !== undefined;
-      const created =
-        this.eventCap > 0
-          ? eventJson(
-              message,
-              'CREATED',
-              message.createdAt,
-              delayed ? { nextDeliveryTime: message.notBefore } : {},
-            )
-          : '';
-      args.push(message.id, message.notBefore ?? 0, encodeMessage(message), created);
+    for (const { due, following, messages } of ticks) {
+      args.push(due.scheduleId, due.tick, following, messages.length);
+      for (const message of messages) args.push(...this.storedArgs(message));
     }
-    const fired = await fireScheduleTick.run(
+    const fired = (await fireScheduleTicks.run(
       this.redis,
       [
         k.stream,
@@ -201,8 +207,23 @@ export class ScheduleStore {
         k.queueActive(queueName),
       ],
       args,
-    );
-    return Number(fired) === 1;
+    )) as number[];
+    return fired.map((f) => Number(f) === 1);
+  }
+
+  /** A tick message's values for the fire script: id, due time, the message, its CREATED event. */
+  private storedArgs(message: QueueMessage): [string, number, Buffer, string] {
+    const delayed = message.notBefore !== undefined;
+    const created =
+      this.eventCap > 0
+        ? eventJson(
+            message,
+            'CREATED',
+            message.createdAt,
+            delayed ? { nextDeliveryTime: message.notBefore } : {},
+          )
+        : '';
+    return [message.id, message.notBefore ?? 0, encodeMessage(message), created];
   }
 }
 

@@ -7,29 +7,53 @@ import { isUrlGroupName } from '../url-groups/url-group.js';
 import { UrlGroupStore } from '../url-groups/url-group-store.js';
 import { nextTick, parseCron, type CronSchedule } from './cron.js';
 import type { ScheduleRecord } from './schedule.js';
-import { ScheduleStore, type DueTick } from './schedule-store.js';
+import { ScheduleStore, type TickToFire } from './schedule-store.js';
 
-/** Due ticks read per round; more are read at once in the next round. */
-const TICK_BATCH = 500;
+/**
+ * Due ticks claimed at once. Small enough that replicas claiming in turn share a burst of ticks
+ * between them, large enough that a claim costs little per tick; more are claimed at once after.
+ */
+const CLAIM_BATCH = 200;
+/** Ticks fired per script run: a run holds Redis for about 30 µs per tick. */
+const FIRE_BATCH = 50;
+/**
+ * How long claimed ticks are this replica's alone: far longer than firing a claim takes, so a live
+ * replica never loses one; a replica that dies with claimed ticks leaves them late by up to this.
+ */
+const DEFAULT_CLAIM_LEASE_MS = 10_000;
 const PARSED_CRON_CACHE_SIZE = 10_000;
+
+/** Claimed ticks of one queue ('' = none) fired by one script run. */
+interface FireRun {
+  claim: number;
+  queueName: string;
+  ticks: TickToFire[];
+}
 
 export interface ScheduleTickerOptions {
   /** The shared command connection of the binding's database. */
   redis: Redis;
   keys: QueueKeys;
-  /** How often the ticks set is read (SETTEE_QUEUE_POLL_INTERVAL_MS). */
+  /**
+   * The longest wait between two reads of the ticks set (SETTEE_QUEUE_POLL_INTERVAL_MS): the
+   * ticker wakes at the earliest tick it knows of, and at least this often for ticks set by others.
+   */
   pollIntervalMs: number;
+  /** How long claimed ticks stay this replica's (default 10 s); tests shorten it. */
+  claimLeaseMs?: number;
   /** The binding's events cap, 0 when events are not recorded (message-event.ts eventCapOf). */
   eventCap?: number;
   logger: Logger;
 }
 
 /**
- * Fires one binding's cron schedules from this gateway replica. Every replica reads the ticks
- * that have come, and each fires a tick only through the fire script's compare-and-set on the
- * tick it read, so a tick fires once however many replicas run. The following tick is computed
- * from now, not from the tick fired: a schedule whose ticks were missed while no gateway ran
- * fires once when one is back, not once per missed tick.
+ * Fires one binding's cron schedules from this gateway replica. Every replica claims batches of the
+ * ticks that have come (claim-schedule-ticks.ts), so a burst of ticks is split between replicas,
+ * and fires only what it claimed, through the fire script's compare-and-set on its claim, so a
+ * tick fires once however many replicas run and die; a dead replica's claimed ticks are claimed
+ * again once its claim runs out. The following tick is computed from now, not from the tick
+ * fired: a schedule whose ticks were missed while no gateway ran fires once when one is back, not
+ * once per missed tick.
  */
 export class ScheduleTicker {
   private readonly schedules: ScheduleStore;
@@ -39,6 +63,14 @@ export class ScheduleTicker {
   private round: Promise<void> | undefined;
   private running = false;
   private stopped = false;
+  /** The earliest score in the ticks set at the last claim: when to look again. */
+  private nextDue: number | undefined;
+  /**
+   * Claimed ticks whose fire failed (Redis gone or restarted mid-round), fired again at the next
+   * round while the claim still holds rather than left late until it runs out. Firing again is
+   * safe: ticks the failed run did fire no longer hold the claim, so they do not fire twice.
+   */
+  private unfired: FireRun[] = [];
 
   constructor(private readonly options: ScheduleTickerOptions) {
     this.schedules = new ScheduleStore(options.redis, options.keys, options.eventCap);
@@ -48,33 +80,47 @@ export class ScheduleTicker {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.timer = setInterval(() => {
-      if (this.round || !this.running) return;
-      this.round = this.fireDue()
-        .then(
-          () => undefined,
-          (err: unknown) => {
-            this.options.logger.warn('schedule ticks not fired', { error: errorMessage(err) });
-          },
-        )
-        .finally(() => (this.round = undefined));
-    }, this.options.pollIntervalMs);
+    this.wakeIn(0);
   }
 
   async stop(): Promise<void> {
     this.running = false;
     this.stopped = true;
-    clearInterval(this.timer);
+    clearTimeout(this.timer);
     await this.round;
   }
 
-  /** Fires every tick that has come by `now`; returns how many this replica fired. */
+  /** The next round starts in `delayMs`, or at the earliest known tick if sooner. */
+  private wakeIn(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.round = this.fireDue()
+        .then(
+          () => undefined,
+          (err: unknown) => {
+            this.nextDue = undefined;
+            this.options.logger.warn('schedule ticks not fired', { error: errorMessage(err) });
+          },
+        )
+        .finally(() => {
+          this.round = undefined;
+          if (!this.running) return;
+          const { pollIntervalMs } = this.options;
+          const untilNext = this.nextDue === undefined ? pollIntervalMs : this.nextDue - Date.now();
+          this.wakeIn(Math.max(0, Math.min(pollIntervalMs, untilNext)));
+        });
+    }, delayMs);
+  }
+
+  /** Claims and fires every tick that has come by `now`; returns how many this replica fired. */
   async fireDue(now = Date.now()): Promise<number> {
-    let fired = 0;
+    const leaseMs = this.options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
+    let fired = await this.fireRuns(this.unfired.splice(0).filter((run) => run.claim > Date.now()));
     for (;;) {
-      const due = await this.schedules.dueTicks(now, TICK_BATCH);
-      if (due.length === 0) return fired;
-      const loaded = await this.schedules.loadForTicks(due.map((d) => d.scheduleId));
+      // The claim runs from the real time: a long round's later claims must not run out at once.
+      const claimed = await this.schedules.claimDue(now, CLAIM_BATCH, Date.now() + leaseMs);
+      this.nextDue = claimed.next;
+      if (claimed.ticks.length === 0) return fired;
+      const loaded = await this.schedules.loadForTicks(claimed.ticks.map((d) => d.scheduleId));
       // Every schedule with the same cron follows on with the same tick from `now`: computed once.
       const following = new Map<string, number>();
       const followingOf = (cron: string): number => {
@@ -82,33 +128,56 @@ export class ScheduleTicker {
         if (tick === undefined) following.set(cron, (tick = nextTick(this.cronOf(cron), now)));
         return tick;
       };
-      const results = await Promise.all(
-        due.map((tick, i) => {
+      // A claimed tick whose schedule was deleted meanwhile has nothing to fire: the delete took it out.
+      const ticks = await Promise.all(
+        claimed.ticks.map(async (due, i) => {
           const schedule = loaded[i];
-          if (!schedule) return false;
-          const at = { now, following: followingOf(schedule.record.cron) };
-          return this.fire(tick, schedule.record, schedule.template, at);
+          if (!schedule) return undefined;
+          const messages = await this.messagesOf(schedule.record, schedule.template, now);
+          const tick: TickToFire = { due, following: followingOf(schedule.record.cron), messages };
+          return { queueName: schedule.template.queueName ?? '', tick };
         }),
       );
-      fired += results.filter(Boolean).length;
-      if (due.length < TICK_BATCH || this.stopped) return fired;
+      const byQueue = new Map<string, TickToFire[]>();
+      for (const { queueName, tick } of ticks.filter((t) => t !== undefined)) {
+        const ofQueue = byQueue.get(queueName) ?? [];
+        if (ofQueue.length === 0) byQueue.set(queueName, ofQueue);
+        ofQueue.push(tick);
+      }
+      const runs: FireRun[] = [];
+      for (const [queueName, ticks] of byQueue)
+        for (let i = 0; i < ticks.length; i += FIRE_BATCH)
+          runs.push({ claim: claimed.claim, queueName, ticks: ticks.slice(i, i + FIRE_BATCH) });
+      fired += await this.fireRuns(runs);
+      if (claimed.ticks.length < CLAIM_BATCH || this.stopped) return fired;
     }
   }
 
-  private async fire(
-    due: DueTick,
-    record: ScheduleRecord,
-    template: QueueMessage,
-    at: { now: number; following: number },
-  ): Promise<boolean> {
-    const { now, following } = at;
-    const messages = await this.messagesOf(record, template, now);
-    const fired = await this.schedules.fire(due, following, messages);
-    if (fired && messages.length === 0)
-      this.options.logger.warn('schedule tick fired to a url group that does not exist', {
-        scheduleId: record.scheduleId,
-      });
+  /**
+   * Fires every run at once; returns how many ticks fired. Runs that fail are kept for the next
+   * round, and the first failure is thrown once all have settled.
+   */
+  private async fireRuns(runs: readonly FireRun[]): Promise<number> {
+    const results = await Promise.allSettled(runs.map((run) => this.fire(run)));
+    let fired = 0;
+    for (const [i, result] of results.entries()) {
+      if (result.status === 'fulfilled') fired += result.value;
+      else this.unfired.push(runs[i]!);
+    }
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
     return fired;
+  }
+
+  /** Fires one run of claimed ticks; returns how many fired. */
+  private async fire({ claim, queueName, ticks }: FireRun): Promise<number> {
+    const fired = await this.schedules.fireClaimed(claim, queueName, ticks);
+    for (const [i, tick] of ticks.entries())
+      if (fired[i] && tick.messages.length === 0)
+        this.options.logger.warn('schedule tick fired to a url group that does not exist', {
+          scheduleId: tick.due.scheduleId,
+        });
+    return fired.filter(Boolean).length;
   }
 
   /** The tick's messages: one, or one per endpoint of the URL group as it is now. */

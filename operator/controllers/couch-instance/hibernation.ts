@@ -190,9 +190,23 @@ export function decideHibernation(input: HibernationInput): HibernationDecision 
   }
 
   const recorded = optional('lastActivityTime', iso(recordedActivity(input, lastActivity)));
-  if (input.keepAlive) return { replicas: 1, reason: 'KeepAlive', ...recorded };
   const readySince = at(input.readySince);
-  if (readySince === undefined) return decideNotReady(input, recorded);
+  // keepAlive keeps it up whatever happens, but a start that never ends is reported all the same.
+  if (input.keepAlive)
+    return {
+      replicas: 1,
+      reason: 'KeepAlive',
+      ...recorded,
+      ...(readySince === undefined ? startDeadlineOf(input, undefined) : {}),
+    };
+  if (readySince === undefined)
+    // The StatefulSet's readiness change reconciles at once; past the deadline, idleAfter is only a safety net.
+    return {
+      replicas: 1,
+      reason: 'AwaitingReady',
+      ...recorded,
+      ...startDeadlineOf(input, input.idleAfterMs),
+    };
   const idleForMs = input.now - Math.max(lastActivity ?? readySince, readySince);
   if (idleForMs >= input.idleAfterMs) {
     return {
@@ -216,25 +230,22 @@ export function decideHibernation(input: HibernationInput): HibernationDecision 
 
 /**
  * An awake instance that does not answer stays up: the idle clock has not started. Past the start
- * deadline the decision says so, for the status; the recheck wakes the reconciler at the deadline.
+ * deadline the decision says so, for the status; before it, the recheck wakes the reconciler at
+ * the deadline.
  */
-function decideNotReady(
+function startDeadlineOf(
   input: HibernationInput,
-  recorded: Partial<Record<'lastActivityTime', string>>,
-): HibernationDecision {
+  recheckWhenExceededMs: number | undefined,
+): Pick<HibernationDecision, 'startDeadlineExceeded' | 'recheckAfterMs'> {
   const deadlineMs = input.startDeadlineMs ?? DEFAULT_START_DEADLINE_MS;
   const since = plausible(parseTime(input.startAttempt?.since), input.now) ?? input.now;
   const deadlineLeftMs = deadlineMs - (input.now - since);
   if (input.startAttempt?.exceeded || deadlineLeftMs <= 0)
-    // The StatefulSet's readiness change reconciles at once; this recheck is only a safety net.
     return {
-      replicas: 1,
-      reason: 'AwaitingReady',
       startDeadlineExceeded: true,
-      recheckAfterMs: input.idleAfterMs,
-      ...recorded,
+      ...(recheckWhenExceededMs === undefined ? {} : { recheckAfterMs: recheckWhenExceededMs }),
     };
-  return { replicas: 1, reason: 'AwaitingReady', recheckAfterMs: deadlineLeftMs, ...recorded };
+  return { recheckAfterMs: deadlineLeftMs };
 }
 
 function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {

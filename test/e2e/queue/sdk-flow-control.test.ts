@@ -186,6 +186,12 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
     await b.flowControl.resume('held');
     await delivered(2);
     expect(bodies().sort()).toEqual(['"first"', '"second"']);
+    // Its events carry the key, and the flowControlKey filter finds them and nothing else.
+    const { logs } = await a.logs({ filter: { flowControlKey: 'held' } });
+    expect(logs.map((log) => log.messageId)).toContain(messageId);
+    expect(new Set(logs.map((log) => (log as { flowControlKey?: string }).flowControlKey))).toEqual(
+      new Set(['held']),
+    );
     expect((await a.flowControl.get('held')).rateCount).toBe(2);
     await a.flowControl.resetRate('held');
     expect(await b.flowControl.get('held')).toMatchObject({ rateCount: 0, isPaused: false });

@@ -219,6 +219,26 @@ describe('decideHibernation', () => {
     });
   });
 
+  it('when keepAlive is on and it has not answered for the start deadline, then it stays up as KeepAlive and the decision says the deadline passed', () => {
+    const decision = decideHibernation(
+      input({
+        keepAlive: true,
+        readySince: undefined,
+        startDeadlineMs: 20_000,
+        startAttempt: { since: at(-30_000), exceeded: false },
+      }),
+    );
+    expect(decision).toMatchObject({ replicas: 1, reason: 'KeepAlive', startDeadlineExceeded: true });
+    const answering = decideHibernation(
+      input({
+        keepAlive: true,
+        startDeadlineMs: 20_000,
+        startAttempt: { since: at(-30_000), exceeded: false },
+      }),
+    );
+    expect(answering).toEqual({ replicas: 1, reason: 'KeepAlive', lastActivityTime: at(-60_000) });
+  });
+
   it('when the status already reports the deadline, then it stays reported until the instance answers', () => {
     const stillStuck = decideHibernation(
       input({

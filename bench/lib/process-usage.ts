@@ -1,0 +1,54 @@
+/** What a benchmark reads about the processes it runs: CPU time and Redis command counts. */
+import fs from 'node:fs';
+import type { Command, Redis } from 'ioredis';
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+export function cpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime (fields 14 and 15) are in clock ticks, USER_HZ, which is 100 on Linux.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds the Redis server has used so far. */
+export async function redisCpuSeconds(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string) => Number(info.match(new RegExp(`${name}:([\\d.]+)`))?.[1] ?? 0);
+  return field('used_cpu_user') + field('used_cpu_sys');
+}
+
+/** Calls so far per Redis command (INFO commandstats; commands run by scripts included). */
+export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
+  const calls = new Map<string, number>();
+  for (const [, name, count] of (await redis.info('commandstats')).matchAll(/cmdstat_([\w|]+):calls=(\d+)/g))
+    calls.set(name ?? '', Number(count));
+  return calls;
+}
+
+/** The calls of each command made between two `commandCalls` readings, those in `ignore` left out. */
+export function callsBetween(
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>,
+  ignore: RegExp,
+): Map<string, number> {
+  const delta = new Map<string, number>();
+  for (const [name, count] of after) {
+    const diff = count - (before.get(name) ?? 0);
+    if (diff > 0 && !ignore.test(name)) delta.set(name, diff);
+  }
+  return delta;
+}
+
+/**
+ * Counts the commands `redis` sends from now on: round trips' worth of work for the client, where
+ * a script run is one however many commands it runs inside Redis (those INFO commandstats counts).
+ */
+export function countSentCommands(redis: Redis): { readonly sent: number } {
+  const counter = { sent: 0 };
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command: Command, ...rest: unknown[]) => {
+    counter.sent += 1;
+    return (send as (command: Command, ...rest: unknown[]) => unknown)(command, ...rest);
+  };
+  return counter;
+}

@@ -1,0 +1,268 @@
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
+import { waitFor } from '../../../../local/wait.js';
+import { createSilentLogger } from '../../../../observability/logger.js';
+import { MESSAGE_FIELD, queueKeys } from '../../../../gateway/queue/keys.js';
+import { createMessage } from '../../../../gateway/queue/message.js';
+import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
+import { ScheduleStore, type TickToFire } from '../../../../gateway/queue/schedules/schedule-store.js';
+import { ScheduleTicker } from '../../../../gateway/queue/schedules/schedule-ticker.js';
+import { fireScheduleTicks } from '../../../../gateway/queue/scripts/fire-schedule-ticks.js';
+import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+
+const keys = queueKeys('{t}:');
+const MINUTE = 60_000;
+/** A whole minute in the past, as cron ticks are, so every schedule's tick has come. */
+const TICK = Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE;
+
+describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
+  let redis: RedisServer;
+  let inspect: Redis;
+  /** One connection per replica, set up as the gateway's. */
+  const replicas: Redis[] = [];
+  let store: ScheduleStore;
+
+  const tickerOn = (connection: Redis, claimLeaseMs?: number) =>
+    new ScheduleTicker({
+      redis: connection,
+      keys,
+      pollIntervalMs: 60_000,
+      logger: createSilentLogger(),
+      ...(claimLeaseMs === undefined ? {} : { claimLeaseMs }),
+    });
+
+  /** `count` schedules `s0`, `s1`, ... whose next tick is `tick`; returns their ids. */
+  async function createSchedules(count: number, tick: number | undefined = TICK): Promise<string[]> {
+    const ids = Array.from({ length: count }, (_, i) => `s${i}`);
+    for (const scheduleId of ids)
+      await store.save(
+        {
+          scheduleId,
+          cron: '* * * * *',
+          destination: 'https://example.com/hook',
+          createdAt: 1,
+          isPaused: false,
+        },
+        createMessage({
+          destination: 'https://example.com/hook',
+          method: 'POST',
+          headers: {},
+          body: Buffer.from('{}'),
+          retries: 0,
+        }),
+        { nextTick: tick, maxSchedules: count },
+      );
+    return ids;
+  }
+
+  /** The schedule id of every message on the stream, one per stored message. */
+  async function firedScheduleIds(): Promise<string[]> {
+    const entries = await inspect.xrangeBuffer(keys.stream, '-', '+');
+    return entries.map(([, fields]) => {
+      const at = fields.findIndex((f) => f.toString() === MESSAGE_FIELD);
+      return decodeMessage(fields[at + 1]!).scheduleId ?? '';
+    });
+  }
+
+  /**
+   * The replica's connection, except that its next fire script run fails as a connection lost
+   * mid-round makes it fail: 'unsent' before Redis ran it, 'reply lost' after Redis ran it.
+   */
+  function failingNextFire(connection: Redis, how: 'unsent' | 'reply lost'): Redis {
+    let failed = false;
+    return new Proxy(connection, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== 'function') return value;
+        if (property !== 'evalsha') return (value as (...args: unknown[]) => unknown).bind(target);
+        return async (sha: string, ...args: unknown[]) => {
+          if (failed || sha !== fireScheduleTicks.sha)
+            return (value as (...a: unknown[]) => Promise<unknown>).call(target, sha, ...args);
+          failed = true;
+          if (how === 'reply lost')
+            await (value as (...a: unknown[]) => Promise<unknown>).call(target, sha, ...args);
+          throw new Error('Connection is closed.');
+        };
+      },
+    });
+  }
+
+  const tickToFire = (scheduleId: string, tick: number): TickToFire => ({
+    due: { scheduleId, tick },
+    // After now, so a fired schedule is not due again within the test.
+    following: tick + 10 * MINUTE,
+    messages: [
+      {
+        ...createMessage({
+          destination: 'https://example.com/hook',
+          method: 'POST',
+          headers: {},
+          body: Buffer.from('{}'),
+          retries: 0,
+        }),
+        scheduleId,
+      },
+    ],
+  });
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    inspect = connectTestRedis(redis);
+    replicas.push(connectAsGateway(redis, { blocking: false }), connectAsGateway(redis, { blocking: false }));
+    store = new ScheduleStore(inspect, keys);
+  });
+  afterAll(async () => {
+    for (const connection of replicas) connection.disconnect();
+    inspect?.disconnect();
+    await redis?.stop();
+  });
+  beforeEach(() => inspect.flushdb());
+
+  it('when two tickers fire 2,000 due ticks at once, then each tick fires once and both fire a share', async () => {
+    const ids = await createSchedules(2_000);
+    const [a, b] = replicas.map((connection) => tickerOn(connection));
+    const [firedByA, firedByB] = await Promise.all([a!.fireDue(), b!.fireDue()]);
+
+    expect(firedByA + firedByB).toBe(2_000);
+    expect(firedByA).toBeGreaterThan(0);
+    expect(firedByB).toBeGreaterThan(0);
+    const fired = await firedScheduleIds();
+    expect(fired).toHaveLength(2_000);
+    expect(new Set(fired).size).toBe(2_000);
+    // Every schedule moved on to a tick after now and recorded the one fired.
+    const scores = await inspect.zrange(keys.scheduleTicks, '0', '-1', 'WITHSCORES');
+    for (let i = 1; i < scores.length; i += 2) expect(Number(scores[i]) % MINUTE).toBe(0);
+    expect(Number(scores[1])).toBeGreaterThan(Date.now() - MINUTE);
+    expect(new Set(await inspect.hvals(keys.scheduleLastTicks))).toEqual(new Set([String(TICK)]));
+    expect(await inspect.hlen(keys.scheduleLastTicks)).toBe(ids.length);
+  });
+
+  it('when ten minutes of ticks were missed while no ticker ran, then two tickers fire the schedule once and it ticks on from now', async () => {
+    const missedSince = TICK - 10 * MINUTE;
+    await createSchedules(1, missedSince);
+    const [a, b] = replicas.map((connection) => tickerOn(connection));
+    const now = Date.now();
+    const [firedByA, firedByB] = await Promise.all([a!.fireDue(now), b!.fireDue(now)]);
+    expect(firedByA + firedByB).toBe(1);
+    // Rounds at the same time find nothing more: not one tick per missed minute.
+    expect(await a!.fireDue(now)).toBe(0);
+    expect(await b!.fireDue(now)).toBe(0);
+
+    expect(await firedScheduleIds()).toEqual(['s0']);
+    expect(await inspect.hget(keys.scheduleLastTicks, 's0')).toBe(String(missedSince));
+    const next = Number(await inspect.zscore(keys.scheduleTicks, 's0'));
+    expect(next % MINUTE).toBe(0);
+    expect(next).toBeGreaterThan(now);
+    expect(next - now).toBeLessThanOrEqual(MINUTE);
+  });
+
+  it('when a ticker dies between claiming ticks and firing them, then another fires them once after the claim runs out, and the dead one fires nothing late', async () => {
+    await createSchedules(100);
+    const dead = await store.claimDue(Date.now(), 1_000, Date.now() + 300);
+    expect(dead.ticks).toHaveLength(100);
+    expect(dead.ticks[0]).toEqual({ scheduleId: expect.stringMatching(/^s\d+$/), tick: TICK });
+
+    const survivor = tickerOn(replicas[1]!);
+    expect(await survivor.fireDue()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect(await survivor.fireDue()).toBe(100);
+
+    const late = await store.fireClaimed(
+      dead.claim,
+      '',
+      dead.ticks.map((t) => tickToFire(t.scheduleId, t.tick)),
+    );
+    expect(late.filter(Boolean)).toHaveLength(0);
+    const fired = await firedScheduleIds();
+    expect(fired).toHaveLength(100);
+    expect(new Set(fired).size).toBe(100);
+  });
+
+  it('when a ticker dies after firing part of its claim, then only the rest is fired by another, once', async () => {
+    await createSchedules(200);
+    const dead = await store.claimDue(Date.now(), 1_000, Date.now() + 300);
+    const firstPart = dead.ticks.slice(0, 50).map((t) => tickToFire(t.scheduleId, t.tick));
+    expect((await store.fireClaimed(dead.claim, '', firstPart)).every(Boolean)).toBe(true);
+
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect(await tickerOn(replicas[0]!).fireDue()).toBe(150);
+    const fired = await firedScheduleIds();
+    expect(fired).toHaveLength(200);
+    expect(new Set(fired).size).toBe(200);
+  });
+
+  it.each(['unsent', 'reply lost'] as const)(
+    'when a fire fails mid-round (%s), then the next round fires the held claim at once, each tick once',
+    async (how) => {
+      await createSchedules(100);
+      // A claim far longer than the test: only firing the held claim again can fire these ticks.
+      const ticker = new ScheduleTicker({
+        redis: failingNextFire(replicas[0]!, how),
+        keys,
+        pollIntervalMs: 60_000,
+        claimLeaseMs: 60_000,
+        logger: createSilentLogger(),
+      });
+      await expect(ticker.fireDue()).rejects.toThrow('Connection is closed.');
+      const firedBefore = await inspect.xlen(keys.stream);
+
+      expect(firedBefore + (await ticker.fireDue())).toBe(100);
+      const fired = await firedScheduleIds();
+      expect(fired).toHaveLength(100);
+      expect(new Set(fired).size).toBe(100);
+      expect(await ticker.fireDue()).toBe(0);
+    },
+  );
+
+  it('when claimed schedules are paused, replaced or deleted before they fire, then the claim fires none of them', async () => {
+    await createSchedules(3);
+    const claimed = await store.claimDue(Date.now(), 10, Date.now() + 10_000);
+    expect(claimed.ticks.map((t) => t.scheduleId).sort()).toEqual(['s0', 's1', 's2']);
+    const next = TICK + 10 * MINUTE;
+    await store.setPaused('s0', true, next);
+    const s1 = await store.get('s1');
+    await store.save(s1!.record, s1!.template, { nextTick: next, maxSchedules: 3 });
+    await store.delete('s2');
+
+    const fired = await store.fireClaimed(
+      claimed.claim,
+      '',
+      claimed.ticks.map((t) => tickToFire(t.scheduleId, t.tick)),
+    );
+    expect(fired).toEqual([false, false, false]);
+    expect(await inspect.xlen(keys.stream)).toBe(0);
+    expect(await inspect.zscore(keys.scheduleTicks, 's0')).toBeNull();
+    expect(await inspect.zscore(keys.scheduleTicks, 's1')).toBe(String(next));
+  });
+
+  it('when a claim would land on a whole minute, then it is moved off it, so no cron tick can ever equal a claim', async () => {
+    await createSchedules(1);
+    const claimed = await store.claimDue(Date.now(), 10, TICK + 5 * MINUTE);
+    expect(claimed.claim % MINUTE).not.toBe(0);
+    expect(await inspect.zscore(keys.scheduleTicks, 's0')).toBe(String(claimed.claim));
+    // Claimed ticks are not due for anyone else until the claim runs out.
+    expect((await store.claimDue(Date.now(), 10, Date.now() + 1_000)).ticks).toEqual([]);
+  });
+
+  it('when the next tick is sooner than the poll interval, then a started ticker wakes for it rather than at the next poll', async () => {
+    const ticker = tickerOn(replicas[0]!);
+    const soon = Date.now() + 400;
+    await createSchedules(1, soon);
+    ticker.start();
+    try {
+      const fired = await waitFor(
+        'the tick fired',
+        async () => ((await inspect.xlen(keys.stream)) > 0 ? Date.now() : undefined),
+        {
+          timeoutMs: 10_000,
+          intervalMs: 20,
+        },
+      );
+      // The poll interval is a minute: only waking at the tick fires it this soon.
+      expect(fired - soon).toBeLessThan(5_000);
+      expect(fired).toBeGreaterThanOrEqual(soon);
+    } finally {
+      await ticker.stop();
+    }
+  });
+});
