@@ -5,7 +5,7 @@
  * against the anchor of reading the same data as a client would (_all_docs?include_docs=true, then
  * each attachment's bytes). Two data sets on one pouchdb-server engine, each measured alone:
  * BENCH_BACKUP_DOCS small documents (default 100,000), and BENCH_BACKUP_ATTACHMENT_MB of random
- * attachments in BENCH_BACKUP_PIECE_MB pieces (default 256 in 64 MB attachments; the issue's 1 GB is
+ * attachments in BENCH_BACKUP_PIECE_MB pieces (default 256 in 32 MB attachments; the issue's 1 GB is
  * BENCH_BACKUP_ATTACHMENT_MB=1024). Each run is a process of its own (bench/backup/measure-run.ts),
  * so its peak RSS is its own; BENCH_BACKUP_ROUNDS (3) alternating rounds: medians and spread of the
  * runs, and the median and p99 of every CouchDB request's time to headers over all rounds.
@@ -26,7 +26,7 @@ const ATTACHMENT_MB = Number(process.env.BENCH_BACKUP_ATTACHMENT_MB ?? 256);
 const ROUNDS = Number(process.env.BENCH_BACKUP_ROUNDS ?? 3);
 /** Which data sets to measure: small, attachments, or both (the default), comma-separated. */
 const DATA_SETS = (process.env.BENCH_BACKUP_DATA ?? 'small,attachments').split(',');
-const PIECE_MB = Number(process.env.BENCH_BACKUP_PIECE_MB ?? 64);
+const PIECE_MB = Number(process.env.BENCH_BACKUP_PIECE_MB ?? 32);
 const BUCKET = 'bench-backups';
 const admin = { username: 'bench', password: 'bench-password' };
 const authorization = `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString('base64')}`;
