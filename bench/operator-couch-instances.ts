@@ -9,14 +9,15 @@
  */
 import https from 'node:https';
 import { pathToFileURL } from 'node:url';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../local/control-plane.js';
 import { getFreePort } from '../local/ports.js';
 import { waitFor } from '../local/wait.js';
 import { SETTEE_GROUP, SETTEE_VERSION } from '../api/contract.js';
-import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../api/couch-instance.js';
+import { COUCH_INSTANCE_PLURAL } from '../api/couch-instance.js';
 import { COUCH_OWNED_SELECTOR } from '../api/well-known.js';
 import { compilePlatform } from './lib/compiled-platform.js';
+import { watchInstancesReaching } from './lib/instance-watch.js';
 import { inPool } from './lib/pool.js';
 import { peakRssMb } from './lib/proc-memory.js';
 
@@ -74,28 +75,6 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
-/** Resolves with the time each instance's status (phase and endpoint) first arrived, once all have. */
-async function watchForStatus(
-  kubeConfig: KubeConfig,
-  count: number,
-): Promise<{ seen: Promise<Map<string, number>>; stop(): void }> {
-  const seenAt = new Map<string, number>();
-  let resolve!: (value: Map<string, number>) => void;
-  let reject!: (err: unknown) => void;
-  const seen = new Promise<Map<string, number>>((res, rej) => ((resolve = res), (reject = rej)));
-  const controller = await new Watch(kubeConfig).watch(
-    `/apis/${SETTEE_GROUP}/${SETTEE_VERSION}/namespaces/${NAMESPACE}/${COUCH_INSTANCE_PLURAL}`,
-    {},
-    (_type, object: CouchInstance) => {
-      const name = object.metadata.name ?? '';
-      if (object.status?.phase && object.status.endpoint && !seenAt.has(name)) seenAt.set(name, Date.now());
-      if (seenAt.size === count) resolve(seenAt);
-    },
-    (err: unknown) => (seenAt.size === count ? undefined : reject(err ?? new Error('the watch ended early'))),
-  );
-  return { seen, stop: () => controller.abort() };
-}
-
 export async function runCouchInstanceBench(
   options: { instances?: number; concurrency?: number; log?: (line: string) => void } = {},
 ): Promise<CouchInstanceBenchResult> {
@@ -139,7 +118,9 @@ export async function runCouchInstanceBench(
     );
     const names = Array.from({ length: count }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
     const createdAt = new Map<string, number>();
-    const watch = await watchForStatus(plane.kubeConfig, count);
+    const watch = await watchInstancesReaching(plane.kubeConfig, NAMESPACE, count, (instance) =>
+      Boolean(instance.status?.phase && instance.status.endpoint),
+    );
     cleanups.unshift(async () => watch.stop());
     const started = Date.now();
     await inPool(names, options.concurrency ?? 50, async (name) => {
@@ -160,7 +141,7 @@ export async function runCouchInstanceBench(
     log(`created ${count} CouchInstances in ${Date.now() - started} ms`);
     let timer: NodeJS.Timeout | undefined;
     const statusSeenAt = await Promise.race([
-      watch.seen,
+      watch.reached,
       new Promise<never>(
         (_, reject) => (timer = setTimeout(() => reject(new Error('not converged within 180 s')), 180_000)),
       ),

@@ -20,14 +20,15 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { SETTEE_GROUP, SETTEE_VERSION } from '../api/contract.js';
-import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../api/couch-instance.js';
+import { COUCH_INSTANCE_PLURAL } from '../api/couch-instance.js';
 import { getFreePort } from '../local/ports.js';
 import type { ManagedProcess } from '../local/process.js';
 import { waitFor } from '../local/wait.js';
 import { startBenchCluster } from './lib/bench-cluster.js';
 import { compilePlatform, type CompiledPlatform } from './lib/compiled-platform.js';
+import { watchInstancesReaching } from './lib/instance-watch.js';
 import { inPool } from './lib/pool.js';
 import { startTsProcess } from './lib/processes.js';
 import { childPids, commandLine, memAvailableGb, peakRssMb, pssMb, rssMb } from './lib/proc-memory.js';
@@ -62,29 +63,6 @@ class MemoryBoundError extends Error {
       `MemAvailable fell to ${availableGb.toFixed(1)} GB, under BENCH_MIN_AVAILABLE_GB=${MIN_AVAILABLE_GB}: run stopped`,
     );
   }
-}
-
-/** Resolves with when each instance first said Running, once all `count` have. */
-async function watchRunning(
-  kubeConfig: KubeConfig,
-  count: number,
-): Promise<{ all: Promise<Map<string, number>>; stop(): void }> {
-  const runningAt = new Map<string, number>();
-  let resolve!: (value: Map<string, number>) => void;
-  let reject!: (err: unknown) => void;
-  const all = new Promise<Map<string, number>>((res, rej) => ((resolve = res), (reject = rej)));
-  const controller = await new Watch(kubeConfig).watch(
-    `/apis/${SETTEE_GROUP}/${SETTEE_VERSION}/namespaces/${NAMESPACE}/${COUCH_INSTANCE_PLURAL}`,
-    {},
-    (_type, object: CouchInstance) => {
-      const name = object.metadata.name ?? '';
-      if (object.status?.phase === 'Running' && !runningAt.has(name)) runningAt.set(name, Date.now());
-      if (runningAt.size === count) resolve(runningAt);
-    },
-    (err: unknown) =>
-      runningAt.size === count ? undefined : reject(err ?? new Error('the watch ended early')),
-  );
-  return { all, stop: () => controller.abort() };
 }
 
 /** Samples the machine and the stand-in while a run goes; `tripped` rejects under the memory bound. */
@@ -155,7 +133,12 @@ async function oneRun(compiled: CompiledPlatform, count: number): Promise<RunRes
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
     const names = Array.from({ length: count }, (_, i) => `pod-${String(i).padStart(4, '0')}`);
     const createdAt = new Map<string, number>();
-    const watch = await watchRunning(kubeConfig, count);
+    const watch = await watchInstancesReaching(
+      kubeConfig,
+      NAMESPACE,
+      count,
+      (instance) => instance.status?.phase === 'Running',
+    );
     stops.unshift(async () => watch.stop());
     const sampler = startSampler(standIn);
     stops.unshift(async () => sampler.stop());
@@ -191,7 +174,7 @@ async function oneRun(compiled: CompiledPlatform, count: number): Promise<RunRes
       standIn.exited.then((code) => Promise.reject(new Error(`the stand-in exited (${code})`))),
     ]);
     await Promise.race([creating, abort]);
-    const runningAt = await Promise.race([watch.all, abort]);
+    const runningAt = await Promise.race([watch.reached, abort]);
     const allRunningMs = Math.max(...runningAt.values()) - started;
 
     // The stand-in's children are its engines and tsx's esbuild service.

@@ -19,6 +19,7 @@ import {
   type RecordedDelivery,
   type TestReceiver,
 } from '../../helpers/queue/test-receiver.js';
+import { quietly } from '../../helpers/queue/quietly.js';
 
 const KEY_PREFIX = '{callback-test}:';
 
@@ -67,16 +68,6 @@ describe('callbacks with the @upstash/qstash SDK', () => {
     callbacks.respond = () => 200;
     callbacks.deliveries.length = 0;
   });
-
-  async function quietly<T>(call: () => Promise<T>): Promise<T> {
-    const original = console.error;
-    console.error = () => undefined;
-    try {
-      return await call();
-    } finally {
-      console.error = original;
-    }
-  }
 
   const callbacksFor = (messageId: string, path: string): RecordedDelivery[] =>
     callbacks.deliveries.filter(

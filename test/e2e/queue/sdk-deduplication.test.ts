@@ -12,6 +12,7 @@ import {
 } from '../../helpers/queue/recording-destination.js';
 import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { quietly } from '../../helpers/queue/quietly.js';
 
 const KEY_PREFIX = '{dedup-test}:';
 const SHORT_WINDOW_MS = 400;
@@ -62,16 +63,6 @@ describe('deduplication with the @upstash/qstash SDK', () => {
     inspect?.disconnect();
     await redis?.stop();
   });
-
-  async function quietly<T>(call: () => Promise<T>): Promise<T> {
-    const original = console.error;
-    console.error = () => undefined;
-    try {
-      return await call();
-    } finally {
-      console.error = original;
-    }
-  }
 
   /** Waits for `messageId`'s delivery, then a while longer, and returns every delivery of it. */
   async function deliveriesOf(messageId: string) {

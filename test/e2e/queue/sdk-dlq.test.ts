@@ -11,6 +11,7 @@ import {
 } from '../../helpers/queue/recording-destination.js';
 import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { quietly } from '../../helpers/queue/quietly.js';
 
 /**
  * The SDK's DLQ API (listMessages, delete, deleteMany, retry) and the routes it does not call
@@ -28,16 +29,6 @@ describe('the dead-letter queue through the @upstash/qstash SDK', () => {
   const client = (of: QueueTarget = target, token = of.token): Client =>
     new Client({ baseUrl: gateway.queueUrl(of), token, retry: false, enableTelemetry: false });
   const hook = (name: string) => `${destination.baseUrl}/hooks/${name}`;
-
-  async function quietly<T>(call: () => Promise<T>): Promise<T> {
-    const original = console.error;
-    console.error = () => undefined;
-    try {
-      return await call();
-    } finally {
-      console.error = original;
-    }
-  }
 
   /** Publishes messages that fail at once (no retries) and waits until each is a dead letter. */
   async function deadLetters(

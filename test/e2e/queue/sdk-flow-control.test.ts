@@ -4,6 +4,7 @@ import { DELIVERY_GROUP, queueKeys } from '../../../gateway/queue/keys.js';
 import type { QueueGatewayProcess } from '../../helpers/queue/spawn-queue-gateway.js';
 import { useQueueReplicas } from '../../helpers/queue/queue-replicas.js';
 import { snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
+import { quietly } from '../../helpers/queue/quietly.js';
 
 const KEY_PREFIX = '{flow-control-test}:';
 const keys = queueKeys(KEY_PREFIX);
@@ -67,16 +68,6 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
       setTimeout(() => (inFlight -= 1), holdMs);
       return { status: 200, delayMs: holdMs };
     };
-  }
-
-  async function quietly<T>(call: () => Promise<T>): Promise<T> {
-    const original = console.error;
-    console.error = () => undefined;
-    try {
-      return await call();
-    } finally {
-      console.error = original;
-    }
   }
 
   beforeAll(async () => {

@@ -10,6 +10,7 @@ import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-sn
 import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
+import { quietly } from '../../helpers/queue/quietly.js';
 
 /**
  * The SDK's messages API (get, cancel, delete, deleteMany, deleteAll) against pending messages:
@@ -29,16 +30,6 @@ describe('the messages API through the @upstash/qstash SDK', () => {
   const deliveriesOf = (id: string) =>
     receiver.deliveries.filter((d) => d.headers['upstash-message-id'] === id);
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-  async function quietly<T>(call: () => Promise<T>): Promise<T> {
-    const original = console.error;
-    console.error = () => undefined;
-    try {
-      return await call();
-    } finally {
-      console.error = original;
-    }
-  }
 
   beforeAll(async () => {
     redis = await startRedis();

@@ -9,6 +9,7 @@ import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-sn
 import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
+import { quietly } from '../../helpers/queue/quietly.js';
 
 /**
  * The unchanged @upstash/qstash SDK against the queue handler on loopback, delivering to the
@@ -47,17 +48,6 @@ describe('publishing with the @upstash/qstash SDK', () => {
     receiver.deliveries.length = 0;
     receiver.respond = () => 200;
   });
-
-  /** The SDK logs every refused request with console.error; expected refusals need not clutter the output. */
-  async function quietly<T>(call: () => Promise<T>): Promise<T> {
-    const original = console.error;
-    console.error = () => undefined;
-    try {
-      return await call();
-    } finally {
-      console.error = original;
-    }
-  }
 
   const deliveryOf = (messageId: string) =>
     waitFor(

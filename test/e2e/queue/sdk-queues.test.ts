@@ -15,6 +15,7 @@ import {
   type RecordedDelivery,
   type TestReceiver,
 } from '../../helpers/queue/test-receiver.js';
+import { quietly } from '../../helpers/queue/quietly.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -98,16 +99,6 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
     for (const queue of await client().queue().list())
       await client().queue({ queueName: queue.name }).delete();
   });
-
-  async function quietly<T>(call: () => Promise<T>): Promise<T> {
-    const original = console.error;
-    console.error = () => undefined;
-    try {
-      return await call();
-    } finally {
-      console.error = original;
-    }
-  }
 
   const delivered = (count: number, timeoutMs = 20_000) =>
     waitFor(`${count} deliveries`, async () => receiver.deliveries.length >= count || undefined, {

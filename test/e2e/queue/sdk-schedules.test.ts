@@ -11,6 +11,7 @@ import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
 import { scheduleNightlyReport } from '../../../examples/schedules/nightly-report.js';
+import { quietly } from '../../helpers/queue/quietly.js';
 
 /**
  * Cron schedules (`client.schedules.*`) through the unchanged SDK, with two gateway replicas on
@@ -61,16 +62,6 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
       await client().schedules.delete(schedule.scheduleId);
     receiver.deliveries.length = 0;
   });
-
-  async function quietly<T>(call: () => Promise<T>): Promise<T> {
-    const original = console.error;
-    console.error = () => undefined;
-    try {
-      return await call();
-    } finally {
-      console.error = original;
-    }
-  }
 
   const deliveriesOf = (scheduleId: string) =>
     receiver.deliveries.filter((d) => d.headers['upstash-schedule-id'] === scheduleId);

@@ -12,6 +12,7 @@ import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-sn
 import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
+import { quietly } from '../../helpers/queue/quietly.js';
 
 /**
  * URL groups (`client.urlGroups.*`, publishing with `urlGroup`) through the unchanged SDK: the
@@ -64,16 +65,6 @@ describe('URL groups with the @upstash/qstash SDK', () => {
     receiver.deliveries.length = 0;
     for (const group of await client().urlGroups.list()) await client().urlGroups.delete(group.name);
   });
-
-  async function quietly<T>(call: () => Promise<T>): Promise<T> {
-    const original = console.error;
-    console.error = () => undefined;
-    try {
-      return await call();
-    } finally {
-      console.error = original;
-    }
-  }
 
   const deliveryOf = (messageId: string) =>
     waitFor(
