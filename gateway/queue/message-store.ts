@@ -16,13 +16,28 @@ import { releaseQueueSlot } from './scripts/release-queue-slot.js';
 import { removeIdleConsumer } from './scripts/remove-idle-consumer.js';
 import { scheduleRetry } from './scripts/schedule-retry.js';
 
-/** A stream entry handed to a consumer: its id, and the stored message (undefined if deleted meanwhile). */
 /** What a publish answers for one message: its id, or the id of the message it duplicates. */
 export interface EnqueueAnswer {
   messageId: string;
   deduplicated: boolean;
 }
 
+/**
+ * The answers of an enqueue script, which returns for each message either the id of the message
+ * it duplicates or an empty string once it stored it.
+ */
+export function enqueueAnswers(
+  messages: readonly QueueMessage[],
+  duplicateOf: readonly string[],
+): EnqueueAnswer[] {
+  return messages.map((message, i) =>
+    duplicateOf[i]
+      ? { messageId: duplicateOf[i], deduplicated: true }
+      : { messageId: message.id, deduplicated: false },
+  );
+}
+
+/** A stream entry handed to a consumer: its id, and the stored message (undefined if deleted meanwhile). */
 export interface StreamEntry {
   entryId: string;
   stored: Buffer | undefined;
@@ -139,11 +154,7 @@ export class MessageStore {
       ],
       args,
     )) as string[];
-    return messages.map((message, i) =>
-      answers[i]
-        ? { messageId: answers[i], deduplicated: true }
-        : { messageId: message.id, deduplicated: false },
-    );
+    return enqueueAnswers(messages, answers);
   }
 
   /**

@@ -3,7 +3,7 @@ import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
 import { encodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
-import type { EnqueueAnswer } from '../message-store.js';
+import { enqueueAnswers, type EnqueueAnswer } from '../message-store.js';
 import { enqueueFlowControlMessages } from '../scripts/enqueue-flow-control-messages.js';
 import { releaseFlowControlToken } from '../scripts/release-flow-control-token.js';
 import { tickFlowControl } from '../scripts/tick-flow-control.js';
@@ -82,11 +82,7 @@ export class FlowControlStore {
       [...this.scriptKeys(limits.key), k.deduplicationIds, k.deduplicationExpiries, k.events],
       args,
     )) as string[];
-    return messages.map((message, i) =>
-      answers[i]
-        ? { messageId: answers[i], deduplicated: true }
-        : { messageId: message.id, deduplicated: false },
-    );
+    return enqueueAnswers(messages, answers);
   }
 
   /** One attempt of the key's message ended: its token goes back and the key starts what it can. */

@@ -4,7 +4,7 @@ import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
 import { encodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
-import type { EnqueueAnswer } from '../message-store.js';
+import { enqueueAnswers, type EnqueueAnswer } from '../message-store.js';
 import { PendingMessages } from '../messages/pending-messages.js';
 import { auditQueueSlots } from '../scripts/audit-queue-slots.js';
 import { deleteQueue } from '../scripts/delete-queue.js';
@@ -168,11 +168,7 @@ export class QueueStore {
       if (isQueueLimit(err)) throw quotaError(options.quota);
       throw err;
     }
-    return messages.map((message, i) =>
-      answers[i]
-        ? { messageId: answers[i], deduplicated: true }
-        : { messageId: message.id, deduplicated: false },
-    );
+    return enqueueAnswers(messages, answers);
   }
 
   /** Frees the slots of messages that finished without releasing them; returns {freed, started}. */
