@@ -26,7 +26,7 @@ import { Redis } from 'ioredis';
 import { createSilentLogger } from '../observability/logger.js';
 import { startRedis, type RedisServer } from '../local/redis-server.js';
 import { waitFor } from '../local/wait.js';
-import type { QueueTarget } from '../gateway/queue/binding-registry.js';
+import type { QueueTarget } from '../gateway/queue/bindings/binding-registry.js';
 import { queueKeys } from '../gateway/queue/keys.js';
 import { ScheduleTicker } from '../gateway/queue/schedules/schedule-ticker.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';

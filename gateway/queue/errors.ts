@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { Logger } from 'winston';
 import { DomainError } from '../domain-error.js';
-import { sendJson } from './json-response.js';
+import { sendJson } from './api/json-response.js';
 
 /**
  * The queue's domain errors. Each carries a `code` and the HTTP status it maps to;

@@ -15,13 +15,13 @@ export {
   QUEUE_CONFIG_DEFAULTS,
   type QueueConfig,
 } from './config.js';
-export { createQueueHandler, type QueueHandlerOptions } from './queue-handler.js';
-export { isQueuePath } from './queue-path.js';
+export { createQueueHandler, type QueueHandlerOptions } from './api/queue-handler.js';
+export { isQueuePath } from './api/queue-path.js';
 export {
   startDeliveryWorkers,
   type DeliveryWorkers,
   type DeliveryWorkersOptions,
-} from './delivery-workers.js';
-export { watchQueueBindings, type KubeBindingSource } from './kube-binding-source.js';
-export { BindingRegistry, type QueueTarget } from './binding-registry.js';
-export { DatabaseConnections } from './database-connections.js';
+} from './delivery/delivery-workers.js';
+export { watchQueueBindings, type KubeBindingSource } from './bindings/kube-binding-source.js';
+export { BindingRegistry, type QueueTarget } from './bindings/binding-registry.js';
+export { DatabaseConnections } from './bindings/database-connections.js';

@@ -1,13 +1,13 @@
 import type { Redis } from 'ioredis';
-import { deadLetterIdFloor, UNREADABLE_MESSAGE_ID, type DeadLetter } from './dead-letter.js';
-import { DeadLetterQueue, type DeadLetterLimits } from './dead-letter-queue.js';
+import { deadLetterIdFloor, UNREADABLE_MESSAGE_ID, type DeadLetter } from './dlq/dead-letter.js';
+import { DeadLetterQueue, type DeadLetterLimits } from './dlq/dead-letter-queue.js';
 import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from './keys.js';
 import type { QueueMessage } from './message.js';
 import { encodeMessage } from './message-codec.js';
 import { FlowControlStore } from './flow-control/flow-control-store.js';
 import { completeDelivery } from './scripts/complete-delivery.js';
 import { deadLetter } from './scripts/dead-letter.js';
-import { eventJson, type EventDetails } from './message-event.js';
+import { eventJson, type EventDetails } from './events/message-event.js';
 import { enqueueMessages } from './scripts/enqueue-messages.js';
 import { entryPresent } from './scripts/entry-present.js';
 import { promoteDueMessages } from './scripts/promote-due-messages.js';

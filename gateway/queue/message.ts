@@ -1,6 +1,6 @@
 import type { FlowControl } from './flow-control/flow-control.js';
 import { randomBase64Url } from './random-pool.js';
-import type { RedactFields } from './redact-fields.js';
+import type { RedactFields } from './messages/redact-fields.js';
 
 /** One message as the queue keeps it, from publish until it is delivered or dead-lettered. */
 export interface QueueMessage {

@@ -1,4 +1,4 @@
-import type { QueueTarget } from './binding-registry.js';
+import type { QueueTarget } from './bindings/binding-registry.js';
 import type { QueueConfig } from './config.js';
 
 /**

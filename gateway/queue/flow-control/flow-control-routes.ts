@@ -1,9 +1,9 @@
-import type { ApiHandler, ApiRequest } from '../api-request.js';
-import type { ApiRoute } from '../api-router.js';
-import { ConsumerLiveness } from '../consumer-liveness.js';
+import type { ApiHandler, ApiRequest } from '../api/api-request.js';
+import type { ApiRoute } from '../api/api-router.js';
+import { ConsumerLiveness } from '../delivery/consumer-liveness.js';
 import { InvalidRequestError, ResourceNotFoundError } from '../errors.js';
-import { sendJson } from '../json-response.js';
-import { storeCall } from '../store-call.js';
+import { sendJson } from '../api/json-response.js';
+import { storeCall } from '../api/store-call.js';
 import { parsePeriodSeconds, parsePositiveInteger, validateFlowControlKey } from './flow-control.js';
 import { FlowControlStore, type FlowControlChange } from './flow-control-store.js';
 

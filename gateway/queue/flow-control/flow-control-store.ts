@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
 import { encodeMessage } from '../message-codec.js';
-import { eventJson } from '../message-event.js';
+import { eventJson } from '../events/message-event.js';
 import type { EnqueueAnswer } from '../message-store.js';
 import { enqueueFlowControlMessages } from '../scripts/enqueue-flow-control-messages.js';
 import { releaseFlowControlToken } from '../scripts/release-flow-control-token.js';

@@ -1,17 +1,17 @@
-import type { ApiRequest } from '../api-request.js';
-import type { ApiRoute } from '../api-router.js';
-import type { QueueTarget } from '../binding-registry.js';
+import type { ApiRequest } from '../api/api-request.js';
+import type { ApiRoute } from '../api/api-router.js';
+import type { QueueTarget } from '../bindings/binding-registry.js';
 import type { QueueConfig } from '../config.js';
-import { validateDestination } from '../destination.js';
+import { validateDestination } from '../publish/destination.js';
 import { InvalidRequestError, ResourceNotFoundError } from '../errors.js';
-import { sendJson } from '../json-response.js';
+import { sendJson } from '../api/json-response.js';
 import type { QueueMessage } from '../message.js';
-import { parsePublishExtras } from '../publish-extras.js';
-import { parsePublishHeaders, type HeaderBag } from '../publish-headers.js';
+import { parsePublishExtras } from '../publish/publish-extras.js';
+import { parsePublishHeaders, type HeaderBag } from '../publish/publish-headers.js';
 import { quotasOf } from '../quotas.js';
-import { readBody } from '../read-body.js';
+import { readBody } from '../api/read-body.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
-import { storeCall } from '../store-call.js';
+import { storeCall } from '../api/store-call.js';
 import { validateQueueName } from '../queues/queue.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
 import type { UrlGroupStore } from '../url-groups/url-group-store.js';
@@ -82,8 +82,6 @@ export function scheduleRoutes(options: {
     // flow-control key's limits is not built for schedules, so the header is refused, not ignored.
     if (options.flowControl !== undefined)
       throw new InvalidRequestError('Upstash-Flow-Control-Key is not supported on schedules yet');
-    if (queueName !== undefined && delayMs !== undefined)
-      throw new InvalidRequestError('Upstash-Delay is not supported on a schedule into a queue yet');
     // Callbacks go into the template, so every tick's message carries them. The deduplication
     // headers deduplicate the schedule's creation, as QStash does ("when scheduling a message, the
     // deduplication happens before the schedule is created"); the content hash covers the cron.

@@ -3,7 +3,7 @@ import { QuotaExceededError } from '../errors.js';
 import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
 import { decodeMessage, encodeMessage } from '../message-codec.js';
-import { eventJson } from '../message-event.js';
+import { eventJson } from '../events/message-event.js';
 import { deleteSchedule } from '../scripts/delete-schedule.js';
 import { claimScheduleTicks } from '../scripts/claim-schedule-ticks.js';
 import { fireScheduleTicks } from '../scripts/fire-schedule-ticks.js';

@@ -1,9 +1,9 @@
 import type { Logger } from 'winston';
-import type { BindingRegistry, QueueTarget } from '../binding-registry.js';
+import type { BindingRegistry, QueueTarget } from '../bindings/binding-registry.js';
 import type { QueueConfig } from '../config.js';
-import { connectionFingerprint, type DatabaseConnections } from '../database-connections.js';
+import { connectionFingerprint, type DatabaseConnections } from '../bindings/database-connections.js';
 import { queueKeys } from '../keys.js';
-import { eventCapOf } from '../message-event.js';
+import { eventCapOf } from '../events/message-event.js';
 import { ScheduleTicker } from './schedule-ticker.js';
 
 export interface ScheduleTickers {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { InvalidRequestError } from '../errors.js';
 import type { QueueMessage } from '../message.js';
-import { bodyFields, headerLists } from '../message-answer.js';
-import { redactHeaderLists } from '../redact-fields.js';
+import { bodyFields, headerLists } from '../messages/message-answer.js';
+import { redactHeaderLists } from '../messages/redact-fields.js';
 
 /** What is kept of a schedule beside its message template (keys.schedules). */
 export interface ScheduleRecord {

@@ -1,8 +1,8 @@
-import type { BatchItem, RefusedBatchItem } from '../batch-request.js';
+import type { BatchItem, RefusedBatchItem } from '../publish/batch-request.js';
 import { ResourceNotFoundError } from '../errors.js';
 import type { MessageRequest } from '../message.js';
 import type { EnqueueAnswer } from '../message-store.js';
-import { storeCall } from '../store-call.js';
+import { storeCall } from '../api/store-call.js';
 import type { UrlGroupStore } from './url-group-store.js';
 
 /**

@@ -1,12 +1,12 @@
 import { Ajv, type JSONSchemaType } from 'ajv';
-import type { ApiRoute } from '../api-router.js';
-import type { QueueTarget } from '../binding-registry.js';
-import { validateDestination } from '../destination.js';
+import type { ApiRoute } from '../api/api-router.js';
+import type { QueueTarget } from '../bindings/binding-registry.js';
+import { validateDestination } from '../publish/destination.js';
 import { DestinationRefusedError, InvalidRequestError, ResourceNotFoundError } from '../errors.js';
-import { sendJson } from '../json-response.js';
+import { sendJson } from '../api/json-response.js';
 import { quotasOf, type QuotaSettings } from '../quotas.js';
-import { readBody } from '../read-body.js';
-import { storeCall } from '../store-call.js';
+import { readBody } from '../api/read-body.js';
+import { storeCall } from '../api/store-call.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
 import { MAX_ENDPOINT_NAME_LENGTH, validateUrlGroupName, type UrlGroupEndpoint } from './url-group.js';
 import type { UrlGroupStore } from './url-group-store.js';

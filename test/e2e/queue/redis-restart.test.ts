@@ -5,7 +5,7 @@ import { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
-import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
 import { queueKeys } from '../../../gateway/queue/keys.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';

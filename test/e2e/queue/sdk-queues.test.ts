@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { sendOrderEvents } from '../../../examples/queues/order-events.js';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
-import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
 import { queueKeys } from '../../../gateway/queue/keys.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
@@ -534,6 +534,33 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
     expect(receiver.deliveries).toHaveLength(0);
     await client().queue({ queueName: 'ticks' }).resume();
     await delivered(1);
+    expect(receiver.deliveries[0]!.headers['upstash-schedule-id']).toBe(scheduleId);
+    await client().schedules.delete(scheduleId);
+  });
+
+  it('when a schedule into a queue has Upstash-Delay, then each tick takes its place in the queue at once and is delivered no earlier than the delay after it', async () => {
+    const { scheduleId } = await client().schedules.create({
+      destination: `${receiver.baseUrl}/tick-later`,
+      cron: '0 0 1 1 *',
+      queueName: 'ticks-later',
+      delay: 2,
+      body: 'tick',
+    });
+    const k = queueKeys(config.keyPrefix);
+    const tickedAt = Date.now();
+    await inspect.zadd(k.scheduleTicks, 'XX', tickedAt - 1_000, scheduleId);
+    await waitFor(
+      'the tick enqueued',
+      async () => ((await client().queue({ queueName: 'ticks-later' }).get()).lag === 1 ? true : undefined),
+      { timeoutMs: 10_000 },
+    );
+    await client()
+      .queue({ queueName: 'ticks-later' })
+      .enqueue({ url: `${receiver.baseUrl}/tick-later`, body: 'behind the tick' });
+    await delivered(2);
+    expect(bodies()).toEqual(['tick', 'behind the tick']);
+    // The tick fired at its due time, at least a second ago; its delay counts from that time.
+    expect(receiver.deliveries[0]!.at).toBeGreaterThanOrEqual(tickedAt - 1_000 + 2_000);
     expect(receiver.deliveries[0]!.headers['upstash-schedule-id']).toBe(scheduleId);
     await client().schedules.delete(scheduleId);
   });

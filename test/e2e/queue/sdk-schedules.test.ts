@@ -2,7 +2,7 @@ import { Client, Receiver } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
-import type { QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
 import { queueKeys } from '../../../gateway/queue/keys.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
@@ -324,9 +324,9 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
         /Upstash-Queue-Name "a\/b" may contain only/,
       ],
       [
-        create(url, { 'Upstash-Cron': '* * * * *', 'Upstash-Queue-Name': 'q', 'Upstash-Delay': '10s' }),
+        create(url, { 'Upstash-Cron': '* * * * *', 'Upstash-Queue-Name': 'q', 'Upstash-Delay': '8d' }),
         400,
-        /Upstash-Delay is not supported on a schedule into a queue/,
+        /Upstash-Delay 8d is longer than the queue's maximum delay of 7d/,
       ],
       [create('http://169.254.169.254/latest', { 'Upstash-Cron': '* * * * *' }), 400, /linkLocal/],
       [create('ftp://files.example/x', { 'Upstash-Cron': '* * * * *' }), 400, /only http and https/],

@@ -3,11 +3,14 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'winston';
 import { renderQueueUrl } from '../../../api/queue-binding.js';
 import { createSilentLogger } from '../../../observability/logger.js';
-import { BindingRegistry, type QueueTarget } from '../../../gateway/queue/binding-registry.js';
+import { BindingRegistry, type QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
 import type { QueueConfig } from '../../../gateway/queue/config.js';
-import { DatabaseConnections } from '../../../gateway/queue/database-connections.js';
-import { startDeliveryWorkers, type DeliveryWorkers } from '../../../gateway/queue/delivery-workers.js';
-import { createQueueHandler } from '../../../gateway/queue/queue-handler.js';
+import { DatabaseConnections } from '../../../gateway/queue/bindings/database-connections.js';
+import {
+  startDeliveryWorkers,
+  type DeliveryWorkers,
+} from '../../../gateway/queue/delivery/delivery-workers.js';
+import { createQueueHandler } from '../../../gateway/queue/api/queue-handler.js';
 import {
   startScheduleTickers,
   type ScheduleTickers,

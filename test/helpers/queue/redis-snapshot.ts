@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { RedisServer } from '../../../local/redis-server.js';
-import { createDatabaseClient } from '../../../gateway/queue/database-connections.js';
+import { createDatabaseClient } from '../../../gateway/queue/bindings/database-connections.js';
 import { queueKeys } from '../../../gateway/queue/keys.js';
 import { testQueueTarget } from './test-queue-target.js';
 

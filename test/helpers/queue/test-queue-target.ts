@@ -3,7 +3,7 @@ import {
   queueTargetKey,
   type QueueLimits,
   type QueueTarget,
-} from '../../../gateway/queue/binding-registry.js';
+} from '../../../gateway/queue/bindings/binding-registry.js';
 import { randomSigningKey } from './signing-keys.js';
 
 /**

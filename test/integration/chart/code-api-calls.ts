@@ -181,15 +181,15 @@ export const GATEWAY_API_CALLS: readonly ApiCall[] = [
     by: 'gateway/proxy/waker.ts (wake annotation)',
   },
   ...informer('', 'pods', 'gateway/proxy/endpoint-cache.ts'),
-  ...informer('settee.dev', 'queuebindings', 'gateway/queue/kube-binding-source.ts'),
+  ...informer('settee.dev', 'queuebindings', 'gateway/queue/bindings/kube-binding-source.ts'),
   {
     verb: 'patch',
     group: 'settee.dev',
     resource: 'queuebindings',
     scope: 'served',
-    by: 'gateway/queue/signing-key-rotation.ts (rotation annotation)',
+    by: 'gateway/queue/signing-keys/signing-key-rotation.ts (rotation annotation)',
   },
-  ...informer('', 'secrets', 'gateway/queue/kube-binding-source.ts'),
+  ...informer('', 'secrets', 'gateway/queue/bindings/kube-binding-source.ts'),
   ...serverSideApply(
     'coordination.k8s.io',
     'leases',

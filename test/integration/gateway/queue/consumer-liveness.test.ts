@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { ConsumerLiveness } from '../../../../gateway/queue/consumer-liveness.js';
+import { ConsumerLiveness } from '../../../../gateway/queue/delivery/consumer-liveness.js';
 import { DELIVERY_GROUP, type QueueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage } from '../../../../gateway/queue/message.js';
 import { decodeMessage } from '../../../../gateway/queue/message-codec.js';

@@ -1,13 +1,13 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { waitFor } from '../../../../local/wait.js';
-import { ConsumerLiveness } from '../../../../gateway/queue/consumer-liveness.js';
+import { ConsumerLiveness } from '../../../../gateway/queue/delivery/consumer-liveness.js';
 import type { FlowControl } from '../../../../gateway/queue/flow-control/flow-control.js';
 import { FlowControlStore } from '../../../../gateway/queue/flow-control/flow-control-store.js';
 import { queueKeys, type QueueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
 import { MessageStore } from '../../../../gateway/queue/message-store.js';
-import { PendingMessages } from '../../../../gateway/queue/pending-messages.js';
+import { PendingMessages } from '../../../../gateway/queue/messages/pending-messages.js';
 import { createMemoryLogger } from '../../../helpers/memory-logger.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { buildDeadLetter } from '../../../../gateway/queue/dead-letter.js';
+import { buildDeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
 import { DELIVERY_GROUP, type QueueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
 import { decodeMessage } from '../../../../gateway/queue/message-codec.js';

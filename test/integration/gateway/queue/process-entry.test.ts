@@ -1,11 +1,11 @@
 import { waitFor } from '../../../../local/wait.js';
 import type { QueueConfig } from '../../../../gateway/queue/config.js';
-import type { DeadLetter } from '../../../../gateway/queue/dead-letter.js';
-import type { Deliverer } from '../../../../gateway/queue/http-delivery.js';
+import type { DeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
+import type { Deliverer } from '../../../../gateway/queue/delivery/http-delivery.js';
 import { DELIVERY_GROUP, queueKeys } from '../../../../gateway/queue/keys.js';
-import { PendingMessages } from '../../../../gateway/queue/pending-messages.js';
-import { processEntry } from '../../../../gateway/queue/process-entry.js';
-import { createDeliverySigner } from '../../../../gateway/queue/signer.js';
+import { PendingMessages } from '../../../../gateway/queue/messages/pending-messages.js';
+import { processEntry } from '../../../../gateway/queue/delivery/process-entry.js';
+import { createDeliverySigner } from '../../../../gateway/queue/delivery/signer.js';
 import { createMessage, type MessageRequest } from '../../../../gateway/queue/message.js';
 import type { MessageStore } from '../../../../gateway/queue/message-store.js';
 import { createMemoryLogger, type MemoryLogger } from '../../../helpers/memory-logger.js';

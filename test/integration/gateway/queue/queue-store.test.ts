@@ -4,9 +4,9 @@ import { queueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
 import { MessageStore } from '../../../../gateway/queue/message-store.js';
 import { QueueStore } from '../../../../gateway/queue/queues/queue-store.js';
-import { DeadLetterQueue } from '../../../../gateway/queue/dead-letter-queue.js';
-import { buildDeadLetter } from '../../../../gateway/queue/dead-letter.js';
-import { buildRetriedMessage } from '../../../../gateway/queue/dlq-retry.js';
+import { DeadLetterQueue } from '../../../../gateway/queue/dlq/dead-letter-queue.js';
+import { buildDeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
+import { buildRetriedMessage } from '../../../../gateway/queue/dlq/dlq-retry.js';
 import { QuotaExceededError } from '../../../../gateway/queue/errors.js';
 import { connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 

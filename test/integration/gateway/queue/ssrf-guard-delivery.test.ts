@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LookupAddress } from 'node:dns';
-import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/http-delivery.js';
+import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/delivery/http-delivery.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
 import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/ssrf/guarded-agents.js';
 import { installNetworkTripwire, type NetworkTripwire } from '../../../helpers/network-tripwire.js';

@@ -1,5 +1,5 @@
-import type { ApiHandler } from '../../../../gateway/queue/api-request.js';
-import { createApiRouter } from '../../../../gateway/queue/api-router.js';
+import type { ApiHandler } from '../../../../gateway/queue/api/api-request.js';
+import { createApiRouter } from '../../../../gateway/queue/api/api-router.js';
 import { InvalidRequestError, MethodNotAllowedError } from '../../../../gateway/queue/errors.js';
 
 const get: ApiHandler = async () => undefined;

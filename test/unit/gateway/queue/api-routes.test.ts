@@ -1,11 +1,11 @@
-import { createApiRouter } from '../../../../gateway/queue/api-router.js';
-import type { BindingRegistry } from '../../../../gateway/queue/binding-registry.js';
+import { createApiRouter } from '../../../../gateway/queue/api/api-router.js';
+import type { BindingRegistry } from '../../../../gateway/queue/bindings/binding-registry.js';
 import { loadQueueConfig } from '../../../../gateway/queue/config.js';
-import type { DatabaseConnections } from '../../../../gateway/queue/database-connections.js';
+import type { DatabaseConnections } from '../../../../gateway/queue/bindings/database-connections.js';
 import { InvalidRequestError, MethodNotAllowedError } from '../../../../gateway/queue/errors.js';
 import { queueKeys } from '../../../../gateway/queue/keys.js';
-import { isQueuePath } from '../../../../gateway/queue/queue-path.js';
-import { apiRoutes } from '../../../../gateway/queue/api-routes.js';
+import { isQueuePath } from '../../../../gateway/queue/api/queue-path.js';
+import { apiRoutes } from '../../../../gateway/queue/api/api-routes.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
 
 const config = loadQueueConfig({});

@@ -1,4 +1,4 @@
-import { authenticate } from '../../../../gateway/queue/auth.js';
+import { authenticate } from '../../../../gateway/queue/api/auth.js';
 import { UnauthorizedError } from '../../../../gateway/queue/errors.js';
 
 describe('bearer authentication', () => {

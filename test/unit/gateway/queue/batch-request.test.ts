@@ -1,4 +1,4 @@
-import { parseBatchRequest, type BatchItem } from '../../../../gateway/queue/batch-request.js';
+import { parseBatchRequest, type BatchItem } from '../../../../gateway/queue/publish/batch-request.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
 
 const limits = {

@@ -1,5 +1,8 @@
-import { parseCallbackRequest } from '../../../../gateway/queue/callback-headers.js';
-import { buildCallbackBody, buildCallbackMessage } from '../../../../gateway/queue/callback-message.js';
+import { parseCallbackRequest } from '../../../../gateway/queue/publish/callback-headers.js';
+import {
+  buildCallbackBody,
+  buildCallbackMessage,
+} from '../../../../gateway/queue/delivery/callback-message.js';
 import { InvalidRequestError } from '../../../../gateway/queue/errors.js';
 import { createMessage } from '../../../../gateway/queue/message.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';

@@ -1,4 +1,4 @@
-import { contentHash, deduplicationKey } from '../../../../gateway/queue/deduplication.js';
+import { contentHash, deduplicationKey } from '../../../../gateway/queue/publish/deduplication.js';
 import { InvalidRequestError } from '../../../../gateway/queue/errors.js';
 
 const content = {

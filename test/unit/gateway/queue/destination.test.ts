@@ -1,6 +1,6 @@
 import { DestinationRefusedError, InvalidRequestError } from '../../../../gateway/queue/errors.js';
-import { validateDestination } from '../../../../gateway/queue/destination.js';
-import { destinationFromUrl } from '../../../../gateway/queue/queue-path.js';
+import { validateDestination } from '../../../../gateway/queue/publish/destination.js';
+import { destinationFromUrl } from '../../../../gateway/queue/api/queue-path.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
 
 const strict = compileAddressPolicy([]);

@@ -1,6 +1,6 @@
-import { buildDeadLetter } from '../../../../gateway/queue/dead-letter.js';
-import { buildDeadLetterAnswer } from '../../../../gateway/queue/dlq-answer.js';
-import { buildRetriedMessage, parseRetryOverrides } from '../../../../gateway/queue/dlq-retry.js';
+import { buildDeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
+import { buildDeadLetterAnswer } from '../../../../gateway/queue/dlq/dlq-answer.js';
+import { buildRetriedMessage, parseRetryOverrides } from '../../../../gateway/queue/dlq/dlq-retry.js';
 import { createMessage } from '../../../../gateway/queue/message.js';
 
 const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000, maxDelayMs: 86_400_000 };

@@ -4,7 +4,7 @@ import {
   matchesFilters,
   parseListQuery,
   type ListQuerySpec,
-} from '../../../../gateway/queue/list-query.js';
+} from '../../../../gateway/queue/api/list-query.js';
 
 const spec: ListQuerySpec = {
   filters: ['url', 'host', 'path', 'label', 'fromDate', 'toDate', 'messageId', 'responseStatus', 'state'],

@@ -1,6 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { QueueBinding } from '../../../../api/queue-binding.js';
-import { buildQueueTarget } from '../../../../gateway/queue/queue-target.js';
+import { buildQueueTarget } from '../../../../gateway/queue/bindings/queue-target.js';
 
 const binding: QueueBinding = {
   apiVersion: 'settee.dev/v1alpha1',
