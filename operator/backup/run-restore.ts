@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
-import readline from 'node:readline';
 import { Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { ARCHIVE_FILE, ARCHIVE_FORMAT, MANIFEST_FILE, type ArchiveRecord } from './archive-format.js';
+import { ArchiveLines } from './archive-lines.js';
 import { checkBulkAnswers, type BulkDocsAnswer } from './bulk-docs-answer.js';
 import { CouchReader, CouchRequestError, type CouchConnection, type CouchDocument } from './couch-reader.js';
 import type { BackupManifest } from './manifest.js';
@@ -58,7 +58,18 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
       done(null, chunk);
     },
   });
-  const body = (await storage.read(`${folder}/${ARCHIVE_FILE}`)).pipe(hashing).pipe(zlib.createGunzip());
+  const lines = new ArchiveLines();
+  const archive = await storage.read(`${folder}/${ARCHIVE_FILE}`);
+  const gunzip = zlib.createGunzip();
+  // pipe() rather than pipeline(): the loop below ends the read early on a bad record, and a
+  // failure on the way reaches it through `lines`.
+  for (const [from, to] of [
+    [archive, hashing],
+    [hashing, gunzip],
+    [gunzip, lines],
+  ] as const)
+    from.on('error', (err) => to.destroy(err));
+  archive.pipe(hashing).pipe(gunzip).pipe(lines);
   const pending = new Map<string, PendingDocument>();
   const keyOf = (db: string, id: string): string => `${db}\u0000${id}`;
   let upload: AttachmentUpload | undefined;
@@ -77,7 +88,7 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
     }
   };
   try {
-    for await (const line of readline.createInterface({ input: body, crlfDelay: Infinity })) {
+    for await (const line of lines as AsyncIterable<string>) {
       if (!line) continue;
       const record = JSON.parse(line) as ArchiveRecord;
       if (record.type === 'chunk') {
@@ -116,6 +127,7 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
     await finishAttachment();
   } finally {
     upload?.abandon();
+    archive.destroy();
   }
   if (pending.size > 0)
     throw new RestoreVerificationError(`${pending.size} documents are missing attachments`);
