@@ -4,7 +4,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   ListMultipartUploadsCommand,
-  ListObjectsV2Command,
+  paginateListObjectsV2,
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
@@ -138,42 +138,35 @@ export class ObjectStorage {
   /** The keys of every object under `relative/`, relative to the storage prefix. */
   async listKeys(relative: string): Promise<string[]> {
     const prefix = `${this.key(relative)}/`;
-    const keys: string[] = [];
     try {
-      let token: string | undefined;
-      do {
-        const page = await this.client.send(
-          new ListObjectsV2Command({ Bucket: this.target.bucket, Prefix: prefix, ContinuationToken: token }),
-        );
-        for (const object of page.Contents ?? [])
-          if (object.Key) keys.push(`${relative}/${object.Key.slice(prefix.length)}`);
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
+      return (await this.objectKeysUnder(prefix)).map((key) => `${relative}/${key.slice(prefix.length)}`);
     } catch (err) {
       throw new ObjectStorageError(`listing ${this.location(relative)}/: ${describe(err)}`, { cause: err });
     }
-    return keys;
   }
 
   /** Deletes every object under `relative/` (a backup's folder). */
   async deleteFolder(relative: string): Promise<void> {
-    const prefix = `${this.key(relative)}/`;
     try {
-      let token: string | undefined;
-      do {
-        const page = await this.client.send(
-          new ListObjectsV2Command({ Bucket: this.target.bucket, Prefix: prefix, ContinuationToken: token }),
-        );
-        // One DeleteObject per key: a backup's folder holds two objects, and the batch call needs a
-        // Content-MD5 that not every S3-compatible server accepts in the SDK's newer checksum form.
-        for (const object of page.Contents ?? [])
-          if (object.Key)
-            await this.client.send(new DeleteObjectCommand({ Bucket: this.target.bucket, Key: object.Key }));
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
+      // One DeleteObject per key: a backup's folder holds two objects, and the batch call needs a
+      // Content-MD5 that not every S3-compatible server accepts in the SDK's newer checksum form.
+      for (const key of await this.objectKeysUnder(`${this.key(relative)}/`))
+        await this.client.send(new DeleteObjectCommand({ Bucket: this.target.bucket, Key: key }));
     } catch (err) {
       throw new ObjectStorageError(`deleting ${this.location(relative)}/: ${describe(err)}`, { cause: err });
     }
+  }
+
+  /** The full keys of the objects under a key prefix, every page of the listing. */
+  private async objectKeysUnder(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    const pages = paginateListObjectsV2(
+      { client: this.client },
+      { Bucket: this.target.bucket, Prefix: prefix },
+    );
+    for await (const page of pages)
+      for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
+    return keys;
   }
 
   /**
