@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startCouchEngine, type CouchEngine } from '../local/couch-engine/index.js';
 import { startS3Server, type S3Server } from '../local/s3-server.js';
+import { measureRunEnv } from './backup/run-env.js';
 import { startTsProcess } from './lib/processes.js';
 import { median, round } from './lib/stats.js';
 
@@ -80,16 +81,7 @@ async function measureSize(s3: S3Server, megabytes: number): Promise<Record<Mode
   const runs: Record<Mode, Run[]> = { backup: [], restore: [], 'read-fetch': [], 'read-request': [] };
   await withEngine(async (engine) => {
     await seed(engine, megabytes);
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      BENCH_COUCH_ORIGIN: engine.url,
-      BENCH_COUCH_USER: admin.username,
-      BENCH_COUCH_PASSWORD: admin.password,
-      BENCH_S3_ENDPOINT: s3.endpoint,
-      BENCH_S3_BUCKET: BUCKET,
-      BENCH_S3_ACCESS_KEY_ID: s3.accessKeyId,
-      BENCH_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    };
+    const env = measureRunEnv(engine, admin, s3, BUCKET);
     for (let i = 0; i < ROUNDS; i++) {
       const roundEnv = { ...env, BENCH_BACKUP_NAME: `size-${megabytes}-round-${i}` };
       runs.backup.push(await measure('backup', roundEnv));

@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startCouchEngine, type CouchEngine } from '../local/couch-engine/index.js';
 import { startS3Server } from '../local/s3-server.js';
+import { measureRunEnv } from './backup/run-env.js';
 import { startTsProcess } from './lib/processes.js';
 import { median, quantile, round } from './lib/stats.js';
 
@@ -156,16 +157,7 @@ async function benchDataSet(
     const seeding = performance.now();
     await seed(engine);
     console.log(`${label}: seeded in ${round((performance.now() - seeding) / 1000, 1)} s`);
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      BENCH_COUCH_ORIGIN: engine.url,
-      BENCH_COUCH_USER: admin.username,
-      BENCH_COUCH_PASSWORD: admin.password,
-      BENCH_S3_ENDPOINT: s3.endpoint,
-      BENCH_S3_BUCKET: BUCKET,
-      BENCH_S3_ACCESS_KEY_ID: s3.accessKeyId,
-      BENCH_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    };
+    const env = measureRunEnv(engine, admin, s3, BUCKET);
     const runs: Record<Mode, Run[]> = { backup: [], restore: [], anchor: [] };
     await measure('anchor', env); // warms the engine's caches for both
     for (let i = 0; i < ROUNDS; i++) {
