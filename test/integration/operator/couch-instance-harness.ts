@@ -5,6 +5,7 @@ import {
   CustomObjectsApi,
   PatchStrategy,
   setHeaderOptions,
+  Watch,
   type CoreV1Event,
   type KubeConfig,
   type V1StatefulSet,
@@ -14,7 +15,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { startKubeletStandIn } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
 import { TEST_NODES } from '../../helpers/control-plane-env.js';
-import { ANNOTATION_WAKE_REQUESTED, activityLeaseName, LABEL_INSTANCE } from '../../../api/contract.js';
+import {
+  ANNOTATION_WAKE_REQUESTED,
+  activityLeaseName,
+  LABEL_INSTANCE,
+  SETTEE_GROUP,
+  SETTEE_VERSION,
+} from '../../../api/contract.js';
 import {
   COUCH_INSTANCE_KIND,
   COUCH_INSTANCE_PLURAL,
@@ -53,6 +60,24 @@ export const instanceApi = instances.api;
 export const readInstance = instances.read;
 export const patchInstance = instances.mergePatch;
 export const waitForInstance = instances.waitFor;
+
+/**
+ * Every version of one instance the API server sends on a watch, in order, so that a test sees a
+ * brief phase (Hibernating lasts as long as the pod's termination) that polling can miss.
+ */
+export async function recordInstanceVersions(
+  namespace: string,
+  name: string,
+): Promise<{ versions: CouchInstance[]; stop(): void }> {
+  const versions: CouchInstance[] = [];
+  const controller = await new Watch(testControlPlane().kubeConfig).watch(
+    `/apis/${SETTEE_GROUP}/${SETTEE_VERSION}/namespaces/${namespace}/${COUCH_INSTANCE_PLURAL}`,
+    { fieldSelector: `metadata.name=${name}` },
+    (_type, object: CouchInstance) => versions.push(object),
+    () => undefined,
+  );
+  return { versions, stop: () => controller.abort() };
+}
 
 export function createInstance(
   namespace: string,
