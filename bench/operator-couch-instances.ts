@@ -9,12 +9,11 @@
  */
 import https from 'node:https';
 import { pathToFileURL } from 'node:url';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../local/control-plane.js';
 import { getFreePort } from '../local/ports.js';
 import { waitFor } from '../local/wait.js';
-import { SETTEE_GROUP, SETTEE_VERSION } from '../api/contract.js';
-import { COUCH_INSTANCE_PLURAL } from '../api/couch-instance.js';
+import { createCouchInstance } from '../test/helpers/gateway/gateway-harness.js';
 import { COUCH_OWNED_SELECTOR } from '../api/well-known.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { watchInstancesReaching } from './lib/instance-watch.js';
@@ -85,7 +84,6 @@ export async function runCouchInstanceBench(
   try {
     const core = plane.kubeConfig.makeApiClient(CoreV1Api);
     const apps = plane.kubeConfig.makeApiClient(AppsV1Api);
-    const custom = plane.kubeConfig.makeApiClient(CustomObjectsApi);
     await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
 
     // Compiled, as the image runs it: tsx's loader alone would add about 90 MB to the RSS measured.
@@ -124,18 +122,7 @@ export async function runCouchInstanceBench(
     cleanups.unshift(async () => watch.stop());
     const started = Date.now();
     await inPool(names, options.concurrency ?? 50, async (name) => {
-      await custom.createNamespacedCustomObject({
-        group: SETTEE_GROUP,
-        version: SETTEE_VERSION,
-        plural: COUCH_INSTANCE_PLURAL,
-        namespace: NAMESPACE,
-        body: {
-          apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
-          kind: 'CouchInstance',
-          metadata: { name },
-          spec: {},
-        },
-      });
+      await createCouchInstance(plane.kubeConfig, { namespace: NAMESPACE, name }, {});
       createdAt.set(name, Date.now());
     });
     log(`created ${count} CouchInstances in ${Date.now() - started} ms`);

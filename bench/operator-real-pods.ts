@@ -20,12 +20,11 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { SETTEE_GROUP, SETTEE_VERSION } from '../api/contract.js';
-import { COUCH_INSTANCE_PLURAL } from '../api/couch-instance.js';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { getFreePort } from '../local/ports.js';
 import type { ManagedProcess } from '../local/process.js';
 import { waitFor } from '../local/wait.js';
+import { createCouchInstance } from '../test/helpers/gateway/gateway-harness.js';
 import { startBenchCluster } from './lib/bench-cluster.js';
 import { compilePlatform, type CompiledPlatform } from './lib/compiled-platform.js';
 import { watchInstancesReaching } from './lib/instance-watch.js';
@@ -130,7 +129,6 @@ async function oneRun(compiled: CompiledPlatform, count: number): Promise<RunRes
       { timeoutMs: 60_000, intervalMs: 200, abort: Promise.race([operator.exited, standIn.exited]) },
     );
 
-    const custom = kubeConfig.makeApiClient(CustomObjectsApi);
     const names = Array.from({ length: count }, (_, i) => `pod-${String(i).padStart(4, '0')}`);
     const createdAt = new Map<string, number>();
     const watch = await watchInstancesReaching(
@@ -152,19 +150,12 @@ async function oneRun(compiled: CompiledPlatform, count: number): Promise<RunRes
     stops.unshift(async () => clearTimeout(timer));
     const started = Date.now();
     const creating = inPool(names, CREATE_CONCURRENCY, async (name) => {
-      await custom.createNamespacedCustomObject({
-        group: SETTEE_GROUP,
-        version: SETTEE_VERSION,
-        plural: COUCH_INSTANCE_PLURAL,
-        namespace: NAMESPACE,
-        body: {
-          apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
-          kind: 'CouchInstance',
-          metadata: { name },
-          // Longer than any run: no instance may hibernate while the others start.
-          spec: { hibernation: { idleAfter: '1h' } },
-        },
-      });
+      // Longer than any run: no instance may hibernate while the others start.
+      await createCouchInstance(
+        kubeConfig,
+        { namespace: NAMESPACE, name },
+        { hibernation: { idleAfter: '1h' } },
+      );
       createdAt.set(name, Date.now());
     });
     const abort = Promise.race([

@@ -1,10 +1,20 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { notReadyCauseOf } from '../../../../../operator/controllers/couch-instance/not-ready-cause.js';
 
 const scheduledPod = (status: V1Pod['status']): V1Pod => ({
   metadata: { name: 'db-0' },
   spec: { nodeName: 'settee-local', containers: [{ name: 'couchdb' }] },
   status,
+});
+
+/** The CouchDB container's status, not ready unless told otherwise. */
+const couchdbContainer = (status: Partial<V1ContainerStatus>): V1ContainerStatus => ({
+  name: 'couchdb',
+  image: 'couchdb:3.5.1',
+  imageID: '',
+  ready: false,
+  restartCount: 0,
+  ...status,
 });
 
 describe('notReadyCauseOf', () => {
@@ -31,17 +41,13 @@ describe('notReadyCauseOf', () => {
     const pod = scheduledPod({
       phase: 'Running',
       containerStatuses: [
-        {
-          name: 'couchdb',
-          image: 'couchdb:3.5.1',
-          imageID: '',
-          ready: false,
+        couchdbContainer({
           restartCount: 4,
           state: {
             waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' },
           },
           lastState: { terminated: { exitCode: 1, reason: 'Error' } },
-        },
+        }),
       ],
     });
     expect(notReadyCauseOf(pod)).toBe(
@@ -53,14 +59,9 @@ describe('notReadyCauseOf', () => {
     const pod = scheduledPod({
       phase: 'Running',
       containerStatuses: [
-        {
-          name: 'couchdb',
-          image: 'couchdb:3.5.1',
-          imageID: '',
-          ready: false,
-          restartCount: 0,
+        couchdbContainer({
           state: { running: {} },
-        },
+        }),
       ],
     });
     expect(notReadyCauseOf(pod)).toBe('its container runs but does not pass its readiness probe');
