@@ -410,6 +410,31 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
     ).catch((err: Error) => err.message);
     expect(enqueueOver).toMatch(/queue limit reached/);
     expect((await client().queue().list()).map((q) => q.name)).toEqual(['q1', 'q2', 'q3', 'q4']);
+
+    // A batch is answered per item: the item whose queue cannot be created names the quota in its
+    // place; the plain item and the existing queue's item are stored and delivered.
+    const batch = await client().batchJSON([
+      { url: `${receiver.baseUrl}/plain`, body: 'plain' },
+      { url: `${receiver.baseUrl}/over`, body: 'over', queueName: 'q5' },
+      { url: `${receiver.baseUrl}/q1`, body: 'q1', queueName: 'q1' },
+    ]);
+    expect(batch).toEqual([
+      { messageId: expect.stringMatching(/^msg_/) },
+      {
+        error: expect.stringMatching(
+          /^batch item 1: queue limit reached.*\(4, QueueBinding spec.limits.maxQueues\)/,
+        ),
+      },
+      { messageId: expect.stringMatching(/^msg_/) },
+    ]);
+    await delivered(2);
+    await sleep(200);
+    expect(
+      bodies()
+        .map((b) => JSON.parse(b) as string)
+        .sort(),
+    ).toEqual(['plain', 'q1']);
+    expect((await client().queue().list()).map((q) => q.name)).toEqual(['q1', 'q2', 'q3', 'q4']);
   });
 
   it("when another binding's token is used on this binding's queues, then every call is a 401 and nothing changes", async () => {
