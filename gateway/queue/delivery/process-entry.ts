@@ -38,12 +38,7 @@ export class UnexpectedDeliveryError extends DomainError<'UNEXPECTED_DELIVERY_ER
  * queue, a schedule or a DLQ retry) now waits in its key, which starts it again holding one.
  */
 export type EntryOutcome =
-  | 'delivered'
-  | 'retry-scheduled'
-  | 'dead-lettered'
-  | 'cancelled'
-  | 'skipped'
-  | 'admitted';
+  'delivered' | 'retry-scheduled' | 'dead-lettered' | 'cancelled' | 'skipped' | 'admitted';
 
 /** The headers of one delivery: the message's own, then the ones the Receiver and QStash users expect. */
 export function deliveryHeaders(message: QueueMessage, signature: string): Record<string, string> {
@@ -137,7 +132,8 @@ async function deliverMessage(
   });
   const check = await ctx.store.checkEntry(entry.entryId, message, now());
   if (check === 'admitted') {
-    if (ctx.logger.isDebugEnabled()) ctx.logger.debug('message admitted to its flow-control key', logFields());
+    if (ctx.logger.isDebugEnabled())
+      ctx.logger.debug('message admitted to its flow-control key', logFields());
     return 'admitted';
   }
   if (check === 'gone') {
