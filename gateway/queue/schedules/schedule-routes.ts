@@ -81,10 +81,8 @@ export function scheduleRoutes(options: {
     const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
     // Parsed as of time 0, Upstash-Delay comes back as the delay itself: each tick adds it to its time.
     const { notBefore: delayMs, ...options } = parsePublishHeaders(messageHeaders, limits, 0);
-    // A tick's message goes onto the stream (or into its queue) as it fires; passing a
-    // flow-control key's limits is not built for schedules, so the header is refused, not ignored.
-    if (options.flowControl !== undefined)
-      throw new InvalidRequestError('Upstash-Flow-Control-Key is not supported on schedules yet');
+    // A tick's message goes onto the stream (or into its queue) as it fires; one with a
+    // flow-control key is admitted to the key by the worker that reads it (admit-flow-control-entry.ts).
     // Callbacks go into the template, so every tick's message carries them. The deduplication
     // headers deduplicate the schedule's creation, as QStash does ("when scheduling a message, the
     // deduplication happens before the schedule is created"); the content hash covers the cron.
