@@ -9,6 +9,11 @@ import { InvalidRequestError, MethodNotAllowedError } from '../errors.js';
 export interface ApiRoute {
   path: string;
   methods: Readonly<Partial<Record<string, ApiHandler>>>;
+  /**
+   * A last resort for paths no other route matched (a name holding `/`, sent unencoded by the
+   * SDK): skipped once an earlier route matched the path, and never part of a 405's Allow.
+   */
+  fallback?: true;
 }
 
 export interface ApiMatch {
@@ -86,10 +91,12 @@ export function createApiRouter(
     const segments = match[3]!.replace(/\/+$/, '').split('/');
     const allowed = new Set<string>();
     for (const { route, segments: patterns, literal } of compiled) {
+      if (route.fallback && allowed.size > 0) continue;
       const params = matchSegments(patterns, segments, rest);
       if (!params) continue;
       const handler = route.methods[method];
       if (!handler) {
+        if (route.fallback) continue;
         for (const known of Object.keys(route.methods)) allowed.add(known);
         if (literal) break;
         continue;

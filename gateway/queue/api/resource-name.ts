@@ -16,12 +16,16 @@ export function isResourceName(value: string): boolean {
 
 /** Checks a name from a path, a header or a body; the 400 names `field`. */
 export function validateResourceName(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value === '') throw new InvalidRequestError(`${field} is missing`);
+  if (typeof value === 'string' && isResourceName(value)) return value;
+  throw resourceNameError(value, field);
+}
+
+/** The 400 for a value that is not a resource name, saying what is wrong with it. */
+export function resourceNameError(value: unknown, field: string): InvalidRequestError {
+  if (typeof value !== 'string' || value === '') return new InvalidRequestError(`${field} is missing`);
   if (value.length > MAX_RESOURCE_NAME_LENGTH)
-    throw new InvalidRequestError(`${field} is longer than ${MAX_RESOURCE_NAME_LENGTH} characters`);
-  if (!RESOURCE_NAME.test(value))
-    throw new InvalidRequestError(
-      `${field} ${JSON.stringify(value.slice(0, 200))} may contain only letters, digits, '-', '_' and '.'`,
-    );
-  return value;
+    return new InvalidRequestError(`${field} is longer than ${MAX_RESOURCE_NAME_LENGTH} characters`);
+  return new InvalidRequestError(
+    `${field} ${JSON.stringify(value.slice(0, 200))} may contain only letters, digits, '-', '_' and '.'`,
+  );
 }

@@ -11,6 +11,7 @@ import { storeCall } from '../api/store-call.js';
 import { answersOf, messagesOf } from '../url-groups/fan-out.js';
 import { quotasOf, type QuotaSettings } from '../quotas.js';
 import { validateResourceName } from '../api/resource-name.js';
+import { slashedNameRoute } from '../api/slashed-name-route.js';
 import { toQStashQueue } from './queue.js';
 import type { QueueStore } from './queue-store.js';
 
@@ -138,6 +139,7 @@ export function queueRoutes(options: {
     },
     { path: 'queues/:name/pause', methods: { POST: setPaused(true) } },
     { path: 'queues/:name/resume', methods: { POST: setPaused(false) } },
+    slashedNameRoute('queues', 'queue name', { GET: [], DELETE: [], POST: ['pause', 'resume'] }),
     { path: 'enqueue/:queue/*destination', methods: { POST: enqueue } },
   ];
 }

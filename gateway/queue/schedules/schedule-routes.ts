@@ -13,6 +13,7 @@ import { readBody } from '../api/read-body.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
 import { storeCall } from '../api/store-call.js';
 import { validateResourceName } from '../api/resource-name.js';
+import { slashedNameRoute } from '../api/slashed-name-route.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
 import type { QueueStore } from '../queues/queue-store.js';
 import type { UrlGroupStore } from '../url-groups/url-group-store.js';
@@ -181,6 +182,8 @@ export function scheduleRoutes(options: {
         },
       },
     },
+    // Before the create route: a POST under schedules/ is a create, whatever its destination.
+    slashedNameRoute('schedules', 'schedule id', { GET: [], DELETE: [], PATCH: ['pause', 'resume'] }),
     { path: 'schedules/*destination', methods: { POST: create } },
   ];
 }

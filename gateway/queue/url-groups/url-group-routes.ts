@@ -9,6 +9,7 @@ import { readBody } from '../api/read-body.js';
 import { storeCall } from '../api/store-call.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
 import { validateResourceName } from '../api/resource-name.js';
+import { slashedNameRoute } from '../api/slashed-name-route.js';
 import { MAX_ENDPOINT_NAME_LENGTH, type UrlGroupEndpoint } from './url-group.js';
 import type { UrlGroupStore } from './url-group-store.js';
 const MAX_ENDPOINTS_BODY_BYTES = 1_048_576;
@@ -143,5 +144,6 @@ export function urlGroupRoutes(options: {
         },
       },
     },
+    slashedNameRoute('topics', 'url group name', { GET: [], POST: ['endpoints'], DELETE: ['endpoints'] }),
   ];
 }

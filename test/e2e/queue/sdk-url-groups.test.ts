@@ -28,6 +28,8 @@ describe('URL groups with the @upstash/qstash SDK', () => {
   let target: QueueTarget;
   let otherTarget: QueueTarget;
   let inspect: Redis;
+  /** Every host name the gateway looked up (its only resolver). */
+  const resolved: string[] = [];
 
   const client = (token = target.token): Client =>
     new Client({ baseUrl: gateway.queueUrl(target), token, retry: false, enableTelemetry: false });
@@ -49,8 +51,10 @@ describe('URL groups with the @upstash/qstash SDK', () => {
       config,
       targets: [target, otherTarget],
       // An attacker's DNS: this name answers a private address, refused when a delivery connects.
-      resolve: async (hostname) =>
-        hostname === 'private-alias.test' ? [{ address: '10.1.2.3', family: 4 }] : [],
+      resolve: async (hostname) => {
+        resolved.push(hostname);
+        return hostname === 'private-alias.test' ? [{ address: '10.1.2.3', family: 4 }] : [];
+      },
     });
   });
 
@@ -256,6 +260,35 @@ describe('URL groups with the @upstash/qstash SDK', () => {
     const batch = await raw('/v2/batch', 'POST', [{ destination: 'missing-group' }]);
     expect(batch.status).toBe(201);
     expect(await batch.json()).toEqual([{ error: 'batch item 0: url group missing-group not found' }]);
+    expect(await snapshotDatabase(inspect)).toEqual(snapshot);
+  });
+
+  it('when a URL group name is a URL, sent by the SDK unencoded, then every urlGroups call is a 400 naming the field, nothing is stored, and the name is never looked up', async () => {
+    const snapshot = await snapshotDatabase(inspect);
+    const name = 'https://x.example/y';
+    const calls: [string, () => Promise<unknown>][] = [
+      [
+        'addEndpoints',
+        () => client().urlGroups.addEndpoints({ name, endpoints: [{ url: `${receiver.baseUrl}/a` }] }),
+      ],
+      [
+        'removeEndpoints',
+        () => client().urlGroups.removeEndpoints({ name, endpoints: [{ url: `${receiver.baseUrl}/a` }] }),
+      ],
+      ['get', () => client().urlGroups.get(name)],
+      ['delete', () => client().urlGroups.delete(name)],
+    ];
+    for (const [call, run] of calls) {
+      const refused = await quietly(run).then(
+        () => 'answered',
+        (err: Error) => err.message,
+      );
+      expect({ call, refused }).toEqual({
+        call,
+        refused: expect.stringMatching(/url group name \\"https:\/\/x\.example\/y\\" may contain only/),
+      });
+    }
+    expect(resolved.filter((host) => host.includes('x.example'))).toEqual([]);
     expect(await snapshotDatabase(inspect)).toEqual(snapshot);
   });
 

@@ -69,6 +69,40 @@ describe('the queue route table', () => {
       expect(match('POST', url)).toBeUndefined();
   });
 
+  it('when a name holding "/" reaches a topics, queues or schedules path, then it is a 400 naming the field, and a known path with another method stays a 405', async () => {
+    // The fallback's handler reads only the params the router matched.
+    const call = async (method: string, url: string): Promise<string> => {
+      const found = match(method, url);
+      if (!found) return 'no route';
+      return found.handler({ params: found.params } as Parameters<typeof found.handler>[0]).then(
+        () => 'answered',
+        (err: Error) => `${err.constructor.name}: ${err.message}`,
+      );
+    };
+    expect(match('POST', '/ns/db/v2/topics/https://x.example/y/endpoints')?.path).toBe('topics/*rest');
+    const cases: [string, string, string][] = [
+      ['POST', 'topics/https://x.example/y/endpoints', 'url group name "https://x.example/y"'],
+      ['DELETE', 'topics/https://x.example/y/endpoints', 'url group name "https://x.example/y"'],
+      ['GET', 'topics/https://x.example/y', 'url group name "https://x.example/y"'],
+      ['DELETE', 'topics/https://x.example/y', 'url group name "https://x.example/y"'],
+      ['GET', 'queues/a/b', 'queue name "a/b"'],
+      ['POST', 'queues/a/b/pause', 'queue name "a/b"'],
+      ['GET', 'schedules/a/b', 'schedule id "a/b"'],
+      ['PATCH', 'schedules/a/b/resume', 'schedule id "a/b"'],
+    ];
+    for (const [method, path, name] of cases)
+      expect(await call(method, `/ns/db/v2/${path}`)).toBe(
+        `InvalidRequestError: ${name} may contain only letters, digits, '-', '_' and '.'`,
+      );
+    expect(wrongMethod('GET', '/ns/db/v2/topics/ok/endpoints')).toEqual(['POST', 'DELETE']);
+    expect(wrongMethod('GET', '/ns/db/v2/queues/ok/pause')).toEqual(['POST']);
+    expect(wrongMethod('GET', '/ns/db/v2/schedules/ok/pause')).toEqual(['PATCH', 'POST']);
+    // A POST under schedules/ is still a create, whatever its destination.
+    expect(match('POST', '/ns/db/v2/schedules/https://a.example/x/pause')?.path).toBe(
+      'schedules/*destination',
+    );
+  });
+
   it('when a known path is asked with another method, then it is a wrong method listing the allowed ones', () => {
     expect(wrongMethod('GET', '/ns/db/v2/batch')).toEqual(['POST']);
     expect(wrongMethod('PUT', '/ns/db/v2/publish/https://a.example/')).toEqual(['POST']);
