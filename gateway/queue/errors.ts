@@ -81,7 +81,7 @@ export class ResourceNotFoundError extends QueueError {
   readonly status = 404;
 }
 
-/** Over one of the binding's quotas (number of queues, parallelism): QStash answers 412. */
+/** Over one of the binding's count quotas (queues, schedules, URL groups, endpoints): QStash answers 412. */
 export class QuotaExceededError extends QueueError {
   readonly code = 'QUOTA_EXCEEDED';
   readonly status = 412;

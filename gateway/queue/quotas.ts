@@ -3,7 +3,8 @@ import type { QueueConfig } from './config.js';
 
 /**
  * What bounds one binding's queue objects: its QueueBinding spec.limits, else the gateway's
- * settings (whose defaults are QStash's free plan figures). Over any of them the API answers 412.
+ * settings (whose defaults are QStash's free plan figures). Over a count the API answers 412, over
+ * maxParallelism 400 (docs/queue.md, Quotas).
  */
 export interface BindingQuotas {
   /** The most queues (spec.limits.maxQueues). */

@@ -2,7 +2,7 @@ import { Ajv, type JSONSchemaType } from 'ajv';
 import type { ApiHandler } from '../api/api-request.js';
 import type { ApiRoute } from '../api/api-router.js';
 import type { QueueTarget } from '../bindings/binding-registry.js';
-import { InvalidRequestError, QuotaExceededError, ResourceNotFoundError } from '../errors.js';
+import { InvalidRequestError, ResourceNotFoundError } from '../errors.js';
 import { sendJson } from '../api/json-response.js';
 import { createMessage } from '../message.js';
 import type { PublishReader } from '../publish/publish-api.js';
@@ -110,8 +110,10 @@ export function queueRoutes(options: {
           const name = validateResourceName(body.queueName, 'queueName');
           const quota = quotasOf(target, config);
           const parallelism = body.parallelism ?? 1;
+          // A 400, not a 412: QStash's upsert documents 412 only for the number of queues
+          // (docs/queue.md, Quotas), and a parallelism above the limit is bad input for this binding.
           if (parallelism > quota.maxParallelism)
-            throw new QuotaExceededError(
+            throw new InvalidRequestError(
               `parallelism ${parallelism} is above the binding's limit of ${quota.maxParallelism} (QueueBinding spec.limits.maxQueueParallelism, default SETTEE_QUEUE_MAX_QUEUE_PARALLELISM)`,
             );
           await storeCall('store the queue', () =>

@@ -362,7 +362,7 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
     const cases: [unknown, number, RegExp][] = [
       [{ queueName: 'q', parallelism: 0 }, 400, /parallelism must be >= 1/],
       [{ queueName: 'q', parallelism: 1.5 }, 400, /parallelism must be integer/],
-      [{ queueName: 'q', parallelism: 9 }, 412, /parallelism 9 is above the binding's limit of 8/],
+      [{ queueName: 'q', parallelism: 9 }, 400, /parallelism 9 is above the binding's limit of 8/],
       [{ queueName: 'a/b' }, 400, /queueName "a\/b" may contain only/],
       [{ queueName: 'x'.repeat(129) }, 400, /queueName is longer than 128/],
       [{ parallelism: 1 }, 400, /must have required property 'queueName'/],
