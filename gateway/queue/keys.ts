@@ -65,6 +65,11 @@ export interface QueueKeys {
   /** Hash of each schedule's last tick that fired: field = schedule id, value = epoch ms. */
   readonly scheduleLastTicks: string;
   /**
+   * Hash of the messages of each schedule's last tick: field = schedule id, value = their ids
+   * joined with commas (the answer's `lastScheduleStates`).
+   */
+  readonly scheduleLastMessages: string;
+  /**
    * Sorted set of the dlqIds, every score 0, so members sort by name, and dlqIds begin with their
    * failure time: paging newest first, and trimming the oldest, are range reads, never a scan.
    */
@@ -109,6 +114,7 @@ export function queueKeys(prefix: string): QueueKeys {
     scheduleMessages: `${prefix}schedule-messages`,
     scheduleTicks: `${prefix}schedule-ticks`,
     scheduleLastTicks: `${prefix}schedule-last-ticks`,
+    scheduleLastMessages: `${prefix}schedule-last-messages`,
     streamIndex: `${prefix}message-entries`,
     schedule: `${prefix}retry-schedule`,
     scheduledMessages: `${prefix}retry-messages`,

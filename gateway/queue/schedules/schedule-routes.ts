@@ -18,6 +18,8 @@ import { isUrlGroupName } from '../url-groups/url-group.js';
 import type { QueueStore } from '../queues/queue-store.js';
 import type { UrlGroupStore } from '../url-groups/url-group-store.js';
 import { nextTick, parseCron } from './cron.js';
+import { EventLog } from '../events/event-log.js';
+import { lastScheduleStates } from './last-schedule-states.js';
 import { newScheduleId, toQStashSchedule, type ScheduleRecord } from './schedule.js';
 import type { ScheduleStore, StoredSchedule } from './schedule-store.js';
 
@@ -166,11 +168,25 @@ export function scheduleRoutes(options: {
     {
       path: 'schedules/:id',
       methods: {
-        GET: async ({ res, target, params }) => {
+        GET: async ({ res, target, params, redis, keys }) => {
           const scheduleId = validateResourceName(params.id, 'schedule id');
-          const schedule = await storeCall('read the schedule', () => schedulesOf(target).get(scheduleId));
+          const store = schedulesOf(target);
+          const schedule = await storeCall('read the schedule', () => store.get(scheduleId));
           if (!schedule) throw new ResourceNotFoundError(`schedule ${scheduleId} not found`);
-          sendJson(res, 200, answer(schedule));
+          // Only here, not in the list: it reads the events once per schedule.
+          const states = await storeCall('read the last tick', async () =>
+            schedule.lastTick === undefined
+              ? {}
+              : lastScheduleStates(
+                  new EventLog(redis, keys),
+                  await store.lastTickMessageIds(scheduleId),
+                  schedule.lastTick,
+                ),
+          );
+          sendJson(res, 200, {
+            ...answer(schedule),
+            ...(Object.keys(states).length > 0 && { lastScheduleStates: states }),
+          });
         },
         DELETE: async ({ res, target, params }) => {
           const scheduleId = validateResourceName(params.id, 'schedule id');

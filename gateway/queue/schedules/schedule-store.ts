@@ -98,6 +98,12 @@ export class ScheduleStore {
     return duplicateOf ? { created: false, duplicateOf } : { created: Number(created) === 1 };
   }
 
+  /** The ids of the messages of the schedule's last tick that fired (none before its first). */
+  async lastTickMessageIds(scheduleId: string): Promise<string[]> {
+    const ids = await this.redis.hget(this.keys.scheduleLastMessages, scheduleId);
+    return ids ? ids.split(',') : [];
+  }
+
   async get(scheduleId: string): Promise<StoredSchedule | undefined> {
     const [record, template, last, next] = await Promise.all([
       this.redis.hget(this.keys.schedules, scheduleId),
@@ -130,7 +136,13 @@ export class ScheduleStore {
   async delete(scheduleId: string): Promise<boolean> {
     const existed = await deleteSchedule.run(
       this.redis,
-      [this.keys.schedules, this.keys.scheduleMessages, this.keys.scheduleTicks, this.keys.scheduleLastTicks],
+      [
+        this.keys.schedules,
+        this.keys.scheduleMessages,
+        this.keys.scheduleTicks,
+        this.keys.scheduleLastTicks,
+        this.keys.scheduleLastMessages,
+      ],
       [scheduleId],
     );
     return Number(existed) === 1;
@@ -219,6 +231,7 @@ export class ScheduleStore {
         k.queues,
         k.queueWaiting(queueName),
         k.queueActive(queueName),
+        k.scheduleLastMessages,
       ],
       args,
     )) as number[];

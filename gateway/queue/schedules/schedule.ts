@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { labelsOf } from '../api/list-query.js';
 import { flowControlFields } from '../flow-control/flow-control.js';
 import type { QueueMessage } from '../message.js';
 import { bodyFields, headerLists } from '../messages/message-answer.js';
 import { redactHeaderLists } from '../messages/redact-fields.js';
+import type { LastScheduleState } from './last-schedule-states.js';
 
 /** What is kept of a schedule beside its message template (keys.schedules). */
 export interface ScheduleRecord {
@@ -34,6 +36,8 @@ export interface QStashSchedule {
   callback?: string;
   failureCallback?: string;
   label?: string;
+  /** Upstash-Label split at commas (the SDK sends `label: [...]` as "a,b"). */
+  labels?: string[];
   /** Upstash-Queue-Name: each tick is enqueued in this queue. */
   queueName?: string;
   retryDelayExpression?: string;
@@ -47,6 +51,8 @@ export interface QStashSchedule {
   isPaused: boolean;
   lastScheduleTime?: number;
   nextScheduleTime?: number;
+  /** The last tick's messages: id -> state (GET /v2/schedules/{id} only; last-schedule-states.ts). */
+  lastScheduleStates?: Record<string, LastScheduleState>;
 }
 
 export function newScheduleId(): string {
@@ -73,7 +79,10 @@ export function toQStashSchedule(
   if (template.callback !== undefined) schedule.callback = template.callback.url;
   if (template.failureCallback !== undefined) schedule.failureCallback = template.failureCallback.url;
   if (record.delayMs !== undefined) schedule.delay = Math.round(record.delayMs / 1000);
-  if (template.label !== undefined) schedule.label = template.label;
+  if (template.label !== undefined) {
+    schedule.label = template.label;
+    schedule.labels = labelsOf(template.label);
+  }
   if (template.queueName !== undefined) schedule.queueName = template.queueName;
   if (template.retryDelay !== undefined) schedule.retryDelayExpression = template.retryDelay;
   Object.assign(schedule, flowControlFields(template.flowControl));

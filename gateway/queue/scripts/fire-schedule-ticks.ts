@@ -6,7 +6,7 @@ import { LuaScript } from './lua-script.js';
  * Fires ticks the caller claimed (claim-schedule-ticks.ts), each once: a tick fires only if its
  * schedule still holds the caller's claim (no other replica took it over after the claim ran out,
  * it was not paused, replaced or deleted meanwhile). Firing moves the schedule to its following
- * tick, records the fired one, and stores the tick's messages as a publish stores them
+ * tick, records the fired one and the ids of its messages, and stores the tick's messages as a publish stores them
  * (enqueue-messages.ts: the stream and its index, or the delay schedule), each with its CREATED
  * event. Ticks of schedules into a queue (Upstash-Queue-Name, all of one queue per call) are
  * appended to the queue instead, creating it when missing (parallelism 1), and the queue starts
@@ -26,6 +26,7 @@ import { LuaScript } from './lua-script.js';
  * KEYS[8]  the queues (hash: name -> QueueRecord JSON)
  * KEYS[9]  the ticks' queue's waiting list (any key when they have no queue)
  * KEYS[10] the ticks' queue's active set (any key when they have no queue)
+ * KEYS[11] the schedule last messages hash (schedule id -> the fired tick's message ids, joined by ',')
  * ARGV[1]  the stream entry field that holds a message
  * ARGV[2]  the events cap (0: record none)
  * ARGV[3]  the ticks' queue name ('' = none)
@@ -40,7 +41,7 @@ import { LuaScript } from './lua-script.js';
  */
 export const fireScheduleTicks = new LuaScript(
   'fire-schedule-ticks',
-  10,
+  11,
   `${STORE_MESSAGES_LUA}${DISPATCH_QUEUE_LUA}
 local queue = ARGV[3]
 local claim = tonumber(ARGV[5])
@@ -58,7 +59,9 @@ while i <= #ARGV do
   if score and tonumber(score) == claim then
     redis.call('ZADD', KEYS[5], ARGV[i + 2], id)
     redis.call('HSET', KEYS[6], id, ARGV[i + 1])
+    local ids = {}
     for m = first, last, 4 do
+      ids[#ids + 1] = ARGV[m]
       if refused then
         record_event(KEYS[7], ARGV[2], (string.gsub(ARGV[m + 3], '"state":"CREATED"', refusal, 1)))
       else
@@ -71,6 +74,7 @@ while i <= #ARGV do
         record_event(KEYS[7], ARGV[2], ARGV[m + 3])
       end
     end
+    redis.call('HSET', KEYS[11], id, table.concat(ids, ','))
     fired[#fired + 1] = refused and 2 or 1
     any = not refused
   else

@@ -129,6 +129,39 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
     expect(after.nextScheduleTime).toBe(before.nextScheduleTime! + 60_000);
   }, 80_000);
 
+  it("when a schedule has labels and its tick was delivered, then get answers the SDK's labels and lastScheduleStates (the tick's message delivered)", async () => {
+    const { scheduleId } = await client().schedules.create({
+      destination: `${receiver.baseUrl}/labelled`,
+      cron: '0 0 1 1 *',
+      body: 'labelled',
+      label: ['nightly', 'billing'],
+    });
+    expect(await client().schedules.get(scheduleId)).toMatchObject({
+      label: 'nightly,billing',
+      labels: ['nightly', 'billing'],
+    });
+    expect(await client().schedules.get(scheduleId)).not.toHaveProperty('lastScheduleStates');
+    await makeTickDue(scheduleId);
+    const delivery = await waitFor('the tick delivered', async () => deliveriesOf(scheduleId)[0], {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+    });
+    const messageId = String(delivery.headers['upstash-message-id']);
+    const schedule = await waitFor(
+      'the DELIVERED event',
+      async () => {
+        const answer = await client(target.token, 1).schedules.get(scheduleId);
+        return answer.lastScheduleStates?.[messageId] === 'SUCCESS' ? answer : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
+    expect(schedule.lastScheduleStates).toEqual({ [messageId]: 'SUCCESS' });
+    expect((await client().schedules.list())[0]).toMatchObject({
+      scheduleId,
+      labels: ['nightly', 'billing'],
+    });
+  });
+
   it('when both replicas race to create schedules past the binding quota, then exactly the quota is created (412 for the rest), and each tick of each fires exactly once', async () => {
     const created = await Promise.allSettled(
       Array.from({ length: 23 }, (_, i) =>
