@@ -1,56 +1,19 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
+import { concretePath, queueApiRouteTable } from '../../helpers/queue/api-route-table.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 
-const DLQ_ID = '1700000000000-0a0b0c0d';
+/** Every route the gateway serves and each method it takes, from its own table: it cannot fall behind. */
+const ROUTES = queueApiRouteTable().flatMap((route) =>
+  Object.keys(route.methods).map((method) => ({ route, method, path: concretePath(route.path) })),
+);
 
-/** Every route of a message's life, with a body where the route reads one. */
-const ROUTES: readonly [method: string, path: string, body?: string][] = [
-  ['POST', '/v2/publish/https://a.example/x', '{}'],
-  ['POST', '/v2/batch', '[{"destination": "https://a.example/x"}]'],
-  ['DELETE', '/v2/messages', '{"messageIds": ["msg_1"]}'],
-  ['GET', '/v2/messages/msg_1'],
-  ['DELETE', '/v2/messages/msg_1'],
-  ['GET', '/v2/dlq'],
-  ['DELETE', '/v2/dlq?dlqIds=' + DLQ_ID],
-  ['POST', '/v2/dlq/retry?dlqIds=' + DLQ_ID],
-  ['POST', `/v2/dlq/retry/${DLQ_ID}`],
-  ['GET', `/v2/dlq/${DLQ_ID}`],
-  ['DELETE', `/v2/dlq/${DLQ_ID}`],
-  ['GET', '/v2/events'],
-  ['GET', '/v2/logs'],
-  ['GET', '/v2/topics'],
-  ['GET', '/v2/topics/orders'],
-  ['DELETE', '/v2/topics/orders'],
-  ['POST', '/v2/topics/orders/endpoints', '{"endpoints": [{"url": "https://a.example/x"}]}'],
-  ['GET', '/v2/schedules'],
-  ['POST', '/v2/schedules/https://a.example/x', 'x'],
-  ['GET', '/v2/schedules/scd_x'],
-  ['DELETE', '/v2/schedules/scd_x'],
-  ['PATCH', '/v2/schedules/scd_x/pause'],
-  ['PATCH', '/v2/schedules/scd_x/resume'],
-];
-
-/** A known path asked with a method it does not take, and a method it does. */
-const WRONG_METHODS: readonly [method: string, path: string, allowed: string][] = [
-  ['PUT', '/v2/publish/https://a.example/x', 'POST'],
-  ['GET', '/v2/batch', 'POST'],
-  ['GET', '/v2/messages', 'DELETE'],
-  ['PUT', '/v2/messages/msg_1', 'GET'],
-  ['PUT', '/v2/dlq', 'GET'],
-  ['GET', '/v2/dlq/retry', 'POST'],
-  ['GET', `/v2/dlq/retry/${DLQ_ID}`, 'POST'],
-  ['POST', `/v2/dlq/${DLQ_ID}`, 'DELETE'],
-  ['DELETE', '/v2/events', 'GET'],
-  ['POST', '/v2/logs', 'GET'],
-  ['PUT', '/v2/topics/orders', 'GET'],
-  ['PUT', '/v2/schedules/scd_x', 'GET'],
-  ['GET', '/v2/schedules/scd_x/pause', 'PATCH'],
-];
+/** No route takes PUT (checked below), so it is a wrong method on every one of them. */
+const WRONG_METHOD = 'PUT';
 
 /**
  * Every route of the issue's API, refused the same way: another binding's real token (tenant-b's
@@ -64,6 +27,7 @@ describe('every queue route with the wrong credentials or method', () => {
   let target: QueueTarget;
   let otherTarget: QueueTarget;
   let inspect: Redis;
+  let rotations = 0;
 
   beforeAll(async () => {
     [redis, otherRedis] = await Promise.all([startRedis(), startRedis()]);
@@ -74,6 +38,10 @@ describe('every queue route with the wrong credentials or method', () => {
       config: testQueueConfig(),
       targets: [target, otherTarget],
       workers: false,
+      // POST /v2/keys/rotate is served only with a writer; a refused request must never reach it.
+      rotationWriter: async () => {
+        rotations += 1;
+      },
     });
     // Something stored, so "unchanged" is checked against a database with queue keys in it.
     const stored = await ask('POST', '/v2/publish/https://a.example/seed', target.token, '{}');
@@ -94,12 +62,32 @@ describe('every queue route with the wrong credentials or method', () => {
     });
   }
 
+  it('when the table is read from the router, then it holds every route of the issue (queues, enqueue, flow control, keys, URL groups, schedules)', () => {
+    const paths = new Set(ROUTES.map((r) => `${r.method} ${r.route.path}`));
+    for (const expected of [
+      'POST queues',
+      'GET queues/:name',
+      'POST queues/:name/pause',
+      'POST enqueue/:queue/*destination',
+      'GET flowControl',
+      'POST flowControl/:key/resetRate',
+      'GET globalParallelism',
+      'GET keys',
+      'POST keys/rotate',
+      'DELETE topics/:name/endpoints',
+      'POST schedules/:id/resume',
+      'PATCH schedules/:id/pause',
+    ])
+      expect(paths).toContain(expected);
+    expect(ROUTES.map((r) => r.method)).not.toContain(WRONG_METHOD);
+  });
+
   it("when each route is asked with another binding's token or none, then each is a 401 and the database is unchanged", async () => {
     const before = await snapshotDatabase(inspect);
     expect(otherTarget.token).not.toBe(target.token);
-    for (const [method, path, body] of ROUTES) {
+    for (const { method, path } of ROUTES) {
       for (const token of [otherTarget.token, undefined]) {
-        const response = await ask(method, path, token, body);
+        const response = await ask(method, path, token, method === 'GET' ? undefined : '{}');
         const answer = (await response.json()) as { error: string };
         expect({ route: `${method} ${path}`, status: response.status, keys: Object.keys(answer) }).toEqual({
           route: `${method} ${path}`,
@@ -109,18 +97,22 @@ describe('every queue route with the wrong credentials or method', () => {
       }
     }
     expect(await snapshotDatabase(inspect)).toEqual(before);
+    expect(rotations).toBe(0);
   });
 
-  it('when a route is asked with a method it does not take, then it is a 405 whose Allow names the methods it takes', async () => {
-    for (const [method, path, allowed] of WRONG_METHODS) {
-      const response = await ask(method, path, target.token);
+  it('when each route is asked with a method it does not take, then it is a 405 whose Allow names every method it takes', async () => {
+    for (const route of queueApiRouteTable()) {
+      const path = concretePath(route.path);
+      const response = await ask(WRONG_METHOD, path, target.token);
       const answer = (await response.json()) as { error: string };
-      expect({ route: `${method} ${path}`, status: response.status }).toEqual({
-        route: `${method} ${path}`,
+      expect({ route: path, status: response.status, error: answer.error }).toEqual({
+        route: path,
         status: 405,
+        error: expect.stringMatching(/method not allowed/),
       });
-      expect(response.headers.get('allow')?.split(', ')).toContain(allowed);
-      expect(answer.error).toMatch(/method not allowed/);
+      const allow = response.headers.get('allow')?.split(', ') ?? [];
+      for (const method of Object.keys(route.methods))
+        expect({ route: path, allow }).toEqual({ route: path, allow: expect.arrayContaining([method]) });
     }
   });
 });

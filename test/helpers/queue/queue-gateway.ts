@@ -11,6 +11,7 @@ import {
   type DeliveryWorkers,
 } from '../../../gateway/queue/delivery/delivery-workers.js';
 import { createQueueHandler } from '../../../gateway/queue/api/queue-handler.js';
+import type { RotationRequestWriter } from '../../../gateway/queue/signing-keys/signing-key-rotation.js';
 import {
   startScheduleTickers,
   type ScheduleTickers,
@@ -38,13 +39,21 @@ export async function startTestQueueGateway(options: {
   workers?: boolean;
   resolve?: HostResolver;
   logger?: Logger;
+  /** Serves POST /v2/keys/rotate with this writer (the operator's annotation in the product). */
+  rotationWriter?: RotationRequestWriter;
 }): Promise<TestQueueGateway> {
   const logger = options.logger ?? createSilentLogger();
   const registry = new BindingRegistry();
   for (const target of options.targets) registry.set(target);
   const connections = new DatabaseConnections(logger);
   const server = http.createServer(
-    createQueueHandler({ registry, connections, config: options.config, logger }),
+    createQueueHandler({
+      registry,
+      connections,
+      config: options.config,
+      logger,
+      rotationWriter: options.rotationWriter,
+    }),
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

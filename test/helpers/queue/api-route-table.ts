@@ -1,0 +1,44 @@
+import type { ApiRoute } from '../../../gateway/queue/api/api-router.js';
+import { apiRoutes } from '../../../gateway/queue/api/api-routes.js';
+import type { BindingRegistry } from '../../../gateway/queue/bindings/binding-registry.js';
+import type { DatabaseConnections } from '../../../gateway/queue/bindings/database-connections.js';
+import { loadQueueConfig } from '../../../gateway/queue/config.js';
+import { queueKeys } from '../../../gateway/queue/keys.js';
+import type { RotationRequestWriter } from '../../../gateway/queue/signing-keys/signing-key-rotation.js';
+import { compileAddressPolicy } from '../../../gateway/queue/ssrf/address-policy.js';
+
+/**
+ * The gateway's own route table (api-routes.ts), every optional route included, for tests that
+ * must cover each route: building it touches neither the registry nor a database.
+ */
+export function queueApiRouteTable(): ApiRoute[] {
+  const config = loadQueueConfig({});
+  return apiRoutes({
+    registry: {} as BindingRegistry,
+    connections: {} as DatabaseConnections,
+    keys: queueKeys(config.keyPrefix),
+    config,
+    policy: compileAddressPolicy(config.ssrfAllowlist),
+    rotationWriter: (() => Promise.reject(new Error('not served here'))) as RotationRequestWriter,
+  }).filter((route) => !route.fallback);
+}
+
+/** One value per path param name, so each route's path can be asked as a concrete URL. */
+const SAMPLE_PARAMS: Readonly<Record<string, string>> = {
+  id: 'x1',
+  name: 'orders',
+  key: 'fc-key',
+  queue: 'orders',
+  destination: 'https://a.example/x',
+};
+
+/** `/v2/<path>` with each `:param` and `*param` of the route replaced by a sample value. */
+export function concretePath(routePath: string): string {
+  const segments = routePath.split('/').map((segment) => {
+    if (!/^[:*]/.test(segment)) return segment;
+    const value = SAMPLE_PARAMS[segment.slice(1)];
+    if (value === undefined) throw new Error(`no sample value for ${segment} in ${routePath}`);
+    return value;
+  });
+  return `/v2/${segments.join('/')}`;
+}
