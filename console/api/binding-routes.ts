@@ -10,7 +10,7 @@ import {
 import { readQueueEnv } from './queue-env.js';
 import { queueBindings, reviewAccesses, secrets } from '../kube/access-review.js';
 import type { KubeHttp } from '../kube/kube-http.js';
-import { buildBindingRow, renderDotenv } from './binding-view.js';
+import { buildBindingRow, renderDotenv, type BindingDetail } from './binding-view.js';
 import { listEvents } from './events.js';
 import { objectName, userRequest } from './user-context.js';
 import { queueMessageRoutes } from './queue-message-routes.js';
@@ -43,7 +43,7 @@ export function bindingRoutes(options: { kube: KubeHttp; queueBaseUrl: string | 
         actions: { readEnv: secrets('get', queueEnvSecretName(name)), rotate: queueBindings('patch', name) },
       }),
     ]);
-    res.json({
+    const answer: BindingDetail = {
       row: buildBindingRow(binding),
       connection: {
         host: binding.spec.connection.host,
@@ -54,7 +54,8 @@ export function bindingRoutes(options: { kube: KubeHttp; queueBaseUrl: string | 
       conditions: binding.status?.conditions ?? [],
       events,
       permissions,
-    });
+    };
+    res.json(answer);
   });
 
   router.get('/:name/env', async (req: Request, res: Response) => {

@@ -1,4 +1,12 @@
-import { QueueEnvKey, type QueueBinding, type QueueEnv } from '../../api/queue-binding.js';
+import type { Condition } from '../../api/conditions.js';
+import {
+  QueueEnvKey,
+  type QueueBinding,
+  type QueueEnv,
+  type SigningKeyStatus,
+} from '../../api/queue-binding.js';
+import type { Permission } from '../kube/access-review.js';
+import type { EventView } from './events.js';
 
 /** One QueueBinding as the queue list shows it. */
 export interface BindingRow {
@@ -7,6 +15,17 @@ export interface BindingRow {
   queueUrl: string | null;
   ready: boolean;
   readyMessage: string | null;
+}
+
+/** GET .../bindings/:name: the row, where the database is, and the signing keys' generations. */
+export interface BindingDetail {
+  row: BindingRow;
+  connection: { host: string; port: number; tls: boolean };
+  signingKeys: SigningKeyStatus | null;
+  conditions: Condition[];
+  /** Null when the user may not read the namespace's Events. */
+  events: EventView[] | null;
+  permissions: { readEnv: Permission; rotate: Permission };
 }
 
 export function buildBindingRow(binding: QueueBinding): BindingRow {

@@ -5,7 +5,13 @@ import type { KubernetesListObject, V1Secret } from '@kubernetes/client-node';
 import { BadInputError } from '../http/errors.js';
 import { couchInstances, reviewAccesses, secrets } from '../kube/access-review.js';
 import type { KubeHttp } from '../kube/kube-http.js';
-import { buildCouchInstance, buildInstanceRow } from './instance-view.js';
+import {
+  buildCouchInstance,
+  buildInstanceRow,
+  type InstanceCredentials,
+  type InstanceDetail,
+  type InstanceList,
+} from './instance-view.js';
 import { parseCreateInstanceInput } from './create-instance-input.js';
 import { listEvents } from './events.js';
 import { objectName, userRequest } from './user-context.js';
@@ -41,11 +47,12 @@ export function instanceRoutes(options: { kube: KubeHttp }): Router {
         },
       }),
     ]);
-    res.json({
+    const answer: InstanceList = {
       resourceVersion: list.metadata?.resourceVersion ?? '',
       items: list.items.map(buildInstanceRow),
       permissions,
-    });
+    };
+    res.json(answer);
   });
 
   router.post('/', async (req: Request, res: Response) => {
@@ -77,7 +84,7 @@ export function instanceRoutes(options: { kube: KubeHttp }): Router {
         },
       }),
     ]);
-    res.json({
+    const answer: InstanceDetail = {
       row: buildInstanceRow(instance),
       spec: instance.spec ?? {},
       conditions: instance.status?.conditions ?? [],
@@ -86,7 +93,8 @@ export function instanceRoutes(options: { kube: KubeHttp }): Router {
       credentialsSecret: instance.status?.credentialsSecret ?? adminSecretName(name),
       events,
       permissions,
-    });
+    };
+    res.json(answer);
   });
 
   router.get('/:name/credentials', async (req: Request, res: Response) => {
@@ -97,11 +105,12 @@ export function instanceRoutes(options: { kube: KubeHttp }): Router {
       path: `/api/v1/namespaces/${user.namespace}/secrets/${adminSecretName(name)}`,
     });
     res.set('Cache-Control', 'no-store');
-    res.json({
+    const answer: InstanceCredentials = {
       username: decodeSecret(secret, ADMIN_SECRET_KEYS.username),
       password: decodeSecret(secret, ADMIN_SECRET_KEYS.password),
       url: decodeSecret(secret, ADMIN_SECRET_KEYS.url),
-    });
+    };
+    res.json(answer);
   });
 
   router.patch('/:name/keep-alive', async (req: Request, res: Response) => {

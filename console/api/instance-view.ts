@@ -1,6 +1,13 @@
-import { ConditionType } from '../../api/conditions.js';
-import type { CouchInstance, CouchInstancePhase, CouchInstancePlan } from '../../api/couch-instance.js';
+import { ConditionType, type Condition } from '../../api/conditions.js';
+import type {
+  CouchInstance,
+  CouchInstancePhase,
+  CouchInstancePlan,
+  CouchInstanceSpec,
+} from '../../api/couch-instance.js';
 import { DEFAULT_FREE_ENVELOPE } from '../../api/free-envelope.js';
+import type { Permission } from '../kube/access-review.js';
+import type { EventView } from './events.js';
 
 /** One row of the instance list, as the page shows it and the live stream sends it. */
 export interface InstanceRow {
@@ -18,6 +25,33 @@ export interface InstanceRow {
    */
   lastColdStart: string | null;
   createdAt: string | null;
+}
+
+/** GET /api/namespaces/:namespace/instances: the rows, and what the user may do with them. */
+export interface InstanceList {
+  resourceVersion: string;
+  items: InstanceRow[];
+  permissions: { create: Permission; delete: Permission; watch: Permission };
+}
+
+/** GET .../instances/:name: the row and what the detail page shows besides. */
+export interface InstanceDetail {
+  row: InstanceRow;
+  spec: CouchInstanceSpec;
+  conditions: Condition[];
+  hibernatedAt: string | null;
+  lastActivityTime: string | null;
+  credentialsSecret: string;
+  /** Null when the user may not read the namespace's Events. */
+  events: EventView[] | null;
+  permissions: { patch: Permission; delete: Permission; readCredentials: Permission };
+}
+
+/** GET .../instances/:name/credentials: the admin Secret's values, for the connection snippets. */
+export interface InstanceCredentials {
+  username: string;
+  password: string;
+  url: string;
 }
 
 export function buildInstanceRow(instance: CouchInstance): InstanceRow {

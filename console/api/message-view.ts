@@ -70,6 +70,14 @@ export interface MessageRow {
   updatedAt: number;
 }
 
+/** GET .../bindings/:name/messages: the rows folded from the newest events. */
+export interface MessagePage {
+  messages: MessageRow[];
+  /** Older events exist: a message first seen near the window's end may have more history. */
+  partial: boolean;
+  eventsRead: number;
+}
+
 /** One message with what the list leaves out: its request and every attempt. */
 export interface MessageDetail extends MessageRow {
   method: string | null;

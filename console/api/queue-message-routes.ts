@@ -6,6 +6,7 @@ import {
   buildMessageRows,
   isMessageGroup,
   MESSAGE_GROUPS,
+  type MessagePage,
   type QueueEvent,
 } from './message-view.js';
 import { callQueueApi, QUEUE_ID_PATTERN } from './queue-api-client.js';
@@ -46,12 +47,12 @@ export function queueMessageRoutes(options: { kube: KubeHttp; queueBaseUrl: stri
       `events?count=${EVENTS_WINDOW}`,
     );
     const events = page.events ?? [];
-    res.json({
+    const answer: MessagePage = {
       messages: buildMessageRows(events, { now: Date.now(), ...(group !== undefined && { group }) }),
-      // Older events exist: a message first seen near the window's end may have more history.
       partial: page.cursor !== undefined,
       eventsRead: events.length,
-    });
+    };
+    res.json(answer);
   });
 
   // One message's whole history, every attempt with its answer.

@@ -1,7 +1,7 @@
 import { useEffect, useState, type ReactNode } from 'react';
-import type { Permission, Phase } from '../lib/api-types.js';
+import type { InstanceRow, Permission } from '../lib/api-types.js';
 
-export function PhaseBadge({ phase }: { phase: Phase }) {
+export function PhaseBadge({ phase }: { phase: InstanceRow['phase'] }) {
   return <span className={`badge phase-${phase.toLowerCase()}`}>{phase}</span>;
 }
 

@@ -1,4 +1,4 @@
-import type { Credentials } from './api-types.js';
+import type { InstanceCredentials } from './api-types.js';
 
 export interface Snippet {
   id: string;
@@ -11,7 +11,7 @@ const js = (value: string): string => JSON.stringify(value);
 const sh = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`;
 
 /** How to connect with curl, nano, PouchDB and a _replicator document, filled in with the instance's values. */
-export function buildSnippets(endpoint: string, credentials: Credentials): Snippet[] {
+export function buildSnippets(endpoint: string, credentials: InstanceCredentials): Snippet[] {
   const base = endpoint.replace(/\/+$/, '');
   return [
     {

@@ -10,7 +10,7 @@ import {
   SecretField,
 } from '../components/common.js';
 import { api, ApiError, namespacePath } from '../lib/api-client.js';
-import type { Credentials, InstanceDetail, InstanceRow, Permission } from '../lib/api-types.js';
+import type { InstanceCredentials, InstanceDetail, InstanceRow, Permission } from '../lib/api-types.js';
 import { useLiveInstances } from '../lib/live-instances.js';
 import { Link, navigate } from '../lib/router.js';
 import { safeHttpUrl } from '../lib/safe-url.js';
@@ -28,7 +28,7 @@ export function InstanceDetailPage({ namespace, name }: { namespace: string; nam
   const [detail, setDetail] = useState<InstanceDetail>();
   const [error, setError] = useState<ApiError>();
   const [actionError, setActionError] = useState<ApiError>();
-  const [credentials, setCredentials] = useState<Credentials>();
+  const [credentials, setCredentials] = useState<InstanceCredentials>();
   const [busy, setBusy] = useState(false);
   const [confirmName, setConfirmName] = useState('');
   const live = useLiveInstances(namespace);
@@ -60,7 +60,7 @@ export function InstanceDetailPage({ namespace, name }: { namespace: string; nam
   const reveal = async (): Promise<void> => {
     setActionError(undefined);
     try {
-      setCredentials(await api<Credentials>('GET', `${base}/credentials`));
+      setCredentials(await api<InstanceCredentials>('GET', `${base}/credentials`));
     } catch (err) {
       if (err instanceof ApiError) setActionError(err);
     }
