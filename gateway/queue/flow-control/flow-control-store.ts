@@ -15,6 +15,22 @@ import {
   type FlowControlRecord,
 } from './flow-control.js';
 
+/**
+ * Keys per script run of the mover's pass: a run holds Redis for about 20 µs per key, so 100 keep
+ * each run near 2 ms while a pass at 5,000 keys takes 50 round trips instead of 5,000.
+ */
+const TICK_BATCH = 100;
+
+/** What the mover's tick did to one key. */
+export interface FlowControlTick {
+  key: string;
+  /** Tokens of messages no longer on the stream, freed. */
+  freed: number;
+  started: number;
+  /** The key was idle and has been removed. */
+  forgotten: boolean;
+}
+
 /** What `client.flowControl.*` changes on a key (update-flow-control.ts). */
 export type FlowControlChange =
   | { change: 'pause' | 'resume' | 'resetRate' }
@@ -90,13 +106,40 @@ export class FlowControlStore {
     await releaseFlowControlToken.run(this.redis, this.scriptKeys(key), [MESSAGE_FIELD, key, messageId]);
   }
 
-  /** The mover's pass over one key (tick-flow-control.ts). */
-  async tick(key: string): Promise<{ freed: number; started: number; forgotten: boolean }> {
-    const [freed, started, forgotten] = (await tickFlowControl.run(this.redis, this.scriptKeys(key), [
-      MESSAGE_FIELD,
-      key,
-    ])) as [number, number, number];
-    return { freed, started, forgotten: forgotten === 1 };
+  /** The mover's tick of one key (tick-flow-control.ts). */
+  async tick(key: string): Promise<Omit<FlowControlTick, 'key'>> {
+    const { key: _, ...tick } = (await this.tickKeys([key]))[0]!;
+    return tick;
+  }
+
+  /**
+   * The mover's pass: every key ticked, TICK_BATCH keys per script run, until `goOn` says stop
+   * (checked between runs). Returns each ticked key's outcome.
+   */
+  async tickAll(goOn: () => boolean = () => true): Promise<FlowControlTick[]> {
+    const names = await this.names();
+    const ticks: FlowControlTick[] = [];
+    for (let i = 0; i < names.length && goOn(); i += TICK_BATCH)
+      ticks.push(...(await this.tickKeys(names.slice(i, i + TICK_BATCH))));
+    return ticks;
+  }
+
+  private async tickKeys(names: readonly string[]): Promise<FlowControlTick[]> {
+    const k = this.keys;
+    const scriptKeys = [k.flowControls, k.scheduledMessages, k.stream, k.streamIndex];
+    for (const name of names)
+      scriptKeys.push(k.flowControlWaiting(name), k.flowControlActive(name), k.flowControlDue(name));
+    const results = (await tickFlowControl.run(this.redis, scriptKeys, [MESSAGE_FIELD, ...names])) as [
+      number,
+      number,
+      number,
+    ][];
+    return results.map(([freed, started, forgotten], i) => ({
+      key: names[i]!,
+      freed,
+      started,
+      forgotten: forgotten === 1,
+    }));
   }
 
   /** Applies a change; pause and pin create a missing key. Returns whether the key exists. */

@@ -152,6 +152,39 @@ describe('the flow-control store: tokens and rate windows in Redis', () => {
     expect(await flows.tick('t')).toEqual({ freed: 0, started: 0, forgotten: false });
   });
 
+  it("when the mover's pass runs over more keys than one script run takes, then every key is ticked once and the idle ones forgotten", async () => {
+    const now = await serverNow();
+    // 250 keys (three script runs): each with a message due in 200 ms; every fifth also idle-able.
+    const names = Array.from({ length: 250 }, (_, i) => `many${String(i).padStart(3, '0')}`);
+    for (const name of names)
+      await enqueue(message({ key: name, parallelism: 1 }, name, { notBefore: now + 200 }));
+    await enqueue(message({ key: 'idle', rate: 1, periodSeconds: 1 }, 'idle'));
+    await messages.ensureGroup();
+    const idleEntry = (await client.xrange(keys.stream, '-', '+'))[0]!;
+    await messages.complete(idleEntry[0], (await client.smembers(keys.flowControlActive('idle')))[0]!);
+    await waitFor('the delayed messages due', async () => (await serverNow()) >= now + 1_200 || undefined, {
+      timeoutMs: 3_000,
+      intervalMs: 50,
+    });
+    const ticks = await flows.tickAll();
+    expect(ticks.map((t) => t.key).sort()).toEqual(['idle', ...names].sort());
+    expect(
+      ticks
+        .filter((t) => t.started === 1)
+        .map((t) => t.key)
+        .sort(),
+    ).toEqual(names);
+    expect(ticks.find((t) => t.key === 'idle')).toEqual({
+      key: 'idle',
+      freed: 1,
+      started: 0,
+      forgotten: true,
+    });
+    expect((await started()).sort()).toEqual(names);
+    // A pass that is told to stop ticks no further run.
+    expect(await flows.tickAll(() => false)).toEqual([]);
+  });
+
   it("when the replica delivering a key's message dies, then its token stays held until a survivor claims, finishes and releases it", async () => {
     const limits = { key: 'dead', parallelism: 1 };
     await enqueue(message(limits, 'held'), message(limits, 'next'));
