@@ -8,8 +8,10 @@ import { START_WAITING_LUA } from './dispatch-queue.js';
  * `rate` (0 = no limit) in the current window of `period` seconds. A window that ended starts the
  * next one right after it, so a busy key gets `rate` every period however late the dispatch that
  * rolls it runs; after a whole idle window the next one starts at the dispatch, so an idle key's
- * first messages do not share a window that is nearly over with the next one's. Returns how many it started. `read_flow_control(k, name, now,
- * create)` reads a key's record (a new one when missing and `create`), `flow_control_keys(first)`
+ * first messages do not share a window that is nearly over with the next one's. Returns how many
+ * it started. `read_flow_control(k, name, now, create)` reads a key's record (a new one when
+ * missing and `create`), `apply_flow_limits(k, name, now, limits)` makes a new message's limits
+ * the key's (creating it; pinned ones stay), `flow_control_keys(first)`
  * names the KEYS from index `first` on in the order below. `now` is the Redis server's
  * clock (server_now), so every replica counts the same windows.
  *
@@ -29,6 +31,20 @@ local function read_flow_control(k, name, now, create)
   if not create then return nil end
   return { createdAt = now, parallelism = 0, rate = 0, period = 1, paused = false,
            pinnedParallelism = false, pinnedRate = false, rateCount = 0, ratePeriodStart = 0 }
+end
+
+-- A message's limits (parallelism, rate, period) become the key's, except those pinned (QStash:
+-- "the processing configuration is updated based on configurations provided by incoming
+-- messages"); the key is created when missing. Every path that adds a message to a key applies
+-- them here, so the rule is in one place.
+local function apply_flow_limits(k, name, now, limits)
+  local flow = read_flow_control(k, name, now, true)
+  if not flow.pinnedParallelism then flow.parallelism = limits.parallelism end
+  if not flow.pinnedRate then
+    flow.rate = limits.rate
+    flow.period = limits.period
+  end
+  redis.call('HSET', k.flows, name, cjson.encode(flow))
 end
 
 local function dispatch_flow_control(k, field, name, now)

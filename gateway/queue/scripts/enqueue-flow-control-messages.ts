@@ -7,9 +7,8 @@ import { SERVER_NOW_LUA } from './server-now.js';
 /**
  * Stores messages of one flow-control key, all or none: each waits in the key's list (or, when
  * delayed, in its due set), its body in the messages off the stream, so the messages API finds
- * and cancels it. The key is created when missing; the messages' limits become the key's, except
- * those pinned (QStash: "the processing configuration is updated based on configurations provided
- * by incoming messages"). Then the key starts what its limits allow. Deduplication and CREATED
+ * and cancels it. The key is created when missing and the messages' limits become the key's
+ * (apply_flow_limits). Then the key starts what its limits allow. Deduplication and CREATED
  * events as in enqueue-messages.
  *
  * KEYS[1]  the flow-control keys (hash: key -> FlowControlRecord JSON)
@@ -37,14 +36,7 @@ export const enqueueFlowControlMessages = new LuaScript(
   `${DEDUPLICATE_LUA}${RECORD_EVENT_LUA}${SERVER_NOW_LUA}${DISPATCH_FLOW_CONTROL_LUA}
 local k = flow_control_keys(1)
 local now = server_now()
-local limits = cjson.decode(ARGV[5])
-local flow = read_flow_control(k, ARGV[4], now, true)
-if not flow.pinnedParallelism then flow.parallelism = limits.parallelism end
-if not flow.pinnedRate then
-  flow.rate = limits.rate
-  flow.period = limits.period
-end
-redis.call('HSET', k.flows, ARGV[4], cjson.encode(flow))
+apply_flow_limits(k, ARGV[4], now, cjson.decode(ARGV[5]))
 local answers = {}
 for i = 6, #ARGV, 5 do
   local id, due, message, key = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
