@@ -9,8 +9,9 @@ import { releaseFlowControlToken } from '../scripts/release-flow-control-token.j
 import { tickFlowControl } from '../scripts/tick-flow-control.js';
 import { updateFlowControl } from '../scripts/update-flow-control.js';
 import {
-  DEFAULT_PERIOD_SECONDS,
+  flowLimitsJson,
   toFlowControlInfo,
+  type FlowControl,
   type FlowControlInfo,
   type FlowControlRecord,
 } from './flow-control.js';
@@ -64,46 +65,58 @@ export class FlowControlStore {
   }
 
   /**
-   * Stores messages that all carry `flowControl.key`, all or none; their limits (the last
-   * message's, when they differ) become the key's unless pinned. A message whose deduplication key
-   * is held within `deduplicationWindowMs` is not stored and answers the first.
+   * Stores messages that all carry `flowControl.key`, all or none; each joins the key with its own
+   * limits, and the key runs by the highest among its unfinished messages' unless pinned. A message
+   * whose deduplication key is held within `deduplicationWindowMs` is not stored and answers the
+   * first.
    */
   async enqueue(
     messages: readonly QueueMessage[],
     options: { deduplicationWindowMs: number; now?: number },
   ): Promise<EnqueueAnswer[]> {
-    const limits = messages[messages.length - 1]?.flowControl;
-    if (limits === undefined) throw new Error('flow-control messages without a flow-control key');
+    const key = messages[0]?.flowControl?.key;
+    if (key === undefined) throw new Error('flow-control messages without a flow-control key');
     const now = options.now ?? Date.now();
     const args: (string | number | Buffer)[] = [
       MESSAGE_FIELD,
       options.deduplicationWindowMs,
       this.eventCap,
-      limits.key,
-      JSON.stringify({
-        parallelism: limits.parallelism ?? 0,
-        rate: limits.rate ?? 0,
-        period: limits.periodSeconds ?? DEFAULT_PERIOD_SECONDS,
-      }),
+      key,
     ];
     for (const message of messages) {
+      if (message.flowControl?.key !== key) throw new Error('flow-control messages of different keys');
       const due = message.notBefore !== undefined && message.notBefore > now ? message.notBefore : 0;
       const created =
         this.eventCap > 0 ? eventJson(message, 'CREATED', now, due > 0 ? { nextDeliveryTime: due } : {}) : '';
-      args.push(message.id, due, encodeMessage(message), message.deduplicationKey ?? '', created);
+      args.push(
+        message.id,
+        due,
+        encodeMessage(message),
+        message.deduplicationKey ?? '',
+        created,
+        flowLimitsJson(message.flowControl),
+      );
     }
     const k = this.keys;
     const answers = (await enqueueFlowControlMessages.run(
       this.redis,
-      [...this.scriptKeys(limits.key), k.deduplicationIds, k.deduplicationExpiries, k.events],
+      [...this.scriptKeys(key), k.deduplicationIds, k.deduplicationExpiries, k.events],
       args,
     )) as string[];
     return enqueueAnswers(messages, answers);
   }
 
-  /** One attempt of the key's message ended: its token goes back and the key starts what it can. */
-  async release(key: string, messageId: string): Promise<void> {
-    await releaseFlowControlToken.run(this.redis, this.scriptKeys(key), [MESSAGE_FIELD, key, messageId]);
+  /**
+   * One attempt of the key's message ended: its token goes back, a message that finished for good
+   * leaves the key's counts, and the key starts what it can.
+   */
+  async release(flowControl: FlowControl, messageId: string): Promise<void> {
+    await releaseFlowControlToken.run(this.redis, this.scriptKeys(flowControl.key), [
+      MESSAGE_FIELD,
+      flowControl.key,
+      messageId,
+      flowLimitsJson(flowControl),
+    ]);
   }
 
   /** The mover's tick of one key (tick-flow-control.ts). */

@@ -8,7 +8,11 @@ import { SERVER_NOW_LUA } from './server-now.js';
  * bench/flow-control-keys.ts). For each key it frees the tokens of messages no longer on the stream
  * (their release never reached Redis: the gateway died between recording the attempt and
  * releasing, or the message was cancelled while no worker held it), moves due delayed messages and
- * retries into the waiting list, and starts what a rolled rate window allows. A key left with
+ * retries into the waiting list, and starts what a rolled rate window allows. When the key's counts
+ * of unfinished messages by limits (flow-control-limits.ts) do not add up to its messages waiting,
+ * due and in flight (a path that never decremented: a release the tick beat to the token, a
+ * message cancelled while no worker held it, a gateway that died), they are rebuilt from the
+ * messages themselves and the key's limits follow. A key left with
  * nothing waiting, due or in flight, neither paused nor pinned, and whose rate window has ended,
  * is forgotten, so keys of the past do not pile up.
  *
@@ -28,6 +32,26 @@ export const tickFlowControl = new LuaScript(
   `${SERVER_NOW_LUA}${DISPATCH_FLOW_CONTROL_LUA}
 local now = server_now()
 
+local function sum(counts)
+  local total = 0
+  for _, count in pairs(counts or {}) do total = total + count end
+  return total
+end
+
+-- The counts must cover every message of the key; a message both due and in flight (its retry is
+-- parked, its release not yet in) is counted twice here and once in a recount, which is harmless.
+local function reconcile(k, name)
+  local raw = redis.call('HGET', k.flows, name)
+  if not raw then return end
+  local flow = cjson.decode(raw)
+  local messages = redis.call('LLEN', k.waiting) + redis.call('ZCARD', k.due) + redis.call('SCARD', k.active)
+  local counted = sum(flow.parallelismCounts)
+  if counted == messages and sum(flow.rateCounts) == counted then return end
+  recount_flow_limits(k, flow, ARGV[1])
+  use_highest_limits(flow)
+  redis.call('HSET', k.flows, name, cjson.encode(flow))
+end
+
 local function tick(k, name)
   local freed = 0
   for _, id in ipairs(redis.call('SMEMBERS', k.active)) do
@@ -36,6 +60,7 @@ local function tick(k, name)
       freed = freed + 1
     end
   end
+  reconcile(k, name)
   local started = dispatch_flow_control(k, ARGV[1], name, now)
   local raw = redis.call('HGET', k.flows, name)
   if not raw then return {freed, started, 0} end
