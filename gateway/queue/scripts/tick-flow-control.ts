@@ -38,20 +38,6 @@ local function sum(counts)
   return total
 end
 
--- The counts must cover every message of the key; a message both due and in flight (its retry is
--- parked, its release not yet in) is counted twice here and once in a recount, which is harmless.
-local function reconcile(k, name)
-  local raw = redis.call('HGET', k.flows, name)
-  if not raw then return end
-  local flow = cjson.decode(raw)
-  local messages = redis.call('LLEN', k.waiting) + redis.call('ZCARD', k.due) + redis.call('SCARD', k.active)
-  local counted = sum(flow.parallelismCounts)
-  if counted == messages and sum(flow.rateCounts) == counted then return end
-  recount_flow_limits(k, flow, ARGV[1])
-  use_highest_limits(flow)
-  redis.call('HSET', k.flows, name, cjson.encode(flow))
-end
-
 local function tick(k, name)
   local freed = 0
   for _, id in ipairs(redis.call('SMEMBERS', k.active)) do
@@ -60,16 +46,24 @@ local function tick(k, name)
       freed = freed + 1
     end
   end
-  reconcile(k, name)
   local started = dispatch_flow_control(k, ARGV[1], name, now)
   local raw = redis.call('HGET', k.flows, name)
   if not raw then return {freed, started, 0} end
   local flow = cjson.decode(raw)
-  local idle = redis.call('LLEN', k.waiting) + redis.call('SCARD', k.active) + redis.call('ZCARD', k.due) == 0
+  local messages = redis.call('LLEN', k.waiting) + redis.call('SCARD', k.active) + redis.call('ZCARD', k.due)
   local windowOver = flow.rate == 0 or now >= flow.ratePeriodStart + flow.period * 1000
-  if idle and windowOver and not flow.paused and not flow.pinnedParallelism and not flow.pinnedRate then
+  if messages == 0 and windowOver and not flow.paused and not flow.pinnedParallelism and not flow.pinnedRate then
     redis.call('HDEL', k.flows, name)
     return {freed, started, 1}
+  end
+  -- The counts must cover every message of the key; one both due and in flight (its retry parked,
+  -- its release not yet in) is counted twice here and once by a recount, which is harmless.
+  local counted = sum(flow.parallelismCounts)
+  if counted ~= messages or sum(flow.rateCounts) ~= counted then
+    recount_flow_limits(k, flow, ARGV[1])
+    use_highest_limits(flow)
+    redis.call('HSET', k.flows, name, cjson.encode(flow))
+    started = started + dispatch_flow_control(k, ARGV[1], name, now)
   end
   return {freed, started, 0}
 end
