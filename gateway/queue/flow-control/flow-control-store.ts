@@ -1,9 +1,10 @@
 import type { Redis } from 'ioredis';
-import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
+import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
 import { encodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
 import { enqueueAnswers, type EnqueueAnswer } from '../message-store.js';
+import { admitFlowControlEntry } from '../scripts/admit-flow-control-entry.js';
 import { enqueueFlowControlMessages } from '../scripts/enqueue-flow-control-messages.js';
 import { releaseFlowControlToken } from '../scripts/release-flow-control-token.js';
 import { tickFlowControl } from '../scripts/tick-flow-control.js';
@@ -37,6 +38,9 @@ export type FlowControlChange =
   | { change: 'pause' | 'resume' | 'resetRate' }
   | { change: 'pin'; parallelism?: number; rate?: number; periodSeconds?: number }
   | { change: 'unpin'; parallelism: boolean; rate: boolean };
+
+/** What a worker's check before a send found (admit-flow-control-entry.ts). */
+export type EntryCheck = 'deliver' | 'gone' | 'admitted';
 
 /**
  * A binding's flow-control keys in its database (keys.ts): a hash of key records, and per key a
@@ -104,6 +108,35 @@ export class FlowControlStore {
       args,
     )) as string[];
     return enqueueAnswers(messages, answers);
+  }
+
+  /**
+   * A worker's check before it sends `message`, which has a flow-control key, from stream entry
+   * `entryId`: 'deliver' when the message holds one of the key's tokens (its `activeEvent` is
+   * then recorded), 'admitted' when it came onto the stream another way and now waits in its key,
+   * 'gone' when the entry was cancelled or finished by another consumer.
+   */
+  async admit(
+    entryId: string,
+    message: QueueMessage & { flowControl: FlowControl },
+    activeEvent: string,
+  ): Promise<EntryCheck> {
+    const key = message.flowControl.key;
+    const result = await admitFlowControlEntry.run(
+      this.redis,
+      [...this.scriptKeys(key), this.keys.events],
+      [
+        MESSAGE_FIELD,
+        DELIVERY_GROUP,
+        entryId,
+        key,
+        message.id,
+        flowLimitsJson(message.flowControl),
+        this.eventCap,
+        activeEvent,
+      ],
+    );
+    return result === 1 ? 'deliver' : result === 2 ? 'admitted' : 'gone';
   }
 
   /**

@@ -46,24 +46,24 @@ local function tick(k, name)
       freed = freed + 1
     end
   end
-  local started = dispatch_flow_control(k, ARGV[1], name, now)
   local raw = redis.call('HGET', k.flows, name)
-  if not raw then return {freed, started, 0} end
+  if not raw then return {freed, 0, 0} end
   local flow = cjson.decode(raw)
   local messages = redis.call('LLEN', k.waiting) + redis.call('SCARD', k.active) + redis.call('ZCARD', k.due)
-  local windowOver = flow.rate == 0 or now >= flow.ratePeriodStart + flow.period * 1000
-  if messages == 0 and windowOver and not flow.paused and not flow.pinnedParallelism and not flow.pinnedRate then
-    redis.call('HDEL', k.flows, name)
-    return {freed, started, 1}
-  end
-  -- The counts must cover every message of the key; one both due and in flight (its retry parked,
-  -- its release not yet in) is counted twice here and once by a recount, which is harmless.
+  -- The counts must cover every message of the key, healed before the dispatch uses the limits;
+  -- one both due and in flight (its retry parked, its release not yet in) is counted twice here
+  -- and once by a recount, which is harmless.
   local counted = sum(flow.parallelismCounts)
   if counted ~= messages or sum(flow.rateCounts) ~= counted then
     recount_flow_limits(k, flow, ARGV[1])
     use_highest_limits(flow)
     redis.call('HSET', k.flows, name, cjson.encode(flow))
-    started = started + dispatch_flow_control(k, ARGV[1], name, now)
+  end
+  local started = dispatch_flow_control(k, ARGV[1], name, now)
+  local windowOver = flow.rate == 0 or now >= flow.ratePeriodStart + flow.period * 1000
+  if messages == 0 and windowOver and not flow.paused and not flow.pinnedParallelism and not flow.pinnedRate then
+    redis.call('HDEL', k.flows, name)
+    return {freed, started, 1}
   end
   return {freed, started, 0}
 end
