@@ -58,6 +58,8 @@ local function tick(k, name)
     recount_flow_limits(k, flow, ARGV[1])
     use_highest_limits(flow)
     redis.call('HSET', k.flows, name, cjson.encode(flow))
+    -- The recount drops the ids of cancelled messages.
+    messages = redis.call('LLEN', k.waiting) + redis.call('SCARD', k.active) + redis.call('ZCARD', k.due)
   end
   local started = dispatch_flow_control(k, ARGV[1], name, now)
   local windowOver = flow.rate == 0 or now >= flow.ratePeriodStart + flow.period * 1000
