@@ -14,6 +14,7 @@ import type { AddressPolicy } from '../ssrf/address-policy.js';
 import { storeCall } from '../api/store-call.js';
 import { validateResourceName } from '../api/resource-name.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
+import type { QueueStore } from '../queues/queue-store.js';
 import type { UrlGroupStore } from '../url-groups/url-group-store.js';
 import { nextTick, parseCron } from './cron.js';
 import { newScheduleId, toQStashSchedule, type ScheduleRecord } from './schedule.js';
@@ -45,11 +46,12 @@ function answer(schedule: StoredSchedule) {
 export function scheduleRoutes(options: {
   schedulesOf: (target: QueueTarget) => ScheduleStore;
   groupsOf: (target: QueueTarget) => UrlGroupStore;
+  queuesOf: (target: QueueTarget) => QueueStore;
   config: QueueConfig;
   policy: AddressPolicy;
   now?: () => number;
 }): ApiRoute[] {
-  const { schedulesOf, groupsOf, config, policy } = options;
+  const { schedulesOf, groupsOf, queuesOf, config, policy } = options;
   const now = options.now ?? Date.now;
 
   const create = async ({ req, res, target, params }: ApiRequest): Promise<void> => {
@@ -100,6 +102,11 @@ export function scheduleRoutes(options: {
       createdAt: 0,
       ...(queueName === undefined ? {} : { queueName }),
     };
+    // The queue is created at the first tick; a schedule it could never be created for is refused now.
+    if (queueName !== undefined)
+      await storeCall('read the queues', () =>
+        queuesOf(target).assertCreatable(queueName, quotasOf(target, config)),
+      );
     const at = now();
     const store = schedulesOf(target);
     const existing =
