@@ -112,13 +112,12 @@ export function scheduleRoutes(options: {
       );
     const at = now();
     const store = schedulesOf(target);
-    const existing =
-      idHeader === undefined ? undefined : await storeCall('read the schedule', () => store.get(scheduleId));
+    // A replace keeps the old createdAt and pause: the save script reads them, not this request.
     const record: ScheduleRecord = {
       scheduleId,
       cron: cron.text,
       destination,
-      createdAt: existing?.record.createdAt ?? at,
+      createdAt: at,
       isPaused: false,
     };
     if (delayMs !== undefined) record.delayMs = delayMs;

@@ -13,7 +13,8 @@ import { SERVER_NOW_LUA } from './server-now.js';
  * ones, which are exactly the members of the ticks set. A new active schedule is refused while the
  * binding has its most, before its deduplication key is recorded (a refused create holds no key).
  * Replacing a paused schedule keeps it paused (only resume changes that), so a replace never
- * changes the count and is always allowed.
+ * changes the count and is always allowed. A replace keeps the schedule's createdAt, read here
+ * rather than by the caller, so replicas replacing it at once cannot overwrite it.
  *
  * KEYS[1]  the schedules hash (id -> record JSON)
  * KEYS[2]  the schedule messages hash (id -> encoded message template)
@@ -21,7 +22,7 @@ import { SERVER_NOW_LUA } from './server-now.js';
  * KEYS[4]  the deduplication ids (hash: deduplication key -> first id)
  * KEYS[5]  the deduplication expiries (sorted set: deduplication key -> window end, ms)
  * ARGV[1]  the schedule id
- * ARGV[2]  the record JSON
+ * ARGV[2]  the record JSON (its createdAt and, when paused, isPaused are the old record's on a replace)
  * ARGV[3]  the encoded message template
  * ARGV[4]  the next tick (ms), or "" for a paused schedule (not in the ticks set)
  * ARGV[5]  the deduplication key, or "" for none
@@ -36,7 +37,8 @@ export const saveSchedule = new LuaScript(
   5,
   `${DEDUPLICATE_LUA}${SERVER_NOW_LUA}
 local held = ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[5]) == 1
-local exists = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+local old = redis.call('HGET', KEYS[1], ARGV[1])
+local exists = old ~= false
 local keep_paused = exists and not redis.call('ZSCORE', KEYS[3], ARGV[1])
 if not held and not exists and ARGV[4] ~= ''
   and redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
@@ -47,9 +49,10 @@ if ARGV[5] ~= '' then
   if first then return {0, first} end
 end
 local record = ARGV[2]
-if keep_paused then
+if exists then
   local decoded = cjson.decode(record)
-  decoded.isPaused = true
+  decoded.createdAt = cjson.decode(old).createdAt
+  if keep_paused then decoded.isPaused = true end
   record = cjson.encode(decoded)
 end
 local created = redis.call('HSET', KEYS[1], ARGV[1], record)

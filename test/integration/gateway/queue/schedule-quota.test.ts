@@ -141,4 +141,24 @@ describe('the schedule quota counts active schedules (save and pause scripts, re
     expect(paused).toEqual(['s0']);
     expect(active).toHaveLength(QUOTA);
   });
+
+  it('when two replicas replace one schedule at once, each with its own idea of createdAt, then the first createdAt stays (the script keeps it, no read outside it)', async () => {
+    await replicas[0]!.save({ ...record('s0'), createdAt: 1_000 }, template, {
+      nextTick: NEXT_TICK,
+      maxSchedules: QUOTA,
+    });
+    // Each replica's replace carries the time it was asked, as a create does: neither read the old one.
+    await Promise.all(
+      [2_000, 3_000].map((createdAt, i) =>
+        replicas[i]!.save({ ...record('s0', '*/5 * * * *'), createdAt }, template, {
+          nextTick: NEXT_TICK,
+          maxSchedules: QUOTA,
+        }),
+      ),
+    );
+    expect(await replicas[0]!.get('s0')).toMatchObject({
+      record: { scheduleId: 's0', cron: '*/5 * * * *', createdAt: 1_000, isPaused: false },
+      nextTick: NEXT_TICK,
+    });
+  });
 });
