@@ -19,6 +19,11 @@ export interface RedisServerOptions {
   dataDir?: string;
   /** The redis-server binary (default: {@link DEFAULT_REDIS_SERVER_BIN}). */
   bin?: string;
+  /**
+   * How often the append-only file is fsynced (default `everysec`, Redis's own default). `always`
+   * fsyncs before each reply, so a crash loses nothing Redis acknowledged.
+   */
+  appendfsync?: 'always' | 'everysec';
 }
 
 /** A throwaway redis-server on a loopback port, password protected. */
@@ -31,6 +36,11 @@ export interface RedisServer {
   pid: number;
   /** Stops the server and removes its temporary folder (not `dataDir`). Safe to call twice. */
   stop(): Promise<void>;
+  /**
+   * Kills the server with SIGKILL, as a crash: nothing is flushed on the way out. Resolves once it
+   * is gone and its temporary folder removed; stop() after it does nothing.
+   */
+  kill(): Promise<void>;
 }
 
 export class RedisServerNotInstalledError extends Error {
@@ -69,7 +79,13 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
   const launched = await launchOnFreePort({
     what: 'redis-server',
     async start(port) {
-      const config = buildRedisConfig({ port, password, dataDir, persistent: dataDir !== workDir });
+      const config = buildRedisConfig({
+        port,
+        password,
+        dataDir,
+        persistent: dataDir !== workDir,
+        appendfsync: options.appendfsync ?? 'everysec',
+      });
       await fs.writeFile(configFile, config, { mode: 0o600 });
       return startProcess({ name: `redis-server:${port}`, command: bin, args: [configFile] });
     },
@@ -88,6 +104,12 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     url: `redis://:${encodeURIComponent(password)}@${HOST}:${launched.port}`,
     pid: launched.process.pid,
     stop: () => (stopped ??= launched.process.stop().then(removeWorkDir)),
+    kill: () =>
+      (stopped ??= (async () => {
+        process.kill(launched.process.pid, 'SIGKILL');
+        await launched.process.exited;
+        await removeWorkDir();
+      })()),
   };
 }
 
@@ -96,6 +118,7 @@ function buildRedisConfig(options: {
   password: string;
   dataDir: string;
   persistent: boolean;
+  appendfsync: 'always' | 'everysec';
 }): string {
   const lines = [
     `bind ${HOST}`,
@@ -108,7 +131,7 @@ function buildRedisConfig(options: {
     // No RDB snapshots either way; with a dataDir, the append-only file keeps every write.
     'save ""',
     `appendonly ${options.persistent ? 'yes' : 'no'}`,
-    'appendfsync everysec',
+    `appendfsync ${options.appendfsync}`,
   ];
   return `${lines.join('\n')}\n`;
 }
