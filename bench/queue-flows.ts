@@ -383,6 +383,7 @@ async function benchSchedules(
     redis: tickerConnection,
     keys,
     pollIntervalMs: 1_000,
+    maxQueues: () => 10,
     logger: createSilentLogger(),
   });
   try {

@@ -43,6 +43,8 @@ export interface ApiRoutesOptions {
 export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
   const { registry, connections, keys, config, policy } = options;
   const groupsOf = (target: QueueTarget): UrlGroupStore => new UrlGroupStore(connections.get(target), keys);
+  const queuesOf = (target: QueueTarget): QueueStore =>
+    new QueueStore(connections.get(target), keys, eventCapOf(config, target));
   return [
     ...publishRoutes({ connections, keys, config, policy, groupsOf }),
     { path: 'messages', methods: { DELETE: cancelMessages } },
@@ -59,11 +61,12 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
     ...scheduleRoutes({
       schedulesOf: (target) => new ScheduleStore(connections.get(target), keys),
       groupsOf,
+      queuesOf,
       config,
       policy,
     }),
     ...queueRoutes({
-      queuesOf: (target) => new QueueStore(connections.get(target), keys, eventCapOf(config, target)),
+      queuesOf,
       readPublish: createPublishReader({ config, policy, groupsOf }),
       config,
     }),

@@ -5,7 +5,7 @@ import { lowerCaseHeaders, parsePublishHeaders, type PublishLimits } from './pub
 import { describeSchemaError, validateBatch, type BatchItemInput } from './schemas.js';
 import { validateDestination } from './destination.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
-import { validateQueueName } from '../queues/queue.js';
+import { validateResourceName } from '../api/resource-name.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
 
 export interface BatchLimits extends PublishLimits {
@@ -66,7 +66,7 @@ export function parseBatchRequest(
     const where = `batch item ${index}`;
     const destination = item.destination ?? item.url ?? '';
     try {
-      const queueName = item.queue === undefined ? undefined : validateQueueName(item.queue, 'queue');
+      const queueName = item.queue === undefined ? undefined : validateResourceName(item.queue, 'queue');
       const urlGroup = isUrlGroupName(destination) ? destination : undefined;
       if (!urlGroup) validateDestination(destination, policy);
       const headers = lowerCaseHeaders(item.headers ?? {});
@@ -81,13 +81,7 @@ export function parseBatchRequest(
       if (body.length > limits.maxBodyBytes)
         throw new InvalidRequestError(`its body is larger than ${limits.maxBodyBytes} bytes`);
       const request: MessageRequest = { ...options, ...extras, destination, body };
-      if (queueName !== undefined) {
-        if (request.flowControl !== undefined)
-          throw new InvalidRequestError(
-            "Upstash-Flow-Control-Key is not supported with a queue: its messages wait for the queue's slots",
-          );
-        request.queueName = queueName;
-      }
+      if (queueName !== undefined) request.queueName = queueName;
       return urlGroup ? { request, urlGroup } : { request };
     } catch (err) {
       if (err instanceof InvalidRequestError || err instanceof DestinationRefusedError)

@@ -12,11 +12,12 @@ import { quotasOf } from '../quotas.js';
 import { readBody } from '../api/read-body.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
 import { storeCall } from '../api/store-call.js';
-import { validateQueueName } from '../queues/queue.js';
+import { validateResourceName } from '../api/resource-name.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
+import type { QueueStore } from '../queues/queue-store.js';
 import type { UrlGroupStore } from '../url-groups/url-group-store.js';
 import { nextTick, parseCron } from './cron.js';
-import { newScheduleId, toQStashSchedule, validateScheduleId, type ScheduleRecord } from './schedule.js';
+import { newScheduleId, toQStashSchedule, type ScheduleRecord } from './schedule.js';
 import type { ScheduleStore, StoredSchedule } from './schedule-store.js';
 
 /** Headers that make the schedule rather than its messages. */
@@ -45,11 +46,12 @@ function answer(schedule: StoredSchedule) {
 export function scheduleRoutes(options: {
   schedulesOf: (target: QueueTarget) => ScheduleStore;
   groupsOf: (target: QueueTarget) => UrlGroupStore;
+  queuesOf: (target: QueueTarget) => QueueStore;
   config: QueueConfig;
   policy: AddressPolicy;
   now?: () => number;
 }): ApiRoute[] {
-  const { schedulesOf, groupsOf, config, policy } = options;
+  const { schedulesOf, groupsOf, queuesOf, config, policy } = options;
   const now = options.now ?? Date.now;
 
   const create = async ({ req, res, target, params }: ApiRequest): Promise<void> => {
@@ -59,10 +61,11 @@ export function scheduleRoutes(options: {
       throw new InvalidRequestError('Upstash-Cron is missing: a schedule needs one');
     const cron = parseCron(cronText);
     const idHeader = header(req, 'upstash-schedule-id');
-    const scheduleId = idHeader === undefined ? newScheduleId() : validateScheduleId(idHeader.trim());
+    const scheduleId =
+      idHeader === undefined ? newScheduleId() : validateResourceName(idHeader.trim(), 'Upstash-Schedule-Id');
     const queueHeader = header(req, 'upstash-queue-name');
     const queueName =
-      queueHeader === undefined ? undefined : validateQueueName(queueHeader.trim(), 'Upstash-Queue-Name');
+      queueHeader === undefined ? undefined : validateResourceName(queueHeader.trim(), 'Upstash-Queue-Name');
     const body = await readBody(req, config.maxBodyBytes);
     if (isUrlGroupName(destination)) {
       const group = await storeCall('read the url group', () => groupsOf(target).get(destination));
@@ -78,10 +81,8 @@ export function scheduleRoutes(options: {
     const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
     // Parsed as of time 0, Upstash-Delay comes back as the delay itself: each tick adds it to its time.
     const { notBefore: delayMs, ...options } = parsePublishHeaders(messageHeaders, limits, 0);
-    // A tick's message goes onto the stream (or into its queue) as it fires; passing a
-    // flow-control key's limits is not built for schedules, so the header is refused, not ignored.
-    if (options.flowControl !== undefined)
-      throw new InvalidRequestError('Upstash-Flow-Control-Key is not supported on schedules yet');
+    // A tick's message goes onto the stream (or into its queue) as it fires; one with a
+    // flow-control key is admitted to the key by the worker that reads it (admit-flow-control-entry.ts).
     // Callbacks go into the template, so every tick's message carries them. The deduplication
     // headers deduplicate the schedule's creation, as QStash does ("when scheduling a message, the
     // deduplication happens before the schedule is created"); the content hash covers the cron.
@@ -101,6 +102,11 @@ export function scheduleRoutes(options: {
       createdAt: 0,
       ...(queueName === undefined ? {} : { queueName }),
     };
+    // The queue is created at the first tick; a schedule it could never be created for is refused now.
+    if (queueName !== undefined)
+      await storeCall('read the queues', () =>
+        queuesOf(target).assertCreatable(queueName, quotasOf(target, config)),
+      );
     const at = now();
     const store = schedulesOf(target);
     const existing =
@@ -130,7 +136,7 @@ export function scheduleRoutes(options: {
   const setPaused =
     (paused: boolean) =>
     async ({ res, target, params }: ApiRequest) => {
-      const scheduleId = validateScheduleId(params.id!, 'schedule id');
+      const scheduleId = validateResourceName(params.id, 'schedule id');
       const store = schedulesOf(target);
       const existing = await storeCall('read the schedule', () => store.get(scheduleId));
       if (!existing) throw new ResourceNotFoundError(`schedule ${scheduleId} not found`);
@@ -160,13 +166,13 @@ export function scheduleRoutes(options: {
       path: 'schedules/:id',
       methods: {
         GET: async ({ res, target, params }) => {
-          const scheduleId = validateScheduleId(params.id!, 'schedule id');
+          const scheduleId = validateResourceName(params.id, 'schedule id');
           const schedule = await storeCall('read the schedule', () => schedulesOf(target).get(scheduleId));
           if (!schedule) throw new ResourceNotFoundError(`schedule ${scheduleId} not found`);
           sendJson(res, 200, answer(schedule));
         },
         DELETE: async ({ res, target, params }) => {
-          const scheduleId = validateScheduleId(params.id!, 'schedule id');
+          const scheduleId = validateResourceName(params.id, 'schedule id');
           const existed = await storeCall('delete the schedule', () =>
             schedulesOf(target).delete(scheduleId),
           );

@@ -43,6 +43,8 @@ export interface ScheduleTickerOptions {
   claimLeaseMs?: number;
   /** The binding's events cap, 0 when events are not recorded (message-event.ts eventCapOf). */
   eventCap?: number;
+  /** The binding's spec.limits.maxQueues as it is now: a tick creates its queue only within it. */
+  maxQueues: () => number;
   logger: Logger;
 }
 
@@ -171,12 +173,21 @@ export class ScheduleTicker {
 
   /** Fires one run of claimed ticks; returns how many fired. */
   private async fire({ claim, queueName, ticks }: FireRun): Promise<number> {
-    const fired = await this.schedules.fireClaimed(claim, queueName, ticks);
-    for (const [i, tick] of ticks.entries())
-      if (fired[i] && tick.messages.length === 0)
+    const fired = await this.schedules.fireClaimed(claim, queueName, ticks, this.options.maxQueues());
+    for (const [i, tick] of ticks.entries()) {
+      if (fired[i] === 'queue-refused')
+        this.options.logger.warn(
+          'schedule tick not stored: its queue is missing and the binding has its most queues',
+          {
+            scheduleId: tick.due.scheduleId,
+            queueName,
+          },
+        );
+      else if (fired[i] && tick.messages.length === 0)
         this.options.logger.warn('schedule tick fired to a url group that does not exist', {
           scheduleId: tick.due.scheduleId,
         });
+    }
     return fired.filter(Boolean).length;
   }
 

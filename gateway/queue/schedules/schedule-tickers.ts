@@ -4,6 +4,7 @@ import type { QueueConfig } from '../config.js';
 import { connectionFingerprint, type DatabaseConnections } from '../bindings/database-connections.js';
 import { queueKeys } from '../keys.js';
 import { eventCapOf } from '../events/message-event.js';
+import { quotasOf } from '../quotas.js';
 import { ScheduleTicker } from './schedule-ticker.js';
 
 export interface ScheduleTickers {
@@ -25,6 +26,7 @@ export function startScheduleTickers(options: {
   const keys = queueKeys(config.keyPrefix);
   const tickers = new Map<string, { fingerprint: string; ticker: ScheduleTicker }>();
   const stopping = new Set<Promise<void>>();
+  const current = new Map<string, QueueTarget>();
 
   const stopTicker = (key: string): void => {
     const running = tickers.get(key);
@@ -35,6 +37,8 @@ export function startScheduleTickers(options: {
   };
 
   const upsert = (target: QueueTarget): void => {
+    // A change of limits alone keeps the ticker; it reads the binding's quota as it is now.
+    current.set(target.key, target);
     const fingerprint = connectionFingerprint(target);
     if (tickers.get(target.key)?.fingerprint === fingerprint) return;
     stopTicker(target.key);
@@ -43,6 +47,7 @@ export function startScheduleTickers(options: {
       keys,
       pollIntervalMs: config.pollIntervalMs,
       eventCap: eventCapOf(config, target),
+      maxQueues: () => quotasOf(current.get(target.key) ?? target, config).maxQueues,
       logger: logger.child({ binding: target.key }),
     });
     tickers.set(target.key, { fingerprint, ticker });
@@ -51,7 +56,10 @@ export function startScheduleTickers(options: {
 
   const unsubscribe = registry.subscribe((event) => {
     if (event.type === 'upsert') upsert(event.target);
-    else stopTicker(event.key);
+    else {
+      current.delete(event.key);
+      stopTicker(event.key);
+    }
   });
   for (const target of registry.list()) upsert(target);
 

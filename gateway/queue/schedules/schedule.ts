@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { InvalidRequestError } from '../errors.js';
+import { flowControlFields } from '../flow-control/flow-control.js';
 import type { QueueMessage } from '../message.js';
 import { bodyFields, headerLists } from '../messages/message-answer.js';
 import { redactHeaderLists } from '../messages/redact-fields.js';
@@ -37,25 +37,20 @@ export interface QStashSchedule {
   /** Upstash-Queue-Name: each tick is enqueued in this queue. */
   queueName?: string;
   retryDelayExpression?: string;
+  /** Upstash-Flow-Control-Key and -Value: every tick's message waits on this key. */
+  flowControlKey?: string;
+  parallelism?: number;
+  rate?: number;
+  /** Seconds. */
+  period?: number;
   timeout?: number;
   isPaused: boolean;
   lastScheduleTime?: number;
   nextScheduleTime?: number;
 }
 
-export const MAX_SCHEDULE_ID_LENGTH = 128;
-const SCHEDULE_ID = /^[A-Za-z0-9._-]+$/;
-
 export function newScheduleId(): string {
   return `scd_${randomBytes(18).toString('base64url')}`;
-}
-
-/** Upstash-Schedule-Id, or a schedule id in a path; the 400 names the field. */
-export function validateScheduleId(value: string, field = 'Upstash-Schedule-Id'): string {
-  if (value.length > 0 && value.length <= MAX_SCHEDULE_ID_LENGTH && SCHEDULE_ID.test(value)) return value;
-  throw new InvalidRequestError(
-    `${field} ${JSON.stringify(value.slice(0, 200))} must be 1 to ${MAX_SCHEDULE_ID_LENGTH} letters, digits, '-', '_' or '.'`,
-  );
 }
 
 /** The answer for one schedule, from its record, its template and where its ticks stand. */
@@ -81,6 +76,7 @@ export function toQStashSchedule(
   if (template.label !== undefined) schedule.label = template.label;
   if (template.queueName !== undefined) schedule.queueName = template.queueName;
   if (template.retryDelay !== undefined) schedule.retryDelayExpression = template.retryDelay;
+  Object.assign(schedule, flowControlFields(template.flowControl));
   if (template.timeoutMs !== undefined) schedule.timeout = Math.ceil(template.timeoutMs / 1000);
   if (ticks.last !== undefined) schedule.lastScheduleTime = ticks.last;
   if (ticks.next !== undefined) schedule.nextScheduleTime = ticks.next;

@@ -27,6 +27,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
       redis: connection,
       keys,
       pollIntervalMs: 60_000,
+      maxQueues: () => 10,
       logger: createSilentLogger(),
       ...(claimLeaseMs === undefined ? {} : { claimLeaseMs }),
     });
@@ -171,6 +172,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
       dead.claim,
       '',
       dead.ticks.map((t) => tickToFire(t.scheduleId, t.tick)),
+      10,
     );
     expect(late.filter(Boolean)).toHaveLength(0);
     const fired = await firedScheduleIds();
@@ -182,7 +184,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     await createSchedules(200);
     const dead = await store.claimDue(Date.now(), 1_000, Date.now() + 300);
     const firstPart = dead.ticks.slice(0, 50).map((t) => tickToFire(t.scheduleId, t.tick));
-    expect((await store.fireClaimed(dead.claim, '', firstPart)).every(Boolean)).toBe(true);
+    expect((await store.fireClaimed(dead.claim, '', firstPart, 10)).every(Boolean)).toBe(true);
 
     await new Promise((resolve) => setTimeout(resolve, 350));
     expect(await tickerOn(replicas[0]!).fireDue()).toBe(150);
@@ -201,6 +203,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
         keys,
         pollIntervalMs: 60_000,
         claimLeaseMs: 60_000,
+        maxQueues: () => 10,
         logger: createSilentLogger(),
       });
       await expect(ticker.fireDue()).rejects.toThrow('Connection is closed.');
@@ -228,6 +231,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
       claimed.claim,
       '',
       claimed.ticks.map((t) => tickToFire(t.scheduleId, t.tick)),
+      10,
     );
     expect(fired).toEqual([false, false, false]);
     expect(await inspect.xlen(keys.stream)).toBe(0);
