@@ -61,7 +61,7 @@ export interface QueueBindingLimits {
   maxQueues?: number;
   /** The largest parallelism of one queue; default the gateway's SETTEE_QUEUE_MAX_QUEUE_PARALLELISM. */
   maxQueueParallelism?: number;
-  /** The most schedules (`/v2/schedules`); default the gateway's SETTEE_QUEUE_MAX_SCHEDULES. */
+  /** The most active (unpaused) schedules (`/v2/schedules`); default the gateway's SETTEE_QUEUE_MAX_SCHEDULES. */
   maxSchedules?: number;
   /** The most URL groups (`/v2/topics`); default the gateway's SETTEE_QUEUE_MAX_URL_GROUPS. */
   maxUrlGroups?: number;

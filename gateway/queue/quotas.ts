@@ -10,7 +10,7 @@ export interface BindingQuotas {
   maxQueues: number;
   /** The largest parallelism of one queue (spec.limits.maxQueueParallelism). */
   maxParallelism: number;
-  /** The most schedules, paused ones included (spec.limits.maxSchedules). */
+  /** The most active (unpaused) schedules, as QStash's plans count them (spec.limits.maxSchedules). */
   maxSchedules: number;
   /** The most URL groups (spec.limits.maxUrlGroups). */
   maxUrlGroups: number;

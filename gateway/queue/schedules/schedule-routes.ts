@@ -142,7 +142,10 @@ export function scheduleRoutes(options: {
       if (!existing) throw new ResourceNotFoundError(`schedule ${scheduleId} not found`);
       const following = nextTick(parseCron(existing.record.cron), now());
       const found = await storeCall('change the schedule', () =>
-        store.setPaused(scheduleId, paused, following),
+        store.setPaused(scheduleId, paused, {
+          nextTick: following,
+          maxSchedules: quotasOf(target, config).maxSchedules,
+        }),
       );
       if (!found) throw new ResourceNotFoundError(`schedule ${scheduleId} not found`);
       res.writeHead(200).end();

@@ -65,7 +65,8 @@ export class ScheduleStore {
   /**
    * Stores the schedule (`nextTick` undefined stores it paused), unless `deduplication` names a
    * key an earlier create holds within its window: then nothing changes and `duplicateOf` is the
-   * earlier schedule's id. A new schedule beyond `maxSchedules` is a QuotaExceededError.
+   * earlier schedule's id. A new schedule beyond `maxSchedules` active ones is a
+   * QuotaExceededError; replacing a paused schedule keeps it paused (save-schedule.ts).
    */
   async save(
     record: ScheduleRecord,
@@ -91,10 +92,7 @@ export class ScheduleStore {
         options.maxSchedules,
       ],
     )) as [number, string];
-    if (Number(created) === -1)
-      throw new QuotaExceededError(
-        `schedule limit reached: the binding has its most schedules (${options.maxSchedules}, QueueBinding spec.limits.maxSchedules); delete one first`,
-      );
+    if (Number(created) === -1) throw scheduleLimitReached(options.maxSchedules);
     return duplicateOf ? { created: false, duplicateOf } : { created: Number(created) === 1 };
   }
 
@@ -136,14 +134,24 @@ export class ScheduleStore {
     return Number(existed) === 1;
   }
 
-  /** Returns false when there is no such schedule. `nextTick` is where a resumed schedule ticks next. */
-  async setPaused(scheduleId: string, paused: boolean, nextTick: number): Promise<boolean> {
-    const found = await setSchedulePaused.run(
-      this.redis,
-      [this.keys.schedules, this.keys.scheduleTicks],
-      [scheduleId, paused ? '1' : '0', nextTick],
+  /**
+   * Returns false when there is no such schedule. `nextTick` is where a resumed schedule ticks
+   * next; resuming a paused one beyond `maxSchedules` active ones is a QuotaExceededError.
+   */
+  async setPaused(
+    scheduleId: string,
+    paused: boolean,
+    options: { nextTick: number; maxSchedules: number },
+  ): Promise<boolean> {
+    const found = Number(
+      await setSchedulePaused.run(
+        this.redis,
+        [this.keys.schedules, this.keys.scheduleTicks],
+        [scheduleId, paused ? '1' : '0', options.nextTick, options.maxSchedules],
+      ),
     );
-    return Number(found) === 1;
+    if (found === -1) throw scheduleLimitReached(options.maxSchedules);
+    return found === 1;
   }
 
   /**
@@ -239,6 +247,13 @@ export class ScheduleStore {
         : '';
     return [message.id, message.notBefore ?? 0, encodeMessage(message), created];
   }
+}
+
+/** QStash's 412, naming the quota and the field that raises it. */
+function scheduleLimitReached(maxSchedules: number): QuotaExceededError {
+  return new QuotaExceededError(
+    `schedule limit reached: the binding has its most active schedules (${maxSchedules}, QueueBinding spec.limits.maxSchedules); pause or delete one first`,
+  );
 }
 
 function stored(

@@ -7,12 +7,17 @@ import { SERVER_NOW_LUA } from './server-now.js';
  * unless its creation is deduplicated: a create with a deduplication key (Upstash-Deduplication-Id
  * or the content hash) that an earlier create holds within the window changes nothing and answers
  * the earlier schedule's id (checked and recorded in this same step, so concurrent duplicates on
- * any replica create one schedule). A new schedule is refused while the binding has its most
- * schedules, before its deduplication key is recorded (a refused create holds no key).
+ * any replica create one schedule).
+ *
+ * The quota counts active schedules, as QStash's plans do ("Max Active Schedules"): the unpaused
+ * ones, which are exactly the members of the ticks set. A new active schedule is refused while the
+ * binding has its most, before its deduplication key is recorded (a refused create holds no key).
+ * Replacing a paused schedule keeps it paused (only resume changes that), so a replace never
+ * changes the count and is always allowed.
  *
  * KEYS[1]  the schedules hash (id -> record JSON)
  * KEYS[2]  the schedule messages hash (id -> encoded message template)
- * KEYS[3]  the schedule ticks sorted set (id -> next tick, ms)
+ * KEYS[3]  the schedule ticks sorted set (id -> next tick, ms; the active schedules)
  * KEYS[4]  the deduplication ids (hash: deduplication key -> first id)
  * KEYS[5]  the deduplication expiries (sorted set: deduplication key -> window end, ms)
  * ARGV[1]  the schedule id
@@ -21,27 +26,35 @@ import { SERVER_NOW_LUA } from './server-now.js';
  * ARGV[4]  the next tick (ms), or "" for a paused schedule (not in the ticks set)
  * ARGV[5]  the deduplication key, or "" for none
  * ARGV[6]  the deduplication window, ms
- * ARGV[7]  the most schedules the binding may have
+ * ARGV[7]  the most active schedules the binding may have
  * Returns {1, ''} when the schedule is new, {0, ''} when it replaced one, {0, first id} when the
- * create was a duplicate and nothing changed, {-1, ''} (nothing changed) when it is new and the
- * binding has ARGV[7] schedules already.
+ * create was a duplicate and nothing changed, {-1, ''} (nothing changed) when it is new and active
+ * and the binding has ARGV[7] active schedules already.
  */
 export const saveSchedule = new LuaScript(
   'save-schedule',
   5,
   `${DEDUPLICATE_LUA}${SERVER_NOW_LUA}
 local held = ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[5]) == 1
-if not held and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0
-  and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[7]) then
+local exists = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+local keep_paused = exists and not redis.call('ZSCORE', KEYS[3], ARGV[1])
+if not held and not exists and ARGV[4] ~= ''
+  and redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
   return {-1, ''}
 end
 if ARGV[5] ~= '' then
   local first = deduplicate(KEYS[4], KEYS[5], ARGV[5], ARGV[1], server_now(), tonumber(ARGV[6]))
   if first then return {0, first} end
 end
-local created = redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local record = ARGV[2]
+if keep_paused then
+  local decoded = cjson.decode(record)
+  decoded.isPaused = true
+  record = cjson.encode(decoded)
+end
+local created = redis.call('HSET', KEYS[1], ARGV[1], record)
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-if ARGV[4] == '' then
+if keep_paused or ARGV[4] == '' then
   redis.call('ZREM', KEYS[3], ARGV[1])
 else
   redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])

@@ -146,7 +146,7 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
       expect((outcome as PromiseRejectedResult).reason).toMatchObject({
         status: 412,
         message: expect.stringMatching(
-          /schedule limit reached: the binding has its most schedules \(20, QueueBinding spec.limits.maxSchedules\)/,
+          /schedule limit reached: the binding has its most active schedules \(20, QueueBinding spec.limits.maxSchedules\)/,
         ),
       });
     expect(await inspect.hlen(keys.schedules)).toBe(20);
@@ -169,6 +169,42 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
     expect(receiver.deliveries).toHaveLength(100);
     for (const { scheduleId } of ids) expect(deliveriesOf(scheduleId)).toHaveLength(5);
     expect(new Set(receiver.deliveries.map((d) => d.headers['upstash-message-id'])).size).toBe(100);
+  });
+
+  it('when schedules are paused, then they do not count toward the quota; resuming one past it is a 412 naming the quota, and updating it keeps it paused', async () => {
+    const create = (i: number | string, scheduleId?: string) =>
+      client(target.token, Number(i) % 2 || 0).schedules.create({
+        destination: `${receiver.baseUrl}/active/${i}`,
+        cron: '0 0 1 1 *',
+        ...(scheduleId === undefined ? {} : { scheduleId }),
+      });
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i += 1) ids.push((await create(i)).scheduleId);
+    await client().schedules.pause({ schedule: ids[0]! });
+    // Paused, the first no longer counts: one more fits, and then the quota is reached again.
+    const extra = await create('extra');
+    await expect(quietly(() => create('over'))).rejects.toMatchObject({ status: 412 });
+    await expect(
+      quietly(() => client(target.token, 1).schedules.resume({ schedule: ids[0]! })),
+    ).rejects.toMatchObject({
+      status: 412,
+      message: expect.stringContaining(
+        'schedule limit reached: the binding has its most active schedules (20, QueueBinding spec.limits.maxSchedules); pause or delete one first',
+      ),
+    });
+    expect((await client().schedules.get(ids[0]!)).isPaused).toBe(true);
+    // Updated by its id, the paused schedule takes the new settings and stays paused.
+    await create('updated', ids[0]);
+    const updated = await client().schedules.get(ids[0]!);
+    expect(updated).toMatchObject({ destination: `${receiver.baseUrl}/active/updated`, isPaused: true });
+    expect(updated.nextScheduleTime).toBeUndefined();
+    expect(await inspect.zcard(keys.scheduleTicks)).toBe(20);
+    // Deleting an active one makes room to resume it.
+    await client().schedules.delete(extra.scheduleId);
+    await client(target.token, 1).schedules.resume({ schedule: ids[0]! });
+    expect((await client().schedules.get(ids[0]!)).isPaused).toBe(false);
+    expect(await inspect.zcard(keys.scheduleTicks)).toBe(20);
+    expect(await inspect.hlen(keys.schedules)).toBe(20);
   });
 
   it('when ticks were missed while no gateway ran, then the schedule fires once on restart and ticks on from now', async () => {

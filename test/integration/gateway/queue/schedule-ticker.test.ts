@@ -222,7 +222,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     const claimed = await store.claimDue(Date.now(), 10, Date.now() + 10_000);
     expect(claimed.ticks.map((t) => t.scheduleId).sort()).toEqual(['s0', 's1', 's2']);
     const next = TICK + 10 * MINUTE;
-    await store.setPaused('s0', true, next);
+    await store.setPaused('s0', true, { nextTick: next, maxSchedules: 3 });
     const s1 = await store.get('s1');
     await store.save(s1!.record, s1!.template, { nextTick: next, maxSchedules: 3 });
     await store.delete('s2');
