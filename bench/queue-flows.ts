@@ -18,8 +18,6 @@
  *   npx tsx bench/queue-flows.ts
  */
 import fs from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -38,6 +36,10 @@ import {
   cpuSeconds,
   redisCpuSeconds,
 } from './lib/process-usage.js';
+import {
+  startArrivalReceiver as startReceiver,
+  type ArrivalReceiver as Receiver,
+} from './lib/arrival-receiver.js';
 import { median, quantile, round } from './lib/stats.js';
 
 const KEY_PREFIX = '{bench}:';
@@ -51,41 +53,6 @@ const PHASES = new Set<string>(
 const SCHEDULES = 10_000;
 const ENDPOINTS = 100;
 const keys = queueKeys(KEY_PREFIX);
-
-interface Receiver {
-  url: string;
-  /** How long each answer waits. */
-  delayMs: number;
-  /** Arrival time (epoch ms) of each delivery, by path. */
-  arrivals: { path: string; at: number; scheduleId: string | undefined; messageId: string }[];
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const receiver: Receiver = { url: '', delayMs: 0, arrivals: [], close: async () => undefined };
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      receiver.arrivals.push({
-        path: req.url ?? '',
-        at: Date.now(),
-        scheduleId: req.headers['upstash-schedule-id'] as string | undefined,
-        messageId: String(req.headers['upstash-message-id']),
-      });
-      const answer = () => res.writeHead(200, { 'content-length': '0' }).end();
-      if (receiver.delayMs > 0) setTimeout(answer, receiver.delayMs);
-      else answer();
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  receiver.close = () => {
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(() => resolve()));
-  };
-  return receiver;
-}
 
 function startGateway(target: QueueTarget): Promise<QueueGatewayProcess> {
   return spawnQueueGateway({

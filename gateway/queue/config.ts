@@ -61,6 +61,12 @@ export interface QueueConfig {
    * (SETTEE_QUEUE_RECORD_EVENTS, default true). Off, the events API answers empty pages.
    */
   recordEvents: boolean;
+  /**
+   * Start a queue's delayed oldest message at its due time, with one timer per queue on the
+   * replica that enqueued it or found it blocking (queues/queue-wakeups.ts), rather than at the
+   * next maintenance pass, up to pollIntervalMs later (SETTEE_QUEUE_DELAY_WAKEUPS, default true).
+   */
+  delayWakeups: boolean;
   /** Redirects followed per delivery, each one checked by the SSRF guard (SETTEE_QUEUE_MAX_REDIRECTS). */
   maxRedirects: number;
   /**
@@ -102,6 +108,7 @@ export const QUEUE_CONFIG_DEFAULTS: Readonly<Omit<QueueConfig, 'consumerName'>> 
   maxUrlGroups: 1,
   maxUrlGroupEndpoints: 100,
   recordEvents: true,
+  delayWakeups: true,
   maxRedirects: 5,
   ssrfAllowlist: [],
 });
@@ -153,6 +160,7 @@ export function readQueueConfig(read: EnvReader): QueueConfig {
       max: MAX_URL_GROUP_ENDPOINTS,
     }),
     recordEvents: read.boolean('SETTEE_QUEUE_RECORD_EVENTS', d.recordEvents),
+    delayWakeups: read.boolean('SETTEE_QUEUE_DELAY_WAKEUPS', d.delayWakeups),
     maxRedirects: read.integer('SETTEE_QUEUE_MAX_REDIRECTS', d.maxRedirects, { min: 0, max: 20 }),
     ssrfAllowlist: read.cidrList('SETTEE_QUEUE_SSRF_ALLOW'),
     consumerName: read.optionalString('SETTEE_QUEUE_CONSUMER_NAME') ?? defaultConsumerName(),

@@ -17,7 +17,7 @@ import { cancelMessage, cancelMessages, getMessage } from '../messages/messages-
 import { createPublishReader, publishRoutes } from '../publish/publish-api.js';
 import { eventCapOf } from '../events/message-event.js';
 import { queueRoutes } from '../queues/queue-routes.js';
-import { QueueStore } from '../queues/queue-store.js';
+import { QueueStore, queueWakeupsOf } from '../queues/queue-store.js';
 import { scheduleRoutes } from '../schedules/schedule-routes.js';
 import { ScheduleStore } from '../schedules/schedule-store.js';
 import type { RotationRequestWriter } from '../signing-keys/signing-key-rotation.js';
@@ -63,7 +63,10 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
       policy,
     }),
     ...queueRoutes({
-      queuesOf: (target) => new QueueStore(connections.get(target), keys, eventCapOf(config, target)),
+      queuesOf: (target) => {
+        const redis = connections.get(target);
+        return new QueueStore(redis, keys, eventCapOf(config, target), queueWakeupsOf(redis, keys, config));
+      },
       readPublish: createPublishReader({ config, policy, groupsOf }),
       config,
     }),

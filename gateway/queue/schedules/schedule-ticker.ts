@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'winston';
 import { errorMessage } from '../../../observability/logger.js';
 import type { QueueKeys } from '../keys.js';
+import type { QueueWakeups } from '../queues/queue-wakeups.js';
 import { newMessageId, type QueueMessage } from '../message.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
 import { UrlGroupStore } from '../url-groups/url-group-store.js';
@@ -43,6 +44,11 @@ export interface ScheduleTickerOptions {
   claimLeaseMs?: number;
   /** The binding's events cap, 0 when events are not recorded (message-event.ts eventCapOf). */
   eventCap?: number;
+  /**
+   * This replica's wake-ups of the database's queues (queue-store.ts queueWakeupsOf): a tick into a
+   * queue with Upstash-Delay wakes its queue when its message is due.
+   */
+  wakeups?: QueueWakeups | undefined;
   logger: Logger;
 }
 
@@ -172,6 +178,13 @@ export class ScheduleTicker {
   /** Fires one run of claimed ticks; returns how many fired. */
   private async fire({ claim, queueName, ticks }: FireRun): Promise<number> {
     const fired = await this.schedules.fireClaimed(claim, queueName, ticks);
+    const { wakeups } = this.options;
+    if (wakeups && queueName !== '') {
+      let earliest = Infinity;
+      for (const [i, tick] of ticks.entries())
+        if (fired[i]) for (const m of tick.messages) earliest = Math.min(earliest, m.notBefore ?? Infinity);
+      if (earliest !== Infinity) wakeups.wakeIn(queueName, earliest - Date.now());
+    }
     for (const [i, tick] of ticks.entries())
       if (fired[i] && tick.messages.length === 0)
         this.options.logger.warn('schedule tick fired to a url group that does not exist', {

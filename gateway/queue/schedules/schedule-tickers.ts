@@ -4,6 +4,7 @@ import type { QueueConfig } from '../config.js';
 import { connectionFingerprint, type DatabaseConnections } from '../bindings/database-connections.js';
 import { queueKeys } from '../keys.js';
 import { eventCapOf } from '../events/message-event.js';
+import { queueWakeupsOf } from '../queues/queue-store.js';
 import { ScheduleTicker } from './schedule-ticker.js';
 
 export interface ScheduleTickers {
@@ -38,9 +39,11 @@ export function startScheduleTickers(options: {
     const fingerprint = connectionFingerprint(target);
     if (tickers.get(target.key)?.fingerprint === fingerprint) return;
     stopTicker(target.key);
+    const redis = connections.get(target);
     const ticker = new ScheduleTicker({
-      redis: connections.get(target),
+      redis,
       keys,
+      wakeups: queueWakeupsOf(redis, keys, config),
       pollIntervalMs: config.pollIntervalMs,
       eventCap: eventCapOf(config, target),
       logger: logger.child({ binding: target.key }),
