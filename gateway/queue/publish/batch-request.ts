@@ -5,7 +5,7 @@ import { lowerCaseHeaders, parsePublishHeaders, type PublishLimits } from './pub
 import { describeSchemaError, validateBatch, type BatchItemInput } from './schemas.js';
 import { validateDestination } from './destination.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
-import { validateQueueName } from '../queues/queue.js';
+import { validateResourceName } from '../api/resource-name.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
 
 export interface BatchLimits extends PublishLimits {
@@ -66,7 +66,7 @@ export function parseBatchRequest(
     const where = `batch item ${index}`;
     const destination = item.destination ?? item.url ?? '';
     try {
-      const queueName = item.queue === undefined ? undefined : validateQueueName(item.queue, 'queue');
+      const queueName = item.queue === undefined ? undefined : validateResourceName(item.queue, 'queue');
       const urlGroup = isUrlGroupName(destination) ? destination : undefined;
       if (!urlGroup) validateDestination(destination, policy);
       const headers = lowerCaseHeaders(item.headers ?? {});

@@ -10,7 +10,8 @@ import { readBody } from '../api/read-body.js';
 import { storeCall } from '../api/store-call.js';
 import { answersOf, messagesOf } from '../url-groups/fan-out.js';
 import { quotasOf, type QuotaSettings } from '../quotas.js';
-import { toQStashQueue, validateQueueName } from './queue.js';
+import { validateResourceName } from '../api/resource-name.js';
+import { toQStashQueue } from './queue.js';
 import type { QueueStore } from './queue-store.js';
 
 const MAX_UPSERT_BODY_BYTES = 65_536;
@@ -68,7 +69,7 @@ export function queueRoutes(options: {
   const setPaused =
     (paused: boolean): ApiHandler =>
     async ({ res, target, params }) => {
-      const name = validateQueueName(params.name, 'queue name');
+      const name = validateResourceName(params.name, 'queue name');
       const quota = quotasOf(target, config);
       const exists = await storeCall(paused ? 'pause the queue' : 'resume the queue', () =>
         queuesOf(target).upsert(name, { paused, create: false }, quota),
@@ -78,7 +79,7 @@ export function queueRoutes(options: {
     };
 
   const enqueue: ApiHandler = async ({ req, res, target, params }) => {
-    const name = validateQueueName(params.queue, 'queue name');
+    const name = validateResourceName(params.queue, 'queue name');
     const plan = await readPublish({ req, target, destination: params.destination! });
     const requests = messagesOf([plan]);
     if (requests.some((request) => request.flowControl !== undefined))
@@ -109,7 +110,7 @@ export function queueRoutes(options: {
         },
         POST: async ({ req, res, target }) => {
           const body = parseUpsertBody(await readBody(req, MAX_UPSERT_BODY_BYTES));
-          const name = validateQueueName(body.queueName);
+          const name = validateResourceName(body.queueName, 'queueName');
           const quota = quotasOf(target, config);
           const parallelism = body.parallelism ?? 1;
           if (parallelism > quota.maxParallelism)
@@ -127,13 +128,13 @@ export function queueRoutes(options: {
       path: 'queues/:name',
       methods: {
         GET: async ({ res, target, params }) => {
-          const name = validateQueueName(params.name, 'queue name');
+          const name = validateResourceName(params.name, 'queue name');
           const queue = await storeCall('read the queue', () => queuesOf(target).get(name));
           if (!queue) throw new ResourceNotFoundError(`queue ${name} not found`);
           sendJson(res, 200, toQStashQueue(name, queue.record, queue.lag));
         },
         DELETE: async ({ res, target, params }) => {
-          const name = validateQueueName(params.name, 'queue name');
+          const name = validateResourceName(params.name, 'queue name');
           await storeCall('delete the queue', () => queuesOf(target).delete(name));
           sendJson(res, 200, {});
         },

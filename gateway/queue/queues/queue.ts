@@ -1,4 +1,3 @@
-import { InvalidRequestError } from '../errors.js';
 import type { BindingQuotas } from '../quotas.js';
 
 /** A queue as its hash field stores it (the name is the field). */
@@ -20,22 +19,6 @@ export interface QStashQueue {
   /** Messages waiting for a slot. */
   lag: number;
   paused: boolean;
-}
-
-export const MAX_QUEUE_NAME_LENGTH = 128;
-/** The same characters as a URL group's: no `/` or `:`, so the enqueue path stays unambiguous. */
-const QUEUE_NAME = /^[A-Za-z0-9._-]+$/;
-
-/** Checks a queue name from a path or a body; the 400 names the field. */
-export function validateQueueName(value: unknown, field = 'queueName'): string {
-  if (typeof value !== 'string' || value === '') throw new InvalidRequestError(`${field} is missing`);
-  if (value.length > MAX_QUEUE_NAME_LENGTH)
-    throw new InvalidRequestError(`${field} is longer than ${MAX_QUEUE_NAME_LENGTH} characters`);
-  if (!QUEUE_NAME.test(value))
-    throw new InvalidRequestError(
-      `${field} ${JSON.stringify(value)} may contain only letters, digits, '-', '_' and '.'`,
-    );
-  return value;
 }
 
 export function toQStashQueue(name: string, record: QueueRecord, lag: number): QStashQueue {

@@ -22,7 +22,8 @@ function isTimeZone(zone: string): boolean {
   }
 }
 
-function nextAfter(schedule: Pick<CronSchedule, 'fields' | 'timeZone'>, afterMs: number): number {
+/** The first tick strictly after `afterMs`, epoch ms. */
+export function nextTick(schedule: Pick<CronSchedule, 'fields' | 'timeZone'>, afterMs: number): number {
   return CronExpressionParser.parse(schedule.fields, {
     currentDate: new Date(afterMs),
     tz: schedule.timeZone,
@@ -54,16 +55,11 @@ export function parseCron(text: string): CronSchedule {
     );
   const schedule = { text: trimmed, fields: fields.join(' '), timeZone };
   try {
-    nextAfter(schedule, Date.now());
+    nextTick(schedule, Date.now());
   } catch (err) {
     throw new InvalidRequestError(`Upstash-Cron ${JSON.stringify(text)}: ${(err as Error).message}`, {
       cause: err,
     });
   }
   return schedule;
-}
-
-/** The first tick strictly after `afterMs`, epoch ms. */
-export function nextTick(schedule: Pick<CronSchedule, 'fields' | 'timeZone'>, afterMs: number): number {
-  return nextAfter(schedule, afterMs);
 }

@@ -12,11 +12,11 @@ import { quotasOf } from '../quotas.js';
 import { readBody } from '../api/read-body.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
 import { storeCall } from '../api/store-call.js';
-import { validateQueueName } from '../queues/queue.js';
+import { validateResourceName } from '../api/resource-name.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
 import type { UrlGroupStore } from '../url-groups/url-group-store.js';
 import { nextTick, parseCron } from './cron.js';
-import { newScheduleId, toQStashSchedule, validateScheduleId, type ScheduleRecord } from './schedule.js';
+import { newScheduleId, toQStashSchedule, type ScheduleRecord } from './schedule.js';
 import type { ScheduleStore, StoredSchedule } from './schedule-store.js';
 
 /** Headers that make the schedule rather than its messages. */
@@ -59,10 +59,11 @@ export function scheduleRoutes(options: {
       throw new InvalidRequestError('Upstash-Cron is missing: a schedule needs one');
     const cron = parseCron(cronText);
     const idHeader = header(req, 'upstash-schedule-id');
-    const scheduleId = idHeader === undefined ? newScheduleId() : validateScheduleId(idHeader.trim());
+    const scheduleId =
+      idHeader === undefined ? newScheduleId() : validateResourceName(idHeader.trim(), 'Upstash-Schedule-Id');
     const queueHeader = header(req, 'upstash-queue-name');
     const queueName =
-      queueHeader === undefined ? undefined : validateQueueName(queueHeader.trim(), 'Upstash-Queue-Name');
+      queueHeader === undefined ? undefined : validateResourceName(queueHeader.trim(), 'Upstash-Queue-Name');
     const body = await readBody(req, config.maxBodyBytes);
     if (isUrlGroupName(destination)) {
       const group = await storeCall('read the url group', () => groupsOf(target).get(destination));
@@ -130,7 +131,7 @@ export function scheduleRoutes(options: {
   const setPaused =
     (paused: boolean) =>
     async ({ res, target, params }: ApiRequest) => {
-      const scheduleId = validateScheduleId(params.id!, 'schedule id');
+      const scheduleId = validateResourceName(params.id, 'schedule id');
       const store = schedulesOf(target);
       const existing = await storeCall('read the schedule', () => store.get(scheduleId));
       if (!existing) throw new ResourceNotFoundError(`schedule ${scheduleId} not found`);
@@ -163,13 +164,13 @@ export function scheduleRoutes(options: {
       path: 'schedules/:id',
       methods: {
         GET: async ({ res, target, params }) => {
-          const scheduleId = validateScheduleId(params.id!, 'schedule id');
+          const scheduleId = validateResourceName(params.id, 'schedule id');
           const schedule = await storeCall('read the schedule', () => schedulesOf(target).get(scheduleId));
           if (!schedule) throw new ResourceNotFoundError(`schedule ${scheduleId} not found`);
           sendJson(res, 200, answer(schedule));
         },
         DELETE: async ({ res, target, params }) => {
-          const scheduleId = validateScheduleId(params.id!, 'schedule id');
+          const scheduleId = validateResourceName(params.id, 'schedule id');
           const existed = await storeCall('delete the schedule', () =>
             schedulesOf(target).delete(scheduleId),
           );

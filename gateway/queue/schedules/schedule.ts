@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { InvalidRequestError } from '../errors.js';
 import type { QueueMessage } from '../message.js';
 import { bodyFields, headerLists } from '../messages/message-answer.js';
 import { redactHeaderLists } from '../messages/redact-fields.js';
@@ -43,19 +42,8 @@ export interface QStashSchedule {
   nextScheduleTime?: number;
 }
 
-export const MAX_SCHEDULE_ID_LENGTH = 128;
-const SCHEDULE_ID = /^[A-Za-z0-9._-]+$/;
-
 export function newScheduleId(): string {
   return `scd_${randomBytes(18).toString('base64url')}`;
-}
-
-/** Upstash-Schedule-Id, or a schedule id in a path; the 400 names the field. */
-export function validateScheduleId(value: string, field = 'Upstash-Schedule-Id'): string {
-  if (value.length > 0 && value.length <= MAX_SCHEDULE_ID_LENGTH && SCHEDULE_ID.test(value)) return value;
-  throw new InvalidRequestError(
-    `${field} ${JSON.stringify(value.slice(0, 200))} must be 1 to ${MAX_SCHEDULE_ID_LENGTH} letters, digits, '-', '_' or '.'`,
-  );
 }
 
 /** The answer for one schedule, from its record, its template and where its ticks stand. */

@@ -8,7 +8,8 @@ import { quotasOf, type QuotaSettings } from '../quotas.js';
 import { readBody } from '../api/read-body.js';
 import { storeCall } from '../api/store-call.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
-import { MAX_ENDPOINT_NAME_LENGTH, validateUrlGroupName, type UrlGroupEndpoint } from './url-group.js';
+import { validateResourceName } from '../api/resource-name.js';
+import { MAX_ENDPOINT_NAME_LENGTH, type UrlGroupEndpoint } from './url-group.js';
 import type { UrlGroupStore } from './url-group-store.js';
 const MAX_ENDPOINTS_BODY_BYTES = 1_048_576;
 
@@ -96,13 +97,13 @@ export function urlGroupRoutes(options: {
       path: 'topics/:name',
       methods: {
         GET: async ({ res, target, params }) => {
-          const name = validateUrlGroupName(params.name!);
+          const name = validateResourceName(params.name, 'url group name');
           const group = await storeCall('read the url group', () => storeOf(target).get(name));
           if (!group) throw new ResourceNotFoundError(`url group ${name} not found`);
           sendJson(res, 200, group);
         },
         DELETE: async ({ res, target, params }) => {
-          const name = validateUrlGroupName(params.name!);
+          const name = validateResourceName(params.name, 'url group name');
           const existed = await storeCall('delete the url group', () => storeOf(target).delete(name));
           if (!existed) throw new ResourceNotFoundError(`url group ${name} not found`);
           res.writeHead(200).end();
@@ -113,7 +114,7 @@ export function urlGroupRoutes(options: {
       path: 'topics/:name/endpoints',
       methods: {
         POST: async ({ req, res, target, params }) => {
-          const name = validateUrlGroupName(params.name!);
+          const name = validateResourceName(params.name, 'url group name');
           const endpoints = toEndpoints(
             parseEndpointsBody(await readBody(req, MAX_ENDPOINTS_BODY_BYTES)),
             policy,
@@ -128,7 +129,7 @@ export function urlGroupRoutes(options: {
           res.writeHead(200).end();
         },
         DELETE: async ({ req, res, target, params }) => {
-          const name = validateUrlGroupName(params.name!);
+          const name = validateResourceName(params.name, 'url group name');
           const body = parseEndpointsBody(await readBody(req, MAX_ENDPOINTS_BODY_BYTES));
           body.endpoints.forEach((endpoint, i) => {
             if (!endpoint.url && !endpoint.name)

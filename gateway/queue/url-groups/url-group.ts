@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '../errors.js';
+import { isResourceName } from '../api/resource-name.js';
 
 /** An endpoint of a URL group, as QStash answers it. */
 export interface UrlGroupEndpoint {
@@ -14,22 +14,9 @@ export interface UrlGroup {
   endpoints: UrlGroupEndpoint[];
 }
 
-export const MAX_URL_GROUP_NAME_LENGTH = 128;
 export const MAX_ENDPOINT_NAME_LENGTH = 128;
 
-/** QStash: "alphanumeric, hyphen, underscore and periods". A URL is never one (no `:` or `/`). */
-const URL_GROUP_NAME = /^[A-Za-z0-9._-]+$/;
-
+/** A URL is never a group name (no `:` or `/`), so a publish destination is one or the other. */
 export function isUrlGroupName(value: string): boolean {
-  return value.length <= MAX_URL_GROUP_NAME_LENGTH && URL_GROUP_NAME.test(value);
-}
-
-/** Checks a group name from a path or a body; the 400 names the field. */
-export function validateUrlGroupName(value: string, field = 'url group name'): string {
-  if (isUrlGroupName(value)) return value;
-  if (value.length > MAX_URL_GROUP_NAME_LENGTH)
-    throw new InvalidRequestError(`${field} is longer than ${MAX_URL_GROUP_NAME_LENGTH} characters`);
-  throw new InvalidRequestError(
-    `${field} ${JSON.stringify(value)} may contain only letters, digits, '-', '_' and '.'`,
-  );
+  return isResourceName(value);
 }
