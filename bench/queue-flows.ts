@@ -13,6 +13,7 @@
  *      two replicas, and each message's time from its request to its delivery (p50, p99).
  * Each phase is repeated (QUEUE_FLOWS_BENCH_ROUNDS, default 3); medians with the spread (min-max).
  * QUEUE_FLOWS_BENCH_ONLY picks phases by name, comma-separated: schedules, fan-out, queues.
+ * QUEUE_FLOWS_SCHEDULE_LEASES=10000,2000 runs phase 1 once per schedule claim lease (ms), in turn.
  * Redis persists with AOF everysec; everything is on loopback.
  *
  *   npx tsx bench/queue-flows.ts
@@ -51,10 +52,16 @@ const PHASES = new Set<string>(
   process.env.QUEUE_FLOWS_BENCH_ONLY?.split(',').map((p) => p.trim()) ?? ALL_PHASES,
 );
 const SCHEDULES = 10_000;
+/**
+ * The schedule claim leases to run phase 1 with, in turn (QUEUE_FLOWS_SCHEDULE_LEASES, ms,
+ * comma-separated; default the gateway's 2000): 10000,2000 compares the old 10 s lease, which a
+ * round never renews, with the renewed 2 s one, side by side.
+ */
+const SCHEDULE_CLAIM_LEASES = (process.env.QUEUE_FLOWS_SCHEDULE_LEASES ?? '2000').split(',').map(Number);
 const ENDPOINTS = 100;
 const keys = queueKeys(KEY_PREFIX);
 
-function startGateway(target: QueueTarget): Promise<QueueGatewayProcess> {
+function startGateway(target: QueueTarget, env: Record<string, string> = {}): Promise<QueueGatewayProcess> {
   return spawnQueueGateway({
     targets: [target],
     env: {
@@ -62,6 +69,7 @@ function startGateway(target: QueueTarget): Promise<QueueGatewayProcess> {
       SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
       SETTEE_QUEUE_WORKER_CONCURRENCY: '128',
       SETTEE_LOG_LEVEL: 'error',
+      ...env,
     },
   });
 }
@@ -325,6 +333,7 @@ async function benchSchedules(
   receiver: Receiver,
   target: QueueTarget,
   gateways: QueueGatewayProcess[],
+  claimLeaseMs: number,
 ): Promise<void> {
   const base = `${gateways[0]!.baseUrl}/queue/bench/db`;
   const ids = await createSchedules(base, target.token, receiver.url);
@@ -350,6 +359,7 @@ async function benchSchedules(
     redis: tickerConnection,
     keys,
     pollIntervalMs: 1_000,
+    claimLeaseMs,
     logger: createSilentLogger(),
   });
   try {
@@ -375,7 +385,7 @@ async function benchSchedules(
   const of = (pick: (r: TickRound) => number, digits = 0) => spread(rounds.map(pick), digits);
   const lateAt = (q: number) => (r: TickRound) => quantile(r.late, q);
   console.log(
-    `${SCHEDULES} schedules ticking at the same instant        median (min-max) over ${ROUNDS} rounds, load average ${spread(load, 1)}`,
+    `${SCHEDULES} schedules ticking at the same instant, claim lease ${claimLeaseMs} ms        median (min-max) over ${ROUNDS} rounds, load average ${spread(load, 1)}`,
   );
   console.log(`  two replicas, delivered: lateness p50 ms          ${of(lateAt(0.5))}`);
   console.log(`                           lateness p99 ms          ${of(lateAt(0.99))}`);
@@ -466,10 +476,12 @@ async function main(): Promise<void> {
     console.log(
       `queue flows benchmark: ${os.cpus().length} CPUs, ${ROUNDS} rounds, Redis ${(await inspect.info('server')).match(/redis_version:(\S+)/)?.[1]} with AOF everysec\n`,
     );
-    if (PHASES.has('schedules')) {
-      gateways.push(await startGateway(target), await startGateway(target));
-      await benchSchedules(inspect, receiver, target, gateways);
-    }
+    if (PHASES.has('schedules'))
+      for (const leaseMs of SCHEDULE_CLAIM_LEASES) {
+        const env = { SETTEE_QUEUE_SCHEDULE_CLAIM_LEASE_MS: String(leaseMs) };
+        gateways.push(await startGateway(target, env), await startGateway(target, env));
+        await benchSchedules(inspect, receiver, target, gateways, leaseMs);
+      }
     if (PHASES.has('fan-out')) {
       gateways.push(await startGateway(target));
       await benchFanOut(`${gateways[0]!.baseUrl}/queue/bench/db`, target.token, receiver);

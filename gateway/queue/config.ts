@@ -34,6 +34,12 @@ export interface QueueConfig {
   consumerLeaseMs: number;
   /** How often each replica promotes due retries and reclaims stale deliveries (SETTEE_QUEUE_POLL_INTERVAL_MS). */
   pollIntervalMs: number;
+  /**
+   * How long a replica's claim on due schedule ticks holds unless it renews it (every third of it,
+   * while it fires them): the most a replica that dies holding ticks leaves them late
+   * (SETTEE_QUEUE_SCHEDULE_CLAIM_LEASE_MS, default 2 s).
+   */
+  scheduleClaimLeaseMs: number;
   /** How long one XREADGROUP waits for new messages (SETTEE_QUEUE_BLOCK_MS). */
   blockMs: number;
   /** Deliveries in flight per binding per gateway replica (SETTEE_QUEUE_WORKER_CONCURRENCY). */
@@ -95,6 +101,7 @@ export const QUEUE_CONFIG_DEFAULTS: Readonly<Omit<QueueConfig, 'consumerName'>> 
   reclaimIdleMs: 60_000,
   consumerLeaseMs: 5_000,
   pollIntervalMs: 1_000,
+  scheduleClaimLeaseMs: 2_000,
   blockMs: 2_000,
   workerConcurrency: 64,
   maxDeadLetters: 10_000,
@@ -142,6 +149,10 @@ export function readQueueConfig(read: EnvReader): QueueConfig {
     reclaimIdleMs: read.integer('SETTEE_QUEUE_RECLAIM_IDLE_MS', d.reclaimIdleMs, { min: 1 }),
     consumerLeaseMs: read.integer('SETTEE_QUEUE_CONSUMER_LEASE_MS', d.consumerLeaseMs, { min: 100 }),
     pollIntervalMs: read.integer('SETTEE_QUEUE_POLL_INTERVAL_MS', d.pollIntervalMs, { min: 1 }),
+    scheduleClaimLeaseMs: read.integer('SETTEE_QUEUE_SCHEDULE_CLAIM_LEASE_MS', d.scheduleClaimLeaseMs, {
+      min: 300,
+      max: 60_000,
+    }),
     blockMs: read.integer('SETTEE_QUEUE_BLOCK_MS', d.blockMs, { min: 1 }),
     workerConcurrency: read.integer('SETTEE_QUEUE_WORKER_CONCURRENCY', d.workerConcurrency, {
       min: 1,

@@ -45,6 +45,7 @@ export function startScheduleTickers(options: {
       keys,
       wakeups: queueWakeupsOf(redis, keys, config),
       pollIntervalMs: config.pollIntervalMs,
+      claimLeaseMs: config.scheduleClaimLeaseMs,
       eventCap: eventCapOf(config, target),
       logger: logger.child({ binding: target.key }),
     });
