@@ -360,6 +360,7 @@ async function benchSchedules(
     keys,
     pollIntervalMs: 1_000,
     claimLeaseMs,
+    maxQueues: () => 10,
     logger: createSilentLogger(),
   });
   try {

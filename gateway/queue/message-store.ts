@@ -4,7 +4,7 @@ import { DeadLetterQueue, type DeadLetterLimits } from './dlq/dead-letter-queue.
 import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from './keys.js';
 import type { QueueMessage } from './message.js';
 import { encodeMessage } from './message-codec.js';
-import { FlowControlStore } from './flow-control/flow-control-store.js';
+import { FlowControlStore, type EntryCheck } from './flow-control/flow-control-store.js';
 import { completeDelivery } from './scripts/complete-delivery.js';
 import { deadLetter } from './scripts/dead-letter.js';
 import { eventJson, type EventDetails } from './events/message-event.js';
@@ -158,8 +158,26 @@ export class MessageStore {
   }
 
   /**
+   * The check just before a send: 'gone' once the entry is off the stream (its message was
+   * cancelled, or another consumer finished it); for a flow-control message without its key's
+   * token, 'admitted' to the key instead (FlowControlStore.admit); else 'deliver', and the
+   * attempt's ACTIVE event is recorded.
+   */
+  async checkEntry(entryId: string, message: QueueMessage, now = Date.now()): Promise<EntryCheck> {
+    const active = this.event(message, 'ACTIVE', now);
+    const { flowControl } = message;
+    if (flowControl !== undefined)
+      return new FlowControlStore(this.redis, this.keys, this.eventCap).admit(
+        entryId,
+        { ...message, flowControl },
+        active,
+      );
+    return (await this.isEntryPresent(entryId, message, now)) ? 'deliver' : 'gone';
+  }
+
+  /**
    * False once the entry is off the stream: its message was cancelled, or another consumer
-   * finished it. Checked just before a send; when true, the attempt's ACTIVE event is recorded.
+   * finished it. When true, the attempt's ACTIVE event is recorded.
    */
   async isEntryPresent(entryId: string, message?: QueueMessage, now = Date.now()): Promise<boolean> {
     const active = message ? this.event(message, 'ACTIVE', now) : '';

@@ -43,6 +43,10 @@ export interface ApiRoutesOptions {
 export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
   const { registry, connections, keys, config, policy } = options;
   const groupsOf = (target: QueueTarget): UrlGroupStore => new UrlGroupStore(connections.get(target), keys);
+  const queuesOf = (target: QueueTarget): QueueStore => {
+    const redis = connections.get(target);
+    return new QueueStore(redis, keys, eventCapOf(config, target), queueWakeupsOf(redis, keys, config));
+  };
   return [
     ...publishRoutes({ connections, keys, config, policy, groupsOf }),
     { path: 'messages', methods: { DELETE: cancelMessages } },
@@ -59,14 +63,12 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
     ...scheduleRoutes({
       schedulesOf: (target) => new ScheduleStore(connections.get(target), keys),
       groupsOf,
+      queuesOf,
       config,
       policy,
     }),
     ...queueRoutes({
-      queuesOf: (target) => {
-        const redis = connections.get(target);
-        return new QueueStore(redis, keys, eventCapOf(config, target), queueWakeupsOf(redis, keys, config));
-      },
+      queuesOf,
       readPublish: createPublishReader({ config, policy, groupsOf }),
       config,
     }),

@@ -33,7 +33,12 @@ export class UnexpectedDeliveryError extends DomainError<'UNEXPECTED_DELIVERY_ER
   }
 }
 
-export type EntryOutcome = 'delivered' | 'retry-scheduled' | 'dead-lettered' | 'cancelled' | 'skipped';
+/**
+ * 'admitted': a flow-control message that reached the stream without its key's token (through a
+ * queue, a schedule or a DLQ retry) now waits in its key, which starts it again holding one.
+ */
+export type EntryOutcome =
+  'delivered' | 'retry-scheduled' | 'dead-lettered' | 'cancelled' | 'skipped' | 'admitted';
 
 /** The headers of one delivery: the message's own, then the ones the Receiver and QStash users expect. */
 export function deliveryHeaders(message: QueueMessage, signature: string): Record<string, string> {
@@ -99,6 +104,8 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
   }
 
   const outcome = await deliverMessage(ctx, entry, message, now);
+  // Waiting in its flow-control key, the message still holds its queue slot and holds no token.
+  if (outcome === 'admitted') return outcome;
   // A queue's message (or the callback of one) holds its slot through its retries; any other
   // outcome frees it.
   const slotQueue = message.queueName ?? message.holdsSlotOf;
@@ -123,7 +130,13 @@ async function deliverMessage(
     ...redactDestination(message.destination),
     attempt: message.retried + 1,
   });
-  if (!(await ctx.store.isEntryPresent(entry.entryId, message, now()))) {
+  const check = await ctx.store.checkEntry(entry.entryId, message, now());
+  if (check === 'admitted') {
+    if (ctx.logger.isDebugEnabled())
+      ctx.logger.debug('message admitted to its flow-control key', logFields());
+    return 'admitted';
+  }
+  if (check === 'gone') {
     // Cancelled while this worker held it (or finished by another consumer): never sent.
     await ctx.store.complete(entry.entryId, message.id);
     if (ctx.logger.isDebugEnabled()) ctx.logger.debug('cancelled message not delivered', logFields());

@@ -32,8 +32,6 @@ export function parseRetryOverrides(
   for (const name of NOT_ON_RETRY)
     if (headers[name] !== undefined) throw new InvalidRequestError(`${name} does not apply to a DLQ retry`);
   const parsed = parsePublishHeaders(headers, limits, now);
-  if (parsed.flowControl !== undefined)
-    throw new InvalidRequestError('Upstash-Flow-Control-Key does not apply to a DLQ retry');
   const has = (name: string) => headers[name] !== undefined;
   const overrides: RetryOverrides = {};
   if (has('upstash-method')) overrides.method = parsed.method;
@@ -42,6 +40,9 @@ export function parseRetryOverrides(
   if (parsed.timeoutMs !== undefined) overrides.timeoutMs = parsed.timeoutMs;
   if (parsed.notBefore !== undefined) overrides.notBefore = parsed.notBefore;
   if (parsed.label !== undefined) overrides.label = parsed.label;
+  // QStash: "you can pass all configuration headers to override the configuration of the
+  // original message"; a key given here replaces the dead letter's.
+  if (parsed.flowControl !== undefined) overrides.flowControl = parsed.flowControl;
   const callback = parseCallbackRequest(headers, 'callback', limits, policy);
   if (callback) overrides.callback = callback;
   const failureCallback = parseCallbackRequest(headers, 'failure-callback', limits, policy);
@@ -89,5 +90,9 @@ export function buildRetriedMessage(
   if (letter.topicName !== undefined) message.topicName = letter.topicName;
   if (letter.endpointName !== undefined) message.endpointName = letter.endpointName;
   if (letter.scheduleId !== undefined) message.scheduleId = letter.scheduleId;
+  // It waits on its flow-control key again: the worker that reads it admits it there
+  // (admit-flow-control-entry.ts), in its queue's slot if it has a queue.
+  const flowControl = overrides.flowControl ?? letter.flowControl;
+  if (flowControl !== undefined) message.flowControl = flowControl;
   return message;
 }

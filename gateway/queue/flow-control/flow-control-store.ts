@@ -1,9 +1,10 @@
 import type { Redis } from 'ioredis';
-import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
+import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
 import { encodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
 import { enqueueAnswers, type EnqueueAnswer } from '../message-store.js';
+import { admitFlowControlEntry } from '../scripts/admit-flow-control-entry.js';
 import { enqueueFlowControlMessages } from '../scripts/enqueue-flow-control-messages.js';
 import { releaseFlowControlToken } from '../scripts/release-flow-control-token.js';
 import { tickFlowControl } from '../scripts/tick-flow-control.js';
@@ -11,6 +12,7 @@ import { updateFlowControl } from '../scripts/update-flow-control.js';
 import {
   DEFAULT_PERIOD_SECONDS,
   toFlowControlInfo,
+  type FlowControl,
   type FlowControlInfo,
   type FlowControlRecord,
 } from './flow-control.js';
@@ -20,6 +22,18 @@ export type FlowControlChange =
   | { change: 'pause' | 'resume' | 'resetRate' }
   | { change: 'pin'; parallelism?: number; rate?: number; periodSeconds?: number }
   | { change: 'unpin'; parallelism: boolean; rate: boolean };
+
+/** A message's limits as the scripts' apply_flow_limits reads them (0 = no limit). */
+function limitsJson(flowControl: FlowControl): string {
+  return JSON.stringify({
+    parallelism: flowControl.parallelism ?? 0,
+    rate: flowControl.rate ?? 0,
+    period: flowControl.periodSeconds ?? DEFAULT_PERIOD_SECONDS,
+  });
+}
+
+/** What a worker's check before a send found (admit-flow-control-entry.ts). */
+export type EntryCheck = 'deliver' | 'gone' | 'admitted';
 
 /**
  * A binding's flow-control keys in its database (keys.ts): a hash of key records, and per key a
@@ -64,11 +78,7 @@ export class FlowControlStore {
       options.deduplicationWindowMs,
       this.eventCap,
       limits.key,
-      JSON.stringify({
-        parallelism: limits.parallelism ?? 0,
-        rate: limits.rate ?? 0,
-        period: limits.periodSeconds ?? DEFAULT_PERIOD_SECONDS,
-      }),
+      limitsJson(limits),
     ];
     for (const message of messages) {
       const due = message.notBefore !== undefined && message.notBefore > now ? message.notBefore : 0;
@@ -83,6 +93,35 @@ export class FlowControlStore {
       args,
     )) as string[];
     return enqueueAnswers(messages, answers);
+  }
+
+  /**
+   * A worker's check before it sends `message`, which has a flow-control key, from stream entry
+   * `entryId`: 'deliver' when the message holds one of the key's tokens (its `activeEvent` is
+   * then recorded), 'admitted' when it came onto the stream another way and now waits in its key,
+   * 'gone' when the entry was cancelled or finished by another consumer.
+   */
+  async admit(
+    entryId: string,
+    message: QueueMessage & { flowControl: FlowControl },
+    activeEvent: string,
+  ): Promise<EntryCheck> {
+    const key = message.flowControl.key;
+    const result = await admitFlowControlEntry.run(
+      this.redis,
+      [...this.scriptKeys(key), this.keys.events],
+      [
+        MESSAGE_FIELD,
+        DELIVERY_GROUP,
+        entryId,
+        key,
+        message.id,
+        limitsJson(message.flowControl),
+        this.eventCap,
+        activeEvent,
+      ],
+    );
+    return result === 1 ? 'deliver' : result === 2 ? 'admitted' : 'gone';
   }
 
   /** One attempt of the key's message ended: its token goes back and the key starts what it can. */

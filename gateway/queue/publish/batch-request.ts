@@ -81,13 +81,7 @@ export function parseBatchRequest(
       if (body.length > limits.maxBodyBytes)
         throw new InvalidRequestError(`its body is larger than ${limits.maxBodyBytes} bytes`);
       const request: MessageRequest = { ...options, ...extras, destination, body };
-      if (queueName !== undefined) {
-        if (request.flowControl !== undefined)
-          throw new InvalidRequestError(
-            "Upstash-Flow-Control-Key is not supported with a queue: its messages wait for the queue's slots",
-          );
-        request.queueName = queueName;
-      }
+      if (queueName !== undefined) request.queueName = queueName;
       return urlGroup ? { request, urlGroup } : { request };
     } catch (err) {
       if (err instanceof InvalidRequestError || err instanceof DestinationRefusedError)

@@ -6,13 +6,13 @@ import { parseBatchRequest } from './batch-request.js';
 import type { QueueConfig } from '../config.js';
 import type { DatabaseConnections } from '../bindings/database-connections.js';
 import { validateDestination } from './destination.js';
-import { QueueError, StoreUnavailableError } from '../errors.js';
+import { QueueError, QuotaExceededError, StoreUnavailableError } from '../errors.js';
 import { sendJson } from '../api/json-response.js';
 import type { QueueKeys } from '../keys.js';
 import { createMessage, type MessageRequest } from '../message.js';
 import { eventCapOf } from '../events/message-event.js';
 import { FlowControlStore } from '../flow-control/flow-control-store.js';
-import { MessageStore, type EnqueueAnswer } from '../message-store.js';
+import { MessageStore } from '../message-store.js';
 import { parsePublishExtras } from './publish-extras.js';
 import { parsePublishHeaders } from './publish-headers.js';
 import { QueueStore, queueWakeupsOf } from '../queues/queue-store.js';
@@ -25,6 +25,8 @@ import {
   planBatchItem,
   planPublish,
   type PublishPlan,
+  storedOrThrow,
+  type StoreOutcome,
 } from '../url-groups/fan-out.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
 import type { UrlGroupStore } from '../url-groups/url-group-store.js';
@@ -73,7 +75,7 @@ export function createPublishReader(options: {
 /**
  * QStash's publish routes, the hot path:
  *   POST /v2/publish/{destination or url group}   one message (or one per group endpoint)
- *   POST /v2/batch                                 many, stored together (per queue, for items with `queue`)
+ *   POST /v2/batch                                 many, answered per item (each queue's items by its script)
  * Each is validated whole and answered 201 only once its messages are stored in the binding's
  * database; a publish whose every message was a duplicate is a 202, as QStash answers.
  */
@@ -90,12 +92,12 @@ export function publishRoutes(options: {
   /**
    * Stores the messages and answers for each in order: those of no queue and no flow-control key
    * in one script, those of each queue (batch items with `queue`) in that queue's script, which
-   * creates it when missing, and those of each flow-control key in that key's script.
+   * creates it when missing, and those of each flow-control key in that key's script. Each script
+   * is atomic on its own, not the whole call: a queue group over the binding's `maxQueues` is
+   * refused (its messages answer the quota error) while the other groups are stored, so a client
+   * told which items failed does not send the stored ones again.
    */
-  const store = async (
-    target: QueueTarget,
-    requests: readonly MessageRequest[],
-  ): Promise<EnqueueAnswer[]> => {
+  const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<StoreOutcome[]> => {
     const messages = requests.map((request) => createMessage(request));
     const redis = connections.get(target);
     const eventCap = eventCapOf(config, target);
@@ -105,41 +107,43 @@ export function publishRoutes(options: {
       const group = storeGroupOf(message);
       groups.set(group, [...(groups.get(group) ?? []), i]);
     }
-    const answers: EnqueueAnswer[] = new Array<EnqueueAnswer>(messages.length);
-    try {
-      for (const indexes of groups.values()) {
-        const group = indexes.map((i) => messages[i]!);
-        const { queueName, flowControl } = group[0]!;
-        const stored =
-          queueName !== undefined
-            ? await new QueueStore(redis, keys, eventCap, queueWakeupsOf(redis, keys, config)).enqueue(
-                queueName,
-                group,
-                {
-                  deduplicationWindowMs,
-                  quota: quotasOf(target, config),
-                },
-              )
-            : flowControl !== undefined
-              ? await new FlowControlStore(redis, keys, eventCap).enqueue(group, { deduplicationWindowMs })
-              : await new MessageStore(redis, keys, eventCap).enqueue(group, Date.now(), {
-                  deduplicationWindowMs,
-                });
-        for (const [j, i] of indexes.entries()) answers[i] = stored[j]!;
+    const answers: StoreOutcome[] = new Array<StoreOutcome>(messages.length);
+    const storeGroup = async (group: ReturnType<typeof createMessage>[]): Promise<StoreOutcome[]> => {
+      const { queueName, flowControl } = group[0]!;
+      try {
+        return queueName !== undefined
+          ? await new QueueStore(redis, keys, eventCap, queueWakeupsOf(redis, keys, config)).enqueue(
+              queueName,
+              group,
+              {
+                deduplicationWindowMs,
+                quota: quotasOf(target, config),
+              },
+            )
+          : flowControl !== undefined
+            ? await new FlowControlStore(redis, keys, eventCap).enqueue(group, { deduplicationWindowMs })
+            : await new MessageStore(redis, keys, eventCap).enqueue(group, Date.now(), {
+                deduplicationWindowMs,
+              });
+      } catch (err) {
+        if (err instanceof QuotaExceededError) return group.map(() => ({ refused: err }));
+        if (err instanceof QueueError) throw err;
+        throw new StoreUnavailableError(
+          `the queue's database did not store the message: ${(err as Error).message}`,
+          { cause: err },
+        );
       }
-      return answers;
-    } catch (err) {
-      if (err instanceof QueueError) throw err;
-      throw new StoreUnavailableError(
-        `the queue's database did not store the message: ${(err as Error).message}`,
-        { cause: err },
-      );
+    };
+    for (const indexes of groups.values()) {
+      const stored = await storeGroup(indexes.map((i) => messages[i]!));
+      for (const [j, i] of indexes.entries()) answers[i] = stored[j]!;
     }
+    return answers;
   };
 
   const publish: ApiHandler = async ({ req, res, target, params }) => {
     const plan = await readPublish({ req, target, destination: params.destination ?? '' });
-    const answers = await store(target, messagesOf([plan]));
+    const answers = storedOrThrow(await store(target, messagesOf([plan])));
     // QStash answers a duplicate 202 Accepted (upstash/docs qstash/features/deduplication).
     sendJson(res, answers.every((a) => a.deduplicated) ? 202 : 201, answersOf([plan], answers)[0]);
   };

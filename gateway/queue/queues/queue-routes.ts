@@ -81,12 +81,8 @@ export function queueRoutes(options: {
   const enqueue: ApiHandler = async ({ req, res, target, params }) => {
     const name = validateResourceName(params.queue, 'queue name');
     const plan = await readPublish({ req, target, destination: params.destination! });
-    const requests = messagesOf([plan]);
-    if (requests.some((request) => request.flowControl !== undefined))
-      throw new InvalidRequestError(
-        "Upstash-Flow-Control-Key is not supported on /v2/enqueue: a queue's messages wait for its own slots; publish with /v2/publish for flow control",
-      );
-    const messages = requests.map((request) => createMessage({ ...request, queueName: name }));
+    // A message with a flow-control key passes its queue, then its key (admit-flow-control-entry.ts).
+    const messages = messagesOf([plan]).map((request) => createMessage({ ...request, queueName: name }));
     const answers = await storeCall('store the message', () =>
       queuesOf(target).enqueue(name, messages, {
         deduplicationWindowMs: target.limits.deduplicationWindowMs,

@@ -105,6 +105,19 @@ export class QueueStore {
     }));
   }
 
+  /**
+   * Refuses (QuotaExceededError) a queue that is missing while the binding has its most queues: a
+   * check without a write, for a schedule naming a queue it creates only at its first tick. It can
+   * race with another creation; the tick checks again in its own script (fire-schedule-ticks.ts).
+   */
+  async assertCreatable(name: string, quota: Pick<QueueQuota, 'maxQueues'>): Promise<void> {
+    const [exists, count] = await Promise.all([
+      this.redis.hexists(this.keys.queues, name),
+      this.redis.hlen(this.keys.queues),
+    ]);
+    if (exists === 0 && count >= quota.maxQueues) throw quotaError(quota);
+  }
+
   async names(): Promise<string[]> {
     return this.redis.hkeys(this.keys.queues);
   }

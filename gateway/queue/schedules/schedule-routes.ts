@@ -14,6 +14,7 @@ import type { AddressPolicy } from '../ssrf/address-policy.js';
 import { storeCall } from '../api/store-call.js';
 import { validateResourceName } from '../api/resource-name.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
+import type { QueueStore } from '../queues/queue-store.js';
 import type { UrlGroupStore } from '../url-groups/url-group-store.js';
 import { nextTick, parseCron } from './cron.js';
 import { newScheduleId, toQStashSchedule, type ScheduleRecord } from './schedule.js';
@@ -45,11 +46,12 @@ function answer(schedule: StoredSchedule) {
 export function scheduleRoutes(options: {
   schedulesOf: (target: QueueTarget) => ScheduleStore;
   groupsOf: (target: QueueTarget) => UrlGroupStore;
+  queuesOf: (target: QueueTarget) => QueueStore;
   config: QueueConfig;
   policy: AddressPolicy;
   now?: () => number;
 }): ApiRoute[] {
-  const { schedulesOf, groupsOf, config, policy } = options;
+  const { schedulesOf, groupsOf, queuesOf, config, policy } = options;
   const now = options.now ?? Date.now;
 
   const create = async ({ req, res, target, params }: ApiRequest): Promise<void> => {
@@ -79,10 +81,8 @@ export function scheduleRoutes(options: {
     const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
     // Parsed as of time 0, Upstash-Delay comes back as the delay itself: each tick adds it to its time.
     const { notBefore: delayMs, ...options } = parsePublishHeaders(messageHeaders, limits, 0);
-    // A tick's message goes onto the stream (or into its queue) as it fires; passing a
-    // flow-control key's limits is not built for schedules, so the header is refused, not ignored.
-    if (options.flowControl !== undefined)
-      throw new InvalidRequestError('Upstash-Flow-Control-Key is not supported on schedules yet');
+    // A tick's message goes onto the stream (or into its queue) as it fires; one with a
+    // flow-control key is admitted to the key by the worker that reads it (admit-flow-control-entry.ts).
     // Callbacks go into the template, so every tick's message carries them. The deduplication
     // headers deduplicate the schedule's creation, as QStash does ("when scheduling a message, the
     // deduplication happens before the schedule is created"); the content hash covers the cron.
@@ -102,6 +102,11 @@ export function scheduleRoutes(options: {
       createdAt: 0,
       ...(queueName === undefined ? {} : { queueName }),
     };
+    // The queue is created at the first tick; a schedule it could never be created for is refused now.
+    if (queueName !== undefined)
+      await storeCall('read the queues', () =>
+        queuesOf(target).assertCreatable(queueName, quotasOf(target, config)),
+      );
     const at = now();
     const store = schedulesOf(target);
     const existing =

@@ -45,6 +45,13 @@ export interface TickToFire {
 }
 
 /**
+ * What firing a claimed tick did: `fired` (its messages stored), `queue-refused` (fired, but its
+ * queue was missing and the binding at spec.limits.maxQueues, so nothing was stored), or false
+ * (its schedule no longer held the claim: nothing changed).
+ */
+export type TickFired = 'fired' | 'queue-refused' | false;
+
+/**
  * A binding's cron schedules in its database (keys.ts: schedules, scheduleMessages,
  * scheduleTicks, scheduleLastTicks). Every change that touches more than one of them is a script.
  */
@@ -198,14 +205,16 @@ export class ScheduleStore {
 
   /**
    * Fires claimed ticks whose messages all go to `queueName` ('' = none) in one script, each only
-   * if its schedule still holds one of `claims` (the first claim and its renewals). Returns, per
-   * tick, whether this call fired it.
+   * if its schedule still holds one of `claims` (the first claim and its renewals); a missing
+   * queue is created only within `maxQueues` (the binding's spec.limits.maxQueues). Returns, per
+   * tick, what this call did with it.
    */
   async fireClaimed(
     claims: readonly number[],
     queueName: string,
     ticks: readonly TickToFire[],
-  ): Promise<boolean[]> {
+    maxQueues: number,
+  ): Promise<TickFired[]> {
     if (ticks.length === 0) return [];
     const k = this.keys;
     const now = ticks[0]!.due.tick;
@@ -216,6 +225,7 @@ export class ScheduleStore {
       queueName,
       JSON.stringify(created),
       claims.join(' '),
+      maxQueues,
     ];
     for (const { due, following, messages } of ticks) {
       args.push(due.scheduleId, due.tick, following, messages.length);
@@ -237,7 +247,7 @@ export class ScheduleStore {
       ],
       args,
     )) as number[];
-    return fired.map((f) => Number(f) === 1);
+    return fired.map((f) => (Number(f) === 1 ? 'fired' : Number(f) === 2 ? 'queue-refused' : false));
   }
 
   /** A tick message's values for the fire script: id, due time, the message, its CREATED event. */

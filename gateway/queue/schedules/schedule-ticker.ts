@@ -51,6 +51,8 @@ export interface ScheduleTickerOptions {
    * queue with Upstash-Delay wakes its queue when its message is due.
    */
   wakeups?: QueueWakeups | undefined;
+  /** The binding's spec.limits.maxQueues as it is now: a tick creates its queue only within it. */
+  maxQueues: () => number;
   logger: Logger;
 }
 
@@ -214,19 +216,29 @@ export class ScheduleTicker {
 
   /** Fires one run of claimed ticks; returns how many fired. */
   private async fire({ claim, queueName, ticks }: FireRun): Promise<number> {
-    const fired = await this.schedules.fireClaimed(claim.claims, queueName, ticks);
+    const fired = await this.schedules.fireClaimed(claim.claims, queueName, ticks, this.options.maxQueues());
     const { wakeups } = this.options;
     if (wakeups && queueName !== '') {
       let earliest = Infinity;
       for (const [i, tick] of ticks.entries())
-        if (fired[i]) for (const m of tick.messages) earliest = Math.min(earliest, m.notBefore ?? Infinity);
+        if (fired[i] === 'fired')
+          for (const m of tick.messages) earliest = Math.min(earliest, m.notBefore ?? Infinity);
       if (earliest !== Infinity) wakeups.wakeIn(queueName, earliest - Date.now());
     }
-    for (const [i, tick] of ticks.entries())
-      if (fired[i] && tick.messages.length === 0)
+    for (const [i, tick] of ticks.entries()) {
+      if (fired[i] === 'queue-refused')
+        this.options.logger.warn(
+          'schedule tick not stored: its queue is missing and the binding has its most queues',
+          {
+            scheduleId: tick.due.scheduleId,
+            queueName,
+          },
+        );
+      else if (fired[i] && tick.messages.length === 0)
         this.options.logger.warn('schedule tick fired to a url group that does not exist', {
           scheduleId: tick.due.scheduleId,
         });
+    }
     return fired.filter(Boolean).length;
   }
 

@@ -5,6 +5,7 @@ import { connectionFingerprint, type DatabaseConnections } from '../bindings/dat
 import { queueKeys } from '../keys.js';
 import { eventCapOf } from '../events/message-event.js';
 import { queueWakeupsOf } from '../queues/queue-store.js';
+import { quotasOf } from '../quotas.js';
 import { ScheduleTicker } from './schedule-ticker.js';
 
 export interface ScheduleTickers {
@@ -26,6 +27,7 @@ export function startScheduleTickers(options: {
   const keys = queueKeys(config.keyPrefix);
   const tickers = new Map<string, { fingerprint: string; ticker: ScheduleTicker }>();
   const stopping = new Set<Promise<void>>();
+  const current = new Map<string, QueueTarget>();
 
   const stopTicker = (key: string): void => {
     const running = tickers.get(key);
@@ -36,6 +38,8 @@ export function startScheduleTickers(options: {
   };
 
   const upsert = (target: QueueTarget): void => {
+    // A change of limits alone keeps the ticker; it reads the binding's quota as it is now.
+    current.set(target.key, target);
     const fingerprint = connectionFingerprint(target);
     if (tickers.get(target.key)?.fingerprint === fingerprint) return;
     stopTicker(target.key);
@@ -47,6 +51,7 @@ export function startScheduleTickers(options: {
       pollIntervalMs: config.pollIntervalMs,
       claimLeaseMs: config.scheduleClaimLeaseMs,
       eventCap: eventCapOf(config, target),
+      maxQueues: () => quotasOf(current.get(target.key) ?? target, config).maxQueues,
       logger: logger.child({ binding: target.key }),
     });
     tickers.set(target.key, { fingerprint, ticker });
@@ -55,7 +60,10 @@ export function startScheduleTickers(options: {
 
   const unsubscribe = registry.subscribe((event) => {
     if (event.type === 'upsert') upsert(event.target);
-    else stopTicker(event.key);
+    else {
+      current.delete(event.key);
+      stopTicker(event.key);
+    }
   });
   for (const target of registry.list()) upsert(target);
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { flowControlFields } from '../flow-control/flow-control.js';
 import type { QueueMessage } from '../message.js';
 import { bodyFields, headerLists } from '../messages/message-answer.js';
 import { redactHeaderLists } from '../messages/redact-fields.js';
@@ -36,6 +37,12 @@ export interface QStashSchedule {
   /** Upstash-Queue-Name: each tick is enqueued in this queue. */
   queueName?: string;
   retryDelayExpression?: string;
+  /** Upstash-Flow-Control-Key and -Value: every tick's message waits on this key. */
+  flowControlKey?: string;
+  parallelism?: number;
+  rate?: number;
+  /** Seconds. */
+  period?: number;
   timeout?: number;
   isPaused: boolean;
   lastScheduleTime?: number;
@@ -69,6 +76,7 @@ export function toQStashSchedule(
   if (template.label !== undefined) schedule.label = template.label;
   if (template.queueName !== undefined) schedule.queueName = template.queueName;
   if (template.retryDelay !== undefined) schedule.retryDelayExpression = template.retryDelay;
+  Object.assign(schedule, flowControlFields(template.flowControl));
   if (template.timeoutMs !== undefined) schedule.timeout = Math.ceil(template.timeoutMs / 1000);
   if (ticks.last !== undefined) schedule.lastScheduleTime = ticks.last;
   if (ticks.next !== undefined) schedule.nextScheduleTime = ticks.next;

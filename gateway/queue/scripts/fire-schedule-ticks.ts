@@ -11,7 +11,11 @@ import { LuaScript } from './lua-script.js';
  * (enqueue-messages.ts: the stream and its index, or the delay schedule), each with its CREATED
  * event. Ticks of schedules into a queue (Upstash-Queue-Name, all of one queue per call) are
  * appended to the queue instead, creating it when missing (parallelism 1), and the queue starts
- * what its slots allow. Many ticks per call: one round trip and one script run for all of them.
+ * what its slots allow. A missing queue the binding cannot create (it has ARGV[6] queues already,
+ * spec.limits.maxQueues) refuses the ticks' messages: each tick is still recorded as fired and
+ * moves on (it is not tried again, so it can never fire twice), nothing is stored, and each message
+ * leaves a FAILED event saying why instead of its CREATED one. Many ticks per call: one round trip
+ * and one script run for all of them.
  *
  * KEYS[1]  the message stream
  * KEYS[2]  the stream index (hash: message id -> stream entry id)
@@ -28,10 +32,12 @@ import { LuaScript } from './lua-script.js';
  * ARGV[3]  the ticks' queue name ('' = none)
  * ARGV[4]  the QueueRecord JSON to create that queue with when it is missing
  * ARGV[5]  the claims (ms) the caller's schedules may hold, space-separated (the first and each renewal)
- * ARGV[6..] per tick: schedule id, the tick (ms), the following tick (ms), the number n of its
+ * ARGV[6]  the most queues the binding may have (spec.limits.maxQueues)
+ * ARGV[7..] per tick: schedule id, the tick (ms), the following tick (ms), the number n of its
  *          messages, then n quadruples: message id, due time (ms; 0 = now), encoded message,
  *          CREATED event (JSON; '' = none)
- * Returns, per tick in order, 1 when it fired, 0 when its schedule no longer held the claim.
+ * Returns, per tick in order, 1 when it fired, 0 when its schedule no longer held the claim, 2 when
+ * it fired but its queue could not be created (nothing stored).
  */
 export const fireScheduleTicks = new LuaScript(
   'fire-schedule-ticks',
@@ -40,9 +46,13 @@ export const fireScheduleTicks = new LuaScript(
 local queue = ARGV[3]
 local held = {}
 for claim in string.gmatch(ARGV[5], '%S+') do held[tonumber(claim)] = true end
+local refused = queue ~= '' and redis.call('HEXISTS', KEYS[8], queue) == 0
+  and redis.call('HLEN', KEYS[8]) >= tonumber(ARGV[6])
+local refusal = '"state":"FAILED","error":' .. cjson.encode('queue limit reached: the binding has its most queues ('
+  .. ARGV[6] .. ', QueueBinding spec.limits.maxQueues), so queue ' .. queue .. ' was not created and this tick was not stored')
 local fired = {}
 local any = false
-local i = 6
+local i = 7
 while i <= #ARGV do
   local id, count = ARGV[i], tonumber(ARGV[i + 3])
   local first, last = i + 4, i + 3 + 4 * count
@@ -51,16 +61,20 @@ while i <= #ARGV do
     redis.call('ZADD', KEYS[5], ARGV[i + 2], id)
     redis.call('HSET', KEYS[6], id, ARGV[i + 1])
     for m = first, last, 4 do
-      if queue == '' then
-        store_message(KEYS, ARGV[1], ARGV[m], ARGV[m + 1], ARGV[m + 2])
+      if refused then
+        record_event(KEYS[7], ARGV[2], (string.gsub(ARGV[m + 3], '"state":"CREATED"', refusal, 1)))
       else
-        redis.call('HSET', KEYS[4], ARGV[m], ARGV[m + 2])
-        redis.call('RPUSH', KEYS[9], ARGV[m])
+        if queue == '' then
+          store_message(KEYS, ARGV[1], ARGV[m], ARGV[m + 1], ARGV[m + 2])
+        else
+          redis.call('HSET', KEYS[4], ARGV[m], ARGV[m + 2])
+          redis.call('RPUSH', KEYS[9], ARGV[m])
+        end
+        record_event(KEYS[7], ARGV[2], ARGV[m + 3])
       end
-      record_event(KEYS[7], ARGV[2], ARGV[m + 3])
     end
-    fired[#fired + 1] = 1
-    any = true
+    fired[#fired + 1] = refused and 2 or 1
+    any = not refused
   else
     fired[#fired + 1] = 0
   end

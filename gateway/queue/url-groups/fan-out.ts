@@ -1,5 +1,5 @@
 import type { BatchItem, RefusedBatchItem } from '../publish/batch-request.js';
-import { ResourceNotFoundError } from '../errors.js';
+import { type QuotaExceededError, ResourceNotFoundError } from '../errors.js';
 import type { MessageRequest } from '../message.js';
 import type { EnqueueAnswer } from '../message-store.js';
 import { storeCall } from '../api/store-call.js';
@@ -69,6 +69,24 @@ export function messagesOf(plans: readonly PublishPlan[]): MessageRequest[] {
 
 type MessageAnswer = { messageId: string; deduplicated?: true };
 
+/** What the store did with one message: stored (or found a duplicate), or refused over a quota. */
+export type StoreOutcome = EnqueueAnswer | StoreRefusal;
+type StoreRefusal = { refused: QuotaExceededError };
+
+function isStored(outcome: StoreOutcome): outcome is EnqueueAnswer {
+  return !('refused' in outcome);
+}
+
+function isRefused(outcome: StoreOutcome): outcome is StoreRefusal {
+  return 'refused' in outcome;
+}
+
+/** A single publish is all or nothing: its first refusal is the request's error. */
+export function storedOrThrow(outcomes: readonly StoreOutcome[]): EnqueueAnswer[] {
+  for (const outcome of outcomes) if (isRefused(outcome)) throw outcome.refused;
+  return outcomes.filter(isStored);
+}
+
 /** A duplicate names the first message, flagged `deduplicated` as QStash does. */
 function answerOf({ messageId, deduplicated }: EnqueueAnswer): MessageAnswer {
   return deduplicated ? { messageId, deduplicated: true } : { messageId };
@@ -76,16 +94,23 @@ function answerOf({ messageId, deduplicated }: EnqueueAnswer): MessageAnswer {
 
 /**
  * QStash's answer: `{messageId}` for a URL, for a URL group an array with `{messageId, url}`
- * per endpoint, and `{error}` for a refused batch item. `stored` are the store's answers in the order of messagesOf(plans).
+ * per endpoint, and `{error}` for a refused batch item, or for an item whose messages the store
+ * refused (its queue over the quota). `stored` are the store's outcomes in the order of
+ * messagesOf(plans).
  */
 export function answersOf(
   plans: readonly PublishPlan[],
-  stored: readonly EnqueueAnswer[],
+  stored: readonly StoreOutcome[],
 ): (MessageAnswer | (MessageAnswer & { url: string })[] | { error: string })[] {
   let next = 0;
-  return plans.map((plan) => {
+  return plans.map((plan, index) => {
     if (plan.kind === 'refused') return { error: plan.error };
-    if (plan.kind === 'url') return answerOf(stored[next++]!);
-    return plan.requests.map((request) => ({ ...answerOf(stored[next++]!), url: request.destination }));
+    const requests = plan.kind === 'url' ? [plan.request] : plan.requests;
+    const outcomes = stored.slice(next, (next += requests.length));
+    const refused = outcomes.find(isRefused);
+    if (refused) return { error: `batch item ${index}: ${refused.refused.message}` };
+    const answers = outcomes.filter(isStored).map(answerOf);
+    if (plan.kind === 'url') return answers[0]!;
+    return requests.map((request, i) => ({ ...answers[i]!, url: request.destination }));
   });
 }

@@ -267,19 +267,22 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
         error: expect.stringMatching(message),
       });
     }
+    // A queue's message is checked as a publish's is.
+    const enqueue = await ask(`/v2/enqueue/orders/${url('q')}`, {
+      method: 'POST',
+      headers: { 'upstash-flow-control-key': 'k', 'upstash-flow-control-value': 'rate=0' },
+      body: 'x',
+    });
+    expect(enqueue.status).toBe(400);
+    expect(((await enqueue.json()) as { error: string }).error).toMatch(
+      /Upstash-Flow-Control-Value rate "0"/,
+    );
     const [a] = clients as [Client];
-    await expect(
-      quietly(() =>
-        a
-          .queue({ queueName: 'orders' })
-          .enqueue({ url: url('q'), body: 'x', flowControl: { key: 'k', rate: 1 } }),
-      ),
-    ).rejects.toThrow(/Upstash-Flow-Control-Key is not supported on \/v2\/enqueue/);
     const batch = await a.batchJSON([
-      { url: url('q'), body: 'x', queueName: 'orders', flowControl: { key: 'k', rate: 1 } },
+      { url: url('q'), body: 'x', queueName: 'orders', flowControl: { key: 'a b', rate: 1 } },
     ]);
     expect(batch).toEqual([
-      { error: expect.stringMatching(/Upstash-Flow-Control-Key is not supported with a queue/) },
+      { error: expect.stringMatching(/Upstash-Flow-Control-Key "a b" may contain only/) },
     ]);
     expect(await snapshotDatabase(replicas.inspect)).toEqual(snapshot);
   });

@@ -410,6 +410,78 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
     ).catch((err: Error) => err.message);
     expect(enqueueOver).toMatch(/queue limit reached/);
     expect((await client().queue().list()).map((q) => q.name)).toEqual(['q1', 'q2', 'q3', 'q4']);
+
+    // A batch is answered per item: the item whose queue cannot be created names the quota in its
+    // place; the plain item and the existing queue's item are stored and delivered.
+    const batch = await client().batchJSON([
+      { url: `${receiver.baseUrl}/plain`, body: 'plain' },
+      { url: `${receiver.baseUrl}/over`, body: 'over', queueName: 'q5' },
+      { url: `${receiver.baseUrl}/q1`, body: 'q1', queueName: 'q1' },
+    ]);
+    expect(batch).toEqual([
+      { messageId: expect.stringMatching(/^msg_/) },
+      {
+        error: expect.stringMatching(
+          /^batch item 1: queue limit reached.*\(4, QueueBinding spec.limits.maxQueues\)/,
+        ),
+      },
+      { messageId: expect.stringMatching(/^msg_/) },
+    ]);
+    await delivered(2);
+    await sleep(200);
+    expect(
+      bodies()
+        .map((b) => JSON.parse(b) as string)
+        .sort(),
+    ).toEqual(['plain', 'q1']);
+    expect((await client().queue().list()).map((q) => q.name)).toEqual(['q1', 'q2', 'q3', 'q4']);
+
+    // A schedule into a queue that could not be created is refused at creation, nothing stored.
+    const scheduleOver = await quietly(() =>
+      client().schedules.create({ destination: `${receiver.baseUrl}/s`, cron: '0 0 1 1 *', queueName: 'q5' }),
+    ).catch((err: Error) => err.message);
+    expect(scheduleOver).toMatch(/queue limit reached.*\(4, QueueBinding spec.limits.maxQueues\)/);
+    expect((await client().schedules.list()).filter((s) => s.queueName === 'q5')).toEqual([]);
+  });
+
+  it('when a schedule ticks into a missing queue while the binding has its most queues, then the tick is recorded with a FAILED event naming the quota, and no queue is created nor message stored', async () => {
+    for (const name of ['q1', 'q2', 'q3'])
+      await client().queue({ queueName: name }).upsert({ parallelism: 1 });
+    const { scheduleId } = await client().schedules.create({
+      destination: `${receiver.baseUrl}/late`,
+      cron: '0 0 1 1 *',
+      queueName: 'late-queue',
+      body: 'late',
+    });
+    // Another queue takes the last place after the schedule was created.
+    await client().queue({ queueName: 'q4' }).upsert({ parallelism: 1 });
+    const k = queueKeys(config.keyPrefix);
+    await inspect.zadd(k.scheduleTicks, 'XX', Date.now() - 1_000, scheduleId);
+    const { events } = await waitFor(
+      'the FAILED event',
+      async () => {
+        const answer = await client().events({ filter: { scheduleId } });
+        return answer.events.length > 0 ? answer : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
+    expect(events).toEqual([
+      expect.objectContaining({
+        state: 'FAILED',
+        scheduleId,
+        queueName: 'late-queue',
+        error: expect.stringMatching(
+          /queue limit reached.*\(4, QueueBinding spec.limits.maxQueues\), so queue late-queue was not created/,
+        ),
+      }),
+    ]);
+    expect(Number(await inspect.hget(k.scheduleLastTicks, scheduleId))).toBeGreaterThan(0);
+    expect(Number(await inspect.zscore(k.scheduleTicks, scheduleId))).toBeGreaterThan(Date.now());
+    expect((await client().queue().list()).map((q) => q.name)).toEqual(['q1', 'q2', 'q3', 'q4']);
+    expect(await inspect.hlen(k.scheduledMessages)).toBe(0);
+    await sleep(200);
+    expect(receiver.deliveries).toHaveLength(0);
+    await client().schedules.delete(scheduleId);
   });
 
   it("when another binding's token is used on this binding's queues, then every call is a 401 and nothing changes", async () => {

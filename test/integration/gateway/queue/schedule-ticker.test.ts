@@ -28,6 +28,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
       redis: connection,
       keys,
       pollIntervalMs: 60_000,
+      maxQueues: () => 10,
       logger: createSilentLogger(),
       ...(claimLeaseMs === undefined ? {} : { claimLeaseMs }),
     });
@@ -212,6 +213,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
       [dead.claim],
       '',
       dead.ticks.map((t) => tickToFire(t.scheduleId, t.tick)),
+      10,
     );
     expect(late.filter(Boolean)).toHaveLength(0);
     const fired = await firedScheduleIds();
@@ -223,7 +225,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     await createSchedules(200);
     const dead = await store.claimDue(Date.now(), 1_000, Date.now() + 300);
     const firstPart = dead.ticks.slice(0, 50).map((t) => tickToFire(t.scheduleId, t.tick));
-    expect((await store.fireClaimed([dead.claim], '', firstPart)).every(Boolean)).toBe(true);
+    expect((await store.fireClaimed([dead.claim], '', firstPart, 10)).every(Boolean)).toBe(true);
 
     await new Promise((resolve) => setTimeout(resolve, 350));
     expect(await tickerOn(replicas[0]!).fireDue()).toBe(150);
@@ -242,6 +244,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
         keys,
         pollIntervalMs: 60_000,
         claimLeaseMs: 60_000,
+        maxQueues: () => 10,
         logger: createSilentLogger(),
       });
       await expect(ticker.fireDue()).rejects.toThrow('Connection is closed.');
@@ -269,6 +272,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
       [claimed.claim],
       '',
       claimed.ticks.map((t) => tickToFire(t.scheduleId, t.tick)),
+      10,
     );
     expect(fired).toEqual([false, false, false]);
     expect(await inspect.xlen(keys.stream)).toBe(0);
@@ -283,6 +287,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
       keys,
       pollIntervalMs: 60_000,
       claimLeaseMs: 300,
+      maxQueues: () => 10,
       logger: createSilentLogger(),
     });
     const other = tickerOn(replicas[1]!, 300);
@@ -309,6 +314,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
       redis: killed.redis,
       keys,
       pollIntervalMs: 60_000,
+      maxQueues: () => 10,
       logger: createSilentLogger(),
     });
     const claimedAt = Date.now();

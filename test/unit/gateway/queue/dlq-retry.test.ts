@@ -106,6 +106,27 @@ describe('retrying a dead letter', () => {
     expect(replaced.failureCallback).toEqual(callback);
   });
 
+  it('when a dead letter had a flow-control key, then its retry waits on it, unless the request names another', () => {
+    const flowLetter = { ...letter, flowControl: { key: 'k', parallelism: 2 } };
+    expect(buildRetriedMessage(flowLetter, parseRetryOverrides({}, limits, now), now).flowControl).toEqual({
+      key: 'k',
+      parallelism: 2,
+    });
+    const overrides = parseRetryOverrides(
+      { 'upstash-flow-control-key': 'other', 'upstash-flow-control-value': 'rate=3, period=10s' },
+      limits,
+      now,
+    );
+    expect(buildRetriedMessage(flowLetter, overrides, now).flowControl).toEqual({
+      key: 'other',
+      rate: 3,
+      periodSeconds: 10,
+    });
+    expect(
+      buildRetriedMessage(letter, parseRetryOverrides({}, limits, now), now).flowControl,
+    ).toBeUndefined();
+  });
+
   it('when a retry asks for deduplication or a callback the SSRF policy refuses, then it is a 400', () => {
     expect(() => parseRetryOverrides({ 'upstash-deduplication-id': 'x' }, limits, now)).toThrow(
       /upstash-deduplication-id does not apply to a DLQ retry/,
