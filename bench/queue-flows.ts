@@ -8,7 +8,8 @@
  *   2. fan-out: one publish to a 100-endpoint URL group against a batch of the same 100 messages,
  *      time from the request to the last delivery, as a ratio;
  *   3. queues and flow control: throughput of a queue with parallelism 1, 10 and 100, and of
- *      publishes with Upstash-Flow-Control-Key of parallelism 1, 10 and 100, against plain
+ *      publishes with Upstash-Flow-Control-Key of parallelism 1, 10 and 100, and of a queue of 10
+ *      whose messages also carry a key of 10 (the cost of admission at the worker), against plain
  *      publishes to the same receiver (ratio), with a receiver that answers in 1 ms and in 50 ms,
  *      two replicas, and each message's time from its request to its delivery (p50, p99).
  * Each phase is repeated (QUEUE_FLOWS_BENCH_ROUNDS, default 3); medians with the spread (min-max).
@@ -163,6 +164,7 @@ interface SendKind {
 }
 
 const PARALLELISMS = [1, 10, 100] as const;
+const QUEUE_FLOW_QUEUE = 'qf';
 const SEND_KINDS: readonly SendKind[] = [
   { name: 'publish', route: (receiver, i) => `/v2/publish/${receiver}/m/${i}` },
   ...PARALLELISMS.map((parallelism, q) => ({
@@ -177,11 +179,18 @@ const SEND_KINDS: readonly SendKind[] = [
       'upstash-flow-control-value': `parallelism=${parallelism}`,
     },
   })),
+  // Both limits at 10: the cost of the second pass through the stream that admits a queue's
+  // message to its key (admit-flow-control-entry.ts), against `queue p=10` and `flow p=10`.
+  {
+    name: 'queue+flow p=10',
+    route: (receiver: string, i: number) => `/v2/enqueue/${QUEUE_FLOW_QUEUE}/${receiver}/m/${i}`,
+    headers: { 'upstash-flow-control-key': 'queue-flow-10', 'upstash-flow-control-value': 'parallelism=10' },
+  },
 ];
 
 /**
- * 3. Queues and flow-control keys of parallelism 1, 10 and 100 against plain publishes, receivers
- * at 1 ms and 50 ms.
+ * 3. Queues and flow-control keys of parallelism 1, 10 and 100, and a queue and key both of 10,
+ * against plain publishes, receivers at 1 ms and 50 ms.
  */
 async function benchQueues(bases: readonly string[], token: string, receiver: Receiver): Promise<void> {
   const kinds = SEND_KINDS.map((kind) => kind.name);
@@ -191,6 +200,11 @@ async function benchQueues(bases: readonly string[], token: string, receiver: Re
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ queueName: `q${i}`, parallelism }),
     });
+  await api(bases[0]!, token, '/v2/queues', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ queueName: QUEUE_FLOW_QUEUE, parallelism: 10 }),
+  });
   for (const delayMs of [1, 50]) {
     receiver.delayMs = delayMs;
     const count = QUEUE_MESSAGES[delayMs]!;
@@ -218,10 +232,10 @@ async function benchQueues(bases: readonly string[], token: string, receiver: Re
     console.log(
       `queues, receiver answering in ${delayMs} ms, ${count} messages, two replicas   median (min-max) over ${ROUNDS}`,
     );
-    console.log('  kind            messages/s          / publish   request to delivery p50 ms    p99 ms');
+    console.log('  kind              messages/s          / publish   request to delivery p50 ms    p99 ms');
     for (const kind of kinds)
       console.log(
-        `  ${kind.padEnd(14)}  ${spread(rate.get(kind)!).padEnd(18)}  ${String(round(median(rate.get(kind)!) / plain, 3)).padEnd(10)}  ${spread(p50.get(kind)!).padEnd(28)}  ${spread(p99.get(kind)!)}`,
+        `  ${kind.padEnd(16)}  ${spread(rate.get(kind)!).padEnd(18)}  ${String(round(median(rate.get(kind)!) / plain, 3)).padEnd(10)}  ${spread(p50.get(kind)!).padEnd(28)}  ${spread(p99.get(kind)!)}`,
       );
     console.log('');
   }

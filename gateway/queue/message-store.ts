@@ -4,6 +4,7 @@ import { DeadLetterQueue, type DeadLetterLimits } from './dlq/dead-letter-queue.
 import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from './keys.js';
 import type { QueueMessage } from './message.js';
 import { encodeMessage } from './message-codec.js';
+import type { FlowControl } from './flow-control/flow-control.js';
 import { FlowControlStore, type EntryCheck } from './flow-control/flow-control-store.js';
 import { completeDelivery } from './scripts/complete-delivery.js';
 import { deadLetter } from './scripts/dead-letter.js';
@@ -375,8 +376,8 @@ export class MessageStore {
   }
 
   /** An attempt of a flow-control key's message ended: its token goes back (flow-control-store.ts). */
-  async releaseFlowControlToken(key: string, messageId: string): Promise<void> {
-    await new FlowControlStore(this.redis, this.keys).release(key, messageId);
+  async releaseFlowControlToken(flowControl: FlowControl, messageId: string): Promise<void> {
+    await new FlowControlStore(this.redis, this.keys).release(flowControl, messageId);
   }
 
   /**

@@ -299,15 +299,12 @@ export class DeliveryWorker {
    * reached Redis are freed, and keys with nothing left are forgotten (tick-flow-control.ts).
    */
   private async tickFlowControls(): Promise<void> {
-    for (const key of await this.flowControls.names()) {
-      if (!this.running) return;
-      const { freed } = await this.flowControls.tick(key);
+    for (const { key, freed } of await this.flowControls.tickAll(() => this.running))
       if (freed > 0)
         this.logger.info('freed the tokens of finished flow-control messages', {
           flowControlKey: key,
           freed,
         });
-    }
   }
 
   /**

@@ -113,7 +113,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
     await ctx.store.releaseQueueSlot(slotQueue, message.id);
   // A flow-control token is held by one attempt only: a retry passes the key's limits again.
   if (message.flowControl !== undefined)
-    await ctx.store.releaseFlowControlToken(message.flowControl.key, message.id);
+    await ctx.store.releaseFlowControlToken(message.flowControl, message.id);
   return outcome;
 }
 

@@ -18,13 +18,21 @@ export interface FlowControl {
   periodSeconds?: number;
 }
 
-/** A key's state as its hash field stores it (keys.ts `flowControls`); 0 means "no limit". */
+/**
+ * A key's state as its hash field stores it (keys.ts `flowControls`); 0 means "no limit". The
+ * limits are the highest among the key's unfinished messages', or the pinned ones
+ * (scripts/flow-control-limits.ts).
+ */
 export interface FlowControlRecord {
   createdAt: number;
   parallelism: number;
   rate: number;
   /** Seconds. */
   period: number;
+  /** Unfinished messages (waiting, due, in flight) per parallelism ("0" = none); absent on keys stored before it. */
+  parallelismCounts?: Record<string, number>;
+  /** Unfinished messages per rate and period ("10/60": 10 per 60 s; "0" = none). */
+  rateCounts?: Record<string, number>;
   paused: boolean;
   pinnedParallelism: boolean;
   pinnedRate: boolean;
@@ -167,6 +175,15 @@ export function toFlowControlInfo(
     isPinnedParallelism: record.pinnedParallelism,
     isPinnedRate: record.pinnedRate,
   };
+}
+
+/** A message's limits as the scripts count them: 0 = no limit, period in seconds. */
+export function flowLimitsJson(flowControl: FlowControl): string {
+  return JSON.stringify({
+    parallelism: flowControl.parallelism ?? 0,
+    rate: flowControl.rate ?? 0,
+    period: flowControl.periodSeconds ?? DEFAULT_PERIOD_SECONDS,
+  });
 }
 
 /** The flow-control fields of QStash's message answers (messages, DLQ): key, limits, period in seconds. */

@@ -3,6 +3,8 @@ import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
 import { CorruptMessageError, decodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
+import { flowLimitsJson } from '../flow-control/flow-control.js';
+import { cancelFlowControlMessages } from '../scripts/cancel-flow-control-messages.js';
 import { cancelMessages } from '../scripts/cancel-messages.js';
 
 /** A message not yet delivered, as GET /v2/messages/{id} sees it. */
@@ -77,7 +79,8 @@ export class PendingMessages {
 
   /**
    * Cancels these messages (given whole, or by id) if they are still pending; returns how many
-   * were. A message given by id is read first, for its events.
+   * were. A message given by id is read first, for its events and, when it has a flow-control
+   * key, for the key it leaves (cancel-flow-control-messages.ts).
    */
   async cancel(targets: readonly (string | QueueMessage)[], now = Date.now()): Promise<number> {
     const k = this.keys;
@@ -87,30 +90,36 @@ export class PendingMessages {
         targets
           .slice(i, i + SCAN_CHUNK)
           .map(async (target) =>
-            typeof target === 'string' && this.eventCap > 0
-              ? ((await this.find(target))?.message ?? target)
-              : target,
+            typeof target === 'string' ? ((await this.find(target))?.message ?? target) : target,
           ),
       );
-      const args: (string | number)[] = [this.eventCap];
+      const events = (target: string | QueueMessage): [string, string] =>
+        typeof target === 'string' || this.eventCap === 0
+          ? ['', '']
+          : [eventJson(target, 'CANCEL_REQUESTED', now), eventJson(target, 'CANCELLED', now)];
+      const plainArgs: (string | number)[] = [this.eventCap];
+      const flowArgs: (string | number)[] = [this.eventCap];
+      const flowKeys = [k.stream, k.streamIndex, k.scheduledMessages, k.events, k.flowControls];
       for (const target of chunk) {
-        if (typeof target === 'string' || this.eventCap === 0) {
-          args.push(typeof target === 'string' ? target : target.id, '', '');
-        } else {
-          args.push(
-            target.id,
-            eventJson(target, 'CANCEL_REQUESTED', now),
-            eventJson(target, 'CANCELLED', now),
-          );
+        const flowControl = typeof target === 'string' ? undefined : target.flowControl;
+        const id = typeof target === 'string' ? target : target.id;
+        if (flowControl === undefined) {
+          plainArgs.push(id, ...events(target));
+          continue;
         }
+        flowArgs.push(id, flowControl.key, flowLimitsJson(flowControl), ...events(target));
+        flowKeys.push(k.flowControlWaiting(flowControl.key), k.flowControlDue(flowControl.key));
       }
-      cancelled += Number(
-        await cancelMessages.run(
-          this.redis,
-          [k.stream, k.streamIndex, k.schedule, k.scheduledMessages, k.events],
-          args,
-        ),
-      );
+      if (plainArgs.length > 1)
+        cancelled += Number(
+          await cancelMessages.run(
+            this.redis,
+            [k.stream, k.streamIndex, k.schedule, k.scheduledMessages, k.events],
+            plainArgs,
+          ),
+        );
+      if (flowArgs.length > 1)
+        cancelled += Number(await cancelFlowControlMessages.run(this.redis, flowKeys, flowArgs));
     }
     return cancelled;
   }

@@ -1,4 +1,5 @@
 import { START_WAITING_LUA } from './dispatch-queue.js';
+import { FLOW_LIMITS_LUA } from './flow-control-limits.js';
 
 /**
  * Lua snippet for every script that can free or add a flow-control key's work:
@@ -10,8 +11,9 @@ import { START_WAITING_LUA } from './dispatch-queue.js';
  * rolls it runs; after a whole idle window the next one starts at the dispatch, so an idle key's
  * first messages do not share a window that is nearly over with the next one's. Returns how many
  * it started. `read_flow_control(k, name, now, create)` reads a key's record (a new one when
- * missing and `create`), `apply_flow_limits(k, name, now, limits)` makes a new message's limits
- * the key's (creating it; pinned ones stay), `flow_control_keys(first)`
+ * missing and `create`), `apply_flow_limits(k, name, now, limits)` counts one message joining the
+ * key with its limits and makes the highest of the key's unfinished messages' limits the key's
+ * (creating it; pinned ones stay; flow-control-limits.ts), `flow_control_keys(first)`
  * names the KEYS from index `first` on in the order below. `now` is the Redis server's
  * clock (server_now), so every replica counts the same windows.
  *
@@ -21,7 +23,7 @@ import { START_WAITING_LUA } from './dispatch-queue.js';
  *   k.due      sorted set: the key's delayed and retrying message ids -> due time (ms)
  *   k.pending, k.stream, k.index   as start_waiting's
  */
-export const DISPATCH_FLOW_CONTROL_LUA = `${START_WAITING_LUA}
+export const DISPATCH_FLOW_CONTROL_LUA = `${START_WAITING_LUA}${FLOW_LIMITS_LUA}
 local DUE_STEP = 1000
 
 -- The key's record, a new one when missing and create is true, else nil.
@@ -33,17 +35,14 @@ local function read_flow_control(k, name, now, create)
            pinnedParallelism = false, pinnedRate = false, rateCount = 0, ratePeriodStart = 0 }
 end
 
--- A message's limits (parallelism, rate, period) become the key's, except those pinned (QStash:
--- "the processing configuration is updated based on configurations provided by incoming
--- messages"); the key is created when missing. Every path that adds a message to a key applies
--- them here, so the rule is in one place.
+-- One message joins the key (created when missing) with its limits (parallelism, rate, period;
+-- 0 = none): the key's limits become the highest among its unfinished messages, except those
+-- pinned (flow-control-limits.ts). Every path that adds a message to a key calls this once per
+-- message, so the rule and the counts are in one place.
 local function apply_flow_limits(k, name, now, limits)
   local flow = read_flow_control(k, name, now, true)
-  if not flow.pinnedParallelism then flow.parallelism = limits.parallelism end
-  if not flow.pinnedRate then
-    flow.rate = limits.rate
-    flow.period = limits.period
-  end
+  count_flow_limits(flow, limits, 1)
+  use_highest_limits(flow)
   redis.call('HSET', k.flows, name, cjson.encode(flow))
 end
 

@@ -7,8 +7,8 @@ import { SERVER_NOW_LUA } from './server-now.js';
 /**
  * Stores messages of one flow-control key, all or none: each waits in the key's list (or, when
  * delayed, in its due set), its body in the messages off the stream, so the messages API finds
- * and cancels it. The key is created when missing and the messages' limits become the key's
- * (apply_flow_limits). Then the key starts what its limits allow. Deduplication and CREATED
+ * and cancels it. The key is created when missing and each stored message joins it with its own
+ * limits (apply_flow_limits: the key runs by the highest of its unfinished messages'). Then the key starts what its limits allow. Deduplication and CREATED
  * events as in enqueue-messages.
  *
  * KEYS[1]  the flow-control keys (hash: key -> FlowControlRecord JSON)
@@ -25,9 +25,9 @@ import { SERVER_NOW_LUA } from './server-now.js';
  * ARGV[2]  the deduplication window, ms
  * ARGV[3]  the events cap (0: record none)
  * ARGV[4]  the flow-control key
- * ARGV[5]  the messages' limits: parallelism, rate (0 = none) and period (s), as JSON
- * ARGV[6..] quintuples: message id, due time (ms; 0 = now), encoded message, deduplication key
- *          ('' = none), CREATED event (JSON; '' = none)
+ * ARGV[5..] sextuples: message id, due time (ms; 0 = now), encoded message, deduplication key
+ *          ('' = none), CREATED event (JSON; '' = none), the message's limits (JSON: parallelism,
+ *          rate (0 = none) and period (s))
  * Returns, per message, '' when it was stored, else the id of the message it duplicates.
  */
 export const enqueueFlowControlMessages = new LuaScript(
@@ -36,9 +36,8 @@ export const enqueueFlowControlMessages = new LuaScript(
   `${DEDUPLICATE_LUA}${RECORD_EVENT_LUA}${SERVER_NOW_LUA}${DISPATCH_FLOW_CONTROL_LUA}
 local k = flow_control_keys(1)
 local now = server_now()
-apply_flow_limits(k, ARGV[4], now, cjson.decode(ARGV[5]))
 local answers = {}
-for i = 6, #ARGV, 5 do
+for i = 5, #ARGV, 6 do
   local id, due, message, key = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
   local first = false
   if key ~= '' then first = deduplicate(KEYS[8], KEYS[9], key, id, now, tonumber(ARGV[2])) end
@@ -51,6 +50,7 @@ for i = 6, #ARGV, 5 do
     else
       redis.call('RPUSH', k.waiting, id)
     end
+    apply_flow_limits(k, ARGV[4], now, cjson.decode(ARGV[i + 5]))
     record_event(KEYS[10], ARGV[3], ARGV[i + 4])
     answers[#answers + 1] = ''
   end

@@ -5,12 +5,18 @@ import type { Redis } from 'ioredis';
  * A Lua script run with EVALSHA, falling back to EVAL once when the server does not have it yet
  * (first use, or after SCRIPT FLUSH / a restart). Every key it touches is passed in KEYS.
  */
+/**
+ * How many KEYS a script takes: a fixed number, or a fixed `first` followed by any number of
+ * groups of `each` (a script that works on several objects of one kind in one run).
+ */
+export type ScriptKeyCount = number | { first: number; each: number };
+
 export class LuaScript {
   readonly sha: string;
 
   constructor(
     readonly name: string,
-    readonly numberOfKeys: number,
+    readonly numberOfKeys: ScriptKeyCount,
     readonly lua: string,
   ) {
     this.sha = createHash('sha1').update(lua).digest('hex');
@@ -40,8 +46,8 @@ export class LuaScript {
     keys: readonly string[],
     args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
-    if (keys.length !== this.numberOfKeys)
-      throw new Error(`${this.name} takes ${this.numberOfKeys} keys, got ${keys.length}`);
+    if (!takesKeyCount(this.numberOfKeys, keys.length))
+      throw new Error(`${this.name} takes ${JSON.stringify(this.numberOfKeys)} keys, got ${keys.length}`);
     try {
       return await redis[bySha](this.sha, keys.length, ...keys, ...args);
     } catch (err) {
@@ -49,6 +55,11 @@ export class LuaScript {
       return redis[byText](this.lua, keys.length, ...keys, ...args);
     }
   }
+}
+
+function takesKeyCount(count: ScriptKeyCount, given: number): boolean {
+  if (typeof count === 'number') return given === count;
+  return given > count.first && (given - count.first) % count.each === 0;
 }
 
 type EvalCommand = (

@@ -9,7 +9,8 @@ import { SERVER_NOW_LUA } from './server-now.js';
  *   pin              sets the given limits and pins them, so incoming messages no longer change
  *                    them; resets the rate window (QStash: "pinning a configuration resets the
  *                    current state (rate count and period)")
- *   unpin            unpins parallelism and/or rate; the limits stay until a message brings others
+ *   unpin            unpins parallelism and/or rate; they become the highest of the key's
+ *                    unfinished messages' (flow-control-limits.ts), or stay when it has none
  *   resetRate        a new rate window starts now, with nothing counted
  *
  * KEYS[1]  the flow-control keys (hash: key -> FlowControlRecord JSON)
@@ -59,6 +60,7 @@ elseif change == 'pin' then
 elseif change == 'unpin' then
   if ARGV[4] == '1' then flow.pinnedParallelism = false end
   if ARGV[5] == '1' then flow.pinnedRate = false end
+  use_highest_limits(flow)
 elseif change == 'resetRate' then
   flow.rateCount = 0
   flow.ratePeriodStart = now

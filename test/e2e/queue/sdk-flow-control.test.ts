@@ -117,6 +117,24 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
     expect(await replicas.inspect.exists(keys.flowControlActive('parallel'))).toBe(0);
   });
 
+  it('when messages of parallelism 1, 3 and 1 again wait on one key, then flowControl.get answers the highest, 3, until the parallelism-3 ones are delivered', async () => {
+    const [a, b] = clients as [Client, Client];
+    await a.flowControl.pause('mixed');
+    const publish = (client: Client, i: number, parallelism: number) =>
+      client.publishJSON({ url: url(`mixed/${i}`), body: { i }, flowControl: { key: 'mixed', parallelism } });
+    await publish(a, 0, 1);
+    await publish(b, 1, 3);
+    await publish(b, 2, 3);
+    await publish(a, 3, 1);
+    // The newest message asks for 1; the older ones of 3 are not finished, so the key allows 3.
+    expect(await b.flowControl.get('mixed')).toMatchObject({ parallelismMax: 3, waitListSize: 4 });
+    holdDeliveries(150);
+    await a.flowControl.resume('mixed');
+    await delivered(4);
+    expect(mostInFlight).toBe(3);
+    await forgotten('mixed');
+  });
+
   it('when a batch for a key with a rate of 2 per second arrives through both replicas, then no more than 2 start in each second and none is refused', async () => {
     const start = Date.now();
     const batch = (from: number) =>

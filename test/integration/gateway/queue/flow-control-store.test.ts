@@ -2,7 +2,9 @@ import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { waitFor } from '../../../../local/wait.js';
 import { ConsumerLiveness } from '../../../../gateway/queue/delivery/consumer-liveness.js';
-import type { FlowControl } from '../../../../gateway/queue/flow-control/flow-control.js';
+import { buildDeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
+import { FLOW_LIMITS_LUA } from '../../../../gateway/queue/scripts/flow-control-limits.js';
+import type { FlowControl, FlowControlRecord } from '../../../../gateway/queue/flow-control/flow-control.js';
 import { FlowControlStore } from '../../../../gateway/queue/flow-control/flow-control-store.js';
 import { queueKeys, type QueueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
@@ -152,6 +154,39 @@ describe('the flow-control store: tokens and rate windows in Redis', () => {
     expect(await flows.tick('t')).toEqual({ freed: 0, started: 0, forgotten: false });
   });
 
+  it("when the mover's pass runs over more keys than one script run takes, then every key is ticked once and the idle ones forgotten", async () => {
+    const now = await serverNow();
+    // 250 keys (three script runs): each with a message due in 200 ms; every fifth also idle-able.
+    const names = Array.from({ length: 250 }, (_, i) => `many${String(i).padStart(3, '0')}`);
+    for (const name of names)
+      await enqueue(message({ key: name, parallelism: 1 }, name, { notBefore: now + 200 }));
+    await enqueue(message({ key: 'idle', rate: 1, periodSeconds: 1 }, 'idle'));
+    await messages.ensureGroup();
+    const idleEntry = (await client.xrange(keys.stream, '-', '+'))[0]!;
+    await messages.complete(idleEntry[0], (await client.smembers(keys.flowControlActive('idle')))[0]!);
+    await waitFor('the delayed messages due', async () => (await serverNow()) >= now + 1_200 || undefined, {
+      timeoutMs: 3_000,
+      intervalMs: 50,
+    });
+    const ticks = await flows.tickAll();
+    expect(ticks.map((t) => t.key).sort()).toEqual(['idle', ...names].sort());
+    expect(
+      ticks
+        .filter((t) => t.started === 1)
+        .map((t) => t.key)
+        .sort(),
+    ).toEqual(names);
+    expect(ticks.find((t) => t.key === 'idle')).toEqual({
+      key: 'idle',
+      freed: 1,
+      started: 0,
+      forgotten: true,
+    });
+    expect((await started()).sort()).toEqual(names);
+    // A pass that is told to stop ticks no further run.
+    expect(await flows.tickAll(() => false)).toEqual([]);
+  });
+
   it("when the replica delivering a key's message dies, then its token stays held until a survivor claims, finishes and releases it", async () => {
     const limits = { key: 'dead', parallelism: 1 };
     await enqueue(message(limits, 'held'), message(limits, 'next'));
@@ -169,7 +204,7 @@ describe('the flow-control store: tokens and rate windows in Redis', () => {
       expect(claimed?.entries.map((e) => e.entryId)).toEqual([entry!.entryId]);
       const id = (await client.smembers(keys.flowControlActive('dead')))[0]!;
       await messages.complete(entry!.entryId, id);
-      await messages.releaseFlowControlToken('dead', id);
+      await messages.releaseFlowControlToken(limits, id);
       expect(await started()).toEqual(['next']);
       expect(await client.smembers(keys.flowControlActive('dead'))).not.toContain(id);
     } finally {
@@ -181,15 +216,233 @@ describe('the flow-control store: tokens and rate windows in Redis', () => {
     const limits = { key: 'twice', parallelism: 1 };
     await enqueue(message(limits, 'first'), message(limits, 'second'), message(limits, 'third'));
     const [firstId] = await client.smembers(keys.flowControlActive('twice'));
-    await messages.releaseFlowControlToken('twice', firstId!);
+    await messages.releaseFlowControlToken(limits, firstId!);
     expect(await started()).toEqual(['first']);
     const entryId = (await client.xrange(keys.stream, '-', '+'))[0]![0];
     await messages.ensureGroup();
     await messages.complete(entryId, firstId!);
-    await messages.releaseFlowControlToken('twice', firstId!);
-    await messages.releaseFlowControlToken('twice', firstId!);
+    await messages.releaseFlowControlToken(limits, firstId!);
+    await messages.releaseFlowControlToken(limits, firstId!);
     expect(await started()).toEqual(['second']);
     expect(await client.scard(keys.flowControlActive('twice'))).toBe(1);
+  });
+});
+
+/**
+ * QStash keeps each publish's limits: while messages with older limits are unfinished beside newer
+ * ones the key allows the highest, and the newer limits alone once the older messages are done.
+ * The key's record counts its unfinished messages by limits; every way a message finishes for
+ * good takes it out, a retry keeps it, and the mover's tick heals counts that drifted.
+ */
+describe('flow-control limits: the highest among the unfinished messages', () => {
+  let redis: RedisServer;
+  let client: Redis;
+  let blocking: Redis;
+  let flows: FlowControlStore;
+  let messages: MessageStore;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    client = connectTestRedis(redis);
+    blocking = connectAsGateway(redis, { blocking: true });
+    flows = new FlowControlStore(client, keys);
+    messages = new MessageStore(client, keys);
+  });
+  afterAll(async () => {
+    blocking?.disconnect();
+    client?.disconnect();
+    await redis?.stop();
+  });
+  beforeEach(async () => {
+    await client.flushdb();
+    await messages.ensureGroup();
+  });
+
+  const enqueue = (...batch: QueueMessage[]) => flows.enqueue(batch, { deduplicationWindowMs: 0 });
+  const startedBodies = async (): Promise<string[]> =>
+    (await client.xrange(keys.stream, '-', '+')).map(([, fields]) => fields[1]!.split('\n')[1]!);
+  const record = async (key: string) =>
+    JSON.parse((await client.hget(keys.flowControls, key))!) as FlowControlRecord;
+  /** Delivered: its entry is completed, then its attempt releases the token. */
+  const deliver = async (sent: QueueMessage) => {
+    const entryId = (await client.hget(keys.streamIndex, sent.id))!;
+    await messages.complete(entryId, sent.id);
+    await messages.releaseFlowControlToken(sent.flowControl!, sent.id);
+  };
+  const batch = (limits: FlowControl, prefix: string, count: number) =>
+    Array.from({ length: count }, (_, i) => message(limits, `${prefix}${i + 1}`));
+
+  it('when messages of parallelism 1 are joined by ones of 3, then 3 run at once until the parallelism-3 ones finish, then 1 again', async () => {
+    const one = batch({ key: 'p', parallelism: 1 }, 'a', 4);
+    const three = batch({ key: 'p', parallelism: 3 }, 'b', 2);
+    await enqueue(...one);
+    expect(await startedBodies()).toEqual(['a1']);
+    expect(await flows.get('p')).toMatchObject({ parallelismMax: 1, waitListSize: 3 });
+    await enqueue(...three);
+    expect(await startedBodies()).toEqual(['a1', 'a2', 'a3']);
+    expect(await flows.get('p')).toMatchObject({ parallelismMax: 3, parallelismCount: 3 });
+    expect((await record('p')).parallelismCounts).toEqual({ '1': 4, '3': 2 });
+    for (const done of one.slice(0, 3)) await deliver(done);
+    // a4, b1 and b2 run together while the parallelism-3 messages are unfinished.
+    expect(await client.scard(keys.flowControlActive('p'))).toBe(3);
+    for (const done of three) await deliver(done);
+    expect(await flows.get('p')).toMatchObject({ parallelismMax: 1, parallelismCount: 1 });
+    const later = batch({ key: 'p', parallelism: 1 }, 'c', 2);
+    await enqueue(...later);
+    expect(await client.scard(keys.flowControlActive('p'))).toBe(1);
+    await deliver(one[3]!);
+    expect(await startedBodies()).toEqual(['c1']);
+    expect((await record('p')).parallelismCounts).toEqual({ '1': 2 });
+  });
+
+  it('when rates differ, then the key allows the most calls per second (a tie to the larger rate) until those messages finish', async () => {
+    const slow = batch({ key: 'r', rate: 1, periodSeconds: 60 }, 's', 3);
+    await enqueue(...slow);
+    expect(await startedBodies()).toEqual(['s1']);
+    // 10 per 10 s is 1 per second, more than 1 per minute: s2, s3 and f1 start in the same window.
+    const fast = message({ key: 'r', rate: 10, periodSeconds: 10 }, 'f1');
+    await enqueue(fast);
+    expect(await flows.get('r')).toMatchObject({ rateMax: 10, ratePeriod: 10, rateCount: 4 });
+    expect(await startedBodies()).toEqual(['s1', 's2', 's3', 'f1']);
+    // The same calls per second with a smaller rate does not win; no rate at all does.
+    await enqueue(message({ key: 'r', rate: 1, periodSeconds: 1 }, 'g1'));
+    expect(await flows.get('r')).toMatchObject({ rateMax: 10, ratePeriod: 10 });
+    const unlimited = message({ key: 'r', parallelism: 5 }, 'u1');
+    await enqueue(unlimited);
+    expect(await flows.get('r')).toMatchObject({ rateMax: 0, parallelismMax: 0 });
+    expect((await record('r')).rateCounts).toEqual({ '1/60': 3, '10/10': 1, '1/1': 1, '0': 1 });
+    for (const done of [fast, unlimited]) await deliver(done);
+    expect(await flows.get('r')).toMatchObject({ rateMax: 1, ratePeriod: 1, parallelismMax: 0 });
+  });
+
+  it('when rates tie on calls per second, then the larger rate wins whatever the order the counts are read in', async () => {
+    const highest = async (rateCounts: Record<string, number>) =>
+      JSON.parse(
+        (await client.eval(
+          `${FLOW_LIMITS_LUA} local flow = cjson.decode(ARGV[1]) use_highest_limits(flow) return cjson.encode(flow)`,
+          0,
+          JSON.stringify({ parallelism: 0, rate: 0, period: 1, rateCounts }),
+        )) as string,
+      ) as { rate: number; period: number };
+    const ties: [Record<string, number>, { rate: number; period: number }][] = [
+      [
+        { '1/1': 1, '10/10': 1 },
+        { rate: 10, period: 10 },
+      ],
+      [
+        { '10/10': 1, '1/1': 1 },
+        { rate: 10, period: 10 },
+      ],
+      [
+        { '2/1': 1, '120/60': 1, '1/60': 5 },
+        { rate: 120, period: 60 },
+      ],
+      [
+        { '3600/3600': 2, '60/60': 1, '1/1': 3 },
+        { rate: 3600, period: 3600 },
+      ],
+      [
+        { '5/10': 1, '1/2': 1, '50/100': 1, '3/6': 1 },
+        { rate: 50, period: 100 },
+      ],
+      [
+        { '7/1': 1, '0': 1, '100/1': 1 },
+        { rate: 0, period: 1 },
+      ],
+    ];
+    for (const [counts, expected] of ties) expect(await highest(counts)).toMatchObject(expected);
+  });
+
+  it("when a key is pinned, then the messages' limits do not change it, and unpinning gives the highest of the unfinished ones", async () => {
+    await flows.update('pin', { change: 'pin', parallelism: 2, rate: 4, periodSeconds: 1 });
+    await enqueue(...batch({ key: 'pin', parallelism: 5, rate: 100 }, 'm', 6));
+    await enqueue(message({ key: 'pin', parallelism: 1 }, 'n1'));
+    expect(await flows.get('pin')).toMatchObject({ parallelismMax: 2, rateMax: 4, ratePeriod: 1 });
+    expect(await startedBodies()).toEqual(['m1', 'm2']);
+    await flows.update('pin', { change: 'unpin', parallelism: true, rate: false });
+    expect(await flows.get('pin')).toMatchObject({ parallelismMax: 5, rateMax: 4, isPinnedRate: true });
+    expect(await startedBodies()).toEqual(['m1', 'm2', 'm3', 'm4']);
+    await flows.update('pin', { change: 'unpin', parallelism: false, rate: true });
+    expect(await flows.get('pin')).toMatchObject({ rateMax: 0 });
+  });
+
+  it('when a waiting message is cancelled, an attempt is parked for a retry or a message is dead-lettered, then only the finished ones leave the counts', async () => {
+    const first = message({ key: 'c', parallelism: 1 }, 'first', { retries: 3 });
+    const doomed = message({ key: 'c', parallelism: 2 }, 'doomed');
+    const cancelled = message({ key: 'c', parallelism: 4 }, 'cancelled');
+    await flows.update('c', { change: 'pause' });
+    await enqueue(first, doomed, cancelled);
+    expect(await flows.get('c')).toMatchObject({ parallelismMax: 4, waitListSize: 3 });
+    expect(await new PendingMessages(client, keys).cancel([cancelled.id])).toBe(1);
+    expect((await record('c')).parallelismCounts).toEqual({ '1': 1, '2': 1 });
+    expect(await client.lrange(keys.flowControlWaiting('c'), 0, -1)).toEqual([first.id, doomed.id]);
+    await flows.update('c', { change: 'resume' });
+    expect(await startedBodies()).toEqual(['first', 'doomed']);
+    const entries = await messages.readNew(blocking, 'consumer', 10, 100);
+    const entryOf = (sent: QueueMessage) =>
+      entries.find((entry) => entry.stored?.toString().includes(sent.id))!.entryId;
+
+    // A retry stays in the key: parked in the due set, its release takes nothing out.
+    expect(
+      await messages.scheduleRetry({
+        entryId: entryOf(first),
+        consumer: 'consumer',
+        message: { ...first, retried: 1 },
+        dueAt: Date.now() + 60_000,
+      }),
+    ).toBe(true);
+    await messages.releaseFlowControlToken(first.flowControl!, first.id);
+    expect((await record('c')).parallelismCounts).toEqual({ '1': 1, '2': 1 });
+    expect(await flows.get('c')).toMatchObject({ parallelismMax: 2 });
+
+    const letter = buildDeadLetter({ message: doomed, reason: 'retries-exhausted', failedAt: Date.now() });
+    expect(
+      await messages.deadLetter({
+        entryId: entryOf(doomed),
+        consumer: 'consumer',
+        letter,
+        limits: { retentionMs: 86_400_000, maxCount: 100 },
+      }),
+    ).toBe(true);
+    await messages.releaseFlowControlToken(doomed.flowControl!, doomed.id);
+    expect((await record('c')).parallelismCounts).toEqual({ '1': 1 });
+    expect(await flows.get('c')).toMatchObject({ parallelismMax: 1 });
+
+    // The parked retry, cancelled, empties the counts; the idle key is then forgotten.
+    expect(await new PendingMessages(client, keys).cancel([first.id])).toBe(1);
+    expect((await record('c')).parallelismCounts).toEqual({});
+    expect(await client.exists(keys.flowControlDue('c'))).toBe(0);
+    expect(await flows.tick('c')).toMatchObject({ forgotten: true });
+  });
+
+  it('when the counts drifted from the messages, then the tick rebuilds them and the key follows', async () => {
+    const low = batch({ key: 'drift', parallelism: 1, rate: 2, periodSeconds: 1 }, 'l', 3);
+    await enqueue(...low);
+    const delayed = message({ key: 'drift', parallelism: 1, rate: 2, periodSeconds: 1 }, 'later', {
+      notBefore: Date.now() + 60_000,
+    });
+    await enqueue(delayed);
+    // As a path that forgot to take finished messages out would leave it; and a cancelled id left behind.
+    const drifted = await record('drift');
+    drifted.parallelismCounts = { '1': 4, '8': 2 };
+    drifted.rateCounts = { '2/1': 4, '50/1': 2 };
+    drifted.parallelism = 8;
+    drifted.rate = 50;
+    await client.hset(keys.flowControls, 'drift', JSON.stringify(drifted));
+    await client.rpush(keys.flowControlWaiting('drift'), 'a-cancelled-id');
+    await flows.tick('drift');
+    const healed = await record('drift');
+    expect(healed.parallelismCounts).toEqual({ '1': 4 });
+    expect(healed.rateCounts).toEqual({ '2/1': 4 });
+    expect(await flows.get('drift')).toMatchObject({ parallelismMax: 1, rateMax: 2, waitListSize: 2 });
+    expect(await client.lrange(keys.flowControlWaiting('drift'), 0, -1)).not.toContain('a-cancelled-id');
+    // A key stored before the counts existed gets them at its first tick.
+    const old = await record('drift');
+    delete old.parallelismCounts;
+    delete old.rateCounts;
+    await client.hset(keys.flowControls, 'drift', JSON.stringify(old));
+    await flows.tick('drift');
+    expect((await record('drift')).parallelismCounts).toEqual({ '1': 4 });
   });
 });
 

@@ -1,0 +1,53 @@
+import { FLOW_LIMITS_LUA } from './flow-control-limits.js';
+import { LuaScript } from './lua-script.js';
+import { RECORD_EVENT_LUA } from './record-event.js';
+
+/**
+ * Cancels pending messages of flow-control keys by id, as cancel-messages does the others: one
+ * waiting or due in its key leaves the key's waiting list or due set and its counts of unfinished
+ * messages' limits (flow-control-limits.ts), so the key's limits follow at once; one in flight has
+ * its stream entry deleted, and its token and count go back with the release of the worker that
+ * holds it (or with the mover's tick when none does). Each cancelled message gets its
+ * CANCEL_REQUESTED and CANCELLED events.
+ *
+ * KEYS[1]  the message stream
+ * KEYS[2]  the stream index (hash: message id -> stream entry id)
+ * KEYS[3]  the messages off the stream (hash: message id -> encoded message)
+ * KEYS[4]  the events stream
+ * KEYS[5]  the flow-control keys (hash: key -> FlowControlRecord JSON)
+ * KEYS[6..] pairs per message, in ARGV's order: its key's waiting list, its key's due set
+ * ARGV[1]  the events cap (0: record none)
+ * ARGV[2..] quintuples: message id, its flow-control key, its limits (JSON: parallelism, rate
+ *          (0 = none) and period (s)), CANCEL_REQUESTED event, CANCELLED event (JSON; '' = none)
+ * Returns the number of messages cancelled (unknown or finished ids count for nothing).
+ */
+export const cancelFlowControlMessages = new LuaScript(
+  'cancel-flow-control-messages',
+  { first: 5, each: 2 },
+  `${RECORD_EVENT_LUA}${FLOW_LIMITS_LUA}
+local cancelled = 0
+for i = 2, #ARGV, 5 do
+  local id, name = ARGV[i], ARGV[i + 1]
+  local waiting, due = KEYS[6 + (i - 2) / 5 * 2], KEYS[7 + (i - 2) / 5 * 2]
+  local done = false
+  if redis.call('HDEL', KEYS[3], id) == 1 then
+    redis.call('LREM', waiting, 0, id)
+    redis.call('ZREM', due, id)
+    leave_flow_key(KEYS[5], name, cjson.decode(ARGV[i + 2]))
+    done = true
+  else
+    local entry = redis.call('HGET', KEYS[2], id)
+    if entry then
+      redis.call('HDEL', KEYS[2], id)
+      done = redis.call('XDEL', KEYS[1], entry) == 1
+    end
+  end
+  if done then
+    record_event(KEYS[4], ARGV[1], ARGV[i + 3])
+    record_event(KEYS[4], ARGV[1], ARGV[i + 4])
+    cancelled = cancelled + 1
+  end
+end
+return cancelled
+`,
+);
