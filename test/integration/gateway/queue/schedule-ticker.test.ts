@@ -319,8 +319,10 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     });
     const claimedAt = Date.now();
     const deadRound = dead.fireDue().catch(() => undefined);
-    await waitFor('the dead ticker claimed', async () =>
-      Number(await inspect.zscore(keys.scheduleTicks, 's0')) > TICK ? true : undefined,
+    await waitFor(
+      'the dead ticker claimed',
+      async () => (Number(await inspect.zscore(keys.scheduleTicks, 's0')) > TICK ? true : undefined),
+      { timeoutMs: 5_000, intervalMs: 5 },
     );
     const survivor = tickerOn(replicas[1]!);
     survivor.start();
