@@ -88,16 +88,24 @@ export const DEFAULT_DEDUPLICATION_WINDOW = '10m';
 
 /**
  * Where the signing keys stand. Keys are never stored: each one is derived from the operator's
- * master secret, the binding's uid and a generation number, so only the numbers are kept.
+ * master secret, the binding's uid and a generation number, so only the numbers are kept. As in
+ * QStash there are always two keys: deliveries are signed with the current one, receivers verify
+ * with either, and a rotation makes the next key current and derives a new next.
  */
 export interface SigningKeyStatus {
   /** Generation of VQUEUE_CURRENT_SIGNING_KEY, the key deliveries are signed with. */
   currentGeneration: number;
-  /** Generation of VQUEUE_NEXT_SIGNING_KEY while a rotation is pending; absent otherwise. */
+  /**
+   * Generation of VQUEUE_NEXT_SIGNING_KEY: always currentGeneration + 1. Absent only in a status
+   * written by an operator older than the two-key model, which the next pass upgrades.
+   */
   nextGeneration?: number;
-  /** When the pending rotation makes the next key current (RFC 3339). */
+  /**
+   * Only on a rotation that an older operator started with a grace period: when it completes
+   * (the next key becomes current and a new next is derived). Never written by this operator.
+   */
   promoteAfter?: string;
-  /** The value of ANNOTATION_ROTATE_SIGNING_KEYS that the last (or pending) rotation answered. */
+  /** The value of ANNOTATION_ROTATE_SIGNING_KEYS that the last rotation answered. */
   rotationRequest?: string;
 }
 
@@ -146,16 +154,18 @@ export const QueueBindingEventReason = {
   EnvSecretCreated: 'EnvSecretCreated',
   DatabaseReachable: 'DatabaseReachable',
   DatabaseUnreachable: 'DatabaseUnreachable',
-  SigningKeyRotationStarted: 'SigningKeyRotationStarted',
   SigningKeyRotated: 'SigningKeyRotated',
+  /** A binding from before the two-key model got its next key (VQUEUE_NEXT_SIGNING_KEY). */
+  NextSigningKeyPublished: 'NextSigningKeyPublished',
   SigningSecretMissing: 'SigningSecretMissing',
 } as const;
 export type QueueBindingEventReason = (typeof QueueBindingEventReason)[keyof typeof QueueBindingEventReason];
 
 /**
- * Set to any new value (a timestamp, say) to rotate the signing keys: the next key is derived and
- * published as VQUEUE_NEXT_SIGNING_KEY at once, and becomes the current key after the operator's
- * rotation grace period, when VQUEUE_NEXT_SIGNING_KEY goes back to "".
+ * Set to any new value (a timestamp, say) to rotate the signing keys as QStash does: the next key
+ * becomes VQUEUE_CURRENT_SIGNING_KEY (deliveries are signed with it from then on) and a new next
+ * key is derived as VQUEUE_NEXT_SIGNING_KEY. A receiver still holding the previous pair verifies
+ * the new deliveries with its next key. POST /v2/keys/rotate sets this same annotation.
  */
 export const ANNOTATION_ROTATE_SIGNING_KEYS = 'settee.dev/rotate-signing-keys';
 /** On the env Secret: the binding it belongs to (the gateway's Secret informer selects on it). */

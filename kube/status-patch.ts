@@ -22,8 +22,8 @@ export function isSameStatus(a: object | undefined, b: object): boolean {
 
 /**
  * The JSON merge patch (RFC 7386) that turns `previous` into `next`: a merge patch merges nested
- * objects rather than replacing them, so a field that `next` dropped, at any depth (a finished
- * rotation's nextGeneration), must be sent as null. Arrays are replaced whole.
+ * objects rather than replacing them, so a field that `next` dropped, at any depth (a completed
+ * rotation's promoteAfter), must be sent as null. Arrays are replaced whole.
  */
 export function mergePatchBetween(previous: Json, next: Json): Json {
   const patch: Json = {};

@@ -6,14 +6,17 @@ import { createReceiverServer } from './receiver.js';
  * then publish to http://127.0.0.1:3000/<any path> (the local platform allows loopback destinations).
  */
 const currentSigningKey = process.env.VQUEUE_CURRENT_SIGNING_KEY;
-if (!currentSigningKey) {
-  console.error('set VQUEUE_CURRENT_SIGNING_KEY (and VQUEUE_NEXT_SIGNING_KEY during a rotation)');
+const nextSigningKey = process.env.VQUEUE_NEXT_SIGNING_KEY;
+if (!currentSigningKey || !nextSigningKey) {
+  console.error(
+    'set VQUEUE_CURRENT_SIGNING_KEY and VQUEUE_NEXT_SIGNING_KEY (the binding env Secret has both)',
+  );
   process.exit(1);
 }
 const port = Number(process.env.PORT ?? '3000');
 const server = createReceiverServer({
   currentSigningKey,
-  nextSigningKey: process.env.VQUEUE_NEXT_SIGNING_KEY ?? '',
+  nextSigningKey,
   onDelivery: (delivery) => {
     console.log(
       JSON.stringify({

@@ -17,7 +17,7 @@ export interface ReceivedDelivery {
 
 export interface ReceiverServerOptions {
   currentSigningKey: string;
-  /** VQUEUE_NEXT_SIGNING_KEY; "" when no rotation is pending. */
+  /** VQUEUE_NEXT_SIGNING_KEY: deliveries are signed with it once the keys are rotated. */
   nextSigningKey: string;
   /** Called for each verified delivery; its return value (default 200) is the status answered. */
   onDelivery?: (delivery: ReceivedDelivery) => number | void | Promise<number | void>;
@@ -35,10 +35,11 @@ function readBody(req: http.IncomingMessage): Promise<Buffer> {
 }
 
 export function createReceiverServer(options: ReceiverServerOptions): http.Server {
-  // The SDK's Receiver wants both keys; with no rotation pending the current key stands in for next.
+  // Verifies with the current key, then the next one: still valid for deliveries signed after a
+  // rotation, until the receiver is given the new pair.
   const receiver = new Receiver({
     currentSigningKey: options.currentSigningKey,
-    nextSigningKey: options.nextSigningKey || options.currentSigningKey,
+    nextSigningKey: options.nextSigningKey,
   });
   return http.createServer((req, res) => {
     void (async () => {

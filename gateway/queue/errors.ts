@@ -87,7 +87,7 @@ export class QuotaExceededError extends QueueError {
   readonly status = 412;
 }
 
-/** POST /v2/keys/rotate while the operator's previous rotation is still in its grace period. */
+/** POST /v2/keys/rotate while a rotation requested earlier is not answered by the operator yet. */
 export class KeyRotationPendingError extends QueueError {
   readonly code = 'KEY_ROTATION_PENDING';
   readonly status = 409;

@@ -8,13 +8,21 @@ export interface QueueTarget {
   token: string;
   /** VQUEUE_CURRENT_SIGNING_KEY: every delivery is signed with it. */
   signingKey: string;
-  /** VQUEUE_NEXT_SIGNING_KEY: "" unless a rotation is pending (GET /v2/keys answers both). */
+  /**
+   * VQUEUE_NEXT_SIGNING_KEY: the key that signs after the next rotation (GET /v2/keys answers
+   * both). "" only while an operator older than the two-key model still writes the env Secret.
+   */
   nextSigningKey: string;
   /**
    * status.signingKeys.rotationRequest: the value of the rotation annotation the operator last
    * acted on ("" before any), how POST /v2/keys/rotate sees its own request answered.
    */
   signingKeyRotation: string;
+  /**
+   * The rotation annotation's value ("" when unset): differing from `signingKeyRotation`, a
+   * rotation is requested that the operator has not answered yet.
+   */
+  requestedSigningKeyRotation: string;
   connection: DatabaseConnection;
   limits: QueueLimits;
 }

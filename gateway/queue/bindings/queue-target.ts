@@ -7,6 +7,7 @@ import {
   DEFAULT_EVENT_RETENTION,
   DEFAULT_MAX_EVENTS,
   DEFAULT_MAX_DELAY,
+  ANNOTATION_ROTATE_SIGNING_KEYS,
   LABEL_QUEUE_BINDING,
   QueueEnvKey,
   type QueueBinding,
@@ -19,8 +20,8 @@ function decoded(secret: V1Secret, key: string): string {
 }
 
 /**
- * What the gateway serves for a binding: its spec's connection, and the token and current signing
- * key from the env Secret the operator wrote (status.envSecret). Undefined until both exist, so a
+ * What the gateway serves for a binding: its spec's connection, and the token and both signing
+ * keys from the env Secret the operator wrote (status.envSecret). Undefined until both exist, so a
  * binding the operator has not processed yet is simply not served (404).
  */
 export function buildQueueTarget(
@@ -42,6 +43,7 @@ export function buildQueueTarget(
     signingKey,
     nextSigningKey: decoded(envSecret, QueueEnvKey.NextSigningKey),
     signingKeyRotation: binding.status?.signingKeys?.rotationRequest ?? '',
+    requestedSigningKeyRotation: binding.metadata.annotations?.[ANNOTATION_ROTATE_SIGNING_KEYS] ?? '',
     connection: { host, port: port ?? DEFAULT_DATABASE_PORT, tls: tls ?? false, db: db ?? 0 },
     limits: buildQueueLimits(binding),
   };

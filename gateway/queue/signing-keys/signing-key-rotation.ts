@@ -19,8 +19,13 @@ export type RotationRequestWriter = (
   requestValue: string,
 ) => Promise<void>;
 
+/**
+ * Both keys, never "": the SDK's Receiver ignores a configured pair unless both are set. The
+ * current key stands in for next only while an operator older than the two-key model still
+ * writes the env Secret (its next was "" outside a rotation); the pair verifies all the same.
+ */
 export function signingKeysOf(target: QueueTarget): SigningKeys {
-  return { current: target.signingKey, next: target.nextSigningKey };
+  return { current: target.signingKey, next: target.nextSigningKey || target.signingKey };
 }
 
 /** The production writer: a JSON merge patch of the one annotation the operator watches for rotations. */
@@ -46,16 +51,24 @@ export function rotationAnnotationWriter(customObjects: CustomObjectsApi): Rotat
 function isAnswered(target: QueueTarget | undefined, requestValue: string, before: QueueTarget): boolean {
   if (!target || target.signingKeyRotation !== requestValue) return false;
   // The env Secret and the status arrive on separate watches: wait until the keys moved too.
-  return target.nextSigningKey !== '' || target.signingKey !== before.signingKey;
+  return target.signingKey !== before.signingKey;
+}
+
+function isRotationRequested(target: QueueTarget): boolean {
+  return (
+    target.requestedSigningKeyRotation !== '' &&
+    target.requestedSigningKeyRotation !== target.signingKeyRotation
+  );
 }
 
 /**
- * POST /v2/keys/rotate: asks the operator, which alone derives keys and writes the env Secret, to
- * rotate through the same annotation an administrator sets, and answers the keys once the
- * gateway's informers show the operator's answer. The operator publishes the new key as `next`
- * at once and makes it `current` after its rotation grace period, so a receiver given the answer
- * verifies deliveries from both sides of the rotation. A rotation already pending is a 409: a
- * second one would retire the current key while receivers may not have the next one yet.
+ * POST /v2/keys/rotate, as QStash does it: the next key becomes current (deliveries are signed
+ * with it from then on) and a new next key is made. The gateway asks the operator, which alone
+ * derives keys and writes the env Secret, through the same annotation an administrator sets, and
+ * answers the new pair once its informers show the operator's answer. A receiver still holding
+ * the previous pair verifies the new deliveries with its next key. A request the operator has not
+ * answered yet is a 409: a second write would replace it, and one of the two callers would wait
+ * for an answer that never comes.
  */
 export async function rotateSigningKeys(options: {
   registry: BindingRegistry;
@@ -64,9 +77,9 @@ export async function rotateSigningKeys(options: {
   timeoutMs: number;
 }): Promise<SigningKeys> {
   const { registry, target, write, timeoutMs } = options;
-  if (target.nextSigningKey !== '') {
+  if (isRotationRequested(target)) {
     throw new KeyRotationPendingError(
-      'a signing key rotation is already pending: the next key becomes current after the rotation grace period; rotate again after that',
+      'a signing key rotation is already requested and the operator has not answered it yet; GET /v2/keys shows the keys once it has',
     );
   }
   const requestValue = `api-${new Date().toISOString()}-${randomBytes(4).toString('hex')}`;

@@ -7,8 +7,8 @@ import { rotateSigningKeys, signingKeysOf, type RotationRequestWriter } from './
 export const KEY_ROTATION_ANSWER_TIMEOUT_MS = 30_000;
 
 /**
- * GET /v2/keys and POST /v2/keys/rotate, answered `{current, next}` as QStash does. `next` is ""
- * unless a rotation is pending, as VQUEUE_NEXT_SIGNING_KEY is. Rotation is served only where the
+ * GET /v2/keys and POST /v2/keys/rotate, answered `{current, next}` as QStash does: the env
+ * Secret's VQUEUE_CURRENT_SIGNING_KEY and VQUEUE_NEXT_SIGNING_KEY. Rotation is served only where the
  * gateway can write to the Kubernetes API (always, in the gateway; not in tests without a cluster).
  */
 export function signingKeyRoutes(options: {

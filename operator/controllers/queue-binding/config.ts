@@ -19,11 +19,6 @@ export interface QueueBindingConfig {
   readonly checkIntervalMs: number;
   /** SETTEE_QUEUE_DATABASE_TIMEOUT (3s): how long a reachability check may take. */
   readonly databaseTimeoutMs: number;
-  /**
-   * SETTEE_SIGNING_KEY_ROTATION_GRACE (1h): how long a requested rotation publishes the next key
-   * (VQUEUE_NEXT_SIGNING_KEY) before it becomes the current one, for receivers to pick it up.
-   */
-  readonly rotationGraceMs: number;
 }
 
 function readMasterSecret(read: EnvReader): string | undefined {
@@ -57,6 +52,5 @@ export function readQueueBindingConfig(read: EnvReader): QueueBindingConfig {
     queueBaseUrl,
     checkIntervalMs: read.durationMs('SETTEE_QUEUE_CHECK_INTERVAL', 60_000, { minMs: 100 }),
     databaseTimeoutMs: read.durationMs('SETTEE_QUEUE_DATABASE_TIMEOUT', 3_000, { minMs: 100 }),
-    rotationGraceMs: read.durationMs('SETTEE_SIGNING_KEY_ROTATION_GRACE', 3_600_000),
   };
 }

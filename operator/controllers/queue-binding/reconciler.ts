@@ -11,7 +11,6 @@ import {
   renderQueueUrl,
   type QueueBinding,
   type QueueBindingStatus,
-  type SigningKeyStatus,
 } from '../../../api/queue-binding.js';
 import { applyObject } from '../../../kube/apply.js';
 import type { KubeClients } from '../../../kube/clients.js';
@@ -32,7 +31,7 @@ import { deriveSigningKey } from '../../resources/queue-binding/signing-keys.js'
 import type { QueueBindingConfig } from './config.js';
 import { checkDatabase, type DatabaseCheck } from './database-check.js';
 import { readDatabasePassword } from './password.js';
-import { decideSigningKeys, type SigningKeyDecision } from './signing-key-rotation.js';
+import { decideSigningKeys, type SigningKeyDecision, type SigningKeyPair } from './signing-key-rotation.js';
 import { computeQueueBindingStatus } from './status.js';
 
 export interface QueueBindingInformers {
@@ -59,8 +58,9 @@ function conditionOf(status: QueueBindingStatus | undefined, type: string): Cond
 /**
  * Reconciles one QueueBinding: read the database password, decide the signing keys (rotation),
  * write the env Secret with the four VQUEUE_* values, check that the database answers, and write
- * status with Ready and DatabaseReachable. It comes back every check interval (and when a pending
- * rotation is due) because the password lives in the tenant's Secret, which is not watched.
+ * status with Ready and DatabaseReachable. It comes back every check interval (and when a rotation
+ * left pending by an older operator is due) because the password lives in the tenant's Secret,
+ * which is not watched.
  * Its own writes (status, env Secret) are read back through RecentWrites: the env Secret write
  * re-queues the key at once, and a pass on the stale cache would start a rotation again.
  */
@@ -92,7 +92,6 @@ export class QueueBindingReconciler implements Reconciler {
           previous: binding.status?.signingKeys,
           requested: binding.metadata.annotations?.[ANNOTATION_ROTATE_SIGNING_KEYS],
           now,
-          graceMs: config.rotationGraceMs,
         })
       : undefined;
 
@@ -134,8 +133,8 @@ export class QueueBindingReconciler implements Reconciler {
       ctx.logger.info('queue database not usable', { reason: database.reason });
 
     const nextCheck =
-      keys?.promoteInMs !== undefined
-        ? Math.min(config.checkIntervalMs, keys.promoteInMs + 1)
+      keys?.rotateInMs !== undefined
+        ? Math.min(config.checkIntervalMs, Math.max(0, keys.rotateInMs) + 1)
         : config.checkIntervalMs;
     return requeueAfter(nextCheck);
   }
@@ -144,7 +143,7 @@ export class QueueBindingReconciler implements Reconciler {
   private async ensureEnvSecret(
     key: ObjectKey,
     binding: QueueBinding,
-    input: { queueUrl: string; password: string; keys: SigningKeyStatus; masterSecret: string },
+    input: { queueUrl: string; password: string; keys: SigningKeyPair; masterSecret: string },
     ctx: ReconcileContext,
   ): Promise<string> {
     const uid = binding.metadata.uid ?? '';
@@ -154,8 +153,7 @@ export class QueueBindingReconciler implements Reconciler {
       [QueueEnvKey.Url]: input.queueUrl,
       [QueueEnvKey.Token]: input.password,
       [QueueEnvKey.CurrentSigningKey]: derive(input.keys.currentGeneration),
-      [QueueEnvKey.NextSigningKey]:
-        input.keys.nextGeneration === undefined ? '' : derive(input.keys.nextGeneration),
+      [QueueEnvKey.NextSigningKey]: derive(input.keys.nextGeneration),
     });
     const name = queueEnvSecretName(binding.metadata.name ?? '');
     const cached = this.recent.read(
@@ -187,19 +185,19 @@ export class QueueBindingReconciler implements Reconciler {
     },
   ): Promise<void> {
     const { keys, database } = observed;
-    if (keys?.transition === 'started') {
-      const promoteAfter = keys.state.promoteAfter ?? '';
-      await this.event(binding, {
-        type: 'Normal',
-        reason: QueueBindingEventReason.SigningKeyRotationStarted,
-        message: `VQUEUE_NEXT_SIGNING_KEY is published; it becomes the current key at ${promoteAfter}`,
-      });
-    }
-    if (keys?.transition === 'promoted') {
+    if (keys?.transition === 'rotated') {
+      const { currentGeneration, nextGeneration } = keys.state;
       await this.event(binding, {
         type: 'Normal',
         reason: QueueBindingEventReason.SigningKeyRotated,
-        message: `deliveries are now signed with signing key generation ${keys.state.currentGeneration}`,
+        message: `deliveries are now signed with signing key generation ${currentGeneration} (the previous VQUEUE_NEXT_SIGNING_KEY); VQUEUE_NEXT_SIGNING_KEY is generation ${nextGeneration}`,
+      });
+    }
+    if (keys?.transition === 'next-published') {
+      await this.event(binding, {
+        type: 'Normal',
+        reason: QueueBindingEventReason.NextSigningKeyPublished,
+        message: `VQUEUE_NEXT_SIGNING_KEY now holds signing key generation ${keys.state.nextGeneration}; deliveries are still signed with generation ${keys.state.currentGeneration}`,
       });
     }
     // Like the database's, recorded on the transition only, not on every periodic check.

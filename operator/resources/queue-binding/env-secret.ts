@@ -10,8 +10,8 @@ import { buildOwnerReference } from '../owner-reference.js';
 
 /**
  * The Secret an application loads as its environment to use the queue: exactly VQUEUE_URL,
- * VQUEUE_TOKEN, VQUEUE_CURRENT_SIGNING_KEY and VQUEUE_NEXT_SIGNING_KEY ("" unless a rotation is
- * pending). `data` rather than `stringData`, so what is applied is what is stored and compared.
+ * VQUEUE_TOKEN, VQUEUE_CURRENT_SIGNING_KEY and VQUEUE_NEXT_SIGNING_KEY (both always set, as QStash's
+ * are). `data` rather than `stringData`, so what is applied is what is stored and compared.
  */
 export function buildQueueEnvSecret(binding: QueueBinding, env: QueueEnv): V1Secret {
   const name = binding.metadata.name ?? '';

@@ -114,7 +114,7 @@ describe("the tenant console's queue pages in a real browser", () => {
     });
     const receiver = new Receiver({
       currentSigningKey: env.QSTASH_CURRENT_SIGNING_KEY ?? '',
-      nextSigningKey: env.QSTASH_NEXT_SIGNING_KEY || env.QSTASH_CURRENT_SIGNING_KEY || '',
+      nextSigningKey: env.QSTASH_NEXT_SIGNING_KEY ?? '',
     });
     await expect(
       receiver.verify({
@@ -297,7 +297,7 @@ describe("the tenant console's queue pages in a real browser", () => {
     await messages.getByRole('button', { name: 'All' }).click();
   }, 60_000);
 
-  it('when Rotate signing keys is clicked, then the binding asks the operator for a rotation and the page shows the next key pending', async () => {
+  it('when Rotate signing keys is clicked, then the binding asks the operator for a rotation and the page shows the next key as current', async () => {
     const readBinding = async () =>
       (await customObjects.getNamespacedCustomObject({
         group: SETTEE_GROUP,
@@ -307,19 +307,24 @@ describe("the tenant console's queue pages in a real browser", () => {
         name: 'cache',
       })) as {
         metadata: { annotations?: Record<string, string> };
-        status?: { signingKeys?: { nextGeneration?: number } };
+        status?: { signingKeys?: { currentGeneration: number; nextGeneration?: number } };
       };
-    expect((await readBinding()).status?.signingKeys?.nextGeneration).toBeUndefined();
+    expect((await readBinding()).status?.signingKeys).toMatchObject({
+      currentGeneration: 0,
+      nextGeneration: 1,
+    });
+    const generations = page.getByTestId('signing-key-generations');
+    await generations.getByText(/signed with key generation 0; generation 1 is the next key/).waitFor();
     await page.getByTestId('queue-block').getByRole('button', { name: 'Rotate signing keys' }).click();
     await waitFor(
-      'the operator to start the rotation',
-      async () =>
-        (await readBinding()).status?.signingKeys?.nextGeneration !== undefined ? true : undefined,
+      'the operator to rotate',
+      async () => ((await readBinding()).status?.signingKeys?.currentGeneration === 1 ? true : undefined),
       { timeoutMs: 20_000 },
     );
+    expect((await readBinding()).status?.signingKeys?.nextGeneration).toBe(2);
     expect((await readBinding()).metadata.annotations?.['settee.dev/rotate-signing-keys']).toBeDefined();
     await page.reload();
-    await page.getByText(/A rotation is pending: the next key becomes current at/).waitFor();
+    await generations.getByText(/signed with key generation 1; generation 2 is the next key/).waitFor();
   });
 
   it("when the tenant's Redis stops, then the queue page shows a banner naming it and keeps the messages it showed", async () => {

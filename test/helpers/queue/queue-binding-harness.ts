@@ -1,4 +1,10 @@
-import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type CoreV1Event,
+} from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
 import {
   ANNOTATION_ROTATE_SIGNING_KEYS,
@@ -7,6 +13,7 @@ import {
   queueEnvSecretName,
   type QueueBinding,
   type QueueBindingSpec,
+  type QueueBindingStatus,
   type QueueEnv,
 } from '../../../api/queue-binding.js';
 import { loadOperatorConfig } from '../../../operator/config.js';
@@ -86,6 +93,20 @@ export async function requestRotation(namespace: string, name: string, value: st
   await bindings.mergePatch(namespace, name, {
     metadata: { annotations: { [ANNOTATION_ROTATE_SIGNING_KEYS]: value } },
   });
+}
+
+/** Writes a binding's status as another writer (an older operator, say) left it. */
+export async function writeBindingStatus(
+  namespace: string,
+  name: string,
+  status: QueueBindingStatus,
+): Promise<void> {
+  await testControlPlane()
+    .kubeConfig.makeApiClient(CustomObjectsApi)
+    .patchNamespacedCustomObjectStatus(
+      { ...bindings.api(namespace), name, body: { status } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
 }
 
 /** The env Secret's data, decoded; undefined while it does not exist. */

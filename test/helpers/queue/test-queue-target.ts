@@ -17,6 +17,7 @@ export function testQueueTarget(
     name?: string;
     db?: number;
     signingKey?: string;
+    nextSigningKey?: string;
     limits?: Partial<QueueLimits>;
   } = {},
 ): QueueTarget {
@@ -28,8 +29,9 @@ export function testQueueTarget(
     name,
     token: server.password,
     signingKey: options.signingKey ?? randomSigningKey(),
-    nextSigningKey: '',
+    nextSigningKey: options.nextSigningKey ?? randomSigningKey(),
     signingKeyRotation: '',
+    requestedSigningKeyRotation: '',
     connection: { host: server.host, port: server.port, tls: false, db: options.db ?? 0 },
     limits: {
       maxDelayMs: 7 * 86_400_000,

@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createReceiverServer, type ReceivedDelivery } from '../../../examples/receiver/receiver.js';
+import { randomSigningKey } from './signing-keys.js';
 
 /** A delivery as a test sees it: what arrived, and when. */
 export interface RecordedDelivery extends ReceivedDelivery {
@@ -32,7 +33,8 @@ export async function startTestReceiver(keys: {
   };
   const server = createReceiverServer({
     currentSigningKey: keys.currentSigningKey,
-    nextSigningKey: keys.nextSigningKey ?? '',
+    // A receiver always holds two keys; a test that does not look at the next one gets an unrelated key.
+    nextSigningKey: keys.nextSigningKey ?? randomSigningKey(),
     onDelivery: (delivery) => {
       const recorded = { ...delivery, at: Date.now() };
       state.deliveries.push(recorded);

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { Banner, EventsTable, formatTime, PlainField, Reason, SecretField } from '../components/common.js';
+import { Banner, EventsTable, PlainField, Reason, SecretField } from '../components/common.js';
 import { api, ApiError, namespacePath } from '../lib/api-client.js';
 import type { BindingDetail, QueueEnv } from '../lib/api-types.js';
 import { showsQueueBlock } from '../lib/queue-block.js';
@@ -81,10 +81,12 @@ function QueueBlock({
         </button>
       </div>
       <Reason id="rotate-reason" permission={detail.permissions.rotate} />
-      {detail.signingKeys?.nextGeneration !== undefined && (
-        <p className="help">
-          A rotation is pending: the next key becomes current at{' '}
-          {formatTime(detail.signingKeys.promoteAfter ?? null)}.
+      {detail.signingKeys && (
+        <p className="help" data-testid="signing-key-generations">
+          Deliveries are signed with key generation {detail.signingKeys.currentGeneration}; generation{' '}
+          {detail.signingKeys.nextGeneration ?? detail.signingKeys.currentGeneration + 1} is the next key.
+          Verify with both. Rotating makes the next key current and derives a new next one: receivers holding
+          the old pair keep verifying; give them the new pair.
         </p>
       )}
     </section>

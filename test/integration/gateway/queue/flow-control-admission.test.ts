@@ -6,7 +6,8 @@ import { FlowControlStore } from '../../../../gateway/queue/flow-control/flow-co
 import { queueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
 import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
-import { MessageStore, type StreamEntry } from '../../../../gateway/queue/message-store.js';
+import { MessageStore } from '../../../../gateway/queue/message-store.js';
+import type { StreamEntry } from '../../../../gateway/queue/stream-entry.js';
 import { PendingMessages } from '../../../../gateway/queue/messages/pending-messages.js';
 import { QueueStore } from '../../../../gateway/queue/queues/queue-store.js';
 import { createMemoryLogger } from '../../../helpers/memory-logger.js';

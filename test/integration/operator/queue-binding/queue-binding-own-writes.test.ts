@@ -48,7 +48,7 @@ describe('the QueueBinding reconciler reading its own writes', () => {
 
   afterAll(() => informers?.stopAll());
 
-  it('when a pass follows its own rotation start before the watch delivers it, then the rotation is started once and promoteAfter stays', async () => {
+  it('when a pass follows its own rotation before the watch delivers it, then the keys are rotated once', async () => {
     const plane = testControlPlane();
     // Nothing listens there: the database check fails fast, which this test does not look at.
     await createPasswordSecret(ns.name, 'lagging-auth', 'x');
@@ -66,7 +66,6 @@ describe('the QueueBinding reconciler reading its own writes', () => {
     const config = loadOperatorConfig({
       SETTEE_WATCH_NAMESPACE: ns.name,
       SETTEE_SIGNING_MASTER_SECRET: TEST_MASTER_SECRET,
-      SETTEE_SIGNING_KEY_ROTATION_GRACE: '1h',
     }).queueBinding;
     let now = new Date();
     const reconciler = new QueueBindingReconciler({
@@ -85,14 +84,18 @@ describe('the QueueBinding reconciler reading its own writes', () => {
     const key = objectKey({ namespace: ns.name, name: 'lagging' });
 
     await reconciler.reconcile(key, ctx);
-    const started = (await readBinding(ns.name, 'lagging')).status?.signingKeys;
-    expect(started).toMatchObject({ currentGeneration: 0, nextGeneration: 1 });
+    const rotated = (await readBinding(ns.name, 'lagging')).status?.signingKeys;
+    expect(rotated).toEqual({
+      currentGeneration: 1,
+      nextGeneration: 2,
+      rotationRequest: '2030-01-01T00:00:00Z',
+    });
     now = new Date(now.getTime() + 5_000);
     await reconciler.reconcile(key, ctx);
 
-    expect((await readBinding(ns.name, 'lagging')).status?.signingKeys).toEqual(started);
+    expect((await readBinding(ns.name, 'lagging')).status?.signingKeys).toEqual(rotated);
     const events = await eventsFor(ns.name, 'lagging');
-    expect(occurrences(events, QueueBindingEventReason.SigningKeyRotationStarted)).toBe(1);
+    expect(occurrences(events, QueueBindingEventReason.SigningKeyRotated)).toBe(1);
     expect(occurrences(events, QueueBindingEventReason.EnvSecretCreated)).toBe(1);
   });
 });

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import type { ActivityRenewal } from '../../../../gateway/proxy/activity-lease.js';
 import { ActivityReporter } from '../../../../gateway/proxy/activity-reporter.js';
 import { createSilentLogger } from '../../../../observability/logger.js';
@@ -5,7 +6,8 @@ import { createSilentLogger } from '../../../../observability/logger.js';
 const KEY = 'ns/app';
 const ref = { namespace: 'ns', name: 'app' };
 const instance = { ...ref, uid: 'u' };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Time passes on jest's fake clock (setTimeout and Date.now), so the counts below are exact, not load-dependent. */
+const sleep = (ms: number) => jest.advanceTimersByTimeAsync(ms);
 
 function setup(intervalMs = 100) {
   const renewals: ActivityRenewal[] = [];
@@ -19,6 +21,9 @@ function setup(intervalMs = 100) {
 }
 
 describe('ActivityReporter', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
   it('when the first request after a quiet time arrives, then the Lease is renewed at once', async () => {
     const { reporter, renewals } = setup();
     reporter.begin(KEY, ref, 'u');

@@ -36,6 +36,7 @@ describe('the gateway view of a binding', () => {
       signingKey: 'sig_a',
       nextSigningKey: 'sig_b',
       signingKeyRotation: '',
+      requestedSigningKeyRotation: '',
       connection: { host: 'redis.ns.svc', port: 6379, tls: false, db: 0 },
       limits: {
         maxDelayMs: 7 * 86_400_000,

@@ -18,7 +18,6 @@ describe('the queue-binding section of the operator config', () => {
       queueBaseUrl: 'http://127.0.0.1:8080',
       checkIntervalMs: 60_000,
       databaseTimeoutMs: 3_000,
-      rotationGraceMs: 3_600_000,
     });
   });
 

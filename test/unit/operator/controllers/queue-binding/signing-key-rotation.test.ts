@@ -2,84 +2,90 @@ import { decideSigningKeys } from '../../../../../operator/controllers/queue-bin
 
 const t0 = new Date('2030-01-01T00:00:00Z');
 const at = (ms: number) => new Date(t0.getTime() + ms);
-const graceMs = 60_000;
 
-describe('signing key rotation', () => {
-  it('when a binding has no state and no request, then generation 0 is current and nothing is pending', () => {
-    expect(decideSigningKeys({ previous: undefined, requested: undefined, now: t0, graceMs })).toEqual({
-      state: { currentGeneration: 0 },
+describe('signing keys, the QStash way', () => {
+  it('when a binding has no state and no request, then generation 0 signs and generation 1 is the next key', () => {
+    expect(decideSigningKeys({ previous: undefined, requested: undefined, now: t0 })).toEqual({
+      state: { currentGeneration: 0, nextGeneration: 1 },
     });
   });
 
-  it('when a rotation is requested, then the next generation is published at once and due after the grace period', () => {
+  it('when a rotation is requested, then the next key becomes current and a new next is derived, in one pass', () => {
     expect(
-      decideSigningKeys({ previous: { currentGeneration: 0 }, requested: 'r1', now: t0, graceMs }),
+      decideSigningKeys({ previous: { currentGeneration: 0, nextGeneration: 1 }, requested: 'r1', now: t0 }),
     ).toEqual({
-      state: {
-        currentGeneration: 0,
-        nextGeneration: 1,
-        promoteAfter: at(graceMs).toISOString(),
-        rotationRequest: 'r1',
-      },
-      transition: 'started',
-      promoteInMs: graceMs,
+      state: { currentGeneration: 1, nextGeneration: 2, rotationRequest: 'r1' },
+      transition: 'rotated',
     });
   });
 
-  it('when the grace period has passed, then next becomes current, and next is empty again', () => {
+  it('when the answered request is seen again, then nothing changes; a new value rotates again', () => {
+    const done = { currentGeneration: 1, nextGeneration: 2, rotationRequest: 'r1' };
+    expect(decideSigningKeys({ previous: done, requested: 'r1', now: t0 })).toEqual({ state: done });
+    expect(decideSigningKeys({ previous: done, requested: 'r2', now: t0 })).toEqual({
+      state: { currentGeneration: 2, nextGeneration: 3, rotationRequest: 'r2' },
+      transition: 'rotated',
+    });
+  });
+
+  it('when the annotation is removed after a rotation, then the keys stay where they are', () => {
+    const done = { currentGeneration: 3, nextGeneration: 4, rotationRequest: 'r1' };
+    expect(decideSigningKeys({ previous: done, requested: undefined, now: t0 })).toEqual({ state: done });
+  });
+
+  it('when a binding was created with the annotation already set, then that request rotates once', () => {
+    expect(decideSigningKeys({ previous: undefined, requested: 'r0', now: t0 })).toEqual({
+      state: { currentGeneration: 1, nextGeneration: 2, rotationRequest: 'r0' },
+      transition: 'rotated',
+    });
+  });
+
+  describe('upgrading status written by the grace-period model', () => {
+    it('when only currentGeneration is set, then the signing key stays and the next key is published', () => {
+      expect(
+        decideSigningKeys({
+          previous: { currentGeneration: 4, rotationRequest: 'r1' },
+          requested: 'r1',
+          now: t0,
+        }),
+      ).toEqual({
+        state: { currentGeneration: 4, nextGeneration: 5, rotationRequest: 'r1' },
+        transition: 'next-published',
+      });
+    });
+
     const pending = {
-      currentGeneration: 0,
-      nextGeneration: 1,
-      promoteAfter: at(graceMs).toISOString(),
+      currentGeneration: 2,
+      nextGeneration: 3,
+      promoteAfter: at(60_000).toISOString(),
       rotationRequest: 'r1',
     };
-    expect(decideSigningKeys({ previous: pending, requested: 'r1', now: at(graceMs - 1), graceMs })).toEqual({
-      state: pending,
-      promoteInMs: 1,
-    });
-    expect(decideSigningKeys({ previous: pending, requested: 'r1', now: at(graceMs), graceMs })).toEqual({
-      state: { currentGeneration: 1, rotationRequest: 'r1' },
-      transition: 'promoted',
-    });
-  });
 
-  it('when the same request is seen again after its rotation, then nothing changes; a new value rotates again', () => {
-    const done = { currentGeneration: 1, rotationRequest: 'r1' };
-    expect(decideSigningKeys({ previous: done, requested: 'r1', now: t0, graceMs })).toEqual({ state: done });
-    expect(decideSigningKeys({ previous: done, requested: 'r2', now: t0, graceMs }).state).toMatchObject({
-      currentGeneration: 1,
-      nextGeneration: 2,
+    it('when a pending rotation is not due, then its keys stay (both published) until promoteAfter', () => {
+      expect(decideSigningKeys({ previous: pending, requested: 'r1', now: at(59_000) })).toEqual({
+        state: pending,
+        rotateInMs: 1_000,
+      });
     });
-  });
 
-  it('when a new request arrives while one is pending, then it waits for the pending one to finish', () => {
-    const pending = {
-      currentGeneration: 0,
-      nextGeneration: 1,
-      promoteAfter: at(graceMs).toISOString(),
-      rotationRequest: 'r1',
-    };
-    expect(decideSigningKeys({ previous: pending, requested: 'r2', now: at(10), graceMs }).state).toEqual(
-      pending,
-    );
-    const promoted = decideSigningKeys({
-      previous: pending,
-      requested: 'r2',
-      now: at(graceMs),
-      graceMs,
-    }).state;
-    expect(promoted).toEqual({ currentGeneration: 1, rotationRequest: 'r1' });
-    expect(
-      decideSigningKeys({ previous: promoted, requested: 'r2', now: at(graceMs), graceMs }).state,
-    ).toMatchObject({ nextGeneration: 2, rotationRequest: 'r2' });
-  });
+    it('when a pending rotation is due, then it completes as a rotation: its next key current, a new next', () => {
+      expect(decideSigningKeys({ previous: pending, requested: 'r1', now: at(60_000) })).toEqual({
+        state: { currentGeneration: 3, nextGeneration: 4, rotationRequest: 'r1' },
+        transition: 'rotated',
+      });
+    });
 
-  it('when the grace period is zero, then a request rotates in one pass', () => {
-    expect(
-      decideSigningKeys({ previous: { currentGeneration: 4 }, requested: 'now', now: t0, graceMs: 0 }),
-    ).toEqual({
-      state: { currentGeneration: 5, rotationRequest: 'now' },
-      transition: 'promoted',
+    it('when a new request arrives during a pending rotation, then that rotation completes at once and answers it', () => {
+      expect(decideSigningKeys({ previous: pending, requested: 'r2', now: at(10) })).toEqual({
+        state: { currentGeneration: 3, nextGeneration: 4, rotationRequest: 'r2' },
+        transition: 'rotated',
+      });
+    });
+
+    it('when promoteAfter is unreadable, then the pending rotation completes rather than never', () => {
+      expect(
+        decideSigningKeys({ previous: { ...pending, promoteAfter: 'soon' }, requested: 'r1', now: t0 }),
+      ).toMatchObject({ state: { currentGeneration: 3, nextGeneration: 4 }, transition: 'rotated' });
     });
   });
 });
