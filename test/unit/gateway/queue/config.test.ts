@@ -43,8 +43,12 @@ describe('the queue config', () => {
       SETTEE_QUEUE_MAX_SCHEDULES: '500',
       SETTEE_QUEUE_MAX_URL_GROUPS: '20',
       SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS: '1000',
+      SETTEE_QUEUE_DELAY_WAKEUPS: 'false',
+      SETTEE_QUEUE_SCHEDULE_CLAIM_LEASE_MS: '10000',
     });
     expect(config).toMatchObject({
+      scheduleClaimLeaseMs: 10_000,
+      delayWakeups: false,
       maxSchedules: 500,
       maxUrlGroups: 20,
       maxUrlGroupEndpoints: 1_000,
