@@ -124,7 +124,7 @@ describe.each<Outage>([
         }
         return messages;
       };
-      // Ticks claimed but not fired when Redis went wait for their claim to run out (10 s).
+      // Ticks claimed but not fired when Redis went wait for their claim to run out.
       await waitFor(
         `every schedule's tick delivered`,
         async () => messagesBySchedule().size === SCHEDULES || undefined,
