@@ -114,7 +114,7 @@ export function publishRoutes(options: {
         return queueName !== undefined
           ? await new QueueStore(redis, keys, eventCap).enqueue(queueName, group, {
               deduplicationWindowMs,
-              quota: quotasOf(target, config),
+              quota: quotasOf(target),
             })
           : flowControl !== undefined
             ? await new FlowControlStore(redis, keys, eventCap).enqueue(group, { deduplicationWindowMs })

@@ -47,7 +47,7 @@ export function startScheduleTickers(options: {
       keys,
       pollIntervalMs: config.pollIntervalMs,
       eventCap: eventCapOf(config, target),
-      maxQueues: () => quotasOf(current.get(target.key) ?? target, config).maxQueues,
+      maxQueues: () => quotasOf(current.get(target.key) ?? target).maxQueues,
       logger: logger.child({ binding: target.key }),
     });
     tickers.set(target.key, { fingerprint, ticker });
