@@ -3,6 +3,8 @@ import { deadLetterIdFloor, UNREADABLE_MESSAGE_ID, type DeadLetter } from './dlq
 import { DeadLetterQueue, type DeadLetterLimits } from './dlq/dead-letter-queue.js';
 import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from './keys.js';
 import type { QueueMessage } from './message.js';
+import { enqueueAnswers, type EnqueueAnswer } from './enqueue-answer.js';
+import { bufferCommands, isBusyGroup, toEntries, type StreamEntry } from './stream-entry.js';
 import { encodeMessage } from './message-codec.js';
 import type { FlowControl } from './flow-control/flow-control.js';
 import { FlowControlStore, type EntryCheck } from './flow-control/flow-control-store.js';
@@ -16,62 +18,6 @@ import { enqueueQueueCallback } from './scripts/enqueue-queue-callback.js';
 import { releaseQueueSlot } from './scripts/release-queue-slot.js';
 import { removeIdleConsumer } from './scripts/remove-idle-consumer.js';
 import { scheduleRetry } from './scripts/schedule-retry.js';
-
-/** What a publish answers for one message: its id, or the id of the message it duplicates. */
-export interface EnqueueAnswer {
-  messageId: string;
-  deduplicated: boolean;
-}
-
-/**
- * The answers of an enqueue script, which returns for each message either the id of the message
- * it duplicates or an empty string once it stored it.
- */
-export function enqueueAnswers(
-  messages: readonly QueueMessage[],
-  duplicateOf: readonly string[],
-): EnqueueAnswer[] {
-  return messages.map((message, i) =>
-    duplicateOf[i]
-      ? { messageId: duplicateOf[i], deduplicated: true }
-      : { messageId: message.id, deduplicated: false },
-  );
-}
-
-/** A stream entry handed to a consumer: its id, and the stored message (undefined if deleted meanwhile). */
-export interface StreamEntry {
-  entryId: string;
-  stored: Buffer | undefined;
-}
-
-export type RawEntry = [Buffer, Buffer[] | null];
-
-/**
- * The binary-reply forms of the stream reads: message bodies are bytes, so they must not be
- * decoded as UTF-8. (ioredis's generic callBuffer mangles its arguments on an auto-pipelined
- * connection, which the shared command connection is; these generated methods do not.)
- */
-interface BufferStreamCommands {
-  xreadgroupBuffer(...args: (string | number)[]): Promise<[Buffer, RawEntry[]][] | null>;
-  xautoclaimBuffer(...args: (string | number)[]): Promise<[Buffer, RawEntry[], Buffer[]?]>;
-}
-
-function bufferCommands(redis: Redis): BufferStreamCommands {
-  return redis as unknown as BufferStreamCommands;
-}
-
-export function toEntries(raw: readonly (RawEntry | null)[] | null | undefined): StreamEntry[] {
-  // XCLAIM answers null for an entry deleted meanwhile (before Redis 7 dropped those from the reply).
-  return (raw ?? [])
-    .filter((entry): entry is RawEntry => entry !== null)
-    .map(([id, fields]) => {
-      let stored: Buffer | undefined;
-      for (let i = 0; fields && i + 1 < fields.length; i += 2) {
-        if (fields[i]!.toString() === MESSAGE_FIELD) stored = fields[i + 1];
-      }
-      return { entryId: id.toString(), stored };
-    });
-}
 
 /** A failed attempt as its ERROR (and FAILED) event tells it. */
 export interface AttemptFailure {
@@ -89,14 +35,6 @@ function failureDetails(failure: AttemptFailure | undefined): EventDetails {
   if (failure?.responseHeaders !== undefined) details.responseHeaders = failure.responseHeaders;
   if (failure?.responseBody !== undefined) details.responseBody = failure.responseBody;
   return details;
-}
-
-function isBusyGroup(err: unknown): boolean {
-  return err instanceof Error && err.message.startsWith('BUSYGROUP');
-}
-
-export function isNoGroup(err: unknown): boolean {
-  return err instanceof Error && err.message.startsWith('NOGROUP');
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DELIVERY_GROUP, type QueueKeys } from '../keys.js';
-import { toEntries, type RawEntry, type StreamEntry } from '../message-store.js';
+import { toEntries, type RawEntry, type StreamEntry } from '../stream-entry.js';
 import { claimDeadConsumer } from '../scripts/claim-dead-consumer.js';
 import { heartbeatConsumer } from '../scripts/heartbeat-consumer.js';
 

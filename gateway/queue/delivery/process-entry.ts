@@ -5,7 +5,8 @@ import { buildDeadLetter, UNREADABLE_MESSAGE_ID, type DeadLetter } from '../dlq/
 import { USER_AGENT, type AttemptResult, type Deliverer } from './http-delivery.js';
 import type { QueueMessage } from '../message.js';
 import { CorruptMessageError, decodeMessage } from '../message-codec.js';
-import type { MessageStore, StreamEntry } from '../message-store.js';
+import type { MessageStore } from '../message-store.js';
+import type { StreamEntry } from '../stream-entry.js';
 import type { DeadLetterLimits } from '../dlq/dead-letter-queue.js';
 import { redactDestination } from './redact.js';
 import { decideAfterFailure, isNonRetryableResponse, type RetryPolicyOptions } from './retry-policy.js';

@@ -3,7 +3,7 @@ import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
 import { encodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
-import { enqueueAnswers, type EnqueueAnswer } from '../message-store.js';
+import { enqueueAnswers, type EnqueueAnswer } from '../enqueue-answer.js';
 import { admitFlowControlEntry } from '../scripts/admit-flow-control-entry.js';
 import { enqueueFlowControlMessages } from '../scripts/enqueue-flow-control-messages.js';
 import { releaseFlowControlToken } from '../scripts/release-flow-control-token.js';

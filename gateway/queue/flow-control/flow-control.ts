@@ -33,6 +33,8 @@ export interface FlowControlRecord {
   parallelismCounts?: Record<string, number>;
   /** Unfinished messages per rate and period ("10/60": 10 per 60 s; "0" = none). */
   rateCounts?: Record<string, number>;
+  /** The counts did not add up to the key's messages at the mover's last tick; at a second, they are rebuilt. */
+  countsDrifted?: boolean;
   paused: boolean;
   pinnedParallelism: boolean;
   pinnedRate: boolean;

@@ -99,7 +99,7 @@ export class PendingMessages {
           : [eventJson(target, 'CANCEL_REQUESTED', now), eventJson(target, 'CANCELLED', now)];
       const plainArgs: (string | number)[] = [this.eventCap];
       const flowArgs: (string | number)[] = [this.eventCap];
-      const flowKeys = [k.stream, k.streamIndex, k.scheduledMessages, k.events, k.flowControls];
+      const flowKeys = [k.stream, k.streamIndex, k.scheduledMessages, k.events, k.flowControls, k.schedule];
       for (const target of chunk) {
         const flowControl = typeof target === 'string' ? undefined : target.flowControl;
         const id = typeof target === 'string' ? target : target.id;

@@ -4,7 +4,7 @@ import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
 import { encodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
-import { enqueueAnswers, type EnqueueAnswer } from '../message-store.js';
+import { enqueueAnswers, type EnqueueAnswer } from '../enqueue-answer.js';
 import { PendingMessages } from '../messages/pending-messages.js';
 import { auditQueueSlots } from '../scripts/audit-queue-slots.js';
 import { deleteQueue } from '../scripts/delete-queue.js';

@@ -10,9 +10,9 @@ import { SERVER_NOW_LUA } from './server-now.js';
  * releasing, or the message was cancelled while no worker held it), moves due delayed messages and
  * retries into the waiting list, and starts what a rolled rate window allows. When the key's counts
  * of unfinished messages by limits (flow-control-limits.ts) do not add up to its messages waiting,
- * due and in flight (a path that never decremented: a release the tick beat to the token, a
- * message cancelled while no worker held it, a gateway that died), they are rebuilt from the
- * messages themselves and the key's limits follow. A key left with
+ * due and in flight at two ticks in a row (a path that never decremented: a release the tick beat
+ * to the token, a message cancelled while no worker held it, a gateway that died), they are rebuilt
+ * from the messages themselves and the key's limits follow. A key left with
  * nothing waiting, due or in flight, neither paused nor pinned, and whose rate window has ended,
  * is forgotten, so keys of the past do not pile up.
  *
@@ -46,26 +46,31 @@ local function tick(k, name)
       freed = freed + 1
     end
   end
+  local started = dispatch_flow_control(k, ARGV[1], name, now)
   local raw = redis.call('HGET', k.flows, name)
-  if not raw then return {freed, 0, 0} end
+  if not raw then return {freed, started, 0} end
   local flow = cjson.decode(raw)
   local messages = redis.call('LLEN', k.waiting) + redis.call('SCARD', k.active) + redis.call('ZCARD', k.due)
-  -- The counts must cover every message of the key, healed before the dispatch uses the limits;
-  -- one both due and in flight (its retry parked, its release not yet in) is counted twice here
-  -- and once by a recount, which is harmless.
-  local counted = sum(flow.parallelismCounts)
-  if counted ~= messages or sum(flow.rateCounts) ~= counted then
-    recount_flow_limits(k, flow, ARGV[1])
-    use_highest_limits(flow)
-    redis.call('HSET', k.flows, name, cjson.encode(flow))
-    -- The recount drops the ids of cancelled messages.
-    messages = redis.call('LLEN', k.waiting) + redis.call('SCARD', k.active) + redis.call('ZCARD', k.due)
-  end
-  local started = dispatch_flow_control(k, ARGV[1], name, now)
   local windowOver = flow.rate == 0 or now >= flow.ratePeriodStart + flow.period * 1000
   if messages == 0 and windowOver and not flow.paused and not flow.pinnedParallelism and not flow.pinnedRate then
     redis.call('HDEL', k.flows, name)
     return {freed, started, 1}
+  end
+  -- The counts must cover every message of the key. One both due and in flight (its retry parked,
+  -- its release a moment away) is counted twice here, so a mismatch is only marked at first; one
+  -- still there at the next tick is real drift, and the counts are rebuilt (in time with the number
+  -- of the key's messages) and the key dispatched again by the limits that follow.
+  local counted = sum(flow.parallelismCounts)
+  local mismatch = counted ~= messages or sum(flow.rateCounts) ~= counted
+  if mismatch and flow.countsDrifted then
+    flow.countsDrifted = nil
+    recount_flow_limits(k, flow, ARGV[1])
+    use_highest_limits(flow)
+    redis.call('HSET', k.flows, name, cjson.encode(flow))
+    started = started + dispatch_flow_control(k, ARGV[1], name, now)
+  elseif mismatch ~= (flow.countsDrifted == true) then
+    flow.countsDrifted = mismatch or nil
+    redis.call('HSET', k.flows, name, cjson.encode(flow))
   end
   return {freed, started, 0}
 end

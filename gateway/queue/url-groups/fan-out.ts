@@ -1,7 +1,7 @@
 import type { BatchItem, RefusedBatchItem } from '../publish/batch-request.js';
 import { type QuotaExceededError, ResourceNotFoundError } from '../errors.js';
 import type { MessageRequest } from '../message.js';
-import type { EnqueueAnswer } from '../message-store.js';
+import type { EnqueueAnswer } from '../enqueue-answer.js';
 import { storeCall } from '../api/store-call.js';
 import type { UrlGroupStore } from './url-group-store.js';
 

@@ -1,12 +1,13 @@
 import type { Redis } from 'ioredis';
 import { waitFor } from '../../../../local/wait.js';
 import { ConsumerLiveness } from '../../../../gateway/queue/delivery/consumer-liveness.js';
-import type { FlowControl } from '../../../../gateway/queue/flow-control/flow-control.js';
+import type { FlowControl, FlowControlRecord } from '../../../../gateway/queue/flow-control/flow-control.js';
 import { FlowControlStore } from '../../../../gateway/queue/flow-control/flow-control-store.js';
 import { queueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
 import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
-import { MessageStore, type StreamEntry } from '../../../../gateway/queue/message-store.js';
+import { MessageStore } from '../../../../gateway/queue/message-store.js';
+import type { StreamEntry } from '../../../../gateway/queue/stream-entry.js';
 import { PendingMessages } from '../../../../gateway/queue/messages/pending-messages.js';
 import { QueueStore } from '../../../../gateway/queue/queues/queue-store.js';
 import { createMemoryLogger } from '../../../helpers/memory-logger.js';
@@ -164,10 +165,15 @@ describe('admitting flow-control messages that came onto the stream without a to
     expect(await check(e2!)).toBe('admitted');
     const [e1Token] = await read();
 
-    // Waiting in its queue: m5 is dropped by the queue's dispatch later.
+    // Waiting in its queue: m5 is dropped by the queue's dispatch later; never in the key, it
+    // leaves the key's counts of unfinished messages (m1 and m2) as they are.
     expect(await pending.cancel([m5!.id])).toBe(1);
+    const counts = async () =>
+      (JSON.parse((await f.redis.hget(f.keys.flowControls, 'c'))!) as FlowControlRecord).parallelismCounts;
+    expect(await counts()).toEqual({ '1': 2 });
     // Waiting in its key: the queue's audit frees its slot and starts m3 (without a token).
     expect(await pending.cancel([m2!.id])).toBe(1);
+    expect(await counts()).toEqual({ '1': 1 });
     expect(await queues.audit('q')).toEqual({ freed: 1, started: 1 });
     const [e3] = await read();
     expect(bodyOf(e3!)).toBe('m3');

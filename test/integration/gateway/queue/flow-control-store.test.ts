@@ -428,8 +428,13 @@ describe('flow-control limits: the highest among the unfinished messages', () =>
     drifted.rateCounts = { '2/1': 4, '50/1': 2 };
     drifted.parallelism = 8;
     drifted.rate = 50;
+    drifted.paused = true; // so no tick starts anything by the drifted limits meanwhile
     await client.hset(keys.flowControls, 'drift', JSON.stringify(drifted));
     await client.rpush(keys.flowControlWaiting('drift'), 'a-cancelled-id');
+    // The first tick marks the mismatch (it may be a retry between its parking and its release);
+    // the second, finding it again, rebuilds the counts.
+    await flows.tick('drift');
+    expect(await record('drift')).toMatchObject({ countsDrifted: true, parallelism: 8 });
     await flows.tick('drift');
     const healed = await record('drift');
     expect(healed.parallelismCounts).toEqual({ '1': 4 });
@@ -442,7 +447,30 @@ describe('flow-control limits: the highest among the unfinished messages', () =>
     delete old.rateCounts;
     await client.hset(keys.flowControls, 'drift', JSON.stringify(old));
     await flows.tick('drift');
+    await flows.tick('drift');
     expect((await record('drift')).parallelismCounts).toEqual({ '1': 4 });
+    expect((await record('drift')).countsDrifted).toBeUndefined();
+  });
+
+  it('when a mismatch lasts a moment only (a retry parked, its release not yet in), then the counts are not rebuilt', async () => {
+    const [running, next] = batch({ key: 'moment', parallelism: 1 }, 'm', 2);
+    await enqueue(running!, next!);
+    // Counts that add up but that a recount would change: they must survive.
+    const kept = await record('moment');
+    kept.parallelismCounts = { '1': 1, '7': 1 };
+    await client.hset(keys.flowControls, 'moment', JSON.stringify(kept));
+    // The retry is parked in the due set while its token is still held.
+    await client.zadd(keys.flowControlDue('moment'), Date.now() + 60_000, running!.id);
+    await flows.tick('moment');
+    expect(await record('moment')).toMatchObject({
+      countsDrifted: true,
+      parallelismCounts: { '1': 1, '7': 1 },
+    });
+    await client.srem(keys.flowControlActive('moment'), running!.id);
+    await flows.tick('moment');
+    const after = await record('moment');
+    expect(after.parallelismCounts).toEqual({ '1': 1, '7': 1 });
+    expect(after.countsDrifted).toBeUndefined();
   });
 });
 
