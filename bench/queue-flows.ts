@@ -14,13 +14,12 @@
  *      two replicas, and each message's time from its request to its delivery (p50, p99).
  * Each phase is repeated (QUEUE_FLOWS_BENCH_ROUNDS, default 3); medians with the spread (min-max).
  * QUEUE_FLOWS_BENCH_ONLY picks phases by name, comma-separated: schedules, fan-out, queues.
+ * QUEUE_FLOWS_SCHEDULE_LEASES=10000,2000 runs phase 1 once per schedule claim lease (ms), in turn.
  * Redis persists with AOF everysec; everything is on loopback.
  *
  *   npx tsx bench/queue-flows.ts
  */
 import fs from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -39,6 +38,10 @@ import {
   cpuSeconds,
   redisCpuSeconds,
 } from './lib/process-usage.js';
+import {
+  startArrivalReceiver as startReceiver,
+  type ArrivalReceiver as Receiver,
+} from './lib/arrival-receiver.js';
 import { median, quantile, round } from './lib/stats.js';
 
 const KEY_PREFIX = '{bench}:';
@@ -50,45 +53,16 @@ const PHASES = new Set<string>(
   process.env.QUEUE_FLOWS_BENCH_ONLY?.split(',').map((p) => p.trim()) ?? ALL_PHASES,
 );
 const SCHEDULES = 10_000;
+/**
+ * The schedule claim leases to run phase 1 with, in turn (QUEUE_FLOWS_SCHEDULE_LEASES, ms,
+ * comma-separated; default the gateway's 2000): 10000,2000 compares the old 10 s lease, which a
+ * round never renews, with the renewed 2 s one, side by side.
+ */
+const SCHEDULE_CLAIM_LEASES = (process.env.QUEUE_FLOWS_SCHEDULE_LEASES ?? '2000').split(',').map(Number);
 const ENDPOINTS = 100;
 const keys = queueKeys(KEY_PREFIX);
 
-interface Receiver {
-  url: string;
-  /** How long each answer waits. */
-  delayMs: number;
-  /** Arrival time (epoch ms) of each delivery, by path. */
-  arrivals: { path: string; at: number; scheduleId: string | undefined; messageId: string }[];
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const receiver: Receiver = { url: '', delayMs: 0, arrivals: [], close: async () => undefined };
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      receiver.arrivals.push({
-        path: req.url ?? '',
-        at: Date.now(),
-        scheduleId: req.headers['upstash-schedule-id'] as string | undefined,
-        messageId: String(req.headers['upstash-message-id']),
-      });
-      const answer = () => res.writeHead(200, { 'content-length': '0' }).end();
-      if (receiver.delayMs > 0) setTimeout(answer, receiver.delayMs);
-      else answer();
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  receiver.close = () => {
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(() => resolve()));
-  };
-  return receiver;
-}
-
-function startGateway(target: QueueTarget): Promise<QueueGatewayProcess> {
+function startGateway(target: QueueTarget, env: Record<string, string> = {}): Promise<QueueGatewayProcess> {
   return spawnQueueGateway({
     targets: [target],
     env: {
@@ -96,6 +70,7 @@ function startGateway(target: QueueTarget): Promise<QueueGatewayProcess> {
       SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
       SETTEE_QUEUE_WORKER_CONCURRENCY: '128',
       SETTEE_LOG_LEVEL: 'error',
+      ...env,
     },
   });
 }
@@ -372,6 +347,7 @@ async function benchSchedules(
   receiver: Receiver,
   target: QueueTarget,
   gateways: QueueGatewayProcess[],
+  claimLeaseMs: number,
 ): Promise<void> {
   const base = `${gateways[0]!.baseUrl}/queue/bench/db`;
   const ids = await createSchedules(base, target.token, receiver.url);
@@ -397,6 +373,7 @@ async function benchSchedules(
     redis: tickerConnection,
     keys,
     pollIntervalMs: 1_000,
+    claimLeaseMs,
     maxQueues: () => 10,
     logger: createSilentLogger(),
   });
@@ -423,7 +400,7 @@ async function benchSchedules(
   const of = (pick: (r: TickRound) => number, digits = 0) => spread(rounds.map(pick), digits);
   const lateAt = (q: number) => (r: TickRound) => quantile(r.late, q);
   console.log(
-    `${SCHEDULES} schedules ticking at the same instant        median (min-max) over ${ROUNDS} rounds, load average ${spread(load, 1)}`,
+    `${SCHEDULES} schedules ticking at the same instant, claim lease ${claimLeaseMs} ms        median (min-max) over ${ROUNDS} rounds, load average ${spread(load, 1)}`,
   );
   console.log(`  two replicas, delivered: lateness p50 ms          ${of(lateAt(0.5))}`);
   console.log(`                           lateness p99 ms          ${of(lateAt(0.99))}`);
@@ -514,10 +491,12 @@ async function main(): Promise<void> {
     console.log(
       `queue flows benchmark: ${os.cpus().length} CPUs, ${ROUNDS} rounds, Redis ${(await inspect.info('server')).match(/redis_version:(\S+)/)?.[1]} with AOF everysec\n`,
     );
-    if (PHASES.has('schedules')) {
-      gateways.push(await startGateway(target), await startGateway(target));
-      await benchSchedules(inspect, receiver, target, gateways);
-    }
+    if (PHASES.has('schedules'))
+      for (const leaseMs of SCHEDULE_CLAIM_LEASES) {
+        const env = { SETTEE_QUEUE_SCHEDULE_CLAIM_LEASE_MS: String(leaseMs) };
+        gateways.push(await startGateway(target, env), await startGateway(target, env));
+        await benchSchedules(inspect, receiver, target, gateways, leaseMs);
+      }
     if (PHASES.has('fan-out')) {
       gateways.push(await startGateway(target));
       await benchFanOut(`${gateways[0]!.baseUrl}/queue/bench/db`, target.token, receiver);

@@ -34,6 +34,12 @@ export interface QueueConfig {
   consumerLeaseMs: number;
   /** How often each replica promotes due retries and reclaims stale deliveries (SETTEE_QUEUE_POLL_INTERVAL_MS). */
   pollIntervalMs: number;
+  /**
+   * How long a replica's claim on due schedule ticks holds unless it renews it (every third of it,
+   * while it fires them): the most a replica that dies holding ticks leaves them late
+   * (SETTEE_QUEUE_SCHEDULE_CLAIM_LEASE_MS, default 2 s).
+   */
+  scheduleClaimLeaseMs: number;
   /** How long one XREADGROUP waits for new messages (SETTEE_QUEUE_BLOCK_MS). */
   blockMs: number;
   /** Deliveries in flight per binding per gateway replica (SETTEE_QUEUE_WORKER_CONCURRENCY). */
@@ -43,6 +49,12 @@ export interface QueueConfig {
    * (SETTEE_QUEUE_RECORD_EVENTS, default true). Off, the events API answers empty pages.
    */
   recordEvents: boolean;
+  /**
+   * Start a queue's delayed oldest message at its due time, with one timer per queue on the
+   * replica that enqueued it or found it blocking (queues/queue-wakeups.ts), rather than at the
+   * next maintenance pass, up to pollIntervalMs later (SETTEE_QUEUE_DELAY_WAKEUPS, default true).
+   */
+  delayWakeups: boolean;
   /** Redirects followed per delivery, each one checked by the SSRF guard (SETTEE_QUEUE_MAX_REDIRECTS). */
   maxRedirects: number;
   /**
@@ -69,9 +81,11 @@ export const QUEUE_CONFIG_DEFAULTS: Readonly<Omit<QueueConfig, 'consumerName'>> 
   reclaimIdleMs: 60_000,
   consumerLeaseMs: 5_000,
   pollIntervalMs: 1_000,
+  scheduleClaimLeaseMs: 2_000,
   blockMs: 2_000,
   workerConcurrency: 64,
   recordEvents: true,
+  delayWakeups: true,
   maxRedirects: 5,
   ssrfAllowlist: [],
 });
@@ -105,12 +119,17 @@ export function readQueueConfig(read: EnvReader): QueueConfig {
     reclaimIdleMs: read.integer('SETTEE_QUEUE_RECLAIM_IDLE_MS', d.reclaimIdleMs, { min: 1 }),
     consumerLeaseMs: read.integer('SETTEE_QUEUE_CONSUMER_LEASE_MS', d.consumerLeaseMs, { min: 100 }),
     pollIntervalMs: read.integer('SETTEE_QUEUE_POLL_INTERVAL_MS', d.pollIntervalMs, { min: 1 }),
+    scheduleClaimLeaseMs: read.integer('SETTEE_QUEUE_SCHEDULE_CLAIM_LEASE_MS', d.scheduleClaimLeaseMs, {
+      min: 300,
+      max: 60_000,
+    }),
     blockMs: read.integer('SETTEE_QUEUE_BLOCK_MS', d.blockMs, { min: 1 }),
     workerConcurrency: read.integer('SETTEE_QUEUE_WORKER_CONCURRENCY', d.workerConcurrency, {
       min: 1,
       max: 10_000,
     }),
     recordEvents: read.boolean('SETTEE_QUEUE_RECORD_EVENTS', d.recordEvents),
+    delayWakeups: read.boolean('SETTEE_QUEUE_DELAY_WAKEUPS', d.delayWakeups),
     maxRedirects: read.integer('SETTEE_QUEUE_MAX_REDIRECTS', d.maxRedirects, { min: 0, max: 20 }),
     ssrfAllowlist: read.cidrList('SETTEE_QUEUE_SSRF_ALLOW'),
     consumerName: read.optionalString('SETTEE_QUEUE_CONSUMER_NAME') ?? defaultConsumerName(),

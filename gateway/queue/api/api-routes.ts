@@ -17,7 +17,7 @@ import { cancelMessage, cancelMessages, getMessage } from '../messages/messages-
 import { createPublishReader, publishRoutes } from '../publish/publish-api.js';
 import { eventCapOf } from '../events/message-event.js';
 import { queueRoutes } from '../queues/queue-routes.js';
-import { QueueStore } from '../queues/queue-store.js';
+import { QueueStore, queueWakeupsOf } from '../queues/queue-store.js';
 import { scheduleRoutes } from '../schedules/schedule-routes.js';
 import { ScheduleStore } from '../schedules/schedule-store.js';
 import type { RotationRequestWriter } from '../signing-keys/signing-key-rotation.js';
@@ -43,8 +43,10 @@ export interface ApiRoutesOptions {
 export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
   const { registry, connections, keys, config, policy } = options;
   const groupsOf = (target: QueueTarget): UrlGroupStore => new UrlGroupStore(connections.get(target), keys);
-  const queuesOf = (target: QueueTarget): QueueStore =>
-    new QueueStore(connections.get(target), keys, eventCapOf(config, target));
+  const queuesOf = (target: QueueTarget): QueueStore => {
+    const redis = connections.get(target);
+    return new QueueStore(redis, keys, eventCapOf(config, target), queueWakeupsOf(redis, keys, config));
+  };
   return [
     ...publishRoutes({ connections, keys, config, policy, groupsOf }),
     { path: 'messages', methods: { DELETE: cancelMessages } },

@@ -13,7 +13,8 @@ import { queueKeys } from '../keys.js';
 import { MessageStore } from '../message-store.js';
 import { isNoGroup, type StreamEntry } from '../stream-entry.js';
 import { processEntry, type ProcessEntryContext } from './process-entry.js';
-import { QueueStore } from '../queues/queue-store.js';
+import { QueueStore, queueWakeupsOf } from '../queues/queue-store.js';
+import type { QueueWakeups } from '../queues/queue-wakeups.js';
 import { createDeliverySigner, type DeliverySigner } from './signer.js';
 
 /** Consumers of gone processes are removed once they have held nothing for this long. */
@@ -60,6 +61,7 @@ export class DeliveryWorker {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly deadLetterQueue: DeadLetterQueue;
   private readonly queues: QueueStore;
+  private readonly wakeups: QueueWakeups | undefined;
   private readonly flowControls: FlowControlStore;
   private readonly blocking: Redis;
   private readonly logger: Logger;
@@ -88,7 +90,8 @@ export class DeliveryWorker {
     this.eventLog = new EventLog(options.redis, queueKeys(options.config.keyPrefix));
     this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
     this.deadLetterQueue = new DeadLetterQueue(options.redis, queueKeys(options.config.keyPrefix));
-    this.queues = new QueueStore(options.redis, queueKeys(options.config.keyPrefix));
+    this.wakeups = queueWakeupsOf(options.redis, queueKeys(options.config.keyPrefix), options.config);
+    this.queues = new QueueStore(options.redis, queueKeys(options.config.keyPrefix), 0, this.wakeups);
     this.flowControls = new FlowControlStore(options.redis, queueKeys(options.config.keyPrefix));
     this.blocking = createDatabaseClient(options.target, {
       blocking: true,
@@ -308,12 +311,14 @@ export class DeliveryWorker {
   /**
    * Frees the slots of queue messages that finished without releasing them (the process that
    * finished one died before its release), so no queue stays short of a slot for longer than one
-   * maintenance pass, and starts what a freed slot allows.
+   * maintenance pass, and starts what a freed slot allows. A queue held back by a delayed oldest
+   * message is woken when it is due (whichever replica enqueued it, even one that died since).
    */
   private async auditQueueSlots(): Promise<void> {
     for (const name of await this.queues.names()) {
-      const { freed } = await this.queues.audit(name);
+      const { freed, waitMs } = await this.queues.audit(name);
       if (freed > 0) this.logger.info('freed the slots of finished queue messages', { queue: name, freed });
+      if (waitMs !== undefined) this.wakeups?.wakeIn(name, waitMs);
     }
   }
 

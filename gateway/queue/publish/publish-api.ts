@@ -15,7 +15,7 @@ import { FlowControlStore } from '../flow-control/flow-control-store.js';
 import { MessageStore } from '../message-store.js';
 import { parsePublishExtras } from './publish-extras.js';
 import { parsePublishHeaders } from './publish-headers.js';
-import { QueueStore } from '../queues/queue-store.js';
+import { QueueStore, queueWakeupsOf } from '../queues/queue-store.js';
 import { quotasOf } from '../quotas.js';
 import { readBody } from '../api/read-body.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
@@ -112,10 +112,14 @@ export function publishRoutes(options: {
       const { queueName, flowControl } = group[0]!;
       try {
         return queueName !== undefined
-          ? await new QueueStore(redis, keys, eventCap).enqueue(queueName, group, {
-              deduplicationWindowMs,
-              quota: quotasOf(target),
-            })
+          ? await new QueueStore(redis, keys, eventCap, queueWakeupsOf(redis, keys, config)).enqueue(
+              queueName,
+              group,
+              {
+                deduplicationWindowMs,
+                quota: quotasOf(target),
+              },
+            )
           : flowControl !== undefined
             ? await new FlowControlStore(redis, keys, eventCap).enqueue(group, { deduplicationWindowMs })
             : await new MessageStore(redis, keys, eventCap).enqueue(group, Date.now(), {

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { QueueConfig } from '../config.js';
 import { QuotaExceededError } from '../errors.js';
 import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
@@ -11,6 +12,7 @@ import { deleteQueue } from '../scripts/delete-queue.js';
 import { enqueueQueueMessages } from '../scripts/enqueue-queue-messages.js';
 import { upsertQueue } from '../scripts/upsert-queue.js';
 import type { QueueQuota, QueueRecord } from './queue.js';
+import { queueWakeupsOn, type QueueWakeups } from './queue-wakeups.js';
 
 /** Whether a script's error is its QUEUE_LIMIT reply (a new queue over the binding's quota). */
 export function isQueueLimit(err: unknown): boolean {
@@ -30,10 +32,15 @@ export function quotaError(quota: Pick<QueueQuota, 'maxQueues'>): QuotaExceededE
  * slot count is one number in Redis whatever the number of gateway replicas.
  */
 export class QueueStore {
+  /**
+   * `wakeups`: this replica's wake-ups of the database's queues (queueWakeupsOf), armed for the
+   * delayed messages this store enqueues; without them those start at a maintenance pass.
+   */
   constructor(
     private readonly redis: Redis,
     private readonly keys: QueueKeys,
     private readonly eventCap = 0,
+    private readonly wakeups?: QueueWakeups,
   ) {}
 
   private slotKeys(name: string): string[] {
@@ -181,15 +188,38 @@ export class QueueStore {
       if (isQueueLimit(err)) throw quotaError(options.quota);
       throw err;
     }
+    let earliest = Infinity;
+    for (const [i, message] of messages.entries())
+      if (answers[i] === '' && message.notBefore !== undefined && message.notBefore > now)
+        earliest = Math.min(earliest, message.notBefore);
+    if (earliest !== Infinity) this.wakeups?.wakeIn(name, earliest - Date.now());
     return enqueueAnswers(messages, answers);
   }
 
-  /** Frees the slots of messages that finished without releasing them; returns {freed, started}. */
-  async audit(name: string): Promise<{ freed: number; started: number }> {
-    const [freed, started] = (await auditQueueSlots.run(this.redis, this.slotKeys(name), [
+  /**
+   * Frees the slots of messages that finished without releasing them, and starts what the queue
+   * can; `waitMs` is how long until its oldest waiting message is due when that one is delayed and
+   * held the queue back.
+   */
+  async audit(name: string): Promise<{ freed: number; started: number; waitMs?: number }> {
+    const [freed, started, wait] = (await auditQueueSlots.run(this.redis, this.slotKeys(name), [
       MESSAGE_FIELD,
       name,
-    ])) as [number, number];
-    return { freed, started };
+    ])) as [number, number, number];
+    return wait >= 0 ? { freed, started, waitMs: wait } : { freed, started };
   }
+}
+
+/**
+ * This replica's wake-ups of the queues of the database behind `redis` (the binding's shared
+ * command connection; queue-wakeups.ts): each runs the queue's slot audit, which dispatches it.
+ * Undefined when the config turns them off.
+ */
+export function queueWakeupsOf(
+  redis: Redis,
+  keys: QueueKeys,
+  config: Pick<QueueConfig, 'delayWakeups'>,
+): QueueWakeups | undefined {
+  if (!config.delayWakeups) return undefined;
+  return queueWakeupsOn(redis, async (queue) => (await new QueueStore(redis, keys).audit(queue)).waitMs);
 }

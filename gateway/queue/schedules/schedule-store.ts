@@ -7,6 +7,7 @@ import { eventJson } from '../events/message-event.js';
 import { deleteSchedule } from '../scripts/delete-schedule.js';
 import { claimScheduleTicks } from '../scripts/claim-schedule-ticks.js';
 import { fireScheduleTicks } from '../scripts/fire-schedule-ticks.js';
+import { renewScheduleClaims } from '../scripts/renew-schedule-claims.js';
 import { saveSchedule } from '../scripts/save-schedule.js';
 import { setSchedulePaused } from '../scripts/set-schedule-paused.js';
 import type { QueueRecord } from '../queues/queue.js';
@@ -170,6 +171,21 @@ export class ScheduleStore {
     return { ticks, claim: Number(claim), next: next === null ? undefined : Number(next) };
   }
 
+  /**
+   * Renews the caller's claim on the listed schedules that still hold one of `held` (its claims on
+   * them so far): they hold `claim` from now on (renew-schedule-claims.ts). Returns how many.
+   */
+  async renewClaim(scheduleIds: readonly string[], held: readonly number[], claim: number): Promise<number> {
+    if (scheduleIds.length === 0) return 0;
+    return Number(
+      await renewScheduleClaims.run(
+        this.redis,
+        [this.keys.scheduleTicks],
+        [claim, held.join(' '), ...scheduleIds],
+      ),
+    );
+  }
+
   /** The records and templates of due schedules, in one round trip (undefined where one is gone). */
   async loadForTicks(
     scheduleIds: readonly string[],
@@ -189,11 +205,12 @@ export class ScheduleStore {
 
   /**
    * Fires claimed ticks whose messages all go to `queueName` ('' = none) in one script, each only
-   * if its schedule still holds `claim`; a missing queue is created only within `maxQueues` (the
-   * binding's spec.limits.maxQueues). Returns, per tick, what this call did with it.
+   * if its schedule still holds one of `claims` (the first claim and its renewals); a missing
+   * queue is created only within `maxQueues` (the binding's spec.limits.maxQueues). Returns, per
+   * tick, what this call did with it.
    */
   async fireClaimed(
-    claim: number,
+    claims: readonly number[],
     queueName: string,
     ticks: readonly TickToFire[],
     maxQueues: number,
@@ -207,7 +224,7 @@ export class ScheduleStore {
       this.eventCap,
       queueName,
       JSON.stringify(created),
-      claim,
+      claims.join(' '),
       maxQueues,
     ];
     for (const { due, following, messages } of ticks) {

@@ -1,13 +1,16 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'winston';
 import { errorMessage } from '../../../observability/logger.js';
+import { QUEUE_CONFIG_DEFAULTS } from '../config.js';
 import type { QueueKeys } from '../keys.js';
+import type { QueueWakeups } from '../queues/queue-wakeups.js';
 import { newMessageId, type QueueMessage } from '../message.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
 import { UrlGroupStore } from '../url-groups/url-group-store.js';
 import { nextTick, parseCron, type CronSchedule } from './cron.js';
 import type { ScheduleRecord } from './schedule.js';
-import { ScheduleStore, type TickToFire } from './schedule-store.js';
+import { HeldClaim } from './held-claim.js';
+import { ScheduleStore, type DueTick, type TickToFire } from './schedule-store.js';
 
 /**
  * Due ticks claimed at once. Small enough that replicas claiming in turn share a burst of ticks
@@ -16,16 +19,11 @@ import { ScheduleStore, type TickToFire } from './schedule-store.js';
 const CLAIM_BATCH = 200;
 /** Ticks fired per script run: a run holds Redis for about 30 µs per tick. */
 const FIRE_BATCH = 50;
-/**
- * How long claimed ticks are this replica's alone: far longer than firing a claim takes, so a live
- * replica never loses one; a replica that dies with claimed ticks leaves them late by up to this.
- */
-const DEFAULT_CLAIM_LEASE_MS = 10_000;
 const PARSED_CRON_CACHE_SIZE = 10_000;
 
 /** Claimed ticks of one queue ('' = none) fired by one script run. */
 interface FireRun {
-  claim: number;
+  claim: HeldClaim;
   queueName: string;
   ticks: TickToFire[];
 }
@@ -39,10 +37,20 @@ export interface ScheduleTickerOptions {
    * ticker wakes at the earliest tick it knows of, and at least this often for ticks set by others.
    */
   pollIntervalMs: number;
-  /** How long claimed ticks stay this replica's (default 10 s); tests shorten it. */
+  /**
+   * How long claimed ticks stay this replica's unless renewed (SETTEE_QUEUE_SCHEDULE_CLAIM_LEASE_MS,
+   * default 2 s): a replica that dies with claimed ticks leaves them late by up to this, and a live
+   * one renews it every third of it while it works through the claim (load, build, fire), as a
+   * lock's holder renews it with a heartbeat, so a slow round keeps its ticks. Tests shorten it.
+   */
   claimLeaseMs?: number;
   /** The binding's events cap, 0 when events are not recorded (message-event.ts eventCapOf). */
   eventCap?: number;
+  /**
+   * This replica's wake-ups of the database's queues (queue-store.ts queueWakeupsOf): a tick into a
+   * queue with Upstash-Delay wakes its queue when its message is due.
+   */
+  wakeups?: QueueWakeups | undefined;
   /** The binding's spec.limits.maxQueues as it is now: a tick creates its queue only within it. */
   maxQueues: () => number;
   logger: Logger;
@@ -115,44 +123,79 @@ export class ScheduleTicker {
 
   /** Claims and fires every tick that has come by `now`; returns how many this replica fired. */
   async fireDue(now = Date.now()): Promise<number> {
-    const leaseMs = this.options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
-    let fired = await this.fireRuns(this.unfired.splice(0).filter((run) => run.claim > Date.now()));
+    const leaseMs = this.options.claimLeaseMs ?? QUEUE_CONFIG_DEFAULTS.scheduleClaimLeaseMs;
+    let fired = await this.fireRuns(this.unfired.splice(0).filter((run) => run.claim.until > Date.now()));
     for (;;) {
       // The claim runs from the real time: a long round's later claims must not run out at once.
       const claimed = await this.schedules.claimDue(now, CLAIM_BATCH, Date.now() + leaseMs);
       this.nextDue = claimed.next;
       if (claimed.ticks.length === 0) return fired;
-      const loaded = await this.schedules.loadForTicks(claimed.ticks.map((d) => d.scheduleId));
-      // Every schedule with the same cron follows on with the same tick from `now`: computed once.
-      const following = new Map<string, number>();
-      const followingOf = (cron: string): number => {
-        let tick = following.get(cron);
-        if (tick === undefined) following.set(cron, (tick = nextTick(this.cronOf(cron), now)));
-        return tick;
-      };
-      // A claimed tick whose schedule was deleted meanwhile has nothing to fire: the delete took it out.
-      const ticks = await Promise.all(
-        claimed.ticks.map(async (due, i) => {
-          const schedule = loaded[i];
-          if (!schedule) return undefined;
-          const messages = await this.messagesOf(schedule.record, schedule.template, now);
-          const tick: TickToFire = { due, following: followingOf(schedule.record.cron), messages };
-          return { queueName: schedule.template.queueName ?? '', tick };
-        }),
+      const claim = new HeldClaim(
+        claimed.claim,
+        claimed.ticks.map((t) => t.scheduleId),
       );
-      const byQueue = new Map<string, TickToFire[]>();
-      for (const { queueName, tick } of ticks.filter((t) => t !== undefined)) {
-        const ofQueue = byQueue.get(queueName) ?? [];
-        if (ofQueue.length === 0) byQueue.set(queueName, ofQueue);
-        ofQueue.push(tick);
+      const heartbeat = this.renewWhileHeld(claim, leaseMs);
+      try {
+        fired += await this.fireClaim(claimed.ticks, claim, now);
+      } finally {
+        heartbeat.stop();
       }
-      const runs: FireRun[] = [];
-      for (const [queueName, ticks] of byQueue)
-        for (let i = 0; i < ticks.length; i += FIRE_BATCH)
-          runs.push({ claim: claimed.claim, queueName, ticks: ticks.slice(i, i + FIRE_BATCH) });
-      fired += await this.fireRuns(runs);
       if (claimed.ticks.length < CLAIM_BATCH || this.stopped) return fired;
     }
+  }
+
+  /**
+   * Renews `claim` every third of the lease until stopped, one renewal at a time; a renewal that
+   * fails (the database is gone) is left to the next, and if none gets through the claim runs out
+   * and another replica fires the ticks, once (the fire's compare-and-set).
+   */
+  private renewWhileHeld(claim: HeldClaim, leaseMs: number): { stop(): void } {
+    let renewing: Promise<unknown> | undefined;
+    const timer = setInterval(() => {
+      if (renewing) return;
+      const held = [...claim.claims];
+      const next = claim.renew(Date.now() + leaseMs);
+      renewing = this.schedules
+        .renewClaim(claim.scheduleIds, held, next)
+        .catch((err: unknown) =>
+          this.options.logger.warn('schedule claim not renewed', { error: errorMessage(err) }),
+        )
+        .finally(() => (renewing = undefined));
+    }, leaseMs / 3);
+    return { stop: () => clearInterval(timer) };
+  }
+
+  /** Loads, builds and fires one claimed batch of ticks; returns how many this replica fired. */
+  private async fireClaim(claimed: readonly DueTick[], claim: HeldClaim, now: number): Promise<number> {
+    const loaded = await this.schedules.loadForTicks(claimed.map((d) => d.scheduleId));
+    // Every schedule with the same cron follows on with the same tick from `now`: computed once.
+    const following = new Map<string, number>();
+    const followingOf = (cron: string): number => {
+      let tick = following.get(cron);
+      if (tick === undefined) following.set(cron, (tick = nextTick(this.cronOf(cron), now)));
+      return tick;
+    };
+    // A claimed tick whose schedule was deleted meanwhile has nothing to fire: the delete took it out.
+    const ticks = await Promise.all(
+      claimed.map(async (due, i) => {
+        const schedule = loaded[i];
+        if (!schedule) return undefined;
+        const messages = await this.messagesOf(schedule.record, schedule.template, now);
+        const tick: TickToFire = { due, following: followingOf(schedule.record.cron), messages };
+        return { queueName: schedule.template.queueName ?? '', tick };
+      }),
+    );
+    const byQueue = new Map<string, TickToFire[]>();
+    for (const { queueName, tick } of ticks.filter((t) => t !== undefined)) {
+      const ofQueue = byQueue.get(queueName) ?? [];
+      if (ofQueue.length === 0) byQueue.set(queueName, ofQueue);
+      ofQueue.push(tick);
+    }
+    const runs: FireRun[] = [];
+    for (const [queueName, ticks] of byQueue)
+      for (let i = 0; i < ticks.length; i += FIRE_BATCH)
+        runs.push({ claim, queueName, ticks: ticks.slice(i, i + FIRE_BATCH) });
+    return this.fireRuns(runs);
   }
 
   /**
@@ -173,7 +216,15 @@ export class ScheduleTicker {
 
   /** Fires one run of claimed ticks; returns how many fired. */
   private async fire({ claim, queueName, ticks }: FireRun): Promise<number> {
-    const fired = await this.schedules.fireClaimed(claim, queueName, ticks, this.options.maxQueues());
+    const fired = await this.schedules.fireClaimed(claim.claims, queueName, ticks, this.options.maxQueues());
+    const { wakeups } = this.options;
+    if (wakeups && queueName !== '') {
+      let earliest = Infinity;
+      for (const [i, tick] of ticks.entries())
+        if (fired[i] === 'fired')
+          for (const m of tick.messages) earliest = Math.min(earliest, m.notBefore ?? Infinity);
+      if (earliest !== Infinity) wakeups.wakeIn(queueName, earliest - Date.now());
+    }
     for (const [i, tick] of ticks.entries()) {
       if (fired[i] === 'queue-refused')
         this.options.logger.warn(

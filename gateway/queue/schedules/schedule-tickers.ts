@@ -4,6 +4,7 @@ import type { QueueConfig } from '../config.js';
 import { connectionFingerprint, type DatabaseConnections } from '../bindings/database-connections.js';
 import { queueKeys } from '../keys.js';
 import { eventCapOf } from '../events/message-event.js';
+import { queueWakeupsOf } from '../queues/queue-store.js';
 import { quotasOf } from '../quotas.js';
 import { ScheduleTicker } from './schedule-ticker.js';
 
@@ -42,10 +43,13 @@ export function startScheduleTickers(options: {
     const fingerprint = connectionFingerprint(target);
     if (tickers.get(target.key)?.fingerprint === fingerprint) return;
     stopTicker(target.key);
+    const redis = connections.get(target);
     const ticker = new ScheduleTicker({
-      redis: connections.get(target),
+      redis,
       keys,
+      wakeups: queueWakeupsOf(redis, keys, config),
       pollIntervalMs: config.pollIntervalMs,
+      claimLeaseMs: config.scheduleClaimLeaseMs,
       eventCap: eventCapOf(config, target),
       maxQueues: () => quotasOf(current.get(target.key) ?? target).maxQueues,
       logger: logger.child({ binding: target.key }),

@@ -16,7 +16,8 @@ import { LuaScript } from './lua-script.js';
  * KEYS[6]  the stream index (hash: message id -> stream entry id)
  * ARGV[1]  the stream entry field that holds a message
  * ARGV[2]  the queue's name
- * Returns {slots freed, messages started}.
+ * Returns {slots freed, messages started, ms until the oldest waiting message is due when the
+ * dispatch stopped at it because it is not (else -1)}.
  */
 export const auditQueueSlots = new LuaScript(
   'audit-queue-slots',
@@ -29,6 +30,7 @@ for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do
     freed = freed + 1
   end
 end
-return {freed, dispatch_queue(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2])}
+local started, wait = dispatch_queue(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2])
+return {freed, started, wait or -1}
 `,
 );

@@ -4,8 +4,9 @@ import { LuaScript } from './lua-script.js';
 
 /**
  * Fires ticks the caller claimed (claim-schedule-ticks.ts), each once: a tick fires only if its
- * schedule still holds the caller's claim (no other replica took it over after the claim ran out,
- * it was not paused, replaced or deleted meanwhile). Firing moves the schedule to its following
+ * schedule still holds one of the caller's claims on it (its first claim or a renewal,
+ * renew-schedule-claims.ts: no other replica took it over after the claim ran out, it was not
+ * paused, replaced or deleted meanwhile). Firing moves the schedule to its following
  * tick, records the fired one, and stores the tick's messages as a publish stores them
  * (enqueue-messages.ts: the stream and its index, or the delay schedule), each with its CREATED
  * event. Ticks of schedules into a queue (Upstash-Queue-Name, all of one queue per call) are
@@ -30,7 +31,7 @@ import { LuaScript } from './lua-script.js';
  * ARGV[2]  the events cap (0: record none)
  * ARGV[3]  the ticks' queue name ('' = none)
  * ARGV[4]  the QueueRecord JSON to create that queue with when it is missing
- * ARGV[5]  the claim (ms) the caller's schedules hold
+ * ARGV[5]  the claims (ms) the caller's schedules may hold, space-separated (the first and each renewal)
  * ARGV[6]  the most queues the binding may have (spec.limits.maxQueues)
  * ARGV[7..] per tick: schedule id, the tick (ms), the following tick (ms), the number n of its
  *          messages, then n quadruples: message id, due time (ms; 0 = now), encoded message,
@@ -43,7 +44,8 @@ export const fireScheduleTicks = new LuaScript(
   10,
   `${STORE_MESSAGES_LUA}${DISPATCH_QUEUE_LUA}
 local queue = ARGV[3]
-local claim = tonumber(ARGV[5])
+local held = {}
+for claim in string.gmatch(ARGV[5], '%S+') do held[tonumber(claim)] = true end
 local refused = queue ~= '' and redis.call('HEXISTS', KEYS[8], queue) == 0
   and redis.call('HLEN', KEYS[8]) >= tonumber(ARGV[6])
 local refusal = '"state":"FAILED","error":' .. cjson.encode('queue limit reached: the binding has its most queues ('
@@ -55,7 +57,7 @@ while i <= #ARGV do
   local id, count = ARGV[i], tonumber(ARGV[i + 3])
   local first, last = i + 4, i + 3 + 4 * count
   local score = redis.call('ZSCORE', KEYS[5], id)
-  if score and tonumber(score) == claim then
+  if score and held[tonumber(score)] then
     redis.call('ZADD', KEYS[5], ARGV[i + 2], id)
     redis.call('HSET', KEYS[6], id, ARGV[i + 1])
     for m = first, last, 4 do

@@ -25,6 +25,7 @@ export const releaseQueueSlot = new LuaScript(
 if redis.call('HEXISTS', KEYS[6], ARGV[3]) == 0 and redis.call('HEXISTS', KEYS[4], ARGV[3]) == 0 then
   redis.call('SREM', KEYS[3], ARGV[3])
 end
-return dispatch_queue(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2])
+local started = dispatch_queue(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2])
+return started
 `,
 );

@@ -7,6 +7,7 @@ import { createMessage } from '../../../../gateway/queue/message.js';
 import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
 import { ScheduleStore, type TickToFire } from '../../../../gateway/queue/schedules/schedule-store.js';
 import { ScheduleTicker } from '../../../../gateway/queue/schedules/schedule-ticker.js';
+import { claimScheduleTicks } from '../../../../gateway/queue/scripts/claim-schedule-ticks.js';
 import { fireScheduleTicks } from '../../../../gateway/queue/scripts/fire-schedule-ticks.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 
@@ -83,6 +84,46 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
           if (how === 'reply lost')
             await (value as (...a: unknown[]) => Promise<unknown>).call(target, sha, ...args);
           throw new Error('Connection is closed.');
+        };
+      },
+    });
+  }
+
+  /**
+   * The replica's connection, except that every call after its first claim never reaches Redis:
+   * the replica is killed right after claiming (no fire, no renewal). `release` fails the calls
+   * left hanging, so the dead ticker's promises settle when the test ends.
+   */
+  function killedAfterClaim(connection: Redis): { redis: Redis; release(): void } {
+    let claimed = false;
+    const hanging: (() => void)[] = [];
+    const hang = () => new Promise((_, reject) => hanging.push(() => reject(new Error('killed'))));
+    const redis = new Proxy(connection, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== 'function') return value;
+        const call = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
+        return async (...args: unknown[]) => {
+          if (claimed) return hang();
+          if (property === 'evalsha' && args[0] === claimScheduleTicks.sha) claimed = true;
+          return call(...args);
+        };
+      },
+    });
+    return { redis, release: () => hanging.splice(0).forEach((fail) => fail()) };
+  }
+
+  /** The replica's connection, with loading schedules slowed by `delayMs` (a slow, loaded round). */
+  function slowLoads(connection: Redis, delayMs: number): Redis {
+    return new Proxy(connection, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== 'function') return value;
+        const call = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
+        if (property !== 'hmget' && property !== 'hmgetBuffer') return call;
+        return async (...args: unknown[]) => {
+          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          return call(...args);
         };
       },
     });
@@ -169,7 +210,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     expect(await survivor.fireDue()).toBe(100);
 
     const late = await store.fireClaimed(
-      dead.claim,
+      [dead.claim],
       '',
       dead.ticks.map((t) => tickToFire(t.scheduleId, t.tick)),
       10,
@@ -184,7 +225,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     await createSchedules(200);
     const dead = await store.claimDue(Date.now(), 1_000, Date.now() + 300);
     const firstPart = dead.ticks.slice(0, 50).map((t) => tickToFire(t.scheduleId, t.tick));
-    expect((await store.fireClaimed(dead.claim, '', firstPart, 10)).every(Boolean)).toBe(true);
+    expect((await store.fireClaimed([dead.claim], '', firstPart, 10)).every(Boolean)).toBe(true);
 
     await new Promise((resolve) => setTimeout(resolve, 350));
     expect(await tickerOn(replicas[0]!).fireDue()).toBe(150);
@@ -228,7 +269,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     await store.delete('s2');
 
     const fired = await store.fireClaimed(
-      claimed.claim,
+      [claimed.claim],
       '',
       claimed.ticks.map((t) => tickToFire(t.scheduleId, t.tick)),
       10,
@@ -237,6 +278,71 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     expect(await inspect.xlen(keys.stream)).toBe(0);
     expect(await inspect.zscore(keys.scheduleTicks, 's0')).toBeNull();
     expect(await inspect.zscore(keys.scheduleTicks, 's1')).toBe(String(next));
+  });
+
+  it('when a round takes longer than the claim lease, then the ticker renews its claim and no other ticker fires its ticks meanwhile', async () => {
+    await createSchedules(100);
+    const slow = new ScheduleTicker({
+      redis: slowLoads(replicas[0]!, 1_000),
+      keys,
+      pollIntervalMs: 60_000,
+      claimLeaseMs: 300,
+      maxQueues: () => 10,
+      logger: createSilentLogger(),
+    });
+    const other = tickerOn(replicas[1]!, 300);
+    const slowRound = slow.fireDue();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const firstClaim = Number(await inspect.zscore(keys.scheduleTicks, 's0'));
+    // For more than three leases, the other ticker finds nothing due: the claim keeps moving on.
+    for (let i = 0; i < 8; i += 1) {
+      expect(await other.fireDue()).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(Number(await inspect.zscore(keys.scheduleTicks, 's0'))).toBeGreaterThan(firstClaim + 300);
+    expect(await slowRound).toBe(100);
+    const fired = await firedScheduleIds();
+    expect(fired).toHaveLength(100);
+    expect(new Set(fired).size).toBe(100);
+    expect(await other.fireDue()).toBe(0);
+  });
+
+  it('when a ticker is killed holding a claim (default lease), then a running survivor fires its ticks once within about 2 s of the claim', async () => {
+    await createSchedules(100);
+    const killed = killedAfterClaim(replicas[0]!);
+    const dead = new ScheduleTicker({
+      redis: killed.redis,
+      keys,
+      pollIntervalMs: 60_000,
+      maxQueues: () => 10,
+      logger: createSilentLogger(),
+    });
+    const claimedAt = Date.now();
+    const deadRound = dead.fireDue().catch(() => undefined);
+    await waitFor(
+      'the dead ticker claimed',
+      async () => (Number(await inspect.zscore(keys.scheduleTicks, 's0')) > TICK ? true : undefined),
+      { timeoutMs: 5_000, intervalMs: 5 },
+    );
+    const survivor = tickerOn(replicas[1]!);
+    survivor.start();
+    try {
+      const allFired = await waitFor(
+        'the survivor fired the ticks',
+        async () => ((await inspect.xlen(keys.stream)) >= 100 ? Date.now() : undefined),
+        { timeoutMs: 10_000, intervalMs: 20 },
+      );
+      // Not before the dead claim ran out (2 s), and not long after: the old lease was 10 s.
+      expect(allFired - claimedAt).toBeGreaterThanOrEqual(1_900);
+      expect(allFired - claimedAt).toBeLessThan(3_000);
+    } finally {
+      await survivor.stop();
+      killed.release();
+      await deadRound;
+    }
+    const fired = await firedScheduleIds();
+    expect(fired).toHaveLength(100);
+    expect(new Set(fired).size).toBe(100);
   });
 
   it('when a claim would land on a whole minute, then it is moved off it, so no cron tick can ever equal a claim', async () => {

@@ -35,8 +35,12 @@ describe('the queue config', () => {
       SETTEE_QUEUE_RETRY_DELAY_SCALE: '0.001',
       SETTEE_QUEUE_MAX_BATCH_SIZE: '10',
       SETTEE_QUEUE_CONSUMER_NAME: 'gateway-0',
+      SETTEE_QUEUE_DELAY_WAKEUPS: 'false',
+      SETTEE_QUEUE_SCHEDULE_CLAIM_LEASE_MS: '10000',
     });
     expect(config).toMatchObject({
+      scheduleClaimLeaseMs: 10_000,
+      delayWakeups: false,
       ssrfAllowlist: ['127.0.0.0/8', '::1/128'],
       retryDelayScale: 0.001,
       maxBatchSize: 10,

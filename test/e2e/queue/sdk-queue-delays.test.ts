@@ -1,0 +1,107 @@
+import { Client } from '@upstash/qstash';
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../local/redis-server.js';
+import { waitFor } from '../../../local/wait.js';
+import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
+import { queueKeys } from '../../../gateway/queue/keys.js';
+import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
+import { testQueueConfig } from '../../helpers/queue/queue-config.js';
+import { connectTestRedis } from '../../helpers/queue/redis-snapshot.js';
+import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
+import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
+
+/** The maintenance pass (the slot audit that used to start delayed queue heads) runs this rarely here. */
+const POLL_INTERVAL_MS = 5_000;
+/** Well under the poll interval: only the wake-up at the due time starts a message this soon. */
+const ON_TIME_MS = 600;
+
+/**
+ * A queue's delayed messages start at their due time, not at the next maintenance pass, through the
+ * unchanged SDK on two gateway replicas whose maintenance pass runs only every 5 s.
+ */
+describe('delayed queue messages start on time, @upstash/qstash SDK, two replicas', () => {
+  const config = testQueueConfig({ pollIntervalMs: POLL_INTERVAL_MS });
+  let redis: RedisServer;
+  let replicas: TestQueueGateway[];
+  let receiver: TestReceiver;
+  let target: QueueTarget;
+  let inspect: Redis;
+
+  const client = (replica = 0): Client =>
+    new Client({
+      baseUrl: replicas[replica]!.queueUrl(target),
+      token: target.token,
+      retry: false,
+      enableTelemetry: false,
+    });
+  const arrivalOf = (body: string) =>
+    waitFor(
+      `the delivery of ${body}`,
+      async () => receiver.deliveries.find((d) => d.body.toString() === body),
+      {
+        timeoutMs: 20_000,
+        intervalMs: 10,
+      },
+    );
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    const signingKey = randomSigningKey();
+    target = testQueueTarget(redis, { namespace: 'tenant-a', name: 'cache', signingKey });
+    receiver = await startTestReceiver({ currentSigningKey: signingKey });
+    inspect = connectTestRedis(redis);
+    replicas = await Promise.all(
+      ['replica-a', 'replica-b'].map((consumerName) =>
+        startTestQueueGateway({ config: { ...config, consumerName }, targets: [target] }),
+      ),
+    );
+  });
+  afterAll(async () => {
+    await Promise.all((replicas ?? []).map((replica) => replica.stop()));
+    await receiver?.close();
+    inspect?.disconnect();
+    await redis?.stop();
+  });
+
+  it('when messages are enqueued with Upstash-Delay on either replica, then each is delivered at its notBefore, in queue order', async () => {
+    const queue = client().queue({ queueName: 'soon' });
+    await queue.upsert({ parallelism: 2 });
+    const first = await queue.enqueue({ url: `${receiver.baseUrl}/soon`, body: 'first', delay: 1 });
+    const second = await client(1)
+      .queue({ queueName: 'soon' })
+      .enqueue({ url: `${receiver.baseUrl}/soon`, body: 'second', delay: 2 });
+    const due = {
+      first: (await client().messages.get(first.messageId)).notBefore!,
+      second: (await client().messages.get(second.messageId)).notBefore!,
+    };
+    const [a, b] = [await arrivalOf('first'), await arrivalOf('second')];
+    expect(a.at).toBeGreaterThanOrEqual(due.first);
+    expect(a.at - due.first).toBeLessThan(ON_TIME_MS);
+    expect(b.at).toBeGreaterThanOrEqual(due.second);
+    expect(b.at - due.second).toBeLessThan(ON_TIME_MS);
+  });
+
+  it('when a schedule into a queue has Upstash-Delay, then its tick is delivered at the tick plus the delay', async () => {
+    const { scheduleId } = await client().schedules.create({
+      destination: `${receiver.baseUrl}/tick`,
+      cron: '0 0 1 1 *',
+      queueName: 'ticks',
+      delay: 2,
+      body: 'tick',
+    });
+    await inspect.zadd(queueKeys(config.keyPrefix).scheduleTicks, 'XX', Date.now() - 1_000, scheduleId);
+    // The tick is enqueued when a ticker next looks (within the poll interval); read its due time.
+    const messageId = await waitFor(
+      'the tick enqueued',
+      async () => (await inspect.lrange(queueKeys(config.keyPrefix).queueWaiting('ticks'), 0, 0))[0],
+      { timeoutMs: 10_000, intervalMs: 10 },
+    );
+    const due = (await client().messages.get(messageId)).notBefore!;
+    const tick = await arrivalOf('tick');
+    expect(tick.headers['upstash-schedule-id']).toBe(scheduleId);
+    expect(tick.at).toBeGreaterThanOrEqual(due);
+    expect(tick.at - due).toBeLessThan(ON_TIME_MS);
+    await client().schedules.delete(scheduleId);
+  }, 30_000);
+});

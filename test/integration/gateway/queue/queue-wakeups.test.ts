@@ -1,0 +1,150 @@
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
+import { queueKeys } from '../../../../gateway/queue/keys.js';
+import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
+import { QueueStore, queueWakeupsOf } from '../../../../gateway/queue/queues/queue-store.js';
+import { QueueWakeups } from '../../../../gateway/queue/queues/queue-wakeups.js';
+import { waitFor } from '../../../../local/wait.js';
+import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+
+const keys = queueKeys('{t}:');
+const quota = { maxQueues: 100, maxParallelism: 100 };
+
+function delayed(queueName: string, body: string, notBefore: number): QueueMessage {
+  return {
+    ...createMessage({
+      destination: 'https://a.example/',
+      method: 'POST',
+      headers: {},
+      body: Buffer.from(body),
+      retries: 0,
+      queueName,
+    }),
+    notBefore,
+  };
+}
+
+/**
+ * A queue's delayed oldest message starts at its due time on a live replica (queue-wakeups.ts),
+ * with no maintenance pass running in these tests: without the wake-up nothing would start it.
+ */
+describe('the wake-ups of queues held back by a delayed message (real Redis)', () => {
+  let redis: RedisServer;
+  let inspect: Redis;
+  const connections: Redis[] = [];
+
+  /** Each started message's body and when it reached the stream (the entry id's ms, Redis' clock). */
+  const started = async (): Promise<{ body: string; at: number }[]> =>
+    (await inspect.xrange(keys.stream, '-', '+')).map(([id, fields]) => ({
+      body: fields[1]!.split('\n')[1]!,
+      at: Number(id.split('-')[0]),
+    }));
+  const waitForStarted = (count: number) =>
+    waitFor(`${count} started`, async () => ((await inspect.xlen(keys.stream)) >= count ? true : undefined), {
+      timeoutMs: 5_000,
+      intervalMs: 5,
+    });
+  /** A replica's connection, with this replica's wake-ups (as the gateway's shared connection has). */
+  const replica = () => {
+    const connection = connectAsGateway(redis, { blocking: false });
+    connections.push(connection);
+    const wakeups = queueWakeupsOf(connection, keys, { delayWakeups: true })!;
+    return { store: new QueueStore(connection, keys, 0, wakeups), wakeups, connection };
+  };
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    inspect = connectTestRedis(redis);
+  });
+  afterAll(async () => {
+    for (const connection of connections) connection.disconnect();
+    inspect?.disconnect();
+    await redis?.stop();
+  });
+  beforeEach(() => inspect.flushdb());
+
+  it('when delayed messages are enqueued into one queue, then one wake-up is armed and each starts at its own due time, in order', async () => {
+    const { store, wakeups } = replica();
+    const now = Date.now();
+    const first = delayed('q', 'first', now + 300);
+    const second = delayed('q', 'second', now + 600);
+    await store.enqueue('q', [first], { deduplicationWindowMs: 0, quota });
+    await store.enqueue('q', [second], { deduplicationWindowMs: 0, quota });
+    expect(wakeups.size).toBe(1);
+    expect(await started()).toEqual([]);
+
+    await store.upsert('q', { parallelism: 2, create: false }, quota);
+    await waitForStarted(2);
+    const [a, b] = await started();
+    expect([a!.body, b!.body]).toEqual(['first', 'second']);
+    // Not before its time (Redis' clock), and on time: no audit ran to start them.
+    expect(a!.at).toBeGreaterThanOrEqual(first.notBefore!);
+    expect(a!.at - first.notBefore!).toBeLessThan(250);
+    expect(b!.at).toBeGreaterThanOrEqual(second.notBefore!);
+    expect(b!.at - second.notBefore!).toBeLessThan(250);
+    expect(wakeups.size).toBe(0);
+  });
+
+  it('when a later-due message blocks an earlier-due one behind it (FIFO), then the wake-up moves to the head and both start at its time', async () => {
+    const { store, wakeups } = replica();
+    const now = Date.now();
+    await store.upsert('q', { parallelism: 5, create: true }, quota);
+    const head = delayed('q', 'head', now + 500);
+    await store.enqueue('q', [head, delayed('q', 'behind', now + 200)], { deduplicationWindowMs: 0, quota });
+    expect(wakeups.size).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    // At 200 ms the wake-up found the head not due and re-armed for it.
+    expect(await started()).toEqual([]);
+    expect(wakeups.size).toBe(1);
+    await waitForStarted(2);
+    const starts = await started();
+    expect(starts.map((s) => s.body)).toEqual(['head', 'behind']);
+    for (const { at } of starts) expect(at - head.notBefore!).toBeLessThan(250);
+  });
+
+  it('when many queues each hold delayed messages, then there is one wake-up per queue, not per message', async () => {
+    const { store, wakeups } = replica();
+    const now = Date.now();
+    for (let q = 0; q < 20; q += 1)
+      for (let m = 0; m < 5; m += 1)
+        await store.enqueue(`q${q}`, [delayed(`q${q}`, `m${m}`, now + 300 + 20 * m)], {
+          deduplicationWindowMs: 0,
+          quota,
+        });
+    expect(wakeups.size).toBe(20);
+    await waitForStarted(20);
+    // Parallelism 1 each: the first of each queue started, the rest wait for its slot.
+    expect(await inspect.xlen(keys.stream)).toBe(20);
+  });
+
+  it('when the replica that enqueued dies, then another replica whose audit found the held-back queue starts it at its due time', async () => {
+    const enqueuer = replica();
+    const survivor = replica();
+    const message = delayed('q', 'orphan', Date.now() + 500);
+    await enqueuer.store.enqueue('q', [message], { deduplicationWindowMs: 0, quota });
+    enqueuer.wakeups.stop();
+    enqueuer.connection.disconnect();
+
+    // The survivor's maintenance pass: its audit reports the wait, and it arms its own wake-up.
+    const { waitMs } = await survivor.store.audit('q');
+    expect(waitMs).toBeGreaterThan(0);
+    survivor.wakeups.wakeIn('q', waitMs!);
+    await waitForStarted(1);
+    const [start] = await started();
+    expect(start!.at).toBeGreaterThanOrEqual(message.notBefore!);
+    expect(start!.at - message.notBefore!).toBeLessThan(250);
+  });
+
+  it('when the dispatch fails (the database is gone), then the wake-up is dropped quietly and not retried in a loop', async () => {
+    let calls = 0;
+    const wakeups = new QueueWakeups(async () => {
+      calls += 1;
+      throw new Error('Connection is closed.');
+    });
+    wakeups.wakeIn('q', 0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(calls).toBe(1);
+    expect(wakeups.size).toBe(0);
+    wakeups.stop();
+  });
+});
