@@ -244,7 +244,7 @@ export class DeliveryWorker {
     const { limits } = this.target;
     return {
       retentionMs: limits.deadLetterRetentionMs,
-      maxCount: limits.maxDeadLetters ?? this.options.config.maxDeadLetters,
+      maxCount: limits.maxDeadLetters,
     };
   }
 
