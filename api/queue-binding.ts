@@ -37,7 +37,10 @@ export interface QueueBindingConnection {
   passwordSecretRef: SecretKeyRef;
 }
 
-/** Limits the gateway applies to the binding's queue. */
+/**
+ * Limits the gateway applies to the binding's queue. A field left out takes the operator's
+ * default (queue-limits.ts); status.limits shows every field as resolved.
+ */
 export interface QueueBindingLimits {
   /**
    * The longest a message may wait before its first delivery (Upstash-Delay, Upstash-Not-Before),
@@ -51,21 +54,21 @@ export interface QueueBindingLimits {
   deduplicationWindow?: string;
   /** How long a dead letter is kept, as a QStash duration; default {@link DEFAULT_DEAD_LETTER_RETENTION}. */
   deadLetterRetention?: string;
-  /** The most dead letters kept; default the gateway's SETTEE_QUEUE_MAX_DEAD_LETTERS. */
+  /** The most dead letters kept; default the operator's SETTEE_QUEUE_MAX_DEAD_LETTERS. */
   maxDeadLetters?: number;
   /** How long events are kept, as a QStash duration; default {@link DEFAULT_EVENT_RETENTION}. */
   eventRetention?: string;
   /** The most events kept; default {@link DEFAULT_MAX_EVENTS}. */
   maxEvents?: number;
-  /** The most queues (`/v2/queues`); default the gateway's SETTEE_QUEUE_MAX_QUEUES. */
+  /** The most queues (`/v2/queues`); default the operator's SETTEE_QUEUE_MAX_QUEUES. */
   maxQueues?: number;
-  /** The largest parallelism of one queue; default the gateway's SETTEE_QUEUE_MAX_QUEUE_PARALLELISM. */
+  /** The largest parallelism of one queue; default the operator's SETTEE_QUEUE_MAX_QUEUE_PARALLELISM. */
   maxQueueParallelism?: number;
-  /** The most active (unpaused) schedules (`/v2/schedules`); default the gateway's SETTEE_QUEUE_MAX_SCHEDULES. */
+  /** The most active (unpaused) schedules (`/v2/schedules`); default the operator's SETTEE_QUEUE_MAX_SCHEDULES. */
   maxSchedules?: number;
-  /** The most URL groups (`/v2/topics`); default the gateway's SETTEE_QUEUE_MAX_URL_GROUPS. */
+  /** The most URL groups (`/v2/topics`); default the operator's SETTEE_QUEUE_MAX_URL_GROUPS. */
   maxUrlGroups?: number;
-  /** The most endpoints of one URL group; default the gateway's SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS. */
+  /** The most endpoints of one URL group; default the operator's SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS. */
   maxUrlGroupEndpoints?: number;
 }
 
@@ -114,6 +117,11 @@ export interface QueueBindingStatus {
   /** Name of the Secret with exactly VQUEUE_URL, VQUEUE_TOKEN, VQUEUE_CURRENT_SIGNING_KEY, VQUEUE_NEXT_SIGNING_KEY. */
   envSecret?: string;
   signingKeys?: SigningKeyStatus;
+  /**
+   * Every limit as the gateway enforces it: spec.limits where set, the operator's defaults
+   * otherwise (the same shape as spec.limits, with every field present).
+   */
+  limits?: Required<QueueBindingLimits>;
   observedGeneration?: number;
   conditions?: Condition[];
 }

@@ -44,24 +44,6 @@ export interface QueueConfig {
   blockMs: number;
   /** Deliveries in flight per binding per gateway replica (SETTEE_QUEUE_WORKER_CONCURRENCY). */
   workerConcurrency: number;
-  /** Dead letters kept per binding; the oldest go first (SETTEE_QUEUE_MAX_DEAD_LETTERS). */
-  maxDeadLetters: number;
-  /** Queues per binding unless its spec.limits.maxQueues says otherwise (SETTEE_QUEUE_MAX_QUEUES). */
-  maxQueues: number;
-  /**
-   * The largest parallelism of a queue unless the binding's spec.limits.maxQueueParallelism says
-   * otherwise (SETTEE_QUEUE_MAX_QUEUE_PARALLELISM).
-   */
-  maxQueueParallelism: number;
-  /** Schedules per binding unless its spec.limits.maxSchedules says otherwise (SETTEE_QUEUE_MAX_SCHEDULES). */
-  maxSchedules: number;
-  /** URL groups per binding unless its spec.limits.maxUrlGroups says otherwise (SETTEE_QUEUE_MAX_URL_GROUPS). */
-  maxUrlGroups: number;
-  /**
-   * Endpoints per URL group unless the binding's spec.limits.maxUrlGroupEndpoints says otherwise
-   * (SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS).
-   */
-  maxUrlGroupEndpoints: number;
   /**
    * Record each message's states (CREATED, ACTIVE, DELIVERED, ...) for GET /v2/events
    * (SETTEE_QUEUE_RECORD_EVENTS, default true). Off, the events API answers empty pages.
@@ -85,8 +67,6 @@ export interface QueueConfig {
 }
 
 const DAY_MS = 86_400_000;
-/** The most endpoints any group may hold: a publish to a group stores one message per endpoint at once. */
-export const MAX_URL_GROUP_ENDPOINTS = 1_000;
 
 export const QUEUE_CONFIG_DEFAULTS: Readonly<Omit<QueueConfig, 'consumerName'>> = Object.freeze({
   keyPrefix: '{settee-queue}:',
@@ -104,16 +84,6 @@ export const QUEUE_CONFIG_DEFAULTS: Readonly<Omit<QueueConfig, 'consumerName'>> 
   scheduleClaimLeaseMs: 2_000,
   blockMs: 2_000,
   workerConcurrency: 64,
-  maxDeadLetters: 10_000,
-  // QStash's free plan: "Max Queue Count 10" (upstash.com/docs/qstash/overall/pricing).
-  maxQueues: 10,
-  // QStash publishes no free-plan figure we could read; 100 is issue 13's largest benchmark queue.
-  maxQueueParallelism: 100,
-  // QStash's free plan (upstash.com/pricing/qstash): "Max Active Schedules 10", "Max Number of URL
-  // Groups 1", "Max Number of Endpoints per URL Group 100".
-  maxSchedules: 10,
-  maxUrlGroups: 1,
-  maxUrlGroupEndpoints: 100,
   recordEvents: true,
   delayWakeups: true,
   maxRedirects: 5,
@@ -157,18 +127,6 @@ export function readQueueConfig(read: EnvReader): QueueConfig {
     workerConcurrency: read.integer('SETTEE_QUEUE_WORKER_CONCURRENCY', d.workerConcurrency, {
       min: 1,
       max: 10_000,
-    }),
-    maxDeadLetters: read.integer('SETTEE_QUEUE_MAX_DEAD_LETTERS', d.maxDeadLetters, { min: 1 }),
-    maxQueues: read.integer('SETTEE_QUEUE_MAX_QUEUES', d.maxQueues, { min: 1, max: 100_000 }),
-    maxQueueParallelism: read.integer('SETTEE_QUEUE_MAX_QUEUE_PARALLELISM', d.maxQueueParallelism, {
-      min: 1,
-      max: 10_000,
-    }),
-    maxSchedules: read.integer('SETTEE_QUEUE_MAX_SCHEDULES', d.maxSchedules, { min: 1, max: 1_000_000 }),
-    maxUrlGroups: read.integer('SETTEE_QUEUE_MAX_URL_GROUPS', d.maxUrlGroups, { min: 1, max: 100_000 }),
-    maxUrlGroupEndpoints: read.integer('SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS', d.maxUrlGroupEndpoints, {
-      min: 1,
-      max: MAX_URL_GROUP_ENDPOINTS,
     }),
     recordEvents: read.boolean('SETTEE_QUEUE_RECORD_EVENTS', d.recordEvents),
     delayWakeups: read.boolean('SETTEE_QUEUE_DELAY_WAKEUPS', d.delayWakeups),

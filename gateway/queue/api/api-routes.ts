@@ -59,7 +59,7 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
     { path: 'events', methods: { GET: listEvents } },
     { path: 'logs', methods: { GET: listEvents } },
     ...signingKeyRoutes({ registry, write: options.rotationWriter }),
-    ...urlGroupRoutes({ storeOf: groupsOf, policy, config }),
+    ...urlGroupRoutes({ storeOf: groupsOf, policy }),
     ...scheduleRoutes({
       schedulesOf: (target) => new ScheduleStore(connections.get(target), keys),
       groupsOf,
@@ -70,7 +70,6 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
     ...queueRoutes({
       queuesOf,
       readPublish: createPublishReader({ config, policy, groupsOf }),
-      config,
     }),
     ...flowControlRoutes(),
   ];

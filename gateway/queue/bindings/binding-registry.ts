@@ -27,30 +27,33 @@ export interface QueueTarget {
   limits: QueueLimits;
 }
 
-/** The binding's spec.limits, parsed. */
+/**
+ * The binding's effective limits (status.limits, as the operator resolved spec.limits against its
+ * defaults), durations in milliseconds.
+ */
 export interface QueueLimits {
-  /** Longest wait before a message's first delivery (spec.limits.maxDelay). */
+  /** Longest wait before a message's first delivery (limits.maxDelay). */
   maxDelayMs: number;
-  /** How long a deduplication key keeps duplicates out (spec.limits.deduplicationWindow). */
+  /** How long a deduplication key keeps duplicates out (limits.deduplicationWindow). */
   deduplicationWindowMs: number;
-  /** How long dead letters are kept (spec.limits.deadLetterRetention). */
+  /** How long dead letters are kept (limits.deadLetterRetention). */
   deadLetterRetentionMs: number;
-  /** The most dead letters kept (spec.limits.maxDeadLetters); absent: SETTEE_QUEUE_MAX_DEAD_LETTERS. */
-  maxDeadLetters?: number;
-  /** How long events are kept (spec.limits.eventRetention). */
+  /** The most dead letters kept (limits.maxDeadLetters). */
+  maxDeadLetters: number;
+  /** How long events are kept (limits.eventRetention). */
   eventRetentionMs: number;
-  /** The most events kept (spec.limits.maxEvents). */
+  /** The most events kept (limits.maxEvents). */
   maxEvents: number;
-  /** The most queues (spec.limits.maxQueues); absent: SETTEE_QUEUE_MAX_QUEUES. */
-  maxQueues?: number;
-  /** The largest parallelism of a queue (spec.limits.maxQueueParallelism); absent: SETTEE_QUEUE_MAX_QUEUE_PARALLELISM. */
-  maxQueueParallelism?: number;
-  /** The most schedules (spec.limits.maxSchedules); absent: SETTEE_QUEUE_MAX_SCHEDULES. */
-  maxSchedules?: number;
-  /** The most URL groups (spec.limits.maxUrlGroups); absent: SETTEE_QUEUE_MAX_URL_GROUPS. */
-  maxUrlGroups?: number;
-  /** The most endpoints of one URL group (spec.limits.maxUrlGroupEndpoints); absent: SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS. */
-  maxUrlGroupEndpoints?: number;
+  /** The most queues (limits.maxQueues). */
+  maxQueues: number;
+  /** The largest parallelism of a queue (limits.maxQueueParallelism). */
+  maxQueueParallelism: number;
+  /** The most schedules (limits.maxSchedules). */
+  maxSchedules: number;
+  /** The most URL groups (limits.maxUrlGroups). */
+  maxUrlGroups: number;
+  /** The most endpoints of one URL group (limits.maxUrlGroupEndpoints). */
+  maxUrlGroupEndpoints: number;
 }
 
 export interface DatabaseConnection {

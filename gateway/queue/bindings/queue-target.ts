@@ -5,13 +5,17 @@ import {
   DEFAULT_DEDUPLICATION_WINDOW,
   DEFAULT_DEAD_LETTER_RETENTION,
   DEFAULT_EVENT_RETENTION,
-  DEFAULT_MAX_EVENTS,
   DEFAULT_MAX_DELAY,
   ANNOTATION_ROTATE_SIGNING_KEYS,
   LABEL_QUEUE_BINDING,
   QueueEnvKey,
   type QueueBinding,
 } from '../../../api/queue-binding.js';
+import {
+  QUEUE_LIMIT_DEFAULTS,
+  resolveQueueLimits,
+  type EffectiveQueueLimits,
+} from '../../../api/queue-limits.js';
 import { queueTargetKey, type QueueLimits, type QueueTarget } from './binding-registry.js';
 
 function decoded(secret: V1Secret, key: string): string {
@@ -50,30 +54,38 @@ export function buildQueueTarget(
 }
 
 /**
- * The CRD's pattern admits only durations, so the default stands in only for one too large to
- * count in milliseconds (digits beyond 2^53), which no one means.
+ * The limits the operator published in status.limits. A binding whose status has none (an
+ * operator older than status.limits still runs) gets its spec.limits over the built-in defaults,
+ * which are the operator's own unless its settings change them. The CRD's pattern admits only
+ * durations, so the default stands in only for one too large to count in milliseconds (digits
+ * beyond 2^53), which no one means.
  */
 export function buildQueueLimits(binding: QueueBinding): QueueLimits {
-  const limits = binding.spec.limits;
-  const result: QueueLimits = {
-    maxDelayMs: durationOr(limits?.maxDelay, DEFAULT_MAX_DELAY),
-    deduplicationWindowMs: durationOr(limits?.deduplicationWindow, DEFAULT_DEDUPLICATION_WINDOW),
-    deadLetterRetentionMs: durationOr(limits?.deadLetterRetention, DEFAULT_DEAD_LETTER_RETENTION),
-    eventRetentionMs: durationOr(limits?.eventRetention, DEFAULT_EVENT_RETENTION),
-    maxEvents: limits?.maxEvents ?? DEFAULT_MAX_EVENTS,
-  };
-  if (limits?.maxDeadLetters !== undefined) result.maxDeadLetters = limits.maxDeadLetters;
-  if (limits?.maxQueues !== undefined) result.maxQueues = limits.maxQueues;
-  if (limits?.maxQueueParallelism !== undefined) result.maxQueueParallelism = limits.maxQueueParallelism;
-  if (limits?.maxSchedules !== undefined) result.maxSchedules = limits.maxSchedules;
-  if (limits?.maxUrlGroups !== undefined) result.maxUrlGroups = limits.maxUrlGroups;
-  if (limits?.maxUrlGroupEndpoints !== undefined) result.maxUrlGroupEndpoints = limits.maxUrlGroupEndpoints;
-  return result;
+  return toQueueLimits(
+    binding.status?.limits ?? resolveQueueLimits(binding.spec.limits, QUEUE_LIMIT_DEFAULTS),
+  );
 }
 
-function durationOr(value: string | undefined, fallback: string): number {
+/** Effective limits as the gateway uses them: durations in milliseconds. */
+export function toQueueLimits(limits: EffectiveQueueLimits): QueueLimits {
+  return {
+    maxDelayMs: durationOr(limits.maxDelay, DEFAULT_MAX_DELAY),
+    deduplicationWindowMs: durationOr(limits.deduplicationWindow, DEFAULT_DEDUPLICATION_WINDOW),
+    deadLetterRetentionMs: durationOr(limits.deadLetterRetention, DEFAULT_DEAD_LETTER_RETENTION),
+    maxDeadLetters: limits.maxDeadLetters,
+    eventRetentionMs: durationOr(limits.eventRetention, DEFAULT_EVENT_RETENTION),
+    maxEvents: limits.maxEvents,
+    maxQueues: limits.maxQueues,
+    maxQueueParallelism: limits.maxQueueParallelism,
+    maxSchedules: limits.maxSchedules,
+    maxUrlGroups: limits.maxUrlGroups,
+    maxUrlGroupEndpoints: limits.maxUrlGroupEndpoints,
+  };
+}
+
+function durationOr(value: string, fallback: string): number {
   try {
-    return parseQStashDuration(value ?? fallback);
+    return parseQStashDuration(value);
   } catch {
     return parseQStashDuration(fallback);
   }

@@ -246,7 +246,7 @@ export class DeliveryWorker {
     const { limits } = this.target;
     return {
       retentionMs: limits.deadLetterRetentionMs,
-      maxCount: limits.maxDeadLetters ?? this.options.config.maxDeadLetters,
+      maxCount: limits.maxDeadLetters,
     };
   }
 

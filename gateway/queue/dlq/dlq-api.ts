@@ -120,7 +120,7 @@ async function retry(request: ApiRequest, letters: readonly DeadLetter[]): Promi
     dlqId: letter.dlqId,
     message: buildRetriedMessage(letter, overrides, now),
   }));
-  const quota = quotasOf(request.target, request.config);
+  const quota = quotasOf(request.target);
   const retried = await storeCall('retry the dead letters', () => queue(request).retry(items, quota, now));
   return items.filter((_, i) => retried[i]).map((item) => ({ messageId: item.message.id }));
 }

@@ -117,7 +117,7 @@ export function publishRoutes(options: {
               group,
               {
                 deduplicationWindowMs,
-                quota: quotasOf(target, config),
+                quota: quotasOf(target),
               },
             )
           : flowControl !== undefined

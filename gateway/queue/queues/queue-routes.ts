@@ -9,7 +9,7 @@ import type { PublishReader } from '../publish/publish-api.js';
 import { readBody } from '../api/read-body.js';
 import { storeCall } from '../api/store-call.js';
 import { answersOf, messagesOf } from '../url-groups/fan-out.js';
-import { quotasOf, type QuotaSettings } from '../quotas.js';
+import { quotasOf } from '../quotas.js';
 import { validateResourceName } from '../api/resource-name.js';
 import { toQStashQueue } from './queue.js';
 import type { QueueStore } from './queue-store.js';
@@ -62,15 +62,14 @@ function parseUpsertBody(raw: Buffer): UpsertBody {
 export function queueRoutes(options: {
   queuesOf: (target: QueueTarget) => QueueStore;
   readPublish: PublishReader;
-  config: QuotaSettings;
 }): ApiRoute[] {
-  const { queuesOf, readPublish, config } = options;
+  const { queuesOf, readPublish } = options;
 
   const setPaused =
     (paused: boolean): ApiHandler =>
     async ({ res, target, params }) => {
       const name = validateResourceName(params.name, 'queue name');
-      const quota = quotasOf(target, config);
+      const quota = quotasOf(target);
       const exists = await storeCall(paused ? 'pause the queue' : 'resume the queue', () =>
         queuesOf(target).upsert(name, { paused, create: false }, quota),
       );
@@ -86,7 +85,7 @@ export function queueRoutes(options: {
     const answers = await storeCall('store the message', () =>
       queuesOf(target).enqueue(name, messages, {
         deduplicationWindowMs: target.limits.deduplicationWindowMs,
-        quota: quotasOf(target, config),
+        quota: quotasOf(target),
       }),
     );
     sendJson(res, answers.every((a) => a.deduplicated) ? 202 : 201, answersOf([plan], answers)[0]);
@@ -107,11 +106,11 @@ export function queueRoutes(options: {
         POST: async ({ req, res, target }) => {
           const body = parseUpsertBody(await readBody(req, MAX_UPSERT_BODY_BYTES));
           const name = validateResourceName(body.queueName, 'queueName');
-          const quota = quotasOf(target, config);
+          const quota = quotasOf(target);
           const parallelism = body.parallelism ?? 1;
           if (parallelism > quota.maxParallelism)
             throw new QuotaExceededError(
-              `parallelism ${parallelism} is above the binding's limit of ${quota.maxParallelism} (QueueBinding spec.limits.maxQueueParallelism, default SETTEE_QUEUE_MAX_QUEUE_PARALLELISM)`,
+              `parallelism ${parallelism} is above the binding's limit of ${quota.maxParallelism} (QueueBinding spec.limits.maxQueueParallelism, or the operator's default)`,
             );
           await storeCall('store the queue', () =>
             queuesOf(target).upsert(name, { parallelism, paused: body.paused ?? false, create: true }, quota),

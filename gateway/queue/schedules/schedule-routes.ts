@@ -104,9 +104,7 @@ export function scheduleRoutes(options: {
     };
     // The queue is created at the first tick; a schedule it could never be created for is refused now.
     if (queueName !== undefined)
-      await storeCall('read the queues', () =>
-        queuesOf(target).assertCreatable(queueName, quotasOf(target, config)),
-      );
+      await storeCall('read the queues', () => queuesOf(target).assertCreatable(queueName, quotasOf(target)));
     const at = now();
     const store = schedulesOf(target);
     const existing =
@@ -126,7 +124,7 @@ export function scheduleRoutes(options: {
     const saved = await storeCall('store the schedule', () =>
       store.save(record, template, {
         nextTick: nextTick(cron, at),
-        maxSchedules: quotasOf(target, config).maxSchedules,
+        maxSchedules: quotasOf(target).maxSchedules,
         deduplication,
       }),
     );
@@ -144,7 +142,7 @@ export function scheduleRoutes(options: {
       const found = await storeCall('change the schedule', () =>
         store.setPaused(scheduleId, paused, {
           nextTick: following,
-          maxSchedules: quotasOf(target, config).maxSchedules,
+          maxSchedules: quotasOf(target).maxSchedules,
         }),
       );
       if (!found) throw new ResourceNotFoundError(`schedule ${scheduleId} not found`);

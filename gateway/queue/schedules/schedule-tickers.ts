@@ -51,7 +51,7 @@ export function startScheduleTickers(options: {
       pollIntervalMs: config.pollIntervalMs,
       claimLeaseMs: config.scheduleClaimLeaseMs,
       eventCap: eventCapOf(config, target),
-      maxQueues: () => quotasOf(current.get(target.key) ?? target, config).maxQueues,
+      maxQueues: () => quotasOf(current.get(target.key) ?? target).maxQueues,
       logger: logger.child({ binding: target.key }),
     });
     tickers.set(target.key, { fingerprint, ticker });

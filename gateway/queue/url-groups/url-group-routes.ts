@@ -4,7 +4,7 @@ import type { QueueTarget } from '../bindings/binding-registry.js';
 import { validateDestination } from '../publish/destination.js';
 import { DestinationRefusedError, InvalidRequestError, ResourceNotFoundError } from '../errors.js';
 import { sendJson } from '../api/json-response.js';
-import { quotasOf, type QuotaSettings } from '../quotas.js';
+import { quotasOf } from '../quotas.js';
 import { readBody } from '../api/read-body.js';
 import { storeCall } from '../api/store-call.js';
 import type { AddressPolicy } from '../ssrf/address-policy.js';
@@ -82,9 +82,8 @@ function toEndpoints(body: EndpointsBody, policy: AddressPolicy): UrlGroupEndpoi
 export function urlGroupRoutes(options: {
   storeOf: (target: QueueTarget) => UrlGroupStore;
   policy: AddressPolicy;
-  config: QuotaSettings;
 }): ApiRoute[] {
-  const { storeOf, policy, config } = options;
+  const { storeOf, policy } = options;
   return [
     {
       path: 'topics',
@@ -119,7 +118,7 @@ export function urlGroupRoutes(options: {
             parseEndpointsBody(await readBody(req, MAX_ENDPOINTS_BODY_BYTES)),
             policy,
           );
-          const quotas = quotasOf(target, config);
+          const quotas = quotasOf(target);
           await storeCall('add the endpoints', () =>
             storeOf(target).addEndpoints(name, endpoints, {
               maxEndpoints: quotas.maxUrlGroupEndpoints,

@@ -1,4 +1,9 @@
 import fs from 'node:fs';
+import {
+  MAX_URL_GROUP_ENDPOINTS,
+  QUEUE_LIMIT_DEFAULTS,
+  type QueueLimitDefaults,
+} from '../../../api/queue-limits.js';
 import type { EnvReader } from '../../../observability/env-reader.js';
 import { MIN_MASTER_SECRET_LENGTH } from '../../resources/queue-binding/signing-keys.js';
 
@@ -19,6 +24,35 @@ export interface QueueBindingConfig {
   readonly checkIntervalMs: number;
   /** SETTEE_QUEUE_DATABASE_TIMEOUT (3s): how long a reachability check may take. */
   readonly databaseTimeoutMs: number;
+  /**
+   * The limits of a binding whose spec.limits leaves them out, published with the others in its
+   * status.limits, which the gateway enforces (defaults: QStash's free plan, api/queue-limits.ts):
+   * SETTEE_QUEUE_MAX_DEAD_LETTERS, SETTEE_QUEUE_MAX_QUEUES, SETTEE_QUEUE_MAX_QUEUE_PARALLELISM,
+   * SETTEE_QUEUE_MAX_SCHEDULES, SETTEE_QUEUE_MAX_URL_GROUPS, SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS.
+   * The bounds are the CRD's for the same spec.limits fields.
+   */
+  readonly limitDefaults: Readonly<QueueLimitDefaults>;
+}
+
+function readLimitDefaults(read: EnvReader): QueueLimitDefaults {
+  const d = QUEUE_LIMIT_DEFAULTS;
+  return Object.freeze({
+    maxDeadLetters: read.integer('SETTEE_QUEUE_MAX_DEAD_LETTERS', d.maxDeadLetters, {
+      min: 1,
+      max: 1_000_000,
+    }),
+    maxQueues: read.integer('SETTEE_QUEUE_MAX_QUEUES', d.maxQueues, { min: 1, max: 100_000 }),
+    maxQueueParallelism: read.integer('SETTEE_QUEUE_MAX_QUEUE_PARALLELISM', d.maxQueueParallelism, {
+      min: 1,
+      max: 10_000,
+    }),
+    maxSchedules: read.integer('SETTEE_QUEUE_MAX_SCHEDULES', d.maxSchedules, { min: 1, max: 1_000_000 }),
+    maxUrlGroups: read.integer('SETTEE_QUEUE_MAX_URL_GROUPS', d.maxUrlGroups, { min: 1, max: 100_000 }),
+    maxUrlGroupEndpoints: read.integer('SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS', d.maxUrlGroupEndpoints, {
+      min: 1,
+      max: MAX_URL_GROUP_ENDPOINTS,
+    }),
+  });
 }
 
 function readMasterSecret(read: EnvReader): string | undefined {
@@ -52,5 +86,6 @@ export function readQueueBindingConfig(read: EnvReader): QueueBindingConfig {
     queueBaseUrl,
     checkIntervalMs: read.durationMs('SETTEE_QUEUE_CHECK_INTERVAL', 60_000, { minMs: 100 }),
     databaseTimeoutMs: read.durationMs('SETTEE_QUEUE_DATABASE_TIMEOUT', 3_000, { minMs: 100 }),
+    limitDefaults: readLimitDefaults(read),
   };
 }

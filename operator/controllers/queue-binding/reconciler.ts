@@ -12,6 +12,7 @@ import {
   type QueueBinding,
   type QueueBindingStatus,
 } from '../../../api/queue-binding.js';
+import { resolveQueueLimits } from '../../../api/queue-limits.js';
 import { applyObject } from '../../../kube/apply.js';
 import type { KubeClients } from '../../../kube/clients.js';
 import type { EventRecord, EventRecorder } from '../../../kube/events.js';
@@ -58,7 +59,7 @@ function conditionOf(status: QueueBindingStatus | undefined, type: string): Cond
 /**
  * Reconciles one QueueBinding: read the database password, decide the signing keys (rotation),
  * write the env Secret with the four VQUEUE_* values, check that the database answers, and write
- * status with Ready and DatabaseReachable. It comes back every check interval (and when a rotation
+ * status with Ready, DatabaseReachable and the effective limits (which the gateway enforces). It comes back every check interval (and when a rotation
  * left pending by an older operator is due) because the password lives in the tenant's Secret,
  * which is not watched.
  * Its own writes (status, env Secret) are read back through RecentWrites: the env Secret write
@@ -116,6 +117,7 @@ export class QueueBindingReconciler implements Reconciler {
         queueUrl,
         envSecret,
         signingKeys: keys?.state,
+        limits: resolveQueueLimits(binding.spec.limits, config.limitDefaults),
         passwordProblem: 'problem' in lookup ? lookup.problem : undefined,
         database,
       },

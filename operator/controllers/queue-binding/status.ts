@@ -6,6 +6,7 @@ import {
   type SigningKeyStatus,
 } from '../../../api/queue-binding.js';
 import { mergeConditions, type ConditionUpdate } from '../conditions.js';
+import type { EffectiveQueueLimits } from '../../../api/queue-limits.js';
 import type { DatabaseCheck } from './database-check.js';
 
 /** Something that keeps the queue from being usable before the database is even tried. */
@@ -22,6 +23,8 @@ export interface QueueBindingObservation {
   envSecret: string | undefined;
   /** Undefined when no master secret is configured. */
   signingKeys: SigningKeyStatus | undefined;
+  /** spec.limits resolved against the operator's defaults. */
+  limits: EffectiveQueueLimits;
   passwordProblem: Blocker | undefined;
   /** Undefined when the password could not be read, so the database was not tried. */
   database: DatabaseCheck | undefined;
@@ -101,6 +104,7 @@ export function computeQueueBindingStatus(
   if (envSecret) status.envSecret = envSecret;
   const signingKeys = observation.signingKeys ?? previous?.signingKeys;
   if (signingKeys) status.signingKeys = signingKeys;
+  status.limits = observation.limits;
   if (observation.generation !== undefined) status.observedGeneration = observation.generation;
   return status;
 }

@@ -13,6 +13,8 @@ import {
   conditionOf,
   createBinding,
   createPasswordSecret,
+  mergePatchBinding,
+  readBinding,
   readQueueEnv,
   requestRotation,
   startQueueBindingOperator,
@@ -68,7 +70,11 @@ describe('a QueueBinding, from kubectl apply to a verified delivery', () => {
     await queue.start();
     operator = await startQueueBindingOperator({
       namespace: ns.name,
-      env: { SETTEE_QUEUE_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` },
+      env: {
+        SETTEE_QUEUE_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        // The operator's default, not the free plan's 10: the quota test below reaches it quickly.
+        SETTEE_QUEUE_MAX_QUEUES: '2',
+      },
     });
   });
   afterAll(async () => {
@@ -275,5 +281,47 @@ describe('a QueueBinding, from kubectl apply to a verified delivery', () => {
     } finally {
       destination.answer = () => ({ status: 200 });
     }
+  });
+
+  it("when the operator publishes a binding's limits, then the gateway enforces status.limits: the operator's default, then a spec.limits override", async () => {
+    await createBinding(ns.name, 'quota', {
+      engine: 'redis',
+      connection: {
+        host: redis.host,
+        port: redis.port,
+        db: 3,
+        passwordSecretRef: { name: 'db-auth', key: 'password' },
+      },
+    });
+    const published = await waitForBinding(ns.name, 'quota', 'limits', (b) => !!b.status?.limits);
+    expect(published.status?.limits?.maxQueues).toBe(2);
+    const env = await waitForQueueEnv(ns.name, 'quota', 'written', () => true);
+    await waitFor('the gateway to serve the binding', async () => queue.registry.get(ns.name, 'quota'), {
+      timeoutMs: 10_000,
+    });
+    const client = new Client({
+      baseUrl: env.VQUEUE_URL,
+      token: env.VQUEUE_TOKEN,
+      retry: false,
+      enableTelemetry: false,
+    });
+    await client.queue({ queueName: 'one' }).upsert({ parallelism: 1 });
+    await client.queue({ queueName: 'two' }).upsert({ parallelism: 1 });
+    await expect(client.queue({ queueName: 'three' }).upsert({ parallelism: 1 })).rejects.toThrow(
+      /queue limit reached: the binding has its most queues \(2, QueueBinding spec.limits.maxQueues\)/,
+    );
+
+    await mergePatchBinding(ns.name, 'quota', { spec: { limits: { maxQueues: 3 } } });
+    await waitFor(
+      'the gateway to take the published limit',
+      async () => (queue.registry.get(ns.name, 'quota')?.limits.maxQueues === 3 ? true : undefined),
+      { timeoutMs: 10_000 },
+    );
+    expect((await readBinding(ns.name, 'quota')).status?.limits?.maxQueues).toBe(3);
+    await client.queue({ queueName: 'three' }).upsert({ parallelism: 1 });
+    await expect(client.queue({ queueName: 'four' }).upsert({ parallelism: 1 })).rejects.toThrow(
+      /queue limit reached: the binding has its most queues \(3,/,
+    );
+    expect((await client.queue().list()).map((q) => q.name).sort()).toEqual(['one', 'three', 'two']);
   });
 });

@@ -36,6 +36,7 @@ const bindings = customObjectHelpers<QueueBinding, QueueBindingSpec>({
 export const createBinding = bindings.create;
 export const readBinding = bindings.read;
 export const waitForBinding = bindings.waitFor;
+export const mergePatchBinding = bindings.mergePatch;
 
 function core(): CoreV1Api {
   return testControlPlane().kubeConfig.makeApiClient(CoreV1Api);

@@ -4,6 +4,8 @@ import {
   type QueueLimits,
   type QueueTarget,
 } from '../../../gateway/queue/bindings/binding-registry.js';
+import { QUEUE_LIMIT_DEFAULTS, resolveQueueLimits } from '../../../api/queue-limits.js';
+import { toQueueLimits } from '../../../gateway/queue/bindings/queue-target.js';
 import { randomSigningKey } from './signing-keys.js';
 
 /**
@@ -33,13 +35,7 @@ export function testQueueTarget(
     signingKeyRotation: '',
     requestedSigningKeyRotation: '',
     connection: { host: server.host, port: server.port, tls: false, db: options.db ?? 0 },
-    limits: {
-      maxDelayMs: 7 * 86_400_000,
-      deduplicationWindowMs: 600_000,
-      deadLetterRetentionMs: 7 * 86_400_000,
-      eventRetentionMs: 3 * 86_400_000,
-      maxEvents: 100_000,
-      ...options.limits,
-    },
+    // The limits a binding without spec.limits gets from an operator with default settings.
+    limits: { ...toQueueLimits(resolveQueueLimits(undefined, QUEUE_LIMIT_DEFAULTS)), ...options.limits },
   };
 }

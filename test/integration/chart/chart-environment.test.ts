@@ -131,6 +131,15 @@ describe("the chart's container environment, read by the components' own configu
         startDeadlineMs: 900_000,
         startDeadline: '15m',
       });
+      // The queue's quotas are the operator's: it publishes them in each binding's status.limits.
+      expect(config.queueBinding.limitDefaults).toEqual({
+        maxDeadLetters: 500,
+        maxQueues: 25,
+        maxQueueParallelism: 40,
+        maxSchedules: 30,
+        maxUrlGroups: 5,
+        maxUrlGroupEndpoints: 250,
+      });
     });
 
     it('when the gateway reads it, then each value arrives with its meaning', () => {
@@ -167,12 +176,6 @@ describe("the chart's container environment, read by the components' own configu
         reclaimIdleMs: 30_000,
         consumerLeaseMs: 4_000,
         workerConcurrency: 16,
-        maxDeadLetters: 500,
-        maxQueues: 25,
-        maxQueueParallelism: 40,
-        maxSchedules: 30,
-        maxUrlGroups: 5,
-        maxUrlGroupEndpoints: 250,
         maxRedirects: 3,
         recordEvents: false,
       });

@@ -66,7 +66,7 @@ describe('processing a stream entry', () => {
         logger: memory.logger,
         policy: config,
         deliveryTimeoutMs: config.deliveryTimeoutMs,
-        deadLetterLimits: { retentionMs: 86_400_000, maxCount: config.maxDeadLetters },
+        deadLetterLimits: { retentionMs: 86_400_000, maxCount: f.target.limits.maxDeadLetters },
         maxCallbackBodyBytes: config.maxBodyBytes,
       },
       entry!,

@@ -14,6 +14,7 @@ import {
   createBinding,
   createPasswordSecret,
   eventsFor,
+  mergePatchBinding,
   readQueueEnv,
   replacePasswordSecret,
   requestRotation,
@@ -31,7 +32,10 @@ describe('the QueueBinding controller', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
-    operator = await startQueueBindingOperator({ namespace: ns.name });
+    operator = await startQueueBindingOperator({
+      namespace: ns.name,
+      env: { SETTEE_QUEUE_MAX_SCHEDULES: '7', SETTEE_QUEUE_MAX_URL_GROUPS: '3' },
+    });
   });
   afterAll(async () => {
     await operator?.stop();
@@ -148,6 +152,48 @@ describe('the QueueBinding controller', () => {
     // The same request value seen again by later passes does not rotate again.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect((await readQueueEnv(ns.name, 'rotating'))?.VQUEUE_CURRENT_SIGNING_KEY).toBe(keyOf(uid, 1));
+  });
+
+  it("when a binding leaves limits out, then status.limits has the operator's defaults; a spec.limits value, set or changed later, wins", async () => {
+    await createPasswordSecret(ns.name, 'limited-auth', redis.password);
+    await createBinding(ns.name, 'limited', {
+      ...spec('limited-auth'),
+      limits: { maxUrlGroups: 5, maxDelay: '1d' },
+    });
+    const first = await waitForBinding(ns.name, 'limited', 'limits published', (b) => !!b.status?.limits);
+    expect(first.status?.limits).toEqual({
+      maxDelay: '1d',
+      deduplicationWindow: '10m',
+      deadLetterRetention: '7d',
+      maxDeadLetters: 10_000,
+      eventRetention: '3d',
+      maxEvents: 100_000,
+      maxQueues: 10,
+      maxQueueParallelism: 100,
+      // SETTEE_QUEUE_MAX_SCHEDULES on the operator; spec.limits.maxUrlGroups over its default of 3.
+      maxSchedules: 7,
+      maxUrlGroups: 5,
+      maxUrlGroupEndpoints: 100,
+    });
+    await mergePatchBinding(ns.name, 'limited', {
+      spec: { limits: { maxSchedules: 2, maxUrlGroups: null } },
+    });
+    const changed = await waitForBinding(
+      ns.name,
+      'limited',
+      'changed limits published',
+      (b) => b.status?.limits?.maxSchedules === 2,
+    );
+    expect(changed.status?.limits).toMatchObject({ maxSchedules: 2, maxUrlGroups: 3, maxDelay: '1d' });
+    expect(changed.status?.observedGeneration).toBe(changed.metadata.generation);
+    const plane = testControlPlane();
+    const explained = execFileSync(plane.kubectl, [
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      'explain',
+      'queuebinding.status.limits',
+    ]).toString();
+    expect(explained).toMatch(/as\s+the\s+gateway\s+enforces\s+it/);
   });
 
   it('when the password is wrong, then DatabaseReachable is False (AuthenticationFailed); once corrected, it turns True', async () => {

@@ -23,13 +23,8 @@ describe('the queue config', () => {
     expect(config).toMatchObject({ ...QUEUE_CONFIG_DEFAULTS, ssrfAllowlist: [] });
     expect(config.maxBodyBytes).toBe(1_048_576);
     expect(config.defaultRetries).toBe(3);
-    // QStash's free plan: 10 queues, 10 active schedules, 1 URL group of at most 100 endpoints.
-    expect(config).toMatchObject({
-      maxQueues: 10,
-      maxSchedules: 10,
-      maxUrlGroups: 1,
-      maxUrlGroupEndpoints: 100,
-    });
+    // Quotas are the operator's settings, published in each binding's status.limits.
+    expect(config).not.toHaveProperty('maxQueues');
     expect(Object.isFrozen(config)).toBe(true);
     expect(config.consumerName).toMatch(/-\d+-/);
   });
@@ -40,18 +35,12 @@ describe('the queue config', () => {
       SETTEE_QUEUE_RETRY_DELAY_SCALE: '0.001',
       SETTEE_QUEUE_MAX_BATCH_SIZE: '10',
       SETTEE_QUEUE_CONSUMER_NAME: 'gateway-0',
-      SETTEE_QUEUE_MAX_SCHEDULES: '500',
-      SETTEE_QUEUE_MAX_URL_GROUPS: '20',
-      SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS: '1000',
       SETTEE_QUEUE_DELAY_WAKEUPS: 'false',
       SETTEE_QUEUE_SCHEDULE_CLAIM_LEASE_MS: '10000',
     });
     expect(config).toMatchObject({
       scheduleClaimLeaseMs: 10_000,
       delayWakeups: false,
-      maxSchedules: 500,
-      maxUrlGroups: 20,
-      maxUrlGroupEndpoints: 1_000,
       ssrfAllowlist: ['127.0.0.0/8', '::1/128'],
       retryDelayScale: 0.001,
       maxBatchSize: 10,
@@ -64,10 +53,6 @@ describe('the queue config', () => {
     [
       { SETTEE_QUEUE_MAX_REDIRECTS: '21' },
       /^SETTEE_QUEUE_MAX_REDIRECTS=21: expected an integer from 0 to 20/,
-    ],
-    [
-      { SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS: '1001' },
-      /^SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS=1001: expected an integer from 1 to 1000/,
     ],
     [{ SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.1' }, /^SETTEE_QUEUE_SSRF_ALLOW: "127.0.0.1" is not a CIDR range/],
     [

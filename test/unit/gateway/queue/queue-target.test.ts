@@ -44,11 +44,55 @@ describe('the gateway view of a binding', () => {
         deadLetterRetentionMs: 7 * 86_400_000,
         eventRetentionMs: 3 * 86_400_000,
         maxEvents: 100_000,
+        // QStash's free plan figures: what an operator with default settings publishes.
+        maxDeadLetters: 10_000,
+        maxQueues: 10,
+        maxQueueParallelism: 100,
+        maxSchedules: 10,
+        maxUrlGroups: 1,
+        maxUrlGroupEndpoints: 100,
       },
     });
   });
 
-  it('when spec.limits are set, then the target carries them, durations in milliseconds', () => {
+  it('when status.limits is published, then the target enforces it, not spec.limits nor the built-in defaults', () => {
+    const secret = envSecret({ VQUEUE_TOKEN: 'pw', VQUEUE_CURRENT_SIGNING_KEY: 'sig_a' });
+    const published = {
+      ...binding,
+      spec: { ...binding.spec, limits: { maxQueues: 99 } },
+      status: {
+        ...binding.status,
+        limits: {
+          maxDelay: '1d',
+          deduplicationWindow: '10m',
+          deadLetterRetention: '7d',
+          maxDeadLetters: 20,
+          eventRetention: '3d',
+          maxEvents: 1_000,
+          maxQueues: 2,
+          maxQueueParallelism: 3,
+          maxSchedules: 4,
+          maxUrlGroups: 5,
+          maxUrlGroupEndpoints: 6,
+        },
+      },
+    };
+    expect(buildQueueTarget(published, secret)?.limits).toEqual({
+      maxDelayMs: 86_400_000,
+      deduplicationWindowMs: 600_000,
+      deadLetterRetentionMs: 7 * 86_400_000,
+      maxDeadLetters: 20,
+      eventRetentionMs: 3 * 86_400_000,
+      maxEvents: 1_000,
+      maxQueues: 2,
+      maxQueueParallelism: 3,
+      maxSchedules: 4,
+      maxUrlGroups: 5,
+      maxUrlGroupEndpoints: 6,
+    });
+  });
+
+  it('when status.limits is not published yet (an older operator), then spec.limits over the built-in defaults apply, durations in milliseconds', () => {
     const secret = envSecret({ VQUEUE_TOKEN: 'pw', VQUEUE_CURRENT_SIGNING_KEY: 'sig_a' });
     const limitedBinding = {
       ...binding,

@@ -1,3 +1,5 @@
+import { QUEUE_LIMIT_DEFAULTS, resolveQueueLimits } from '../../../../api/queue-limits.js';
+import { toQueueLimits } from '../../../../gateway/queue/bindings/queue-target.js';
 import { BindingRegistry, type QueueTarget } from '../../../../gateway/queue/bindings/binding-registry.js';
 import { KeyRotationPendingError, KeyRotationTimeoutError } from '../../../../gateway/queue/errors.js';
 import {
@@ -19,13 +21,7 @@ function targetAt(generation: number, rotation: { answered: string; requested: s
     signingKeyRotation: rotation.answered,
     requestedSigningKeyRotation: rotation.requested,
     connection: { host: '127.0.0.1', port: 6379, tls: false, db: 0 },
-    limits: {
-      maxDelayMs: 1,
-      deduplicationWindowMs: 1,
-      deadLetterRetentionMs: 1,
-      eventRetentionMs: 1,
-      maxEvents: 1,
-    },
+    limits: toQueueLimits(resolveQueueLimits(undefined, QUEUE_LIMIT_DEFAULTS)),
   };
 }
 

@@ -18,7 +18,24 @@ describe('the queue-binding section of the operator config', () => {
       queueBaseUrl: 'http://127.0.0.1:8080',
       checkIntervalMs: 60_000,
       databaseTimeoutMs: 3_000,
+      limitDefaults: {
+        maxDeadLetters: 10_000,
+        maxQueues: 10,
+        maxQueueParallelism: 100,
+        maxSchedules: 10,
+        maxUrlGroups: 1,
+        maxUrlGroupEndpoints: 100,
+      },
     });
+  });
+
+  it('when limit defaults are set, then they are read within the CRD bounds of the same spec.limits fields', () => {
+    expect(
+      read({ SETTEE_QUEUE_MAX_QUEUES: '25', SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS: '1000' }).limitDefaults,
+    ).toMatchObject({ maxQueues: 25, maxUrlGroupEndpoints: 1_000, maxSchedules: 10 });
+    expect(() => read({ SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS: '1001' })).toThrow(
+      /SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS=1001: expected an integer from 1 to 1000/,
+    );
   });
 
   it('when the master secret comes from the environment or a file, then it is taken (the file wins)', () => {

@@ -1,4 +1,5 @@
 import type { QueueBindingStatus } from '../../../../../api/queue-binding.js';
+import { QUEUE_LIMIT_DEFAULTS, resolveQueueLimits } from '../../../../../api/queue-limits.js';
 import {
   computeQueueBindingStatus,
   type QueueBindingObservation,
@@ -8,7 +9,8 @@ const healthy: QueueBindingObservation = {
   generation: 3,
   queueUrl: 'https://q.example/queue/ns/db',
   envSecret: 'db-vqueue',
-  signingKeys: { currentGeneration: 0 },
+  signingKeys: { currentGeneration: 0, nextGeneration: 1 },
+  limits: resolveQueueLimits({ maxQueues: 3 }, QUEUE_LIMIT_DEFAULTS),
   passwordProblem: undefined,
   database: { reachable: true, version: '7.2.4' },
 };
@@ -24,7 +26,8 @@ describe('QueueBinding status', () => {
       queueUrl: healthy.queueUrl,
       envSecret: 'db-vqueue',
       observedGeneration: 3,
-      signingKeys: { currentGeneration: 0 },
+      signingKeys: { currentGeneration: 0, nextGeneration: 1 },
+      limits: { maxQueues: 3, maxSchedules: 10, maxDelay: '7d' },
     });
     expect(conditionsOf(status)).toEqual({
       Ready: expect.objectContaining({

@@ -1,0 +1,29 @@
+import { QUEUE_LIMIT_DEFAULTS, resolveQueueLimits } from '../../../api/queue-limits.js';
+
+describe("a binding's effective limits", () => {
+  it("when spec.limits is absent, then every limit is the default: QStash's free plan where it publishes one", () => {
+    expect(resolveQueueLimits(undefined, QUEUE_LIMIT_DEFAULTS)).toEqual({
+      maxDelay: '7d',
+      deduplicationWindow: '10m',
+      deadLetterRetention: '7d',
+      maxDeadLetters: 10_000,
+      eventRetention: '3d',
+      maxEvents: 100_000,
+      maxQueues: 10,
+      maxQueueParallelism: 100,
+      maxSchedules: 10,
+      maxUrlGroups: 1,
+      maxUrlGroupEndpoints: 100,
+    });
+  });
+
+  it('when spec.limits sets some fields, then those win and the rest come from the given defaults', () => {
+    const defaults = { ...QUEUE_LIMIT_DEFAULTS, maxQueues: 25, maxSchedules: 30 };
+    expect(resolveQueueLimits({ maxSchedules: 2, maxDelay: '1d' }, defaults)).toMatchObject({
+      maxDelay: '1d',
+      maxQueues: 25,
+      maxSchedules: 2,
+      maxUrlGroups: 1,
+    });
+  });
+});
