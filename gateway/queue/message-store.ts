@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { QueueWakeups } from './queues/queue-wakeups.js';
 import { deadLetterIdFloor, UNREADABLE_MESSAGE_ID, type DeadLetter } from './dlq/dead-letter.js';
 import { DeadLetterQueue, type DeadLetterLimits } from './dlq/dead-letter-queue.js';
 import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from './keys.js';
@@ -47,10 +48,15 @@ export class MessageStore {
    * `eventCap` is the binding's spec.limits.maxEvents when events are recorded
    * (SETTEE_QUEUE_RECORD_EVENTS), 0 when not.
    */
+  /**
+   * `wakeups`: this replica's wake-ups of the database's queues (queue-store.ts queueWakeupsOf): a
+   * release that leaves its queue held back by a delayed message wakes the queue when it is due.
+   */
   constructor(
     private readonly redis: Redis,
     private readonly keys: QueueKeys,
     private readonly eventCap = 0,
+    private readonly wakeups?: QueueWakeups,
   ) {}
 
   /** The event's JSON, or '' when events are not recorded (nothing is built then). */
@@ -306,11 +312,12 @@ export class MessageStore {
   /** A queue's message finished: its slot goes back and the queue starts its next waiting ones. */
   async releaseQueueSlot(queue: string, messageId: string): Promise<void> {
     const k = this.keys;
-    await releaseQueueSlot.run(
+    const [, wait] = (await releaseQueueSlot.run(
       this.redis,
       [k.queues, k.queueWaiting(queue), k.queueActive(queue), k.scheduledMessages, k.stream, k.streamIndex],
       [MESSAGE_FIELD, queue, messageId],
-    );
+    )) as [number, number];
+    if (wait >= 0) this.wakeups?.wakeIn(queue, wait);
   }
 
   /** An attempt of a flow-control key's message ended: its token goes back (flow-control-store.ts). */

@@ -82,15 +82,16 @@ export class DeliveryWorker {
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.target = options.target;
     this.signer = createDeliverySigner(options.target.signingKey);
+    this.wakeups = queueWakeupsOf(options.redis, queueKeys(options.config.keyPrefix), options.config);
     this.store = new MessageStore(
       options.redis,
       queueKeys(options.config.keyPrefix),
       eventCapOf(options.config, options.target),
+      this.wakeups,
     );
     this.eventLog = new EventLog(options.redis, queueKeys(options.config.keyPrefix));
     this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
     this.deadLetterQueue = new DeadLetterQueue(options.redis, queueKeys(options.config.keyPrefix));
-    this.wakeups = queueWakeupsOf(options.redis, queueKeys(options.config.keyPrefix), options.config);
     this.queues = new QueueStore(options.redis, queueKeys(options.config.keyPrefix), 0, this.wakeups);
     this.flowControls = new FlowControlStore(options.redis, queueKeys(options.config.keyPrefix));
     this.blocking = createDatabaseClient(options.target, {
@@ -131,6 +132,7 @@ export class DeliveryWorker {
         this.options.redis,
         queueKeys(this.options.config.keyPrefix),
         eventCapOf(this.options.config, target),
+        this.wakeups,
       );
     }
     this.target = target;

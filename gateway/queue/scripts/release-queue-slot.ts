@@ -16,7 +16,8 @@ import { LuaScript } from './lua-script.js';
  * ARGV[1]  the stream entry field that holds a message
  * ARGV[2]  the queue's name
  * ARGV[3]  the finished message's id
- * Returns the number of messages started.
+ * Returns {messages started, ms until the oldest waiting message is due when the dispatch stopped
+ * at it because it is not (else -1)}.
  */
 export const releaseQueueSlot = new LuaScript(
   'release-queue-slot',
@@ -25,7 +26,7 @@ export const releaseQueueSlot = new LuaScript(
 if redis.call('HEXISTS', KEYS[6], ARGV[3]) == 0 and redis.call('HEXISTS', KEYS[4], ARGV[3]) == 0 then
   redis.call('SREM', KEYS[3], ARGV[3])
 end
-local started = dispatch_queue(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2])
-return started
+local started, wait = dispatch_queue(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2])
+return {started, wait or -1}
 `,
 );

@@ -57,7 +57,15 @@ describe('CouchInstance scheduling', () => {
       ),
     });
     expect(conditionOf(instance, 'Degraded')).toMatchObject({ status: 'True', reason: 'Unschedulable' });
-    const warnings = (await eventsFor(ns.name, 'nowhere')).filter((e) => e.reason === 'Unschedulable');
+    // The Event is written beside the status, not before it: wait for it rather than read once.
+    const warnings = await waitFor(
+      'the Unschedulable Warning Event',
+      async () => {
+        const events = (await eventsFor(ns.name, 'nowhere')).filter((e) => e.reason === 'Unschedulable');
+        return events.length > 0 ? events : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 200 },
+    );
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({
       type: 'Warning',

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { queueKeys } from '../../../../gateway/queue/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
+import { MessageStore } from '../../../../gateway/queue/message-store.js';
 import { QueueStore, queueWakeupsOf } from '../../../../gateway/queue/queues/queue-store.js';
 import { QueueWakeups } from '../../../../gateway/queue/queues/queue-wakeups.js';
 import { waitFor } from '../../../../local/wait.js';
@@ -133,6 +134,30 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
     const [start] = await started();
     expect(start!.at).toBeGreaterThanOrEqual(message.notBefore!);
     expect(start!.at - message.notBefore!).toBeLessThan(250);
+  });
+
+  it('when a release starts messages up to a delayed one, then the release wakes the queue when that one is due', async () => {
+    const { connection, wakeups } = replica();
+    // Enqueued by a store without wake-ups: only the release can arm one here.
+    const store = new QueueStore(connection, keys);
+    const now = Date.now();
+    const head = { ...delayed('q', 'first', now), notBefore: undefined };
+    const held = delayed('q', 'held', now + 400);
+    await store.enqueue('q', [head, held], { deduplicationWindowMs: 0, quota });
+    await waitForStarted(1);
+    expect(wakeups.size).toBe(0);
+
+    // The first message finishes: its entry leaves the stream, then its slot is released.
+    const [entry] = await inspect.xrange(keys.stream, '-', '+');
+    await inspect.xdel(keys.stream, entry![0]);
+    await inspect.hdel(keys.streamIndex, head.id);
+    await new MessageStore(connection, keys, 0, wakeups).releaseQueueSlot('q', head.id);
+    expect(wakeups.size).toBe(1);
+    await waitForStarted(1);
+    const [start] = await started();
+    expect(start!.body).toBe('held');
+    expect(start!.at).toBeGreaterThanOrEqual(held.notBefore!);
+    expect(start!.at - held.notBefore!).toBeLessThan(250);
   });
 
   it('when the dispatch fails (the database is gone), then the wake-up is dropped quietly and not retried in a loop', async () => {
