@@ -203,12 +203,14 @@ describe('queues with the @upstash/qstash SDK across two gateway replicas', () =
     await sleep(1_000);
     expect(receiver.deliveries).toHaveLength(0);
     await delivered(3);
-    expect(bodies()).toEqual(['first', 'second', 'third']);
-    const [a, b, c] = receiver.deliveries;
-    expect(a!.at).toBeGreaterThanOrEqual(start + 2_000);
-    // The undelayed second message did not overtake the first, though a slot was free.
-    expect(b!.at).toBeGreaterThanOrEqual(a!.at);
-    expect(c!.at).toBeGreaterThanOrEqual(notBefore * 1000);
+    const at = new Map(receiver.deliveries.map((d) => [d.body.toString(), d.at]));
+    expect([...at.keys()].sort()).toEqual(['first', 'second', 'third']);
+    expect(at.get('first')).toBeGreaterThanOrEqual(start + 2_000);
+    // The undelayed second message did not overtake the delayed first, though a slot was free: it
+    // started with it. With parallelism 2 the two are then in flight together, so either may reach
+    // the receiver first (seen under load), and their arrival order is not asserted.
+    expect(at.get('second')).toBeGreaterThanOrEqual(start + 2_000);
+    expect(at.get('third')).toBeGreaterThanOrEqual(notBefore * 1000);
     expect((await queue.get()).lag).toBe(0);
   }, 30_000);
 
