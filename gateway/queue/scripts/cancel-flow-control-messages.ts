@@ -1,6 +1,6 @@
+import { CANCEL_MESSAGE_LUA } from './cancel-messages.js';
 import { FLOW_LIMITS_LUA } from './flow-control-limits.js';
 import { LuaScript } from './lua-script.js';
-import { RECORD_EVENT_LUA } from './record-event.js';
 
 /**
  * Cancels pending messages of flow-control keys by id, as cancel-messages does the others: one
@@ -27,30 +27,16 @@ import { RECORD_EVENT_LUA } from './record-event.js';
 export const cancelFlowControlMessages = new LuaScript(
   'cancel-flow-control-messages',
   { first: 6, each: 2 },
-  `${RECORD_EVENT_LUA}${FLOW_LIMITS_LUA}
+  `${CANCEL_MESSAGE_LUA}${FLOW_LIMITS_LUA}
 local cancelled = 0
 for i = 2, #ARGV, 5 do
   local id, name = ARGV[i], ARGV[i + 1]
   local waiting, due = KEYS[7 + (i - 2) / 5 * 2], KEYS[8 + (i - 2) / 5 * 2]
-  local done = false
-  if redis.call('HDEL', KEYS[3], id) == 1 then
-    redis.call('ZREM', KEYS[6], id)
-    if redis.call('LREM', waiting, 0, id) + redis.call('ZREM', due, id) > 0 then
-      leave_flow_key(KEYS[5], name, cjson.decode(ARGV[i + 2]))
-    end
-    done = true
-  else
-    local entry = redis.call('HGET', KEYS[2], id)
-    if entry then
-      redis.call('HDEL', KEYS[2], id)
-      done = redis.call('XDEL', KEYS[1], entry) == 1
-    end
+  local where = cancel_message(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], ARGV[1], id, ARGV[i + 3], ARGV[i + 4])
+  if where == 'pending' and redis.call('LREM', waiting, 0, id) + redis.call('ZREM', due, id) > 0 then
+    leave_flow_key(KEYS[5], name, cjson.decode(ARGV[i + 2]))
   end
-  if done then
-    record_event(KEYS[4], ARGV[1], ARGV[i + 3])
-    record_event(KEYS[4], ARGV[1], ARGV[i + 4])
-    cancelled = cancelled + 1
-  end
+  if where then cancelled = cancelled + 1 end
 end
 return cancelled
 `,
