@@ -7,12 +7,13 @@ import { waitFor } from '../../../local/wait.js';
 import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
 import { queueKeys } from '../../../gateway/queue/keys.js';
 import { ScheduleStore } from '../../../gateway/queue/schedules/schedule-store.js';
-import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
+import type { TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import { connectTestRedis } from '../../helpers/queue/redis-snapshot.js';
 import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
-import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
+import type { TestReceiver } from '../../helpers/queue/test-receiver.js';
+import { startRestartSuiteProcesses, stopRestartSuite } from '../../helpers/queue/restart-suite.js';
 
 const SCHEDULES = 2_000;
 
@@ -54,20 +55,10 @@ describe.each<Outage>([
     redis = await startRedis({ dataDir, password, appendfsync });
     signingKey = randomSigningKey();
     target = testQueueTarget(redis, { signingKey, limits });
-    receiver = await startTestReceiver({ currentSigningKey: signingKey });
-    replicas = await Promise.all(
-      ['ticks-a', 'ticks-b'].map((consumerName) =>
-        startTestQueueGateway({ config: testQueueConfig({ consumerName }), targets: [target] }),
-      ),
-    );
+    ({ receiver, replicas } = await startRestartSuiteProcesses(target, signingKey, ['ticks-a', 'ticks-b']));
   });
 
-  afterAll(async () => {
-    await Promise.all((replicas ?? []).map((replica) => replica.stop()));
-    await receiver?.close();
-    await redis?.stop();
-    await fs.rm(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => stopRestartSuite({ replicas, receiver, redis, dataDir }));
 
   it(`when Redis goes down mid-round and comes back, then each of ${SCHEDULES} schedules' tick is exactly one message, delivered`, async () => {
     // One schedule through the SDK, copied into the others: its template is what a create stores.

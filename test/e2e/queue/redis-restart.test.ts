@@ -7,12 +7,13 @@ import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
 import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
 import { queueKeys } from '../../../gateway/queue/keys.js';
-import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
+import type { TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import { connectTestRedis } from '../../helpers/queue/redis-snapshot.js';
 import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
-import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
+import type { TestReceiver } from '../../helpers/queue/test-receiver.js';
+import { startRestartSuiteProcesses, stopRestartSuite } from '../../helpers/queue/restart-suite.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -67,20 +68,13 @@ describe('a real redis-server restart under queues and schedules', () => {
     redis = await startRedis({ dataDir, password, appendfsync: 'always' });
     signingKey = randomSigningKey();
     target = testQueueTarget(redis, { signingKey });
-    receiver = await startTestReceiver({ currentSigningKey: signingKey });
-    replicas = await Promise.all(
-      ['restart-a', 'restart-b'].map((consumerName) =>
-        startTestQueueGateway({ config: testQueueConfig({ consumerName }), targets: [target] }),
-      ),
-    );
+    ({ receiver, replicas } = await startRestartSuiteProcesses(target, signingKey, [
+      'restart-a',
+      'restart-b',
+    ]));
   });
 
-  afterAll(async () => {
-    await Promise.all((replicas ?? []).map((replica) => replica.stop()));
-    await receiver?.close();
-    await redis?.stop();
-    await fs.rm(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => stopRestartSuite({ replicas, receiver, redis, dataDir }));
 
   /** What holds the one place a parallelism of 1 allows: a queue's slot, or a flow-control key's token. */
   interface SerialHolder {

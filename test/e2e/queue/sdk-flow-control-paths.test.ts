@@ -2,7 +2,7 @@ import type { Client } from '@upstash/qstash';
 import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/keys.js';
 import type { QueueGatewayProcess } from '../../helpers/queue/spawn-queue-gateway.js';
-import { useQueueReplicas } from '../../helpers/queue/queue-replicas.js';
+import { useFlowControlReplicas } from '../../helpers/queue/flow-control-replicas.js';
 import { snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 import { quietly } from '../../helpers/queue/quietly.js';
 
@@ -18,16 +18,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * stays in order, and a paused key holds them all.
  */
 describe('flow control through queues, schedules and DLQ retries, with the SDK across two replicas', () => {
-  const replicas = useQueueReplicas({
-    keyPrefix: KEY_PREFIX,
-    env: {
-      SETTEE_QUEUE_BLOCK_MS: '200',
-      SETTEE_QUEUE_POLL_INTERVAL_MS: '100',
-      SETTEE_QUEUE_WORKER_CONCURRENCY: '8',
-      SETTEE_QUEUE_RETRY_DELAY_SCALE: '0.001',
-    },
-    otherTenant: true,
-  });
+  const replicas = useFlowControlReplicas(KEY_PREFIX);
   const gateways: QueueGatewayProcess[] = [];
   let clients: [Client, Client];
   let inFlight = 0;

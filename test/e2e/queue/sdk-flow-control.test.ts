@@ -2,7 +2,7 @@ import type { Client } from '@upstash/qstash';
 import { waitFor } from '../../../local/wait.js';
 import { DELIVERY_GROUP, queueKeys } from '../../../gateway/queue/keys.js';
 import type { QueueGatewayProcess } from '../../helpers/queue/spawn-queue-gateway.js';
-import { useQueueReplicas } from '../../helpers/queue/queue-replicas.js';
+import { useFlowControlReplicas } from '../../helpers/queue/flow-control-replicas.js';
 import { snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 import { quietly } from '../../helpers/queue/quietly.js';
 
@@ -19,16 +19,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * held by a replica that is SIGKILLed comes back once the survivor has delivered its message.
  */
 describe('flow control with the @upstash/qstash SDK across two gateway replicas', () => {
-  const replicas = useQueueReplicas({
-    keyPrefix: KEY_PREFIX,
-    env: {
-      SETTEE_QUEUE_BLOCK_MS: '200',
-      SETTEE_QUEUE_POLL_INTERVAL_MS: '100',
-      SETTEE_QUEUE_CONSUMER_LEASE_MS: '1500',
-      SETTEE_QUEUE_WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
-      SETTEE_QUEUE_RETRY_DELAY_SCALE: '0.001',
-    },
-    otherTenant: true,
+  const replicas = useFlowControlReplicas(KEY_PREFIX, {
+    SETTEE_QUEUE_CONSUMER_LEASE_MS: '1500',
+    SETTEE_QUEUE_WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
   });
   const gateways = new Map<string, QueueGatewayProcess>();
   let clients: Client[];

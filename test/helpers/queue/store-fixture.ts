@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { queueKeys, type QueueKeys } from '../../../gateway/queue/keys.js';
+import { createMessage, type MessageRequest, type QueueMessage } from '../../../gateway/queue/message.js';
 import { MessageStore } from '../../../gateway/queue/message-store.js';
 import { connectAsGateway } from './redis-snapshot.js';
 
@@ -62,5 +63,27 @@ export function useStoreFixture(name: string): StoreFixture {
     get store() {
       return store;
     },
+  };
+}
+
+/**
+ * A POST of `body` to an address no test reaches (the store suites never deliver), with no
+ * retries; `request` adds a queue or flow-control key, `extra` overrides what createMessage set.
+ */
+export function testMessage(
+  body: string,
+  request: Partial<MessageRequest> = {},
+  extra: Partial<QueueMessage> = {},
+): QueueMessage {
+  return {
+    ...createMessage({
+      destination: 'https://a.example/',
+      method: 'POST',
+      headers: {},
+      body: Buffer.from(body),
+      retries: 0,
+      ...request,
+    }),
+    ...extra,
   };
 }

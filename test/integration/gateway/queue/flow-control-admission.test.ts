@@ -4,7 +4,7 @@ import { ConsumerLiveness } from '../../../../gateway/queue/delivery/consumer-li
 import type { FlowControl, FlowControlRecord } from '../../../../gateway/queue/flow-control/flow-control.js';
 import { FlowControlStore } from '../../../../gateway/queue/flow-control/flow-control-store.js';
 import { queueKeys } from '../../../../gateway/queue/keys.js';
-import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
+import type { QueueMessage } from '../../../../gateway/queue/message.js';
 import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
 import { MessageStore } from '../../../../gateway/queue/message-store.js';
 import type { StreamEntry } from '../../../../gateway/queue/stream-entry.js';
@@ -13,22 +13,12 @@ import { QueueStore } from '../../../../gateway/queue/queues/queue-store.js';
 import { createMemoryLogger } from '../../../helpers/memory-logger.js';
 import { connectAsGateway } from '../../../helpers/queue/redis-snapshot.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
-import { useStoreFixture } from '../../../helpers/queue/store-fixture.js';
+import { testMessage, useStoreFixture } from '../../../helpers/queue/store-fixture.js';
 
 const quota = { maxQueues: 10, maxParallelism: 100 };
 
 function message(flowControl: FlowControl, body: string, extra: Partial<QueueMessage> = {}): QueueMessage {
-  return {
-    ...createMessage({
-      destination: 'https://a.example/',
-      method: 'POST',
-      headers: {},
-      body: Buffer.from(body),
-      retries: 0,
-      flowControl,
-    }),
-    ...extra,
-  };
+  return testMessage(body, { flowControl }, extra);
 }
 
 /**

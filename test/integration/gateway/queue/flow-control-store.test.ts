@@ -7,27 +7,18 @@ import { FLOW_LIMITS_LUA } from '../../../../gateway/queue/scripts/flow-control-
 import type { FlowControl, FlowControlRecord } from '../../../../gateway/queue/flow-control/flow-control.js';
 import { FlowControlStore } from '../../../../gateway/queue/flow-control/flow-control-store.js';
 import { queueKeys, type QueueKeys } from '../../../../gateway/queue/keys.js';
-import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
+import type { QueueMessage } from '../../../../gateway/queue/message.js';
 import { MessageStore } from '../../../../gateway/queue/message-store.js';
 import { PendingMessages } from '../../../../gateway/queue/messages/pending-messages.js';
 import { createMemoryLogger } from '../../../helpers/memory-logger.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { testMessage } from '../../../helpers/queue/store-fixture.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
 
 const keys = queueKeys('{fc}:');
 
 function message(flowControl: FlowControl, body: string, extra: Partial<QueueMessage> = {}): QueueMessage {
-  return {
-    ...createMessage({
-      destination: 'https://a.example/',
-      method: 'POST',
-      headers: {},
-      body: Buffer.from(body),
-      retries: 0,
-      flowControl,
-    }),
-    ...extra,
-  };
+  return testMessage(body, { flowControl }, extra);
 }
 
 /**

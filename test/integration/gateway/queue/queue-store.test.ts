@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { queueKeys } from '../../../../gateway/queue/keys.js';
-import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
+import type { QueueMessage } from '../../../../gateway/queue/message.js';
 import { MessageStore } from '../../../../gateway/queue/message-store.js';
 import { QueueStore } from '../../../../gateway/queue/queues/queue-store.js';
 import { DeadLetterQueue } from '../../../../gateway/queue/dlq/dead-letter-queue.js';
@@ -9,19 +9,13 @@ import { buildDeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
 import { buildRetriedMessage } from '../../../../gateway/queue/dlq/dlq-retry.js';
 import { QuotaExceededError } from '../../../../gateway/queue/errors.js';
 import { connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { testMessage } from '../../../helpers/queue/store-fixture.js';
 
 const keys = queueKeys('{t}:');
 const quota = { maxQueues: 10, maxParallelism: 100 };
 
 function message(queueName: string, body: string): QueueMessage {
-  return createMessage({
-    destination: 'https://a.example/',
-    method: 'POST',
-    headers: {},
-    body: Buffer.from(body),
-    retries: 0,
-    queueName,
-  });
+  return testMessage(body, { queueName });
 }
 
 describe('the queue store: slots in Redis', () => {

@@ -1,28 +1,19 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { queueKeys } from '../../../../gateway/queue/keys.js';
-import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
+import type { QueueMessage } from '../../../../gateway/queue/message.js';
 import { MessageStore } from '../../../../gateway/queue/message-store.js';
 import { QueueStore, queueWakeupsOf } from '../../../../gateway/queue/queues/queue-store.js';
 import { QueueWakeups } from '../../../../gateway/queue/queues/queue-wakeups.js';
 import { waitFor } from '../../../../local/wait.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { testMessage } from '../../../helpers/queue/store-fixture.js';
 
 const keys = queueKeys('{t}:');
 const quota = { maxQueues: 100, maxParallelism: 100 };
 
 function delayed(queueName: string, body: string, notBefore: number): QueueMessage {
-  return {
-    ...createMessage({
-      destination: 'https://a.example/',
-      method: 'POST',
-      headers: {},
-      body: Buffer.from(body),
-      retries: 0,
-      queueName,
-    }),
-    notBefore,
-  };
+  return testMessage(body, { queueName }, { notBefore });
 }
 
 /**
