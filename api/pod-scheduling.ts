@@ -6,12 +6,20 @@ import type { V1Pod } from '@kubernetes/client-node';
  * instance's conditions and an Event; the gateway answers a wake with a 503 at once instead of
  * holding the request until its wake timeout.
  *
- * A first start's claim is bound by the provisioner a moment after the pod is created, and the
- * scheduler says "pod has unbound immediate PersistentVolumeClaims" until it retries: that passes
- * by itself, so it does not count. Node affinity (region pinning to a region no node has), taints
- * and insufficient resources do not pass without a change to the cluster or the instance.
+ * Two of the scheduler's answers pass by themselves, so they do not count:
+ * - "pod has unbound immediate PersistentVolumeClaims": a first start's claim is bound by the
+ *   provisioner a moment after the pod is created, and the scheduler retries then;
+ * - `persistentvolumeclaim "data-x-0" not found`: the StatefulSet controller creates the claim
+ *   before the pod, but the scheduler's claim cache can see it after the pod (its volume binding
+ *   PreFilter reads the claim from that cache) and it retries when the claim arrives; under load
+ *   a first start can show it for a moment.
+ * Node affinity (region pinning to a region no node has), taints and insufficient resources do
+ * not pass without a change to the cluster or the instance.
  */
-const TRANSIENT_MESSAGE = 'unbound immediate PersistentVolumeClaims';
+const TRANSIENT_MESSAGES: readonly RegExp[] = [
+  /unbound immediate PersistentVolumeClaims/,
+  /persistentvolumeclaim "[^"]+" not found/,
+];
 
 /** The scheduler's message when it could not place the pod for a lasting reason; else undefined. */
 export function unschedulableMessage(pod: V1Pod | undefined): string | undefined {
@@ -19,5 +27,5 @@ export function unschedulableMessage(pod: V1Pod | undefined): string | undefined
   const scheduled = pod.status?.conditions?.find((condition) => condition.type === 'PodScheduled');
   if (scheduled?.status !== 'False' || scheduled.reason !== 'Unschedulable') return undefined;
   const message = scheduled.message ?? 'the scheduler found no node for the pod';
-  return message.includes(TRANSIENT_MESSAGE) ? undefined : message;
+  return TRANSIENT_MESSAGES.some((transient) => transient.test(message)) ? undefined : message;
 }

@@ -57,7 +57,9 @@ export class QueueStore {
 
   /**
    * Creates the queue or sets its parallelism and paused flag (fields left undefined keep the
-   * queue's). `create: false` changes an existing queue only; returns whether it exists.
+   * queue's). `create: false` changes an existing queue only; returns whether it exists. A resume
+   * or a larger parallelism that finds the oldest waiting message delayed wakes the queue when it
+   * is due: nothing else would start it before the next maintenance pass.
    */
   async upsert(
     name: string,
@@ -67,7 +69,7 @@ export class QueueStore {
   ): Promise<boolean> {
     const paused = change.paused === undefined ? '' : change.paused ? '1' : '0';
     try {
-      const result = await upsertQueue.run(this.redis, this.slotKeys(name), [
+      const [exists, waitMs] = (await upsertQueue.run(this.redis, this.slotKeys(name), [
         MESSAGE_FIELD,
         name,
         change.parallelism ?? '',
@@ -75,8 +77,9 @@ export class QueueStore {
         now,
         quota.maxQueues,
         change.create ? '1' : '0',
-      ]);
-      return result === 1;
+      ])) as [number, number];
+      if (waitMs >= 0) this.wakeups?.wakeIn(name, waitMs);
+      return exists === 1;
     } catch (err) {
       if (isQueueLimit(err)) throw quotaError(quota);
       throw err;

@@ -19,8 +19,9 @@ import { LuaScript } from './lua-script.js';
  * ARGV[5]  now, epoch ms
  * ARGV[6]  the most queues the binding may have (0: no limit)
  * ARGV[7]  '1' to create the queue when missing, '0' to leave it missing (pause, resume)
- * Returns 1 when the queue exists afterwards, 0 when it is missing; the error reply QUEUE_LIMIT
- * when creating it would pass the binding's limit.
+ * Returns {1, ms until the oldest waiting message is due when the dispatch stopped at it because
+ * it is not (else -1)} when the queue exists afterwards, {0, -1} when it is missing; the error
+ * reply QUEUE_LIMIT when creating it would pass the binding's limit.
  */
 export const upsertQueue = new LuaScript(
   'upsert-queue',
@@ -32,7 +33,7 @@ local queue
 if raw then
   queue = cjson.decode(raw)
 else
-  if ARGV[7] ~= '1' then return 0 end
+  if ARGV[7] ~= '1' then return {0, -1} end
   local limit = tonumber(ARGV[6])
   if limit > 0 and redis.call('HLEN', KEYS[1]) >= limit then
     return redis.error_reply('QUEUE_LIMIT')
@@ -43,7 +44,7 @@ if ARGV[3] ~= '' then queue.parallelism = tonumber(ARGV[3]) end
 if ARGV[4] ~= '' then queue.paused = ARGV[4] == '1' end
 queue.updatedAt = now
 redis.call('HSET', KEYS[1], ARGV[2], cjson.encode(queue))
-dispatch_queue(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2])
-return 1
+local _, wait = dispatch_queue(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2])
+return {1, wait or -1}
 `,
 );

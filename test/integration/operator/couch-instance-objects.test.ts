@@ -44,7 +44,12 @@ describe('a CouchInstance and the objects it owns', () => {
       readyReplicas: 0,
       observedGeneration: 1,
     });
-    expect(conditionOf(instance, 'Ready')).toMatchObject({ status: 'False', reason: 'Starting' });
+    // The message is asserted too so that a scheduler's refusal, were one to show here, names itself.
+    expect(conditionOf(instance, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Starting',
+      message: 'CouchDB is starting',
+    });
     expect(conditionOf(instance, 'Active')).toMatchObject({ status: 'True' });
     expect(conditionOf(instance, 'Progressing')).toMatchObject({ status: 'True' });
     expect(conditionOf(instance, 'Degraded')).toMatchObject({ status: 'False' });

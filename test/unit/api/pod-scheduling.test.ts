@@ -39,6 +39,12 @@ describe('unschedulableMessage', () => {
     expect(unschedulableMessage(pod({ message }))).toBeUndefined();
   });
 
+  it('when the scheduler has not yet seen the claim the StatefulSet controller made, then it does not count (it retries when the claim arrives)', () => {
+    const message =
+      '0/2 nodes are available: persistentvolumeclaim "data-orders-0" not found. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.';
+    expect(unschedulableMessage(pod({ message }))).toBeUndefined();
+  });
+
   it('when the pod is scheduled, being deleted, not yet looked at, or absent, then there is none', () => {
     expect(unschedulableMessage(pod({ status: 'True', reason: '' }))).toBeUndefined();
     expect(unschedulableMessage(pod({ message: AFFINITY, nodeName: 'node-a' }))).toBeUndefined();

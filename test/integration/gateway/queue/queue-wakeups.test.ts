@@ -151,6 +151,26 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
     expect(start!.at - held.notBefore!).toBeLessThan(250);
   });
 
+  it('when a paused queue whose oldest message is delayed is resumed, then the resume wakes the queue when that one is due', async () => {
+    const { connection, wakeups } = replica();
+    // Paused and enqueued by a store without wake-ups: only the resume can arm one here.
+    const store = new QueueStore(connection, keys);
+    await store.upsert('q', { paused: true, create: true }, quota);
+    const held = delayed('q', 'held', Date.now() + 400);
+    await store.enqueue('q', [held], { deduplicationWindowMs: 0, quota });
+    expect(wakeups.size).toBe(0);
+
+    expect(
+      await new QueueStore(connection, keys, 0, wakeups).upsert('q', { paused: false, create: false }, quota),
+    ).toBe(true);
+    expect(wakeups.size).toBe(1);
+    await waitForStarted(1);
+    const [start] = await started();
+    expect(start!.body).toBe('held');
+    expect(start!.at).toBeGreaterThanOrEqual(held.notBefore!);
+    expect(start!.at - held.notBefore!).toBeLessThan(250);
+  });
+
   it('when the dispatch fails (the database is gone), then the wake-up is dropped quietly and not retried in a loop', async () => {
     let calls = 0;
     const wakeups = new QueueWakeups(async () => {
