@@ -12,6 +12,7 @@ import {
   renewActivity,
   requestWake,
   useSuitePlatform,
+  waitForEventReasons,
   waitForInstance,
 } from './couch-instance-harness.js';
 
@@ -48,8 +49,8 @@ describe('CouchInstance hibernation', () => {
       expect(conditionOf(hibernated, 'Active')).toMatchObject({ status: 'False', reason: 'Hibernated' });
       expect(conditionOf(hibernated, 'Ready')).toMatchObject({ status: 'False', reason: 'Hibernated' });
       expect(conditionOf(hibernated, 'Degraded')).toMatchObject({ status: 'False' });
-      const reasons = (await eventsFor(ns.name, 'idle')).map((event) => event.reason);
-      expect(reasons).toEqual(expect.arrayContaining(['CredentialsCreated', 'Started', 'Hibernated']));
+      // Recorded, and counted, after the status write seen above.
+      await waitForEventReasons(ns.name, 'idle', ['CredentialsCreated', 'Started', 'Hibernated']);
       expect(
         await metricValue(platform.operator(), 'settee_couch_hibernations_total'),
       ).toBeGreaterThanOrEqual(1);
@@ -80,7 +81,8 @@ describe('CouchInstance hibernation', () => {
     } finally {
       watched.stop();
     }
-    expect((await eventsFor(ns.name, 'idle')).map((event) => event.reason)).toContain('Woken');
+    // Recorded, and counted, after the Waking status write.
+    await waitForEventReasons(ns.name, 'idle', ['Woken']);
     expect(await metricValue(platform.operator(), 'settee_couch_wakes_total')).toBe(1);
   });
 
