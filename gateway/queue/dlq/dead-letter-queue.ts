@@ -6,7 +6,6 @@ import type { QueueMessage } from '../message.js';
 import { encodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
 import { deleteDeadLetters } from '../scripts/delete-dead-letters.js';
-import { isQueueLimit, quotaError } from '../queues/queue-store.js';
 import type { QueueQuota, QueueRecord } from '../queues/queue.js';
 import { retryDeadLetters } from '../scripts/retry-dead-letters.js';
 import { retryDeadLettersIntoQueue } from '../scripts/retry-dead-letters-into-queue.js';
@@ -175,26 +174,21 @@ export class DeadLetterQueue {
     for (const { dlqId, message } of items)
       args.push(dlqId, message.id, encodeMessage(message), this.created(message, now));
     const k = this.keys;
-    try {
-      return (await retryDeadLettersIntoQueue.run(
-        this.redis,
-        [
-          k.deadLetters,
-          k.deadLetterOrder,
-          k.queues,
-          k.queueWaiting(queueName),
-          k.queueActive(queueName),
-          k.scheduledMessages,
-          k.stream,
-          k.streamIndex,
-          k.events,
-        ],
-        args,
-      )) as number[];
-    } catch (err) {
-      if (isQueueLimit(err)) throw quotaError(quota);
-      throw err;
-    }
+    return (await retryDeadLettersIntoQueue.run(
+      this.redis,
+      [
+        k.deadLetters,
+        k.deadLetterOrder,
+        k.queues,
+        k.queueWaiting(queueName),
+        k.queueActive(queueName),
+        k.scheduledMessages,
+        k.stream,
+        k.streamIndex,
+        k.events,
+      ],
+      args,
+    )) as number[];
   }
 
   /** Drops letters past the retention or beyond the count; bounded work per call. */
