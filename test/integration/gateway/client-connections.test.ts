@@ -94,7 +94,7 @@ describe('the gateway and clients that are slow or leave early', () => {
       'the upstream request to end',
       async () => (echo.aborted > abortedBefore ? true : undefined),
       {
-        timeoutMs: 2_000,
+        timeoutMs: 10_000,
         intervalMs: 20,
       },
     );
@@ -141,7 +141,7 @@ describe('the gateway and clients that are slow or leave early', () => {
       'both upstream requests to end',
       async () => (echo.aborted >= abortedBefore + 2 ? true : undefined),
       {
-        timeoutMs: 3_000,
+        timeoutMs: 10_000,
         intervalMs: 20,
       },
     );
