@@ -6,7 +6,6 @@ import type { QueueMessage } from '../message.js';
 import { encodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
 import { deleteDeadLetters } from '../scripts/delete-dead-letters.js';
-import { isQueueLimit, quotaError } from '../queues/queue-store.js';
 import type { QueueQuota, QueueRecord } from '../queues/queue.js';
 import type { QueueWakeups } from '../queues/queue-wakeups.js';
 import { retryDeadLetters } from '../scripts/retry-dead-letters.js';
@@ -182,28 +181,23 @@ export class DeadLetterQueue {
     for (const { dlqId, message } of items)
       args.push(dlqId, message.id, encodeMessage(message), this.created(message, now));
     const k = this.keys;
-    try {
-      const [results, waitMs] = (await retryDeadLettersIntoQueue.run(
-        this.redis,
-        [
-          k.deadLetters,
-          k.deadLetterOrder,
-          k.queues,
-          k.queueWaiting(queueName),
-          k.queueActive(queueName),
-          k.scheduledMessages,
-          k.stream,
-          k.streamIndex,
-          k.events,
-        ],
-        args,
-      )) as [number[], number];
-      if (waitMs >= 0) this.wakeups?.wakeIn(queueName, waitMs);
-      return results;
-    } catch (err) {
-      if (isQueueLimit(err)) throw quotaError(quota);
-      throw err;
-    }
+    const [results, waitMs] = (await retryDeadLettersIntoQueue.run(
+      this.redis,
+      [
+        k.deadLetters,
+        k.deadLetterOrder,
+        k.queues,
+        k.queueWaiting(queueName),
+        k.queueActive(queueName),
+        k.scheduledMessages,
+        k.stream,
+        k.streamIndex,
+        k.events,
+      ],
+      args,
+    )) as [number[], number];
+    if (waitMs >= 0) this.wakeups?.wakeIn(queueName, waitMs);
+    return results;
   }
 
   /** Drops letters past the retention or beyond the count; bounded work per call. */

@@ -1,29 +1,18 @@
 import type { Redis } from 'ioredis';
 import type { QueueConfig } from '../config.js';
-import { QuotaExceededError } from '../errors.js';
 import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
 import type { QueueMessage } from '../message.js';
 import { encodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
 import { enqueueAnswers, type EnqueueAnswer } from '../enqueue-answer.js';
 import { PendingMessages } from '../messages/pending-messages.js';
+import { quotaExceeded } from '../quotas.js';
 import { auditQueueSlots } from '../scripts/audit-queue-slots.js';
 import { deleteQueue } from '../scripts/delete-queue.js';
 import { enqueueQueueMessages } from '../scripts/enqueue-queue-messages.js';
 import { upsertQueue } from '../scripts/upsert-queue.js';
 import type { QueueQuota, QueueRecord } from './queue.js';
 import { queueWakeupsOn, type QueueWakeups } from './queue-wakeups.js';
-
-/** Whether a script's error is its QUEUE_LIMIT reply (a new queue over the binding's quota). */
-export function isQueueLimit(err: unknown): boolean {
-  return err instanceof Error && err.message.includes('QUEUE_LIMIT');
-}
-
-export function quotaError(quota: Pick<QueueQuota, 'maxQueues'>): QuotaExceededError {
-  return new QuotaExceededError(
-    `queue limit reached: the binding has its most queues (${quota.maxQueues}, QueueBinding spec.limits.maxQueues); delete one first`,
-  );
-}
 
 /**
  * A binding's queues (`/v2/queues`, `/v2/enqueue`) in its database (keys.ts): a hash of queue
@@ -68,22 +57,17 @@ export class QueueStore {
     now = Date.now(),
   ): Promise<boolean> {
     const paused = change.paused === undefined ? '' : change.paused ? '1' : '0';
-    try {
-      const [exists, waitMs] = (await upsertQueue.run(this.redis, this.slotKeys(name), [
-        MESSAGE_FIELD,
-        name,
-        change.parallelism ?? '',
-        paused,
-        now,
-        quota.maxQueues,
-        change.create ? '1' : '0',
-      ])) as [number, number];
-      if (waitMs >= 0) this.wakeups?.wakeIn(name, waitMs);
-      return exists === 1;
-    } catch (err) {
-      if (isQueueLimit(err)) throw quotaError(quota);
-      throw err;
-    }
+    const [exists, waitMs] = (await upsertQueue.run(this.redis, this.slotKeys(name), [
+      MESSAGE_FIELD,
+      name,
+      change.parallelism ?? '',
+      paused,
+      now,
+      quota.maxQueues,
+      change.create ? '1' : '0',
+    ])) as [number, number];
+    if (waitMs >= 0) this.wakeups?.wakeIn(name, waitMs);
+    return exists === 1;
   }
 
   async get(name: string): Promise<{ record: QueueRecord; lag: number } | undefined> {
@@ -118,7 +102,7 @@ export class QueueStore {
       this.redis.hexists(this.keys.queues, name),
       this.redis.hlen(this.keys.queues),
     ]);
-    if (exists === 0 && count >= quota.maxQueues) throw quotaError(quota);
+    if (exists === 0 && count >= quota.maxQueues) throw quotaExceeded('maxQueues', quota.maxQueues);
   }
 
   async names(): Promise<string[]> {
@@ -170,27 +154,21 @@ export class QueueStore {
           : '';
       args.push(message.id, encodeMessage(message), message.deduplicationKey ?? '', event);
     }
-    let answers: string[];
-    try {
-      answers = (await enqueueQueueMessages.run(
-        this.redis,
-        [
-          k.queues,
-          k.queueWaiting(name),
-          k.queueActive(name),
-          k.scheduledMessages,
-          k.stream,
-          k.streamIndex,
-          k.deduplicationIds,
-          k.deduplicationExpiries,
-          k.events,
-        ],
-        args,
-      )) as string[];
-    } catch (err) {
-      if (isQueueLimit(err)) throw quotaError(options.quota);
-      throw err;
-    }
+    const answers = (await enqueueQueueMessages.run(
+      this.redis,
+      [
+        k.queues,
+        k.queueWaiting(name),
+        k.queueActive(name),
+        k.scheduledMessages,
+        k.stream,
+        k.streamIndex,
+        k.deduplicationIds,
+        k.deduplicationExpiries,
+        k.events,
+      ],
+      args,
+    )) as string[];
     let earliest = Infinity;
     for (const [i, message] of messages.entries())
       if (answers[i] === '' && message.notBefore !== undefined && message.notBefore > now)

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { QuotaExceededError } from '../errors.js';
 import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
+import { queueLimitReached } from '../quotas.js';
 import type { QueueMessage } from '../message.js';
 import { decodeMessage, encodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
@@ -93,7 +93,6 @@ export class ScheduleStore {
         options.maxSchedules,
       ],
     )) as [number, string];
-    if (Number(created) === -1) throw scheduleLimitReached(options.maxSchedules);
     return duplicateOf ? { created: false, duplicateOf } : { created: Number(created) === 1 };
   }
 
@@ -156,15 +155,12 @@ export class ScheduleStore {
     paused: boolean,
     options: { nextTick: number; maxSchedules: number },
   ): Promise<boolean> {
-    const found = Number(
-      await setSchedulePaused.run(
-        this.redis,
-        [this.keys.schedules, this.keys.scheduleTicks],
-        [scheduleId, paused ? '1' : '0', options.nextTick, options.maxSchedules],
-      ),
+    const found = await setSchedulePaused.run(
+      this.redis,
+      [this.keys.schedules, this.keys.scheduleTicks],
+      [scheduleId, paused ? '1' : '0', options.nextTick, options.maxSchedules],
     );
-    if (found === -1) throw scheduleLimitReached(options.maxSchedules);
-    return found === 1;
+    return Number(found) === 1;
   }
 
   /**
@@ -238,6 +234,7 @@ export class ScheduleStore {
       JSON.stringify(created),
       claims.join(' '),
       maxQueues,
+      `${queueLimitReached(maxQueues)}, so queue ${queueName} was not created and this tick was not stored`,
     ];
     for (const { due, following, messages } of ticks) {
       args.push(due.scheduleId, due.tick, following, messages.length);
@@ -277,13 +274,6 @@ export class ScheduleStore {
         : '';
     return [message.id, message.notBefore ?? 0, encodeMessage(message), created];
   }
-}
-
-/** QStash's 412, naming the quota and the field that raises it. */
-function scheduleLimitReached(maxSchedules: number): QuotaExceededError {
-  return new QuotaExceededError(
-    `schedule limit reached: the binding has its most active schedules (${maxSchedules}, QueueBinding spec.limits.maxSchedules); pause or delete one first`,
-  );
 }
 
 function stored(

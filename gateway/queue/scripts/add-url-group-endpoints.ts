@@ -1,4 +1,5 @@
 import { LuaScript } from './lua-script.js';
+import { QUOTA_EXCEEDED_LUA } from './quota-exceeded.js';
 
 /**
  * Adds endpoints to a URL group, creating the group when it is missing (QStash's upsert). An
@@ -11,20 +12,21 @@ import { LuaScript } from './lua-script.js';
  * ARGV[3]  the endpoints to add, a JSON array of {url, name?}
  * ARGV[4]  the most endpoints a group may have
  * ARGV[5]  the most groups the binding may have
- * Returns the group's endpoint count, or (nothing written) -1 when it would exceed ARGV[4], -2
- * when the group is new and the binding already has ARGV[5] groups.
+ * Returns the group's endpoint count; or, with nothing written, the quota reply (quota-exceeded.ts)
+ * QUOTA maxUrlGroups <ARGV[5]> when the group is new and the binding already has ARGV[5] groups,
+ * QUOTA maxUrlGroupEndpoints <ARGV[4]> when the group would have more than ARGV[4] endpoints.
  */
 export const addUrlGroupEndpoints = new LuaScript(
   'add-url-group-endpoints',
   1,
-  `
+  `${QUOTA_EXCEEDED_LUA}
 local stored = redis.call('HGET', KEYS[1], ARGV[1])
 local now = tonumber(ARGV[2])
 local group
 if stored then
   group = cjson.decode(stored)
 elseif redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[5]) then
-  return -2
+  return quota_exceeded('maxUrlGroups', ARGV[5])
 else
   group = { createdAt = now, endpoints = {} }
 end
@@ -40,7 +42,7 @@ for _, added in ipairs(cjson.decode(ARGV[3])) do
   end
   if not replaced then table.insert(group.endpoints, added) end
 end
-if #group.endpoints > tonumber(ARGV[4]) then return -1 end
+if #group.endpoints > tonumber(ARGV[4]) then return quota_exceeded('maxUrlGroupEndpoints', ARGV[4]) end
 group.updatedAt = now
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(group))
 return #group.endpoints

@@ -1,6 +1,7 @@
 import { DEDUPLICATE_LUA } from './deduplicate.js';
 import { DISPATCH_QUEUE_LUA } from './dispatch-queue.js';
 import { LuaScript } from './lua-script.js';
+import { QUOTA_EXCEEDED_LUA } from './quota-exceeded.js';
 import { RECORD_EVENT_LUA } from './record-event.js';
 import { SERVER_NOW_LUA } from './server-now.js';
 
@@ -28,16 +29,17 @@ import { SERVER_NOW_LUA } from './server-now.js';
  * ARGV[7..] quadruples: message id, encoded message, deduplication key ('' = none), CREATED event
  *          (JSON; '' = none)
  * Returns, per message, '' when it was stored, else the id of the message it duplicates; or the
- * error reply QUEUE_LIMIT when the queue is missing and the binding has its most queues.
+ * quota reply QUOTA maxQueues <ARGV[6]> (quota-exceeded.ts; nothing changed) when the queue is
+ * missing and the binding has its most queues.
  */
 export const enqueueQueueMessages = new LuaScript(
   'enqueue-queue-messages',
   9,
-  `${DEDUPLICATE_LUA}${RECORD_EVENT_LUA}${SERVER_NOW_LUA}${DISPATCH_QUEUE_LUA}
+  `${QUOTA_EXCEEDED_LUA}${DEDUPLICATE_LUA}${RECORD_EVENT_LUA}${SERVER_NOW_LUA}${DISPATCH_QUEUE_LUA}
 if redis.call('HEXISTS', KEYS[1], ARGV[4]) == 0 then
   local limit = tonumber(ARGV[6])
   if limit > 0 and redis.call('HLEN', KEYS[1]) >= limit then
-    return redis.error_reply('QUEUE_LIMIT')
+    return quota_exceeded('maxQueues', ARGV[6])
   end
   redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
 end

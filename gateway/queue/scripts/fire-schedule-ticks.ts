@@ -34,7 +34,8 @@ import { LuaScript } from './lua-script.js';
  * ARGV[4]  the QueueRecord JSON to create that queue with when it is missing
  * ARGV[5]  the claims (ms) the caller's schedules may hold, space-separated (the first and each renewal)
  * ARGV[6]  the most queues the binding may have (spec.limits.maxQueues)
- * ARGV[7..] per tick: schedule id, the tick (ms), the following tick (ms), the number n of its
+ * ARGV[7]  why a refused tick was not stored: its messages' FAILED events' error
+ * ARGV[8..] per tick: schedule id, the tick (ms), the following tick (ms), the number n of its
  *          messages, then n quadruples: message id, due time (ms; 0 = now), encoded message,
  *          CREATED event (JSON; '' = none)
  * Returns, per tick in order, 1 when it fired, 0 when its schedule no longer held the claim, 2 when
@@ -49,11 +50,10 @@ local held = {}
 for claim in string.gmatch(ARGV[5], '%S+') do held[tonumber(claim)] = true end
 local refused = queue ~= '' and redis.call('HEXISTS', KEYS[8], queue) == 0
   and redis.call('HLEN', KEYS[8]) >= tonumber(ARGV[6])
-local refusal = '"state":"FAILED","error":' .. cjson.encode('queue limit reached: the binding has its most queues ('
-  .. ARGV[6] .. ', QueueBinding spec.limits.maxQueues), so queue ' .. queue .. ' was not created and this tick was not stored')
+local refusal = '"state":"FAILED","error":' .. cjson.encode(ARGV[7])
 local fired = {}
 local any = false
-local i = 7
+local i = 8
 while i <= #ARGV do
   local id, count = ARGV[i], tonumber(ARGV[i + 3])
   local first, last = i + 4, i + 3 + 4 * count

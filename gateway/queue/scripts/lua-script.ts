@@ -1,16 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { quotaExceededIn } from './quota-exceeded.js';
 
-/**
- * A Lua script run with EVALSHA, falling back to EVAL once when the server does not have it yet
- * (first use, or after SCRIPT FLUSH / a restart). Every key it touches is passed in KEYS.
- */
 /**
  * How many KEYS a script takes: a fixed number, or a fixed `first` followed by any number of
  * groups of `each` (a script that works on several objects of one kind in one run).
  */
 export type ScriptKeyCount = number | { first: number; each: number };
 
+/**
+ * A Lua script run with EVALSHA, falling back to EVAL once when the server does not have it yet
+ * (first use, or after SCRIPT FLUSH / a restart). Every key it touches is passed in KEYS. A script's
+ * refusal over a quota is thrown as a QuotaExceededError (quota-exceeded.ts).
+ */
 export class LuaScript {
   readonly sha: string;
 
@@ -27,7 +29,7 @@ export class LuaScript {
     keys: readonly string[],
     args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
-    return this.call(redis as unknown as EvalCommands, 'evalsha', 'eval', keys, args);
+    return this.call(redis as unknown as EvalCommands, 'evalsha', 'eval', keys, args).catch(typedFailure);
   }
 
   /** As run, with the reply's strings as Buffers: for scripts that return message bodies (bytes). */
@@ -36,7 +38,9 @@ export class LuaScript {
     keys: readonly string[],
     args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
-    return this.call(redis as unknown as EvalCommands, 'evalshaBuffer', 'evalBuffer', keys, args);
+    return this.call(redis as unknown as EvalCommands, 'evalshaBuffer', 'evalBuffer', keys, args).catch(
+      typedFailure,
+    );
   }
 
   private async call(
@@ -55,6 +59,11 @@ export class LuaScript {
       return redis[byText](this.lua, keys.length, ...keys, ...args);
     }
   }
+}
+
+/** A script's refusal over a quota as the typed error (quota-exceeded.ts); any other failure as it is. */
+function typedFailure(err: unknown): never {
+  throw quotaExceededIn(err) ?? err;
 }
 
 function takesKeyCount(count: ScriptKeyCount, given: number): boolean {

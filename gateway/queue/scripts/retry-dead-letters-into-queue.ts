@@ -1,5 +1,6 @@
 import { DISPATCH_QUEUE_LUA } from './dispatch-queue.js';
 import { LuaScript } from './lua-script.js';
+import { QUOTA_EXCEEDED_LUA } from './quota-exceeded.js';
 import { RECORD_EVENT_LUA } from './record-event.js';
 
 /**
@@ -26,13 +27,13 @@ import { RECORD_EVENT_LUA } from './record-event.js';
  * ARGV[6..] quadruples: dlqId, new message id, encoded message, CREATED event (JSON; '' = none)
  * Returns {per quadruple, 1 if it was retried or 0 if the dead letter was gone; ms until the
  * oldest waiting message is due when the dispatch stopped at it because it is not (else -1)}; or
- * the error reply QUEUE_LIMIT (nothing changed) when the queue is missing and the binding has its
- * most queues.
+ * the quota reply QUOTA maxQueues <ARGV[5]> (quota-exceeded.ts; nothing changed) when the queue is
+ * missing and the binding has its most queues.
  */
 export const retryDeadLettersIntoQueue = new LuaScript(
   'retry-dead-letters-into-queue',
   9,
-  `${RECORD_EVENT_LUA}${DISPATCH_QUEUE_LUA}
+  `${QUOTA_EXCEEDED_LUA}${RECORD_EVENT_LUA}${DISPATCH_QUEUE_LUA}
 local results = {}
 local queue_checked = false
 for i = 6, #ARGV, 4 do
@@ -41,7 +42,7 @@ for i = 6, #ARGV, 4 do
     if not queue_checked and redis.call('HEXISTS', KEYS[3], ARGV[3]) == 0 then
       local limit = tonumber(ARGV[5])
       if limit > 0 and redis.call('HLEN', KEYS[3]) >= limit then
-        return redis.error_reply('QUEUE_LIMIT')
+        return quota_exceeded('maxQueues', ARGV[5])
       end
       redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
     end

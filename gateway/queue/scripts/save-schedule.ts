@@ -1,5 +1,6 @@
 import { DEDUPLICATE_LUA } from './deduplicate.js';
 import { LuaScript } from './lua-script.js';
+import { QUOTA_EXCEEDED_LUA } from './quota-exceeded.js';
 import { SERVER_NOW_LUA } from './server-now.js';
 
 /**
@@ -29,20 +30,21 @@ import { SERVER_NOW_LUA } from './server-now.js';
  * ARGV[6]  the deduplication window, ms
  * ARGV[7]  the most active schedules the binding may have
  * Returns {1, ''} when the schedule is new, {0, ''} when it replaced one, {0, first id} when the
- * create was a duplicate and nothing changed, {-1, ''} (nothing changed) when it is new and active
- * and the binding has ARGV[7] active schedules already.
+ * create was a duplicate and nothing changed; or the quota reply QUOTA maxSchedules <ARGV[7]>
+ * (quota-exceeded.ts; nothing changed) when it is new and active and the binding has ARGV[7]
+ * active schedules already.
  */
 export const saveSchedule = new LuaScript(
   'save-schedule',
   5,
-  `${DEDUPLICATE_LUA}${SERVER_NOW_LUA}
+  `${QUOTA_EXCEEDED_LUA}${DEDUPLICATE_LUA}${SERVER_NOW_LUA}
 local held = ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[5]) == 1
 local old = redis.call('HGET', KEYS[1], ARGV[1])
 local exists = old ~= false
 local keep_paused = exists and not redis.call('ZSCORE', KEYS[3], ARGV[1])
 if not held and not exists and ARGV[4] ~= ''
   and redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
-  return {-1, ''}
+  return quota_exceeded('maxSchedules', ARGV[7])
 end
 if ARGV[5] ~= '' then
   local first = deduplicate(KEYS[4], KEYS[5], ARGV[5], ARGV[1], server_now(), tonumber(ARGV[6]))

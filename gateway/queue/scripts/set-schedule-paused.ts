@@ -1,4 +1,5 @@
 import { LuaScript } from './lua-script.js';
+import { QUOTA_EXCEEDED_LUA } from './quota-exceeded.js';
 
 /**
  * Pauses or resumes a schedule: its record's isPaused, and its place in the ticks set (a paused
@@ -12,19 +13,20 @@ import { LuaScript } from './lua-script.js';
  * ARGV[2]  "1" to pause, "0" to resume
  * ARGV[3]  the next tick (ms) when resuming
  * ARGV[4]  the most active schedules the binding may have
- * Returns 1, 0 when there is no such schedule, or -1 (nothing changed) when resuming a paused
- * schedule while the binding has ARGV[4] active schedules already.
+ * Returns 1, 0 when there is no such schedule, or the quota reply QUOTA maxSchedules <ARGV[4]>
+ * (quota-exceeded.ts; nothing changed) when resuming a paused schedule while the binding has
+ * ARGV[4] active schedules already.
  */
 export const setSchedulePaused = new LuaScript(
   'set-schedule-paused',
   2,
-  `
+  `${QUOTA_EXCEEDED_LUA}
 local stored = redis.call('HGET', KEYS[1], ARGV[1])
 if not stored then return 0 end
 local paused = ARGV[2] == '1'
 local active = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not paused and not active and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
-  return -1
+  return quota_exceeded('maxSchedules', ARGV[4])
 end
 local record = cjson.decode(stored)
 if record.isPaused ~= paused then

@@ -1,5 +1,6 @@
 import { DISPATCH_QUEUE_LUA } from './dispatch-queue.js';
 import { LuaScript } from './lua-script.js';
+import { QUOTA_EXCEEDED_LUA } from './quota-exceeded.js';
 
 /**
  * Creates a queue or changes its parallelism and paused flag (QStash's upsert: both are set, its
@@ -20,13 +21,14 @@ import { LuaScript } from './lua-script.js';
  * ARGV[6]  the most queues the binding may have (0: no limit)
  * ARGV[7]  '1' to create the queue when missing, '0' to leave it missing (pause, resume)
  * Returns {1, ms until the oldest waiting message is due when the dispatch stopped at it because
- * it is not (else -1)} when the queue exists afterwards, {0, -1} when it is missing; the error
- * reply QUEUE_LIMIT when creating it would pass the binding's limit.
+ * it is not (else -1)} when the queue exists afterwards, {0, -1} when it is missing; the quota
+ * reply QUOTA maxQueues <ARGV[6]> (quota-exceeded.ts; nothing changed) when creating it would pass
+ * the binding's limit.
  */
 export const upsertQueue = new LuaScript(
   'upsert-queue',
   6,
-  `${DISPATCH_QUEUE_LUA}
+  `${QUOTA_EXCEEDED_LUA}${DISPATCH_QUEUE_LUA}
 local raw = redis.call('HGET', KEYS[1], ARGV[2])
 local now = tonumber(ARGV[5])
 local queue
@@ -36,7 +38,7 @@ else
   if ARGV[7] ~= '1' then return {0, -1} end
   local limit = tonumber(ARGV[6])
   if limit > 0 and redis.call('HLEN', KEYS[1]) >= limit then
-    return redis.error_reply('QUEUE_LIMIT')
+    return quota_exceeded('maxQueues', ARGV[6])
   end
   queue = { createdAt = now, parallelism = 1, paused = false }
 end

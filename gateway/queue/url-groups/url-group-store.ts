@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-import { QuotaExceededError } from '../errors.js';
 import type { QueueKeys } from '../keys.js';
 import { addUrlGroupEndpoints } from '../scripts/add-url-group-endpoints.js';
 import { removeUrlGroupEndpoints } from '../scripts/remove-url-group-endpoints.js';
@@ -34,29 +33,19 @@ export class UrlGroupStore {
 
   /**
    * Returns the group's endpoint count after the add; over either quota nothing is written and
-   * QuotaExceededError says which.
+   * the script's QuotaExceededError says which.
    */
   async addEndpoints(
     name: string,
     endpoints: readonly UrlGroupEndpoint[],
     options: { maxEndpoints: number; maxGroups: number; now?: number },
   ): Promise<number> {
-    const count = Number(
-      await addUrlGroupEndpoints.run(
-        this.redis,
-        [this.keys.urlGroups],
-        [name, options.now ?? Date.now(), JSON.stringify(endpoints), options.maxEndpoints, options.maxGroups],
-      ),
+    const count = await addUrlGroupEndpoints.run(
+      this.redis,
+      [this.keys.urlGroups],
+      [name, options.now ?? Date.now(), JSON.stringify(endpoints), options.maxEndpoints, options.maxGroups],
     );
-    if (count === -1)
-      throw new QuotaExceededError(
-        `endpoint limit reached: a url group holds at most ${options.maxEndpoints} endpoints (QueueBinding spec.limits.maxUrlGroupEndpoints)`,
-      );
-    if (count === -2)
-      throw new QuotaExceededError(
-        `url group limit reached: the binding has its most url groups (${options.maxGroups}, QueueBinding spec.limits.maxUrlGroups); delete one first`,
-      );
-    return count;
+    return Number(count);
   }
 
   /** Returns the endpoints left (0: the group was deleted), or undefined when there is no such group. */

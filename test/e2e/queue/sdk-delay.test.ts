@@ -10,9 +10,17 @@ import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
 
 /**
+ * The maintenance pass runs this rarely here, and first this long after the gateway starts: due
+ * messages are moved by the mover's own short cadence (delivery-worker.ts), never by waiting for
+ * the pass, so a delivery within ON_TIME_MS of its due time is the mover's.
+ */
+const POLL_INTERVAL_MS = 10_000;
+/** Far under the poll interval, and wide enough for a loaded CI machine. */
+const ON_TIME_MS = 3_000;
+
+/**
  * Delayed delivery through the unchanged SDK: `delay` (Upstash-Delay) and `notBefore`
- * (Upstash-Not-Before) on publish and batch items, and the binding's delay limit. The workers run
- * with the production poll interval, so the mover's real cadence is what is measured.
+ * (Upstash-Not-Before) on publish and batch items, and the binding's delay limit.
  */
 describe('delayed delivery with the @upstash/qstash SDK', () => {
   let redis: RedisServer;
@@ -37,7 +45,7 @@ describe('delayed delivery with the @upstash/qstash SDK', () => {
     });
     receiver = await startTestReceiver({ currentSigningKey: signingKey });
     gateway = await startTestQueueGateway({
-      config: testQueueConfig({ pollIntervalMs: 1_000 }),
+      config: testQueueConfig({ pollIntervalMs: POLL_INTERVAL_MS }),
       targets: [target, limited],
     });
     gateway.startWorkers();
@@ -56,7 +64,7 @@ describe('delayed delivery with the @upstash/qstash SDK', () => {
       { timeoutMs: 10_000, intervalMs: 10 },
     );
 
-  it('when publishJSON has a delay, then the message arrives after it and within a second of its due time', async () => {
+  it('when publishJSON has a delay, then the message arrives after it, at its due time (moved by the mover, not the maintenance pass)', async () => {
     const publishedAt = Date.now();
     const { messageId } = await client().publishJSON({
       url: `${receiver.baseUrl}/hooks/delayed`,
@@ -66,7 +74,7 @@ describe('delayed delivery with the @upstash/qstash SDK', () => {
     const delivery = await deliveryOf(messageId);
     const dueAt = publishedAt + 2_000;
     expect(delivery.at).toBeGreaterThanOrEqual(dueAt);
-    expect(delivery.at - dueAt).toBeLessThan(1_000);
+    expect(delivery.at - dueAt).toBeLessThan(ON_TIME_MS);
     expect(JSON.parse(delivery.body.toString('utf8'))).toEqual({ n: 1 });
   });
 
@@ -80,19 +88,20 @@ describe('delayed delivery with the @upstash/qstash SDK', () => {
     });
     const delivery = await deliveryOf(messageId);
     expect(delivery.at).toBeGreaterThanOrEqual(notBefore * 1000);
-    expect(delivery.at - notBefore * 1000).toBeLessThan(1_000);
+    expect(delivery.at - notBefore * 1000).toBeLessThan(ON_TIME_MS);
   });
 
   it('when a batch mixes delayed and immediate items, then each arrives on its own time', async () => {
     const publishedAt = Date.now();
     const [delayed, immediate] = await client().batchJSON([
-      { url: `${receiver.baseUrl}/hooks/batch-delayed`, body: { n: 3 }, delay: '2s' },
+      { url: `${receiver.baseUrl}/hooks/batch-delayed`, body: { n: 3 }, delay: '4s' },
       { url: `${receiver.baseUrl}/hooks/batch-now`, body: { n: 4 } },
     ]);
+    // The immediate one long before the delayed one is due (not held with it), however slow the machine.
     const now = await deliveryOf(immediate!.messageId);
-    expect(now.at - publishedAt).toBeLessThan(1_000);
+    expect(now.at - publishedAt).toBeLessThan(3_000);
     const later = await deliveryOf(delayed!.messageId);
-    expect(later.at).toBeGreaterThanOrEqual(publishedAt + 2_000);
+    expect(later.at).toBeGreaterThanOrEqual(publishedAt + 4_000);
   });
 
   it("when the delay is longer than the binding's limit, then the SDK gets a 400 naming spec.limits.maxDelay and nothing is stored (a batch item: its own error)", async () => {

@@ -130,7 +130,9 @@ describe('delivery workers on a real Redis', () => {
     const expected = [defaultBackoffMs(1, config), defaultBackoffMs(2, config)];
     gaps.forEach((gap, i) => {
       expect(gap).toBeGreaterThanOrEqual(expected[i]! - 5);
-      expect(gap).toBeLessThan(expected[i]! + 500);
+      // On this step of the schedule, not the next one (a loaded machine runs timers late, so the
+      // bound is the next step's delay rather than a margin of a few hundred ms).
+      expect(gap).toBeLessThan(defaultBackoffMs(i + 2, config));
     });
     expect(letter).toMatchObject({
       messageId: message.id,
@@ -154,12 +156,13 @@ describe('delivery workers on a real Redis', () => {
     await waitFor(
       'the third attempt',
       async () => (f.destination.attemptsOf(message.id).length === 3 ? true : undefined),
-      { timeoutMs: 5_000 },
+      { timeoutMs: 10_000 },
     );
     const [a, b, c] = f.destination.attemptsOf(message.id);
+    // 300 and 600 ms; the default backoff at this config's scale would wait under 150 ms.
     expect(b!.at - a!.at).toBeGreaterThanOrEqual(295);
     expect(c!.at - b!.at).toBeGreaterThanOrEqual(595);
-    expect(c!.at - b!.at).toBeLessThan(1_100);
+    expect(c!.at - b!.at).toBeLessThan(2_500);
   });
 
   it('when the destination answers Retry-After, then the retry waits that long instead of the backoff', async () => {

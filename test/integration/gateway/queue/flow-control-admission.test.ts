@@ -216,7 +216,8 @@ describe('admitting flow-control messages that came onto the stream without a to
     await enqueue('q', m1);
     const [, e1] = await read();
     expect(await check(e1!)).toBe('admitted');
-    const m2 = testMessage('m2', { queueName: 'q' }, { notBefore: Date.now() + 300 });
+    // Due well after the cancel below, however slow the steps before it.
+    const m2 = testMessage('m2', { queueName: 'q' }, { notBefore: Date.now() + 1_500 });
     await enqueue('q', m2);
 
     // No maintenance pass runs here: only a wake-up armed by the cancel can start m2.
@@ -226,7 +227,7 @@ describe('admitting flow-control messages that came onto the stream without a to
       expect(wakeups.size).toBe(1);
       expect(await f.redis.smembers(f.keys.queueActive('q'))).toEqual([]);
       await waitFor('m2 started', async () => ((await onStream()).includes('m2') ? true : undefined), {
-        timeoutMs: 5_000,
+        timeoutMs: 15_000,
         intervalMs: 10,
       });
       // Not before its time: the stream entry id's ms are Redis' clock at the start.

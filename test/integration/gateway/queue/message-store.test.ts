@@ -84,17 +84,19 @@ describe('the message store in a real Redis', () => {
       { ...message(2), notBefore: now + 20 },
     ];
     await store.enqueue([first, second], now);
-    const a = { name: 'replica-a', leaseMs: 300 };
-    const b = { name: 'replica-b', leaseMs: 300 };
+    // Leases long enough that A's holds through the steps below on a loaded machine.
+    const leaseMs = 1_500;
+    const a = { name: 'replica-a', leaseMs };
+    const b = { name: 'replica-b', leaseMs };
     expect(await store.promoteDueMessages(now + 10, 10, a)).toBe(1);
     expect(await redis.get(keys.moverLease)).toBe('replica-a');
     expect(await store.promoteDueMessages(now + 20, 10, b)).toBe('not-mover');
     expect(await redis.zcard(keys.schedule)).toBe(1);
     // A renews its lease by moving (or finding nothing due); B stays out while it does.
     expect(await store.promoteDueMessages(now + 15, 10, a)).toBe(0);
-    expect(Number(await redis.pttl(keys.moverLease))).toBeGreaterThan(200);
+    expect(Number(await redis.pttl(keys.moverLease))).toBeGreaterThan(leaseMs - 500);
     // A stops (dies): once its lease lapses, B becomes the mover and moves what is due.
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    await new Promise((resolve) => setTimeout(resolve, leaseMs + 50));
     expect(await store.promoteDueMessages(now + 20, 10, b)).toBe(1);
     expect(await redis.get(keys.moverLease)).toBe('replica-b');
     expect(await store.promoteDueMessages(now + 20, 10, a)).toBe('not-mover');

@@ -52,45 +52,64 @@ describe('upgrading signing keys from the grace-period model', () => {
     // Nothing listens there: the database check fails fast, which this test does not look at.
     const port = await getFreePort();
     const steady = await createBinding(ns.name, 'steady', spec(port));
+    // Two pending rotations: one due in an hour shows the keys kept until promoteAfter, one due in
+    // three seconds shows the promotion at promoteAfter; neither depends on how soon the operator
+    // gets to them.
     const pending = await createBinding(ns.name, 'pending', spec(port));
+    const due = await createBinding(ns.name, 'due', spec(port));
     const keyOf = (uid: string | undefined, generation: number) =>
       deriveSigningKey({ masterSecret: TEST_MASTER_SECRET, bindingUid: uid ?? '', generation });
     await writeBindingStatus(ns.name, 'steady', { signingKeys: { currentGeneration: 3 } });
-    await requestRotation(ns.name, 'pending', 'r1');
-    const promoteAfter = new Date(Date.now() + 4_000).toISOString();
-    await writeBindingStatus(ns.name, 'pending', {
-      signingKeys: { currentGeneration: 2, nextGeneration: 3, promoteAfter, rotationRequest: 'r1' },
-    });
+    const pendingRotation = async (name: string, promoteAfter: string) => {
+      await requestRotation(ns.name, name, 'r1');
+      await writeBindingStatus(ns.name, name, {
+        signingKeys: { currentGeneration: 2, nextGeneration: 3, promoteAfter, rotationRequest: 'r1' },
+      });
+    };
+    const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+    const promoteAfter = new Date(Date.now() + 3_000).toISOString();
+    await pendingRotation('pending', inAnHour);
+    await pendingRotation('due', promoteAfter);
 
     operator = await startQueueBindingOperator({ namespace: ns.name });
 
     const steadyEnv = await waitForQueueEnv(ns.name, 'steady', 'written', () => true);
     expect(steadyEnv.VQUEUE_CURRENT_SIGNING_KEY).toBe(keyOf(steady.metadata.uid, 3));
     expect(steadyEnv.VQUEUE_NEXT_SIGNING_KEY).toBe(keyOf(steady.metadata.uid, 4));
-    expect((await readBinding(ns.name, 'steady')).status?.signingKeys).toEqual({
-      currentGeneration: 3,
-      nextGeneration: 4,
-    });
+    // The env Secret is written before the status: the status is waited for, not read once.
+    const published = await waitForBinding(
+      ns.name,
+      'steady',
+      'the next key in status',
+      (b) => b.status?.signingKeys?.nextGeneration !== undefined,
+    );
+    expect(published.status?.signingKeys).toEqual({ currentGeneration: 3, nextGeneration: 4 });
     // Receivers of the old model held the current key twice (the SDK wants two); they still verify.
     const oldReceiver = { current: keyOf(steady.metadata.uid, 3), next: keyOf(steady.metadata.uid, 3) };
     expect(await verifies(steadyEnv.VQUEUE_CURRENT_SIGNING_KEY, oldReceiver)).toBe(true);
-    const published = await waitFor(
+    const event = await waitFor(
       'the NextSigningKeyPublished Event',
       async () => (await eventsFor(ns.name, 'steady')).find((e) => e.reason === 'NextSigningKeyPublished'),
       { timeoutMs: 10_000, intervalMs: 100 },
     );
-    expect(published.message).toMatch(/generation 4; deliveries are still signed with generation 3/);
+    expect(event.message).toMatch(/generation 4; deliveries are still signed with generation 3/);
 
-    // The pending rotation keeps both of its keys until promoteAfter, as the old Event promised.
+    // A pending rotation keeps both of its keys until promoteAfter, as the old Event promised.
     const during = await waitForQueueEnv(ns.name, 'pending', 'written', () => true);
     expect(during).toMatchObject({
       VQUEUE_CURRENT_SIGNING_KEY: keyOf(pending.metadata.uid, 2),
       VQUEUE_NEXT_SIGNING_KEY: keyOf(pending.metadata.uid, 3),
     });
-    expect(Date.now()).toBeLessThan(Date.parse(promoteAfter));
+    expect((await readBinding(ns.name, 'pending')).status?.signingKeys).toMatchObject({
+      currentGeneration: 2,
+      nextGeneration: 3,
+      promoteAfter: inAnHour,
+    });
+
+    // And completes at promoteAfter, not before.
     const done = await waitForBinding(
       ns.name,
-      'pending',
+      'due',
       'the pending rotation completed',
       (b) => b.status?.signingKeys?.currentGeneration === 3,
     );
@@ -102,13 +121,13 @@ describe('upgrading signing keys from the grace-period model', () => {
     });
     const after = await waitForQueueEnv(
       ns.name,
-      'pending',
+      'due',
       'rotated',
-      (env) => env.VQUEUE_CURRENT_SIGNING_KEY === keyOf(pending.metadata.uid, 3),
+      (env) => env.VQUEUE_CURRENT_SIGNING_KEY === keyOf(due.metadata.uid, 3),
     );
-    expect(after.VQUEUE_NEXT_SIGNING_KEY).toBe(keyOf(pending.metadata.uid, 4));
+    expect(after.VQUEUE_NEXT_SIGNING_KEY).toBe(keyOf(due.metadata.uid, 4));
     // A receiver given the pending pair verifies what is signed after the rotation.
-    const pendingPair = { current: during.VQUEUE_CURRENT_SIGNING_KEY, next: during.VQUEUE_NEXT_SIGNING_KEY };
+    const pendingPair = { current: keyOf(due.metadata.uid, 2), next: keyOf(due.metadata.uid, 3) };
     expect(await verifies(after.VQUEUE_CURRENT_SIGNING_KEY, pendingPair)).toBe(true);
   });
 });
