@@ -16,8 +16,7 @@ import {
 import { customObjectHelpers } from '../custom-objects.js';
 import { basicAuth } from '../gateway/http-request.js';
 import { readAdminCredentials } from '../gateway/platform-harness.js';
-import { eventsFor, testClients } from '../../integration/operator/couch-instance-harness.js';
-import { waitFor } from '../../../local/wait.js';
+import { testClients } from '../../integration/operator/couch-instance-harness.js';
 
 export const BACKUP_BUCKET = 'settee-backups';
 export const BACKUP_PREFIX = 'tests';
@@ -121,21 +120,5 @@ export async function listBackups(namespace: string, instance: string): Promise<
     .sort((a, b) => String(b.metadata.creationTimestamp).localeCompare(String(a.metadata.creationTimestamp)));
 }
 
-/**
- * Waits until the instance has Events with every one of `reasons`: an Event is recorded just after
- * the status it tells of, so a test that saw the status may be a moment early for the Event.
- */
-export async function waitForEventReasons(
-  namespace: string,
-  instance: string,
-  reasons: string[],
-): Promise<void> {
-  await waitFor(
-    `Events ${reasons.join(', ')} on ${namespace}/${instance}`,
-    async () => {
-      const seen = new Set((await eventsFor(namespace, instance)).map((event) => event.reason));
-      return reasons.every((reason) => seen.has(reason)) ? true : undefined;
-    },
-    { timeoutMs: 15_000, intervalMs: 100 },
-  );
-}
+// Shared with the instance suites, which have the same Events after status to wait for.
+export { waitForEventReasons } from '../../integration/operator/couch-instance-harness.js';

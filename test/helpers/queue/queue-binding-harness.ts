@@ -21,6 +21,7 @@ import { queueBindingController } from '../../../operator/controllers/queue-bind
 import { createSilentLogger } from '../../../observability/logger.js';
 import { startOperator, type RunningOperator } from '../../../operator/operator.js';
 import { customObjectHelpers } from '../custom-objects.js';
+import { waitForEventsWithReasons } from '../events-with-reasons.js';
 import { testControlPlane } from '../kube.js';
 
 export { conditionOf } from '../custom-objects.js';
@@ -150,4 +151,13 @@ export async function eventsFor(namespace: string, name: string): Promise<CoreV1
     fieldSelector: `involvedObject.name=${name}`,
   });
   return events.items;
+}
+
+/** The binding's Events once every one of `reasons` is among them (recorded after the status). */
+export function waitForEventReasons(
+  namespace: string,
+  name: string,
+  reasons: readonly string[],
+): Promise<CoreV1Event[]> {
+  return waitForEventsWithReasons(`${namespace}/${name}`, () => eventsFor(namespace, name), reasons);
 }

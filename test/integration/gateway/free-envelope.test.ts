@@ -166,7 +166,16 @@ describe('the gateway enforces the free envelope on free instances', () => {
     await waitFor(async () => (await call('waking', 'GET', '/_up')).status !== 404);
     // 30 writes at once against a rate of 10, all arriving before the instance has an address.
     const held = Array.from({ length: 30 }, (_, i) => call('waking', 'PUT', `/rates/held-${i}`, { i }));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // All 30 are past the envelope and held (the meter counts them there) before the instance has an
+    // address, however long a loaded machine takes to bring them to the gateway.
+    await waitFor(async () => {
+      const metrics = (await request(`${gateway.url}/metrics`)).body;
+      const writes =
+        /^settee_gateway_instance_requests_total\{[^}]*instance="waking"[^}]*class="write"[^}]*\} (\d+)$/m.exec(
+          metrics,
+        );
+      return Number(writes?.[1] ?? 0) >= 30;
+    });
     await setInstancePod(
       kubeConfig,
       { namespace: namespace.name, name: 'waking' },

@@ -42,7 +42,8 @@ describe('makeKubeClients', () => {
       request: { method: 'GET', path: `/api/v1/namespaces/${namespace.name}` },
     });
     expect(tookMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50);
-    expect(tookMs).toBeLessThan(REQUEST_TIMEOUT_MS + 1_000);
+    // Soon after the timeout (wide for a loaded machine); a call that is not cut never returns.
+    expect(tookMs).toBeLessThan(REQUEST_TIMEOUT_MS + 3_000);
     // The silent connection went with the call; the next one opens a fresh connection.
     expect((await core.readNamespace({ name: namespace.name })).metadata?.name).toBe(namespace.name);
   });

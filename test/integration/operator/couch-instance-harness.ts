@@ -34,6 +34,7 @@ import { formatMicroTime } from '../../../kube/micro-time.js';
 import { createSilentLogger } from '../../../observability/logger.js';
 import { startOperator, type RunningOperator } from '../../../operator/operator.js';
 import { customObjectHelpers } from '../../helpers/custom-objects.js';
+import { waitForEventsWithReasons } from '../../helpers/events-with-reasons.js';
 import { testControlPlane } from '../../helpers/kube.js';
 
 import { UNLIMITED_FREE_INSTANCES } from '../../helpers/gateway/gateway-harness.js';
@@ -142,6 +143,15 @@ export async function eventsFor(namespace: string, name: string): Promise<CoreV1
   return events.items.filter(
     (event) => event.involvedObject.kind === 'CouchInstance' && event.involvedObject.name === name,
   );
+}
+
+/** The instance's Events once every one of `reasons` is among them (recorded after the status). */
+export function waitForEventReasons(
+  namespace: string,
+  name: string,
+  reasons: readonly string[],
+): Promise<CoreV1Event[]> {
+  return waitForEventsWithReasons(`${namespace}/${name}`, () => eventsFor(namespace, name), reasons);
 }
 
 export interface TestOperatorOptions {

@@ -7,7 +7,6 @@ import type { RunningOperator } from '../../../operator/operator.js';
 import { useTestNamespace } from '../../helpers/kube.js';
 import {
   createInstance,
-  eventsFor,
   hasPhase,
   metricValue,
   readInstance,
@@ -15,6 +14,7 @@ import {
   renewActivity,
   startTestOperator,
   testClients,
+  waitForEventReasons,
   waitForInstance,
 } from './couch-instance-harness.js';
 
@@ -140,6 +140,7 @@ describe('hibernating an instance that becomes active during the idle check', ()
     const hibernated = await waitForInstance(ns.name, name, 'phase Hibernated', hasPhase('Hibernated'));
     expect(Date.parse(hibernated.status?.hibernatedAt ?? '')).toBeGreaterThanOrEqual(second!.at - 1_000);
     expect((await readStatefulSet(ns.name, name)).spec?.replicas).toBe(0);
-    expect((await eventsFor(ns.name, name)).filter((e) => e.reason === 'Hibernated')).toHaveLength(1);
+    const events = await waitForEventReasons(ns.name, name, ['Hibernated']);
+    expect(events.filter((e) => e.reason === 'Hibernated')).toHaveLength(1);
   });
 });

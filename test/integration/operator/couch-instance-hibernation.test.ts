@@ -1,3 +1,4 @@
+import { waitFor } from '../../../local/wait.js';
 import { useTestNamespace } from '../../helpers/kube.js';
 import {
   conditionOf,
@@ -11,6 +12,7 @@ import {
   renewActivity,
   requestWake,
   useSuitePlatform,
+  waitForEventReasons,
   waitForInstance,
 } from './couch-instance-harness.js';
 
@@ -47,8 +49,8 @@ describe('CouchInstance hibernation', () => {
       expect(conditionOf(hibernated, 'Active')).toMatchObject({ status: 'False', reason: 'Hibernated' });
       expect(conditionOf(hibernated, 'Ready')).toMatchObject({ status: 'False', reason: 'Hibernated' });
       expect(conditionOf(hibernated, 'Degraded')).toMatchObject({ status: 'False' });
-      const reasons = (await eventsFor(ns.name, 'idle')).map((event) => event.reason);
-      expect(reasons).toEqual(expect.arrayContaining(['CredentialsCreated', 'Started', 'Hibernated']));
+      // Recorded, and counted, after the status write seen above.
+      await waitForEventReasons(ns.name, 'idle', ['CredentialsCreated', 'Started', 'Hibernated']);
       expect(
         await metricValue(platform.operator(), 'settee_couch_hibernations_total'),
       ).toBeGreaterThanOrEqual(1);
@@ -58,16 +60,29 @@ describe('CouchInstance hibernation', () => {
   });
 
   it('when a wake is requested, then replicas is 1 and the phase Waking, then Running once ready, with a Woken Event', async () => {
-    await requestWake(ns.name, 'idle');
-    const waking = await waitForInstance(ns.name, 'idle', 'phase Waking', hasPhase('Waking'));
-    expect((await readStatefulSet(ns.name, 'idle')).spec?.replicas).toBe(1);
-    expect(waking.status?.hibernatedAt).toBeUndefined();
-    expect(conditionOf(waking, 'Active')).toMatchObject({ status: 'True', reason: 'WakeRequested' });
-    expect(conditionOf(waking, 'Progressing')).toMatchObject({ status: 'True', reason: 'Waking' });
+    // Waking lasts until the new pod is ready, and Running until idleAfter after that: a quick
+    // engine start or a slow poll can miss either, so the test reads the versions a watch saw.
+    const watched = await recordInstanceVersions(ns.name, 'idle');
+    try {
+      const seen = (phase: string) =>
+        waitFor(`phase ${phase}`, async () => watched.versions.find(hasPhase(phase)), {
+          timeoutMs: FIRST_START_MS,
+        });
+      await requestWake(ns.name, 'idle');
+      const waking = await seen('Waking');
+      // Scaled up with the Waking status, and so until it hibernates again (Running plus idleAfter).
+      expect((await readStatefulSet(ns.name, 'idle')).spec?.replicas).toBe(1);
+      expect(waking.status?.hibernatedAt).toBeUndefined();
+      expect(conditionOf(waking, 'Active')).toMatchObject({ status: 'True', reason: 'WakeRequested' });
+      expect(conditionOf(waking, 'Progressing')).toMatchObject({ status: 'True', reason: 'Waking' });
 
-    const running = await waitForInstance(ns.name, 'idle', 'phase Running', hasPhase('Running'));
-    expect(conditionOf(running, 'Ready')).toMatchObject({ status: 'True' });
-    expect((await eventsFor(ns.name, 'idle')).map((event) => event.reason)).toContain('Woken');
+      const running = await seen('Running');
+      expect(conditionOf(running, 'Ready')).toMatchObject({ status: 'True' });
+    } finally {
+      watched.stop();
+    }
+    // Recorded, and counted, after the Waking status write.
+    await waitForEventReasons(ns.name, 'idle', ['Woken']);
     expect(await metricValue(platform.operator(), 'settee_couch_wakes_total')).toBe(1);
   });
 

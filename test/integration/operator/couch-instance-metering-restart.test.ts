@@ -7,7 +7,6 @@ import { useTestNamespace } from '../../helpers/kube.js';
 import {
   createInstance,
   hasPhase,
-  readInstance,
   renewActivity,
   startTestKubelet,
   startTestOperator,
@@ -71,15 +70,23 @@ describe('metering across an operator restart', () => {
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     operator = await startTestOperator({ namespace: ns.name, env });
     const beforeAt = Date.parse(before.meteredAt ?? '');
-    await waitForInstance(
+    const firstAfter = await waitForInstance(
       ns.name,
       'metered',
       'metered past the pause',
       (i) => Date.parse(i.status?.usage?.meteredAt ?? '') > beforeAt + 3_000,
     );
-    // One more accrual after that, so the restarted operator has rewritten status at least twice.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    const after = (await readInstance(ns.name, 'metered')).status?.usage as CouchInstanceUsage;
+    // One more accrual after that, so the restarted operator has rewritten status at least twice
+    // (waited for, not slept: a loaded machine can space accruals further apart).
+    const firstAfterAt = Date.parse(firstAfter.status?.usage?.meteredAt ?? '');
+    const after = (
+      await waitForInstance(
+        ns.name,
+        'metered',
+        'a second accrual after the pause',
+        (i) => Date.parse(i.status?.usage?.meteredAt ?? '') > firstAfterAt,
+      )
+    ).status?.usage as CouchInstanceUsage;
 
     const elapsed = (Date.parse(after.meteredAt ?? '') - beforeAt) / 1000;
     expect(elapsed).toBeGreaterThan(3);

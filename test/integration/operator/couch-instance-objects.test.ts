@@ -8,7 +8,6 @@ import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import {
   conditionOf,
   createInstance,
-  eventsFor,
   hasPhase,
   instanceApi,
   metricValue,
@@ -17,6 +16,7 @@ import {
   readStatefulSet,
   startTestOperator,
   testClients,
+  waitForEventReasons,
   waitForInstance,
 } from './couch-instance-harness.js';
 
@@ -220,9 +220,7 @@ describe('a CouchInstance and the objects it owns', () => {
       expect(statefulSet.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests).toEqual({
         storage: '1Gi',
       });
-      expect((await eventsFor(ns.name, 'growing')).map((event) => event.reason)).toContain(
-        'VolumeExpansionRequested',
-      );
+      await waitForEventReasons(ns.name, 'growing', ['VolumeExpansionRequested']);
     } finally {
       await storage.deleteStorageClass({ name: storageClassName });
       await core.deletePersistentVolume({ name: volumeName }).catch(() => undefined);

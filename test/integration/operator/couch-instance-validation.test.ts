@@ -7,9 +7,9 @@ import { useTestNamespace } from '../../helpers/kube.js';
 import {
   conditionOf,
   createInstance,
-  eventsFor,
   hasPhase,
   startTestOperator,
+  waitForEventReasons,
   waitForInstance,
 } from './couch-instance-harness.js';
 
@@ -98,7 +98,7 @@ describe('CouchInstance validation', () => {
         message,
       });
       expect(conditionOf(instance, 'Ready')).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
-      expect(await eventsFor(ns.name, 'too-big')).toEqual([
+      expect(await waitForEventReasons(ns.name, 'too-big', ['InvalidSpec'])).toEqual([
         expect.objectContaining({ type: 'Warning', reason: 'InvalidSpec', message }),
       ]);
       // Meanwhile a valid instance in the same namespace is reconciled as usual.

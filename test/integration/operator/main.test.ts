@@ -104,8 +104,9 @@ describe('the operator process (operator/main.ts)', () => {
       ]);
       const exitedAfterMs = Date.now() - cutAt;
       expect(exit).toBe(3);
-      // Renew deadline 1.5 s (plus up to a retry period), then a grace of 150 ms at most.
-      expect(exitedAfterMs).toBeLessThan(1_500 + 200 + 150 + 1_000);
+      // Renew deadline 1.5 s (plus up to a retry period), then a grace of 150 ms at most; the
+      // margin is wide for a loaded machine, and far under the 10 s that would mean it hangs.
+      expect(exitedAfterMs).toBeLessThan(1_500 + 200 + 150 + 3_000);
       expect(operator.output()).toMatch(/exiting after losing leadership/);
       const leases = testControlPlane().kubeConfig.makeApiClient(CoordinationV1Api);
       const lease = await leases.readNamespacedLease({ name: 'losing-operator', namespace: namespace.name });

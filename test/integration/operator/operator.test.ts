@@ -35,6 +35,9 @@ function recordingController(replica: string, log: string[]): ControllerRegistra
   };
 }
 
+/** The replicas' Lease duration. */
+const LEASE_DURATION_MS = 5_000;
+
 describe('startOperator', () => {
   const running: RunningOperator[] = [];
   const core = () => testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
@@ -49,9 +52,11 @@ describe('startOperator', () => {
       SETTEE_METRICS_PORT: '0',
       SETTEE_LEADER_ELECTION_IDENTITY: replica,
       SETTEE_LEADER_ELECTION_LEASE: 'operator-test',
-      SETTEE_LEASE_DURATION: '2s',
-      SETTEE_LEASE_RENEW_DEADLINE: '1500ms',
-      SETTEE_LEASE_RETRY_PERIOD: '200ms',
+      // A lease long enough that "taken over because it was released" and "because it expired"
+      // stay apart on a loaded machine.
+      SETTEE_LEASE_DURATION: `${LEASE_DURATION_MS}ms`,
+      SETTEE_LEASE_RENEW_DEADLINE: '2500ms',
+      SETTEE_LEASE_RETRY_PERIOD: '300ms',
       ...env,
     });
     const operator = await startOperator({
@@ -102,10 +107,11 @@ describe('startOperator', () => {
       'b to take over and reconcile everything',
       async () => (log.length >= 2 ? true : undefined),
       {
-        timeoutMs: 5_000,
+        timeoutMs: 10_000,
       },
     );
-    expect(Date.now() - stoppedAt).toBeLessThan(2_000);
+    // The stopping leader released the Lease: b did not wait for it to expire.
+    expect(Date.now() - stoppedAt).toBeLessThan(LEASE_DURATION_MS);
     expect(log.sort()).toEqual([`b ${key('first')}`, `b ${key('second')}`]);
     const lease = await testControlPlane()
       .kubeConfig.makeApiClient(CoordinationV1Api)

@@ -8,9 +8,12 @@ import { createSilentLogger } from '../../../../observability/logger.js';
 describe('the gateway listener shutdown', () => {
   it('when a keep-alive request finishes after close began, then close returns without waiting for the grace period', async () => {
     let release: () => void = () => undefined;
+    let arrived: () => void = () => undefined;
+    const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
     const server = await startServer({
       listener: (_req, res) => {
         release = () => res.end('done');
+        arrived();
       },
       host: '127.0.0.1',
       port: 0,
@@ -28,7 +31,8 @@ describe('the gateway listener shutdown', () => {
         })
         .on('error', reject);
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Close begins while the request is in flight, however long a loaded machine takes to deliver it.
+    await requestArrived;
     const started = Date.now();
     const closed = server.close(30_000);
     release();

@@ -55,8 +55,8 @@ describe("a delivery worker's blocking connection", () => {
     const recoveredMs = Date.now() - frozenAt;
     expect(f.destination.requests.map((r) => r.path)).toEqual(['/half-open/1', '/half-open/2']);
     // At most: the read in flight settles empty, one more read on the dead connection while it is
-    // replaced, and that read settles empty too.
-    expect(recoveredMs).toBeLessThan(2 * (BLOCK_MS + BLOCKING_REPLY_GRACE_MS) + 1_000);
+    // replaced, and that read settles empty too (the margin is wide for a loaded machine).
+    expect(recoveredMs).toBeLessThan(2 * (BLOCK_MS + BLOCKING_REPLY_GRACE_MS) + 3_000);
     // And the new connection keeps working.
     await store.enqueue([message(3)]);
     await waitFor(

@@ -236,7 +236,9 @@ describe('restoring from backups', () => {
       await idsIn(await instanceCouch(kubeConfig, { namespace: ns.name, name: 'diary-latest' }), 'pages'),
     ).toEqual(['monday', 'tuesday']);
     expect(
-      (await eventsFor(ns.name, 'diary-latest')).find((e) => e.reason === 'RestoreCompleted')?.message,
+      (await waitForEventReasons(ns.name, 'diary-latest', ['RestoreCompleted'])).find(
+        (e) => e.reason === 'RestoreCompleted',
+      )?.message,
     ).toContain(`instance diary and its CouchBackups are gone`);
 
     const early = await waitForInstance(

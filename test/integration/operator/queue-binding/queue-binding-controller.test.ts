@@ -21,6 +21,7 @@ import {
   startQueueBindingOperator,
   TEST_MASTER_SECRET,
   waitForBinding,
+  waitForEventReasons,
   waitForQueueEnv,
 } from '../../../helpers/queue/queue-binding-harness.js';
 
@@ -74,8 +75,8 @@ describe('the QueueBinding controller', () => {
       signingKeys: { currentGeneration: 0, nextGeneration: 1 },
     });
     expect(conditionOf(ready, 'DatabaseReachable')).toMatchObject({ status: 'True', reason: 'Reachable' });
-    const reasons = (await eventsFor(ns.name, 'cache')).map((e) => e.reason);
-    expect(reasons).toEqual(expect.arrayContaining(['EnvSecretCreated', 'DatabaseReachable']));
+    // Recorded after the status write seen above.
+    await waitForEventReasons(ns.name, 'cache', ['EnvSecretCreated', 'DatabaseReachable']);
   });
 
   it('when kubectl lists bindings, then the Engine, Queue URL and Ready columns show', async () => {
@@ -207,7 +208,7 @@ describe('the QueueBinding controller', () => {
     );
     expect(conditionOf(refused, 'DatabaseReachable')).toMatchObject({ reason: 'AuthenticationFailed' });
     expect(conditionOf(refused, 'Ready')).toMatchObject({ status: 'False', reason: 'DatabaseNotReachable' });
-    expect((await eventsFor(ns.name, 'wrong')).map((e) => e.reason)).toContain('DatabaseUnreachable');
+    await waitForEventReasons(ns.name, 'wrong', ['DatabaseUnreachable']);
     await replacePasswordSecret(ns.name, 'wrong-auth', redis.password);
     await waitForBinding(
       ns.name,
