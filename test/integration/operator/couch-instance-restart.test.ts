@@ -6,6 +6,7 @@ import {
   eventsFor,
   hasPhase,
   readInstance,
+  recordInstanceVersions,
   requestWake,
   startTestKubelet,
   startTestOperator,
@@ -148,8 +149,17 @@ describe('a CouchInstance across hibernation, wake and an operator restart', () 
       10_000,
     );
     await waitForInstance(ns.name, 'sleeper', 'phase Hibernated', hasPhase('Hibernated'));
-    await requestWake(ns.name, 'sleeper');
-    await waitForInstance(ns.name, 'sleeper', 'phase Waking', hasPhase('Waking'));
+    // Waking ends by itself once the new pod is ready, which can be sooner than a poll: a watch
+    // sees every version, so the operator is stopped once Waking was written, whenever that was.
+    const watched = await recordInstanceVersions(ns.name, 'sleeper');
+    try {
+      await requestWake(ns.name, 'sleeper');
+      await waitFor('phase Waking', async () => watched.versions.find(hasPhase('Waking')), {
+        timeoutMs: 30_000,
+      });
+    } finally {
+      watched.stop();
+    }
     await operator.stop();
 
     operator = await startTestOperator({ namespace: ns.name });
