@@ -63,7 +63,6 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
     ...scheduleRoutes({
       schedulesOf: (target) => new ScheduleStore(connections.get(target), keys),
       groupsOf,
-      queuesOf,
       config,
       policy,
     }),

@@ -6,7 +6,6 @@ import { encodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
 import { enqueueAnswers, type EnqueueAnswer } from '../enqueue-answer.js';
 import { PendingMessages } from '../messages/pending-messages.js';
-import { quotaExceeded } from '../quotas.js';
 import { auditQueueSlots } from '../scripts/audit-queue-slots.js';
 import { deleteQueue } from '../scripts/delete-queue.js';
 import { enqueueQueueMessages } from '../scripts/enqueue-queue-messages.js';
@@ -90,19 +89,6 @@ export class QueueStore {
       record: JSON.parse(all[name]!) as QueueRecord,
       lag: Number(lags[i]?.[1] ?? 0),
     }));
-  }
-
-  /**
-   * Refuses (QuotaExceededError) a queue that is missing while the binding has its most queues: a
-   * check without a write, for a schedule naming a queue it creates only at its first tick. It can
-   * race with another creation; the tick checks again in its own script (fire-schedule-ticks.ts).
-   */
-  async assertCreatable(name: string, quota: Pick<QueueQuota, 'maxQueues'>): Promise<void> {
-    const [exists, count] = await Promise.all([
-      this.redis.hexists(this.keys.queues, name),
-      this.redis.hlen(this.keys.queues),
-    ]);
-    if (exists === 0 && count >= quota.maxQueues) throw quotaExceeded('maxQueues', quota.maxQueues);
   }
 
   async names(): Promise<string[]> {

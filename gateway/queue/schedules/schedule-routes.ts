@@ -15,7 +15,6 @@ import { storeCall } from '../api/store-call.js';
 import { validateResourceName } from '../api/resource-name.js';
 import { slashedNameRoute } from '../api/slashed-name-route.js';
 import { isUrlGroupName } from '../url-groups/url-group.js';
-import type { QueueStore } from '../queues/queue-store.js';
 import type { UrlGroupStore } from '../url-groups/url-group-store.js';
 import { nextTick, parseCron } from './cron.js';
 import { EventLog } from '../events/event-log.js';
@@ -49,12 +48,11 @@ function answer(schedule: StoredSchedule) {
 export function scheduleRoutes(options: {
   schedulesOf: (target: QueueTarget) => ScheduleStore;
   groupsOf: (target: QueueTarget) => UrlGroupStore;
-  queuesOf: (target: QueueTarget) => QueueStore;
   config: QueueConfig;
   policy: AddressPolicy;
   now?: () => number;
 }): ApiRoute[] {
-  const { schedulesOf, groupsOf, queuesOf, config, policy } = options;
+  const { schedulesOf, groupsOf, config, policy } = options;
   const now = options.now ?? Date.now;
 
   const create = async ({ req, res, target, params }: ApiRequest): Promise<void> => {
@@ -105,9 +103,6 @@ export function scheduleRoutes(options: {
       createdAt: 0,
       ...(queueName === undefined ? {} : { queueName }),
     };
-    // The queue is created at the first tick; a schedule it could never be created for is refused now.
-    if (queueName !== undefined)
-      await storeCall('read the queues', () => queuesOf(target).assertCreatable(queueName, quotasOf(target)));
     const at = now();
     const store = schedulesOf(target);
     // A replace keeps the old createdAt and pause: the save script reads them, not this request.
@@ -123,10 +118,14 @@ export function scheduleRoutes(options: {
       deduplicationKey === undefined
         ? undefined
         : { key: `schedule:${deduplicationKey}`, windowMs: target.limits.deduplicationWindowMs };
+    // The queue is created at the first tick; one that could not be created now refuses the
+    // schedule, in the save script (save-schedule.ts).
+    const quotas = quotasOf(target);
     const saved = await storeCall('store the schedule', () =>
       store.save(record, template, {
         nextTick: nextTick(cron, at),
-        maxSchedules: quotasOf(target).maxSchedules,
+        maxSchedules: quotas.maxSchedules,
+        maxQueues: quotas.maxQueues,
         deduplication,
       }),
     );

@@ -66,8 +66,10 @@ export class ScheduleStore {
   /**
    * Stores the schedule (`nextTick` undefined stores it paused), unless `deduplication` names a
    * key an earlier create holds within its window: then nothing changes and `duplicateOf` is the
-   * earlier schedule's id. A new schedule beyond `maxSchedules` active ones is a
+   * earlier schedule's id. A new schedule beyond `maxSchedules` active ones, or one whose queue
+   * (the template's queueName) is missing while the binding has `maxQueues` queues, is a
    * QuotaExceededError; replacing a paused schedule keeps it paused (save-schedule.ts).
+   * `maxQueues` is needed only when the template names a queue.
    */
   async save(
     record: ScheduleRecord,
@@ -75,14 +77,25 @@ export class ScheduleStore {
     options: {
       nextTick: number | undefined;
       maxSchedules: number;
+      maxQueues?: number;
       deduplication?: { key: string; windowMs: number } | undefined;
     },
   ): Promise<{ created: boolean; duplicateOf?: string }> {
-    const { nextTick, deduplication } = options;
+    const { nextTick, deduplication, maxQueues } = options;
+    const queueName = template.queueName ?? '';
+    if (queueName !== '' && maxQueues === undefined)
+      throw new Error(`schedule ${record.scheduleId} names queue ${queueName}: its save needs maxQueues`);
     const k = this.keys;
     const [created, duplicateOf] = (await saveSchedule.run(
       this.redis,
-      [k.schedules, k.scheduleMessages, k.scheduleTicks, k.deduplicationIds, k.deduplicationExpiries],
+      [
+        k.schedules,
+        k.scheduleMessages,
+        k.scheduleTicks,
+        k.deduplicationIds,
+        k.deduplicationExpiries,
+        k.queues,
+      ],
       [
         record.scheduleId,
         JSON.stringify(record),
@@ -91,6 +104,8 @@ export class ScheduleStore {
         deduplication?.key ?? '',
         deduplication?.windowMs ?? 0,
         options.maxSchedules,
+        queueName,
+        maxQueues ?? '',
       ],
     )) as [number, string];
     return duplicateOf ? { created: false, duplicateOf } : { created: Number(created) === 1 };
