@@ -7,6 +7,7 @@ import { encodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
 import { deleteDeadLetters } from '../scripts/delete-dead-letters.js';
 import type { QueueQuota, QueueRecord } from '../queues/queue.js';
+import type { QueueWakeups } from '../queues/queue-wakeups.js';
 import { retryDeadLetters } from '../scripts/retry-dead-letters.js';
 import { retryDeadLettersIntoQueue } from '../scripts/retry-dead-letters-into-queue.js';
 import { trimDeadLetters } from '../scripts/trim-dead-letters.js';
@@ -54,11 +55,17 @@ export function filterableLetter(letter: DeadLetter) {
  * dlqIds). Pages are read newest first from a cursor (the last dlqId of the previous page).
  */
 export class DeadLetterQueue {
-  /** `eventCap`: as for MessageStore; a retry records its new message's CREATED event. */
+  /**
+   * `eventCap`: as for MessageStore; a retry records its new message's CREATED event. `wakeups`:
+   * this replica's wake-ups of the database's queues (queue-store.ts queueWakeupsOf), armed when a
+   * retry into a queue finds its oldest waiting message delayed (a retry with Upstash-Delay or
+   * Upstash-Not-Before): nothing else would start it before the next maintenance pass.
+   */
   constructor(
     private readonly redis: Redis,
     private readonly keys: QueueKeys,
     private readonly eventCap = 0,
+    private readonly wakeups?: QueueWakeups,
   ) {}
 
   async get(dlqIds: readonly string[]): Promise<(DeadLetter | undefined)[]> {
@@ -174,7 +181,7 @@ export class DeadLetterQueue {
     for (const { dlqId, message } of items)
       args.push(dlqId, message.id, encodeMessage(message), this.created(message, now));
     const k = this.keys;
-    return (await retryDeadLettersIntoQueue.run(
+    const [results, waitMs] = (await retryDeadLettersIntoQueue.run(
       this.redis,
       [
         k.deadLetters,
@@ -188,7 +195,9 @@ export class DeadLetterQueue {
         k.events,
       ],
       args,
-    )) as number[];
+    )) as [number[], number];
+    if (waitMs >= 0) this.wakeups?.wakeIn(queueName, waitMs);
+    return results;
   }
 
   /** Drops letters past the retention or beyond the count; bounded work per call. */

@@ -15,6 +15,7 @@ import { buildRetriedMessage, parseRetryOverrides } from './dlq-retry.js';
 import { compileAddressPolicy } from '../ssrf/address-policy.js';
 import { eventCapOf } from '../events/message-event.js';
 import { quotasOf } from '../quotas.js';
+import { queueWakeupsOf } from '../queues/queue-store.js';
 import { storeCall } from '../api/store-call.js';
 
 /**
@@ -39,7 +40,13 @@ const LIST_SPEC: ListQuerySpec = {
 };
 
 function queue(request: ApiRequest): DeadLetterQueue {
-  return new DeadLetterQueue(request.redis, request.keys, eventCapOf(request.config, request.target));
+  const { redis, keys, config } = request;
+  return new DeadLetterQueue(
+    redis,
+    keys,
+    eventCapOf(config, request.target),
+    queueWakeupsOf(redis, keys, config),
+  );
 }
 
 function parseQuery(request: ApiRequest): ListQuery {

@@ -5,6 +5,7 @@ import { hasFilters, matchesFilters, MESSAGE_FILTERS, parseListQuery, labelsOf }
 import { buildMessageAnswer } from './message-answer.js';
 import { eventCapOf } from '../events/message-event.js';
 import { PendingMessages } from './pending-messages.js';
+import { queueWakeupsOf } from '../queues/queue-store.js';
 import { readBody } from '../api/read-body.js';
 import { storeCall } from '../api/store-call.js';
 
@@ -19,7 +20,13 @@ import { storeCall } from '../api/store-call.js';
 const NO_QUERY = { filters: [] } as const;
 
 function pending(request: ApiRequest): PendingMessages {
-  return new PendingMessages(request.redis, request.keys, eventCapOf(request.config, request.target));
+  const { redis, keys, config } = request;
+  return new PendingMessages(
+    redis,
+    keys,
+    eventCapOf(config, request.target),
+    queueWakeupsOf(redis, keys, config),
+  );
 }
 
 function messageId(request: ApiRequest): string {

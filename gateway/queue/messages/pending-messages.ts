@@ -6,6 +6,7 @@ import { eventJson } from '../events/message-event.js';
 import { flowLimitsJson } from '../flow-control/flow-control.js';
 import { cancelFlowControlMessages } from '../scripts/cancel-flow-control-messages.js';
 import { cancelMessages } from '../scripts/cancel-messages.js';
+import type { QueueWakeups } from '../queues/queue-wakeups.js';
 
 /** A message not yet delivered, as GET /v2/messages/{id} sees it. */
 export interface PendingMessage {
@@ -50,11 +51,16 @@ function decodedOrUndefined(stored: Buffer | undefined | null): QueueMessage | u
 export class PendingMessages {
   private readonly buffers: BufferCommands;
 
-  /** `eventCap`: as for MessageStore; cancels record CANCEL_REQUESTED and CANCELLED. */
+  /**
+   * `eventCap`: as for MessageStore; cancels record CANCEL_REQUESTED and CANCELLED. `wakeups`: this
+   * replica's wake-ups of the database's queues (queue-store.ts queueWakeupsOf), armed when a
+   * cancel frees a queue slot and the queue's oldest waiting message is delayed.
+   */
   constructor(
     private readonly redis: Redis,
     private readonly keys: QueueKeys,
     private readonly eventCap = 0,
+    private readonly wakeups?: QueueWakeups,
   ) {
     this.buffers = redis as unknown as BufferCommands;
   }
@@ -80,7 +86,7 @@ export class PendingMessages {
   /**
    * Cancels these messages (given whole, or by id) if they are still pending; returns how many
    * were. A message given by id is read first, for its events and, when it has a flow-control
-   * key, for the key it leaves (cancel-flow-control-messages.ts).
+   * key, for the key it leaves and the queue slot it frees (cancel-flow-control-messages.ts).
    */
   async cancel(targets: readonly (string | QueueMessage)[], now = Date.now()): Promise<number> {
     const k = this.keys;
@@ -98,8 +104,17 @@ export class PendingMessages {
           ? ['', '']
           : [eventJson(target, 'CANCEL_REQUESTED', now), eventJson(target, 'CANCELLED', now)];
       const plainArgs: (string | number)[] = [this.eventCap];
-      const flowArgs: (string | number)[] = [this.eventCap];
-      const flowKeys = [k.stream, k.streamIndex, k.scheduledMessages, k.events, k.flowControls, k.schedule];
+      const flowArgs: (string | number)[] = [this.eventCap, MESSAGE_FIELD];
+      const flowKeys = [
+        k.stream,
+        k.streamIndex,
+        k.scheduledMessages,
+        k.events,
+        k.flowControls,
+        k.schedule,
+        k.queues,
+      ];
+      const slotKeys: string[] = [];
       for (const target of chunk) {
         const flowControl = typeof target === 'string' ? undefined : target.flowControl;
         const id = typeof target === 'string' ? target : target.id;
@@ -107,8 +122,10 @@ export class PendingMessages {
           plainArgs.push(id, ...events(target));
           continue;
         }
-        flowArgs.push(id, flowControl.key, flowLimitsJson(flowControl), ...events(target));
+        const slotQueue = (typeof target !== 'string' && target.queueName) || '';
+        flowArgs.push(id, flowControl.key, flowLimitsJson(flowControl), slotQueue, ...events(target));
         flowKeys.push(k.flowControlWaiting(flowControl.key), k.flowControlDue(flowControl.key));
+        if (slotQueue !== '') slotKeys.push(k.queueWaiting(slotQueue), k.queueActive(slotQueue));
       }
       if (plainArgs.length > 1)
         cancelled += Number(
@@ -118,8 +135,16 @@ export class PendingMessages {
             plainArgs,
           ),
         );
-      if (flowArgs.length > 1)
-        cancelled += Number(await cancelFlowControlMessages.run(this.redis, flowKeys, flowArgs));
+      if (flowArgs.length > 2) {
+        const [count, waits] = (await cancelFlowControlMessages.run(
+          this.redis,
+          [...flowKeys, ...slotKeys],
+          flowArgs,
+        )) as [number, (string | number)[]];
+        cancelled += count;
+        for (let w = 0; w + 1 < waits.length; w += 2)
+          this.wakeups?.wakeIn(String(waits[w]), Number(waits[w + 1]));
+      }
     }
     return cancelled;
   }

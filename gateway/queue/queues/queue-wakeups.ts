@@ -11,10 +11,11 @@ export type QueueDispatch = (queue: string) => Promise<number | undefined>;
  * pass (up to one poll interval later). The dispatch stops at a waiting message that is not due
  * (strict FIFO, dispatch-queue.ts), and nothing else runs a queue's dispatch until a slot frees or
  * a message arrives; so this replica arms one timer per queue, for the earliest due time it knows
- * of (a delayed message it enqueued, or a delayed oldest message its audit, a resume or a larger
- * parallelism stopped at), and at that time runs the queue's dispatch, re-arming for the next
- * delayed oldest message the dispatch reports. The timers are this process's only: if it dies, every replica's maintenance pass still
- * runs the dispatch each poll interval, and its audit re-arms the timer on that replica.
+ * of (a delayed message it enqueued, or a delayed oldest message its audit, a release, a cancel,
+ * a DLQ retry, a resume or a larger parallelism stopped at), and at that time runs the queue's
+ * dispatch, re-arming for the next delayed oldest message the dispatch reports. The timers are
+ * this process's only: if it dies, every replica's maintenance pass still runs the dispatch each
+ * poll interval, and its audit re-arms the timer on that replica.
  */
 export class QueueWakeups {
   private readonly armed = new Map<string, { at: number; timer: NodeJS.Timeout }>();

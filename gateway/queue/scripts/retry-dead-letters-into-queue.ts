@@ -25,9 +25,10 @@ import { RECORD_EVENT_LUA } from './record-event.js';
  * ARGV[4]  the QueueRecord JSON to create the queue with when it is missing
  * ARGV[5]  the most queues the binding may have (0: no limit)
  * ARGV[6..] quadruples: dlqId, new message id, encoded message, CREATED event (JSON; '' = none)
- * Returns, per quadruple, 1 if it was retried or 0 if the dead letter was gone; or the quota reply
- * QUOTA maxQueues <ARGV[5]> (quota-exceeded.ts; nothing changed) when the queue is missing and the
- * binding has its most queues.
+ * Returns {per quadruple, 1 if it was retried or 0 if the dead letter was gone; ms until the
+ * oldest waiting message is due when the dispatch stopped at it because it is not (else -1)}; or
+ * the quota reply QUOTA maxQueues <ARGV[5]> (quota-exceeded.ts; nothing changed) when the queue is
+ * missing and the binding has its most queues.
  */
 export const retryDeadLettersIntoQueue = new LuaScript(
   'retry-dead-letters-into-queue',
@@ -56,7 +57,7 @@ for i = 6, #ARGV, 4 do
     results[#results + 1] = 0
   end
 end
-dispatch_queue(KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[1], ARGV[3])
-return results
+local _, wait = dispatch_queue(KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[1], ARGV[3])
+return {results, wait or -1}
 `,
 );

@@ -91,7 +91,9 @@ describe('the gateway enforces the free envelope on free instances', () => {
         SETTEE_GATEWAY_FREE_QUERIES_PER_SECOND: '5',
         SETTEE_GATEWAY_FREE_STORAGE: '64Ki',
         SETTEE_GATEWAY_FREE_DATABASES: '3',
-        SETTEE_GATEWAY_WAKE_TIMEOUT: '2s',
+        // Held requests must outlast the pod's address reaching this gateway and the first probe,
+        // which a loaded machine can stretch past 2 s.
+        SETTEE_GATEWAY_WAKE_TIMEOUT: '5s',
       },
     });
     await instanceOnEngine('rates');

@@ -63,7 +63,13 @@ describe('delivery workers on a real Redis', () => {
   });
 
   it('when a worker dies mid-delivery, then another worker reclaims its messages after the idle time and delivers them', async () => {
-    const { config, store } = setup({ deliveryTimeoutMs: 400, reclaimIdleMs: 700, workerConcurrency: 10 });
+    // The dying worker's deliveries must not time out (a failed attempt, with a retry) before it is
+    // killed below: 2 s leaves a loaded machine time to see all 10 arrive and cut it off.
+    const { config, store } = setup({
+      deliveryTimeoutMs: 2_000,
+      reclaimIdleMs: 2_500,
+      workerConcurrency: 10,
+    });
     f.destination.answer = () => 'hang';
     const dying = startWorker({ ...config, consumerName: 'dying' });
     const messages = Array.from({ length: 10 }, (_, i) => createMessage(request(`/reclaim/${i}`)));

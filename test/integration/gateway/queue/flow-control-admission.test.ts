@@ -10,6 +10,7 @@ import { MessageStore } from '../../../../gateway/queue/message-store.js';
 import type { StreamEntry } from '../../../../gateway/queue/stream-entry.js';
 import { PendingMessages } from '../../../../gateway/queue/messages/pending-messages.js';
 import { QueueStore } from '../../../../gateway/queue/queues/queue-store.js';
+import { QueueWakeups } from '../../../../gateway/queue/queues/queue-wakeups.js';
 import { createMemoryLogger } from '../../../helpers/memory-logger.js';
 import { connectAsGateway } from '../../../helpers/queue/redis-snapshot.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
@@ -146,7 +147,7 @@ describe('admitting flow-control messages that came onto the stream without a to
   it('when a queue and flow message is cancelled at each stage, then it is never delivered and its slot and token come back', async () => {
     await queues.upsert('q', { parallelism: 2, create: true }, quota);
     const [m1, m2, m3, m4, m5] = ['m1', 'm2', 'm3', 'm4', 'm5'].map((body) =>
-      message({ key: 'c', parallelism: 1 }, body),
+      message({ key: 'c', parallelism: 1 }, body, { queueName: 'q' }),
     );
     await enqueue('q', m1!, m2!, m3!, m4!, m5!);
     const pending = new PendingMessages(f.redis, f.keys);
@@ -161,10 +162,12 @@ describe('admitting flow-control messages that came onto the stream without a to
     const counts = async () =>
       (JSON.parse((await f.redis.hget(f.keys.flowControls, 'c'))!) as FlowControlRecord).parallelismCounts;
     expect(await counts()).toEqual({ '1': 2 });
-    // Waiting in its key: the queue's audit frees its slot and starts m3 (without a token).
+    // Waiting in its key: the cancel itself frees its slot and starts m3 (without a token); no
+    // slot audit runs here.
     expect(await pending.cancel([m2!.id])).toBe(1);
     expect(await counts()).toEqual({ '1': 1 });
-    expect(await queues.audit('q')).toEqual({ freed: 1, started: 1 });
+    expect(await onStream()).toEqual(['m1', 'm3']);
+    expect((await f.redis.smembers(f.keys.queueActive('q'))).sort()).toEqual([m1!.id, m3!.id].sort());
     const [e3] = await read();
     expect(bodyOf(e3!)).toBe('m3');
     // On the stream before its admission: the worker finds it gone and releases as after a cancel.
@@ -192,15 +195,48 @@ describe('admitting flow-control messages that came onto the stream without a to
     });
     await store.releaseFlowControlToken(m4!.flowControl!, m4!.id);
     expect(await pending.find(m4!.id)).toMatchObject({ state: 'scheduled' });
+    // Parked, it holds its queue slot, which the cancel frees at once too.
+    expect(await f.redis.smembers(f.keys.queueActive('q'))).toEqual([m4!.id]);
     expect(await pending.cancel([m4!.id])).toBe(1);
-    expect(await queues.audit('q')).toEqual({ freed: 1, started: 0 });
 
     expect(await f.redis.scard(f.keys.queueActive('q'))).toBe(0);
+    expect(await queues.audit('q')).toEqual({ freed: 0, started: 0 });
     expect(await f.redis.llen(f.keys.queueWaiting('q'))).toBe(0);
     expect(await f.redis.hlen(f.keys.scheduledMessages)).toBe(0);
     expect(await f.redis.xlen(f.keys.stream)).toBe(0);
     await f.redis.zadd(f.keys.flowControlDue('c'), 0, m4!.id); // due now: the tick drops it
     expect(await flows.tick('c')).toEqual({ freed: 0, started: 0, forgotten: true });
+  });
+
+  it('when a cancel frees the slot of a queue whose oldest waiting message is delayed, then the cancel wakes the queue when that one is due', async () => {
+    // The key's one token is held by a published message, so the queue's m1 waits in the key.
+    await flows.enqueue([message({ key: 'w', parallelism: 1 }, 'published')], { deduplicationWindowMs: 0 });
+    await queues.upsert('q', { parallelism: 1, create: true }, quota);
+    const m1 = message({ key: 'w', parallelism: 1 }, 'm1', { queueName: 'q' });
+    await enqueue('q', m1);
+    const [, e1] = await read();
+    expect(await check(e1!)).toBe('admitted');
+    // Due well after the cancel below, however slow the steps before it.
+    const m2 = testMessage('m2', { queueName: 'q' }, { notBefore: Date.now() + 1_500 });
+    await enqueue('q', m2);
+
+    // No maintenance pass runs here: only a wake-up armed by the cancel can start m2.
+    const wakeups = new QueueWakeups(async (queue) => (await queues.audit(queue)).waitMs);
+    try {
+      expect(await new PendingMessages(f.redis, f.keys, 0, wakeups).cancel([m1.id])).toBe(1);
+      expect(wakeups.size).toBe(1);
+      expect(await f.redis.smembers(f.keys.queueActive('q'))).toEqual([]);
+      await waitFor('m2 started', async () => ((await onStream()).includes('m2') ? true : undefined), {
+        timeoutMs: 15_000,
+        intervalMs: 10,
+      });
+      // Not before its time: the stream entry id's ms are Redis' clock at the start.
+      const entries = await f.redis.xrange(f.keys.stream, '-', '+');
+      const [startedId] = entries.find(([, fields]) => fields[1]!.split('\n')[1] === 'm2')!;
+      expect(Number(startedId.split('-')[0])).toBeGreaterThanOrEqual(m2.notBefore!);
+    } finally {
+      wakeups.stop();
+    }
   });
 
   it('when the worker holding an unadmitted entry dies, then the survivor that claims it admits it once', async () => {

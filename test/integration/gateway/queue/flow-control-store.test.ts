@@ -53,7 +53,7 @@ describe('the flow-control store: tokens and rate windows in Redis', () => {
     expect((await fc.flows.tick('r')).started).toBe(0);
     const windowStart = Number(JSON.parse((await fc.client.hget(keys.flowControls, 'r'))!).ratePeriodStart);
     await waitFor('the next window', async () => (await serverNow()) >= windowStart + 1_000 || undefined, {
-      timeoutMs: 3_000,
+      timeoutMs: 10_000,
       intervalMs: 20,
     });
     expect((await fc.flows.tick('r')).started).toBe(3);
@@ -72,7 +72,7 @@ describe('the flow-control store: tokens and rate windows in Redis', () => {
       'the delayed message started',
       async () => (await fc.flows.tick('d')).started === 1 || undefined,
       {
-        timeoutMs: 3_000,
+        timeoutMs: 10_000,
         intervalMs: 50,
       },
     );
@@ -119,19 +119,22 @@ describe('the flow-control store: tokens and rate windows in Redis', () => {
 
   it("when the mover's pass runs over more keys than one script run takes, then every key is ticked once and the idle ones forgotten", async () => {
     const now = await serverNow();
-    // 250 keys (three script runs): each with a message due in 200 ms; every fifth also idle-able.
+    // 250 keys (three script runs): each with a message due in 3 s, so that all 250 are enqueued
+    // before they are due however slow the machine (one enqueued after its time starts at once, and
+    // the pass would find nothing to start for it); every fifth also idle-able.
+    const dueAt = now + 3_000;
     const names = Array.from({ length: 250 }, (_, i) => `many${String(i).padStart(3, '0')}`);
     for (const name of names)
-      await enqueue(message({ key: name, parallelism: 1 }, name, { notBefore: now + 200 }));
+      await enqueue(message({ key: name, parallelism: 1 }, name, { notBefore: dueAt }));
     await enqueue(message({ key: 'idle', rate: 1, periodSeconds: 1 }, 'idle'));
     await fc.messages.ensureGroup();
     const idleEntry = (await fc.client.xrange(keys.stream, '-', '+'))[0]!;
     await fc.messages.complete(idleEntry[0], (await fc.client.smembers(keys.flowControlActive('idle')))[0]!);
     await waitFor(
-      'the delayed fc.messages due',
-      async () => (await serverNow()) >= now + 1_200 || undefined,
+      "the delayed fc.messages due (and the idle key's 1 s window over)",
+      async () => (await serverNow()) >= dueAt + 200 || undefined,
       {
-        timeoutMs: 3_000,
+        timeoutMs: 10_000,
         intervalMs: 50,
       },
     );

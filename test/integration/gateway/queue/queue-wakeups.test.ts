@@ -3,6 +3,9 @@ import { startRedis, type RedisServer } from '../../../../local/redis-server.js'
 import { queueKeys } from '../../../../gateway/queue/keys.js';
 import type { QueueMessage } from '../../../../gateway/queue/message.js';
 import { MessageStore } from '../../../../gateway/queue/message-store.js';
+import { buildDeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
+import { DeadLetterQueue } from '../../../../gateway/queue/dlq/dead-letter-queue.js';
+import { buildRetriedMessage } from '../../../../gateway/queue/dlq/dlq-retry.js';
 import { QueueStore, queueWakeupsOf } from '../../../../gateway/queue/queues/queue-store.js';
 import { QueueWakeups } from '../../../../gateway/queue/queues/queue-wakeups.js';
 import { waitFor } from '../../../../local/wait.js';
@@ -187,6 +190,29 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
     expect(start!.body).toBe('held');
     expect(start!.at).toBeGreaterThanOrEqual(held.notBefore!);
     expect(start!.at - held.notBefore!).toBeLessThan(ON_TIME_MS);
+  });
+
+  it("when a queue's dead letter is retried with a delay, then the retry wakes the queue when its message is due", async () => {
+    const { connection, wakeups } = replica();
+    const letter = buildDeadLetter({
+      message: testMessage('again', { queueName: 'q' }),
+      reason: 'retries-exhausted',
+      failedAt: Date.now(),
+    });
+    await inspect.hset(keys.deadLetters, letter.dlqId, JSON.stringify(letter));
+    await inspect.zadd(keys.deadLetterOrder, 0, letter.dlqId);
+    // As the DLQ API's retry with Upstash-Delay: the queue is created by the retry, idle, its one
+    // message delayed, so only the retry can arm a wake-up here.
+    const retried = buildRetriedMessage(letter, { notBefore: Date.now() + HELD_MS }, Date.now());
+    const dlq = new DeadLetterQueue(connection, keys, 0, wakeups);
+    expect(await dlq.retry([{ dlqId: letter.dlqId, message: retried }], quota)).toEqual([true]);
+    expect(await started()).toEqual([]);
+    expect(wakeups.size).toBe(1);
+
+    await waitForStarted(1);
+    const [start] = await started();
+    expect(start!.body).toBe('again');
+    expect(start!.at).toBeGreaterThanOrEqual(retried.notBefore!);
   });
 
   it('when the dispatch fails (the database is gone), then the wake-up is dropped quietly and not retried in a loop', async () => {
