@@ -62,6 +62,12 @@ export interface QueueKeys {
    * script that stores the tick's message, so each tick fires once whichever replica claims it.
    */
   readonly scheduleTicks: string;
+  /**
+   * Hash of the schedules a replica holds claimed: field = schedule id, value = "<claim> <tick>"
+   * (ms), the claim that replaced the tick in `scheduleTicks` and the tick it replaced, so a tick
+   * claimed again after its claim ran out still fires as that tick (claim-schedule-ticks.ts).
+   */
+  readonly scheduleClaims: string;
   /** Hash of each schedule's last tick that fired: field = schedule id, value = epoch ms. */
   readonly scheduleLastTicks: string;
   /**
@@ -113,6 +119,7 @@ export function queueKeys(prefix: string): QueueKeys {
     schedules: `${prefix}schedules`,
     scheduleMessages: `${prefix}schedule-messages`,
     scheduleTicks: `${prefix}schedule-ticks`,
+    scheduleClaims: `${prefix}schedule-claims`,
     scheduleLastTicks: `${prefix}schedule-last-ticks`,
     scheduleLastMessages: `${prefix}schedule-last-messages`,
     streamIndex: `${prefix}message-entries`,

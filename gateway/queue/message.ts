@@ -78,3 +78,8 @@ export function newMessageId(): string {
 export function createMessage(request: MessageRequest, now = Date.now()): QueueMessage {
   return { ...request, id: newMessageId(), retried: 0, createdAt: now };
 }
+
+/** The queue one of whose slots the message holds once started: its own, or, for a callback, its source's. */
+export function slotQueueOf(message: QueueMessage): string | undefined {
+  return message.queueName ?? message.holdsSlotOf;
+}

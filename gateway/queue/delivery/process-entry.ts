@@ -3,7 +3,7 @@ import { DomainError } from '../../domain-error.js';
 import { publishCallback, publishFailureCallback } from './callback-publisher.js';
 import { buildDeadLetter, UNREADABLE_MESSAGE_ID, type DeadLetter } from '../dlq/dead-letter.js';
 import { USER_AGENT, type AttemptResult, type Deliverer } from './http-delivery.js';
-import type { QueueMessage } from '../message.js';
+import { slotQueueOf, type QueueMessage } from '../message.js';
 import { CorruptMessageError, decodeMessage } from '../message-codec.js';
 import type { MessageStore } from '../message-store.js';
 import type { StreamEntry } from '../stream-entry.js';
@@ -109,7 +109,7 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
   if (outcome === 'admitted') return outcome;
   // A queue's message (or the callback of one) holds its slot through its retries; any other
   // outcome frees it.
-  const slotQueue = message.queueName ?? message.holdsSlotOf;
+  const slotQueue = slotQueueOf(message);
   if (slotQueue !== undefined && outcome !== 'retry-scheduled')
     await ctx.store.releaseQueueSlot(slotQueue, message.id);
   // A flow-control token is held by one attempt only: a retry passes the key's limits again.

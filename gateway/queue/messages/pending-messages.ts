@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { MESSAGE_FIELD, type QueueKeys } from '../keys.js';
-import type { QueueMessage } from '../message.js';
+import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from '../keys.js';
+import { slotQueueOf, type QueueMessage } from '../message.js';
 import { CorruptMessageError, decodeMessage } from '../message-codec.js';
 import { eventJson } from '../events/message-event.js';
 import { flowLimitsJson } from '../flow-control/flow-control.js';
@@ -85,8 +85,10 @@ export class PendingMessages {
 
   /**
    * Cancels these messages (given whole, or by id) if they are still pending; returns how many
-   * were. A message given by id is read first, for its events and, when it has a flow-control
-   * key, for the key it leaves and the queue slot it frees (cancel-flow-control-messages.ts).
+   * were. A message given by id is read first, for its events, for the queue slot it can free and,
+   * when it has a flow-control key, for the key it leaves (cancel-messages.ts,
+   * cancel-flow-control-messages.ts). A cancel by filter spans any number of queues: each message
+   * names its own queue's keys, so the script touches only keys it was given.
    */
   async cancel(targets: readonly (string | QueueMessage)[], now = Date.now()): Promise<number> {
     const k = this.keys;
@@ -103,50 +105,66 @@ export class PendingMessages {
         typeof target === 'string' || this.eventCap === 0
           ? ['', '']
           : [eventJson(target, 'CANCEL_REQUESTED', now), eventJson(target, 'CANCELLED', now)];
-      const plainArgs: (string | number)[] = [this.eventCap];
-      const flowArgs: (string | number)[] = [this.eventCap, MESSAGE_FIELD];
-      const flowKeys = [
-        k.stream,
-        k.streamIndex,
-        k.scheduledMessages,
-        k.events,
-        k.flowControls,
-        k.schedule,
-        k.queues,
-      ];
-      const slotKeys: string[] = [];
+      // Both scripts' ARGV begin alike, before the per-message groups.
+      const leadingArgs = [this.eventCap, MESSAGE_FIELD, DELIVERY_GROUP];
+      const plainArgs: (string | number)[] = [...leadingArgs];
+      const plainSlotKeys: string[] = [];
+      const flowArgs: (string | number)[] = [...leadingArgs];
+      const flowKeys: string[] = [];
+      const flowSlotKeys: string[] = [];
       for (const target of chunk) {
         const flowControl = typeof target === 'string' ? undefined : target.flowControl;
         const id = typeof target === 'string' ? target : target.id;
+        const slotQueue = (typeof target !== 'string' && slotQueueOf(target)) || '';
+        const slotKeys = slotQueue === '' ? [] : [k.queueWaiting(slotQueue), k.queueActive(slotQueue)];
         if (flowControl === undefined) {
-          plainArgs.push(id, ...events(target));
+          plainArgs.push(id, slotQueue, ...events(target));
+          plainSlotKeys.push(...slotKeys);
           continue;
         }
-        const slotQueue = (typeof target !== 'string' && target.queueName) || '';
         flowArgs.push(id, flowControl.key, flowLimitsJson(flowControl), slotQueue, ...events(target));
         flowKeys.push(k.flowControlWaiting(flowControl.key), k.flowControlDue(flowControl.key));
-        if (slotQueue !== '') slotKeys.push(k.queueWaiting(slotQueue), k.queueActive(slotQueue));
+        flowSlotKeys.push(...slotKeys);
       }
-      if (plainArgs.length > 1)
-        cancelled += Number(
+      if (plainArgs.length > leadingArgs.length)
+        cancelled += this.wakeFreedQueues(
           await cancelMessages.run(
             this.redis,
-            [k.stream, k.streamIndex, k.schedule, k.scheduledMessages, k.events],
+            [k.stream, k.streamIndex, k.schedule, k.scheduledMessages, k.events, k.queues, ...plainSlotKeys],
             plainArgs,
           ),
         );
-      if (flowArgs.length > 2) {
-        const [count, waits] = (await cancelFlowControlMessages.run(
-          this.redis,
-          [...flowKeys, ...slotKeys],
-          flowArgs,
-        )) as [number, (string | number)[]];
-        cancelled += count;
-        for (let w = 0; w + 1 < waits.length; w += 2)
-          this.wakeups?.wakeIn(String(waits[w]), Number(waits[w + 1]));
-      }
+      if (flowArgs.length > leadingArgs.length)
+        cancelled += this.wakeFreedQueues(
+          await cancelFlowControlMessages.run(
+            this.redis,
+            [
+              k.stream,
+              k.streamIndex,
+              k.scheduledMessages,
+              k.events,
+              k.flowControls,
+              k.schedule,
+              k.queues,
+              ...flowKeys,
+              ...flowSlotKeys,
+            ],
+            flowArgs,
+          ),
+        );
     }
     return cancelled;
+  }
+
+  /**
+   * A cancel script's answer `{cancelled, {queue, waitMs, ...}}`: arms a wake-up for each queue
+   * whose dispatch stopped at a delayed message, as releases do; returns how many were cancelled.
+   */
+  private wakeFreedQueues(answer: unknown): number {
+    const [count, waits] = answer as [number, (string | number)[]];
+    for (let w = 0; w + 1 < waits.length; w += 2)
+      this.wakeups?.wakeIn(String(waits[w]), Number(waits[w + 1]));
+    return count;
   }
 
   /**

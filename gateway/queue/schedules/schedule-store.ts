@@ -25,6 +25,7 @@ export interface StoredSchedule {
 /** A schedule whose next tick has come. */
 export interface DueTick {
   scheduleId: string;
+  /** The tick's time (ms), also when it is claimed again after a claim ran out. */
   tick: number;
 }
 
@@ -155,6 +156,7 @@ export class ScheduleStore {
         this.keys.scheduleTicks,
         this.keys.scheduleLastTicks,
         this.keys.scheduleLastMessages,
+        this.keys.scheduleClaims,
       ],
       [scheduleId],
     );
@@ -186,7 +188,7 @@ export class ScheduleStore {
   async claimDue(now: number, limit: number, until: number): Promise<ClaimedTicks> {
     const [due, claim, next] = (await claimScheduleTicks.run(
       this.redis,
-      [this.keys.scheduleTicks],
+      [this.keys.scheduleTicks, this.keys.scheduleClaims],
       [now, limit, until],
     )) as [string[], string, string | null];
     const ticks: DueTick[] = [];
@@ -203,7 +205,7 @@ export class ScheduleStore {
     return Number(
       await renewScheduleClaims.run(
         this.redis,
-        [this.keys.scheduleTicks],
+        [this.keys.scheduleTicks, this.keys.scheduleClaims],
         [claim, held.join(' '), ...scheduleIds],
       ),
     );
@@ -269,6 +271,7 @@ export class ScheduleStore {
         k.queueWaiting(queueName),
         k.queueActive(queueName),
         k.scheduleLastMessages,
+        k.scheduleClaims,
       ],
       args,
     )) as number[];

@@ -1,5 +1,4 @@
 import { CANCEL_MESSAGE_LUA } from './cancel-messages.js';
-import { DISPATCH_QUEUE_LUA } from './dispatch-queue.js';
 import { FLOW_LIMITS_LUA } from './flow-control-limits.js';
 import { LuaScript } from './lua-script.js';
 
@@ -12,10 +11,9 @@ import { LuaScript } from './lua-script.js';
  * with the release of the worker that holds it (or with the mover's tick when none does). Each
  * cancelled message gets its CANCEL_REQUESTED and CANCELLED events.
  *
- * A queue's message waiting in its key, or parked there for a retry, holds its queue slot and no
- * worker holds it: no release would come but the slot audit's, one poll interval later, so the
- * cancel frees the slot itself and then runs the queue's dispatch, once per queue after every
- * cancel (a message cancelled in the same run is never started by it).
+ * A queue's message (or a callback holding its slot) that no worker holds gives its slot back, and
+ * its queue then starts what it can (CANCEL_MESSAGE_LUA): one waiting in its key or parked there
+ * for a retry, or one on the stream that no worker has read.
  *
  * KEYS[1]  the message stream
  * KEYS[2]  the stream index (hash: message id -> stream entry id)
@@ -29,7 +27,8 @@ import { LuaScript } from './lua-script.js';
  *          active set
  * ARGV[1]  the events cap (0: record none)
  * ARGV[2]  the stream entry field that holds a message
- * ARGV[3..] sextuples: message id, its flow-control key, its limits (JSON: parallelism, rate
+ * ARGV[3]  the delivery consumer group
+ * ARGV[4..] sextuples: message id, its flow-control key, its limits (JSON: parallelism, rate
  *          (0 = none) and period (s)), the queue whose slot it can hold ('' = none),
  *          CANCEL_REQUESTED event, CANCELLED event (JSON; '' = none)
  * Returns {messages cancelled (unknown or finished ids count for nothing), {queue name, ms until
@@ -38,37 +37,24 @@ import { LuaScript } from './lua-script.js';
 export const cancelFlowControlMessages = new LuaScript(
   'cancel-flow-control-messages',
   { first: 7, each: 2 },
-  `${CANCEL_MESSAGE_LUA}${FLOW_LIMITS_LUA}${DISPATCH_QUEUE_LUA}
-local messages = (#ARGV - 2) / 6
+  `${CANCEL_MESSAGE_LUA}${FLOW_LIMITS_LUA}
+local messages = (#ARGV - 3) / 6
 local queue_keys = 8 + messages * 2
-local cancelled, freed, order = 0, {}, {}
+local cancelled = 0
 for n = 0, messages - 1 do
-  local i = 3 + n * 6
+  local i = 4 + n * 6
   local id, name, queue = ARGV[i], ARGV[i + 1], ARGV[i + 3]
   local waiting, due = KEYS[8 + n * 2], KEYS[9 + n * 2]
-  local where = cancel_message(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], ARGV[1], id, ARGV[i + 4], ARGV[i + 5])
+  local where = cancel_message(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], ARGV[1], ARGV[3], id, ARGV[i + 4], ARGV[i + 5])
   if where == 'pending' and redis.call('LREM', waiting, 0, id) + redis.call('ZREM', due, id) > 0 then
     leave_flow_key(KEYS[5], name, cjson.decode(ARGV[i + 2]))
   end
   if queue ~= '' then
-    -- Off the stream, a message holds a slot only while in its key; in its queue's list it holds none.
-    if where == 'pending' and redis.call('SREM', KEYS[queue_keys + 1], id) == 1 and not freed[queue] then
-      freed[queue] = queue_keys
-      table.insert(order, queue)
-    end
+    free_cancelled_slot(where, id, queue, KEYS[queue_keys], KEYS[queue_keys + 1])
     queue_keys = queue_keys + 2
   end
   if where then cancelled = cancelled + 1 end
 end
-local waits = {}
-for _, queue in ipairs(order) do
-  local at = freed[queue]
-  local _, wait = dispatch_queue(KEYS[7], KEYS[at], KEYS[at + 1], KEYS[3], KEYS[1], KEYS[2], ARGV[2], queue)
-  if wait then
-    table.insert(waits, queue)
-    table.insert(waits, wait)
-  end
-end
-return {cancelled, waits}
+return {cancelled, dispatch_freed_queues(KEYS[7], KEYS[3], KEYS[1], KEYS[2], ARGV[2])}
 `,
 );

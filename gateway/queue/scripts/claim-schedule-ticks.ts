@@ -12,7 +12,14 @@ import { LuaScript } from './lua-script.js';
  * set meanwhile by a replace or a resume; and each claim of one schedule is later than the one
  * before (it is taken at or after that one's time), so a stale claimer's fire never matches.
  *
+ * The claim replaces the tick's time in the ticks set, so the claims hash keeps it beside the claim
+ * ("<claim> <tick>"): a schedule claimed again after a claim ran out is due at its tick, not at the
+ * claim, and fires recording that tick (lastScheduleTime). An entry counts only while its claim is
+ * the schedule's score; one left by a pause or a replace (the score became a tick) is replaced at
+ * the next claim.
+ *
  * KEYS[1]  the schedule ticks sorted set (schedule id -> next tick, or claim, ms)
+ * KEYS[2]  the schedule claims hash (schedule id -> "<claim> <tick>", ms)
  * ARGV[1]  now (ms): ticks at or before it are due
  * ARGV[2]  the most ticks to claim
  * ARGV[3]  until when the claim holds (ms)
@@ -22,15 +29,28 @@ import { LuaScript } from './lua-script.js';
  */
 export const claimScheduleTicks = new LuaScript(
   'claim-schedule-ticks',
-  1,
+  2,
   `
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
 local claim = math.max(tonumber(ARGV[3]), tonumber(ARGV[1]) + 1)
 if claim % 60000 == 0 then claim = claim + 1 end
-for i = 1, #due, 2 do
-  redis.call('ZADD', KEYS[1], claim, due[i])
+local claim_text = string.format('%d', claim)
+if #due > 0 then
+  local ids = {}
+  for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
+  local held = redis.call('HMGET', KEYS[2], unpack(ids))
+  local entries = {}
+  for j, id in ipairs(ids) do
+    local score = due[2 * j]
+    local was, tick = string.match(held[j] or '', '^(%d+) (%d+)$')
+    if was and tonumber(was) == tonumber(score) then due[2 * j] = tick end
+    redis.call('ZADD', KEYS[1], claim, id)
+    entries[#entries + 1] = id
+    entries[#entries + 1] = claim_text .. ' ' .. due[2 * j]
+  end
+  redis.call('HSET', KEYS[2], unpack(entries))
 end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-return {due, string.format('%d', claim), first[2] or false}
+return {due, claim_text, first[2] or false}
 `,
 );

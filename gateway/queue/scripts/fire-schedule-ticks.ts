@@ -28,6 +28,8 @@ import { LuaScript } from './lua-script.js';
  * KEYS[9]  the ticks' queue's waiting list (any key when they have no queue)
  * KEYS[10] the ticks' queue's active set (any key when they have no queue)
  * KEYS[11] the schedule last messages hash (schedule id -> the fired tick's message ids, joined by ',')
+ * KEYS[12] the schedule claims hash (schedule id -> "<claim> <tick>"; claim-schedule-ticks.ts):
+ *          a fired schedule's entry is removed, its claim being over
  * ARGV[1]  the stream entry field that holds a message
  * ARGV[2]  the events cap (0: record none)
  * ARGV[3]  the ticks' queue name ('' = none)
@@ -43,7 +45,7 @@ import { LuaScript } from './lua-script.js';
  */
 export const fireScheduleTicks = new LuaScript(
   'fire-schedule-ticks',
-  11,
+  12,
   `${STORE_MESSAGES_LUA}${DISPATCH_QUEUE_LUA}
 local queue = ARGV[3]
 local held = {}
@@ -52,6 +54,7 @@ local refused = queue ~= '' and redis.call('HEXISTS', KEYS[8], queue) == 0
   and redis.call('HLEN', KEYS[8]) >= tonumber(ARGV[6])
 local refusal = '"state":"FAILED","error":' .. cjson.encode(ARGV[7])
 local fired = {}
+local fired_ids = {}
 local any = false
 local i = 8
 while i <= #ARGV do
@@ -77,6 +80,7 @@ while i <= #ARGV do
       end
     end
     redis.call('HSET', KEYS[11], id, table.concat(ids, ','))
+    fired_ids[#fired_ids + 1] = id
     fired[#fired + 1] = refused and 2 or 1
     any = not refused
   else
@@ -84,6 +88,7 @@ while i <= #ARGV do
   end
   i = last + 1
 end
+if #fired_ids > 0 then redis.call('HDEL', KEYS[12], unpack(fired_ids)) end
 if any and queue ~= '' then
   if redis.call('HEXISTS', KEYS[8], queue) == 0 then redis.call('HSET', KEYS[8], queue, ARGV[4]) end
   dispatch_queue(KEYS[8], KEYS[9], KEYS[10], KEYS[4], KEYS[1], KEYS[2], ARGV[1], queue)

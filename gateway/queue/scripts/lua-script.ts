@@ -3,10 +3,11 @@ import type { Redis } from 'ioredis';
 import { quotaExceededIn } from './quota-exceeded.js';
 
 /**
- * How many KEYS a script takes: a fixed number, or a fixed `first` followed by any number of
- * groups of `each` (a script that works on several objects of one kind in one run).
+ * How many KEYS a script takes: a fixed number, or a fixed `first` followed by groups of `each`
+ * (a script that works on several objects of one kind in one run), at least one unless
+ * `groupsOptional` (a run may name none of them, e.g. a cancel of messages of no queue).
  */
-export type ScriptKeyCount = number | { first: number; each: number };
+export type ScriptKeyCount = number | { first: number; each: number; groupsOptional?: boolean };
 
 /**
  * A Lua script run with EVALSHA, falling back to EVAL once when the server does not have it yet
@@ -68,7 +69,8 @@ function typedFailure(err: unknown): never {
 
 function takesKeyCount(count: ScriptKeyCount, given: number): boolean {
   if (typeof count === 'number') return given === count;
-  return given > count.first && (given - count.first) % count.each === 0;
+  const fewest = count.groupsOptional ? count.first : count.first + count.each;
+  return given >= fewest && (given - count.first) % count.each === 0;
 }
 
 type EvalCommand = (

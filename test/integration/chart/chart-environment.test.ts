@@ -176,6 +176,8 @@ describe("the chart's container environment, read by the components' own configu
         reclaimIdleMs: 30_000,
         consumerLeaseMs: 4_000,
         workerConcurrency: 16,
+        scheduleClaimLeaseMs: 6_000,
+        delayWakeups: false,
         maxRedirects: 3,
         recordEvents: false,
       });

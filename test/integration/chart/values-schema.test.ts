@@ -53,6 +53,18 @@ describe('values.schema.json', () => {
     );
   });
 
+  it('when a queue timing is outside what the gateway accepts at start, then the install fails naming it instead of the pods crash-looping', async () => {
+    expect(await refusalOf('queue.scheduleClaimLeaseMs', '100')).toContain(
+      'queue.scheduleClaimLeaseMs: Must be greater than or equal to 300',
+    );
+    expect(await refusalOf('queue.scheduleClaimLeaseMs', '120000')).toContain(
+      'queue.scheduleClaimLeaseMs: Must be less than or equal to 60000',
+    );
+    expect(await refusalOf('queue.delayWakeups', 'sometimes')).toContain(
+      'queue.delayWakeups: Invalid type. Expected: boolean, given: string',
+    );
+  });
+
   it('when helm lint --strict meets a wrong value, then lint fails with the same message', async () => {
     const result = await helm(['lint', '--strict', CHART_DIR, '--set', 'operator.replicas=3']);
     expect(result.code).not.toBe(0);

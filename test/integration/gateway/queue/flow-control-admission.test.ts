@@ -208,6 +208,22 @@ describe('admitting flow-control messages that came onto the stream without a to
     expect(await flows.tick('c')).toEqual({ freed: 0, started: 0, forgotten: true });
   });
 
+  it('when a queue and flow message is cancelled on the stream before any worker reads it, then its queue starts its next at once, with no audit', async () => {
+    await queues.upsert('q', { parallelism: 1, create: true }, quota);
+    const [m1, m2] = ['m1', 'm2'].map((body) =>
+      message({ key: 'u', parallelism: 1 }, body, { queueName: 'q' }),
+    );
+    await enqueue('q', m1!, m2!);
+    expect(await onStream()).toEqual(['m1']);
+
+    expect(await new PendingMessages(f.redis, f.keys).cancel([m1!.id])).toBe(1);
+    expect(await onStream()).toEqual(['m2']);
+    expect(await f.redis.smembers(f.keys.queueActive('q'))).toEqual([m2!.id]);
+    const [e2] = await read();
+    expect(await check(e2!)).toBe('admitted');
+    expect(await queues.audit('q')).toEqual({ freed: 0, started: 0 });
+  });
+
   it('when a cancel frees the slot of a queue whose oldest waiting message is delayed, then the cancel wakes the queue when that one is due', async () => {
     // The key's one token is held by a published message, so the queue's m1 waits in the key.
     await flows.enqueue([message({ key: 'w', parallelism: 1 }, 'published')], { deduplicationWindowMs: 0 });

@@ -4,6 +4,9 @@ import { queueKeys } from '../../../../gateway/queue/keys.js';
 import type { QueueMessage } from '../../../../gateway/queue/message.js';
 import { MessageStore } from '../../../../gateway/queue/message-store.js';
 import { QueueStore } from '../../../../gateway/queue/queues/queue-store.js';
+import { QueueWakeups } from '../../../../gateway/queue/queues/queue-wakeups.js';
+import { PendingMessages } from '../../../../gateway/queue/messages/pending-messages.js';
+import { waitFor } from '../../../../local/wait.js';
 import { DeadLetterQueue } from '../../../../gateway/queue/dlq/dead-letter-queue.js';
 import { buildDeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
 import { buildRetriedMessage } from '../../../../gateway/queue/dlq/dlq-retry.js';
@@ -137,6 +140,94 @@ describe('the queue store: slots in Redis', () => {
     await messages.complete(callbackEntry!, callback.id);
     await messages.releaseQueueSlot('q', callback.id);
     expect(await started()).toEqual(['second']);
+  });
+
+  it('when queue messages that no worker holds are cancelled in one call across queues, then each gives its slot back and its queue starts its next at once, with no audit', async () => {
+    const [a1, a2, b1, b2, c1, c2] = ['a', 'a', 'b', 'b', 'c', 'c'].map((queue, i) =>
+      message(queue, `${queue}${(i % 2) + 1}`),
+    );
+    await messages.ensureGroup();
+    const readOne = async (): Promise<string> => {
+      await client.xreadgroup('GROUP', 'settee-delivery', 'w', 'COUNT', 1, 'STREAMS', keys.stream, '>');
+      const entries = await client.xrange(keys.stream, '-', '+');
+      return entries[entries.length - 1]![0];
+    };
+    // c1 is read by a worker, which releases its slot itself once it finds the message gone.
+    await queues.enqueue('c', [c1!, c2!], { deduplicationWindowMs: 0, quota });
+    const c1Entry = await readOne();
+    // b1 is read, then parked for a retry: off the stream, it holds its slot and no worker holds it.
+    await queues.enqueue('b', [b1!, b2!], { deduplicationWindowMs: 0, quota });
+    const b1Entry = await readOne();
+    await messages.scheduleRetry({
+      entryId: b1Entry,
+      consumer: 'w',
+      message: { ...b1!, retried: 1 },
+      dueAt: Date.now() + 60_000,
+    });
+    // a1 is on the stream, never read: deleted by the cancel, no worker ever sees it.
+    await queues.enqueue('a', [a1!, a2!], { deduplicationWindowMs: 0, quota });
+    expect(await started()).toEqual(['c1', 'a1']);
+
+    // As a cancel by filter passes them: whole, with ids of messages of other queues among them.
+    const pending = new PendingMessages(client, keys);
+    expect(await pending.cancel([a1!, b1!.id, c1!.id, 'msg_unknown'])).toBe(3);
+
+    expect(await started()).toEqual(['a2', 'b2']);
+    expect(await client.smembers(keys.queueActive('a'))).toEqual([a2!.id]);
+    expect(await client.smembers(keys.queueActive('b'))).toEqual([b2!.id]);
+    expect(await client.smembers(keys.queueActive('c'))).toEqual([c1!.id]);
+    expect(await messages.checkEntry(c1Entry, c1!)).toBe('gone');
+    await messages.complete(c1Entry, c1!.id);
+    await messages.releaseQueueSlot('c', c1!.id);
+    expect(await started()).toEqual(['a2', 'b2', 'c2']);
+    for (const queue of ['a', 'b', 'c']) expect(await queues.audit(queue)).toEqual({ freed: 0, started: 0 });
+  });
+
+  it("when a queue message's callback is cancelled before any worker reads it, then the queue's next message starts at once, with no audit", async () => {
+    await enqueue('q', 'first');
+    await enqueue('q', 'second');
+    const [firstId] = await client.smembers(keys.queueActive('q'));
+    const callback = { ...message('q', 'callback'), queueName: undefined, holdsSlotOf: 'q' };
+    await messages.ensureGroup();
+    await messages.enqueueHoldingQueueSlot('q', callback);
+    const [firstEntry] = (await client.xrange(keys.stream, '-', '+')).map(([id]) => id);
+    await messages.complete(firstEntry!, firstId!);
+    await messages.releaseQueueSlot('q', firstId!);
+    expect(await started()).toEqual(['callback']);
+
+    expect(await new PendingMessages(client, keys).cancel([callback.id])).toBe(1);
+    expect(await started()).toEqual(['second']);
+    expect(await client.scard(keys.queueActive('q'))).toBe(1);
+    expect(await queues.audit('q')).toEqual({ freed: 0, started: 0 });
+  });
+
+  it('when a cancel frees the slot of a queue whose oldest waiting message is delayed, then the cancel wakes the queue when that one is due', async () => {
+    await enqueue('q', 'first');
+    // Due well after the cancel below (four Redis calls), however loaded the machine.
+    const delayed = { ...message('q', 'later'), notBefore: Date.now() + 3_000 };
+    await queues.enqueue('q', [delayed], { deduplicationWindowMs: 0, quota });
+    const [firstId] = await client.smembers(keys.queueActive('q'));
+
+    // No maintenance pass runs here: only a wake-up armed by the cancel can start it.
+    const wakeups = new QueueWakeups(async (queue) => (await queues.audit(queue)).waitMs);
+    try {
+      expect(await new PendingMessages(client, keys, 0, wakeups).cancel([firstId!])).toBe(1);
+      expect(wakeups.size).toBe(1);
+      expect(await client.scard(keys.queueActive('q'))).toBe(0);
+      await waitFor(
+        'the delayed message started',
+        async () => ((await started()).includes('later') ? true : undefined),
+        {
+          timeoutMs: 15_000,
+          intervalMs: 10,
+        },
+      );
+      // Not before its time: the stream entry id's ms are Redis' clock at the start.
+      const [entryId] = (await client.xrange(keys.stream, '-', '+'))[0]!;
+      expect(Number(entryId.split('-')[0])).toBeGreaterThanOrEqual(delayed.notBefore);
+    } finally {
+      wakeups.stop();
+    }
   });
 
   it("when a queue's dead letter is retried, then its message joins the end of its queue, which comes back (parallelism 1) if deleted, within the queue quota", async () => {

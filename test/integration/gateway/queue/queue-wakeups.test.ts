@@ -118,9 +118,11 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
   it('when many queues each hold delayed messages, then there is one wake-up per queue, not per message', async () => {
     const { store, wakeups } = replica();
     const now = Date.now();
+    // Due after all 100 enqueues are done however slow this machine is, so no wake-up has fired
+    // (and left the count) before it is counted.
     for (let q = 0; q < 20; q += 1)
       for (let m = 0; m < 5; m += 1)
-        await store.enqueue(`q${q}`, [delayed(`q${q}`, `m${m}`, now + 300 + 20 * m)], {
+        await store.enqueue(`q${q}`, [delayed(`q${q}`, `m${m}`, now + 3 * HELD_MS + 20 * m)], {
           deduplicationWindowMs: 0,
           quota,
         });

@@ -1,0 +1,120 @@
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
+import { createSilentLogger } from '../../../../observability/logger.js';
+import { queueKeys } from '../../../../gateway/queue/keys.js';
+import { createMessage } from '../../../../gateway/queue/message.js';
+import { ScheduleStore } from '../../../../gateway/queue/schedules/schedule-store.js';
+import { ScheduleTicker } from '../../../../gateway/queue/schedules/schedule-ticker.js';
+import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+
+const keys = queueKeys('{t}:');
+const MINUTE = 60_000;
+/** A whole minute in the past, as cron ticks are, so the schedule's tick has come. */
+const TICK = Math.floor(Date.now() / MINUTE) * MINUTE - 2 * MINUTE;
+
+/**
+ * A claim takes the place of the tick's time in the ticks set; when it runs out and another
+ * replica claims the tick again, the tick must still fire as itself (lastScheduleTime is the cron
+ * minute, not the claim): the claims hash keeps it (claim-schedule-ticks.ts). A dead replica's
+ * claim is made to have run out by claiming "as of" a time just after the tick: its claim is then
+ * already in the past, with no waiting.
+ */
+describe('a tick claimed again after its claim ran out fires as its own tick (real Redis)', () => {
+  let redis: RedisServer;
+  let inspect: Redis;
+  let survivorConnection: Redis;
+  let store: ScheduleStore;
+
+  const save = (scheduleId: string, nextTick: number) =>
+    store.save(
+      {
+        scheduleId,
+        cron: '* * * * *',
+        destination: 'https://example.com/hook',
+        createdAt: 1,
+        isPaused: false,
+      },
+      createMessage({
+        destination: 'https://example.com/hook',
+        method: 'POST',
+        headers: {},
+        body: Buffer.from('{}'),
+        retries: 0,
+      }),
+      { nextTick, maxSchedules: 10 },
+    );
+  /** The surviving replica's ticker: it claims what has come by now and fires it. */
+  const survivor = () =>
+    new ScheduleTicker({
+      redis: survivorConnection,
+      keys,
+      pollIntervalMs: 60_000,
+      maxQueues: () => 10,
+      logger: createSilentLogger(),
+    });
+  /** A replica that claims the due ticks as of `asOf` and dies: its claim holds until just after `asOf`. */
+  const claimAndDie = (asOf: number) => store.claimDue(asOf, 10, asOf + 1);
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    inspect = connectTestRedis(redis);
+    survivorConnection = connectAsGateway(redis, { blocking: false });
+    store = new ScheduleStore(inspect, keys);
+  });
+  afterAll(async () => {
+    survivorConnection?.disconnect();
+    inspect?.disconnect();
+    await redis?.stop();
+  });
+  beforeEach(() => inspect.flushdb());
+
+  it('when a replica dies holding a claimed tick, then the replica that claims it again fires it recording the tick, and no claim is left behind', async () => {
+    await save('s0', TICK);
+    const dead = await claimAndDie(TICK + 10);
+    expect(dead.ticks).toEqual([{ scheduleId: 's0', tick: TICK }]);
+    expect(Number(await inspect.zscore(keys.scheduleTicks, 's0'))).toBe(dead.claim);
+    expect(dead.claim).not.toBe(TICK);
+
+    expect(await survivor().fireDue()).toBe(1);
+    expect(await inspect.hget(keys.scheduleLastTicks, 's0')).toBe(String(TICK));
+    expect(await store.get('s0')).toMatchObject({ lastTick: TICK });
+    expect(await inspect.hlen(keys.scheduleClaims)).toBe(0);
+  });
+
+  it('when a claim was renewed before its holder died, then the tick claimed again is still the tick', async () => {
+    await save('s0', TICK);
+    const dead = await claimAndDie(TICK + 10);
+    expect(await store.renewClaim(['s0'], [dead.claim], TICK + 20)).toBe(1);
+    // Claimed again by a second replica that dies too: the tick passes through two claims.
+    expect((await claimAndDie(TICK + 30)).ticks).toEqual([{ scheduleId: 's0', tick: TICK }]);
+
+    expect(await survivor().fireDue()).toBe(1);
+    expect(await inspect.hget(keys.scheduleLastTicks, 's0')).toBe(String(TICK));
+  });
+
+  it('when a claimed schedule is replaced or paused and resumed before it fires, then its next claim is of the new tick, not the one the old claim kept', async () => {
+    await save('replaced', TICK);
+    await save('resumed', TICK);
+    await claimAndDie(TICK + 10);
+    // Both now tick a minute later; the entries the dead claim left name TICK.
+    await save('replaced', TICK + MINUTE);
+    await store.setPaused('resumed', true, { nextTick: TICK + MINUTE, maxSchedules: 10 });
+    await store.setPaused('resumed', false, { nextTick: TICK + MINUTE, maxSchedules: 10 });
+    expect(await inspect.hlen(keys.scheduleClaims)).toBe(2);
+
+    expect(await survivor().fireDue()).toBe(2);
+    expect(await inspect.hmget(keys.scheduleLastTicks, 'replaced', 'resumed')).toEqual([
+      String(TICK + MINUTE),
+      String(TICK + MINUTE),
+    ]);
+    expect(await inspect.hlen(keys.scheduleClaims)).toBe(0);
+  });
+
+  it('when a claimed schedule is deleted, then its claim entry goes with it', async () => {
+    await save('s0', TICK);
+    await claimAndDie(TICK + 10);
+    expect(await inspect.hexists(keys.scheduleClaims, 's0')).toBe(1);
+    expect(await store.delete('s0')).toBe(true);
+    expect(await inspect.exists(keys.scheduleClaims)).toBe(0);
+  });
+});
