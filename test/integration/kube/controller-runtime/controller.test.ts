@@ -1,6 +1,7 @@
 import { CoreV1Api, type KubernetesObject, type V1ConfigMap } from '@kubernetes/client-node';
 import { waitFor } from '../../../../local/wait.js';
 import { InformerFactory } from '../../../../kube/informer-factory.js';
+import type { Informer } from '../../../../kube/informer.js';
 import { createSilentLogger } from '../../../../observability/logger.js';
 import { createOperatorMetrics } from '../../../../observability/metrics.js';
 import { Controller } from '../../../../kube/controller-runtime/controller.js';
@@ -51,6 +52,7 @@ describe('Controller', () => {
   let controller: Controller;
   let reconciler: RecordingReconciler;
   let metrics: ReturnType<typeof createOperatorMetrics>;
+  let parentInformer: Informer<V1ConfigMap>;
   let test = 0;
   let group = '';
   let prefix = '';
@@ -78,12 +80,12 @@ describe('Controller', () => {
       namespace: namespace.name,
       logger: createSilentLogger(),
     });
-    const parents = informers.informerFor<V1ConfigMap>({
+    const parents = (parentInformer = informers.informerFor<V1ConfigMap>({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       plural: 'configmaps',
       labelSelector: `test=${group}`,
-    });
+    }));
     const children = informers.informerFor<KubernetesObject>({
       apiVersion: 'v1',
       kind: 'Secret',
@@ -160,25 +162,47 @@ describe('Controller', () => {
 
   it('when one object changes in a burst while its reconcile is slow, then reconciles of it never overlap and the burst collapses', async () => {
     await parent('busy');
-    reconciler.behaviour = async () => {
-      await sleep(100);
+    // The burst's first reconcile is held until the informer has delivered the whole burst, so
+    // every later change of the burst arrives while it runs, whatever the machine's load.
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    reconciler.behaviour = async (_key, _ctx, call) => {
+      if (call === 1) await held;
       return DONE;
     };
-    await run();
-    for (let i = 0; i < 10; i += 1) await annotate('busy', String(i));
-    // The burst's first reconcile after the initial one comes when the watch delivers it, which a
-    // loaded machine can hold back; the rest of the burst then has time to collapse into it.
-    await waitFor(
-      'a reconcile for the burst',
-      async () => (reconciler.callsFor(key('busy')).length >= 2 ? true : undefined),
-      {
+    let burstDelivered = false;
+    parentInformer.onEvent((event) => {
+      if (event.object.metadata?.name === `${prefix}busy` && event.object.metadata.annotations?.touch === '9')
+        burstDelivered = true;
+    });
+    let whileHeld = 0;
+    try {
+      await run();
+      await waitFor(
+        'the initial reconcile',
+        async () => (reconciler.callsFor(key('busy')).length >= 1 ? true : undefined),
+        { timeoutMs: 10_000 },
+      );
+      for (let i = 0; i < 10; i += 1) await annotate('busy', String(i));
+      await waitFor('the burst delivered', async () => (burstDelivered ? true : undefined), {
         timeoutMs: 10_000,
-      },
-    );
-    await sleep(600);
+      });
+      await waitFor(
+        'a reconcile for the burst',
+        async () => (reconciler.callsFor(key('busy')).length >= 2 ? true : undefined),
+        { timeoutMs: 10_000 },
+      );
+      whileHeld = reconciler.callsFor(key('busy')).length;
+    } finally {
+      letGo();
+    }
+    // While the held reconcile ran, no other reconcile of the key started beside it.
+    expect(whileHeld).toBe(2);
+    // The changes that came while it ran collapse into at most one more reconcile (not up to 10);
+    // 500 ms is ample for the 9 instant reconciles an uncollapsed burst would run.
+    await sleep(500);
     expect(reconciler.overlaps).toBe(0);
-    expect(reconciler.callsFor(key('busy')).length).toBeGreaterThanOrEqual(2);
-    expect(reconciler.callsFor(key('busy')).length).toBeLessThan(11);
+    expect(reconciler.callsFor(key('busy')).length).toBeLessThanOrEqual(3);
   });
 
   it('when a reconcile fails, then it is retried with growing backoff until it succeeds, and then forgotten', async () => {
