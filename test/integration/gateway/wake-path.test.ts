@@ -268,6 +268,14 @@ describe('the gateway wakes hibernated instances and reports activity', () => {
     // The first at once, then one per interval with no request coming: only the open stream renews.
     await waitFor(async () => (count() - quiet >= 4 ? true : undefined), 15_000);
     expect(renewals.at(-1)?.openStreams).toBe(1);
+    // Every interval, not just 4 within 15 s: the median gap between the renewals made while the
+    // stream is open stays under two intervals (the median is robust to a timer run late).
+    const open = renewals.filter((r) => r.instance.name === 'echo').slice(quiet);
+    const gaps = open
+      .slice(1)
+      .map((r, i) => r.renewTime.getTime() - open[i]!.renewTime.getTime())
+      .sort((a, b) => a - b);
+    expect(gaps[Math.floor(gaps.length / 2)]).toBeLessThan(2 * ACTIVITY_INTERVAL_MS);
 
     stream.destroy();
     await quietCount();
