@@ -232,7 +232,7 @@ describe('admitting flow-control messages that came onto the stream without a to
     await enqueue('q', m1);
     const [, e1] = await read();
     expect(await check(e1!)).toBe('admitted');
-    // Due well after the cancel below, however slow the steps before it.
+    // Due after the cancel below: the few Redis calls before it are assumed to take under 1.5 s.
     const m2 = testMessage('m2', { queueName: 'q' }, { notBefore: Date.now() + 1_500 });
     await enqueue('q', m2);
 

@@ -203,7 +203,7 @@ describe('the queue store: slots in Redis', () => {
 
   it('when a cancel frees the slot of a queue whose oldest waiting message is delayed, then the cancel wakes the queue when that one is due', async () => {
     await enqueue('q', 'first');
-    // Due well after the cancel below (four Redis calls), however loaded the machine.
+    // Due well after the cancel below: its four Redis calls are assumed to take under 3 s.
     const delayed = { ...message('q', 'later'), notBefore: Date.now() + 3_000 };
     await queues.enqueue('q', [delayed], { deduplicationWindowMs: 0, quota });
     const [firstId] = await client.smembers(keys.queueActive('q'));

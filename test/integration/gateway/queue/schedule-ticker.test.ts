@@ -16,9 +16,9 @@ const MINUTE = 60_000;
 /** A whole minute in the past, as cron ticks are, so every schedule's tick has come. */
 const TICK = Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE;
 /**
- * The claim a test's dead ticker holds: long enough that the steps before the claim runs out
- * (another ticker finding nothing, the dead one firing part of it) come before it on a loaded
- * machine, however slow.
+ * The claim a test's dead ticker holds: the steps before the claim runs out (another ticker
+ * finding nothing, the dead one firing part of it, a few Redis calls) are assumed to take under
+ * 1.5 s, which leaves a loaded machine over a second of slack.
  */
 const DEAD_CLAIM_MS = 1_500;
 

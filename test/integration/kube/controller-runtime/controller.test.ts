@@ -103,7 +103,7 @@ describe('Controller', () => {
       workers: 4,
       resyncPeriodMs: 0,
       // The cap is far above the first delays (100, 200, 400 ms) so that a key that was not
-      // forgotten after success would wait 800 ms, far from the base 100 ms whatever the load.
+      // forgotten after success would wait 800 ms, far from the base 100 ms (a 700 ms margin for a late timer).
       backoff: { baseMs: 100, maxMs: 5_000 },
       logger: createSilentLogger(),
       metrics,
