@@ -45,6 +45,17 @@ describe('unschedulableMessage', () => {
     expect(unschedulableMessage(pod({ message }))).toBeUndefined();
   });
 
+  it('when a passing volume reason comes with a lasting one, then the message counts', () => {
+    const message =
+      '0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: db}, 1 persistentvolumeclaim "data-orders-0" not found. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.';
+    expect(unschedulableMessage(pod({ message }))).toBe(message);
+  });
+
+  it('when an older scheduler counts the nodes for the volume reason, then it still does not count', () => {
+    const message = '0/2 nodes are available: 2 pod has unbound immediate PersistentVolumeClaims.';
+    expect(unschedulableMessage(pod({ message }))).toBeUndefined();
+  });
+
   it('when the pod is scheduled, being deleted, not yet looked at, or absent, then there is none', () => {
     expect(unschedulableMessage(pod({ status: 'True', reason: '' }))).toBeUndefined();
     expect(unschedulableMessage(pod({ message: AFFINITY, nodeName: 'node-a' }))).toBeUndefined();
