@@ -4,6 +4,7 @@ import { LeaderElector, lostLeadershipGraceMs } from '../../../kube/leader-elect
 import { createSilentLogger } from '../../../observability/logger.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import { TcpForwarder } from '../../helpers/tcp-forwarder.js';
+import { handOverVersions, recordLeaseVersions } from '../../helpers/lease-versions.js';
 
 const namespace = useTestNamespace('leader');
 
@@ -37,7 +38,7 @@ describe('LeaderElector', () => {
     identity: string,
     timeline: Timeline,
     kubeConfig: KubeConfig = testControlPlane().kubeConfig,
-    options: { stopping?: () => Promise<void> } = {},
+    options: { stopping?: () => Promise<void>; leaseDurationMs?: number } = {},
   ) {
     const created = new LeaderElector({
       customObjects: kubeConfig.makeApiClient(CustomObjectsApi),
@@ -45,6 +46,7 @@ describe('LeaderElector', () => {
       leaseName,
       identity,
       ...TIMING,
+      leaseDurationMs: options.leaseDurationMs ?? TIMING.leaseDurationMs,
       logger: createSilentLogger(),
       onStartedLeading: () => timeline.entries.push(`${identity} started`),
       onStoppedLeading: async () => {
@@ -91,16 +93,30 @@ describe('LeaderElector', () => {
 
   it('when the leader stops, then it stops reconciling before releasing, and the other takes over well before the lease would expire', async () => {
     const timeline: Timeline = { entries: [] };
-    const a = elector('a', timeline);
+    // A lease far longer than a takeover after a release takes (about one retry period), so the
+    // bound below excludes a takeover by expiry (15 s or later) with seconds to spare either side.
+    const leaseDurationMs = 15_000;
+    const a = elector('a', timeline, undefined, { leaseDurationMs });
     await firstLeader(a);
-    const b = elector('b', timeline);
+    const b = elector('b', timeline, undefined, { leaseDurationMs });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(b.isLeader).toBe(false);
-    const stoppedAt = Date.now();
-    await a.stop();
-    await firstLeader(b);
-    const takeoverMs = Date.now() - stoppedAt;
-    expect(takeoverMs).toBeLessThan(TIMING.leaseDurationMs);
+    const recording = await recordLeaseVersions(namespace.name, leaseName);
+    try {
+      const stoppedAt = Date.now();
+      await a.stop();
+      await firstLeader(b);
+      const takeoverMs = Date.now() - stoppedAt;
+      // What release() writes, seen on the watch before b's version overwrites it: no holder, and
+      // a 1 s duration for electors (client-go's) that wait out the duration even without a holder.
+      const handOver = await handOverVersions(recording, 'a', 'b');
+      expect(handOver[0]?.holderIdentity).toBeUndefined();
+      expect(handOver[0]?.leaseDurationSeconds).toBe(1);
+      expect(handOver.at(-1)?.holderIdentity).toBe('b');
+      expect(takeoverMs).toBeLessThan(leaseDurationMs / 2);
+    } finally {
+      recording.stop();
+    }
     expect(timeline.entries).toEqual(['a started', 'a stopped', 'b started']);
     const lease = await readLease();
     expect(lease.spec?.holderIdentity).toBe('b');

@@ -7,6 +7,7 @@ import type { ControllerRegistration } from '../../../operator/controllers/regis
 import { ownKey } from '../../../kube/controller-runtime/key-mappers.js';
 import { DONE } from '../../../kube/controller-runtime/reconciler.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
+import { handOverVersions, recordLeaseVersions } from '../../helpers/lease-versions.js';
 
 const namespace = useTestNamespace('operator');
 
@@ -35,8 +36,11 @@ function recordingController(replica: string, log: string[]): ControllerRegistra
   };
 }
 
-/** The replicas' Lease duration. */
-const LEASE_DURATION_MS = 5_000;
+/**
+ * The replicas' Lease duration: far longer than a takeover after a release takes (about one retry
+ * period), so a takeover by expiry (15 s or later) and the bound of half of it stay seconds apart.
+ */
+const LEASE_DURATION_MS = 15_000;
 
 describe('startOperator', () => {
   const running: RunningOperator[] = [];
@@ -52,8 +56,6 @@ describe('startOperator', () => {
       SETTEE_METRICS_PORT: '0',
       SETTEE_LEADER_ELECTION_IDENTITY: replica,
       SETTEE_LEADER_ELECTION_LEASE: 'operator-test',
-      // A lease long enough that "taken over because it was released" and "because it expired"
-      // stay apart on a loaded machine.
       SETTEE_LEASE_DURATION: `${LEASE_DURATION_MS}ms`,
       SETTEE_LEASE_RENEW_DEADLINE: '2500ms',
       SETTEE_LEASE_RETRY_PERIOD: '300ms',
@@ -100,18 +102,28 @@ describe('startOperator', () => {
     expect(await (await http(a, '/metrics')).text()).toMatch(/^settee_leader 1$/m);
 
     log.length = 0;
-    const stoppedAt = Date.now();
-    await a.stop();
-    running.splice(running.indexOf(a), 1);
-    await waitFor(
-      'b to take over and reconcile everything',
-      async () => (log.length >= 2 ? true : undefined),
-      {
-        timeoutMs: 10_000,
-      },
-    );
-    // The stopping leader released the Lease: b did not wait for it to expire.
-    expect(Date.now() - stoppedAt).toBeLessThan(LEASE_DURATION_MS);
+    const recording = await recordLeaseVersions(namespace.name, 'operator-test');
+    try {
+      const stoppedAt = Date.now();
+      await a.stop();
+      running.splice(running.indexOf(a), 1);
+      await waitFor(
+        'b to take over and reconcile everything',
+        async () => (log.length >= 2 ? true : undefined),
+        {
+          timeoutMs: 10_000,
+        },
+      );
+      // The stopping leader released the Lease (no holder, a 1 s duration) and b took it then,
+      // not after the 15 s lease expired.
+      const takeoverMs = Date.now() - stoppedAt;
+      const handOver = await handOverVersions(recording, 'a', 'b');
+      expect(handOver[0]?.holderIdentity).toBeUndefined();
+      expect(handOver[0]?.leaseDurationSeconds).toBe(1);
+      expect(takeoverMs).toBeLessThan(LEASE_DURATION_MS / 2);
+    } finally {
+      recording.stop();
+    }
     expect(log.sort()).toEqual([`b ${key('first')}`, `b ${key('second')}`]);
     const lease = await testControlPlane()
       .kubeConfig.makeApiClient(CoordinationV1Api)

@@ -119,20 +119,26 @@ describe('the flow-control store: tokens and rate windows in Redis', () => {
 
   it("when the mover's pass runs over more keys than one script run takes, then every key is ticked once and the idle ones forgotten", async () => {
     const now = await serverNow();
-    // 250 keys (three script runs): each with a message due in 3 s, so that all 250 are enqueued
-    // before they are due however slow the machine (one enqueued after its time starts at once, and
-    // the pass would find nothing to start for it); every fifth also idle-able.
+    // 250 keys (three script runs of the pass): each with a message due in 3 s. A batch holds one
+    // key's messages, so the 250 enqueues are sent at once rather than one round trip after
+    // another, and assumed to finish within the 3 s (one enqueued after its time starts at once,
+    // and the pass would find nothing to start for it); every fifth also idle-able.
     const dueAt = now + 3_000;
     const names = Array.from({ length: 250 }, (_, i) => `many${String(i).padStart(3, '0')}`);
-    for (const name of names)
-      await enqueue(message({ key: name, parallelism: 1 }, name, { notBefore: dueAt }));
+    await Promise.all(
+      names.map((name) => enqueue(message({ key: name, parallelism: 1 }, name, { notBefore: dueAt }))),
+    );
+    expect(await started()).toEqual([]);
     await enqueue(message({ key: 'idle', rate: 1, periodSeconds: 1 }, 'idle'));
+    // The idle key's 1 s rate window started at its enqueue, no later than this.
+    const idleWindowEndsBy = (await serverNow()) + 1_000;
     await fc.messages.ensureGroup();
     const idleEntry = (await fc.client.xrange(keys.stream, '-', '+'))[0]!;
     await fc.messages.complete(idleEntry[0], (await fc.client.smembers(keys.flowControlActive('idle')))[0]!);
+    const readyAt = Math.max(dueAt, idleWindowEndsBy) + 200;
     await waitFor(
-      "the delayed fc.messages due (and the idle key's 1 s window over)",
-      async () => (await serverNow()) >= dueAt + 200 || undefined,
+      "the delayed messages due and the idle key's 1 s window over",
+      async () => (await serverNow()) >= readyAt || undefined,
       {
         timeoutMs: 10_000,
         intervalMs: 50,

@@ -23,7 +23,8 @@ const quota = { maxQueues: 100, maxParallelism: 100 };
 const ON_TIME_MS = 2_000;
 /**
  * How far ahead the tests that arm a wake-up by another path (an audit, a release, a resume) set
- * the held message's due time: that path must find it not yet due, however slow the steps before.
+ * the held message's due time: that path must find it not yet due, so the few Redis calls before
+ * it (an enqueue, then the audit, release, resume or retry) are assumed to take under 1.5 s.
  */
 const HELD_MS = 1_500;
 
@@ -94,16 +95,30 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
   });
 
   it('when a later-due message blocks an earlier-due one behind it (FIFO), then the wake-up moves to the head and both start at its time', async () => {
-    const { store, wakeups } = replica();
+    const connection = connectAsGateway(redis, { blocking: false });
+    connections.push(connection);
+    // queueWakeupsOf's dispatch (the audit), recording what each run reported, so that the test
+    // looks once the early wake-up has run rather than after a guessed sleep.
+    const reported: (number | undefined)[] = [];
+    const wakeups = new QueueWakeups(async (queue) => {
+      const { waitMs } = await new QueueStore(connection, keys).audit(queue);
+      reported.push(waitMs);
+      return waitMs;
+    });
+    const store = new QueueStore(connection, keys, 0, wakeups);
     const now = Date.now();
     await store.upsert('q', { parallelism: 5, create: true }, quota);
-    // The head is due long after the one behind it, so that the look below, made after the one
-    // behind is due, comes before the head is due however slow this machine is.
-    const head = delayed('q', 'head', now + 200 + ON_TIME_MS);
+    // The head is due seconds after the one behind it, so the early wake-up at 200 ms runs well
+    // before the head is due unless its timer runs more than 4.5 s late.
+    const head = delayed('q', 'head', now + 5_000);
     await store.enqueue('q', [head, delayed('q', 'behind', now + 200)], { deduplicationWindowMs: 0, quota });
     expect(wakeups.size).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    // At 200 ms the wake-up found the head not due and re-armed for it.
+    await waitFor('the early wake-up to run', async () => (reported.length > 0 ? true : undefined), {
+      timeoutMs: 5_000,
+      intervalMs: 10,
+    });
+    // At 200 ms the wake-up found the head not due, started nothing, and re-armed for the head.
+    expect(reported[0]).toBeGreaterThan(0);
     expect(await started()).toEqual([]);
     expect(wakeups.size).toBe(1);
     await waitForStarted(2);
@@ -113,23 +128,23 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
       expect(at).toBeGreaterThanOrEqual(head.notBefore!);
       expect(at - head.notBefore!).toBeLessThan(ON_TIME_MS);
     }
+    wakeups.stop();
   });
 
   it('when many queues each hold delayed messages, then there is one wake-up per queue, not per message', async () => {
     const { store, wakeups } = replica();
-    const now = Date.now();
-    // Due after all 100 enqueues are done however slow this machine is, so no wake-up has fired
-    // (and left the count) before it is counted.
+    // Due 30 s out: no wake-up fires (and leaves the count) while the 100 enqueues run unless they
+    // take that long. That each wake-up starts its queue is the first test's to show.
+    const dueAt = Date.now() + 30_000;
     for (let q = 0; q < 20; q += 1)
       for (let m = 0; m < 5; m += 1)
-        await store.enqueue(`q${q}`, [delayed(`q${q}`, `m${m}`, now + 3 * HELD_MS + 20 * m)], {
+        await store.enqueue(`q${q}`, [delayed(`q${q}`, `m${m}`, dueAt + 20 * m)], {
           deduplicationWindowMs: 0,
           quota,
         });
     expect(wakeups.size).toBe(20);
-    await waitForStarted(20);
-    // Parallelism 1 each: the first of each queue started, the rest wait for its slot.
-    expect(await inspect.xlen(keys.stream)).toBe(20);
+    expect(await inspect.xlen(keys.stream)).toBe(0);
+    wakeups.stop();
   });
 
   it('when the replica that enqueued dies, then another replica whose audit found the held-back queue starts it at its due time', async () => {
