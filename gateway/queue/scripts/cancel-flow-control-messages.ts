@@ -13,7 +13,8 @@ import { LuaScript } from './lua-script.js';
  *
  * A queue's message (or a callback holding its slot) that no worker holds gives its slot back, and
  * its queue then starts what it can (CANCEL_MESSAGE_LUA): one waiting in its key or parked there
- * for a retry, or one on the stream that no worker has read.
+ * for a retry, or one on the stream that no worker has read. So does its queue when the message was
+ * its oldest waiting one (a delayed one held back those behind it).
  *
  * KEYS[1]  the message stream
  * KEYS[2]  the stream index (hash: message id -> stream entry id)

@@ -20,11 +20,13 @@ import { RECORD_EVENT_LUA } from './record-event.js';
  * off the stream (parked for a retry, or waiting in its flow-control key) or never read. Only the
  * slot audit, one poll interval later, would free it otherwise; a worker that read the message
  * releases the slot itself when it finds it gone. Off the stream in its queue's list, a message
- * holds no slot, and nothing is freed.
+ * holds no slot, and nothing is freed; but when it is the oldest there (a delayed one holds back
+ * every message behind it, possibly for days), its queue is marked for the dispatch too, which
+ * drops the gone id and starts the next (or reports the next delayed oldest, to be woken then).
  *
  * `dispatch_freed_queues(queues, pending, stream, index, field)` runs, after every cancel of the
  * run (so a message cancelled in the same run is never started), the dispatch of each queue that
- * got a slot back, and returns `{queue, ms until its oldest waiting message is due, ...}` for each
+ * got a slot back or lost its oldest waiting message, and returns `{queue, ms until its oldest waiting message is due, ...}` for each
  * one whose dispatch stopped at a delayed message, for the caller to wake it then.
  */
 export const CANCEL_MESSAGE_LUA = `${RECORD_EVENT_LUA}${DISPATCH_QUEUE_LUA}
@@ -52,8 +54,10 @@ end
 
 local freed_queues = {order = {}, keys = {}}
 local function free_cancelled_slot(where, id, queue, waiting, active)
-  if (where == 'pending' or where == 'unread') and redis.call('SREM', active, id) == 1
-      and not freed_queues.keys[queue] then
+  local freed = (where == 'pending' or where == 'unread') and redis.call('SREM', active, id) == 1
+  -- The oldest waiting message holds no slot, but a delayed one holds back all behind it.
+  local oldest = where == 'pending' and redis.call('LINDEX', waiting, 0) == id
+  if (freed or oldest) and not freed_queues.keys[queue] then
     freed_queues.keys[queue] = {waiting, active}
     table.insert(freed_queues.order, queue)
   end
@@ -79,7 +83,8 @@ end
  * worker sees before it sends (entry-present) or when it records the attempt. Each cancelled
  * message gets its CANCEL_REQUESTED and CANCELLED events (built by the caller from the message).
  * A queue's message (or a callback holding its slot) that no worker holds gives its slot back, and
- * its queue then starts what it can (CANCEL_MESSAGE_LUA).
+ * its queue then starts what it can (CANCEL_MESSAGE_LUA), as it does when the cancelled message
+ * was its oldest waiting one (a delayed one held back those behind it).
  *
  * KEYS[1]  the message stream
  * KEYS[2]  the stream index (hash: message id -> stream entry id)

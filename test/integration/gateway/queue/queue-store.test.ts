@@ -230,6 +230,32 @@ describe('the queue store: slots in Redis', () => {
     }
   });
 
+  it("when a queue's delayed oldest waiting message is cancelled, then the message behind it starts at once, with no audit, and a delayed one behind it arms the wake-up", async () => {
+    const hours = (n: number) => Date.now() + n * 3_600_000;
+    // a: a delayed head (hours out) and a plain message behind it.
+    const aHead = { ...message('a', 'a-head'), notBefore: hours(2) };
+    await queues.enqueue('a', [aHead, message('a', 'a-next')], { deduplicationWindowMs: 0, quota });
+    // b: a delayed head, and a delayed message behind it.
+    const bHead = { ...message('b', 'b-head'), notBefore: hours(2) };
+    const bNext = { ...message('b', 'b-next'), notBefore: hours(3) };
+    await queues.enqueue('b', [bHead, bNext], { deduplicationWindowMs: 0, quota });
+    expect(await started()).toEqual([]);
+
+    // No maintenance pass runs here: only the cancel's own dispatch can start or arm anything.
+    const wakeups = new QueueWakeups(async (queue) => (await queues.audit(queue)).waitMs);
+    try {
+      expect(await new PendingMessages(client, keys, 0, wakeups).cancel([aHead, bHead])).toBe(2);
+      expect(await started()).toEqual(['a-next']);
+      expect(await client.lrange(keys.queueWaiting('a'), 0, -1)).toEqual([]);
+      expect(await client.lrange(keys.queueWaiting('b'), 0, -1)).toEqual([bNext.id]);
+      // b's new oldest is delayed: the cancel armed b's wake-up for it (a has nothing left waiting).
+      expect(wakeups.size).toBe(1);
+      expect(await queues.audit('a')).toEqual({ freed: 0, started: 0 });
+    } finally {
+      wakeups.stop();
+    }
+  });
+
   it("when a queue's dead letter is retried, then its message joins the end of its queue, which comes back (parallelism 1) if deleted, within the queue quota", async () => {
     const dlq = new DeadLetterQueue(client, keys);
     const letter = buildDeadLetter({
