@@ -25,7 +25,7 @@ import { SERVER_NOW_LUA } from './server-now.js';
  * ARGV[3]  the events cap (0: record none)
  * ARGV[4]  the queue's name
  * ARGV[5]  the QueueRecord JSON to create the queue with when it is missing
- * ARGV[6]  the most queues the binding may have (0: no limit)
+ * ARGV[6]  the most queues the binding may have (spec.limits.maxQueues)
  * ARGV[7..] quadruples: message id, encoded message, deduplication key ('' = none), CREATED event
  *          (JSON; '' = none)
  * Returns, per message, '' when it was stored, else the id of the message it duplicates; or the
@@ -37,8 +37,7 @@ export const enqueueQueueMessages = new LuaScript(
   9,
   `${QUOTA_EXCEEDED_LUA}${DEDUPLICATE_LUA}${RECORD_EVENT_LUA}${SERVER_NOW_LUA}${DISPATCH_QUEUE_LUA}
 if redis.call('HEXISTS', KEYS[1], ARGV[4]) == 0 then
-  local limit = tonumber(ARGV[6])
-  if limit > 0 and redis.call('HLEN', KEYS[1]) >= limit then
+  if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[6]) then
     return quota_exceeded('maxQueues', ARGV[6])
   end
   redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])

@@ -23,7 +23,7 @@ import { RECORD_EVENT_LUA } from './record-event.js';
  * ARGV[2]  the events cap (0: record none)
  * ARGV[3]  the queue's name
  * ARGV[4]  the QueueRecord JSON to create the queue with when it is missing
- * ARGV[5]  the most queues the binding may have (0: no limit)
+ * ARGV[5]  the most queues the binding may have (spec.limits.maxQueues)
  * ARGV[6..] quadruples: dlqId, new message id, encoded message, CREATED event (JSON; '' = none)
  * Returns {per quadruple, 1 if it was retried or 0 if the dead letter was gone; ms until the
  * oldest waiting message is due when the dispatch stopped at it because it is not (else -1)}; or
@@ -40,8 +40,7 @@ for i = 6, #ARGV, 4 do
   local dlq_id, id, message = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   if redis.call('HEXISTS', KEYS[1], dlq_id) == 1 then
     if not queue_checked and redis.call('HEXISTS', KEYS[3], ARGV[3]) == 0 then
-      local limit = tonumber(ARGV[5])
-      if limit > 0 and redis.call('HLEN', KEYS[3]) >= limit then
+      if redis.call('HLEN', KEYS[3]) >= tonumber(ARGV[5]) then
         return quota_exceeded('maxQueues', ARGV[5])
       end
       redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])

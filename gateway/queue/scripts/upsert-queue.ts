@@ -18,7 +18,7 @@ import { QUOTA_EXCEEDED_LUA } from './quota-exceeded.js';
  * ARGV[3]  parallelism ('' = keep the queue's, 1 for a new one)
  * ARGV[4]  paused: '1', '0', or '' = keep the queue's (false for a new one)
  * ARGV[5]  now, epoch ms
- * ARGV[6]  the most queues the binding may have (0: no limit)
+ * ARGV[6]  the most queues the binding may have (spec.limits.maxQueues)
  * ARGV[7]  '1' to create the queue when missing, '0' to leave it missing (pause, resume)
  * Returns {1, ms until the oldest waiting message is due when the dispatch stopped at it because
  * it is not (else -1)} when the queue exists afterwards, {0, -1} when it is missing; the quota
@@ -36,8 +36,7 @@ if raw then
   queue = cjson.decode(raw)
 else
   if ARGV[7] ~= '1' then return {0, -1} end
-  local limit = tonumber(ARGV[6])
-  if limit > 0 and redis.call('HLEN', KEYS[1]) >= limit then
+  if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[6]) then
     return quota_exceeded('maxQueues', ARGV[6])
   end
   queue = { createdAt = now, parallelism = 1, paused = false }
