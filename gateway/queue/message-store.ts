@@ -366,6 +366,11 @@ export class MessageStore {
 
   /** The newest `count` dead letters, newest first. */
   async deadLetters(count: number): Promise<DeadLetter[]> {
-    return (await new DeadLetterQueue(this.redis, this.keys).page({ count, filters: {} })).letters;
+    return (
+      await new DeadLetterQueue(this.redis, this.keys, this.eventCap, this.wakeups).page({
+        count,
+        filters: {},
+      })
+    ).letters;
   }
 }

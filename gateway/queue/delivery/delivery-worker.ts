@@ -91,7 +91,12 @@ export class DeliveryWorker {
     );
     this.eventLog = new EventLog(options.redis, queueKeys(options.config.keyPrefix));
     this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
-    this.deadLetterQueue = new DeadLetterQueue(options.redis, queueKeys(options.config.keyPrefix));
+    this.deadLetterQueue = new DeadLetterQueue(
+      options.redis,
+      queueKeys(options.config.keyPrefix),
+      eventCapOf(options.config, options.target),
+      this.wakeups,
+    );
     this.queues = new QueueStore(options.redis, queueKeys(options.config.keyPrefix), 0, this.wakeups);
     this.flowControls = new FlowControlStore(options.redis, queueKeys(options.config.keyPrefix));
     this.blocking = createDatabaseClient(options.target, {

@@ -59,13 +59,15 @@ export class DeadLetterQueue {
    * `eventCap`: as for MessageStore; a retry records its new message's CREATED event. `wakeups`:
    * this replica's wake-ups of the database's queues (queue-store.ts queueWakeupsOf), armed when a
    * retry into a queue finds its oldest waiting message delayed (a retry with Upstash-Delay or
-   * Upstash-Not-Before): nothing else would start it before the next maintenance pass.
+   * Upstash-Not-Before): nothing else would start it before the next maintenance pass. Both are
+   * required, so no caller can lose the wake-up by leaving them out; a test that means none passes
+   * `undefined`.
    */
   constructor(
     private readonly redis: Redis,
     private readonly keys: QueueKeys,
-    private readonly eventCap = 0,
-    private readonly wakeups?: QueueWakeups,
+    private readonly eventCap: number,
+    private readonly wakeups: QueueWakeups | undefined,
   ) {}
 
   async get(dlqIds: readonly string[]): Promise<(DeadLetter | undefined)[]> {
