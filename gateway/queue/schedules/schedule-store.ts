@@ -119,30 +119,33 @@ export class ScheduleStore {
   }
 
   async get(scheduleId: string): Promise<StoredSchedule | undefined> {
-    const [record, template, last, next] = await Promise.all([
+    const [record, template, last, score, claim] = await Promise.all([
       this.redis.hget(this.keys.schedules, scheduleId),
       this.redis.hgetBuffer(this.keys.scheduleMessages, scheduleId),
       this.redis.hget(this.keys.scheduleLastTicks, scheduleId),
       this.redis.zscore(this.keys.scheduleTicks, scheduleId),
+      this.redis.hget(this.keys.scheduleClaims, scheduleId),
     ]);
     if (record === null || template === null) return undefined;
-    return stored(JSON.parse(record) as ScheduleRecord, template, last, next);
+    return stored(JSON.parse(record) as ScheduleRecord, template, last, nextTickOf(score, claim));
   }
 
   /** Every schedule, oldest first. */
   async list(): Promise<StoredSchedule[]> {
-    const [records, templates, lasts, nexts] = await Promise.all([
+    const [records, templates, lasts, scores, claims] = await Promise.all([
       this.redis.hgetall(this.keys.schedules),
       this.redis.hgetallBuffer(this.keys.scheduleMessages),
       this.redis.hgetall(this.keys.scheduleLastTicks),
       this.redis.zrange(this.keys.scheduleTicks, '0', '-1', 'WITHSCORES'),
+      this.redis.hgetall(this.keys.scheduleClaims),
     ]);
-    const next = new Map<string, string>();
-    for (let i = 0; i + 1 < nexts.length; i += 2) next.set(nexts[i]!, nexts[i + 1]!);
+    const next = new Map<string, number | undefined>();
+    for (let i = 0; i + 1 < scores.length; i += 2)
+      next.set(scores[i]!, nextTickOf(scores[i + 1]!, claims[scores[i]!] ?? null));
     return Object.entries(records)
       .filter(([id]) => templates[id] !== undefined)
       .map(([id, record]) =>
-        stored(JSON.parse(record) as ScheduleRecord, templates[id]!, lasts[id] ?? null, next.get(id) ?? null),
+        stored(JSON.parse(record) as ScheduleRecord, templates[id]!, lasts[id] ?? null, next.get(id)),
       )
       .sort((a, b) => a.record.createdAt - b.record.createdAt);
   }
@@ -294,14 +297,29 @@ export class ScheduleStore {
   }
 }
 
+/**
+ * A schedule's next tick from its score in the ticks set (undefined: none, paused) and its entry in
+ * the claims hash ("<claim> <tick>", claim-schedule-ticks.ts): while a tick is claimed, and for a
+ * whole claim after a replica died holding it, the score is the claim, not the cron minute, and the
+ * entry keeps the tick. An entry counts only while its claim is the score, as the fire and renew
+ * scripts read it: one left by a pause or a replace (the score became a tick) names an old tick.
+ */
+function nextTickOf(score: string | null, claim: string | null): number | undefined {
+  if (score === null) return undefined;
+  const [claimed, tick] = claim?.split(' ') ?? [];
+  return claimed !== undefined && tick !== undefined && Number(claimed) === Number(score)
+    ? Number(tick)
+    : Number(score);
+}
+
 function stored(
   record: ScheduleRecord,
   template: Buffer,
   last: string | null,
-  next: string | null,
+  next: number | undefined,
 ): StoredSchedule {
   const schedule: StoredSchedule = { record, template: decodeMessage(template) };
   if (last !== null) schedule.lastTick = Number(last);
-  if (next !== null) schedule.nextTick = Number(next);
+  if (next !== undefined) schedule.nextTick = next;
   return schedule;
 }

@@ -256,8 +256,32 @@ describe('the queue store: slots in Redis', () => {
     }
   });
 
+  it("when the queue limit is 0, then upsert, enqueue and a DLQ retry all refuse a new queue, as a schedule's save and tick do", async () => {
+    const none = { ...quota, maxQueues: 0 };
+    await expect(queues.upsert('q', { parallelism: 1, create: true }, none)).rejects.toThrow(
+      QuotaExceededError,
+    );
+    await expect(
+      queues.enqueue('q', [message('q', 'one')], { deduplicationWindowMs: 0, quota: none }),
+    ).rejects.toThrow(QuotaExceededError);
+    const letter = buildDeadLetter({
+      message: message('q', 'two'),
+      reason: 'retries-exhausted',
+      failedAt: Date.now(),
+    });
+    await client.hset(keys.deadLetters, letter.dlqId, JSON.stringify(letter));
+    await client.zadd(keys.deadLetterOrder, 0, letter.dlqId);
+    const dlq = new DeadLetterQueue(client, keys, 0, undefined);
+    await expect(
+      dlq.retry([{ dlqId: letter.dlqId, message: buildRetriedMessage(letter, {}, Date.now()) }], none),
+    ).rejects.toThrow(QuotaExceededError);
+    expect(await client.hlen(keys.queues)).toBe(0);
+    expect(await client.exists(keys.stream, keys.queueWaiting('q'))).toBe(0);
+    expect(await client.hexists(keys.deadLetters, letter.dlqId)).toBe(1);
+  });
+
   it("when a queue's dead letter is retried, then its message joins the end of its queue, which comes back (parallelism 1) if deleted, within the queue quota", async () => {
-    const dlq = new DeadLetterQueue(client, keys);
+    const dlq = new DeadLetterQueue(client, keys, 0, undefined);
     const letter = buildDeadLetter({
       message: message('gone', 'again'),
       reason: 'retries-exhausted',

@@ -81,6 +81,27 @@ describe('a tick claimed again after its claim ran out fires as its own tick (re
     expect(await inspect.hlen(keys.scheduleClaims)).toBe(0);
   });
 
+  it('when a tick is claimed, then get and list report the tick as the next schedule time, not the claim, and a claim left behind by a replace counts for nothing', async () => {
+    await save('claimed', TICK);
+    await save('replaced', TICK);
+    const dead = await claimAndDie(TICK + 10);
+    expect(Number(await inspect.zscore(keys.scheduleTicks, 'claimed'))).toBe(dead.claim);
+    expect(dead.claim).not.toBe(TICK);
+    // Replaced while claimed: its score is the new tick, and the entry the claim left names TICK.
+    await save('replaced', TICK + MINUTE);
+    expect(await inspect.hlen(keys.scheduleClaims)).toBe(2);
+
+    expect((await store.get('claimed'))?.nextTick).toBe(TICK);
+    expect((await store.get('replaced'))?.nextTick).toBe(TICK + MINUTE);
+    const listed = new Map((await store.list()).map((s) => [s.record.scheduleId, s.nextTick]));
+    expect(listed).toEqual(
+      new Map([
+        ['claimed', TICK],
+        ['replaced', TICK + MINUTE],
+      ]),
+    );
+  });
+
   it('when a claim was renewed before its holder died, then the tick claimed again is still the tick', async () => {
     await save('s0', TICK);
     const dead = await claimAndDie(TICK + 10);
