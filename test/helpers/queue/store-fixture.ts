@@ -3,6 +3,7 @@ import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { queueKeys, type QueueKeys } from '../../../gateway/queue/keys.js';
 import { createMessage, type MessageRequest, type QueueMessage } from '../../../gateway/queue/message.js';
 import { MessageStore } from '../../../gateway/queue/message-store.js';
+import type { ScheduleStore } from '../../../gateway/queue/schedules/schedule-store.js';
 import { connectAsGateway } from './redis-snapshot.js';
 
 /** What the message-store suites share; see {@link useStoreFixture}. */
@@ -86,4 +87,33 @@ export function testMessage(
     }),
     ...extra,
   };
+}
+
+/**
+ * Saves an every-minute schedule `scheduleId` whose next tick is `nextTick` (undefined: paused),
+ * posting `{}` to an address no test reaches: the schedule the ticker suites fire and claim.
+ */
+export function saveTestSchedule(
+  store: ScheduleStore,
+  scheduleId: string,
+  nextTick: number | undefined,
+  maxSchedules: number,
+): ReturnType<ScheduleStore['save']> {
+  return store.save(
+    {
+      scheduleId,
+      cron: '* * * * *',
+      destination: 'https://example.com/hook',
+      createdAt: 1,
+      isPaused: false,
+    },
+    createMessage({
+      destination: 'https://example.com/hook',
+      method: 'POST',
+      headers: {},
+      body: Buffer.from('{}'),
+      retries: 0,
+    }),
+    { nextTick, maxSchedules },
+  );
 }

@@ -123,7 +123,11 @@ describe('the queue store: slots in Redis', () => {
     expect(await started()).toEqual(['later', 'next']);
   });
 
-  it("when a queue's message has a callback, then the callback holds a slot past the message's release, and frees it once it finishes", async () => {
+  /**
+   * Queue `q` holds 'first' (started) and 'second' (waiting); 'first' finishes with a callback
+   * that holds its slot, as the worker does: the callback is on the stream, 'second' still waits.
+   */
+  const firstMessageWithCallback = async () => {
     await enqueue('q', 'first');
     await enqueue('q', 'second');
     const [firstId] = await client.smembers(keys.queueActive('q'));
@@ -133,11 +137,16 @@ describe('the queue store: slots in Redis', () => {
     const [firstEntry, callbackEntry] = (await client.xrange(keys.stream, '-', '+')).map(([id]) => id);
     await messages.complete(firstEntry!, firstId!);
     await messages.releaseQueueSlot('q', firstId!);
+    return { callback, callbackEntry: callbackEntry! };
+  };
+
+  it("when a queue's message has a callback, then the callback holds a slot past the message's release, and frees it once it finishes", async () => {
+    const { callback, callbackEntry } = await firstMessageWithCallback();
     expect(await client.smembers(keys.queueActive('q'))).toEqual([callback.id]);
     expect(await started()).toEqual(['callback']);
     // The audit keeps it: the callback is still on the stream.
     expect(await queues.audit('q')).toEqual({ freed: 0, started: 0 });
-    await messages.complete(callbackEntry!, callback.id);
+    await messages.complete(callbackEntry, callback.id);
     await messages.releaseQueueSlot('q', callback.id);
     expect(await started()).toEqual(['second']);
   });
@@ -184,15 +193,7 @@ describe('the queue store: slots in Redis', () => {
   });
 
   it("when a queue message's callback is cancelled before any worker reads it, then the queue's next message starts at once, with no audit", async () => {
-    await enqueue('q', 'first');
-    await enqueue('q', 'second');
-    const [firstId] = await client.smembers(keys.queueActive('q'));
-    const callback = { ...message('q', 'callback'), queueName: undefined, holdsSlotOf: 'q' };
-    await messages.ensureGroup();
-    await messages.enqueueHoldingQueueSlot('q', callback);
-    const [firstEntry] = (await client.xrange(keys.stream, '-', '+')).map(([id]) => id);
-    await messages.complete(firstEntry!, firstId!);
-    await messages.releaseQueueSlot('q', firstId!);
+    const { callback } = await firstMessageWithCallback();
     expect(await started()).toEqual(['callback']);
 
     expect(await new PendingMessages(client, keys).cancel([callback.id])).toBe(1);

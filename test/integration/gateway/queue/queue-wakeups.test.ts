@@ -52,6 +52,14 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
       timeoutMs: 15_000,
       intervalMs: 20,
     });
+  /** Waits for `message`, the only one to start, and checks it started at its due time, not before. */
+  const expectStartedOnTime = async (message: QueueMessage) => {
+    await waitForStarted(1);
+    const [start] = await started();
+    expect(start!.body).toBe(message.body.toString('utf8'));
+    expect(start!.at).toBeGreaterThanOrEqual(message.notBefore!);
+    expect(start!.at - message.notBefore!).toBeLessThan(ON_TIME_MS);
+  };
   /** A replica's connection, with this replica's wake-ups (as the gateway's shared connection has). */
   const replica = () => {
     const connection = connectAsGateway(redis, { blocking: false });
@@ -182,11 +190,7 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
     await inspect.hdel(keys.streamIndex, head.id);
     await new MessageStore(connection, keys, 0, wakeups).releaseQueueSlot('q', head.id);
     expect(wakeups.size).toBe(1);
-    await waitForStarted(1);
-    const [start] = await started();
-    expect(start!.body).toBe('held');
-    expect(start!.at).toBeGreaterThanOrEqual(held.notBefore!);
-    expect(start!.at - held.notBefore!).toBeLessThan(ON_TIME_MS);
+    await expectStartedOnTime(held);
   });
 
   it('when a paused queue whose oldest message is delayed is resumed, then the resume wakes the queue when that one is due', async () => {
@@ -202,11 +206,7 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
       await new QueueStore(connection, keys, 0, wakeups).upsert('q', { paused: false, create: false }, quota),
     ).toBe(true);
     expect(wakeups.size).toBe(1);
-    await waitForStarted(1);
-    const [start] = await started();
-    expect(start!.body).toBe('held');
-    expect(start!.at).toBeGreaterThanOrEqual(held.notBefore!);
-    expect(start!.at - held.notBefore!).toBeLessThan(ON_TIME_MS);
+    await expectStartedOnTime(held);
   });
 
   it("when a queue's dead letter is retried with a delay, then the retry wakes the queue when its message is due", async () => {

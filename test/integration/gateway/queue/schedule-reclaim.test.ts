@@ -2,10 +2,10 @@ import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { createSilentLogger } from '../../../../observability/logger.js';
 import { queueKeys } from '../../../../gateway/queue/keys.js';
-import { createMessage } from '../../../../gateway/queue/message.js';
 import { ScheduleStore } from '../../../../gateway/queue/schedules/schedule-store.js';
 import { ScheduleTicker } from '../../../../gateway/queue/schedules/schedule-ticker.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { saveTestSchedule } from '../../../helpers/queue/store-fixture.js';
 
 const keys = queueKeys('{t}:');
 const MINUTE = 60_000;
@@ -25,24 +25,7 @@ describe('a tick claimed again after its claim ran out fires as its own tick (re
   let survivorConnection: Redis;
   let store: ScheduleStore;
 
-  const save = (scheduleId: string, nextTick: number) =>
-    store.save(
-      {
-        scheduleId,
-        cron: '* * * * *',
-        destination: 'https://example.com/hook',
-        createdAt: 1,
-        isPaused: false,
-      },
-      createMessage({
-        destination: 'https://example.com/hook',
-        method: 'POST',
-        headers: {},
-        body: Buffer.from('{}'),
-        retries: 0,
-      }),
-      { nextTick, maxSchedules: 10 },
-    );
+  const save = (scheduleId: string, nextTick: number) => saveTestSchedule(store, scheduleId, nextTick, 10);
   /** The surviving replica's ticker: it claims what has come by now and fires it. */
   const survivor = () =>
     new ScheduleTicker({

@@ -10,6 +10,7 @@ import { ScheduleTicker } from '../../../../gateway/queue/schedules/schedule-tic
 import { claimScheduleTicks } from '../../../../gateway/queue/scripts/claim-schedule-ticks.js';
 import { fireScheduleTicks } from '../../../../gateway/queue/scripts/fire-schedule-ticks.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { saveTestSchedule } from '../../../helpers/queue/store-fixture.js';
 
 const keys = queueKeys('{t}:');
 const MINUTE = 60_000;
@@ -46,24 +47,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
   /** `count` schedules `s0`, `s1`, ... whose next tick is `tick`; returns their ids. */
   async function createSchedules(count: number, tick: number | undefined = TICK): Promise<string[]> {
     const ids = Array.from({ length: count }, (_, i) => `s${i}`);
-    for (const scheduleId of ids)
-      await store.save(
-        {
-          scheduleId,
-          cron: '* * * * *',
-          destination: 'https://example.com/hook',
-          createdAt: 1,
-          isPaused: false,
-        },
-        createMessage({
-          destination: 'https://example.com/hook',
-          method: 'POST',
-          headers: {},
-          body: Buffer.from('{}'),
-          retries: 0,
-        }),
-        { nextTick: tick, maxSchedules: count },
-      );
+    for (const scheduleId of ids) await saveTestSchedule(store, scheduleId, tick, count);
     return ids;
   }
 
