@@ -142,17 +142,7 @@ export class QueueStore {
     }
     const answers = (await enqueueQueueMessages.run(
       this.redis,
-      [
-        k.queues,
-        k.queueWaiting(name),
-        k.queueActive(name),
-        k.scheduledMessages,
-        k.stream,
-        k.streamIndex,
-        k.deduplicationIds,
-        k.deduplicationExpiries,
-        k.events,
-      ],
+      [...this.slotKeys(name), k.deduplicationIds, k.deduplicationExpiries, k.events],
       args,
     )) as string[];
     let earliest = Infinity;
