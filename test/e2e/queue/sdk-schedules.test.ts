@@ -12,6 +12,7 @@ import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
 import { scheduleNightlyReport } from '../../../examples/schedules/nightly-report.js';
 import { quietly } from '../../helpers/queue/quietly.js';
+import { clearOfMinute } from '../../helpers/clock-boundary.js';
 
 /**
  * Cron schedules (`client.schedules.*`) through the unchanged SDK, with two gateway replicas on
@@ -73,15 +74,6 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
   /** Long enough for both replicas' tickers (25 ms) and the deliveries to have run several times. */
   const settle = () => new Promise((resolve) => setTimeout(resolve, 500));
 
-  /**
-   * Waits until the next whole minute is at least `needMs` away, for a test that counts the
-   * ticks of a `* * * * *` schedule: a real minute coming during it would add a right tick.
-   */
-  const clearOfMinute = (needMs: number) => {
-    const untilMinute = 60_000 - (Date.now() % 60_000);
-    return untilMinute >= needMs ? undefined : new Promise((resolve) => setTimeout(resolve, untilMinute + 50));
-  };
-
   it('when a schedule is created, then get and list answer it as QStash does, with its next tick on the coming minute', async () => {
     const destination = `${receiver.baseUrl}/reports?kind=daily`;
     const { scheduleId } = await client().schedules.create({
@@ -115,6 +107,9 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
 
   it('when a tick comes, then exactly one signed message is delivered across both replicas, carrying Upstash-Schedule-Id', async () => {
     const destination = `${receiver.baseUrl}/tick`;
+    // Created and read well before a minute: the minute coming in between would fire the tick
+    // `before` names, and get would already answer the one after it.
+    await clearOfMinute(5_000);
     const { scheduleId } = await client().schedules.create({ destination, cron: '* * * * *', body: 'tick' });
     const before = await client().schedules.get(scheduleId);
     // The one test that waits for the real minute: no help from the test.
@@ -266,6 +261,8 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
   });
 
   it('when a schedule is paused (PATCH, as the SDK sends) it does not tick; resumed (POST, as the docs say) it ticks again', async () => {
+    // A real minute coming between the create and the pause would fire a right tick.
+    await clearOfMinute(5_000);
     const { scheduleId } = await client().schedules.create({
       destination: `${receiver.baseUrl}/paused`,
       cron: '* * * * *',

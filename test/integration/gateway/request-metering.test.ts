@@ -14,6 +14,7 @@ import { startEchoUpstream, type EchoUpstream } from '../../helpers/gateway/echo
 import { startGatewayInFrontOf, startTestGateway } from '../../helpers/gateway/gateway-harness.js';
 import { request } from '../../helpers/gateway/http-request.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
+import { clearOfUtcMidnight } from '../../helpers/clock-boundary.js';
 
 /** `name{labels} value` lines of a Prometheus exposition whose labels include every pair given. */
 function sampleOf(metrics: string, name: string, labels: Record<string, string>): number | undefined {
@@ -152,6 +153,9 @@ describe('gateway replicas keep their request counts in the activity Lease', () 
   }
 
   it('when two replicas serve one instance and one restarts, then the Lease holds each process’s counts and their sum is every request once', async () => {
+    // The gateways count by their own clock's UTC day and "today" below is all ten requests: UTC
+    // midnight passing during the test (which takes under 20 s) would rightly split them.
+    await clearOfUtcMidnight(30_000);
     const first = await startGatewayInFrontOf({
       kubeConfig,
       namespace: namespace.name,
@@ -199,5 +203,5 @@ describe('gateway replicas keep their request counts in the activity Lease', () 
     expect(fold.figures.requests).toEqual({ read: 5, write: 3, query: 2 });
     expect(fold.figures.today?.date).toBe(utcDay(Date.now()));
     expect(fold.figures.today?.requests).toBe(10);
-  });
+  }, 90_000);
 });

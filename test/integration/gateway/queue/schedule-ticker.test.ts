@@ -11,6 +11,7 @@ import { claimScheduleTicks } from '../../../../gateway/queue/scripts/claim-sche
 import { fireScheduleTicks } from '../../../../gateway/queue/scripts/fire-schedule-ticks.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 import { saveTestSchedule } from '../../../helpers/queue/store-fixture.js';
+import { clearOfMinute } from '../../../helpers/clock-boundary.js';
 
 const keys = queueKeys('{t}:');
 const MINUTE = 60_000;
@@ -278,6 +279,10 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
   });
 
   it('when a round takes longer than the claim lease, then the ticker renews its claim and no other ticker fires its ticks meanwhile', async () => {
+    // The other ticker's rounds run in real time (only real time shows the claim kept ahead of
+    // it): should the slow round fire before the watch ends, a minute passing would make the
+    // following ticks rightly due to them. The test takes about 5 s.
+    await clearOfMinute(15_000);
     await createSchedules(100);
     // Renewed every third of the lease: a loaded machine's pause of a few hundred ms must not
     // let a renewal come after the lease ran out, which a lease of 300 ms would.
@@ -322,6 +327,10 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
   });
 
   it('when a ticker is killed holding a claim (default lease), then a running survivor fires its ticks once within about 2 s of the claim', async () => {
+    // The survivor runs in real time until stopped and wakes for the following ticks, the first
+    // minute after it fired: that minute passing before the stop would fire all 100 again,
+    // rightly. The test takes about 3 s.
+    await clearOfMinute(15_000);
     await createSchedules(100);
     const killed = killedAfterClaim(replicas[0]!);
     const dead = new ScheduleTicker({

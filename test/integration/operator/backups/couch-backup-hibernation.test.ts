@@ -7,6 +7,7 @@ import {
   backupOperatorEnv,
   instanceCouch,
   listBackups,
+  scheduleNotDueDuringTests,
   startBackupStorage,
   waitForEventReasons,
 } from '../../../helpers/backups/backup-harness.js';
@@ -50,11 +51,11 @@ describe('backups and hibernation', () => {
 
   it('when a changed instance goes idle, then a final backup completes before it hibernates, and a scheduled run while hibernated is skipped without waking it', async () => {
     const ref = { namespace: ns.name, name: 'diary' };
-    // The schedule's first run is not until 03:00; the final backup is what this test waits for.
+    // The schedule's first run is hours away; the final backup is what this test waits for.
     await createCouchInstance(testControlPlane().kubeConfig, ref, {
       plan: 'paid',
       hibernation: { idleAfter: '6s' },
-      addons: { backups: { schedule: '0 3 * * *', retain: 3 } },
+      addons: { backups: { schedule: scheduleNotDueDuringTests(), retain: 3 } },
     });
     await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 60_000);
     const couch = await instanceCouch(testControlPlane().kubeConfig, ref);
@@ -110,7 +111,7 @@ describe('backups and hibernation', () => {
     await createCouchInstance(testControlPlane().kubeConfig, ref, {
       plan: 'paid',
       hibernation: { idleAfter: '6s' },
-      addons: { backups: { schedule: '0 3 * * *' } },
+      addons: { backups: { schedule: scheduleNotDueDuringTests() } },
     });
     await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 60_000);
     await waitForInstance(
@@ -159,7 +160,7 @@ describe('backups and hibernation', () => {
     await createCouchInstance(testControlPlane().kubeConfig, ref, {
       plan: 'paid',
       hibernation: { idleAfter: '6s' },
-      addons: { backups: { schedule: '0 3 * * *', storageSecret: 'unreachable-bucket' } },
+      addons: { backups: { schedule: scheduleNotDueDuringTests(), storageSecret: 'unreachable-bucket' } },
     });
     await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 60_000);
     const hibernated = await waitForInstance(

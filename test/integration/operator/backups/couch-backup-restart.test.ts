@@ -13,6 +13,7 @@ import {
   instanceCouch,
   listBackups,
   readManifest,
+  scheduleNotDueDuringTests,
   startBackupStorage,
   waitForEventReasons,
 } from '../../../helpers/backups/backup-harness.js';
@@ -52,7 +53,7 @@ describe('a backup across an operator restart', () => {
     const ref = { namespace: ns.name, name: 'archive' };
     await createCouchInstance(kubeConfig, ref, {
       plan: 'paid',
-      addons: { backups: { schedule: '0 3 * * *', retain: 2 } },
+      addons: { backups: { schedule: scheduleNotDueDuringTests(), retain: 2 } },
     });
     await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 90_000);
     const couch = await instanceCouch(kubeConfig, ref);

@@ -23,6 +23,7 @@ import {
   listBackups,
   readArchive,
   readManifest,
+  scheduleNotDueDuringTests,
   startBackupStorage,
   waitForEventReasons,
 } from '../../../helpers/backups/backup-harness.js';
@@ -180,7 +181,7 @@ describe('CouchBackup', () => {
 
   it('when more backups complete than retain allows, then the oldest is deleted from the bucket and the API, and a failed backup deletes none', async () => {
     await patchInstance(ns.name, 'kept', {
-      spec: { addons: { backups: { schedule: '0 3 * * *', retain: 2 } } },
+      spec: { addons: { backups: { schedule: scheduleNotDueDuringTests(), retain: 2 } } },
     });
     const made = [];
     for (const name of ['kept-a', 'kept-b', 'kept-c']) {

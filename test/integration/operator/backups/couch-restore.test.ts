@@ -11,6 +11,7 @@ import {
   hasBackupPhase,
   instanceCouch,
   listBackups,
+  scheduleNotDueDuringTests,
   waitForEventReasons,
 } from '../../../helpers/backups/backup-harness.js';
 import { waitFor } from '../../../../local/wait.js';
@@ -74,7 +75,7 @@ describe('restoring from backups', () => {
     );
 
   it('when spec.restore names an instance and a time, then the newest backup completed before it is restored; without a time, the newest', async () => {
-    const ledger = await startPaid('ledger', { addons: { backups: { schedule: '0 3 * * *' } } });
+    const ledger = await startPaid('ledger', { addons: { backups: { schedule: scheduleNotDueDuringTests() } } });
     expect((await ledger('PUT', '/entries')).status).toBe(201);
     expect((await ledger('PUT', '/entries/monday', { amount: 1 })).status).toBe(201);
     const first = await backUp('ledger-1', 'ledger');
@@ -143,7 +144,7 @@ describe('restoring from backups', () => {
       body: { metadata: { name: 'vault-keys' }, stringData: vaultKeys(storage.endpoint) },
     });
     const vault = await startPaid('vault', {
-      addons: { backups: { schedule: '0 3 * * *', storageSecret: 'vault-keys' } },
+      addons: { backups: { schedule: scheduleNotDueDuringTests(), storageSecret: 'vault-keys' } },
     });
     expect((await vault('PUT', '/secrets')).status).toBe(201);
     expect((await vault('PUT', '/secrets/combination', { digits: '4-8-15' })).status).toBe(201);
@@ -201,7 +202,7 @@ describe('restoring from backups', () => {
   }, 240_000);
 
   it('when the instance and its CouchBackups were deleted, then spec.restore by instance and time restores from the manifests left in the bucket, in its own namespace only', async () => {
-    const diary = await startPaid('diary', { addons: { backups: { schedule: '0 3 * * *' } } });
+    const diary = await startPaid('diary', { addons: { backups: { schedule: scheduleNotDueDuringTests() } } });
     expect((await diary('PUT', '/pages')).status).toBe(201);
     expect((await diary('PUT', '/pages/monday', { text: 'rain' })).status).toBe(201);
     const first = await backUp('diary-1', 'diary');
