@@ -14,7 +14,8 @@ const DAY_MS = 86_400_000;
  * at once when it already is, else just after that boundary has passed.
  */
 export async function clearOfBoundary(periodMs: number, needMs: number): Promise<void> {
-  if (needMs >= periodMs) throw new RangeError(`needMs ${needMs} must be shorter than the period ${periodMs}`);
+  if (needMs >= periodMs)
+    throw new RangeError(`needMs ${needMs} must be shorter than the period ${periodMs}`);
   const untilBoundary = periodMs - (Date.now() % periodMs);
   if (untilBoundary >= needMs) return;
   // Timers may fire a millisecond early; the margin puts the test after the boundary for sure.

@@ -75,7 +75,9 @@ describe('restoring from backups', () => {
     );
 
   it('when spec.restore names an instance and a time, then the newest backup completed before it is restored; without a time, the newest', async () => {
-    const ledger = await startPaid('ledger', { addons: { backups: { schedule: scheduleNotDueDuringTests() } } });
+    const ledger = await startPaid('ledger', {
+      addons: { backups: { schedule: scheduleNotDueDuringTests() } },
+    });
     expect((await ledger('PUT', '/entries')).status).toBe(201);
     expect((await ledger('PUT', '/entries/monday', { amount: 1 })).status).toBe(201);
     const first = await backUp('ledger-1', 'ledger');
@@ -202,7 +204,9 @@ describe('restoring from backups', () => {
   }, 240_000);
 
   it('when the instance and its CouchBackups were deleted, then spec.restore by instance and time restores from the manifests left in the bucket, in its own namespace only', async () => {
-    const diary = await startPaid('diary', { addons: { backups: { schedule: scheduleNotDueDuringTests() } } });
+    const diary = await startPaid('diary', {
+      addons: { backups: { schedule: scheduleNotDueDuringTests() } },
+    });
     expect((await diary('PUT', '/pages')).status).toBe(201);
     expect((await diary('PUT', '/pages/monday', { text: 'rain' })).status).toBe(201);
     const first = await backUp('diary-1', 'diary');
