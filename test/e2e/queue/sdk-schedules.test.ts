@@ -79,7 +79,9 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
    */
   const clearOfMinute = (needMs: number) => {
     const untilMinute = 60_000 - (Date.now() % 60_000);
-    return untilMinute >= needMs ? undefined : new Promise((resolve) => setTimeout(resolve, untilMinute + 50));
+    return untilMinute >= needMs
+      ? undefined
+      : new Promise((resolve) => setTimeout(resolve, untilMinute + 50));
   };
 
   it('when a schedule is created, then get and list answer it as QStash does, with its next tick on the coming minute', async () => {
