@@ -5,6 +5,7 @@ import type { QueueGatewayProcess } from '../../helpers/queue/spawn-queue-gatewa
 import { useFlowControlReplicas } from '../../helpers/queue/flow-control-replicas.js';
 import { snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 import { quietly } from '../../helpers/queue/quietly.js';
+import { InFlightGauge } from '../../helpers/queue/in-flight-gauge.js';
 
 const KEY_PREFIX = '{flow-paths-test}:';
 const keys = queueKeys(KEY_PREFIX);
@@ -21,8 +22,7 @@ describe('flow control through queues, schedules and DLQ retries, with the SDK a
   const replicas = useFlowControlReplicas(KEY_PREFIX);
   const gateways: QueueGatewayProcess[] = [];
   let clients: [Client, Client];
-  let inFlight = 0;
-  let mostInFlight = 0;
+  const inFlight = new InFlightGauge();
 
   const url = (path: string) => `${replicas.destination.baseUrl}/${path}`;
   const paths = () => replicas.destination.requests.map((r) => r.path);
@@ -47,15 +47,13 @@ describe('flow control through queues, schedules and DLQ retries, with the SDK a
   });
 
   beforeEach(async () => {
-    await waitFor('no delivery held', async () => inFlight === 0 || undefined, { timeoutMs: 5_000 });
+    await waitFor('no delivery held', async () => inFlight.current === 0 || undefined, { timeoutMs: 5_000 });
     replicas.destination.requests.length = 0;
-    mostInFlight = 0;
+    inFlight.reset();
     // Every delivery is held 60 ms, counted; a path with "failing" in it answers 500.
     replicas.destination.answer = (request) => {
       if (request.path.includes('failing')) return { status: 500 };
-      inFlight += 1;
-      mostInFlight = Math.max(mostInFlight, inFlight);
-      setTimeout(() => (inFlight -= 1), 60);
+      void inFlight.heldFor(60);
       return { status: 200, delayMs: 60 };
     };
   });
@@ -75,7 +73,7 @@ describe('flow control through queues, schedules and DLQ retries, with the SDK a
       });
     }
     await delivered(8);
-    expect(mostInFlight).toBe(1);
+    expect(inFlight.most).toBe(1);
     expect(paths().filter((p) => p.startsWith('/orders'))).toEqual([0, 1, 2, 3].map((i) => `/orders/${i}`));
     expect(paths().filter((p) => p.startsWith('/mails'))).toEqual([0, 1, 2, 3].map((i) => `/mails/${i}`));
     await forgotten('fp-shared');
@@ -167,7 +165,7 @@ describe('flow control through queues, schedules and DLQ retries, with the SDK a
     expect(replicas.destination.requests).toHaveLength(0);
     await b.flowControl.resume('fp-sched');
     await delivered(2);
-    expect(mostInFlight).toBe(1);
+    expect(inFlight.most).toBe(1);
     expect(paths().sort()).toEqual(['/scheduled/plain', '/scheduled/queued']);
     for (const request of replicas.destination.requests)
       expect([scheduleId, queuedId]).toContain(request.headers['upstash-schedule-id']);

@@ -5,6 +5,7 @@ import type { QueueGatewayProcess } from '../../helpers/queue/spawn-queue-gatewa
 import { useFlowControlReplicas } from '../../helpers/queue/flow-control-replicas.js';
 import { snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 import { quietly } from '../../helpers/queue/quietly.js';
+import { InFlightGauge } from '../../helpers/queue/in-flight-gauge.js';
 
 const KEY_PREFIX = '{flow-control-test}:';
 const keys = queueKeys(KEY_PREFIX);
@@ -25,9 +26,7 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
   });
   const gateways = new Map<string, QueueGatewayProcess>();
   let clients: Client[];
-  /** Deliveries being answered right now, and the most there ever were at once. */
-  let inFlight = 0;
-  let mostInFlight = 0;
+  const inFlight = new InFlightGauge();
 
   const url = (path: string) => `${replicas.destination.baseUrl}/${path}`;
   const bodies = () => replicas.destination.requests.map((r) => r.body.toString());
@@ -56,9 +55,7 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
   /** Answers each delivery after `holdMs`, counting how many are held at once. */
   function holdDeliveries(holdMs: number): void {
     replicas.destination.answer = () => {
-      inFlight += 1;
-      mostInFlight = Math.max(mostInFlight, inFlight);
-      setTimeout(() => (inFlight -= 1), holdMs);
+      void inFlight.heldFor(holdMs);
       return { status: 200, delayMs: holdMs };
     };
   }
@@ -69,10 +66,10 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
   });
 
   beforeEach(async () => {
-    await waitFor('no delivery held', async () => inFlight === 0 || undefined, { timeoutMs: 5_000 });
+    await waitFor('no delivery held', async () => inFlight.current === 0 || undefined, { timeoutMs: 5_000 });
     replicas.destination.requests.length = 0;
     replicas.destination.answer = () => ({ status: 200 });
-    mostInFlight = 0;
+    inFlight.reset();
   });
 
   it('when messages of a key with parallelism 2 are published through both replicas, then at most 2 are delivered at once and the rest wait', async () => {
@@ -104,7 +101,7 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
     });
     expect(info.parallelismCount).toBeLessThanOrEqual(2);
     await delivered(10);
-    expect(mostInFlight).toBe(2);
+    expect(inFlight.most).toBe(2);
     // Every token is back: the key is forgotten only with none in flight.
     await forgotten('parallel');
     expect(await replicas.inspect.exists(keys.flowControlActive('parallel'))).toBe(0);
@@ -124,7 +121,7 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
     holdDeliveries(150);
     await a.flowControl.resume('mixed');
     await delivered(4);
-    expect(mostInFlight).toBe(3);
+    expect(inFlight.most).toBe(3);
     await forgotten('mixed');
   });
 

@@ -1,6 +1,7 @@
 import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/keys.js';
 import { quietly } from '../../helpers/queue/quietly.js';
+import { InFlightGauge } from '../../helpers/queue/in-flight-gauge.js';
 import { sleep, useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
 
 /**
@@ -122,31 +123,25 @@ describe('queue slots with the @upstash/qstash SDK across two gateway replicas: 
     // hold would end by itself, and a slow machine could look at the lag after it).
     let letGo = (): void => undefined;
     const held = new Promise<void>((resolve) => (letGo = resolve));
-    let answering = 0;
-    let inFlight = 0;
-    let mostInFlight = 0;
+    const answering = new InFlightGauge();
     suite.receiver.respond = async () => {
-      answering += 1;
-      inFlight += 1;
-      mostInFlight = Math.max(mostInFlight, inFlight);
-      await held;
-      inFlight -= 1;
+      await answering.during(held);
       return 200;
     };
     await queue.enqueue({ url: `${suite.receiver.baseUrl}/again`, body: 'busy' });
-    await waitFor('the busy message held', async () => answering === 1 || undefined, {
+    await waitFor('the busy message held', async () => answering.started === 1 || undefined, {
       timeoutMs: 10_000,
     });
     const { responses } = await client(1).dlq.retry([letter.dlqId]);
     const retriedId = responses[0]!.messageId;
     expect(await client().messages.get(retriedId)).toMatchObject({ queueName: 'second-chance' });
     expect((await queue.get()).lag).toBe(1);
-    expect(answering).toBe(1);
+    expect(answering.started).toBe(1);
     letGo();
     await delivered(3);
     expect(bodies()).toEqual(['again', 'busy', 'again']);
     expect(suite.receiver.deliveries[2]!.headers['upstash-message-id']).toBe(retriedId);
-    expect(mostInFlight).toBe(1);
+    expect(answering.most).toBe(1);
   }, 30_000);
 
   it('when a queued message fails, then its retries keep its slot, and a dead-lettered one frees it for the next', async () => {

@@ -64,7 +64,7 @@ describe("queues with the @upstash/qstash SDK across two gateway replicas: their
     }
     await delivered(12);
     expect(bodies()).toEqual(sent);
-    expect(suite.mostInFlight).toBe(1);
+    expect(suite.inFlight.most).toBe(1);
     expect(await client().queue({ queueName: 'fifo' }).get()).toMatchObject({ parallelism: 1, lag: 0 });
     // The last slot goes back once its delivery is recorded, just after the receiver answered.
     await waitFor(
@@ -87,7 +87,7 @@ describe("queues with the @upstash/qstash SDK across two gateway replicas: their
     );
     expect(new Set(answers.map((a) => a.messageId)).size).toBe(15);
     await delivered(15);
-    expect(suite.mostInFlight).toBe(3);
+    expect(suite.inFlight.most).toBe(3);
     expect(bodies().sort()).toEqual(Array.from({ length: 15 }, (_, i) => `w-${String(i).padStart(2, '0')}`));
   });
 

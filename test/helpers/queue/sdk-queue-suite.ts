@@ -11,6 +11,7 @@ import { connectTestRedis } from './redis-snapshot.js';
 import { randomSigningKey } from './signing-keys.js';
 import { testQueueTarget } from './test-queue-target.js';
 import { startTestReceiver, type RecordedDelivery, type TestReceiver } from './test-receiver.js';
+import { InFlightGauge } from './in-flight-gauge.js';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -27,10 +28,8 @@ export interface SdkQueueSuite {
   readonly otherTarget: QueueTarget;
   /** The test's own connection to `target`'s Redis. */
   readonly inspect: Redis;
-  /** Deliveries being answered right now under {@link holdDeliveries}. */
-  readonly inFlight: number;
-  /** The most deliveries {@link holdDeliveries} ever held at once in this test. */
-  readonly mostInFlight: number;
+  /** The deliveries {@link holdDeliveries} holds now, and the most it held at once in this test. */
+  readonly inFlight: InFlightGauge;
   /** The official SDK against one replica, with the SDK's own retries off. */
   client(replica?: number, token?: string): Client;
   /** Answers each delivery after `holdMs`, counting how many are held at once. */
@@ -55,8 +54,7 @@ export function useSdkQueueSuite(): SdkQueueSuite {
   let target: QueueTarget;
   let otherTarget: QueueTarget;
   let inspect: Redis;
-  let inFlight = 0;
-  let mostInFlight = 0;
+  const inFlight = new InFlightGauge();
 
   const client = (replica = 0, token = target.token): Client =>
     new Client({
@@ -108,11 +106,10 @@ export function useSdkQueueSuite(): SdkQueueSuite {
 
   beforeEach(async () => {
     // A delivery still held by the previous test would count down after the reset below.
-    await waitFor('no delivery held', async () => inFlight === 0 || undefined, { timeoutMs: 5_000 });
+    await waitFor('no delivery held', async () => inFlight.current === 0 || undefined, { timeoutMs: 5_000 });
     receiver.deliveries.length = 0;
     receiver.respond = () => 200;
-    inFlight = 0;
-    mostInFlight = 0;
+    inFlight.reset();
     for (const queue of await client().queue().list())
       await client().queue({ queueName: queue.name }).delete();
   });
@@ -134,19 +131,11 @@ export function useSdkQueueSuite(): SdkQueueSuite {
     get inspect() {
       return inspect;
     },
-    get inFlight() {
-      return inFlight;
-    },
-    get mostInFlight() {
-      return mostInFlight;
-    },
+    inFlight,
     client,
     holdDeliveries(holdMs, status = () => 200) {
       receiver.respond = async (delivery) => {
-        inFlight += 1;
-        mostInFlight = Math.max(mostInFlight, inFlight);
-        await sleep(holdMs);
-        inFlight -= 1;
+        await inFlight.heldFor(holdMs);
         return status(delivery);
       };
     },

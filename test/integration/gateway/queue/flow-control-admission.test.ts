@@ -14,6 +14,7 @@ import { QueueWakeups } from '../../../../gateway/queue/queues/queue-wakeups.js'
 import { createMemoryLogger } from '../../../helpers/memory-logger.js';
 import { connectAsGateway } from '../../../helpers/queue/redis-snapshot.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
+import { InFlightGauge } from '../../../helpers/queue/in-flight-gauge.js';
 import { testMessage, useStoreFixture } from '../../../helpers/queue/store-fixture.js';
 
 const quota = { maxQueues: 10, maxParallelism: 100 };
@@ -291,13 +292,10 @@ describe('queues sharing a flow-control key through delivery workers', () => {
     const { config, store: messages } = f.freshConfig({ workerConcurrency: 8, retryDelayScale: 0.01 });
     const k = queueKeys(config.keyPrefix);
     const queues = new QueueStore(f.redis, k);
-    let inFlight = 0;
-    let mostInFlight = 0;
+    const inFlight = new InFlightGauge();
     let flakyFailed = false;
     f.destination.answer = (request) => {
-      inFlight += 1;
-      mostInFlight = Math.max(mostInFlight, inFlight);
-      setTimeout(() => (inFlight -= 1), 20);
+      void inFlight.heldFor(20);
       if (request.body.toString() === 'a1' && !flakyFailed) {
         flakyFailed = true;
         return { status: 503, delayMs: 20 };
@@ -317,7 +315,7 @@ describe('queues sharing a flow-control key through delivery workers', () => {
       timeoutMs: 15_000,
       intervalMs: 25,
     });
-    expect(mostInFlight).toBe(1);
+    expect(inFlight.most).toBe(1);
     const bodies = f.destination.requests.map((r) => r.body.toString());
     expect(bodies.filter((b) => b.startsWith('a'))).toEqual(['a1', 'a1', 'a2', 'a3']);
     expect(bodies.filter((b) => b.startsWith('b'))).toEqual(['b1', 'b2', 'b3']);

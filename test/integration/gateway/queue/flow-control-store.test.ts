@@ -6,6 +6,7 @@ import { PendingMessages } from '../../../../gateway/queue/messages/pending-mess
 import { createMemoryLogger } from '../../../helpers/memory-logger.js';
 import { connectAsGateway } from '../../../helpers/queue/redis-snapshot.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
+import { InFlightGauge } from '../../../helpers/queue/in-flight-gauge.js';
 import {
   flowControlKeys as keys,
   flowControlMessage as message,
@@ -210,13 +211,10 @@ describe('flow-control tokens through a delivery worker', () => {
   it('when attempts are delivered, retried, dead-lettered or cancelled, then each gives its token back and at most parallelism run at once', async () => {
     const { config, store: messages } = f.freshConfig({ workerConcurrency: 8 });
     const k: QueueKeys = queueKeys(config.keyPrefix);
-    let inFlight = 0;
-    let mostInFlight = 0;
+    const inFlight = new InFlightGauge();
     let flakyFailed = false;
     f.destination.answer = (request) => {
-      inFlight += 1;
-      mostInFlight = Math.max(mostInFlight, inFlight);
-      setTimeout(() => (inFlight -= 1), 40);
+      void inFlight.heldFor(40);
       const body = request.body.toString();
       if (body === 'doomed') return { status: 500, delayMs: 40 };
       if (body === 'flaky' && !flakyFailed) {
@@ -257,7 +255,7 @@ describe('flow-control tokens through a delivery worker', () => {
       'ok-4',
       'ok-5',
     ]);
-    expect(mostInFlight).toBe(2);
+    expect(inFlight.most).toBe(2);
     // Every token is back, nothing waits, and the idle key is forgotten by the mover's tick.
     await waitFor(
       'the key forgotten',
