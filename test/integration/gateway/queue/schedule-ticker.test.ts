@@ -100,8 +100,12 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
         const call = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
         return async (...args: unknown[]) => {
           if (claimed) return hang();
-          if (property === 'evalsha' && args[0] === claimScheduleTicks.sha) claimed = true;
-          return call(...args);
+          // Killed once the claim is stored: by EVALSHA, or by EVAL when the server did not have
+          // the script yet (the first claim on a fresh Redis answers NOSCRIPT and is sent again).
+          const claims = args[0] === claimScheduleTicks.sha || args[0] === claimScheduleTicks.lua;
+          const result = await call(...args);
+          if (claims) claimed = true;
+          return result;
         };
       },
     });
