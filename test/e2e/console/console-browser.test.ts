@@ -152,7 +152,8 @@ describe('the tenant console in a real browser', () => {
       new MutationObserver(record).observe(badge, { subtree: true, childList: true, characterData: true });
     }`);
     const phases = (): Promise<string[]> => page.evaluate('window.__phases');
-    await page.getByTestId('detail-phase').getByText('Hibernated').waitFor({ timeout: 40_000 });
+    // Its first start (an engine run by the kubelet stand-in), 10 s idle, then its pod deleted.
+    await page.getByTestId('detail-phase').getByText('Hibernated').waitFor({ timeout: 60_000 });
     const before = await phases();
     expect(before).toContain('Running');
     expect(before.indexOf('Running')).toBeLessThan(before.lastIndexOf('Hibernated'));
@@ -160,7 +161,8 @@ describe('the tenant console in a real browser', () => {
 
     const endpoint = (await readInstance('demo')).status?.endpoint ?? '';
     const request = fetch(`${endpoint}/`).then((r) => r.status);
-    await page.getByTestId('detail-phase').getByText('Running').waitFor({ timeout: 30_000 });
+    // The wake starts its engine again.
+    await page.getByTestId('detail-phase').getByText('Running').waitFor({ timeout: 60_000 });
     expect(await request).toBe(200);
     const after = (await phases()).slice(before.length);
     expect(after).toEqual(expect.arrayContaining(['Waking', 'Running']));
@@ -170,7 +172,7 @@ describe('the tenant console in a real browser', () => {
     const row = page.locator('tr[data-instance="demo"]');
     await row.getByText('Running').waitFor();
     expect(await row.locator('td').last().textContent()).not.toBe('—');
-  }, 120_000);
+  }, 180_000);
 
   it('when credentials are revealed, then the password matches the instance Secret and copy puts it on the clipboard; Keep alive is disabled on free with the reason, and no queue block is on the page', async () => {
     await page.getByRole('link', { name: 'demo' }).click();
@@ -208,7 +210,8 @@ describe('the tenant console in a real browser', () => {
       },
     });
     await page.goto(`${server.url}/instances/steady`);
-    await page.getByTestId('detail-phase').getByText('Running').waitFor({ timeout: 30_000 });
+    // Its first start: an engine run by the kubelet stand-in.
+    await page.getByTestId('detail-phase').getByText('Running').waitFor({ timeout: 60_000 });
     const keepAlive = page.getByRole('switch', { name: 'Keep alive' });
     expect(await keepAlive.isEnabled()).toBe(true);
     await keepAlive.click();
@@ -224,7 +227,7 @@ describe('the tenant console in a real browser', () => {
     expect(steady.status?.phase).toBe('Running');
     expect(steady.status?.hibernatedAt).toBeUndefined();
     expect(await page.getByTestId('detail-phase').textContent()).toBe('Running');
-  }, 60_000);
+  }, 120_000);
 
   it('when the instance name is typed to confirm, then Delete is enabled only for the exact name and removes the instance from the cluster and the live list', async () => {
     await page.goto(`${server.url}/instances/steady`);

@@ -68,7 +68,8 @@ describe("the tenant console's queue pages in a real browser", () => {
     await waitFor(
       'the gateway to serve the binding',
       async () => queue.registry.get(tenantA.namespace, 'cache'),
-      { timeoutMs: 10_000 },
+      // The gateway's informer hears of the Ready binding through the API server.
+      { timeoutMs: 20_000 },
     );
     await page.getByRole('link', { name: 'Queues' }).click();
     await page.getByRole('link', { name: 'cache' }).click();

@@ -47,7 +47,8 @@ describe('Fauxton works through the gateway path form in a real browser', () => 
   beforeAll(async () => {
     // First, so that a missing Chromium fails the suite at once, with its own message.
     browser = await launchLoopbackChromium();
-    browser.context.setDefaultTimeout(10_000);
+    // Fauxton's bundle through the gateway from the engine, in a Chromium on a loaded CI machine.
+    browser.context.setDefaultTimeout(30_000);
     const { kubeConfig } = testControlPlane();
     ref.namespace = namespace.name;
     platform = await startTestPlatform({ kubeConfig, namespace: namespace.name });
@@ -56,7 +57,7 @@ describe('Fauxton works through the gateway path form in a real browser', () => 
     fauxton = await browser.context.newPage();
     await fauxton.setViewportSize(VIEWPORT);
     fauxton.on('request', (req) => requested.push(req));
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     try {

@@ -97,7 +97,8 @@ describe('an instance metered through a hibernation and a wake', () => {
     );
     expect(usage.awakeSeconds).toBeGreaterThan(2);
     expect(usage.hibernatedSeconds).toBeGreaterThan(0);
-  }, 120_000);
+    // Two engine starts (the first, and the wake its request waits for) and two hibernations.
+  }, 240_000);
 
   it('when requests go through two gateway replicas and one restarts, then status.usage counts each request once, by class and for today', async () => {
     const counted = { namespace: namespace.name, name: 'counted' };

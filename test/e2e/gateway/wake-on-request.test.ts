@@ -99,7 +99,8 @@ describe('an instance hibernates when idle and wakes on its first request', () =
     expect(coldStart).toBeLessThanOrEqual(tookMs);
     const session = await request(`${base}/_session`, { headers: { Cookie: sessionCookie } });
     expect(JSON.parse(session.body)).toMatchObject({ userCtx: { name: admin.username } });
-  });
+    // The request is held while the engine starts (the platform's wake timeout is 60 s).
+  }, 90_000);
 
   it('when 100 first requests arrive at once after it hibernated again, then there is one wake and 100 right answers', async () => {
     const { kubeConfig } = testControlPlane();
@@ -113,7 +114,7 @@ describe('an instance hibernates when idle and wakes on its first request', () =
       new Set(['kept across hibernation']),
     );
     expect(wakeWrites.length - writesBefore).toBe(1);
-  });
+  }, 120_000);
 
   it('when a continuous _changes feed stays open, then it stays awake past the idle period, and hibernates once the feed closes', async () => {
     const { kubeConfig } = testControlPlane();
@@ -127,8 +128,9 @@ describe('an instance hibernates when idle and wakes on its first request', () =
     } finally {
       feed.destroy();
     }
-    await waitForInstance(kubeConfig, ref, isHibernated, 15_000);
-  });
+    // Idle for 3 s, scaled to zero, the pod deleted by the StatefulSet controller and its engine stopped.
+    await waitForInstance(kubeConfig, ref, isHibernated, 60_000);
+  }, 120_000);
 });
 
 /** Opens a continuous feed and resolves once its headers arrived; `destroy()` closes it. */

@@ -66,7 +66,8 @@ describe('the local platform (make run)', () => {
         })) as Instance;
         return object.status?.phase === 'Running' ? object : undefined;
       },
-      { timeoutMs: 60_000, intervalMs: 250 },
+      // Its engine started by the platform's own kubelet stand-in, beside a second control plane.
+      { timeoutMs: 90_000, intervalMs: 250 },
     );
     expect(instance.status?.endpoint).toBe(`${platform.gatewayUrl}/db/default/notes`);
     const secret = execFileSync(
@@ -82,7 +83,7 @@ describe('the local platform (make run)', () => {
     });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { couchdb?: string }).couchdb).toBe('Welcome');
-  });
+  }, 120_000);
 
   it('when a message is published to the example queue with the QStash SDK, then a local receiver gets it signed', async () => {
     const core = new KubeConfig();

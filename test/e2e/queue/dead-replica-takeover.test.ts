@@ -84,7 +84,8 @@ describe('gateway replicas that watch each other’s consumer lease', () => {
       async () => ((await replicas.inspect.xlen(keys.stream)) === 0 ? true : undefined),
       { timeoutMs: 5_000 },
     );
-  }, 60_000);
+    // Two gateway processes started (30 s each at most) besides the waits.
+  }, 120_000);
 
   it('when a live replica’s receiver takes longer than two leases to answer, then no other replica takes its deliveries', async () => {
     const slowMs = 2 * QUEUE_CONFIG_DEFAULTS.consumerLeaseMs + 1_000;

@@ -118,7 +118,8 @@ describe('the programs under examples/', () => {
 
     receiver.child.kill('SIGTERM');
     expect(await receiver.exited).toBe(0);
-  });
+    // Two example processes started through tsx, and waits of 30 s each.
+  }, 120_000);
 
   it('when the schedule example runs, then it prints the schedule it created with its next tick', async () => {
     // Its next tick comes after the example started; not necessarily after it exited, should the

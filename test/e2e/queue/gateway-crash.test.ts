@@ -122,7 +122,8 @@ describe('a gateway killed with SIGKILL mid-run', () => {
       },
     );
     expect(await inspect.hlen(queueKeys(KEY_PREFIX).deadLetters)).toBe(0);
-  });
+    // Two gateway processes started (30 s each at most) and waits of 30, 60 and 10 s.
+  }, 180_000);
 
   it('when the process is killed with delayed, cancelled, dead-lettered and retried-from-DLQ messages about, then each ends as promised', async () => {
     const lifecycleKeys = queueKeys(KEY_PREFIX);
@@ -214,5 +215,6 @@ describe('a gateway killed with SIGKILL mid-run', () => {
     } finally {
       lifecycleRedis.disconnect();
     }
-  });
+    // Two gateway processes started (30 s each at most) and waits of 30, 30, 60 and 10 s.
+  }, 240_000);
 });

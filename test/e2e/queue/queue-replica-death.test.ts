@@ -61,5 +61,6 @@ describe('a queue whose delivering replica dies', () => {
       { timeoutMs: 5_000 },
     );
     expect(await replicas.inspect.llen(keys.queueWaiting('serial'))).toBe(0);
-  }, 60_000);
+    // Two gateway processes started (30 s each at most) besides the waits.
+  }, 120_000);
 });

@@ -159,8 +159,9 @@ describe('a real redis-server restart under queues and schedules', () => {
     const due = Date.now() - 1_000;
     await inspect((r) => r.zadd(keys.scheduleTicks, 'XX', due, scheduleId));
     await restartRedis();
+    // Both replicas reconnect to the restarted server first.
     await waitFor('the tick delivered', async () => receiver.deliveries.length >= 1 || undefined, {
-      timeoutMs: 15_000,
+      timeoutMs: 30_000,
     });
     // Long enough for both replicas' tickers (25 ms) to have seen the tick many times.
     await sleep(1_000);

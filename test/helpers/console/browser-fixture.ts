@@ -106,7 +106,8 @@ export async function startConsoleBrowserFixture(options: {
 
   try {
     const browser = (parts.browser = await launchLoopbackChromium());
-    browser.context.setDefaultTimeout(15_000);
+    // Page loads and live updates in a Chromium on a loaded CI machine.
+    browser.context.setDefaultTimeout(30_000);
     const tokenA = (await provisionTenant(admin, tenantA)).token;
     await provisionTenant(admin, tenantB);
     const consoleToken = await provisionConsoleIdentity(admin, consoleRef);

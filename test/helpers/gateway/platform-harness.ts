@@ -50,7 +50,10 @@ export async function startTestPlatform(options: {
   const gateway = await startTestGateway({
     kubeConfig,
     namespace,
-    env: options.gatewayEnv,
+    // A held request waits for a wake: the operator, the StatefulSet controller, the scheduler and
+    // an engine process started by the kubelet stand-in, far slower on a loaded CI machine than the
+    // product's 15 s default allows for. Suites about the timeout itself set their own.
+    env: { SETTEE_GATEWAY_WAKE_TIMEOUT: '60s', ...options.gatewayEnv },
     writers: options.writers,
     queue: options.queue,
   });
@@ -152,7 +155,8 @@ export interface ServingInstance {
 
 /**
  * Creates an instance and waits until `until` holds (default: Running), then reads its endpoint
- * and admin credentials: the set-up of every suite that talks CouchDB to an instance.
+ * and admin credentials: the set-up of every suite that talks CouchDB to an instance. The wait
+ * (default 60 s) spans the first start of its engine by the kubelet stand-in.
  */
 export async function createServingInstance(
   kubeConfig: KubeConfig,
@@ -165,7 +169,7 @@ export async function createServingInstance(
     kubeConfig,
     ref,
     options.until ?? ((candidate) => candidate.status?.phase === 'Running'),
-    options.timeoutMs,
+    options.timeoutMs ?? 60_000,
   );
   const admin = await readAdminCredentials(kubeConfig, ref);
   return {

@@ -317,7 +317,7 @@ describe('the images, as docker/Dockerfile lays them out', () => {
     process.kill(operator.pid, 'SIGTERM');
     expect(await operator.exited).toBe(0);
     expect(operator.output()).not.toMatch(/forbidden/i);
-  });
+  }, 90_000);
 
   it("when the gateway image runs with the chart's environment as its ServiceAccount, then it becomes Ready, asks a hibernated instance to wake, renews its activity Lease, and exits 0 on SIGTERM", async () => {
     const port = await getFreePort();
@@ -387,7 +387,8 @@ describe('the images, as docker/Dockerfile lays them out', () => {
           const requested = instance.metadata?.annotations?.[ANNOTATION_WAKE_REQUESTED];
           return requested ? { requested, holder: lease.spec?.holderIdentity } : undefined;
         },
-        { timeoutMs: 15_000, abort: gateway.exited },
+        // Its informer sees the instance, then it writes the annotation and the Lease.
+        { timeoutMs: 30_000, abort: gateway.exited },
       ).catch(fail);
       expect(woken.holder).toBe(`${release}-couch-gateway-image-test`);
     } finally {
@@ -398,7 +399,7 @@ describe('the images, as docker/Dockerfile lays them out', () => {
     process.kill(gateway.pid, 'SIGTERM');
     expect(await gateway.exited).toBe(0);
     expect(gateway.output()).not.toMatch(/forbidden/i);
-  });
+  }, 90_000);
 
   it("when the console image runs with the chart's environment as its ServiceAccount, then it serves its page, signs a tenant in by TokenReview, lists only what the tenant's token may read, and exits 0 on SIGTERM", async () => {
     const port = await getFreePort();

@@ -45,7 +45,7 @@ describe('the gateway passes the CouchDB API through', () => {
     base = instanceUrl(gateway, ref);
     couch = nanoAt(instanceUrl(gateway, ref, admin));
     await waitForRoute(base);
-  });
+  }, 90_000);
 
   afterAll(async () => {
     await gateway?.stop();
@@ -257,8 +257,9 @@ describe('the gateway passes the CouchDB API through', () => {
   });
 });
 
+/** Once the gateway's informers have the instance and its pod (a watch round trip) and the engine answers. */
 async function waitForRoute(base: string): Promise<void> {
-  await waitUntil(async () => (await request(`${base}/_up`)).status === 200);
+  await waitUntil(async () => (await request(`${base}/_up`)).status === 200, 30_000);
 }
 
 async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {

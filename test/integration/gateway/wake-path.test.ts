@@ -73,7 +73,11 @@ describe('the gateway wakes hibernated instances and reports activity', () => {
     gateway = await startTestGateway({
       kubeConfig,
       namespace: namespace.name,
-      env: { SETTEE_GATEWAY_ACTIVITY_INTERVAL: `${ACTIVITY_INTERVAL_MS}ms` },
+      // Held requests wait while the test starts an engine process, slow on a loaded CI machine.
+      env: {
+        SETTEE_GATEWAY_ACTIVITY_INTERVAL: `${ACTIVITY_INTERVAL_MS}ms`,
+        SETTEE_GATEWAY_WAKE_TIMEOUT: '60s',
+      },
       writers: {
         wakeRequest: async (instance, at) => {
           wakeWrites.push(`${instance.name}@${at}`);
@@ -178,7 +182,7 @@ describe('the gateway wakes hibernated instances and reports activity', () => {
     const warm = await request(`${gateway.url}/db/${namespace.name}/sleepy/_up`);
     expect(warm.status).toBe(200);
     expect(warm.headers['x-settee-cold-start']).toBeUndefined();
-  });
+  }, 90_000);
 
   it('when a wake cannot succeed, then held requests get 503 with Retry-After at the deadline, and overflow gets it at once', async () => {
     // Six at once for a hold queue of five: whichever arrives sixth overflows (which one that is
@@ -213,7 +217,7 @@ describe('the gateway wakes hibernated instances and reports activity', () => {
     await setInstancePod(kubeConfig, ref, { port: engine.port, ready: false });
     const response = await pending;
     expect(response.status).toBe(200);
-  });
+  }, 90_000);
 
   it('when an instance is deleted while requests wait for it, then they get a 404', async () => {
     const { kubeConfig } = testControlPlane();

@@ -221,7 +221,7 @@ describe('ResilientInformer', () => {
       frozenAt = Date.now();
     });
     await put('cm-probe', '1');
-    await waitFor('the watch to go silent', async () => (frozenAt ? true : undefined), { timeoutMs: 5_000 });
+    await waitFor('the watch to go silent', async () => (frozenAt ? true : undefined), { timeoutMs: 15_000 });
     const expected = await changeWhileAway();
     await waitFor(
       'the changes made while the watch was silent',

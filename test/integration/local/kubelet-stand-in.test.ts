@@ -60,6 +60,12 @@ function statefulSet(replicas: number): V1StatefulSet {
 }
 
 /**
+ * A pod's engine started (or restarted) by the stand-in, Ready: claim, scheduling by the real
+ * scheduler, the engine process and its probes, seconds on a quiet machine and far more under CI load.
+ */
+const ENGINE_START_MS = 60_000;
+
+/**
  * The local platform's kubelet stand-in, against StatefulSets shaped as the operator writes them:
  * the real StatefulSet controller makes the pod and its claim, the real scheduler binds the pod to
  * a test node, the stand-in provisions the claim's volume and runs the pod.
@@ -122,7 +128,7 @@ describe('the kubelet stand-in', () => {
       return current?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
         ? current
         : undefined;
-    });
+    }, ENGINE_START_MS);
 
   it('when a StatefulSet asks for one replica, then an engine runs as its pod on its own address and port 5984, with the Secret admin and the ConfigMap uuid, and the pod and status say ready', async () => {
     const apps = testControlPlane().kubeConfig.makeApiClient(AppsV1Api);
@@ -158,7 +164,7 @@ describe('the kubelet stand-in', () => {
       })
     ).status;
     expect(status).toMatchObject({ replicas: 1, readyReplicas: 1 });
-  });
+  }, 120_000);
 
   it("when the pod's claim is made, then the stand-in binds it to a folder of its own under the data root", async () => {
     const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
@@ -211,10 +217,10 @@ describe('the kubelet stand-in', () => {
       const current = await readPod();
       const status = current?.status?.containerStatuses?.[0];
       return status?.restartCount === 1 && status.ready ? current : undefined;
-    });
+    }, ENGINE_START_MS);
     expect(after.status?.containerStatuses?.[0]?.lastState?.terminated).toMatchObject({ reason: 'Error' });
     expect(after.status?.podIP).toBe(ip);
-  });
+  }, 150_000);
 
   it('when the StatefulSet is scaled to zero, then the engine stops, the pod goes and the status says zero', async () => {
     const before = await readPod();
@@ -237,7 +243,7 @@ describe('the kubelet stand-in', () => {
       headers: { Authorization: basicAuth(admin.username, admin.password) },
     });
     expect(JSON.parse(doc.body)).toMatchObject({ survives: true });
-  });
+  }, 90_000);
 
   it('when a pod names an image the stand-in cannot run, then it waits with a reason that says so', async () => {
     const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);

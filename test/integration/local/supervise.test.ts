@@ -52,8 +52,9 @@ describe('supervise', () => {
     const script = superviseScript({ LOG: log, EXIT_CODE: '3', EXITS: '1' }, messages);
     const first = script.current();
     expect(await first.exited).toBe(3);
+    // Each run is a new node process, which a loaded machine can take seconds to start.
     await waitFor('the restart', async () => (script.restarts === 1 ? true : undefined), {
-      timeoutMs: 5_000,
+      timeoutMs: 20_000,
     });
     const second = script.current();
     expect(second.pid).not.toBe(first.pid);
@@ -61,7 +62,7 @@ describe('supervise', () => {
       'the second run to start',
       async () => ((await starts(log)).length === 2 ? true : undefined),
       {
-        timeoutMs: 5_000,
+        timeoutMs: 20_000,
       },
     );
     expect(isProcessAlive(second.pid)).toBe(true);
@@ -77,8 +78,9 @@ describe('supervise', () => {
   it('when it keeps exiting at once, then each restart waits twice as long as the one before', async () => {
     const log = path.join(dir, 'starts');
     const script = superviseScript({ LOG: log, EXIT_CODE: '1', EXITS: '4' });
+    // Five node processes started, and 1.5 s of backoff between them.
     await waitFor('four restarts', async () => ((await starts(log)).length >= 5 ? true : undefined), {
-      timeoutMs: 10_000,
+      timeoutMs: 30_000,
     });
     const times = await starts(log);
     const gaps = times.slice(1).map((time, i) => time - times[i]!);

@@ -88,6 +88,13 @@ export function createInstance(
   return instances.create(namespace, name, spec);
 }
 
+/**
+ * How long a test waits for the kubelet stand-in to run an instance's engine for a new or woken pod
+ * (claim, scheduling, engine process start, probes) and the operator to see it: seconds on a quiet
+ * machine, far more on a loaded CI runner with two control planes. As the backup suites wait.
+ */
+export const ENGINE_START_MS = 60_000;
+
 export const hasPhase = (phase: string) => (instance: CouchInstance) => instance.status?.phase === phase;
 
 export async function readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet> {

@@ -118,7 +118,7 @@ describe('hibernating an instance that becomes active during the idle check', ()
     await waitForInstance(ns.name, name, 'phase Running', hasPhase('Running'));
 
     await waitFor('a second idle check', async () => (questions.length >= 2 ? true : undefined), {
-      timeoutMs: 4 * IDLE_AFTER_MS + 5_000,
+      timeoutMs: 4 * IDLE_AFTER_MS + 20_000,
     });
     const [, second] = questions;
     // Up, and never hibernated, while it was asked again: the renewal counted.
@@ -136,7 +136,8 @@ describe('hibernating an instance that becomes active during the idle check', ()
           () => undefined,
           () => true,
         ),
-      { timeoutMs: 4 * IDLE_AFTER_MS + 5_000 },
+      // The StatefulSet controller's round trip, after the operator's scale to zero.
+      { timeoutMs: 4 * IDLE_AFTER_MS + 20_000 },
     );
     const hibernated = await waitForInstance(ns.name, name, 'phase Hibernated', hasPhase('Hibernated'));
     expect(Date.parse(hibernated.status?.hibernatedAt ?? '')).toBeGreaterThanOrEqual(second!.at - 1_000);
@@ -151,5 +152,5 @@ describe('hibernating an instance that becomes active during the idle check', ()
     // The recorder counts a repeat of the same Event on it rather than writing another.
     expect(hibernatedEvents[0]!.count ?? 1).toBe(1);
     expect(await metricValue(operator, 'settee_couch_hibernations_total')).toBe(1);
-  });
+  }, 120_000);
 });

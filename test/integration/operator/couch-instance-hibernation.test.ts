@@ -3,6 +3,7 @@ import { useTestNamespace } from '../../helpers/kube.js';
 import {
   conditionOf,
   createInstance,
+  ENGINE_START_MS,
   eventsFor,
   hasPhase,
   metricValue,
@@ -19,8 +20,8 @@ import {
 // The real StatefulSet controller makes the pods and the kubelet stand-in runs them: readiness,
 // hibernation's pod deletion and the wake's new pod are what a cluster does.
 const IDLE_AFTER = '3s';
-/** A first start (claim, scheduling, engine, probes) on a loaded machine. */
-const FIRST_START_MS = 40_000;
+/** The pod's deletion by the StatefulSet controller and the engine's stop, after idleAfter. */
+const HIBERNATE_MS = 60_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('CouchInstance hibernation', () => {
@@ -34,9 +35,15 @@ describe('CouchInstance hibernation', () => {
       await createInstance(ns.name, 'idle', { hibernation: { idleAfter: IDLE_AFTER } });
       // The first start (claim, scheduling, engine, probes) may take longer than idleAfter: the idle
       // clock starts when it is Ready, so it is seen Running before it hibernates.
-      await waitForInstance(ns.name, 'idle', 'phase Running', hasPhase('Running'), FIRST_START_MS);
+      await waitForInstance(ns.name, 'idle', 'phase Running', hasPhase('Running'), ENGINE_START_MS);
 
-      const hibernated = await waitForInstance(ns.name, 'idle', 'phase Hibernated', hasPhase('Hibernated'));
+      const hibernated = await waitForInstance(
+        ns.name,
+        'idle',
+        'phase Hibernated',
+        hasPhase('Hibernated'),
+        HIBERNATE_MS,
+      );
       expect((await readStatefulSet(ns.name, 'idle')).spec?.replicas).toBe(0);
       // On the way: Hibernating while the pod terminates, too brief on a quiet machine to poll for.
       const hibernating = watched.versions.find((version) => version.status?.phase === 'Hibernating');
@@ -57,7 +64,7 @@ describe('CouchInstance hibernation', () => {
     } finally {
       watched.stop();
     }
-  });
+  }, 150_000);
 
   it('when a wake is requested, then replicas is 1 and the phase Waking, then Running once ready, with a Woken Event', async () => {
     // Waking lasts until the new pod is ready, and Running until idleAfter after that: a quick
@@ -66,7 +73,7 @@ describe('CouchInstance hibernation', () => {
     try {
       const seen = (phase: string) =>
         waitFor(`phase ${phase}`, async () => watched.versions.find(hasPhase(phase)), {
-          timeoutMs: FIRST_START_MS,
+          timeoutMs: ENGINE_START_MS,
         });
       await requestWake(ns.name, 'idle');
       const waking = await seen('Waking');
@@ -84,13 +91,13 @@ describe('CouchInstance hibernation', () => {
     // Recorded, and counted, after the Waking status write.
     await waitForEventReasons(ns.name, 'idle', ['Woken']);
     expect(await metricValue(platform.operator(), 'settee_couch_wakes_total')).toBe(1);
-  });
+  }, 150_000);
 
   it('when the gateway keeps renewing the activity Lease, then it stays up past idleAfter, and hibernates once renewals stop', async () => {
     await createInstance(ns.name, 'busy', { hibernation: { idleAfter: IDLE_AFTER } });
     // An open continuous _changes feed at the gateway: a renewal every interval, here every 500 ms,
     // from its start until 4 s after it runs.
-    await waitForInstance(ns.name, 'busy', 'phase Running', hasPhase('Running'), FIRST_START_MS);
+    await waitForInstance(ns.name, 'busy', 'phase Running', hasPhase('Running'), ENGINE_START_MS);
     for (let elapsed = 0; elapsed < 4_000; elapsed += 500) {
       await renewActivity(ns.name, 'busy');
       await sleep(500);
@@ -105,7 +112,7 @@ describe('CouchInstance hibernation', () => {
       (instance) => hasPhase('Hibernating')(instance) || hasPhase('Hibernated')(instance),
       20_000,
     );
-  }, 90_000);
+  }, 120_000);
 
   it('when keepAlive is on for a paid instance, then it never hibernates', async () => {
     await createInstance(ns.name, 'warm', {
@@ -113,14 +120,14 @@ describe('CouchInstance hibernation', () => {
       keepAlive: true,
       hibernation: { idleAfter: '1s' },
     });
-    await waitForInstance(ns.name, 'warm', 'phase Running', hasPhase('Running'));
+    await waitForInstance(ns.name, 'warm', 'phase Running', hasPhase('Running'), ENGINE_START_MS);
     await sleep(3_000);
     const instance = await readInstance(ns.name, 'warm');
     expect(instance.status?.phase).toBe('Running');
     expect(conditionOf(instance, 'Active')).toMatchObject({ status: 'True', reason: 'KeepAlive' });
     expect((await readStatefulSet(ns.name, 'warm')).spec?.replicas).toBe(1);
     expect((await eventsFor(ns.name, 'warm')).map((event) => event.reason)).not.toContain('Hibernated');
-  });
+  }, 90_000);
 
   it('when its pod cannot run (pinned to a region no node has), then it is not hibernated however long past idleAfter, and Active says why', async () => {
     await createInstance(ns.name, 'nowhere', {

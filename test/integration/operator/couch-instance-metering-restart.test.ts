@@ -7,6 +7,7 @@ import { useTestNamespace } from '../../helpers/kube.js';
 import { clearOfUtcMidnight } from '../../helpers/clock-boundary.js';
 import {
   createInstance,
+  ENGINE_START_MS,
   hasPhase,
   renewActivity,
   startTestKubelet,
@@ -15,7 +16,6 @@ import {
   waitForInstance,
 } from './couch-instance-harness.js';
 
-const FIRST_START_MS = 40_000;
 const env = { SETTEE_USAGE_METER_INTERVAL: '1s' };
 
 /**
@@ -39,7 +39,7 @@ describe('metering across an operator restart', () => {
 
   it('when the operator is stopped for a while and started again, then awake and add-on seconds grow by exactly the time that passed and the request counts stay what the gateway wrote', async () => {
     await createInstance(ns.name, 'metered', { plan: 'paid', keepAlive: true });
-    await waitForInstance(ns.name, 'metered', 'phase Running', hasPhase('Running'), FIRST_START_MS);
+    await waitForInstance(ns.name, 'metered', 'phase Running', hasPhase('Running'), ENGINE_START_MS);
     // The operator sums "today" by its own clock: UTC midnight passing between this write and
     // the last look (under a minute: a stop, 3 s, a start and two accruals) would rightly leave
     // the counts in yesterday.

@@ -153,7 +153,7 @@ describe('a CouchInstance and the objects it owns', () => {
       'the operator to forget the deleted instance',
       async () =>
         (await metricValue(operator, 'settee_couch_instances{phase="Starting"}')) === 2 ? true : undefined,
-      { timeoutMs: 10_000 },
+      { timeoutMs: 20_000 },
     );
     const claims = () =>
       core.listNamespacedPersistentVolumeClaim({ namespace: ns.name, labelSelector }).then((l) => l.items);
@@ -162,7 +162,7 @@ describe('a CouchInstance and the objects it owns', () => {
       async () => ((await listOwned()).length === 0 && (await claims()).length === 0 ? true : undefined),
       { timeoutMs: 30_000, intervalMs: 200 },
     );
-  });
+  }, 120_000);
 
   it('when a paid instance turns largerStorage on, then its bound PVC grows and the immutable claim template stays', async () => {
     const { core } = testClients();
@@ -214,7 +214,7 @@ describe('a CouchInstance and the objects it owns', () => {
           });
           return claim.spec?.resources?.requests?.storage === '5Gi' ? true : undefined;
         },
-        { timeoutMs: 10_000 },
+        { timeoutMs: 20_000 },
       );
       const statefulSet = await readStatefulSet(ns.name, 'growing');
       expect(statefulSet.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests).toEqual({
@@ -225,7 +225,7 @@ describe('a CouchInstance and the objects it owns', () => {
       await storage.deleteStorageClass({ name: storageClassName });
       await core.deletePersistentVolume({ name: volumeName }).catch(() => undefined);
     }
-  });
+  }, 120_000);
 
   it('when an unchanged instance is reconciled again, then the operator writes nothing', async () => {
     const { core, apps } = testClients();
@@ -254,7 +254,7 @@ describe('a CouchInstance and the objects it owns', () => {
         )) > reconcilesBefore
           ? true
           : undefined,
-      { timeoutMs: 10_000 },
+      { timeoutMs: 20_000 },
     );
     expect(await versions()).toEqual(before);
   });

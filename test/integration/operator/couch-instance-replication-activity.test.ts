@@ -169,7 +169,8 @@ describe('an instance whose own replicator runs a continuous replication', () =>
       ref.name,
       'phase Hibernated',
       hasPhase('Hibernated'),
-      3 * IDLE_AFTER_MS + 10_000,
+      // Idle checks, then the StatefulSet controller deletes the pod and the engine stops.
+      3 * IDLE_AFTER_MS + 30_000,
     );
     expect(hibernated.status?.hibernatedAt).toBeDefined();
     expect((await readStatefulSet(ref.namespace, ref.name)).spec?.replicas).toBe(0);

@@ -3,6 +3,7 @@ import type { RunningOperator } from '../../../operator/operator.js';
 import { useTestNamespace } from '../../helpers/kube.js';
 import {
   createInstance,
+  ENGINE_START_MS,
   eventsFor,
   hasPhase,
   readInstance,
@@ -83,7 +84,8 @@ describe('the CouchInstance controller across operator restarts', () => {
       );
       expect(created).toHaveLength(1);
     }
-  });
+    // Thirty instances reconciled in turn (each waited for up to the default) on a loaded machine.
+  }, 120_000);
 
   it('when objects went missing while no operator ran, then the next operator recreates them with the same identity and leaves the rest alone', async () => {
     operator = await startTestOperator({ namespace: ns.name });
@@ -107,7 +109,7 @@ describe('the CouchInstance controller across operator restarts', () => {
     await waitFor(
       'the StatefulSet of broken to be recreated',
       () => apps.readNamespacedStatefulSet({ namespace: ns.name, name: 'broken' }).then(() => true),
-      { timeoutMs: 10_000 },
+      { timeoutMs: 20_000 },
     );
     expect(await identityOf(ns.name, 'broken')).toEqual(identity);
     expect(await identityOf(ns.name, 'intact')).toEqual(intactIdentity);
@@ -148,9 +150,10 @@ describe('a CouchInstance across hibernation, wake and an operator restart', () 
       'sleeper',
       'scaled to zero',
       (i) => i.status?.hibernatedAt !== undefined,
-      60_000,
+      ENGINE_START_MS,
     );
-    await waitForInstance(ns.name, 'sleeper', 'phase Hibernated', hasPhase('Hibernated'));
+    // The StatefulSet controller deletes the pod and the kubelet stand-in stops its engine.
+    await waitForInstance(ns.name, 'sleeper', 'phase Hibernated', hasPhase('Hibernated'), 60_000);
     // Waking ends by itself once the new pod is ready, which can be sooner than a poll: a watch
     // sees every version, so the operator is stopped once Waking was written, whenever that was.
     const watched = await recordInstanceVersions(ns.name, 'sleeper');
@@ -165,10 +168,17 @@ describe('a CouchInstance across hibernation, wake and an operator restart', () 
     await operator.stop();
 
     operator = await startTestOperator({ namespace: ns.name });
-    await waitForInstance(ns.name, 'sleeper', 'phase Running or later', (i) => i.status?.phase !== 'Waking');
+    // The woken pod's engine may still be starting when the new operator starts.
+    await waitForInstance(
+      ns.name,
+      'sleeper',
+      'phase Running or later',
+      (i) => i.status?.phase !== 'Waking',
+      ENGINE_START_MS,
+    );
     expect(await identityOf(ns.name, 'sleeper')).toEqual(identity);
     const [configVersion] = await resourceVersionsOf(ns.name, 'sleeper');
     expect(configVersion).toEqual(versions[0]);
     expect((await readInstance(ns.name, 'sleeper')).status?.credentialsSecret).toBe('sleeper-admin');
-  }, 120_000);
+  }, 240_000);
 });

@@ -5,6 +5,7 @@ import { useTestNamespace } from '../../helpers/kube.js';
 import {
   conditionOf,
   createInstance,
+  ENGINE_START_MS,
   eventsFor,
   hasPhase,
   patchInstance,
@@ -33,10 +34,10 @@ describe('CouchInstance scheduling', () => {
       plan: 'paid',
       addons: { regionPinning: { region: node.region } },
     });
-    await waitForInstance(ns.name, 'pinned', 'phase Running', hasPhase('Running'), 40_000);
+    await waitForInstance(ns.name, 'pinned', 'phase Running', hasPhase('Running'), ENGINE_START_MS);
     const pod = await testClients().core.readNamespacedPod({ namespace: ns.name, name: 'pinned-0' });
     expect(pod.spec?.nodeName).toBe(node.name);
-  });
+  }, 90_000);
 
   it('when it is pinned to a region no node has, then Ready and Degraded say Unschedulable with the scheduler message, and a Warning Event says so once', async () => {
     await createInstance(ns.name, 'nowhere', {

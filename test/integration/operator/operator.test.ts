@@ -83,17 +83,17 @@ describe('startOperator', () => {
     await put('first');
     const log: string[] = [];
     const a = await start('a', log);
-    await waitFor('a to lead', async () => (a.isLeading() ? true : undefined), { timeoutMs: 10_000 });
+    await waitFor('a to lead', async () => (a.isLeading() ? true : undefined), { timeoutMs: 20_000 });
     const b = await start('b', log);
     await waitFor(
       'b to be ready',
       async () => ((await http(b, '/readyz')).status === 200 ? true : undefined),
-      { timeoutMs: 10_000 },
+      { timeoutMs: 20_000 },
     );
     expect((await http(a, '/readyz')).status).toBe(200);
     await put('second');
     await waitFor('a to reconcile both', async () => (log.length >= 2 ? true : undefined), {
-      timeoutMs: 5_000,
+      timeoutMs: 15_000,
     });
     await new Promise((resolve) => setTimeout(resolve, 500));
     const key = (name: string) => `${namespace.name}/${name}`;
@@ -110,9 +110,8 @@ describe('startOperator', () => {
       await waitFor(
         'b to take over and reconcile everything',
         async () => (log.length >= 2 ? true : undefined),
-        {
-          timeoutMs: 10_000,
-        },
+        // Past the 15 s lease, so that a takeover by expiry fails the bound below, not this wait.
+        { timeoutMs: 20_000 },
       );
       // The stopping leader released the Lease (no holder, a 1 s duration) and b took it then,
       // not after the 15 s lease expired.
@@ -129,14 +128,14 @@ describe('startOperator', () => {
       .kubeConfig.makeApiClient(CoordinationV1Api)
       .readNamespacedLease({ name: 'operator-test', namespace: namespace.name });
     expect(lease.spec?.holderIdentity).toBe('b');
-  });
+  }, 120_000);
 
   it('when leader election is off, then the controllers run once the informers have synced', async () => {
     await put('solo');
     const log: string[] = [];
     const operator = await start('solo', log, { SETTEE_LEADER_ELECTION: 'false' });
     await waitFor('a reconcile', async () => (log.some((l) => l.endsWith('/solo')) ? true : undefined), {
-      timeoutMs: 5_000,
+      timeoutMs: 15_000,
     });
     expect(operator.isLeading()).toBe(true);
     expect((await http(operator, '/readyz')).status).toBe(200);

@@ -192,7 +192,8 @@ describe('CouchBackup', () => {
       'kept-a to be deleted',
       async () =>
         (await listBackups(ns.name, 'kept')).some((b) => b.metadata.name === 'kept-a') ? undefined : true,
-      { timeoutMs: 15_000 },
+      // Its archive deleted from the S3-compatible server, then the object from the API.
+      { timeoutMs: 60_000 },
     );
     await expect(bucket.read(keyOf(made[0]?.status?.location))).rejects.toThrow(/NoSuchKey|not found|404/i);
     expect((await listBackups(ns.name, 'kept')).map((b) => b.metadata.name).sort()).toEqual([
