@@ -184,7 +184,9 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
     if (options.console) {
       const onError = (message: string): void => console.error(`settee: ${message}`);
       const demo = await createDemoTenant(kubeConfig, { stateDir, examples: exampleManifests, onError });
-      stops.push(() => demo.stop());
+      // Stopped last, not in reverse order: the gateway, started before it, uses the demo's Redis
+      // until it has stopped itself.
+      stops.unshift(() => demo.stop());
       const consoleKubeconfig = await writeConsoleKubeconfig(kubeConfig, { stateDir, onError });
       stops.push(async () => consoleKubeconfig.stop());
       say(`created the demo tenant: namespace ${demo.namespace}, ServiceAccount ${demo.username}`);

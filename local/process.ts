@@ -26,6 +26,7 @@ export interface StartProcessOptions {
   /**
    * Run in a process group of its own, so a Ctrl-C at the terminal reaches only the parent, which
    * then stops its children in order (the local platform), instead of every process at once.
+   * Default: on once {@link trackChildProcesses} was called, off otherwise.
    */
   ownProcessGroup?: boolean;
 }
@@ -40,7 +41,13 @@ export interface ChildProcessTracker {
 }
 let tracker: ChildProcessTracker | undefined;
 
-/** Reports every child started from now on to `next` (make run's parent watchdog). */
+/**
+ * Reports every child started from now on to `next` (make run's parent watchdog), and starts each
+ * in a process group of its own unless told otherwise. With the watchdog there to end them should
+ * the parent die, a Ctrl-C at the terminal need not reach them: the parent stops them in order.
+ * Otherwise Redis, etcd and the API server would end at once while the gateway and the operator,
+ * stopped first, still used them.
+ */
 export function trackChildProcesses(next: ChildProcessTracker): void {
   tracker = next;
 }
@@ -59,14 +66,14 @@ export class ProcessExitedError extends Error {
 
 export function startProcess(options: StartProcessOptions): ManagedProcess {
   installReaper();
+  const group = options.ownProcessGroup ?? tracker !== undefined;
   const child = spawn(options.command, options.args, {
     cwd: options.cwd,
     env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
-    detached: options.ownProcessGroup ?? false,
+    detached: group,
   });
   running.add(child);
-  const group = options.ownProcessGroup ?? false;
   if (child.pid !== undefined) tracker?.started(child.pid, group);
   const lines: string[] = [];
   const log = options.logFile ? fs.createWriteStream(options.logFile, { flags: 'a' }) : undefined;

@@ -27,6 +27,8 @@ function makeRun(stateDir: string, gatewayPort: number): MakeRun {
       SETTEE_GATEWAY_PORT: String(gatewayPort),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, as a terminal's foreground job is: a test can send it a Ctrl-C.
+    detached: true,
   });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -206,4 +208,26 @@ describe('make run holds up when run twice, when a child crashes, and when it is
     expect(doc.status).toBe(200);
     expect(((await doc.json()) as { v: number }).v).toBe(1);
   }, 300_000);
+
+  it('when make run gets a Ctrl-C, then it stops every part in order (the operator releases its Lease on a running API server, the gateway keeps its Redis to the end) and exits 0', async () => {
+    const run = runs.at(-1)!;
+    await untilRunning(run);
+    const pids = platformPids(stateDir).filter((pid) => pid !== run.child.pid);
+    const before = run.output().length;
+    // What the terminal does on Ctrl-C: SIGINT to every process of the foreground group. Only
+    // make run itself is in it; Redis, etcd and the API server must outlive the gateway and the
+    // operator, which are stopped first.
+    process.kill(-run.child.pid!, 'SIGINT');
+    expect(await run.exited).toBe(0);
+    const stopping = run.output().slice(before);
+    expect(stopping).toContain('SIGINT: stopping the local platform');
+    expect(stopping).toContain('released the Lease');
+    expect(stopping.split('\n').filter((line) => line.includes('queue database connection failed'))).toEqual(
+      [],
+    );
+    await waitFor('every child to end', async () => (pids.some(isProcessAlive) ? undefined : true), {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+    });
+  }, 120_000);
 });
