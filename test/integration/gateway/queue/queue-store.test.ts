@@ -43,6 +43,17 @@ describe('the queue store: slots in Redis', () => {
     queues.enqueue(name, [message(name, body)], { deduplicationWindowMs: 0, quota });
   const started = async (): Promise<string[]> =>
     (await client.xrange(keys.stream, '-', '+')).map(([, fields]) => fields[1]!.split('\n')[1]!);
+  /** A message of `queue` dead-lettered after its retries, stored as the DLQ keeps it. */
+  const storeDeadLetter = async (queue: string, body: string) => {
+    const letter = buildDeadLetter({
+      message: message(queue, body),
+      reason: 'retries-exhausted',
+      failedAt: Date.now(),
+    });
+    await client.hset(keys.deadLetters, letter.dlqId, JSON.stringify(letter));
+    await client.zadd(keys.deadLetterOrder, 0, letter.dlqId);
+    return letter;
+  };
 
   it('when many enqueues race on one queue of parallelism 2, then every message is kept and exactly 2 are started, the oldest', async () => {
     await queues.upsert('q', { parallelism: 2, create: true }, quota);
@@ -265,13 +276,7 @@ describe('the queue store: slots in Redis', () => {
     await expect(
       queues.enqueue('q', [message('q', 'one')], { deduplicationWindowMs: 0, quota: none }),
     ).rejects.toThrow(QuotaExceededError);
-    const letter = buildDeadLetter({
-      message: message('q', 'two'),
-      reason: 'retries-exhausted',
-      failedAt: Date.now(),
-    });
-    await client.hset(keys.deadLetters, letter.dlqId, JSON.stringify(letter));
-    await client.zadd(keys.deadLetterOrder, 0, letter.dlqId);
+    const letter = await storeDeadLetter('q', 'two');
     const dlq = new DeadLetterQueue(client, keys, 0, undefined);
     await expect(
       dlq.retry([{ dlqId: letter.dlqId, message: buildRetriedMessage(letter, {}, Date.now()) }], none),
@@ -283,13 +288,7 @@ describe('the queue store: slots in Redis', () => {
 
   it("when a queue's dead letter is retried, then its message joins the end of its queue, which comes back (parallelism 1) if deleted, within the queue quota", async () => {
     const dlq = new DeadLetterQueue(client, keys, 0, undefined);
-    const letter = buildDeadLetter({
-      message: message('gone', 'again'),
-      reason: 'retries-exhausted',
-      failedAt: Date.now(),
-    });
-    await client.hset(keys.deadLetters, letter.dlqId, JSON.stringify(letter));
-    await client.zadd(keys.deadLetterOrder, 0, letter.dlqId);
+    const letter = await storeDeadLetter('gone', 'again');
     const retried = buildRetriedMessage(letter, {}, Date.now());
     expect(retried.queueName).toBe('gone');
     await enqueue('busy', 'holds the binding its one queue');
