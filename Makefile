@@ -14,6 +14,7 @@ JEST := node --experimental-vm-modules --no-warnings=ExperimentalWarning node_mo
 help:
 	@echo "make run    start the platform locally (control plane, Redis, operator, gateway)"
 	@echo "make test   lint, type-check and run every test suite"
+	@echo "make unit   run the unit tests alone (no server started)"
 	@echo "make bench  run the benchmarks under bench/"
 	@echo "make images build the operator, gateway and console images (needs a Docker engine)"
 
@@ -87,12 +88,16 @@ build: $(NPM_STAMP)
 	@echo "==> type-check (tsc) and the console page (vite build)"
 	npm run --silent build
 
+# Two jest runs: the unit project first (no server, seconds), so a broken unit test fails before the
+# control planes start; then integration and e2e, which share one control plane per worker.
 test: deps lint build
-	@echo "==> jest (every suite; one embedded control plane per worker)"
-	$(JEST)
+	@echo "==> jest: unit project (no server)"
+	$(JEST) --selectProjects unit
+	@echo "==> jest: integration and e2e projects (one embedded control plane per worker)"
+	$(JEST) --selectProjects integration e2e
 
 unit: $(NPM_STAMP)
-	$(JEST) test/unit
+	$(JEST) --selectProjects unit
 
 run: deps web
 	npx tsx local/main.ts

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -7,6 +8,10 @@ import path from 'node:path';
  * The import rules of docs/architecture.md, as `make lint` checks them: dependency-cruiser with the
  * repository's .dependency-cruiser.cjs, run on a small tree of files laid out like the repository.
  */
+
+// Each test runs dependency-cruiser in a process of its own (seconds on a loaded machine), bounded by
+// the same 30 s as its execFile rather than the unit project's 10 s.
+jest.setTimeout(30_000);
 
 const CONFIG = path.resolve('.dependency-cruiser.cjs');
 const DEPCRUISE = path.resolve('node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
