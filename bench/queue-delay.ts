@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startRedis, type RedisServer } from '../local/redis-server.js';
 import { waitFor } from '../local/wait.js';
-import type { QueueTarget } from '../gateway/queue/bindings/binding-registry.js';
+import type { QueueTarget } from '../gateway/queue/core/binding-registry.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { startArrivalReceiver, type ArrivalReceiver } from './lib/arrival-receiver.js';

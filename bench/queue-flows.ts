@@ -26,9 +26,9 @@ import { Redis } from 'ioredis';
 import { createSilentLogger } from '../observability/logger.js';
 import { startRedis, type RedisServer } from '../local/redis-server.js';
 import { waitFor } from '../local/wait.js';
-import type { QueueTarget } from '../gateway/queue/bindings/binding-registry.js';
-import { queueKeys } from '../gateway/queue/keys.js';
-import { ScheduleTicker } from '../gateway/queue/schedules/schedule-ticker.js';
+import type { QueueTarget } from '../gateway/queue/core/binding-registry.js';
+import { queueKeys } from '../gateway/queue/core/keys.js';
+import { ScheduleTicker } from '../gateway/queue/workers/schedule-ticker.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import {

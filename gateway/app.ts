@@ -12,7 +12,7 @@ import { logRequestWhenDebug } from './http/request-log.js';
 import { retainTickObjectShape } from './http/tick-object-shape.js';
 import type { InstanceRequestHandler } from './proxy/instance-handler.js';
 import { resolveRequestTarget } from './proxy/instance-target.js';
-import { isQueuePath } from './queue/api/queue-path.js';
+import { isQueuePath } from './queue-url/queue-path.js';
 
 export interface GatewayAppOptions {
   /** SETTEE_GATEWAY_DOMAIN: enables host-based instance routing. */

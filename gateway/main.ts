@@ -1,6 +1,6 @@
 /**
  * The gateway process: `npm run gateway` (or `tsx gateway/main.ts`). Configuration comes from the
- * environment (gateway/config.ts, gateway/queue/config.ts), the cluster from KUBECONFIG or the
+ * environment (gateway/config.ts, gateway/queue/core/config.ts), the cluster from KUBECONFIG or the
  * in-cluster service account. SIGTERM or SIGINT drains and stops it.
  */
 import { EnvReader } from '../observability/env-reader.js';

@@ -8,9 +8,9 @@
  * Started through `runPublishLoad`.
  */
 import { Redis } from 'ioredis';
-import { encodeMessage } from '../../gateway/queue/message-codec.js';
-import { createMessage } from '../../gateway/queue/message.js';
-import { MESSAGE_FIELD, queueKeys } from '../../gateway/queue/keys.js';
+import { encodeMessage } from '../../gateway/queue/core/message-codec.js';
+import { createMessage } from '../../gateway/queue/core/message.js';
+import { MESSAGE_FIELD, queueKeys } from '../../gateway/queue/core/keys.js';
 import {
   latencySummaryUs,
   rawHttpConnection,

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { Logger } from 'winston';
-import { isQueuePath } from '../queue/api/queue-path.js';
-import { redactQueueRequestUrl } from '../queue/delivery/redact.js';
+import { isQueuePath } from '../queue-url/queue-path.js';
+import { redactQueueRequestUrl } from '../queue-url/redact-destination.js';
 
 /**
  * One JSON line per request when the log level is debug. At info a line per request would cost

@@ -15,7 +15,7 @@ import {
   UpstreamError,
   UpstreamTimeoutError,
 } from '../http/errors.js';
-import { readBody } from '../queue/api/read-body.js';
+import { readBody } from '../queue/http/read-body.js';
 import { sendErrorResponse } from '../http/error-response.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { ActivityReporter } from './activity-reporter.js';

@@ -14,14 +14,14 @@ export {
   validateQueueConfig,
   QUEUE_CONFIG_DEFAULTS,
   type QueueConfig,
-} from './config.js';
-export { createQueueHandler, type QueueHandlerOptions } from './api/queue-handler.js';
-export { isQueuePath } from './api/queue-path.js';
+} from './core/config.js';
+export { createQueueHandler, type QueueHandlerOptions } from './http/queue-handler.js';
+export { isQueuePath } from '../queue-url/queue-path.js';
 export {
   startDeliveryWorkers,
   type DeliveryWorkers,
   type DeliveryWorkersOptions,
-} from './delivery/delivery-workers.js';
+} from './workers/delivery-workers.js';
 export { watchQueueBindings, type KubeBindingSource } from './bindings/kube-binding-source.js';
-export { BindingRegistry, type QueueTarget } from './bindings/binding-registry.js';
-export { DatabaseConnections } from './bindings/database-connections.js';
+export { BindingRegistry, type QueueTarget } from './core/binding-registry.js';
+export { DatabaseConnections } from './stores/database-connections.js';

@@ -1,14 +1,14 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type http from 'node:http';
 import type { Logger } from 'winston';
-import { BindingRegistry } from './bindings/binding-registry.js';
-import type { QueueConfig } from './config.js';
-import { DatabaseConnections } from './bindings/database-connections.js';
-import { startDeliveryWorkers, type DeliveryWorkers } from './delivery/delivery-workers.js';
+import { BindingRegistry } from './core/binding-registry.js';
+import type { QueueConfig } from './core/config.js';
+import { DatabaseConnections } from './stores/database-connections.js';
+import { startDeliveryWorkers, type DeliveryWorkers } from './workers/delivery-workers.js';
 import { watchQueueBindings, type KubeBindingSource } from './bindings/kube-binding-source.js';
-import { createQueueHandler } from './api/queue-handler.js';
-import { startScheduleTickers, type ScheduleTickers } from './schedules/schedule-tickers.js';
-import { rotationAnnotationWriter } from './signing-keys/signing-key-rotation.js';
+import { createQueueHandler } from './http/queue-handler.js';
+import { startScheduleTickers, type ScheduleTickers } from './workers/schedule-tickers.js';
+import { rotationAnnotationWriter } from './bindings/signing-key-rotation.js';
 import { makeKubeClients } from '../../kube/clients.js';
 
 export interface QueueServiceOptions {

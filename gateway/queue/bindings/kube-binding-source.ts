@@ -8,7 +8,7 @@ import {
   type QueueBinding,
 } from '../../../api/queue-binding.js';
 import { DEFAULT_INFORMER_RESTART_BACKOFF, ResilientInformer } from '../../../kube/informer.js';
-import type { BindingRegistry } from './binding-registry.js';
+import type { BindingRegistry } from '../core/binding-registry.js';
 import { buildQueueTarget } from './queue-target.js';
 
 export interface KubeBindingSourceOptions {

@@ -16,7 +16,7 @@ import {
   resolveQueueLimits,
   type EffectiveQueueLimits,
 } from '../../../api/queue-limits.js';
-import { queueTargetKey, type QueueLimits, type QueueTarget } from './binding-registry.js';
+import { queueTargetKey, type QueueLimits, type QueueTarget } from '../core/binding-registry.js';
 
 function decoded(secret: V1Secret, key: string): string {
   const value = secret.data?.[key];

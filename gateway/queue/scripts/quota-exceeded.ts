@@ -1,5 +1,5 @@
-import type { QuotaExceededError } from '../errors.js';
-import { COUNT_QUOTAS, quotaExceeded, type CountQuota } from '../quotas.js';
+import type { QuotaExceededError } from '../core/errors.js';
+import { COUNT_QUOTAS, quotaExceeded, type CountQuota } from '../core/quotas.js';
 
 /**
  * How every script refuses a change over one of the binding's count quotas (quotas.ts): it returns

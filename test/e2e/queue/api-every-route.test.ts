@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
-import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
+import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
 import { concretePath, queueApiRouteTable } from '../../helpers/queue/api-route-table.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';

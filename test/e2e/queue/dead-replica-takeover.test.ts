@@ -1,6 +1,6 @@
 import { waitFor } from '../../../local/wait.js';
-import { QUEUE_CONFIG_DEFAULTS } from '../../../gateway/queue/config.js';
-import { DELIVERY_GROUP, queueKeys } from '../../../gateway/queue/keys.js';
+import { QUEUE_CONFIG_DEFAULTS } from '../../../gateway/queue/core/config.js';
+import { DELIVERY_GROUP, queueKeys } from '../../../gateway/queue/core/keys.js';
 import { useQueueReplicas } from '../../helpers/queue/queue-replicas.js';
 
 const KEY_PREFIX = '{takeover-test}:';

@@ -3,8 +3,8 @@ import type { Redis } from 'ioredis';
 import type { ManagedProcess } from '../../../local/process.js';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
-import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
-import { DELIVERY_GROUP, queueKeys } from '../../../gateway/queue/keys.js';
+import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
+import { DELIVERY_GROUP, queueKeys } from '../../../gateway/queue/core/keys.js';
 import { connectTestRedis } from '../../helpers/queue/redis-snapshot.js';
 import {
   startRecordingDestination,

@@ -1,5 +1,5 @@
 import { waitFor } from '../../../local/wait.js';
-import { queueKeys } from '../../../gateway/queue/keys.js';
+import { queueKeys } from '../../../gateway/queue/core/keys.js';
 import { useQueueReplicas } from '../../helpers/queue/queue-replicas.js';
 
 const KEY_PREFIX = '{queue-death-test}:';

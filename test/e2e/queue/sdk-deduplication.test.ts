@@ -2,8 +2,8 @@ import { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
-import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
-import { queueKeys } from '../../../gateway/queue/keys.js';
+import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
+import { queueKeys } from '../../../gateway/queue/core/keys.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import {

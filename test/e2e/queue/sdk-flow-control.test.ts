@@ -1,6 +1,6 @@
 import type { Client } from '@upstash/qstash';
 import { waitFor } from '../../../local/wait.js';
-import { DELIVERY_GROUP, queueKeys } from '../../../gateway/queue/keys.js';
+import { DELIVERY_GROUP, queueKeys } from '../../../gateway/queue/core/keys.js';
 import type { QueueGatewayProcess } from '../../helpers/queue/spawn-queue-gateway.js';
 import { useFlowControlReplicas } from '../../helpers/queue/flow-control-replicas.js';
 import { snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';

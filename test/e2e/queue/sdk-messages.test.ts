@@ -3,7 +3,7 @@ import { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
-import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
+import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';

@@ -1,5 +1,5 @@
 import { waitFor } from '../../../local/wait.js';
-import { queueKeys } from '../../../gateway/queue/keys.js';
+import { queueKeys } from '../../../gateway/queue/core/keys.js';
 import { sleep, useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
 
 /**

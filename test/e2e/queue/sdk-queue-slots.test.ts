@@ -1,5 +1,5 @@
 import { waitFor } from '../../../local/wait.js';
-import { queueKeys } from '../../../gateway/queue/keys.js';
+import { queueKeys } from '../../../gateway/queue/core/keys.js';
 import { quietly } from '../../helpers/queue/quietly.js';
 import { InFlightGauge } from '../../helpers/queue/in-flight-gauge.js';
 import { sleep, useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';

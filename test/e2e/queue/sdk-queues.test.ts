@@ -1,6 +1,6 @@
 import { sendOrderEvents } from '../../../examples/queues/order-events.js';
 import { waitFor } from '../../../local/wait.js';
-import { queueKeys } from '../../../gateway/queue/keys.js';
+import { queueKeys } from '../../../gateway/queue/core/keys.js';
 import { quietly } from '../../helpers/queue/quietly.js';
 import { sleep, useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
 

@@ -1,11 +1,11 @@
-import type { ApiRoute } from '../../../gateway/queue/api/api-router.js';
-import { apiRoutes } from '../../../gateway/queue/api/api-routes.js';
-import type { BindingRegistry } from '../../../gateway/queue/bindings/binding-registry.js';
-import type { DatabaseConnections } from '../../../gateway/queue/bindings/database-connections.js';
-import { loadQueueConfig } from '../../../gateway/queue/config.js';
-import { queueKeys } from '../../../gateway/queue/keys.js';
-import type { RotationRequestWriter } from '../../../gateway/queue/signing-keys/signing-key-rotation.js';
-import { compileAddressPolicy } from '../../../gateway/queue/ssrf/address-policy.js';
+import type { ApiRoute } from '../../../gateway/queue/http/api-router.js';
+import { apiRoutes } from '../../../gateway/queue/http/api-routes.js';
+import type { BindingRegistry } from '../../../gateway/queue/core/binding-registry.js';
+import type { DatabaseConnections } from '../../../gateway/queue/stores/database-connections.js';
+import { loadQueueConfig } from '../../../gateway/queue/core/config.js';
+import { queueKeys } from '../../../gateway/queue/core/keys.js';
+import type { RotationRequestWriter } from '../../../gateway/queue/bindings/signing-key-rotation.js';
+import { compileAddressPolicy } from '../../../gateway/queue/core/address-policy.js';
 
 /**
  * The gateway's own route table (api-routes.ts), every optional route included, for tests that

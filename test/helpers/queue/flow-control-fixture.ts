@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
-import type { FlowControl } from '../../../gateway/queue/flow-control/flow-control.js';
-import { FlowControlStore } from '../../../gateway/queue/flow-control/flow-control-store.js';
-import { queueKeys } from '../../../gateway/queue/keys.js';
-import type { QueueMessage } from '../../../gateway/queue/message.js';
-import { MessageStore } from '../../../gateway/queue/message-store.js';
+import type { FlowControl } from '../../../gateway/queue/core/flow-control.js';
+import { FlowControlStore } from '../../../gateway/queue/stores/flow-control-store.js';
+import { queueKeys } from '../../../gateway/queue/core/keys.js';
+import type { QueueMessage } from '../../../gateway/queue/core/message.js';
+import { MessageStore } from '../../../gateway/queue/stores/message-store.js';
 import { connectAsGateway, connectTestRedis } from './redis-snapshot.js';
 import { testMessage } from './store-fixture.js';
 

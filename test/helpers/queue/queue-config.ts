@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { loadQueueConfig, validateQueueConfig, type QueueConfig } from '../../../gateway/queue/config.js';
+import {
+  loadQueueConfig,
+  validateQueueConfig,
+  type QueueConfig,
+} from '../../../gateway/queue/core/config.js';
 
 /**
  * A queue config for tests: loopback destinations allowed through the SSRF allowlist (the only

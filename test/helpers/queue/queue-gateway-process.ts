@@ -1,6 +1,6 @@
-import { loadQueueConfig } from '../../../gateway/queue/config.js';
+import { loadQueueConfig } from '../../../gateway/queue/core/config.js';
 import { createLogger, type LogLevel } from '../../../observability/logger.js';
-import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
+import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
 import { startTestQueueGateway } from './queue-gateway.js';
 
 /**

@@ -3,20 +3,20 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'winston';
 import { renderQueueUrl } from '../../../api/queue-binding.js';
 import { createSilentLogger } from '../../../observability/logger.js';
-import { BindingRegistry, type QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
-import type { QueueConfig } from '../../../gateway/queue/config.js';
-import { DatabaseConnections } from '../../../gateway/queue/bindings/database-connections.js';
+import { BindingRegistry, type QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
+import type { QueueConfig } from '../../../gateway/queue/core/config.js';
+import { DatabaseConnections } from '../../../gateway/queue/stores/database-connections.js';
 import {
   startDeliveryWorkers,
   type DeliveryWorkers,
-} from '../../../gateway/queue/delivery/delivery-workers.js';
-import { createQueueHandler } from '../../../gateway/queue/api/queue-handler.js';
-import type { RotationRequestWriter } from '../../../gateway/queue/signing-keys/signing-key-rotation.js';
+} from '../../../gateway/queue/workers/delivery-workers.js';
+import { createQueueHandler } from '../../../gateway/queue/http/queue-handler.js';
+import type { RotationRequestWriter } from '../../../gateway/queue/bindings/signing-key-rotation.js';
 import {
   startScheduleTickers,
   type ScheduleTickers,
-} from '../../../gateway/queue/schedules/schedule-tickers.js';
-import type { HostResolver } from '../../../gateway/queue/ssrf/guarded-lookup.js';
+} from '../../../gateway/queue/workers/schedule-tickers.js';
+import type { HostResolver } from '../../../gateway/queue/workers/guarded-lookup.js';
 import { closeServer } from './test-receiver.js';
 
 export interface TestQueueGateway {

@@ -2,7 +2,7 @@ import { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import type { ManagedProcess } from '../../../local/process.js';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
-import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
+import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
 import { connectTestRedis } from './redis-snapshot.js';
 import { startRecordingDestination, type RecordingDestination } from './recording-destination.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from './spawn-queue-gateway.js';

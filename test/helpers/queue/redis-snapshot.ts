@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { RedisServer } from '../../../local/redis-server.js';
-import { createDatabaseClient } from '../../../gateway/queue/bindings/database-connections.js';
-import { queueKeys } from '../../../gateway/queue/keys.js';
+import { createDatabaseClient } from '../../../gateway/queue/stores/database-connections.js';
+import { queueKeys } from '../../../gateway/queue/core/keys.js';
 import { testQueueTarget } from './test-queue-target.js';
 
 const HEARTBEATS_KEY_SUFFIX = queueKeys('').consumerHeartbeats;

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import type { RedisServer } from '../../../local/redis-server.js';
-import type { QueueTarget } from '../../../gateway/queue/bindings/binding-registry.js';
+import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
 import { startTestQueueGateway, type TestQueueGateway } from './queue-gateway.js';
 import { testQueueConfig } from './queue-config.js';
 import { startTestReceiver, type TestReceiver } from './test-receiver.js';

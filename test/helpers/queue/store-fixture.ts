@@ -1,9 +1,13 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
-import { queueKeys, type QueueKeys } from '../../../gateway/queue/keys.js';
-import { createMessage, type MessageRequest, type QueueMessage } from '../../../gateway/queue/message.js';
-import { MessageStore } from '../../../gateway/queue/message-store.js';
-import type { ScheduleStore } from '../../../gateway/queue/schedules/schedule-store.js';
+import { queueKeys, type QueueKeys } from '../../../gateway/queue/core/keys.js';
+import {
+  createMessage,
+  type MessageRequest,
+  type QueueMessage,
+} from '../../../gateway/queue/core/message.js';
+import { MessageStore } from '../../../gateway/queue/stores/message-store.js';
+import type { ScheduleStore } from '../../../gateway/queue/stores/schedule-store.js';
 import { connectAsGateway } from './redis-snapshot.js';
 
 /** What the message-store suites share; see {@link useStoreFixture}. */

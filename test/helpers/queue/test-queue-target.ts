@@ -3,7 +3,7 @@ import {
   queueTargetKey,
   type QueueLimits,
   type QueueTarget,
-} from '../../../gateway/queue/bindings/binding-registry.js';
+} from '../../../gateway/queue/core/binding-registry.js';
 import { QUEUE_LIMIT_DEFAULTS, resolveQueueLimits } from '../../../api/queue-limits.js';
 import { toQueueLimits } from '../../../gateway/queue/bindings/queue-target.js';
 import { randomSigningKey } from './signing-keys.js';

@@ -187,7 +187,7 @@ export const GATEWAY_API_CALLS: readonly ApiCall[] = [
     group: 'settee.dev',
     resource: 'queuebindings',
     scope: 'served',
-    by: 'gateway/queue/signing-keys/signing-key-rotation.ts (rotation annotation)',
+    by: 'gateway/queue/bindings/signing-key-rotation.ts (rotation annotation)',
   },
   ...informer('', 'secrets', 'gateway/queue/bindings/kube-binding-source.ts'),
   ...serverSideApply(

@@ -1,4 +1,4 @@
-import { createMessage } from '../../../../gateway/queue/message.js';
+import { createMessage } from '../../../../gateway/queue/core/message.js';
 import { waitFor } from '../../../../local/wait.js';
 import { TcpForwarder } from '../../../helpers/tcp-forwarder.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';

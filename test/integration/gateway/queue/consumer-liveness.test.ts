@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
-import { ConsumerLiveness } from '../../../../gateway/queue/delivery/consumer-liveness.js';
-import { DELIVERY_GROUP, type QueueKeys } from '../../../../gateway/queue/keys.js';
-import { createMessage } from '../../../../gateway/queue/message.js';
-import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
-import type { MessageStore } from '../../../../gateway/queue/message-store.js';
+import { ConsumerLiveness } from '../../../../gateway/queue/stores/consumer-liveness.js';
+import { DELIVERY_GROUP, type QueueKeys } from '../../../../gateway/queue/core/keys.js';
+import { createMessage } from '../../../../gateway/queue/core/message.js';
+import { decodeMessage } from '../../../../gateway/queue/core/message-codec.js';
+import type { MessageStore } from '../../../../gateway/queue/stores/message-store.js';
 import { useStoreFixture } from '../../../helpers/queue/store-fixture.js';
 
 const LEASE_MS = 200;

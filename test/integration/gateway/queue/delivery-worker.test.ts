@@ -1,9 +1,9 @@
 import { waitFor } from '../../../../local/wait.js';
-import type { QueueConfig } from '../../../../gateway/queue/config.js';
-import type { Deliverer } from '../../../../gateway/queue/delivery/http-delivery.js';
-import { queueKeys } from '../../../../gateway/queue/keys.js';
-import { createMessage, type MessageRequest } from '../../../../gateway/queue/message.js';
-import { defaultBackoffMs } from '../../../../gateway/queue/delivery/retry-policy.js';
+import type { QueueConfig } from '../../../../gateway/queue/core/config.js';
+import type { Deliverer } from '../../../../gateway/queue/workers/http-delivery.js';
+import { queueKeys } from '../../../../gateway/queue/core/keys.js';
+import { createMessage, type MessageRequest } from '../../../../gateway/queue/core/message.js';
+import { defaultBackoffMs } from '../../../../gateway/queue/workers/retry-policy.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
 
 describe('delivery workers on a real Redis', () => {

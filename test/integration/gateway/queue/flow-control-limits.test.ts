@@ -1,8 +1,8 @@
-import { buildDeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
+import { buildDeadLetter } from '../../../../gateway/queue/core/dead-letter.js';
 import { FLOW_LIMITS_LUA } from '../../../../gateway/queue/scripts/flow-control-limits.js';
-import type { FlowControl, FlowControlRecord } from '../../../../gateway/queue/flow-control/flow-control.js';
-import type { QueueMessage } from '../../../../gateway/queue/message.js';
-import { PendingMessages } from '../../../../gateway/queue/messages/pending-messages.js';
+import type { FlowControl, FlowControlRecord } from '../../../../gateway/queue/core/flow-control.js';
+import type { QueueMessage } from '../../../../gateway/queue/core/message.js';
+import { PendingMessages } from '../../../../gateway/queue/stores/pending-messages.js';
 import {
   flowControlKeys as keys,
   flowControlMessage as message,

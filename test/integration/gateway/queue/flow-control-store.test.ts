@@ -1,8 +1,8 @@
 import { waitFor } from '../../../../local/wait.js';
-import { ConsumerLiveness } from '../../../../gateway/queue/delivery/consumer-liveness.js';
-import { FlowControlStore } from '../../../../gateway/queue/flow-control/flow-control-store.js';
-import { queueKeys, type QueueKeys } from '../../../../gateway/queue/keys.js';
-import { PendingMessages } from '../../../../gateway/queue/messages/pending-messages.js';
+import { ConsumerLiveness } from '../../../../gateway/queue/stores/consumer-liveness.js';
+import { FlowControlStore } from '../../../../gateway/queue/stores/flow-control-store.js';
+import { queueKeys, type QueueKeys } from '../../../../gateway/queue/core/keys.js';
+import { PendingMessages } from '../../../../gateway/queue/stores/pending-messages.js';
 import { createMemoryLogger } from '../../../helpers/memory-logger.js';
 import { connectAsGateway } from '../../../helpers/queue/redis-snapshot.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';

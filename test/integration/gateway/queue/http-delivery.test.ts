@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/delivery/http-delivery.js';
-import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
-import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/ssrf/guarded-agents.js';
+import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/workers/http-delivery.js';
+import { compileAddressPolicy } from '../../../../gateway/queue/core/address-policy.js';
+import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/workers/guarded-agents.js';
 import { closeServer } from '../../../helpers/queue/test-receiver.js';
 
 /** When /slow answers: far after the 200 ms timeout, so that a cut by it stands out on a loaded machine. */

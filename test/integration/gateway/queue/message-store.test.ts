@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
-import { buildDeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
-import { DELIVERY_GROUP, type QueueKeys } from '../../../../gateway/queue/keys.js';
-import { createMessage, type QueueMessage } from '../../../../gateway/queue/message.js';
-import { decodeMessage } from '../../../../gateway/queue/message-codec.js';
-import type { MessageStore } from '../../../../gateway/queue/message-store.js';
+import { buildDeadLetter } from '../../../../gateway/queue/core/dead-letter.js';
+import { DELIVERY_GROUP, type QueueKeys } from '../../../../gateway/queue/core/keys.js';
+import { createMessage, type QueueMessage } from '../../../../gateway/queue/core/message.js';
+import { decodeMessage } from '../../../../gateway/queue/core/message-codec.js';
+import type { MessageStore } from '../../../../gateway/queue/stores/message-store.js';
 import { useStoreFixture } from '../../../helpers/queue/store-fixture.js';
 
 describe('the message store in a real Redis', () => {

@@ -1,13 +1,13 @@
 import { waitFor } from '../../../../local/wait.js';
-import type { QueueConfig } from '../../../../gateway/queue/config.js';
-import type { DeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
-import type { Deliverer } from '../../../../gateway/queue/delivery/http-delivery.js';
-import { DELIVERY_GROUP, queueKeys } from '../../../../gateway/queue/keys.js';
-import { PendingMessages } from '../../../../gateway/queue/messages/pending-messages.js';
-import { processEntry } from '../../../../gateway/queue/delivery/process-entry.js';
-import { createDeliverySigner } from '../../../../gateway/queue/delivery/signer.js';
-import { createMessage, type MessageRequest } from '../../../../gateway/queue/message.js';
-import type { MessageStore } from '../../../../gateway/queue/message-store.js';
+import type { QueueConfig } from '../../../../gateway/queue/core/config.js';
+import type { DeadLetter } from '../../../../gateway/queue/core/dead-letter.js';
+import type { Deliverer } from '../../../../gateway/queue/workers/http-delivery.js';
+import { DELIVERY_GROUP, queueKeys } from '../../../../gateway/queue/core/keys.js';
+import { PendingMessages } from '../../../../gateway/queue/stores/pending-messages.js';
+import { processEntry } from '../../../../gateway/queue/workers/process-entry.js';
+import { createDeliverySigner } from '../../../../gateway/queue/workers/signer.js';
+import { createMessage, type MessageRequest } from '../../../../gateway/queue/core/message.js';
+import type { MessageStore } from '../../../../gateway/queue/stores/message-store.js';
 import { createMemoryLogger, type MemoryLogger } from '../../../helpers/memory-logger.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
 

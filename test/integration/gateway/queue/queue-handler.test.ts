@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
-import type { QueueTarget } from '../../../../gateway/queue/bindings/binding-registry.js';
+import type { QueueTarget } from '../../../../gateway/queue/core/binding-registry.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../../helpers/queue/queue-config.js';
 import { testQueueTarget } from '../../../helpers/queue/test-queue-target.js';

@@ -1,16 +1,16 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
-import { queueKeys } from '../../../../gateway/queue/keys.js';
-import type { QueueMessage } from '../../../../gateway/queue/message.js';
-import { MessageStore } from '../../../../gateway/queue/message-store.js';
-import { QueueStore } from '../../../../gateway/queue/queues/queue-store.js';
-import { QueueWakeups } from '../../../../gateway/queue/queues/queue-wakeups.js';
-import { PendingMessages } from '../../../../gateway/queue/messages/pending-messages.js';
+import { queueKeys } from '../../../../gateway/queue/core/keys.js';
+import type { QueueMessage } from '../../../../gateway/queue/core/message.js';
+import { MessageStore } from '../../../../gateway/queue/stores/message-store.js';
+import { QueueStore } from '../../../../gateway/queue/stores/queue-store.js';
+import { QueueWakeups } from '../../../../gateway/queue/stores/queue-wakeups.js';
+import { PendingMessages } from '../../../../gateway/queue/stores/pending-messages.js';
 import { waitFor } from '../../../../local/wait.js';
-import { DeadLetterQueue } from '../../../../gateway/queue/dlq/dead-letter-queue.js';
-import { buildDeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
-import { buildRetriedMessage } from '../../../../gateway/queue/dlq/dlq-retry.js';
-import { QuotaExceededError } from '../../../../gateway/queue/errors.js';
+import { DeadLetterQueue } from '../../../../gateway/queue/stores/dead-letter-queue.js';
+import { buildDeadLetter } from '../../../../gateway/queue/core/dead-letter.js';
+import { buildRetriedMessage } from '../../../../gateway/queue/http/dlq-retry.js';
+import { QuotaExceededError } from '../../../../gateway/queue/core/errors.js';
 import { connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 import { testMessage } from '../../../helpers/queue/store-fixture.js';
 

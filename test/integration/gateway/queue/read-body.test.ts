@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RequestBodyTooLargeError } from '../../../../gateway/queue/errors.js';
-import { readBody } from '../../../../gateway/queue/api/read-body.js';
+import { RequestBodyTooLargeError } from '../../../../gateway/queue/core/errors.js';
+import { readBody } from '../../../../gateway/queue/http/read-body.js';
 import { closeServer } from '../../../helpers/queue/test-receiver.js';
 
 const LIMIT = 1_024;

@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
-import { QuotaExceededError } from '../../../../gateway/queue/errors.js';
-import { queueKeys } from '../../../../gateway/queue/keys.js';
-import { createMessage } from '../../../../gateway/queue/message.js';
-import type { ScheduleRecord } from '../../../../gateway/queue/schedules/schedule.js';
-import { ScheduleStore } from '../../../../gateway/queue/schedules/schedule-store.js';
+import { QuotaExceededError } from '../../../../gateway/queue/core/errors.js';
+import { queueKeys } from '../../../../gateway/queue/core/keys.js';
+import { createMessage } from '../../../../gateway/queue/core/message.js';
+import type { ScheduleRecord } from '../../../../gateway/queue/core/schedule.js';
+import { ScheduleStore } from '../../../../gateway/queue/stores/schedule-store.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 
 const keys = queueKeys('{t}:');

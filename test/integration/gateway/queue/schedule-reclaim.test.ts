@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { createSilentLogger } from '../../../../observability/logger.js';
-import { queueKeys } from '../../../../gateway/queue/keys.js';
-import { ScheduleStore } from '../../../../gateway/queue/schedules/schedule-store.js';
-import { ScheduleTicker } from '../../../../gateway/queue/schedules/schedule-ticker.js';
+import { queueKeys } from '../../../../gateway/queue/core/keys.js';
+import { ScheduleStore } from '../../../../gateway/queue/stores/schedule-store.js';
+import { ScheduleTicker } from '../../../../gateway/queue/workers/schedule-ticker.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 import { saveTestSchedule } from '../../../helpers/queue/store-fixture.js';
 

@@ -1,9 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LookupAddress } from 'node:dns';
-import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/delivery/http-delivery.js';
-import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
-import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/ssrf/guarded-agents.js';
+import { createHttpDeliverer, type Deliverer } from '../../../../gateway/queue/workers/http-delivery.js';
+import { compileAddressPolicy } from '../../../../gateway/queue/core/address-policy.js';
+import { createGuardedAgents, type GuardedAgents } from '../../../../gateway/queue/workers/guarded-agents.js';
 import { installNetworkTripwire, type NetworkTripwire } from '../../../helpers/network-tripwire.js';
 import { closeServer } from '../../../helpers/queue/test-receiver.js';
 

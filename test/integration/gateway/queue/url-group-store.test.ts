@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
-import { queueKeys } from '../../../../gateway/queue/keys.js';
-import { QuotaExceededError } from '../../../../gateway/queue/errors.js';
-import { UrlGroupStore } from '../../../../gateway/queue/url-groups/url-group-store.js';
+import { queueKeys } from '../../../../gateway/queue/core/keys.js';
+import { QuotaExceededError } from '../../../../gateway/queue/core/errors.js';
+import { UrlGroupStore } from '../../../../gateway/queue/stores/url-group-store.js';
 import { connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 
 describe('the URL group store', () => {

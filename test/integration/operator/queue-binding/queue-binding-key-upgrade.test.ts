@@ -1,7 +1,7 @@
 import { Receiver } from '@upstash/qstash';
 import { waitFor } from '../../../../local/wait.js';
 import { getFreePort } from '../../../../local/ports.js';
-import { createDeliverySigner } from '../../../../gateway/queue/delivery/signer.js';
+import { createDeliverySigner } from '../../../../gateway/queue/workers/signer.js';
 import { deriveSigningKey } from '../../../../operator/resources/queue-binding/signing-keys.js';
 import type { RunningOperator } from '../../../../operator/operator.js';
 import { useTestNamespace } from '../../../helpers/kube.js';

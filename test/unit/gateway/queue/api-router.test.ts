@@ -1,6 +1,6 @@
-import type { ApiHandler } from '../../../../gateway/queue/api/api-request.js';
-import { createApiRouter } from '../../../../gateway/queue/api/api-router.js';
-import { InvalidRequestError, MethodNotAllowedError } from '../../../../gateway/queue/errors.js';
+import type { ApiHandler } from '../../../../gateway/queue/http/api-request.js';
+import { createApiRouter } from '../../../../gateway/queue/http/api-router.js';
+import { InvalidRequestError, MethodNotAllowedError } from '../../../../gateway/queue/core/errors.js';
 
 const get: ApiHandler = async () => undefined;
 const post: ApiHandler = async () => undefined;

@@ -1,12 +1,12 @@
-import { createApiRouter } from '../../../../gateway/queue/api/api-router.js';
-import type { BindingRegistry } from '../../../../gateway/queue/bindings/binding-registry.js';
-import { loadQueueConfig } from '../../../../gateway/queue/config.js';
-import type { DatabaseConnections } from '../../../../gateway/queue/bindings/database-connections.js';
-import { InvalidRequestError, MethodNotAllowedError } from '../../../../gateway/queue/errors.js';
-import { queueKeys } from '../../../../gateway/queue/keys.js';
-import { isQueuePath } from '../../../../gateway/queue/api/queue-path.js';
-import { apiRoutes } from '../../../../gateway/queue/api/api-routes.js';
-import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
+import { createApiRouter } from '../../../../gateway/queue/http/api-router.js';
+import type { BindingRegistry } from '../../../../gateway/queue/core/binding-registry.js';
+import { loadQueueConfig } from '../../../../gateway/queue/core/config.js';
+import type { DatabaseConnections } from '../../../../gateway/queue/stores/database-connections.js';
+import { InvalidRequestError, MethodNotAllowedError } from '../../../../gateway/queue/core/errors.js';
+import { queueKeys } from '../../../../gateway/queue/core/keys.js';
+import { isQueuePath } from '../../../../gateway/queue-url/queue-path.js';
+import { apiRoutes } from '../../../../gateway/queue/http/api-routes.js';
+import { compileAddressPolicy } from '../../../../gateway/queue/core/address-policy.js';
 
 const config = loadQueueConfig({});
 // Building the table touches neither the registry nor a database: handlers reach them per request.

@@ -1,5 +1,5 @@
-import { authenticate } from '../../../../gateway/queue/api/auth.js';
-import { UnauthorizedError } from '../../../../gateway/queue/errors.js';
+import { authenticate } from '../../../../gateway/queue/http/auth.js';
+import { UnauthorizedError } from '../../../../gateway/queue/core/errors.js';
 
 describe('bearer authentication', () => {
   it('when the bearer token is the database password, then the request is let through', () => {

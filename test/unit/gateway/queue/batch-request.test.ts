@@ -1,5 +1,5 @@
-import { parseBatchRequest, type BatchItem } from '../../../../gateway/queue/publish/batch-request.js';
-import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
+import { parseBatchRequest, type BatchItem } from '../../../../gateway/queue/http/publish/batch-request.js';
+import { compileAddressPolicy } from '../../../../gateway/queue/core/address-policy.js';
 
 const limits = {
   defaultRetries: 3,

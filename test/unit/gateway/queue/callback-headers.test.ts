@@ -1,11 +1,11 @@
-import { parseCallbackRequest } from '../../../../gateway/queue/publish/callback-headers.js';
+import { parseCallbackRequest } from '../../../../gateway/queue/http/publish/callback-headers.js';
 import {
   buildCallbackBody,
   buildCallbackMessage,
-} from '../../../../gateway/queue/delivery/callback-message.js';
-import { InvalidRequestError } from '../../../../gateway/queue/errors.js';
-import { createMessage } from '../../../../gateway/queue/message.js';
-import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
+} from '../../../../gateway/queue/workers/callback-message.js';
+import { InvalidRequestError } from '../../../../gateway/queue/core/errors.js';
+import { createMessage } from '../../../../gateway/queue/core/message.js';
+import { compileAddressPolicy } from '../../../../gateway/queue/core/address-policy.js';
 
 const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000, maxDelayMs: 604_800_000 };
 const policy = compileAddressPolicy([]);

@@ -5,7 +5,7 @@ import {
   QUEUE_CONFIG_DEFAULTS,
   readQueueConfig,
   validateQueueConfig,
-} from '../../../../gateway/queue/config.js';
+} from '../../../../gateway/queue/core/config.js';
 
 function problemsOf(load: () => unknown): readonly string[] {
   try {

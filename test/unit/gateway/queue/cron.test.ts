@@ -1,4 +1,4 @@
-import { nextTick, parseCron } from '../../../../gateway/queue/schedules/cron.js';
+import { nextTick, parseCron } from '../../../../gateway/queue/core/cron.js';
 
 describe('Upstash-Cron', () => {
   it('when five fields are given, then ticks are whole minutes in UTC', () => {

@@ -1,5 +1,5 @@
-import { contentHash, deduplicationKey } from '../../../../gateway/queue/publish/deduplication.js';
-import { InvalidRequestError } from '../../../../gateway/queue/errors.js';
+import { contentHash, deduplicationKey } from '../../../../gateway/queue/http/publish/deduplication.js';
+import { InvalidRequestError } from '../../../../gateway/queue/core/errors.js';
 
 const content = {
   destination: 'https://a.example/hook',

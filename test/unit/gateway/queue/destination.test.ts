@@ -1,7 +1,7 @@
-import { DestinationRefusedError, InvalidRequestError } from '../../../../gateway/queue/errors.js';
-import { validateDestination } from '../../../../gateway/queue/publish/destination.js';
-import { destinationFromUrl } from '../../../../gateway/queue/api/queue-path.js';
-import { compileAddressPolicy } from '../../../../gateway/queue/ssrf/address-policy.js';
+import { DestinationRefusedError, InvalidRequestError } from '../../../../gateway/queue/core/errors.js';
+import { validateDestination } from '../../../../gateway/queue/http/publish/destination.js';
+import { destinationFromUrl } from '../../../../gateway/queue-url/queue-path.js';
+import { compileAddressPolicy } from '../../../../gateway/queue/core/address-policy.js';
 
 const strict = compileAddressPolicy([]);
 

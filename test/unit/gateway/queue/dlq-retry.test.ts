@@ -1,7 +1,7 @@
-import { buildDeadLetter } from '../../../../gateway/queue/dlq/dead-letter.js';
-import { buildDeadLetterAnswer } from '../../../../gateway/queue/dlq/dlq-answer.js';
-import { buildRetriedMessage, parseRetryOverrides } from '../../../../gateway/queue/dlq/dlq-retry.js';
-import { createMessage } from '../../../../gateway/queue/message.js';
+import { buildDeadLetter } from '../../../../gateway/queue/core/dead-letter.js';
+import { buildDeadLetterAnswer } from '../../../../gateway/queue/core/dlq-answer.js';
+import { buildRetriedMessage, parseRetryOverrides } from '../../../../gateway/queue/http/dlq-retry.js';
+import { createMessage } from '../../../../gateway/queue/core/message.js';
 
 const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000, maxDelayMs: 86_400_000 };
 const now = 1_800_000_000_000;

@@ -1,11 +1,11 @@
-import { InvalidRequestError } from '../../../../gateway/queue/errors.js';
+import { InvalidRequestError } from '../../../../gateway/queue/core/errors.js';
 import {
   flowControlFields,
   parseFlowControlHeaders,
   parseFlowControlValue,
   toFlowControlInfo,
   validateFlowControlKey,
-} from '../../../../gateway/queue/flow-control/flow-control.js';
+} from '../../../../gateway/queue/core/flow-control.js';
 
 describe('flow-control headers', () => {
   it('when the SDK writes parallelism, rate and a period, then all three are taken, the period in seconds', () => {

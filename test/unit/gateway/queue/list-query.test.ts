@@ -1,10 +1,10 @@
-import { InvalidRequestError } from '../../../../gateway/queue/errors.js';
+import { InvalidRequestError } from '../../../../gateway/queue/core/errors.js';
 import {
   labelsOf,
   matchesFilters,
   parseListQuery,
   type ListQuerySpec,
-} from '../../../../gateway/queue/api/list-query.js';
+} from '../../../../gateway/queue/core/list-query.js';
 
 const spec: ListQuerySpec = {
   filters: ['url', 'host', 'path', 'label', 'fromDate', 'toDate', 'messageId', 'responseStatus', 'state'],

@@ -2,8 +2,8 @@ import {
   CorruptMessageError,
   decodeMessage,
   encodeMessage,
-} from '../../../../gateway/queue/message-codec.js';
-import { createMessage } from '../../../../gateway/queue/message.js';
+} from '../../../../gateway/queue/core/message-codec.js';
+import { createMessage } from '../../../../gateway/queue/core/message.js';
 
 describe('the stored message format', () => {
   it('when a message with a binary body is encoded and decoded, then it comes back equal, body byte for byte', () => {

@@ -1,4 +1,4 @@
-import { createMessage, newMessageId } from '../../../../gateway/queue/message.js';
+import { createMessage, newMessageId } from '../../../../gateway/queue/core/message.js';
 
 describe('messages', () => {
   it('when ids are made past the size of their random pool, then each is new and has the msg_ form', () => {

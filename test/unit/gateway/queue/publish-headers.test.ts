@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '../../../../gateway/queue/errors.js';
-import { parsePublishHeaders } from '../../../../gateway/queue/publish/publish-headers.js';
+import { InvalidRequestError } from '../../../../gateway/queue/core/errors.js';
+import { parsePublishHeaders } from '../../../../gateway/queue/http/publish/publish-headers.js';
 
 const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000, maxDelayMs: 7 * 86_400_000 };
 

@@ -1,5 +1,5 @@
-import { QuotaExceededError } from '../../../../gateway/queue/errors.js';
-import { COUNT_QUOTAS } from '../../../../gateway/queue/quotas.js';
+import { QuotaExceededError } from '../../../../gateway/queue/core/errors.js';
+import { COUNT_QUOTAS } from '../../../../gateway/queue/core/quotas.js';
 import { quotaExceededIn } from '../../../../gateway/queue/scripts/quota-exceeded.js';
 
 /** ioredis rejects with the script's error reply as the message, as it does for `QUOTA maxQueues 4`. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { InvalidRequestError } from '../../../../gateway/queue/errors.js';
-import { parseRedactFields, redactHeaderLists } from '../../../../gateway/queue/messages/redact-fields.js';
+import { InvalidRequestError } from '../../../../gateway/queue/core/errors.js';
+import { parseRedactFields, redactHeaderLists } from '../../../../gateway/queue/core/redact-fields.js';
 
 const sha = (value: string) => `REDACTED:${createHash('sha256').update(value).digest('hex')}`;
 

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import { redactDestination, redactQueueRequestUrl } from '../../../../gateway/queue/delivery/redact.js';
+import {
+  redactDestination,
+  redactQueueRequestUrl,
+} from '../../../../gateway/queue-url/redact-destination.js';
 
 const sha12 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
 

@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '../../../../gateway/queue/errors.js';
-import { isResourceName, validateResourceName } from '../../../../gateway/queue/api/resource-name.js';
+import { InvalidRequestError } from '../../../../gateway/queue/core/errors.js';
+import { isResourceName, validateResourceName } from '../../../../gateway/queue/core/resource-name.js';
 
 describe('queue, URL group and schedule names', () => {
   test.each(['orders', 'a', 'Q_1.v-2', 'x'.repeat(128)])(

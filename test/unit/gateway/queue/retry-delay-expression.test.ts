@@ -1,7 +1,7 @@
 import {
   InvalidRetryDelayError,
   parseRetryDelayExpression,
-} from '../../../../gateway/queue/publish/retry-delay-expression.js';
+} from '../../../../gateway/queue/core/retry-delay-expression.js';
 
 const at = (source: string, retried: number): number => parseRetryDelayExpression(source).evaluate(retried);
 

@@ -4,7 +4,7 @@ import {
   isNonRetryableResponse,
   parseRetryAfterMs,
   type RetryPolicyOptions,
-} from '../../../../gateway/queue/delivery/retry-policy.js';
+} from '../../../../gateway/queue/workers/retry-policy.js';
 
 const qstash: RetryPolicyOptions = { retryDelayScale: 1, maxRetryDelayMs: 86_400_000 };
 const now = Date.parse('2025-01-01T00:00:00Z');

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Receiver } from '@upstash/qstash';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { createDeliverySigner } from '../../../../gateway/queue/delivery/signer.js';
+import { createDeliverySigner } from '../../../../gateway/queue/workers/signer.js';
 import { randomSigningKey } from '../../../helpers/queue/signing-keys.js';
 
 describe('the delivery signer', () => {

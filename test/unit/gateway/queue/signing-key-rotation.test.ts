@@ -1,12 +1,12 @@
 import { QUEUE_LIMIT_DEFAULTS, resolveQueueLimits } from '../../../../api/queue-limits.js';
 import { toQueueLimits } from '../../../../gateway/queue/bindings/queue-target.js';
-import { BindingRegistry, type QueueTarget } from '../../../../gateway/queue/bindings/binding-registry.js';
-import { KeyRotationPendingError, KeyRotationTimeoutError } from '../../../../gateway/queue/errors.js';
+import { BindingRegistry, type QueueTarget } from '../../../../gateway/queue/core/binding-registry.js';
+import { KeyRotationPendingError, KeyRotationTimeoutError } from '../../../../gateway/queue/core/errors.js';
 import {
   rotateSigningKeys,
   signingKeysOf,
   type RotationRequestWriter,
-} from '../../../../gateway/queue/signing-keys/signing-key-rotation.js';
+} from '../../../../gateway/queue/bindings/signing-key-rotation.js';
 
 const keyOf = (generation: number) => `sig_generation${String(generation).padStart(14, '0')}`;
 

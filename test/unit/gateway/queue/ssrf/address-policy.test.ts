@@ -1,4 +1,4 @@
-import { checkAddress, compileAddressPolicy } from '../../../../../gateway/queue/ssrf/address-policy.js';
+import { checkAddress, compileAddressPolicy } from '../../../../../gateway/queue/core/address-policy.js';
 
 const strict = compileAddressPolicy([]);
 

@@ -1,7 +1,10 @@
 import type { LookupAddress } from 'node:dns';
-import { DestinationRefusedError } from '../../../../../gateway/queue/errors.js';
-import { compileAddressPolicy } from '../../../../../gateway/queue/ssrf/address-policy.js';
-import { createGuardedLookup, type HostResolver } from '../../../../../gateway/queue/ssrf/guarded-lookup.js';
+import { DestinationRefusedError } from '../../../../../gateway/queue/core/errors.js';
+import { compileAddressPolicy } from '../../../../../gateway/queue/core/address-policy.js';
+import {
+  createGuardedLookup,
+  type HostResolver,
+} from '../../../../../gateway/queue/workers/guarded-lookup.js';
 
 /** A resolver that answers from a table: no DNS query and no socket, so private answers are safe here. */
 function tableResolver(table: Record<string, LookupAddress[]>): HostResolver {

@@ -1,0 +1,156 @@
+import type http from 'node:http';
+import type { Logger } from 'winston';
+import { DomainError } from '../../domain-error.js';
+import { sendJson } from '../http/json-response.js';
+
+/**
+ * The queue's domain errors. Each carries a `code` and the HTTP status it maps to;
+ * `sendQueueFailure` is the one place they become QStash-style `{"error": "..."}`.
+ */
+export type QueueErrorCode =
+  | 'INVALID_REQUEST'
+  | 'UNAUTHORIZED'
+  | 'QUEUE_NOT_FOUND'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'STORE_UNAVAILABLE'
+  | 'DESTINATION_REFUSED'
+  | 'NOT_FOUND'
+  | 'KEY_ROTATION_PENDING'
+  | 'KEY_ROTATION_TIMEOUT'
+  | 'QUOTA_EXCEEDED'
+  | 'INTERNAL';
+
+export abstract class QueueError extends DomainError<QueueErrorCode> {
+  abstract readonly status: number;
+}
+
+/** Bad input: nothing is stored. */
+export class InvalidRequestError extends QueueError {
+  readonly code = 'INVALID_REQUEST';
+  readonly status = 400;
+}
+
+export class RequestBodyTooLargeError extends InvalidRequestError {
+  constructor() {
+    super('request body is too large');
+  }
+}
+
+/** The client went away before its body was whole; nothing is stored. */
+export class RequestAbortedError extends InvalidRequestError {
+  constructor() {
+    super('the request was aborted');
+  }
+}
+
+export class UnauthorizedError extends QueueError {
+  readonly code = 'UNAUTHORIZED';
+  readonly status = 401;
+}
+
+export class QueueNotFoundError extends QueueError {
+  readonly code = 'QUEUE_NOT_FOUND';
+  readonly status = 404;
+}
+
+/** A message or dead letter the binding does not hold (never had, or no longer). */
+export class MessageNotFoundError extends QueueError {
+  readonly code = 'NOT_FOUND';
+  readonly status = 404;
+}
+
+/** A known route asked with a method it does not take; `allow` is its Allow header. */
+export class MethodNotAllowedError extends QueueError {
+  readonly code = 'METHOD_NOT_ALLOWED';
+  readonly status = 405;
+  constructor(readonly allow: readonly string[]) {
+    super(`method not allowed: this route takes ${allow.join(', ')}`);
+  }
+}
+
+/** The binding's database did not take the message; nothing was acknowledged to the client. */
+export class StoreUnavailableError extends QueueError {
+  readonly code = 'STORE_UNAVAILABLE';
+  readonly status = 503;
+}
+
+/** A URL group, schedule or queue the binding does not have. */
+export class ResourceNotFoundError extends QueueError {
+  readonly code = 'NOT_FOUND';
+  readonly status = 404;
+}
+
+/** Over one of the binding's count quotas (queues, schedules, URL groups, endpoints): QStash answers 412. */
+export class QuotaExceededError extends QueueError {
+  readonly code = 'QUOTA_EXCEEDED';
+  readonly status = 412;
+}
+
+/** POST /v2/keys/rotate while a rotation requested earlier is not answered by the operator yet. */
+export class KeyRotationPendingError extends QueueError {
+  readonly code = 'KEY_ROTATION_PENDING';
+  readonly status = 409;
+}
+
+/** The rotation is requested, but the operator did not publish the keys in time to answer with them. */
+export class KeyRotationTimeoutError extends QueueError {
+  readonly code = 'KEY_ROTATION_TIMEOUT';
+  readonly status = 504;
+}
+
+/**
+ * The SSRF guard refused a destination: a scheme other than http(s), or an address that is not
+ * public unicast and not allowlisted. At publish time it is a 400; at delivery it dead-letters.
+ */
+export class DestinationRefusedError extends QueueError {
+  readonly code = 'DESTINATION_REFUSED';
+  readonly status = 400;
+  constructor(
+    readonly destination: string,
+    readonly reason: string,
+  ) {
+    super(`destination ${destination} is refused: ${reason}`);
+  }
+}
+
+/** Maps anything thrown while serving a queue request to a status and a message safe to show the client. */
+export function toQueueHttpError(err: unknown): { status: number; message: string } {
+  if (err instanceof QueueError) return { status: err.status, message: err.message };
+  return { status: 500, message: 'internal error' };
+}
+
+/**
+ * Answers `{"error": message}`. When the request's body has not all arrived (refused before it was
+ * read: a wrong token, an unknown queue, a declared length over the limit), the connection closes
+ * after the answer; kept alive, node:http would first read and discard the rest, maybe megabytes.
+ */
+export function sendQueueError(res: http.ServerResponse, status: number, message: string): void {
+  if (!res.req.complete) res.shouldKeepAlive = false;
+  sendJson(res, status, { error: message });
+}
+
+/**
+ * Answers a failed queue request. When the answer has already begun there is no honest one left:
+ * the connection is cut.
+ */
+export function sendQueueFailure(
+  res: http.ServerResponse,
+  err: unknown,
+  context: { logger: Logger; binding: string },
+): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const { status, message } = toQueueHttpError(err);
+  if (status >= 500) {
+    // The path is left out: it carries the destination, whose query string may hold a secret.
+    context.logger.error('queue request failed', {
+      binding: context.binding,
+      status,
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+  sendQueueError(res, status, message);
+}

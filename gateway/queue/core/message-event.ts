@@ -1,0 +1,139 @@
+import type { QueueTarget } from './binding-registry.js';
+import type { QueueConfig } from './config.js';
+import { labelsOf, type EventState } from './list-query.js';
+import { headerLists } from './message-answer.js';
+import type { QueueMessage } from './message.js';
+import { redacted, redactHeaderLists } from './redact-fields.js';
+
+/**
+ * One state change of a message, as GET /v2/events gives it: QStash's log entry (its OpenAPI
+ * `LogEntry`, the SDK's `Log`), with the message's own fields on every event.
+ */
+export interface MessageEvent {
+  /** Epoch ms. */
+  time: number;
+  state: EventState;
+  messageId: string;
+  url: string;
+  method?: string;
+  /** The delivered headers, name -> values; redacted ones as `REDACTED:<sha256>`. */
+  header?: Record<string, string[]>;
+  /** The body's first EVENT_BODY_BYTES, base64; a redacted body is `REDACTED:<sha256 of all of it>`. */
+  body?: string;
+  maxRetries?: number;
+  retryDelayExpression?: string;
+  /** Upstash-Timeout, ms. */
+  timeout?: number;
+  callback?: string;
+  callbackHeaders?: Record<string, string[]>;
+  failureCallback?: string;
+  failureCallbackHeaders?: Record<string, string[]>;
+  /** The URL group it was published to (the SDK's `urlGroup`). */
+  topicName?: string;
+  /** The URL group endpoint's name, when it has one. */
+  endpointName?: string;
+  scheduleId?: string;
+  /** The queue it was enqueued on (/v2/enqueue). */
+  queueName?: string;
+  flowControlKey?: string;
+  label?: string;
+  labels?: string[];
+  /** Why the attempt failed (ERROR, FAILED). */
+  error?: string;
+  /**
+   * The attempt's answer: its status (ERROR, FAILED, and the receiver's 2xx on DELIVERED); headers
+   * and its body's first bytes, base64 (ERROR, FAILED).
+   */
+  responseStatus?: number;
+  responseHeaders?: Record<string, string[]>;
+  responseBody?: string;
+  /** When the next attempt is due (RETRY, and CREATED of a delayed message), epoch ms. */
+  nextDeliveryTime?: number;
+}
+
+/** What an event says beyond the message: the attempt's outcome or the next due time. */
+export interface EventDetails {
+  error?: string | undefined;
+  responseStatus?: number | undefined;
+  responseHeaders?: Record<string, string[]> | undefined;
+  responseBody?: Buffer | undefined;
+  nextDeliveryTime?: number | undefined;
+}
+
+/**
+ * How much of a message's (and a failed answer's) body each event keeps. QStash's events carry the
+ * whole body; Settee's carry its start, since every message leaves three or more events behind
+ * (CREATED, ACTIVE, DELIVERED...) and a body may be 1 MiB: with the default cap of 100,000 events
+ * a binding's events then stay under about 140 MiB.
+ */
+export const EVENT_BODY_BYTES = 1_024;
+
+/** The message's part of every event, as JSON members without braces; built once per message. */
+const messageMembers = new WeakMap<object, string>();
+
+function membersOf(message: EventMessage): string {
+  let members = messageMembers.get(message);
+  if (members !== undefined) return members;
+  const fields: Partial<MessageEvent> = { url: message.destination };
+  if (message.method !== undefined) fields.method = message.method;
+  if (message.headers !== undefined)
+    fields.header = redactHeaderLists(headerLists(message.headers), message.redact);
+  if (message.body !== undefined && message.body.length > 0)
+    fields.body = message.redact?.body
+      ? redacted(message.body)
+      : message.body.subarray(0, EVENT_BODY_BYTES).toString('base64');
+  if (message.retries !== undefined) fields.maxRetries = message.retries;
+  if (message.retryDelay !== undefined) fields.retryDelayExpression = message.retryDelay;
+  if (message.timeoutMs !== undefined) fields.timeout = message.timeoutMs;
+  if (message.callback !== undefined) {
+    fields.callback = message.callback.url;
+    fields.callbackHeaders = headerLists(message.callback.headers);
+  }
+  if (message.failureCallback !== undefined) {
+    fields.failureCallback = message.failureCallback.url;
+    fields.failureCallbackHeaders = headerLists(message.failureCallback.headers);
+  }
+  if (message.topicName !== undefined) fields.topicName = message.topicName;
+  if (message.endpointName !== undefined) fields.endpointName = message.endpointName;
+  if (message.scheduleId !== undefined) fields.scheduleId = message.scheduleId;
+  if (message.queueName !== undefined) fields.queueName = message.queueName;
+  if (message.flowControl !== undefined) fields.flowControlKey = message.flowControl.key;
+  if (message.label !== undefined) {
+    fields.label = message.label;
+    fields.labels = labelsOf(message.label);
+  }
+  members = JSON.stringify(fields).slice(1, -1);
+  messageMembers.set(message, members);
+  return members;
+}
+
+/** A message as events describe it: its id and destination, and what else is known of it. */
+export type EventMessage = Pick<QueueMessage, 'id' | 'destination'> & Partial<Omit<QueueMessage, 'id'>>;
+
+/**
+ * The event's JSON as the scripts store it on the events stream. The message's members are built
+ * once per message object (a delivery records ACTIVE and DELIVERED of one message).
+ */
+export function eventJson(
+  message: EventMessage,
+  state: EventState,
+  time: number,
+  details: EventDetails = {},
+): string {
+  const own: Partial<MessageEvent> = { time, state, messageId: message.id };
+  if (details.error !== undefined) own.error = details.error;
+  if (details.responseStatus !== undefined) own.responseStatus = details.responseStatus;
+  if (details.responseHeaders !== undefined) own.responseHeaders = details.responseHeaders;
+  if (details.responseBody !== undefined && details.responseBody.length > 0)
+    own.responseBody = details.responseBody.subarray(0, EVENT_BODY_BYTES).toString('base64');
+  if (details.nextDeliveryTime !== undefined) own.nextDeliveryTime = details.nextDeliveryTime;
+  return `${JSON.stringify(own).slice(0, -1)},${membersOf(message)}}`;
+}
+
+/** How many events a binding keeps, or 0 when the gateway records none (SETTEE_QUEUE_RECORD_EVENTS). */
+export function eventCapOf(
+  config: Pick<QueueConfig, 'recordEvents'>,
+  target: Pick<QueueTarget, 'limits'>,
+): number {
+  return config.recordEvents ? target.limits.maxEvents : 0;
+}

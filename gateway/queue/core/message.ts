@@ -1,0 +1,85 @@
+import type { FlowControl } from './flow-control.js';
+import { randomBase64Url } from './random-pool.js';
+import type { RedactFields } from './redact-fields.js';
+
+/** One message as the queue keeps it, from publish until it is delivered or dead-lettered. */
+export interface QueueMessage {
+  /** `msg_...`, returned to the publisher and sent as Upstash-Message-Id. */
+  id: string;
+  /** The destination URL exactly as published; also the signature's `sub`. */
+  destination: string;
+  /** Upstash-Method, default POST. */
+  method: string;
+  /** Sent with every delivery: the Upstash-Forward-* headers without their prefix, and Content-Type. */
+  headers: Record<string, string>;
+  body: Buffer;
+  /** Retries allowed after the first attempt (Upstash-Retries). */
+  retries: number;
+  /** Upstash-Retry-Delay: an expression in `retried` giving milliseconds. */
+  retryDelay?: string;
+  /** Upstash-Timeout, in milliseconds; the configured delivery timeout when absent. */
+  timeoutMs?: number;
+  /** Retries made so far: 0 on the first attempt (Upstash-Retried). */
+  retried: number;
+  /** Publish time, epoch milliseconds. */
+  createdAt: number;
+  /** First delivery not before this time, epoch ms (Upstash-Delay, Upstash-Not-Before). */
+  notBefore?: number;
+  /** Upstash-Label: a name to find the message by in the messages, DLQ and events APIs. */
+  label?: string;
+  /** Upstash-Redact-Fields: what the APIs hide of this message. */
+  redact?: RedactFields;
+  /** The URL group it was published to, one message per endpoint; delivered as Upstash-Topic-Name. */
+  topicName?: string;
+  /** The name of the URL group endpoint it was fanned out to, when the endpoint has one. */
+  endpointName?: string;
+  /** The queue (`/v2/enqueue/{queue}`) it waits in for a slot, and whose slot it holds once started. */
+  queueName?: string;
+  /**
+   * Upstash-Flow-Control-Key and -Value: it waits for its key's token and rate window before each
+   * attempt (flow-control/).
+   */
+  flowControl?: FlowControl;
+  /** The schedule whose tick created it; delivered as Upstash-Schedule-Id. */
+  scheduleId?: string;
+  /**
+   * A callback (or failure callback) of a queue's message: that queue, one of whose slots it holds
+   * until it is delivered or dead-lettered, since QStash's next queued message waits for the
+   * callbacks of the one before. Not its queueName: it is not the queue's message in the APIs.
+   */
+  holdsSlotOf?: string;
+  /** Upstash-Callback: every answer of the destination is published to it (callback-message.ts). */
+  callback?: CallbackRequest;
+  /** Upstash-Failure-Callback: published to once the message is dead-lettered. */
+  failureCallback?: CallbackRequest;
+  /** Upstash-Deduplication-Id (`id:...`) or the content hash (`content:...`) it was deduplicated by. */
+  deduplicationKey?: string;
+}
+
+/** Where and how a callback message is sent: the Upstash-(Failure-)Callback-* headers of a publish. */
+export interface CallbackRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  retries: number;
+  retryDelay?: string;
+  timeoutMs?: number;
+}
+
+/** What a publisher asks for; the queue adds id, retried and createdAt. */
+export type MessageRequest = Omit<QueueMessage, 'id' | 'retried' | 'createdAt'>;
+
+const ID_BYTES = 18;
+
+export function newMessageId(): string {
+  return `msg_${randomBase64Url(ID_BYTES)}`;
+}
+
+export function createMessage(request: MessageRequest, now = Date.now()): QueueMessage {
+  return { ...request, id: newMessageId(), retried: 0, createdAt: now };
+}
+
+/** The queue one of whose slots the message holds once started: its own, or, for a callback, its source's. */
+export function slotQueueOf(message: QueueMessage): string | undefined {
+  return message.queueName ?? message.holdsSlotOf;
+}

@@ -1,0 +1,146 @@
+import type { ApiHandler, ApiRequest } from './api-request.js';
+import { DLQ_ID_PATTERN, type DeadLetter } from '../core/dead-letter.js';
+import { DeadLetterQueue } from '../stores/dead-letter-queue.js';
+import { buildDeadLetterAnswer } from '../core/dlq-answer.js';
+import { InvalidRequestError, MessageNotFoundError } from '../core/errors.js';
+import { sendJson } from './json-response.js';
+import {
+  hasFilters,
+  MESSAGE_FILTERS,
+  parseListQuery,
+  type ListQuery,
+  type ListQuerySpec,
+} from '../core/list-query.js';
+import { buildRetriedMessage, parseRetryOverrides } from './dlq-retry.js';
+import { compileAddressPolicy } from '../core/address-policy.js';
+import { eventCapOf } from '../core/message-event.js';
+import { quotasOf } from '../core/quotas.js';
+import { queueWakeupsOf } from '../stores/queue-store.js';
+import { storeCall } from './store-call.js';
+
+/**
+ * QStash's dead-letter queue API on a binding's dead letters:
+ *   GET    /v2/dlq                  a page, newest first: {messages, cursor?}
+ *   GET    /v2/dlq/{dlqId}          one dead letter, or 404
+ *   DELETE /v2/dlq/{dlqId}          deletes it, or 404
+ *   DELETE /v2/dlq                  by dlqIds, or a page of filter matches: {deleted, cursor?}
+ *   POST   /v2/dlq/retry/{dlqId}    sends it again as a new message: {messageId}
+ *   POST   /v2/dlq/retry            by dlqIds, or a page of filter matches: {responses, cursor?}
+ * Publish headers on a retry request (Upstash-Retries, Upstash-Delay, Upstash-Forward-*, ...)
+ * override what the dead letter stored.
+ */
+
+const DEFAULT_PAGE = 100;
+const MAX_PAGE = 1_000;
+
+const LIST_SPEC: ListQuerySpec = {
+  filters: ['dlqId', ...MESSAGE_FILTERS, 'responseStatus'],
+  maxCount: MAX_PAGE,
+  cursor: true,
+};
+
+function queue(request: ApiRequest): DeadLetterQueue {
+  const { redis, keys, config } = request;
+  return new DeadLetterQueue(
+    redis,
+    keys,
+    eventCapOf(config, request.target),
+    queueWakeupsOf(redis, keys, config),
+  );
+}
+
+function parseQuery(request: ApiRequest): ListQuery {
+  const query = parseListQuery(request.query, LIST_SPEC);
+  if (query.cursor !== undefined && !DLQ_ID_PATTERN.test(query.cursor))
+    throw new InvalidRequestError(
+      `query parameter cursor ${JSON.stringify(query.cursor)} is not a cursor this API gave`,
+    );
+  const { dlqId, ...filters } = query.filters;
+  if (dlqId !== undefined && hasFilters(filters))
+    throw new InvalidRequestError('dlqIds cannot be combined with filters');
+  return query;
+}
+
+/** The letters a request names: its dlqIds, or the page of filter matches after its cursor. */
+async function selected(
+  request: ApiRequest,
+  query: ListQuery,
+): Promise<{ letters: DeadLetter[]; cursor?: string }> {
+  const dlq = queue(request);
+  const ids = query.filters.dlqId;
+  if (ids !== undefined) {
+    const found = await storeCall('read the dead letters', () => dlq.get(ids));
+    return { letters: found.filter((l): l is DeadLetter => l !== undefined) };
+  }
+  const { dlqId: _ignored, ...filters } = query.filters;
+  return storeCall('read the dead letters', () =>
+    dlq.page({
+      count: query.count ?? DEFAULT_PAGE,
+      filters,
+      ...(query.cursor !== undefined && { cursor: query.cursor }),
+    }),
+  );
+}
+
+async function findLetter(request: ApiRequest): Promise<DeadLetter> {
+  parseListQuery(request.query, { filters: [] });
+  const id = request.params.id ?? '';
+  const [letter] = await storeCall('read the dead letter', () => queue(request).get([id]));
+  if (!letter) throw new MessageNotFoundError(`dead letter ${id} not found`);
+  return letter;
+}
+
+export const listDeadLetters: ApiHandler = async (request) => {
+  const { letters, cursor } = await selected(request, parseQuery(request));
+  sendJson(request.res, 200, { messages: letters.map(buildDeadLetterAnswer), ...(cursor && { cursor }) });
+};
+
+export const getDeadLetter: ApiHandler = async (request) => {
+  sendJson(request.res, 200, buildDeadLetterAnswer(await findLetter(request)));
+};
+
+export const deleteDeadLetter: ApiHandler = async (request) => {
+  const letter = await findLetter(request);
+  const deleted = await storeCall('delete the dead letter', () => queue(request).delete([letter.dlqId]));
+  if (deleted === 0) throw new MessageNotFoundError(`dead letter ${letter.dlqId} not found`);
+  sendJson(request.res, 200, { deleted });
+};
+
+export const deleteDeadLetters: ApiHandler = async (request) => {
+  const { letters, cursor } = await selected(request, parseQuery(request));
+  const deleted = await storeCall('delete the dead letters', () =>
+    queue(request).delete(letters.map((l) => l.dlqId)),
+  );
+  sendJson(request.res, 200, { deleted, ...(cursor && { cursor }) });
+};
+
+async function retry(request: ApiRequest, letters: readonly DeadLetter[]): Promise<{ messageId: string }[]> {
+  const limits = { ...request.config, maxDelayMs: request.target.limits.maxDelayMs };
+  const overrides = parseRetryOverrides(
+    request.req.headers,
+    limits,
+    Date.now(),
+    compileAddressPolicy(request.config.ssrfAllowlist),
+  );
+  const now = Date.now();
+  const items = letters.map((letter) => ({
+    dlqId: letter.dlqId,
+    message: buildRetriedMessage(letter, overrides, now),
+  }));
+  const quota = quotasOf(request.target);
+  const retried = await storeCall('retry the dead letters', () => queue(request).retry(items, quota, now));
+  return items.filter((_, i) => retried[i]).map((item) => ({ messageId: item.message.id }));
+}
+
+export const retryDeadLetter: ApiHandler = async (request) => {
+  const letter = await findLetter(request);
+  const [response] = await retry(request, [letter]);
+  if (!response) throw new MessageNotFoundError(`dead letter ${letter.dlqId} not found`);
+  sendJson(request.res, 200, response);
+};
+
+export const retryDeadLetters: ApiHandler = async (request) => {
+  const { letters, cursor } = await selected(request, parseQuery(request));
+  const responses = await retry(request, letters);
+  sendJson(request.res, 200, { responses, ...(cursor && { cursor }) });
+};

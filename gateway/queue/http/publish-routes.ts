@@ -1,0 +1,166 @@
+import type http from 'node:http';
+import type { ApiHandler } from './api-request.js';
+import type { ApiRoute } from './api-router.js';
+import type { QueueTarget } from '../core/binding-registry.js';
+import { parseBatchRequest } from './publish/batch-request.js';
+import type { QueueConfig } from '../core/config.js';
+import type { DatabaseConnections } from '../stores/database-connections.js';
+import { validateDestination } from './publish/destination.js';
+import { QueueError, QuotaExceededError, StoreUnavailableError } from '../core/errors.js';
+import { sendJson } from './json-response.js';
+import type { QueueKeys } from '../core/keys.js';
+import { createMessage, type MessageRequest } from '../core/message.js';
+import { eventCapOf } from '../core/message-event.js';
+import { FlowControlStore } from '../stores/flow-control-store.js';
+import { MessageStore } from '../stores/message-store.js';
+import { parsePublishExtras } from './publish/publish-extras.js';
+import { parsePublishHeaders } from './publish/publish-headers.js';
+import { QueueStore, queueWakeupsOf } from '../stores/queue-store.js';
+import { quotasOf } from '../core/quotas.js';
+import { readBody } from './read-body.js';
+import type { AddressPolicy } from '../core/address-policy.js';
+import {
+  answersOf,
+  messagesOf,
+  planBatchItem,
+  planPublish,
+  type PublishPlan,
+  storedOrThrow,
+  type StoreOutcome,
+} from './publish/fan-out.js';
+import { isUrlGroupName } from '../core/url-group.js';
+import type { UrlGroupStore } from '../stores/url-group-store.js';
+
+/** Which script stores a message: its queue's, its flow-control key's, or the plain publish one. */
+function storeGroupOf(message: { queueName?: string; flowControl?: { key: string } }): string {
+  if (message.queueName !== undefined) return `queue:${message.queueName}`;
+  if (message.flowControl !== undefined) return `flow-control:${message.flowControl.key}`;
+  return '';
+}
+
+export type PublishReader = (input: {
+  req: http.IncomingMessage;
+  target: QueueTarget;
+  destination: string;
+}) => Promise<PublishPlan>;
+
+/**
+ * Reads one publish (`/v2/publish/{destination}`, `/v2/enqueue/{queue}/{destination}`): its body,
+ * its headers checked whole, and the destination, a URL or a URL group's name (one message per
+ * endpoint). Nothing is stored.
+ */
+export function createPublishReader(options: {
+  config: QueueConfig;
+  policy: AddressPolicy;
+  groupsOf: (target: QueueTarget) => UrlGroupStore;
+}): PublishReader {
+  const { config, policy, groupsOf } = options;
+  return async ({ req, target, destination }) => {
+    const body = await readBody(req, config.maxBodyBytes);
+    const urlGroup = isUrlGroupName(destination) ? destination : undefined;
+    if (!urlGroup) validateDestination(destination, policy);
+    const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
+    const headerOptions = parsePublishHeaders(req.headers, limits);
+    const extras = parsePublishExtras(
+      req.headers,
+      { destination, headers: headerOptions.headers, body },
+      limits,
+      policy,
+    );
+    const request = { ...headerOptions, ...extras, destination, body };
+    return planPublish(urlGroup ? { request, urlGroup } : { request }, groupsOf(target));
+  };
+}
+
+/**
+ * QStash's publish routes, the hot path:
+ *   POST /v2/publish/{destination or url group}   one message (or one per group endpoint)
+ *   POST /v2/batch                                 many, answered per item (each queue's items by its script)
+ * Each is validated whole and answered 201 only once its messages are stored in the binding's
+ * database; a publish whose every message was a duplicate is a 202, as QStash answers.
+ */
+export function publishRoutes(options: {
+  connections: DatabaseConnections;
+  keys: QueueKeys;
+  config: QueueConfig;
+  policy: AddressPolicy;
+  groupsOf: (target: QueueTarget) => UrlGroupStore;
+}): ApiRoute[] {
+  const { connections, keys, config, policy, groupsOf } = options;
+  const readPublish = createPublishReader({ config, policy, groupsOf });
+
+  /**
+   * Stores the messages and answers for each in order: those of no queue and no flow-control key
+   * in one script, those of each queue (batch items with `queue`) in that queue's script, which
+   * creates it when missing, and those of each flow-control key in that key's script. Each script
+   * is atomic on its own, not the whole call: a queue group over the binding's `maxQueues` is
+   * refused (its messages answer the quota error) while the other groups are stored, so a client
+   * told which items failed does not send the stored ones again.
+   */
+  const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<StoreOutcome[]> => {
+    const messages = requests.map((request) => createMessage(request));
+    const redis = connections.get(target);
+    const eventCap = eventCapOf(config, target);
+    const deduplicationWindowMs = target.limits.deduplicationWindowMs;
+    const groups = new Map<string, number[]>();
+    for (const [i, message] of messages.entries()) {
+      const group = storeGroupOf(message);
+      groups.set(group, [...(groups.get(group) ?? []), i]);
+    }
+    const answers: StoreOutcome[] = new Array<StoreOutcome>(messages.length);
+    const storeGroup = async (group: ReturnType<typeof createMessage>[]): Promise<StoreOutcome[]> => {
+      const { queueName, flowControl } = group[0]!;
+      try {
+        return queueName !== undefined
+          ? await new QueueStore(redis, keys, eventCap, queueWakeupsOf(redis, keys, config)).enqueue(
+              queueName,
+              group,
+              {
+                deduplicationWindowMs,
+                quota: quotasOf(target),
+              },
+            )
+          : flowControl !== undefined
+            ? await new FlowControlStore(redis, keys, eventCap).enqueue(group, { deduplicationWindowMs })
+            : await new MessageStore(redis, keys, eventCap).enqueue(group, Date.now(), {
+                deduplicationWindowMs,
+              });
+      } catch (err) {
+        if (err instanceof QuotaExceededError) return group.map(() => ({ refused: err }));
+        if (err instanceof QueueError) throw err;
+        throw new StoreUnavailableError(
+          `the queue's database did not store the message: ${(err as Error).message}`,
+          { cause: err },
+        );
+      }
+    };
+    for (const indexes of groups.values()) {
+      const stored = await storeGroup(indexes.map((i) => messages[i]!));
+      for (const [j, i] of indexes.entries()) answers[i] = stored[j]!;
+    }
+    return answers;
+  };
+
+  const publish: ApiHandler = async ({ req, res, target, params }) => {
+    const plan = await readPublish({ req, target, destination: params.destination ?? '' });
+    const answers = storedOrThrow(await store(target, messagesOf([plan])));
+    // QStash answers a duplicate 202 Accepted (upstash/docs qstash/features/deduplication).
+    sendJson(res, answers.every((a) => a.deduplicated) ? 202 : 201, answersOf([plan], answers)[0]);
+  };
+
+  const batch: ApiHandler = async ({ req, res, target }) => {
+    const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
+    const items = parseBatchRequest(await readBody(req, config.maxBatchBytes), limits, policy);
+    const plans = await Promise.all(items.map((item, i) => planBatchItem(item, groupsOf(target), i)));
+    const messages = messagesOf(plans);
+    // A batch is per item, as QStash's is: refused items answer their error in their place.
+    sendJson(res, 201, answersOf(plans, messages.length > 0 ? await store(target, messages) : []));
+  };
+
+  return [
+    // Without a destination the publish is answered with the destination's 400, not a 404.
+    { path: 'publish', methods: { POST: publish } },
+    { path: 'publish/*destination', methods: { POST: publish } },
+    { path: 'batch', methods: { POST: batch } },
+  ];
+}

@@ -1,0 +1,92 @@
+import { DestinationRefusedError, InvalidRequestError } from '../../core/errors.js';
+import type { MessageRequest } from '../../core/message.js';
+import { parsePublishExtras } from './publish-extras.js';
+import { lowerCaseHeaders, parsePublishHeaders, type PublishLimits } from './publish-headers.js';
+import { describeSchemaError, validateBatch, type BatchItemInput } from './schemas.js';
+import { validateDestination } from './destination.js';
+import type { AddressPolicy } from '../../core/address-policy.js';
+import { validateResourceName } from '../../core/resource-name.js';
+import { isUrlGroupName } from '../../core/url-group.js';
+
+export interface BatchLimits extends PublishLimits {
+  maxBatchSize: number;
+  maxBodyBytes: number;
+}
+
+/** A short-form item's non-string body is sent as JSON, and labelled so unless it names a type. */
+function itemBody(item: BatchItemInput, headers: Record<string, string>): Buffer {
+  if (item.body === undefined || item.body === null) return Buffer.alloc(0);
+  if (typeof item.body === 'string') return Buffer.from(item.body, 'utf8');
+  headers['content-type'] ??= 'application/json';
+  return Buffer.from(JSON.stringify(item.body), 'utf8');
+}
+
+/**
+ * One batch item: a message, or, when its destination is a URL group's name, the message each of
+ * the group's endpoints gets (its `destination` is then the group's name until it is fanned out).
+ */
+export interface BatchItem {
+  request: MessageRequest;
+  urlGroup?: string;
+}
+
+/** A batch item that is well-formed but cannot be published: its place in the answer is `{error}`. */
+export interface RefusedBatchItem {
+  refused: string;
+}
+
+/**
+ * Parses a whole /v2/batch body before anything is stored. As QStash does (upstash/docs
+ * qstash/features/batch: "If the format of the messages are valid, the response will be an array of
+ * responses for each message... If one message fails to be sent, that message will have an error
+ * response, but the other messages will still be sent"), a body that is not a well-formed batch
+ * (not JSON, not an array, empty, too many items, an item that breaks the schema) is refused whole,
+ * while an item whose destination or headers are bad is refused alone.
+ */
+export function parseBatchRequest(
+  raw: Buffer,
+  limits: BatchLimits,
+  policy: AddressPolicy,
+): (BatchItem | RefusedBatchItem)[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new InvalidRequestError('the batch is not valid JSON');
+  }
+  if (!Array.isArray(parsed)) throw new InvalidRequestError('the batch must be a JSON array');
+  if (parsed.length === 0) throw new InvalidRequestError('the batch is empty');
+  if (parsed.length > limits.maxBatchSize) {
+    throw new InvalidRequestError(
+      `the batch has ${parsed.length} messages, more than the allowed ${limits.maxBatchSize}`,
+    );
+  }
+  if (!validateBatch(parsed)) throw new InvalidRequestError(describeSchemaError(validateBatch.errors));
+  return parsed.map((item, index) => {
+    const where = `batch item ${index}`;
+    const destination = item.destination ?? item.url ?? '';
+    try {
+      const queueName = item.queue === undefined ? undefined : validateResourceName(item.queue, 'queue');
+      const urlGroup = isUrlGroupName(destination) ? destination : undefined;
+      if (!urlGroup) validateDestination(destination, policy);
+      const headers = lowerCaseHeaders(item.headers ?? {});
+      const options = parsePublishHeaders(headers, limits);
+      const body = itemBody(item, options.headers);
+      const extras = parsePublishExtras(
+        headers,
+        { destination, headers: options.headers, body },
+        limits,
+        policy,
+      );
+      if (body.length > limits.maxBodyBytes)
+        throw new InvalidRequestError(`its body is larger than ${limits.maxBodyBytes} bytes`);
+      const request: MessageRequest = { ...options, ...extras, destination, body };
+      if (queueName !== undefined) request.queueName = queueName;
+      return urlGroup ? { request, urlGroup } : { request };
+    } catch (err) {
+      if (err instanceof InvalidRequestError || err instanceof DestinationRefusedError)
+        return { refused: `${where}: ${err.message}` };
+      throw err;
+    }
+  });
+}

@@ -1,0 +1,83 @@
+import { validateDestination } from './destination.js';
+import { DestinationRefusedError, InvalidRequestError } from '../../core/errors.js';
+import type { CallbackRequest } from '../../core/message.js';
+import {
+  forwardedHeaders,
+  parseMethod,
+  parseRetries,
+  parseRetryDelay,
+  parseTimeout,
+  single,
+  type HeaderBag,
+  type PublishLimits,
+} from './publish-headers.js';
+import type { AddressPolicy } from '../../core/address-policy.js';
+
+/**
+ * Upstash-Callback and Upstash-Failure-Callback with their own settings, as QStash names them:
+ * `<prefix>-Method`, `-Retries`, `-Retry-Delay`, `-Timeout` and `-Forward-<X>` configure the
+ * callback message as the unprefixed headers configure the message. Any other `<prefix>-*` header
+ * (QStash's `-Delay`, the Workflow SDK's `-Workflow-*`) is refused with a 400 rather than ignored,
+ * and so is a setting without its callback URL.
+ */
+
+export type CallbackKind = 'callback' | 'failure-callback';
+
+const HEADER_NAMES: Record<CallbackKind, string> = {
+  callback: 'Upstash-Callback',
+  'failure-callback': 'Upstash-Failure-Callback',
+};
+const SETTINGS = new Map([
+  ['method', 'Method'],
+  ['retries', 'Retries'],
+  ['retry-delay', 'Retry-Delay'],
+  ['timeout', 'Timeout'],
+]);
+
+function checkSettingsKnown(headers: HeaderBag, prefix: string, displayPrefix: string, url: unknown): void {
+  for (const name of Object.keys(headers)) {
+    if (!name.startsWith(prefix) || headers[name] === undefined) continue;
+    const setting = name.slice(prefix.length);
+    if (!SETTINGS.has(setting) && !setting.startsWith('forward-'))
+      throw new InvalidRequestError(
+        `${name} is not supported (only ${displayPrefix}-Method, -Retries, -Retry-Delay, -Timeout and -Forward-*)`,
+      );
+    if (url === undefined) throw new InvalidRequestError(`${name} is set without ${displayPrefix}`);
+  }
+}
+
+/** The callback of `kind` a publish asks for, or undefined. `headers` have lower-case names. */
+export function parseCallbackRequest(
+  headers: HeaderBag,
+  kind: CallbackKind,
+  limits: PublishLimits,
+  policy: AddressPolicy,
+): CallbackRequest | undefined {
+  const display = HEADER_NAMES[kind];
+  const prefix = `upstash-${kind}-`;
+  const url = single(headers, `upstash-${kind}`);
+  checkSettingsKnown(headers, prefix, display, url);
+  if (url === undefined) return undefined;
+  try {
+    validateDestination(url, policy);
+  } catch (err) {
+    if (err instanceof InvalidRequestError || err instanceof DestinationRefusedError)
+      throw new InvalidRequestError(`${display}: ${err.message}`, { cause: err });
+    throw err;
+  }
+  const setting = (name: string): [string | undefined, string] => [
+    single(headers, `${prefix}${name}`),
+    `${display}-${SETTINGS.get(name)}`,
+  ];
+  const request: CallbackRequest = {
+    url,
+    method: parseMethod(...setting('method')),
+    headers: forwardedHeaders(headers, `${prefix}forward-`),
+    retries: parseRetries(setting('retries')[0], limits, setting('retries')[1]),
+  };
+  const retryDelay = parseRetryDelay(...setting('retry-delay'));
+  if (retryDelay !== undefined) request.retryDelay = retryDelay;
+  const timeoutMs = parseTimeout(setting('timeout')[0], limits, setting('timeout')[1]);
+  if (timeoutMs !== undefined) request.timeoutMs = timeoutMs;
+  return request;
+}

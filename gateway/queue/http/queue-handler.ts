@@ -1,0 +1,83 @@
+import type http from 'node:http';
+import type { Logger } from 'winston';
+import { QUEUE_PATH_PREFIX } from '../../../api/contract.js';
+import { createApiRouter, type ApiMatch } from './api-router.js';
+import { authenticate } from './auth.js';
+import type { BindingRegistry } from '../core/binding-registry.js';
+import type { QueueConfig } from '../core/config.js';
+import type { DatabaseConnections } from '../stores/database-connections.js';
+import {
+  MethodNotAllowedError,
+  QueueNotFoundError,
+  sendQueueError,
+  sendQueueFailure,
+} from '../core/errors.js';
+import { queueKeys } from '../core/keys.js';
+import { apiRoutes } from './api-routes.js';
+import type { RotationRequestWriter } from '../bindings/signing-key-rotation.js';
+import { compileAddressPolicy } from '../core/address-policy.js';
+
+export interface QueueHandlerOptions {
+  registry: BindingRegistry;
+  connections: DatabaseConnections;
+  config: QueueConfig;
+  logger: Logger;
+  /** Writes the signing key rotation annotation; without it POST /v2/keys/rotate is not served. */
+  rotationWriter?: RotationRequestWriter | undefined;
+}
+
+/**
+ * The QStash-compatible API of every binding, for URLs under QUEUE_PATH_PREFIX:
+ * `/queue/<namespace>/<name>/v2/...`, routed by the one table of api-routes.ts. Each request is
+ * matched to its binding and authenticated with the binding's token before its body is read.
+ * Errors are `{"error": "..."}` (errors.ts); an unknown path is a 404.
+ * A plain node:http listener rather than an Express router: publishing is a hot path, and
+ * Express's per-request routing and body parsing cost more than storing the message.
+ */
+export function createQueueHandler(options: QueueHandlerOptions): http.RequestListener {
+  const { registry, connections, config, logger } = options;
+  const keys = queueKeys(config.keyPrefix);
+  const matchRoute = createApiRouter(
+    apiRoutes({
+      registry,
+      connections,
+      keys,
+      config,
+      policy: compileAddressPolicy(config.ssrfAllowlist),
+      rotationWriter: options.rotationWriter,
+    }),
+  );
+
+  const serve = async (req: http.IncomingMessage, res: http.ServerResponse, match: ApiMatch) => {
+    const target = registry.get(match.namespace, match.name);
+    if (!target) throw new QueueNotFoundError(`queue ${match.namespace}/${match.name} not found`);
+    authenticate(req.headers.authorization, target.token);
+    await match.handler({
+      req,
+      res,
+      target,
+      params: match.params,
+      query: match.query,
+      redis: connections.get(target),
+      keys,
+      config,
+    });
+  };
+
+  return (req, res) => {
+    let match: ApiMatch | undefined;
+    try {
+      match = matchRoute(req.method ?? '', (req.url ?? '').slice(QUEUE_PATH_PREFIX.length));
+    } catch (err) {
+      if (err instanceof MethodNotAllowedError) res.setHeader('allow', err.allow.join(', '));
+      sendQueueFailure(res, err, { logger, binding: '' });
+      return;
+    }
+    if (!match) {
+      sendQueueError(res, 404, 'not found');
+      return;
+    }
+    const binding = `${match.namespace}/${match.name}`;
+    serve(req, res, match).catch((err: unknown) => sendQueueFailure(res, err, { logger, binding }));
+  };
+}

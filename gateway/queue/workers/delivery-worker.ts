@@ -1,0 +1,364 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'winston';
+import type { QueueTarget } from '../core/binding-registry.js';
+import type { QueueConfig } from '../core/config.js';
+import { ConsumerLiveness } from '../stores/consumer-liveness.js';
+import { createDatabaseClient } from '../stores/database-connections.js';
+import { DeadLetterQueue, type DeadLetterLimits } from '../stores/dead-letter-queue.js';
+import { EventLog } from '../stores/event-log.js';
+import { eventCapOf } from '../core/message-event.js';
+import type { Deliverer } from './http-delivery.js';
+import { FlowControlStore } from '../stores/flow-control-store.js';
+import { queueKeys } from '../core/keys.js';
+import { MessageStore } from '../stores/message-store.js';
+import { isNoGroup, type StreamEntry } from '../stores/stream-entry.js';
+import { processEntry, type ProcessEntryContext } from './process-entry.js';
+import { QueueStore, queueWakeupsOf } from '../stores/queue-store.js';
+import type { QueueWakeups } from '../stores/queue-wakeups.js';
+import { createDeliverySigner, type DeliverySigner } from './signer.js';
+
+/** Consumers of gone processes are removed once they have held nothing for this long. */
+const STALE_CONSUMER_IDLE_MS = 3_600_000;
+const STALE_CONSUMER_CHECK_EVERY_MS = 60_000;
+const PROMOTE_BATCH = 500;
+/**
+ * Delayed messages must be delivered within a second of their due time: the mover runs at least
+ * this often, whatever the (longer) maintenance interval.
+ */
+const MAX_PROMOTE_INTERVAL_MS = 250;
+/**
+ * How long a replica stays its binding's mover without moving again: four of its passes, so a
+ * live mover never loses it, and a dead one's due messages wait at most this long for the next.
+ */
+const MOVER_LEASE_MS = 4 * MAX_PROMOTE_INTERVAL_MS;
+const ERROR_BACKOFF_MS = 1_000;
+
+export interface DeliveryWorkerOptions {
+  target: QueueTarget;
+  /** The shared command connection of the binding's database. */
+  redis: Redis;
+  config: QueueConfig;
+  deliverer: Deliverer;
+  logger: Logger;
+}
+
+/**
+ * Delivers one binding's messages from this gateway replica. Reads new entries as the consumer
+ * `config.consumerName` of the group every replica shares, so each message goes to one of them;
+ * keeps at most `workerConcurrency` deliveries in flight; renews its consumer's lease every fifth
+ * of `consumerLeaseMs`; moves due delayed messages and retries onto the stream, and lets the
+ * flow-control keys start what their rate windows allow, at least every 250 ms; and every `pollIntervalMs` takes over the entries of consumers whose lease ran out
+ * (their replica died), and reclaims entries that any consumer (one without a lease, or stuck)
+ * has held for longer than `reclaimIdleMs` (XAUTOCLAIM). At-least-once: an entry is acknowledged
+ * only after its outcome is stored.
+ */
+export class DeliveryWorker {
+  private target: QueueTarget;
+  private signer: DeliverySigner;
+  private store: MessageStore;
+  private readonly eventLog: EventLog;
+  private readonly liveness: ConsumerLiveness;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private readonly deadLetterQueue: DeadLetterQueue;
+  private readonly queues: QueueStore;
+  private readonly wakeups: QueueWakeups | undefined;
+  private readonly flowControls: FlowControlStore;
+  private readonly blocking: Redis;
+  private readonly logger: Logger;
+  private running = false;
+  private inFlight = 0;
+  private slotFreed: (() => void) | undefined;
+  private drained: (() => void) | undefined;
+  private readLoop: Promise<void> | undefined;
+  private maintenanceTimer: NodeJS.Timeout | undefined;
+  private promoteTimer: NodeJS.Timeout | undefined;
+  /** The mover pass in progress, if any: passes never overlap, and stop() waits for one. */
+  private promotion: Promise<void> | undefined;
+  /** The maintenance pass in progress, if any: passes never overlap, and stop() waits for one. */
+  private maintenance: Promise<void> | undefined;
+  private reclaimCursor = '0-0';
+  private lastConsumerCheck = 0;
+
+  constructor(private readonly options: DeliveryWorkerOptions) {
+    this.target = options.target;
+    this.signer = createDeliverySigner(options.target.signingKey);
+    this.wakeups = queueWakeupsOf(options.redis, queueKeys(options.config.keyPrefix), options.config);
+    this.store = new MessageStore(
+      options.redis,
+      queueKeys(options.config.keyPrefix),
+      eventCapOf(options.config, options.target),
+      this.wakeups,
+    );
+    this.eventLog = new EventLog(options.redis, queueKeys(options.config.keyPrefix));
+    this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
+    this.deadLetterQueue = new DeadLetterQueue(
+      options.redis,
+      queueKeys(options.config.keyPrefix),
+      eventCapOf(options.config, options.target),
+      this.wakeups,
+    );
+    this.queues = new QueueStore(options.redis, queueKeys(options.config.keyPrefix), 0, this.wakeups);
+    this.flowControls = new FlowControlStore(options.redis, queueKeys(options.config.keyPrefix));
+    this.blocking = createDatabaseClient(options.target, {
+      blocking: true,
+      blockMs: options.config.blockMs,
+    });
+    // The shared connection reports connection errors; this one would repeat them.
+    this.blocking.on('error', () => undefined);
+    this.logger = options.logger.child({
+      binding: options.target.key,
+      consumer: options.config.consumerName,
+    });
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.readLoop = this.runReadLoop();
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.options.config.consumerLeaseMs / 5);
+    this.maintenanceTimer = setInterval(() => {
+      if (this.maintenance || !this.running) return;
+      this.maintenance = this.maintain().finally(() => (this.maintenance = undefined));
+    }, this.options.config.pollIntervalMs);
+    this.promoteTimer = setInterval(
+      () => {
+        if (this.promotion || !this.running) return;
+        this.promotion = this.promoteDue().finally(() => (this.promotion = undefined));
+      },
+      Math.min(this.options.config.pollIntervalMs, MAX_PROMOTE_INTERVAL_MS),
+    );
+  }
+
+  /** Takes a new signing key (or token) of the same database without interrupting deliveries. */
+  update(target: QueueTarget): void {
+    if (target.signingKey !== this.target.signingKey) this.signer = createDeliverySigner(target.signingKey);
+    if (eventCapOf(this.options.config, target) !== eventCapOf(this.options.config, this.target)) {
+      this.store = new MessageStore(
+        this.options.redis,
+        queueKeys(this.options.config.keyPrefix),
+        eventCapOf(this.options.config, target),
+        this.wakeups,
+      );
+    }
+    this.target = target;
+  }
+
+  /**
+   * Stops reading and waits up to `graceMs` for deliveries in flight. What is still in flight
+   * after that stays pending in Redis and is reclaimed by a live replica: nothing is lost.
+   */
+  async stop(graceMs = this.options.config.deliveryTimeoutMs): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    clearInterval(this.maintenanceTimer);
+    clearInterval(this.promoteTimer);
+    clearInterval(this.heartbeatTimer);
+    this.slotFreed?.();
+    this.blocking.disconnect();
+    await Promise.all([this.readLoop, this.maintenance, this.promotion]);
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    await this.liveness.release(this.options.config.consumerName).catch(() => undefined);
+  }
+
+  /** A failed heartbeat is retried by the next tick; a lease runs over several of them. */
+  private async heartbeat(): Promise<boolean> {
+    try {
+      await this.liveness.heartbeat(this.options.config.consumerName);
+      return true;
+    } catch (err) {
+      this.logger.warn('queue consumer heartbeat failed', { error: (err as Error).message });
+      return false;
+    }
+  }
+
+  private get freeSlots(): number {
+    return this.options.config.workerConcurrency - this.inFlight;
+  }
+
+  /**
+   * Under load, reading as soon as one slot frees would cost one XREADGROUP round trip per
+   * message and cap deliveries at the round-trip rate; waiting for a quarter of the slots makes
+   * each read fetch a batch. An idle worker has all its slots free, so a lone message waits for nothing.
+   */
+  private get readThreshold(): number {
+    return Math.max(1, Math.floor(this.options.config.workerConcurrency / 4));
+  }
+
+  private async runReadLoop(): Promise<void> {
+    const { config } = this.options;
+    let groupReady = false;
+    while (this.running) {
+      try {
+        if (!groupReady) {
+          await this.store.ensureGroup();
+          // Holding nothing without a lease: whatever this consumer reads is covered by one.
+          if (!(await this.heartbeat())) throw new Error('no consumer lease');
+          groupReady = true;
+        }
+        if (this.freeSlots < this.readThreshold) {
+          await new Promise<void>((resolve) => (this.slotFreed = resolve));
+          continue;
+        }
+        const entries = await this.store.readNew(
+          this.blocking,
+          config.consumerName,
+          this.freeSlots,
+          config.blockMs,
+        );
+        for (const entry of entries) this.dispatch(entry);
+      } catch (err) {
+        if (!this.running) break;
+        if (isNoGroup(err)) {
+          groupReady = false;
+          continue;
+        }
+        this.logger.warn('reading queue messages failed', { error: (err as Error).message });
+        await sleep(ERROR_BACKOFF_MS);
+      }
+    }
+  }
+
+  private dispatch(entry: StreamEntry): void {
+    this.inFlight += 1;
+    void processEntry(this.entryContext(), entry)
+      .catch((err: unknown) => {
+        // A failed delivery is an attempt's result (processEntry); what fails here is storing the
+        // outcome, as when Redis is unreachable. Nothing could be written, so the entry stays
+        // pending and is reclaimed after reclaimIdleMs.
+        this.logger.error('delivery could not be recorded', {
+          entryId: entry.entryId,
+          error: (err as Error).message,
+        });
+      })
+      .finally(() => {
+        this.inFlight -= 1;
+        const freed = this.slotFreed;
+        this.slotFreed = undefined;
+        freed?.();
+        if (this.inFlight === 0) this.drained?.();
+      });
+  }
+
+  private get deadLetterLimits(): DeadLetterLimits {
+    const { limits } = this.target;
+    return {
+      retentionMs: limits.deadLetterRetentionMs,
+      maxCount: limits.maxDeadLetters,
+    };
+  }
+
+  private entryContext(): ProcessEntryContext {
+    const { config, deliverer } = this.options;
+    return {
+      store: this.store,
+      consumer: config.consumerName,
+      deliverer,
+      signer: this.signer,
+      logger: this.logger,
+      policy: config,
+      deliveryTimeoutMs: config.deliveryTimeoutMs,
+      deadLetterLimits: this.deadLetterLimits,
+      maxCallbackBodyBytes: config.maxBodyBytes,
+    };
+  }
+
+  private async claimFromDeadConsumers(): Promise<void> {
+    const { consumerName, consumerLeaseMs } = this.options.config;
+    while (this.freeSlots > 0 && this.running) {
+      const claimed = await this.liveness.claimFromDead(consumerName, consumerLeaseMs, this.freeSlots);
+      if (!claimed) return;
+      this.logger.info('took over the deliveries of a dead consumer', {
+        deadConsumer: claimed.deadConsumer,
+        count: claimed.entries.length,
+      });
+      // Stopped meanwhile: the entries stay pending on this consumer and are taken over in turn.
+      if (this.running) for (const entry of claimed.entries) this.dispatch(entry);
+    }
+  }
+
+  /**
+   * Moves due delayed messages and retries onto the stream if this replica is the binding's mover
+   * (it holds the mover lease, or takes it when it has lapsed): one mover per binding across the
+   * replicas. The script is atomic, so a message moves once even if two ever overlap.
+   */
+  private async promoteDue(): Promise<void> {
+    const mover = { name: this.options.config.consumerName, leaseMs: MOVER_LEASE_MS };
+    try {
+      let moved: number | 'not-mover';
+      do moved = await this.store.promoteDueMessages(Date.now(), PROMOTE_BATCH, mover);
+      while (moved === PROMOTE_BATCH && this.running);
+      if (moved !== 'not-mover') await this.tickFlowControls();
+    } catch (err) {
+      this.logger.warn('moving due messages failed', { error: (err as Error).message });
+    }
+  }
+
+  /**
+   * The mover's pass over the flow-control keys: due delayed messages and retries join their key's
+   * waiting list, a rate window that ended lets the next messages start, tokens whose release never
+   * reached Redis are freed, and keys with nothing left are forgotten (tick-flow-control.ts).
+   */
+  private async tickFlowControls(): Promise<void> {
+    for (const { key, freed } of await this.flowControls.tickAll(() => this.running))
+      if (freed > 0)
+        this.logger.info('freed the tokens of finished flow-control messages', {
+          flowControlKey: key,
+          freed,
+        });
+  }
+
+  /**
+   * Frees the slots of queue messages that finished without releasing them (the process that
+   * finished one died before its release), so no queue stays short of a slot for longer than one
+   * maintenance pass, and starts what a freed slot allows. A queue held back by a delayed oldest
+   * message is woken when it is due (whichever replica enqueued it, even one that died since).
+   */
+  private async auditQueueSlots(): Promise<void> {
+    for (const name of await this.queues.names()) {
+      const { freed, waitMs } = await this.queues.audit(name);
+      if (freed > 0) this.logger.info('freed the slots of finished queue messages', { queue: name, freed });
+      if (waitMs !== undefined) this.wakeups?.wakeIn(name, waitMs);
+    }
+  }
+
+  private async maintain(): Promise<void> {
+    try {
+      await this.claimFromDeadConsumers();
+      if (this.freeSlots > 0 && this.running) {
+        const { config } = this.options;
+        const { entries, cursor } = await this.store.reclaim(
+          config.consumerName,
+          config.reclaimIdleMs,
+          this.reclaimCursor,
+          this.freeSlots,
+        );
+        this.reclaimCursor = cursor;
+        if (entries.length > 0) this.logger.info('reclaimed stale deliveries', { count: entries.length });
+        // Stopped meanwhile: the entries stay pending on this consumer and are reclaimed by another.
+        if (this.running) for (const entry of entries) this.dispatch(entry);
+      }
+      await this.auditQueueSlots();
+      // Dead letters expire even when no new one arrives to trim them.
+      await this.deadLetterQueue.trim(this.deadLetterLimits);
+      await this.eventLog.trim(this.target.limits.eventRetentionMs);
+      if (Date.now() - this.lastConsumerCheck > STALE_CONSUMER_CHECK_EVERY_MS) {
+        this.lastConsumerCheck = Date.now();
+        await this.store.pruneIdleConsumers(STALE_CONSUMER_IDLE_MS, this.options.config.consumerName);
+      }
+    } catch (err) {
+      if (!isNoGroup(err)) this.logger.warn('queue maintenance failed', { error: (err as Error).message });
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

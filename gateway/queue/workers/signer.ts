@@ -1,0 +1,41 @@
+import { createHash, createHmac } from 'node:crypto';
+import { randomBase64Url } from '../core/random-pool.js';
+
+/**
+ * Upstash-Signature: a JWT signed HS256 with the signing key's string as the key, carrying what
+ * the @upstash/qstash Receiver checks: `iss` "Upstash", `sub` the exact destination URL, `iat` =
+ * `nbf` = now, `exp` five minutes on, a unique `jti`, and `body` = base64url(SHA-256(raw body)).
+ */
+
+export const SIGNATURE_ISSUER = 'Upstash';
+export const SIGNATURE_LIFETIME_SECONDS = 300;
+
+export interface DeliverySigner {
+  sign(input: { destination: string; body: Buffer; now?: number }): Promise<string>;
+}
+
+export function bodyDigest(body: Buffer): string {
+  return createHash('sha256').update(body).digest('base64url');
+}
+
+const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
+
+export function createDeliverySigner(signingKey: string): DeliverySigner {
+  const key = Buffer.from(signingKey, 'utf8');
+  return {
+    async sign({ destination, body, now = Date.now() }) {
+      const issuedAt = Math.floor(now / 1000);
+      const claims = {
+        iss: SIGNATURE_ISSUER,
+        sub: destination,
+        iat: issuedAt,
+        nbf: issuedAt,
+        exp: issuedAt + SIGNATURE_LIFETIME_SECONDS,
+        jti: `jwt_${randomBase64Url(12)}`,
+        body: bodyDigest(body),
+      };
+      const signingInput = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+      return `${signingInput}.${createHmac('sha256', key).update(signingInput).digest('base64url')}`;
+    },
+  };
+}
