@@ -25,12 +25,18 @@ export interface ComponentOptions {
 /** kube-controller-manager's controllers, as kubeadm runs them: every default one. */
 export const CONTROLLERS = ['*'];
 
+/** A component's first run, and how to start it again the same way. */
+export interface StartedComponent {
+  process: ManagedProcess;
+  restart(): ManagedProcess;
+}
+
 /**
  * Starts kube-controller-manager and kube-scheduler against `server`, each with a kubeconfig of
  * its own identity, as kubeadm does. No leader election (each control plane runs one of each) and
  * no serving port (nothing scrapes them; port 0 also keeps several control planes apart).
  */
-export async function startControllersAndScheduler(options: ComponentOptions): Promise<ManagedProcess[]> {
+export async function startControllersAndScheduler(options: ComponentOptions): Promise<StartedComponent[]> {
   const { tools, workDir, files } = options;
   const [controllerManagerConfig, schedulerConfig] = await Promise.all([
     writeComponentKubeconfig(
@@ -40,40 +46,42 @@ export async function startControllersAndScheduler(options: ComponentOptions): P
     ),
     writeComponentKubeconfig(path.join(workDir, 'scheduler.kubeconfig'), options, options.scheduler),
   ]);
-  const controllerManager = startProcess({
-    name: 'kube-controller-manager',
-    command: tools.kubeControllerManager,
-    args: [
-      `--kubeconfig=${controllerManagerConfig}`,
-      '--secure-port=0',
-      '--leader-elect=false',
-      `--controllers=${CONTROLLERS.join(',')}`,
-      // Each controller acts with its own service account's token (which the token controller and
-      // TokenRequest mint with the signing key), so the bootstrap RBAC applies as in a cluster.
-      '--use-service-account-credentials=true',
-      `--service-account-private-key-file=${files.serviceAccountPrivate}`,
-      `--root-ca-file=${files.caCert}`,
-      `--cluster-signing-cert-file=${files.caCert}`,
-      `--cluster-signing-key-file=${files.caKey}`,
-      '--cluster-name=settee-local',
-      '--profiling=false',
-      '--v=0',
-    ],
-    logFile: path.join(workDir, 'kube-controller-manager.log'),
-  });
-  const scheduler = startProcess({
-    name: 'kube-scheduler',
-    command: tools.kubeScheduler,
-    args: [
-      `--kubeconfig=${schedulerConfig}`,
-      '--secure-port=0',
-      '--leader-elect=false',
-      '--profiling=false',
-      '--v=0',
-    ],
-    logFile: path.join(workDir, 'kube-scheduler.log'),
-  });
-  return [controllerManager, scheduler];
+  const controllerManager = (): ManagedProcess =>
+    startProcess({
+      name: 'kube-controller-manager',
+      command: tools.kubeControllerManager,
+      args: [
+        `--kubeconfig=${controllerManagerConfig}`,
+        '--secure-port=0',
+        '--leader-elect=false',
+        `--controllers=${CONTROLLERS.join(',')}`,
+        // Each controller acts with its own service account's token (which the token controller and
+        // TokenRequest mint with the signing key), so the bootstrap RBAC applies as in a cluster.
+        '--use-service-account-credentials=true',
+        `--service-account-private-key-file=${files.serviceAccountPrivate}`,
+        `--root-ca-file=${files.caCert}`,
+        `--cluster-signing-cert-file=${files.caCert}`,
+        `--cluster-signing-key-file=${files.caKey}`,
+        '--cluster-name=settee-local',
+        '--profiling=false',
+        '--v=0',
+      ],
+      logFile: path.join(workDir, 'kube-controller-manager.log'),
+    });
+  const scheduler = (): ManagedProcess =>
+    startProcess({
+      name: 'kube-scheduler',
+      command: tools.kubeScheduler,
+      args: [
+        `--kubeconfig=${schedulerConfig}`,
+        '--secure-port=0',
+        '--leader-elect=false',
+        '--profiling=false',
+        '--v=0',
+      ],
+      logFile: path.join(workDir, 'kube-scheduler.log'),
+    });
+  return [controllerManager, scheduler].map((start) => ({ process: start(), restart: start }));
 }
 
 /** Throws a ProcessExitedError for the first of `processes` that has already ended. */

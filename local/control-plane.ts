@@ -20,6 +20,7 @@ import { loadOrGeneratePki } from './persisted-pki.js';
 import { generateControlPlanePki, type ControlPlanePki } from './pki.js';
 import { launchOnFreePort, type Launched } from './launch.js';
 import { startProcess, type ManagedProcess } from './process.js';
+import { supervise } from './supervise.js';
 import { waitFor } from './wait.js';
 
 export const DEFAULT_CRD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'crds');
@@ -43,6 +44,12 @@ export interface ControlPlaneOptions {
    * ones on every start (tests).
    */
   pkiDir?: string;
+  /**
+   * Start etcd, kube-apiserver, the controller manager and the scheduler again (on the same ports,
+   * with the same data) whenever one exits without being stopped, as the kubelet restarts a static
+   * pod, telling `log` (make run). Default: off (tests see a crash as a failure).
+   */
+  restartOnExit?: { log: (message: string) => void };
 }
 
 /** A running etcd, kube-apiserver, kube-controller-manager and kube-scheduler on loopback, with an admin kubeconfig. */
@@ -69,7 +76,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const log = options.log ?? (() => undefined);
   const tools = await locateKubeTools();
   const workDir = await fs.mkdtemp(path.join(fastTempRoot(), 'settee-control-plane-'));
-  const processes: ManagedProcess[] = [];
+  const processes: Array<Pick<ManagedProcess, 'stop'>> = [];
+  // Once started and seen ready, each process is kept running from here on (with restartOnExit).
+  const keep = (name: string, first: ManagedProcess, again: () => ManagedProcess): void => {
+    const restartOnExit = options.restartOnExit;
+    processes.push(restartOnExit ? supervise({ name, first, start: again, log: restartOnExit.log }) : first);
+  };
   const stop = async (): Promise<void> => {
     for (const proc of processes.reverse()) await proc.stop();
     processes.length = 0;
@@ -82,12 +94,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       options.pkiDir ? keptPki(options.pkiDir, log) : generateControlPlanePki(),
       startEtcd(tools, { workDir, dataDir: options.etcdDataDir }),
     ]);
-    processes.push(etcd.process);
+    keep('etcd', etcd.process, () => etcd.restart());
     const files = await writePki(workDir, pki);
     log('starting kube-apiserver');
     const etcdUrl = `http://127.0.0.1:${etcd.port}`;
     const apiserver = await startApiserver(tools, { workDir, files, etcdUrl, pki });
-    processes.push(apiserver.process);
+    keep('kube-apiserver', apiserver.process, () => apiserver.restart());
     const server = `https://127.0.0.1:${apiserver.port}`;
     const kubeconfigPath = options.kubeconfigPath ?? path.join(workDir, 'kubeconfig');
     const kubeConfig = await writeKubeconfig(kubeconfigPath, server, pki);
@@ -101,12 +113,16 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       controllerManager: pki.controllerManager,
       scheduler: pki.scheduler,
     });
-    processes.push(...components);
+    for (const component of components)
+      keep(component.process.name, component.process, () => component.restart());
     log('installing CRDs and the default StorageClass');
     await installCrds(kubeConfig, options.crdDir ?? DEFAULT_CRD_DIR);
     await ensureLocalStorageClass(kubeConfig);
     await installFreePlanChangePolicy(kubeConfig);
-    await waitForControllers(kubeConfig, components);
+    await waitForControllers(
+      kubeConfig,
+      components.map((c) => c.process),
+    );
     return { server, kubeconfigPath, kubeConfig, tools, stop };
   } catch (err) {
     await stop();
@@ -197,32 +213,39 @@ async function ensureLocalStorageClass(kubeConfig: KubeConfig): Promise<void> {
   await applyObject(makeObjectClient(kubeConfig), wanted, { fieldManager: 'settee-local' });
 }
 
-function startEtcd(
+/** A launched server, and how to start it again on the same port with the same settings. */
+interface Restartable extends Launched {
+  restart(): ManagedProcess;
+}
+
+async function startEtcd(
   tools: KubeTools,
   options: { workDir: string; dataDir?: string | undefined },
-): Promise<Launched> {
+): Promise<Restartable> {
   const { workDir, dataDir } = options;
-  return launchOnFreePort({
+  const start = (port: number): ManagedProcess => {
+    const url = `http://127.0.0.1:${port}`;
+    return startProcess({
+      name: 'etcd',
+      command: tools.etcd,
+      args: [
+        `--data-dir=${dataDir ?? path.join(workDir, `etcd-${port}`)}`,
+        `--listen-client-urls=${url}`,
+        `--advertise-client-urls=${url}`,
+        // A one-member cluster never dials its peers; port 0 keeps the peer listener off any fixed port.
+        '--listen-peer-urls=http://127.0.0.1:0',
+        '--log-level=error',
+      ],
+      logFile: path.join(workDir, 'etcd.log'),
+    });
+  };
+  const launched = await launchOnFreePort({
     what: 'etcd',
-    start: (port) => {
-      const url = `http://127.0.0.1:${port}`;
-      return startProcess({
-        name: 'etcd',
-        command: tools.etcd,
-        args: [
-          `--data-dir=${dataDir ?? path.join(workDir, `etcd-${port}`)}`,
-          `--listen-client-urls=${url}`,
-          `--advertise-client-urls=${url}`,
-          // A one-member cluster never dials its peers; port 0 keeps the peer listener off any fixed port.
-          '--listen-peer-urls=http://127.0.0.1:0',
-          '--log-level=error',
-        ],
-        logFile: path.join(workDir, 'etcd.log'),
-      });
-    },
+    start,
     isReady: (port) => etcdHealthy(`http://127.0.0.1:${port}`),
     readyTimeoutMs: READY_TIMEOUT_MS,
   });
+  return { ...launched, restart: () => start(launched.port) };
 }
 
 async function etcdHealthy(url: string): Promise<true | undefined> {
@@ -231,46 +254,48 @@ async function etcdHealthy(url: string): Promise<true | undefined> {
   return body.health === 'true' ? true : undefined;
 }
 
-function startApiserver(
+async function startApiserver(
   tools: KubeTools,
   options: { workDir: string; files: PkiFiles; etcdUrl: string; pki: ControlPlanePki },
-): Promise<Launched> {
+): Promise<Restartable> {
   const { workDir, files, etcdUrl, pki } = options;
-  return launchOnFreePort({
+  const start = (port: number): ManagedProcess =>
+    startProcess({
+      name: 'kube-apiserver',
+      command: tools.kubeApiserver,
+      args: [
+        `--etcd-servers=${etcdUrl}`,
+        `--secure-port=${port}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--cert-dir=${path.join(workDir, 'apiserver-certs')}`,
+        `--tls-cert-file=${files.apiserverCert}`,
+        `--tls-private-key-file=${files.apiserverKey}`,
+        `--client-ca-file=${files.caCert}`,
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        `--service-account-key-file=${files.serviceAccountPublic}`,
+        `--service-account-signing-key-file=${files.serviceAccountPrivate}`,
+        '--service-cluster-ip-range=10.96.0.0/16',
+        '--authorization-mode=RBAC',
+        '--allow-privileged=true',
+        // Off although the controller manager makes every namespace's default ServiceAccount: a
+        // pod created the instant its namespace appears (the tests do) would be refused until it
+        // exists. Settee's pods mount no token (automountServiceAccountToken: false).
+        '--disable-admission-plugins=ServiceAccount',
+        '--enable-priority-and-fairness=false',
+        '--profiling=false',
+        '--v=0',
+      ],
+      logFile: path.join(workDir, 'kube-apiserver.log'),
+    });
+  const launched = await launchOnFreePort({
     what: 'kube-apiserver /readyz',
-    start: (port) =>
-      startProcess({
-        name: 'kube-apiserver',
-        command: tools.kubeApiserver,
-        args: [
-          `--etcd-servers=${etcdUrl}`,
-          `--secure-port=${port}`,
-          '--bind-address=127.0.0.1',
-          '--advertise-address=127.0.0.1',
-          `--cert-dir=${path.join(workDir, 'apiserver-certs')}`,
-          `--tls-cert-file=${files.apiserverCert}`,
-          `--tls-private-key-file=${files.apiserverKey}`,
-          `--client-ca-file=${files.caCert}`,
-          '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-          `--service-account-key-file=${files.serviceAccountPublic}`,
-          `--service-account-signing-key-file=${files.serviceAccountPrivate}`,
-          '--service-cluster-ip-range=10.96.0.0/16',
-          '--authorization-mode=RBAC',
-          '--allow-privileged=true',
-          // Off although the controller manager makes every namespace's default ServiceAccount: a
-          // pod created the instant its namespace appears (the tests do) would be refused until it
-          // exists. Settee's pods mount no token (automountServiceAccountToken: false).
-          '--disable-admission-plugins=ServiceAccount',
-          '--enable-priority-and-fairness=false',
-          '--profiling=false',
-          '--v=0',
-        ],
-        logFile: path.join(workDir, 'kube-apiserver.log'),
-      }),
+    start,
     isReady: (port) => readyz(`https://127.0.0.1:${port}`, pki),
     readyTimeoutMs: READY_TIMEOUT_MS,
     intervalMs: 200,
   });
+  return { ...launched, restart: () => start(launched.port) };
 }
 
 function readyz(server: string, pki: ControlPlanePki): Promise<true | undefined> {

@@ -27,7 +27,13 @@ export interface DemoTenant {
  */
 export async function createDemoTenant(
   kubeConfig: KubeConfig,
-  options: { stateDir: string; examples: KubernetesObject[]; onError?: (message: string) => void },
+  options: {
+    stateDir: string;
+    examples: KubernetesObject[];
+    onError?: (message: string) => void;
+    /** Where a restart of the demo's redis-server (after it exited) is told. */
+    log?: (message: string) => void;
+  },
 ): Promise<DemoTenant> {
   const { username } = await provisionTenant(kubeConfig, {
     namespace: DEMO_NAMESPACE,
@@ -40,6 +46,7 @@ export async function createDemoTenant(
     (o.kind === COUCH_INSTANCE_KIND && (o as { spec?: { plan?: string } }).spec?.plan === 'free');
   const databases = await provideLocalQueueDatabases(options.examples.filter(wanted), {
     dataRoot: path.join(options.stateDir, 'redis', DEMO_NAMESPACE),
+    ...(options.log && { log: options.log }),
   });
   const stop = async (): Promise<void> => {
     await Promise.all(databases.servers.map((server) => server.stop()));

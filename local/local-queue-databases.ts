@@ -10,10 +10,12 @@ import { startRedis, type RedisServer } from './redis-server.js';
  * at it, since its example port may be taken or unknown here. With `dataRoot` (make run: beside
  * etcd's data) each binding's database is kept in `<dataRoot>/<binding>` across restarts, as the
  * cluster's state is: queued messages, schedules and dead letters come back with the binding.
+ * With `log`, a database that exits (a crash, a SIGKILL) is started again on its port, on its
+ * append-only file, and the restart is logged, as its pod would be restarted in a cluster.
  */
 export async function provideLocalQueueDatabases(
   manifests: KubernetesObject[],
-  options: { dataRoot?: string } = {},
+  options: { dataRoot?: string; log?: (message: string) => void } = {},
 ): Promise<{ manifests: KubernetesObject[]; servers: RedisServer[] }> {
   const servers: RedisServer[] = [];
   try {
@@ -27,6 +29,11 @@ export async function provideLocalQueueDatabases(
       const server = await startRedis({
         password: findPassword(manifests, binding),
         ...(options.dataRoot ? { dataDir: path.join(options.dataRoot, binding.metadata.name ?? '') } : {}),
+        ...(options.log && {
+          restartOnExit: {
+            log: (m: string) => options.log?.(`${m} (QueueBinding ${binding.metadata.name})`),
+          },
+        }),
       });
       servers.push(server);
       adapted.push({

@@ -96,6 +96,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
         etcdDataDir: path.join(stateDir, 'etcd'),
         pkiDir: path.join(stateDir, 'pki'),
         log: (m) => say(m),
+        restartOnExit: { log: say },
       });
       stops.push(() => plane.stop());
       kubeConfig.loadFromFile(kubeconfigPath);
@@ -105,14 +106,21 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
     const exampleManifests = await loadManifests(path.join(ROOT, 'examples'));
     const examples = await provideLocalQueueDatabases(exampleManifests, {
       dataRoot: path.join(stateDir, 'redis', 'examples'),
+      log: say,
     });
     for (const server of examples.servers) {
       stops.push(() => server.stop());
-      say(`started redis-server for the example QueueBinding at ${server.host}:${server.port}`);
+      say(
+        `started redis-server for the example QueueBinding at ${server.host}:${server.port} (restarted on its append-only file if it exits)`,
+      );
     }
 
     // Backups of paid instances (docs/backups.md) go to a versitygw on loopback, kept across runs.
-    const s3 = await startS3Server({ buckets: [LOCAL_BACKUP_BUCKET], dataDir: path.join(stateDir, 's3') });
+    const s3 = await startS3Server({
+      buckets: [LOCAL_BACKUP_BUCKET],
+      dataDir: path.join(stateDir, 's3'),
+      restartOnExit: { log: say },
+    });
     stops.push(() => s3.stop());
     say(`started versitygw (object storage for backups) at ${s3.endpoint}, bucket ${LOCAL_BACKUP_BUCKET}`);
 
@@ -183,7 +191,12 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
     let consoleInfo: LocalPlatform['console'];
     if (options.console) {
       const onError = (message: string): void => console.error(`settee: ${message}`);
-      const demo = await createDemoTenant(kubeConfig, { stateDir, examples: exampleManifests, onError });
+      const demo = await createDemoTenant(kubeConfig, {
+        stateDir,
+        examples: exampleManifests,
+        onError,
+        log: say,
+      });
       // Stopped last, not in reverse order: the gateway, started before it, uses the demo's Redis
       // until it has stopped itself.
       stops.unshift(() => demo.stop());

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { launchOnFreePort } from './launch.js';
 import { startProcess } from './process.js';
+import { supervise, type SupervisedProcess } from './supervise.js';
 
 /** Debian's redis-server (`apt-get install redis-server`). */
 export const DEFAULT_REDIS_SERVER_BIN = '/usr/bin/redis-server';
@@ -24,6 +25,13 @@ export interface RedisServerOptions {
    * fsyncs before each reply, so a crash loses nothing Redis acknowledged.
    */
   appendfsync?: 'always' | 'everysec';
+  /**
+   * Start it again, on the same port and with the same settings, whenever it exits without being
+   * stopped (a crash, an OOM kill), as its StatefulSet would in a cluster; with `dataDir` it comes
+   * back with what its append-only file holds. Each restart is told to `log`. Default: off (tests
+   * that crash Redis on purpose restart it themselves).
+   */
+  restartOnExit?: { log: (message: string) => void };
 }
 
 /** A throwaway redis-server on a loopback port, password protected. */
@@ -33,7 +41,8 @@ export interface RedisServer {
   password: string;
   /** redis://:<password>@127.0.0.1:<port> (the password URL-encoded). */
   url: string;
-  pid: number;
+  /** The running server's pid (a new one after each restart). */
+  readonly pid: number;
   /** Stops the server and removes its temporary folder (not `dataDir`). Safe to call twice. */
   stop(): Promise<void>;
   /**
@@ -96,18 +105,34 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     await removeWorkDir();
     throw err;
   });
+  const name = `redis-server:${launched.port}`;
+  // The config file written for the first run names the port, so a restart reads the same one.
+  const supervised: SupervisedProcess | undefined = options.restartOnExit
+    ? supervise({
+        name,
+        first: launched.process,
+        start: () => startProcess({ name, command: bin, args: [configFile] }),
+        log: options.restartOnExit.log,
+      })
+    : undefined;
+  const current = () => supervised?.current() ?? launched.process;
   let stopped: Promise<void> | undefined;
   return {
     host: HOST,
     port: launched.port,
     password,
     url: `redis://:${encodeURIComponent(password)}@${HOST}:${launched.port}`,
-    pid: launched.process.pid,
-    stop: () => (stopped ??= launched.process.stop().then(removeWorkDir)),
+    get pid() {
+      return current().pid;
+    },
+    stop: () => (stopped ??= (supervised ?? launched.process).stop().then(removeWorkDir)),
     kill: () =>
       (stopped ??= (async () => {
-        process.kill(launched.process.pid, 'SIGKILL');
-        await launched.process.exited;
+        const run = current();
+        process.kill(run.pid, 'SIGKILL');
+        // Before the exit is seen, so this crash is not restarted.
+        await supervised?.stop();
+        await run.exited;
         await removeWorkDir();
       })()),
   };

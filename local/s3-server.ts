@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchOnFreePort } from './launch.js';
 import { startProcess } from './process.js';
+import { supervise } from './supervise.js';
 
 /**
  * versitygw, an S3-compatible server, on a loopback port: where backups go in the tests and in
@@ -21,7 +22,8 @@ export interface S3Server {
   secretAccessKey: string;
   /** Where the buckets live (`buckets/`, one folder per bucket) and their metadata (`meta/`). */
   dataDir: string;
-  pid: number;
+  /** The running server's pid (a new one after each restart). */
+  readonly pid: number;
   /** Stops the server; removes dataDir only when it was a temporary one. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -32,6 +34,8 @@ export interface S3ServerOptions {
   /** Kept on stop (default: a temporary folder, removed on stop). */
   dataDir?: string;
   region?: string;
+  /** Start it again on the same port whenever it exits without being stopped, telling `log` (make run). */
+  restartOnExit?: { log: (message: string) => void };
 }
 
 export class S3ServerUnavailableError extends Error {
@@ -95,30 +99,31 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
     if (!temporary) return;
     await fs.rm(dataDir, { recursive: true, force: true });
   };
+  const start = (port: number) =>
+    startProcess({
+      name: `versitygw:${port}`,
+      command: bin,
+      args: [
+        '--port',
+        `${HOST}:${port}`,
+        '--quiet',
+        '--health',
+        HEALTH_PATH,
+        'posix',
+        '--sidecar',
+        metaDir,
+        bucketsDir,
+      ],
+      env: {
+        PATH: process.env.PATH ?? '',
+        ROOT_ACCESS_KEY_ID: accessKeyId,
+        ROOT_SECRET_ACCESS_KEY: secretAccessKey,
+        VGW_REGION: region,
+      },
+    });
   const launched = await launchOnFreePort({
     what: 'versitygw',
-    start: (port) =>
-      startProcess({
-        name: `versitygw:${port}`,
-        command: bin,
-        args: [
-          '--port',
-          `${HOST}:${port}`,
-          '--quiet',
-          '--health',
-          HEALTH_PATH,
-          'posix',
-          '--sidecar',
-          metaDir,
-          bucketsDir,
-        ],
-        env: {
-          PATH: process.env.PATH ?? '',
-          ROOT_ACCESS_KEY_ID: accessKeyId,
-          ROOT_SECRET_ACCESS_KEY: secretAccessKey,
-          VGW_REGION: region,
-        },
-      }),
+    start,
     isReady: async (port) => ((await fetch(`http://${HOST}:${port}${HEALTH_PATH}`)).ok ? true : undefined),
     readyTimeoutMs: 20_000,
     intervalMs: 50,
@@ -126,6 +131,14 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
     await removeData();
     throw err;
   });
+  const supervised = options.restartOnExit
+    ? supervise({
+        name: 'versitygw',
+        first: launched.process,
+        start: () => start(launched.port),
+        log: options.restartOnExit.log,
+      })
+    : undefined;
   let stopped: Promise<void> | undefined;
   return {
     endpoint: `http://${HOST}:${launched.port}`,
@@ -134,7 +147,9 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
     accessKeyId,
     secretAccessKey,
     dataDir,
-    pid: launched.process.pid,
-    stop: () => (stopped ??= launched.process.stop().then(removeData)),
+    get pid() {
+      return (supervised?.current() ?? launched.process).pid;
+    },
+    stop: () => (stopped ??= (supervised ?? launched.process).stop().then(removeData)),
   };
 }

@@ -6,6 +6,8 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { QueueBinding } from '../../../api/queue-binding.js';
 import { provideLocalQueueDatabases } from '../../../local/local-queue-databases.js';
 import { loadManifests } from '../../../local/manifests.js';
+import { isProcessAlive } from '../../../local/process.js';
+import { waitFor } from '../../../local/wait.js';
 
 /** The binding's database as the platform pointed the binding at it, with the Secret's password. */
 async function withDatabase<T>(
@@ -76,5 +78,40 @@ describe('provideLocalQueueDatabases', () => {
     } finally {
       await Promise.all(second.servers.map((s) => s.stop()));
     }
+  });
+
+  it("when given a log and the binding's redis-server is SIGKILLed, then it is started again on the same port with what its append-only file holds, and the restart is logged", async () => {
+    const messages: string[] = [];
+    const dataRootOfThis = path.join(dataRoot, 'restarted');
+    const provided = await provideLocalQueueDatabases(examples, {
+      dataRoot: dataRootOfThis,
+      log: (m) => messages.push(m),
+    });
+    try {
+      const [server] = provided.servers;
+      await withDatabase(provided.manifests, (c) => c.set('before-the-crash', 'kept'));
+      const crashed = server!.pid;
+      process.kill(crashed, 'SIGKILL');
+      await waitFor(
+        'the restarted redis-server to answer',
+        async () =>
+          server!.pid !== crashed
+            ? withDatabase(provided.manifests, (c) => c.get('before-the-crash')).then(
+                (value) => (value === 'kept' ? true : undefined),
+                () => undefined,
+              )
+            : undefined,
+        { timeoutMs: 20_000, intervalMs: 100 },
+      );
+      expect(isProcessAlive(crashed)).toBe(false);
+      expect(messages).toEqual([
+        expect.stringMatching(
+          /^redis-server:\d+ exited \(SIGKILL\); starting it again in \d+ ms \(QueueBinding \S+\)$/,
+        ),
+      ]);
+    } finally {
+      await Promise.all(provided.servers.map((s) => s.stop()));
+    }
+    expect(provided.servers.every((s) => !isProcessAlive(s.pid))).toBe(true);
   });
 });
