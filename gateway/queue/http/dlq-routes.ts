@@ -17,15 +17,19 @@ import { eventCapOf } from '../core/message-event.js';
 import { quotasOf } from '../core/quotas.js';
 import { queueWakeupsOf } from '../stores/queue-store.js';
 import { storeCall } from './store-call.js';
+import { readBulkIdsBody } from './bulk-ids-body.js';
 
 /**
  * QStash's dead-letter queue API on a binding's dead letters:
  *   GET    /v2/dlq                  a page, newest first: {messages, cursor?}
  *   GET    /v2/dlq/{dlqId}          one dead letter, or 404
  *   DELETE /v2/dlq/{dlqId}          deletes it, or 404
- *   DELETE /v2/dlq                  by dlqIds, or a page of filter matches: {deleted, cursor?}
+ *   DELETE /v2/dlq                  by dlqIds (query or JSON body), or a page of filter matches
+ *                                   (no filter: of every letter): {deleted, cursor?}
  *   POST   /v2/dlq/retry/{dlqId}    sends it again as a new message: {messageId}
- *   POST   /v2/dlq/retry            by dlqIds, or a page of filter matches: {responses, cursor?}
+ *   POST   /v2/dlq/retry            as DELETE /v2/dlq: {responses, cursor?}
+ * A bulk request that names nothing (no ids, no filter, no count or cursor) is refused, never read
+ * as "every letter".
  * Publish headers on a retry request (Upstash-Retries, Upstash-Delay, Upstash-Forward-*, ...)
  * override what the dead letter stored.
  */
@@ -58,6 +62,26 @@ function parseQuery(request: ApiRequest): ListQuery {
   const { dlqId, ...filters } = query.filters;
   if (dlqId !== undefined && hasFilters(filters))
     throw new InvalidRequestError('dlqIds cannot be combined with filters');
+  return query;
+}
+
+/**
+ * What a bulk delete or retry names: dlqIds from the query or from a JSON body (the Python SDK's
+ * `delete_many`), filters, or every letter a page at a time (the SDK's `all: true` sends only
+ * `count`). A request with none of these is a 400.
+ */
+async function parseBulkQuery(request: ApiRequest): Promise<ListQuery> {
+  const query = parseQuery(request);
+  const fromBody = await readBulkIdsBody(request.req, 'dlqIds');
+  if (fromBody !== undefined) {
+    if (hasFilters(query.filters))
+      throw new InvalidRequestError('give the dead letters in the query or in the body, not both');
+    query.filters.dlqId = fromBody;
+  }
+  if (!hasFilters(query.filters) && query.count === undefined && query.cursor === undefined)
+    throw new InvalidRequestError(
+      'the request names no dead letters: give dlqIds, filters, or count to take every letter a page at a time',
+    );
   return query;
 }
 
@@ -107,7 +131,7 @@ export const deleteDeadLetter: ApiHandler = async (request) => {
 };
 
 export const deleteDeadLetters: ApiHandler = async (request) => {
-  const { letters, cursor } = await selected(request, parseQuery(request));
+  const { letters, cursor } = await selected(request, await parseBulkQuery(request));
   const deleted = await storeCall('delete the dead letters', () =>
     queue(request).delete(letters.map((l) => l.dlqId)),
   );
@@ -140,7 +164,7 @@ export const retryDeadLetter: ApiHandler = async (request) => {
 };
 
 export const retryDeadLetters: ApiHandler = async (request) => {
-  const { letters, cursor } = await selected(request, parseQuery(request));
+  const { letters, cursor } = await selected(request, await parseBulkQuery(request));
   const responses = await retry(request, letters);
   sendJson(request.res, 200, { responses, ...(cursor && { cursor }) });
 };

@@ -6,7 +6,7 @@ import { buildMessageAnswer } from '../core/message-answer.js';
 import { eventCapOf } from '../core/message-event.js';
 import { PendingMessages } from '../stores/pending-messages.js';
 import { queueWakeupsOf } from '../stores/queue-store.js';
-import { readBody } from './read-body.js';
+import { readBulkIdsBody } from './bulk-ids-body.js';
 import { storeCall } from './store-call.js';
 
 /**
@@ -51,37 +51,12 @@ export const cancelMessage: ApiHandler = async (request) => {
 };
 
 /**
- * The message ids of an older SDK's bulk cancel, which sent them as a JSON body
- * (`{"messageIds": [...]}`, QStash's bulk-cancel docs) rather than in the query; undefined when
- * the body is empty. An empty object names no ids: every message, as no body does.
- */
-function bodyMessageIds(raw: Buffer): string[] | undefined {
-  if (raw.length === 0) return undefined;
-  let body: unknown;
-  try {
-    body = JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new InvalidRequestError('the body is not valid JSON');
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new InvalidRequestError('the body must be a JSON object such as {"messageIds": ["msg_..."]}');
-  for (const field of Object.keys(body))
-    if (field !== 'messageIds') throw new InvalidRequestError(`unknown body field ${JSON.stringify(field)}`);
-  const ids = (body as { messageIds?: unknown }).messageIds;
-  if (ids === undefined) return undefined;
-  if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string' && id !== ''))
-    throw new InvalidRequestError('body field messageIds must be an array of message ids');
-  return ids as string[];
-}
-
-/** The largest bulk-cancel body read: 100,000 ids of about 30 bytes. */
-const MAX_CANCEL_BODY_BYTES = 4 * 1024 * 1024;
-
-/**
  * By ids, what is cancelled is counted exactly. By filters (none = all) every pending message is
  * walked once; a message published during the walk may be missed, as QStash's is. `count` is
  * accepted and ignored, as QStash ignores it here: one call cancels every match. The ids may also
- * come as an older SDK sent them, in a JSON body.
+ * come in a JSON body, as the Python SDK's `cancel_many` sends them. A request with no query and
+ * no body at all cancels every pending message: that is the Python SDK's `cancel_all` and
+ * QStash's documented bulk cancel; a body that names nothing is refused (bulk-ids-body.ts).
  */
 export const cancelMessages: ApiHandler = async (request) => {
   const query = parseListQuery(request.query, {
@@ -89,7 +64,7 @@ export const cancelMessages: ApiHandler = async (request) => {
     maxCount: 1_000_000,
     cursor: true,
   });
-  const fromBody = bodyMessageIds(await readBody(request.req, MAX_CANCEL_BODY_BYTES));
+  const fromBody = await readBulkIdsBody(request.req, 'messageIds');
   if (fromBody !== undefined) {
     if (hasFilters(query.filters))
       throw new InvalidRequestError('give the messages to cancel in the query or in the body, not both');
