@@ -1,6 +1,6 @@
 import type { CouchInstance } from '../../api/couch-instance.js';
 import { RateLimitedError, StorageLimitError, type GatewayError } from '../http/errors.js';
-import type { InstanceRef } from '../proxy/instance-target.js';
+import type { InstanceRef } from '../instance-ref.js';
 import type { EnvelopeConfig } from './config.js';
 import { RateLimiter } from './rate-limiter.js';
 import {

@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import type { InstanceRef } from '../proxy/instance-target.js';
+import type { InstanceRef } from '../instance-ref.js';
 import type { RequestClass } from './request-class.js';
 
 /** One instance's counts on this replica since it started; the forward adds the bytes out. */

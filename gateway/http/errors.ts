@@ -1,5 +1,5 @@
 import { DomainError } from '../domain-error.js';
-import type { InstanceRef } from '../proxy/instance-target.js';
+import type { InstanceRef } from '../instance-ref.js';
 
 /**
  * What can go wrong on an instance request, as classes with a `code`. They become HTTP answers in

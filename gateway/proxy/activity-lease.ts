@@ -9,7 +9,7 @@ import { COUCH_INSTANCE_KIND } from '../../api/couch-instance.js';
 import { callKube } from '../../kube/errors.js';
 import { formatMicroTime } from '../../kube/micro-time.js';
 import { GATEWAY_FIELD_MANAGER } from '../field-manager.js';
-import type { InstanceRef } from './instance-target.js';
+import type { InstanceRef } from '../instance-ref.js';
 
 /** What one renewal says: who served the instance, when, and how many streams stay open. */
 export interface ActivityRenewal {

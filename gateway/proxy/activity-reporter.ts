@@ -1,7 +1,7 @@
 import type { Logger } from 'winston';
 import { errorMessage } from '../../observability/logger.js';
 import type { ActivityLeaseWriter, ActivityRenewal } from './activity-lease.js';
-import type { InstanceRef } from './instance-target.js';
+import type { InstanceRef } from '../instance-ref.js';
 
 export interface ActivityReporterOptions {
   write: ActivityLeaseWriter;

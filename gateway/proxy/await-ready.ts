@@ -2,7 +2,7 @@ import type { Logger } from 'winston';
 import { HoldQueueFullError, InstanceUnschedulableError, WakeTimeoutError } from '../http/errors.js';
 import type { EndpointCache, UpstreamAddress } from './endpoint-cache.js';
 import { objectKey } from '../../kube/controller-runtime/object-key.js';
-import type { InstanceRef } from './instance-target.js';
+import type { InstanceRef } from '../instance-ref.js';
 
 export interface AwaitReadyOptions {
   endpoints: Pick<EndpointCache, 'addressOf' | 'onChange' | 'unschedulableOf'>;

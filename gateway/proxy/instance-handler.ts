@@ -15,7 +15,7 @@ import {
   UpstreamError,
   UpstreamTimeoutError,
 } from '../http/errors.js';
-import { readBody } from '../queue/http/read-body.js';
+import { readLimitedBody } from '../http/limited-body.js';
 import { sendErrorResponse } from '../http/error-response.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { ActivityReporter } from './activity-reporter.js';
@@ -132,7 +132,7 @@ class InstanceRequest implements UpstreamErrorListener {
   private async admitIfOnlyDeletes(refusal: StorageLimitError): Promise<void> {
     let body: Buffer;
     try {
-      body = await readBody(this.req, BULK_DELETE_BODY_LIMIT);
+      body = await readLimitedBody(this.req, BULK_DELETE_BODY_LIMIT);
     } catch {
       if (!this.res.destroyed) this.fail(refusal);
       return;

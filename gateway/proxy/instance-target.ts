@@ -1,11 +1,7 @@
 import { INSTANCE_PATH_PREFIX } from '../../api/contract.js';
 import { objectKey } from '../../kube/controller-runtime/object-key.js';
 import { MalformedHostError, MalformedInstancePathError } from '../http/errors.js';
-
-export interface InstanceRef {
-  namespace: string;
-  name: string;
-}
+import type { InstanceRef } from '../instance-ref.js';
 
 /** Where a request goes: to an instance (and which path of it), or to the gateway's own routes. */
 export type RequestTarget =

@@ -4,7 +4,7 @@ import type { Informer } from '../../kube/informer.js';
 import type { InformerFactory } from '../../kube/informer-factory.js';
 import type { WatchedResource } from '../../kube/resource-path.js';
 import { InstanceDeletingError, UnknownInstanceError } from '../http/errors.js';
-import type { InstanceRef } from './instance-target.js';
+import type { InstanceRef } from '../instance-ref.js';
 
 export const COUCH_INSTANCE_RESOURCE: WatchedResource = {
   apiVersion: SETTEE_API_VERSION,

@@ -6,7 +6,7 @@ import { callKube } from '../../kube/errors.js';
 import { errorMessage } from '../../observability/logger.js';
 import { objectKey } from '../../kube/controller-runtime/object-key.js';
 import { GATEWAY_FIELD_MANAGER } from '../field-manager.js';
-import type { InstanceRef } from './instance-target.js';
+import type { InstanceRef } from '../instance-ref.js';
 import { decideWake } from './wake-decision.js';
 
 /** Writes the wake-requested annotation; separate so tests can count the writes. */

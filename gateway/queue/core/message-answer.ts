@@ -1,7 +1,16 @@
 import { flowControlFields } from './flow-control.js';
 import { labelsOf } from './list-query.js';
-import type { PendingMessage } from '../stores/pending-messages.js';
+import type { QueueMessage } from './message.js';
 import { redacted, redactHeaderLists, type RedactFields } from './redact-fields.js';
+
+/** A message not yet delivered, as GET /v2/messages/{id} sees it. */
+export interface PendingMessage {
+  message: QueueMessage;
+  /** Waiting for a due time (delayed, or a retry), or on the stream (queued or being delivered). */
+  state: 'scheduled' | 'queued';
+  /** When a scheduled message is due, epoch ms. */
+  dueAt?: number;
+}
 
 /** A message as QStash's GET /v2/messages/{id} gives it (the SDK's `Message`). */
 export interface MessageAnswer {

@@ -4,7 +4,9 @@ import { flowControlFields } from './flow-control.js';
 import type { QueueMessage } from './message.js';
 import { bodyFields, headerLists } from './message-answer.js';
 import { redactHeaderLists } from './redact-fields.js';
-import type { LastScheduleState } from '../stores/last-schedule-states.js';
+
+/** The SDK's `Schedule.lastScheduleStates` values: message id -> one of these. */
+export type LastScheduleState = 'IN_PROGRESS' | 'SUCCESS' | 'FAIL';
 
 /** What is kept of a schedule beside its message template (keys.schedules). */
 export interface ScheduleRecord {

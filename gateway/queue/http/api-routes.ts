@@ -15,9 +15,9 @@ import { flowControlRoutes } from './flow-control-routes.js';
 import type { QueueKeys } from '../core/keys.js';
 import { cancelMessage, cancelMessages, getMessage } from './messages-routes.js';
 import { createPublishReader, publishRoutes } from './publish-routes.js';
-import { eventCapOf } from '../core/message-event.js';
 import { queueRoutes } from './queue-routes.js';
-import { QueueStore, queueWakeupsOf } from '../stores/queue-store.js';
+import type { QueueStore } from '../stores/queue-store.js';
+import { BindingStores } from '../stores/binding-stores.js';
 import { scheduleRoutes } from './schedule-routes.js';
 import { ScheduleStore } from '../stores/schedule-store.js';
 import type { RotationRequestWriter } from '../bindings/signing-key-rotation.js';
@@ -43,10 +43,8 @@ export interface ApiRoutesOptions {
 export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
   const { registry, connections, keys, config, policy } = options;
   const groupsOf = (target: QueueTarget): UrlGroupStore => new UrlGroupStore(connections.get(target), keys);
-  const queuesOf = (target: QueueTarget): QueueStore => {
-    const redis = connections.get(target);
-    return new QueueStore(redis, keys, eventCapOf(config, target), queueWakeupsOf(redis, keys, config));
-  };
+  const queuesOf = (target: QueueTarget): QueueStore =>
+    new BindingStores({ redis: connections.get(target), keys, config, target }).queues();
   return [
     ...publishRoutes({ connections, keys, config, policy, groupsOf }),
     { path: 'messages', methods: { DELETE: cancelMessages } },

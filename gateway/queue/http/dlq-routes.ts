@@ -1,6 +1,6 @@
 import type { ApiHandler, ApiRequest } from './api-request.js';
 import { DLQ_ID_PATTERN, type DeadLetter } from '../core/dead-letter.js';
-import { DeadLetterQueue } from '../stores/dead-letter-queue.js';
+import type { DeadLetterQueue } from '../stores/dead-letter-queue.js';
 import { buildDeadLetterAnswer } from '../core/dlq-answer.js';
 import { InvalidRequestError, MessageNotFoundError } from '../core/errors.js';
 import { sendJson } from './json-response.js';
@@ -13,9 +13,8 @@ import {
 } from '../core/list-query.js';
 import { buildRetriedMessage, parseRetryOverrides } from './dlq-retry.js';
 import { compileAddressPolicy } from '../core/address-policy.js';
-import { eventCapOf } from '../core/message-event.js';
 import { quotasOf } from '../core/quotas.js';
-import { queueWakeupsOf } from '../stores/queue-store.js';
+import { BindingStores } from '../stores/binding-stores.js';
 import { storeCall } from './store-call.js';
 import { readBulkIdsBody } from './bulk-ids-body.js';
 
@@ -44,13 +43,7 @@ const LIST_SPEC: ListQuerySpec = {
 };
 
 function queue(request: ApiRequest): DeadLetterQueue {
-  const { redis, keys, config } = request;
-  return new DeadLetterQueue(
-    redis,
-    keys,
-    eventCapOf(config, request.target),
-    queueWakeupsOf(redis, keys, config),
-  );
+  return new BindingStores(request).deadLetters();
 }
 
 function parseQuery(request: ApiRequest): ListQuery {

@@ -3,9 +3,8 @@ import { InvalidRequestError, MessageNotFoundError } from '../core/errors.js';
 import { sendJson } from './json-response.js';
 import { hasFilters, matchesFilters, MESSAGE_FILTERS, parseListQuery, labelsOf } from '../core/list-query.js';
 import { buildMessageAnswer } from '../core/message-answer.js';
-import { eventCapOf } from '../core/message-event.js';
-import { PendingMessages } from '../stores/pending-messages.js';
-import { queueWakeupsOf } from '../stores/queue-store.js';
+import type { PendingMessages } from '../stores/pending-messages.js';
+import { BindingStores } from '../stores/binding-stores.js';
 import { readBulkIdsBody } from './bulk-ids-body.js';
 import { storeCall } from './store-call.js';
 
@@ -20,13 +19,7 @@ import { storeCall } from './store-call.js';
 const NO_QUERY = { filters: [] } as const;
 
 function pending(request: ApiRequest): PendingMessages {
-  const { redis, keys, config } = request;
-  return new PendingMessages(
-    redis,
-    keys,
-    eventCapOf(config, request.target),
-    queueWakeupsOf(redis, keys, config),
-  );
+  return new BindingStores(request).pending();
 }
 
 function messageId(request: ApiRequest): string {

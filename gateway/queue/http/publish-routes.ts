@@ -10,12 +10,11 @@ import { QueueError, QuotaExceededError, StoreUnavailableError } from '../core/e
 import { sendJson } from './json-response.js';
 import type { QueueKeys } from '../core/keys.js';
 import { createMessage, type MessageRequest } from '../core/message.js';
-import { eventCapOf } from '../core/message-event.js';
 import { FlowControlStore } from '../stores/flow-control-store.js';
 import { MessageStore } from '../stores/message-store.js';
 import { parsePublishExtras } from './publish/publish-extras.js';
 import { parsePublishHeaders } from './publish/publish-headers.js';
-import { QueueStore, queueWakeupsOf } from '../stores/queue-store.js';
+import { BindingStores } from '../stores/binding-stores.js';
 import { quotasOf } from '../core/quotas.js';
 import { readBody } from './read-body.js';
 import type { AddressPolicy } from '../core/address-policy.js';
@@ -100,7 +99,8 @@ export function publishRoutes(options: {
   const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<StoreOutcome[]> => {
     const messages = requests.map((request) => createMessage(request));
     const redis = connections.get(target);
-    const eventCap = eventCapOf(config, target);
+    const stores = new BindingStores({ redis, keys, config, target });
+    const { eventCap } = stores;
     const deduplicationWindowMs = target.limits.deduplicationWindowMs;
     const groups = new Map<string, number[]>();
     for (const [i, message] of messages.entries()) {
@@ -112,14 +112,10 @@ export function publishRoutes(options: {
       const { queueName, flowControl } = group[0]!;
       try {
         return queueName !== undefined
-          ? await new QueueStore(redis, keys, eventCap, queueWakeupsOf(redis, keys, config)).enqueue(
-              queueName,
-              group,
-              {
-                deduplicationWindowMs,
-                quota: quotasOf(target),
-              },
-            )
+          ? await stores.queues().enqueue(queueName, group, {
+              deduplicationWindowMs,
+              quota: quotasOf(target),
+            })
           : flowControl !== undefined
             ? await new FlowControlStore(redis, keys, eventCap).enqueue(group, { deduplicationWindowMs })
             : await new MessageStore(redis, keys, eventCap).enqueue(group, Date.now(), {

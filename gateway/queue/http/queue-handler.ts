@@ -6,12 +6,8 @@ import { authenticate } from './auth.js';
 import type { BindingRegistry } from '../core/binding-registry.js';
 import type { QueueConfig } from '../core/config.js';
 import type { DatabaseConnections } from '../stores/database-connections.js';
-import {
-  MethodNotAllowedError,
-  QueueNotFoundError,
-  sendQueueError,
-  sendQueueFailure,
-} from '../core/errors.js';
+import { MethodNotAllowedError, QueueNotFoundError } from '../core/errors.js';
+import { sendQueueError, sendQueueFailure } from './queue-failure.js';
 import { queueKeys } from '../core/keys.js';
 import { apiRoutes } from './api-routes.js';
 import type { RotationRequestWriter } from '../bindings/signing-key-rotation.js';

@@ -1,8 +1,6 @@
 import type { EventState } from '../core/list-query.js';
 import type { EventLog } from './event-log.js';
-
-/** The SDK's `Schedule.lastScheduleStates` values: message id -> one of these. */
-export type LastScheduleState = 'IN_PROGRESS' | 'SUCCESS' | 'FAIL';
+import type { LastScheduleState } from '../core/schedule.js';
 
 /** A message's last event as QStash sums it up for a schedule: delivered, given up, or not yet either. */
 export function lastScheduleStateOf(state: EventState): LastScheduleState {

@@ -3,19 +3,11 @@ import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from '../core/keys.js';
 import { slotQueueOf, type QueueMessage } from '../core/message.js';
 import { CorruptMessageError, decodeMessage } from '../core/message-codec.js';
 import { eventJson } from '../core/message-event.js';
+import type { PendingMessage } from '../core/message-answer.js';
 import { flowLimitsJson } from '../core/flow-control.js';
 import { cancelFlowControlMessages } from '../scripts/cancel-flow-control-messages.js';
 import { cancelMessages } from '../scripts/cancel-messages.js';
 import type { QueueWakeups } from './queue-wakeups.js';
-
-/** A message not yet delivered, as GET /v2/messages/{id} sees it. */
-export interface PendingMessage {
-  message: QueueMessage;
-  /** Waiting for a due time (delayed, or a retry), or on the stream (queued or being delivered). */
-  state: 'scheduled' | 'queued';
-  /** When a scheduled message is due, epoch ms. */
-  dueAt?: number;
-}
 
 type RawEntry = [Buffer, Buffer[] | null];
 

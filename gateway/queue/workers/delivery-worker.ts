@@ -4,16 +4,17 @@ import type { QueueTarget } from '../core/binding-registry.js';
 import type { QueueConfig } from '../core/config.js';
 import { ConsumerLiveness } from '../stores/consumer-liveness.js';
 import { createDatabaseClient } from '../stores/database-connections.js';
-import { DeadLetterQueue, type DeadLetterLimits } from '../stores/dead-letter-queue.js';
+import type { DeadLetterQueue, DeadLetterLimits } from '../stores/dead-letter-queue.js';
 import { EventLog } from '../stores/event-log.js';
 import { eventCapOf } from '../core/message-event.js';
 import type { Deliverer } from './http-delivery.js';
 import { FlowControlStore } from '../stores/flow-control-store.js';
 import { queueKeys } from '../core/keys.js';
-import { MessageStore } from '../stores/message-store.js';
+import type { MessageStore } from '../stores/message-store.js';
 import { isNoGroup, type StreamEntry } from '../stores/stream-entry.js';
 import { processEntry, type ProcessEntryContext } from './process-entry.js';
-import { QueueStore, queueWakeupsOf } from '../stores/queue-store.js';
+import { QueueStore } from '../stores/queue-store.js';
+import { BindingStores } from '../stores/binding-stores.js';
 import type { QueueWakeups } from '../stores/queue-wakeups.js';
 import { createDeliverySigner, type DeliverySigner } from './signer.js';
 
@@ -82,21 +83,12 @@ export class DeliveryWorker {
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.target = options.target;
     this.signer = createDeliverySigner(options.target.signingKey);
-    this.wakeups = queueWakeupsOf(options.redis, queueKeys(options.config.keyPrefix), options.config);
-    this.store = new MessageStore(
-      options.redis,
-      queueKeys(options.config.keyPrefix),
-      eventCapOf(options.config, options.target),
-      this.wakeups,
-    );
+    const stores = new BindingStores({ ...options, keys: queueKeys(options.config.keyPrefix) });
+    this.wakeups = stores.wakeups;
+    this.store = stores.messages();
     this.eventLog = new EventLog(options.redis, queueKeys(options.config.keyPrefix));
     this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
-    this.deadLetterQueue = new DeadLetterQueue(
-      options.redis,
-      queueKeys(options.config.keyPrefix),
-      eventCapOf(options.config, options.target),
-      this.wakeups,
-    );
+    this.deadLetterQueue = stores.deadLetters();
     this.queues = new QueueStore(options.redis, queueKeys(options.config.keyPrefix), 0, this.wakeups);
     this.flowControls = new FlowControlStore(options.redis, queueKeys(options.config.keyPrefix));
     this.blocking = createDatabaseClient(options.target, {
@@ -133,12 +125,11 @@ export class DeliveryWorker {
   update(target: QueueTarget): void {
     if (target.signingKey !== this.target.signingKey) this.signer = createDeliverySigner(target.signingKey);
     if (eventCapOf(this.options.config, target) !== eventCapOf(this.options.config, this.target)) {
-      this.store = new MessageStore(
-        this.options.redis,
-        queueKeys(this.options.config.keyPrefix),
-        eventCapOf(this.options.config, target),
-        this.wakeups,
-      );
+      this.store = new BindingStores({
+        ...this.options,
+        target,
+        keys: queueKeys(this.options.config.keyPrefix),
+      }).messages();
     }
     this.target = target;
   }

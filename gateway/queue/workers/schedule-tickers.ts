@@ -3,8 +3,7 @@ import type { BindingRegistry, QueueTarget } from '../core/binding-registry.js';
 import type { QueueConfig } from '../core/config.js';
 import { connectionFingerprint, type DatabaseConnections } from '../stores/database-connections.js';
 import { queueKeys } from '../core/keys.js';
-import { eventCapOf } from '../core/message-event.js';
-import { queueWakeupsOf } from '../stores/queue-store.js';
+import { BindingStores } from '../stores/binding-stores.js';
 import { quotasOf } from '../core/quotas.js';
 import { ScheduleTicker } from './schedule-ticker.js';
 
@@ -43,14 +42,14 @@ export function startScheduleTickers(options: {
     const fingerprint = connectionFingerprint(target);
     if (tickers.get(target.key)?.fingerprint === fingerprint) return;
     stopTicker(target.key);
-    const redis = connections.get(target);
+    const stores = new BindingStores({ redis: connections.get(target), keys, config, target });
     const ticker = new ScheduleTicker({
-      redis,
+      redis: stores.redis,
       keys,
-      wakeups: queueWakeupsOf(redis, keys, config),
+      wakeups: stores.wakeups,
       pollIntervalMs: config.pollIntervalMs,
       claimLeaseMs: config.scheduleClaimLeaseMs,
-      eventCap: eventCapOf(config, target),
+      eventCap: stores.eventCap,
       maxQueues: () => quotasOf(current.get(target.key) ?? target).maxQueues,
       logger: logger.child({ binding: target.key }),
     });

@@ -81,4 +81,70 @@ describe('the import rules (make lint)', () => {
     });
     expect(result).toEqual({ code: 0, output: expect.stringContaining('no dependency violations') });
   });
+  it('when files import each other in a circle, then the lint fails and names the circle', async () => {
+    const result = await lintTree({
+      'gateway/http/errors.ts':
+        "import type { Ref } from '../proxy/target.js';\nexport const refOf = (r: Ref) => r;\n",
+      'gateway/proxy/target.ts':
+        "import { refOf } from '../http/errors.js';\nexport interface Ref { n: string }\nexport const used = refOf;\n",
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.output).toContain('no-circular');
+    expect(result.output).toContain('gateway/http/errors.ts');
+  });
+
+  it('when a lower layer of the queue imports a higher one, then the lint fails and names both files', async () => {
+    const result = await lintTree({
+      'gateway/queue/http/json-response.ts': EXPORT,
+      'gateway/queue/core/errors.ts':
+        "import { value } from '../http/json-response.js';\nexport const used = value;\n",
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.output).toContain('queue-layer-imports-a-higher-layer');
+    expect(result.output).toContain('gateway/queue/core/errors.ts → gateway/queue/http/json-response.ts');
+  });
+
+  it('when a queue layer imports the composition root, then the lint fails', async () => {
+    const result = await lintTree({
+      'gateway/queue/queue-service.ts': EXPORT,
+      'gateway/queue/workers/delivery-worker.ts':
+        "import { value } from '../queue-service.js';\nexport const used = value;\n",
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.output).toContain('queue-layer-imports-a-higher-layer');
+  });
+
+  it('when the proxy imports the queue, or the queue the proxy, then the lint fails', async () => {
+    const result = await lintTree({
+      'gateway/queue/http/read-body.ts': EXPORT,
+      'gateway/proxy/waker.ts': EXPORT,
+      'gateway/proxy/instance-handler.ts':
+        "import { value } from '../queue/http/read-body.js';\nexport const used = value;\n",
+      'gateway/queue/workers/signer.ts':
+        "import { value } from '../../proxy/waker.js';\nexport const used = value;\n",
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.output).toContain('gateway/proxy/instance-handler.ts → gateway/queue/http/read-body.ts');
+    expect(result.output).toContain('gateway/queue/workers/signer.ts → gateway/proxy/waker.ts');
+  });
+
+  it('when the queue imports downward only, its root composes every layer and both share gateway modules, then the lint passes', async () => {
+    const result = await lintTree({
+      'gateway/http/limited-body.ts': EXPORT,
+      'gateway/queue/core/keys.ts': EXPORT,
+      'gateway/queue/scripts/enqueue.ts':
+        "import { value } from '../core/keys.js';\nexport const used = value;\n",
+      'gateway/queue/stores/store.ts':
+        "import { used } from '../scripts/enqueue.js';\nimport { value } from '../core/keys.js';\nexport const store = used + value;\n",
+      'gateway/queue/workers/worker.ts':
+        "import { store } from '../stores/store.js';\nexport const worker = store;\n",
+      'gateway/queue/http/routes.ts':
+        "import { store } from '../stores/store.js';\nimport { value } from '../../http/limited-body.js';\nexport const routes = store + value;\n",
+      'gateway/queue/queue-service.ts':
+        "import { worker } from './workers/worker.js';\nimport { routes } from './http/routes.js';\nexport const service = worker + routes;\n",
+      'gateway/proxy/instance-handler.ts':
+        "import { value } from '../http/limited-body.js';\nexport const used = value;\n",
+    });
+    expect(result).toEqual({ code: 0, output: expect.stringContaining('no dependency violations') });
+  });
 });

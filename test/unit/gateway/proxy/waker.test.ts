@@ -1,7 +1,7 @@
 import { SETTEE_API_VERSION } from '../../../../api/contract.js';
 import type { CouchInstance } from '../../../../api/couch-instance.js';
 import { createSilentLogger } from '../../../../observability/logger.js';
-import type { InstanceRef } from '../../../../gateway/proxy/instance-target.js';
+import type { InstanceRef } from '../../../../gateway/instance-ref.js';
 import { Waker } from '../../../../gateway/proxy/waker.js';
 
 const hibernated = (hibernatedAt: string): CouchInstance => ({
