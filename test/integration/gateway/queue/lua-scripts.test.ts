@@ -1,0 +1,106 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
+import { LuaScript, type ScriptKeyCount } from '../../../../gateway/queue/scripts/lua-script.js';
+import { deleteQueue } from '../../../../gateway/queue/scripts/delete-queue.js';
+import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+
+const SCRIPTS_DIR = path.resolve('gateway/queue/scripts');
+
+/** Every LuaScript the queue's scripts/ folder exports, with the file that exports it. */
+async function allScripts(): Promise<{ file: string; script: LuaScript }[]> {
+  const found: { file: string; script: LuaScript }[] = [];
+  for (const file of (await fs.readdir(SCRIPTS_DIR)).filter((name) => name.endsWith('.ts')).sort()) {
+    const module = (await import(path.join(SCRIPTS_DIR, file))) as Record<string, unknown>;
+    for (const value of Object.values(module))
+      if (value instanceof LuaScript) found.push({ file, script: value });
+  }
+  return found;
+}
+
+/**
+ * The highest KEYS index a script may read by a literal number: its fixed keys, plus the first
+ * group's when a run always has at least one group (lua-script.ts ScriptKeyCount).
+ */
+function highestLiteralKey(count: ScriptKeyCount): number {
+  if (typeof count === 'number') return count;
+  return count.groupsOptional ? count.first : count.first + count.each;
+}
+
+/** The `n` of each `KEYS[n]` with a literal n in a script's Lua. */
+function literalKeyIndexes(lua: string): number[] {
+  return [...lua.matchAll(/KEYS\[\s*(\d+)\s*\]/g)].map((match) => Number(match[1]));
+}
+
+/** `calls` of a command in INFO commandstats (0 when it was not called since the last reset). */
+async function callsOf(redis: Redis, command: string): Promise<number> {
+  const info = await redis.info('commandstats');
+  return Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+}
+
+describe("the queue's Lua scripts against a real Redis", () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let inspect: Redis;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = connectAsGateway(server, { blocking: false });
+    inspect = connectTestRedis(server);
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    inspect?.disconnect();
+    await server?.stop();
+  });
+
+  it('when every script of scripts/ is loaded with SCRIPT LOAD, then each compiles to its own sha and reads no KEYS[n] beyond its declared key count', async () => {
+    const scripts = await allScripts();
+    // Every file that builds a LuaScript exports it, so none escapes the checks below.
+    for (const file of (await fs.readdir(SCRIPTS_DIR)).filter((name) => name.endsWith('.ts'))) {
+      const source = await fs.readFile(path.join(SCRIPTS_DIR, file), 'utf8');
+      const built = source.match(/new LuaScript\(/g)?.length ?? 0;
+      expect({ file, exported: scripts.filter((s) => s.file === file).length }).toEqual({
+        file,
+        exported: built,
+      });
+    }
+    expect(new Set(scripts.map(({ script }) => script.name)).size).toBe(scripts.length);
+
+    for (const { file, script } of scripts) {
+      expect({ file, sha: await inspect.script('LOAD', script.lua) }).toEqual({ file, sha: script.sha });
+      const beyond = literalKeyIndexes(script.lua).filter(
+        (n) => n < 1 || n > highestLiteralKey(script.numberOfKeys),
+      );
+      expect({ file, beyond }).toEqual({ file, beyond: [] });
+    }
+  });
+
+  it('when the server does not have a script (first use, SCRIPT FLUSH, a restart), then the run falls back to EVAL once and later runs use EVALSHA alone', async () => {
+    const keys = ['{lua-noscript}:queues', '{lua-noscript}:waiting', '{lua-noscript}:active'];
+    await inspect.script('FLUSH');
+    await inspect.config('RESETSTAT');
+    expect(await inspect.script('EXISTS', deleteQueue.sha)).toEqual([0]);
+
+    expect(await deleteQueue.run(redis, keys, ['orders'])).toBeNull();
+    expect(await callsOf(inspect, 'eval')).toBe(1);
+    expect(await inspect.script('EXISTS', deleteQueue.sha)).toEqual([1]);
+
+    await inspect.hset(keys[0]!, 'orders', '{}');
+    await inspect.rpush(keys[1]!, 'm1', 'm2');
+    expect(await deleteQueue.run(redis, keys, ['orders'])).toEqual(['m1', 'm2']);
+    expect(await callsOf(inspect, 'eval')).toBe(1);
+    expect(await callsOf(inspect, 'evalsha')).toBeGreaterThanOrEqual(2);
+  });
+
+  it('when a script fails for another reason than NOSCRIPT, then the error is thrown and the script is not sent again with EVAL', async () => {
+    const keys = ['{lua-wrongtype}:queues', '{lua-wrongtype}:waiting', '{lua-wrongtype}:active'];
+    await inspect.set(keys[0]!, 'not a hash');
+    await deleteQueue.run(redis, ['{lua-load}:q', '{lua-load}:w', '{lua-load}:a'], ['none']);
+    await inspect.config('RESETSTAT');
+
+    await expect(deleteQueue.run(redis, keys, ['orders'])).rejects.toThrow(/WRONGTYPE/);
+    expect(await callsOf(inspect, 'eval')).toBe(0);
+  });
+});
