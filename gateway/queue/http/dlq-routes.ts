@@ -78,7 +78,10 @@ async function parseBulkQuery(request: ApiRequest): Promise<ListQuery> {
   return query;
 }
 
-/** The letters a request names: its dlqIds, or the page of filter matches after its cursor. */
+/**
+ * The letters a request names: its dlqIds (the first `count` of them found), or the page of
+ * `count` filter matches after its cursor.
+ */
 async function selected(
   request: ApiRequest,
   query: ListQuery,
@@ -87,7 +90,7 @@ async function selected(
   const ids = query.filters.dlqId;
   if (ids !== undefined) {
     const found = await storeCall('read the dead letters', () => dlq.get(ids));
-    return { letters: found.filter((l): l is DeadLetter => l !== undefined) };
+    return { letters: found.filter((l): l is DeadLetter => l !== undefined).slice(0, query.count) };
   }
   const { dlqId: _ignored, ...filters } = query.filters;
   return storeCall('read the dead letters', () =>

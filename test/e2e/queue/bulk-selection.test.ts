@@ -140,6 +140,37 @@ describe('bulk cancel, delete and retry name exactly what they act on', () => {
     expect(await response.json()).toEqual({ cancelled: 2 });
   });
 
+  it('when a bulk cancel gives a count, then it cancels at most that many, by filter or by ids', async () => {
+    const [a, b] = await delayedMessages(2, 'counted');
+    expect(await client().messages.cancel({ filter: { label: 'counted' }, count: 1 })).toEqual({
+      cancelled: 1,
+    });
+    const left = [a, b].filter((id) => id !== undefined);
+    const statuses = await Promise.all(
+      left.map(async (id) => (await api(`/v2/messages/${id}`, 'GET')).status),
+    );
+    expect(statuses.sort()).toEqual([200, 404]);
+    const [c, d, e] = await delayedMessages(3, 'by-ids');
+    const byIds = await api(
+      `/v2/messages?messageIds=msg_unknown&messageIds=${c}&messageIds=${d}&count=1`,
+      'DELETE',
+    );
+    expect(await byIds.json()).toEqual({ cancelled: 1 });
+    expect((await api(`/v2/messages/${c}`, 'GET')).status).toBe(404);
+    for (const id of [d, e]) expect((await api(`/v2/messages/${id}`, 'GET')).status).toBe(200);
+  });
+
+  it('when a DLQ delete or retry by ids gives a count, then it takes at most that many', async () => {
+    const [a, b, c] = await deadLetters(3);
+    const deleted = await api(`/v2/dlq?dlqIds=unknown&dlqIds=${a}&dlqIds=${b}&count=1`, 'DELETE');
+    expect(await deleted.json()).toEqual({ deleted: 1 });
+    expect((await dlqIds()).sort()).toEqual([b, c].sort());
+    destination.answer = () => ({ status: 200 });
+    const retried = await api(`/v2/dlq/retry?dlqIds=${b}&dlqIds=${c}&count=1`, 'POST');
+    expect(((await retried.json()) as { responses: unknown[] }).responses).toHaveLength(1);
+    expect(await dlqIds()).toEqual([c]);
+  });
+
   it.each([
     ['DELETE', '/v2/dlq', '{"ids": ["x"]}', /unknown body field "ids"/],
     ['DELETE', '/v2/dlq', '{"dlqIds": [', /the body is not valid JSON/],
