@@ -6,12 +6,16 @@
  *   3. publish-to-delivery latency p50/p99 at a fixed offered rate (open model: publishes leave on
  *      schedule whether or not earlier ones have returned), and Redis commands per message;
  *   4. the signing cost per message.
+ * Each is set beside a floor measured in the same run (bench/queue/floor-queue.ts: a bare Node.js
+ * publish server and delivery loop on the same Redis): CPU per publish and per delivery as ratios
+ * to the floor's, and the latency in rounds that alternate gateway and floor, as medians with their
+ * spread. The summary checks each figure against its goal (issue 26) and flags the ones missed.
  * Redis persists with AOF everysec; the receiver and everything else are on loopback.
  *
- *   npx tsx bench/queue-publish.ts            (QUEUE_BENCH_SECONDS=5 per measured phase by default)
+ *   npx tsx bench/queue-publish.ts            (QUEUE_BENCH_SECONDS=5 per measured phase,
+ *                                              QUEUE_BENCH_ROUNDS=3 latency rounds by default)
  */
 import fs from 'node:fs/promises';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -24,18 +28,36 @@ import { createMessage } from '../gateway/queue/core/message.js';
 import { createDeliverySigner } from '../gateway/queue/workers/signer.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
-import { quantile, round } from './lib/stats.js';
+import { callsBetween, commandCalls, cpuSeconds } from './lib/process-usage.js';
+import { median, quantile, round } from './lib/stats.js';
 import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
-import { runPublishLoad } from './queue/publish-load.js';
+import { startFloorQueue, type FloorSpec } from './queue/floor-queue.js';
+import { offerAtFixedRate } from './queue/offer-at-rate.js';
+import { runPublishLoad, type PublishLoadResult } from './queue/publish-load.js';
 
 const KEY_PREFIX = '{bench}:';
+const FLOOR_PREFIX = '{floor}:';
 const SIGNING_KEY = 'sig_7kYjw48mhY7kAjqNGcy6cr29RJ6r';
 const SECONDS = Number(process.env.QUEUE_BENCH_SECONDS ?? '5');
+const ROUNDS = Number(process.env.QUEUE_BENCH_ROUNDS ?? '3');
 const CONNECTIONS = 64;
 const BATCH = 100;
 const BACKLOG = 20_000;
 const OFFERED_RATE = 1_000;
+const CONCURRENCY = 128;
 const BODY = JSON.stringify({ event: 'order.created', id: 12345, amount: 42.5, currency: 'EUR' });
+/** Commands the bench itself sends or that no message causes. */
+const NOT_PER_MESSAGE = /^(info|ping|xinfo|xlen|zrangebyscore|config)/;
+
+/** Issue 26's goals for this bench. */
+const GOALS = {
+  latencyP50Ms: 2,
+  latencyP99Ms: 10,
+  cpuToFloor: 1.5,
+  singlePublishes: 30_000,
+  batchedPublishes: 100_000,
+  deliveries: 15_000,
+};
 
 function startGateway(target: QueueTarget, workers: boolean): Promise<QueueGatewayProcess> {
   return spawnQueueGateway({
@@ -44,75 +66,12 @@ function startGateway(target: QueueTarget, workers: boolean): Promise<QueueGatew
     env: {
       SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
       SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
-      SETTEE_QUEUE_WORKER_CONCURRENCY: '128',
+      SETTEE_QUEUE_WORKER_CONCURRENCY: String(CONCURRENCY),
       SETTEE_QUEUE_POLL_INTERVAL_MS: '200',
       SETTEE_QUEUE_MAX_BATCH_SIZE: String(BATCH),
       SETTEE_LOG_LEVEL: 'error',
     },
   });
-}
-
-async function commandCalls(redis: Redis): Promise<Map<string, number>> {
-  const calls = new Map<string, number>();
-  for (const [, name, count] of (await redis.info('commandstats')).matchAll(
-    /cmdstat_([\w|]+):calls=(\d+)/g,
-  )) {
-    calls.set(name ?? '', Number(count));
-  }
-  return calls;
-}
-
-function callsBetween(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
-  const delta: Record<string, number> = {};
-  for (const [name, count] of after) {
-    const diff = count - (before.get(name) ?? 0);
-    if (diff > 0 && !/^(info|ping|xinfo|zrangebyscore|config)/.test(name)) delta[name] = diff;
-  }
-  return delta;
-}
-
-async function offerAtFixedRate(
-  publishUrl: string,
-  token: string,
-  rate: number,
-  seconds: number,
-): Promise<{ sent: number; failed: number }> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const total = rate * seconds;
-  const started = performance.timeOrigin + performance.now();
-  let failed = 0;
-  const inFlight: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const due = started + (i * 1_000) / rate;
-    const wait = due - (performance.timeOrigin + performance.now());
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-    const body = JSON.stringify({ n: i, sentAt: performance.timeOrigin + performance.now() });
-    inFlight.push(
-      new Promise<void>((resolve) => {
-        const req = http.request(
-          publishUrl,
-          {
-            method: 'POST',
-            agent,
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          },
-          (res) => {
-            if (res.statusCode !== 201) failed += 1;
-            res.resume();
-            res.on('end', resolve);
-          },
-        );
-        req.on('error', () => {
-          failed += 1;
-          resolve();
-        });
-        req.end(body);
-      }),
-    );
-  }
-  await Promise.all(inFlight);
-  agent.destroy();
-  return { sent: total, failed };
 }
 
 async function signingCostUs(): Promise<number> {
@@ -126,11 +85,88 @@ async function signingCostUs(): Promise<number> {
 }
 
 const us = (value: number): string => `${round(value / 1_000, 2)} ms`;
+const spread = (values: number[], digits = 1): string =>
+  `${round(Math.min(...values), digits)}-${round(Math.max(...values), digits)}`;
+
+/** A publish load run, with the CPU the serving process spent per message stored on `stream`. */
+async function publishRun(
+  load: Parameters<typeof runPublishLoad>[0],
+  pid: number,
+  inspect: Redis,
+  stream: string,
+): Promise<PublishLoadResult & { cpuUs: number }> {
+  const [cpu, stored] = [cpuSeconds(pid), await inspect.xlen(stream)];
+  const result = await runPublishLoad(load);
+  const cpuUs = ((cpuSeconds(pid) - cpu) * 1e6) / ((await inspect.xlen(stream)) - stored);
+  return { ...result, cpuUs };
+}
+
+async function storeBacklog(inspect: Redis, stream: string, destination: string): Promise<void> {
+  await inspect.del(stream);
+  const pipeline = inspect.pipeline();
+  for (let i = 0; i < BACKLOG; i++) {
+    const message = createMessage({
+      destination,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(BODY),
+      retries: 3,
+    });
+    pipeline.xadd(stream, '*', MESSAGE_FIELD, encodeMessage(message));
+  }
+  await pipeline.exec();
+}
+
+/**
+ * Drains the stored backlog with a just started process (`pid`): deliveries a second, first to
+ * last, and its CPU per delivery from the moment it listens (what it delivered before is left out).
+ */
+async function drain(receiver: CountingReceiver, pid: number): Promise<{ perSecond: number; cpuUs: number }> {
+  const [cpu, before] = [cpuSeconds(pid), receiver.received];
+  await waitFor('the backlog to drain', async () => (receiver.received >= BACKLOG ? true : undefined), {
+    timeoutMs: 300_000,
+    intervalMs: 20,
+  });
+  return {
+    perSecond: ((BACKLOG - 1) / (receiver.lastAt - receiver.firstAt)) * 1_000,
+    cpuUs: ((cpuSeconds(pid) - cpu) * 1e6) / (BACKLOG - before),
+  };
+}
+
+/** One latency round at OFFERED_RATE through `baseUrl`: p50/p99 and Redis commands per message. */
+async function latencyRound(
+  receiver: CountingReceiver,
+  inspect: Redis,
+  publishUrl: string,
+  token: string,
+): Promise<{ p50: number; p99: number; commands: number; failed: number }> {
+  receiver.reset();
+  const before = await commandCalls(inspect);
+  const offered = await offerAtFixedRate({ publishUrl, token, rate: OFFERED_RATE, seconds: SECONDS });
+  await waitFor(
+    'every offered message',
+    async () => (receiver.received >= offered.sent - offered.failed ? true : undefined),
+    { timeoutMs: 60_000 },
+  );
+  const calls = callsBetween(before, await commandCalls(inspect), NOT_PER_MESSAGE);
+  return {
+    p50: quantile(receiver.latenciesMs, 0.5),
+    p99: quantile(receiver.latenciesMs, 0.99),
+    commands: [...calls.values()].reduce((a, b) => a + b, 0) / receiver.received,
+    failed: offered.failed,
+  };
+}
+
+/** A summary line: the figure, its goal, and MISSED when it is not met. */
+function goalLine(name: string, figure: string, goal: string, met: boolean): void {
+  console.log(`  ${name.padEnd(52)} ${figure.padEnd(28)} goal ${goal.padEnd(12)} ${met ? 'met' : 'MISSED'}`);
+}
 
 async function main(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-queue-bench-'));
   let redis: RedisServer | undefined;
   let gateway: QueueGatewayProcess | undefined;
+  let floor: Awaited<ReturnType<typeof startFloorQueue>> | undefined;
   let receiver: CountingReceiver | undefined;
   let inspect: Redis | undefined;
   try {
@@ -140,12 +176,21 @@ async function main(): Promise<void> {
     receiver = await startCountingReceiver({ recordLatency: true });
     const target = testQueueTarget(redis, { namespace: 'bench', signingKey: SIGNING_KEY });
     const stream = queueKeys(KEY_PREFIX).stream;
+    const floorStream = queueKeys(FLOOR_PREFIX).stream;
+    const floorSpec: FloorSpec = {
+      redis: { host: redis.host, port: redis.port, password: redis.password },
+      keyPrefix: FLOOR_PREFIX,
+      token: target.token,
+      signingKey: SIGNING_KEY,
+      concurrency: 0,
+    };
     console.log(
-      `queue benchmark: ${os.cpus().length} CPUs, ${SECONDS} s per phase, Redis ${(await inspect.info('server')).match(/redis_version:(\S+)/)?.[1]} with AOF everysec\n`,
+      `queue benchmark: ${os.cpus().length} CPUs, load average ${round(os.loadavg()[0]!, 1)}, ${SECONDS} s per phase, ${ROUNDS} latency rounds, Redis ${(await inspect.info('server')).match(/redis_version:(\S+)/)?.[1]} with AOF everysec\n`,
     );
 
-    // 1. Publishing alone.
+    // 1. Publishing alone, the gateway's workers and the floor's delivery loop off.
     gateway = await startGateway(target, false);
+    floor = await startFloorQueue(floorSpec);
     const queueUrl = `${gateway.baseUrl}/queue/bench/db`;
     const common = {
       connections: CONNECTIONS,
@@ -153,12 +198,19 @@ async function main(): Promise<void> {
       warmupMs: 1_000,
       token: target.token,
     };
-    const single = await runPublishLoad({
-      ...common,
-      mode: 'http',
-      url: `${queueUrl}/v2/publish/${receiver.url}`,
-      body: BODY,
-    });
+    const publishLoad = (url: string) => ({ ...common, mode: 'http' as const, url, body: BODY });
+    const single = await publishRun(
+      publishLoad(`${queueUrl}/v2/publish/${receiver.url}`),
+      gateway.proc.pid,
+      inspect,
+      stream,
+    );
+    const floorSingle = await publishRun(
+      publishLoad(`${floor.baseUrl}/v2/publish/${receiver.url}`),
+      floor.proc.pid,
+      inspect,
+      floorStream,
+    );
     const direct = await runPublishLoad({
       ...common,
       mode: 'xadd',
@@ -182,15 +234,18 @@ async function main(): Promise<void> {
       messagesPerRequest: BATCH,
     });
     await gateway.proc.stop();
+    await floor.proc.stop();
     gateway = undefined;
-    console.log('publishing (closed loop, workers off)             msgs/s    p50        p99');
+    floor = undefined;
+    console.log('publishing (closed loop, workers off)             msgs/s    p50        p99        CPU/msg');
     for (const [name, r] of [
       [`API single publish, ${CONNECTIONS} connections`, single],
+      [`floor single publish, ${CONNECTIONS} connections`, floorSingle],
       [`direct Redis XADD, ${CONNECTIONS} concurrent`, direct],
       [`API batch of ${BATCH}, 16 connections`, batch],
     ] as const) {
       console.log(
-        `  ${name.padEnd(47)} ${String(Math.round(r.messagesPerSecond)).padStart(7)}   ${us(r.latencyUs.p50).padEnd(10)} ${us(r.latencyUs.p99)}${r.errors + r.non2xx > 0 ? `  (${r.errors} errors, ${r.non2xx} non-2xx)` : ''}`,
+        `  ${name.padEnd(47)} ${String(Math.round(r.messagesPerSecond)).padStart(7)}   ${us(r.latencyUs.p50).padEnd(10)} ${us(r.latencyUs.p99).padEnd(10)} ${'cpuUs' in r ? `${round(r.cpuUs)} µs` : ''}${r.errors + r.non2xx > 0 ? `  (${r.errors} errors, ${r.non2xx} non-2xx)` : ''}`,
       );
     }
     console.log(
@@ -198,67 +253,112 @@ async function main(): Promise<void> {
         `p50 ${round(single.latencyUs.p50 / direct.latencyUs.p50, 2)}x, p99 ${round(single.latencyUs.p99 / direct.latencyUs.p99, 2)}x\n`,
     );
 
-    // 2. Sustained delivery of a backlog.
-    await inspect.del(stream);
-    const pipeline = inspect.pipeline();
-    for (let i = 0; i < BACKLOG; i++) {
-      const message = createMessage({
-        destination: receiver.url,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: Buffer.from(BODY),
-        retries: 3,
-      });
-      pipeline.xadd(stream, '*', MESSAGE_FIELD, encodeMessage(message));
-    }
-    await pipeline.exec();
+    // 2. Sustained delivery of a backlog: the gateway's, then the floor's.
+    await storeBacklog(inspect, stream, receiver.url);
     receiver.reset();
     gateway = await startGateway(target, true);
-    await waitFor('the backlog to drain', async () => (receiver!.received >= BACKLOG ? true : undefined), {
-      timeoutMs: 300_000,
-      intervalMs: 20,
-    });
-    // The gateway's start-up is left out: the clock runs from its first delivery to its last.
-    const drainMs = receiver.lastAt - receiver.firstAt;
+    const delivered = await drain(receiver, gateway.proc.pid);
+    await storeBacklog(inspect, floorStream, receiver.url);
+    receiver.reset();
+    floor = await startFloorQueue({ ...floorSpec, concurrency: CONCURRENCY });
+    const floorDelivered = await drain(receiver, floor.proc.pid);
     console.log(
-      `sustained delivery of a ${BACKLOG}-message backlog: ${Math.round(((BACKLOG - 1) / drainMs) * 1_000)} deliveries/s (signed, to a 2xx)`,
+      `sustained delivery of a ${BACKLOG}-message backlog (signed, to a 2xx): gateway ${Math.round(delivered.perSecond)}/s, ${round(delivered.cpuUs)} µs CPU each; ` +
+        `floor ${Math.round(floorDelivered.perSecond)}/s, ${round(floorDelivered.cpuUs)} µs\n`,
     );
 
-    // 3. Publish-to-delivery latency at a fixed offered rate, and Redis commands per message.
-    await waitFor(
-      'the stream to empty',
-      async () => ((await inspect!.xlen(stream)) === 0 ? true : undefined),
-      { timeoutMs: 60_000 },
-    );
-    receiver.reset();
-    const before = await commandCalls(inspect);
-    const offered = await offerAtFixedRate(
-      `${gateway.baseUrl}/queue/bench/db/v2/publish/${receiver.url}`,
-      target.token,
-      OFFERED_RATE,
-      SECONDS,
-    );
-    await waitFor(
-      'every offered message',
-      async () => (receiver!.received >= offered.sent - offered.failed ? true : undefined),
-      { timeoutMs: 60_000 },
-    );
-    const calls = callsBetween(before, await commandCalls(inspect));
-    const perMessage = Object.values(calls).reduce((a, b) => a + b, 0) / receiver.received;
+    // 3. Publish-to-delivery latency at a fixed offered rate, rounds alternating gateway and floor.
+    const rounds: {
+      gateway: Awaited<ReturnType<typeof latencyRound>>;
+      floor: Awaited<ReturnType<typeof latencyRound>>;
+    }[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      rounds.push({
+        gateway: await latencyRound(
+          receiver,
+          inspect,
+          `${gateway.baseUrl}/queue/bench/db/v2/publish/${receiver.url}`,
+          target.token,
+        ),
+        floor: await latencyRound(
+          receiver,
+          inspect,
+          `${floor.baseUrl}/v2/publish/${receiver.url}`,
+          target.token,
+        ),
+      });
+    }
+    const of = (side: 'gateway' | 'floor', field: 'p50' | 'p99' | 'commands') =>
+      rounds.map((r) => r[side][field]);
     console.log(
-      `latency at ${OFFERED_RATE}/s offered (open model, ${offered.sent} messages, ${offered.failed} failed): ` +
-        `p50 ${round(quantile(receiver.latenciesMs, 0.5), 2)} ms, p99 ${round(quantile(receiver.latenciesMs, 0.99), 2)} ms publish-to-delivery`,
+      `latency at ${OFFERED_RATE}/s offered (open model, ${OFFERED_RATE * SECONDS} messages a round), publish to delivery:`,
     );
+    for (const [i, r] of rounds.entries())
+      console.log(
+        `  round ${i + 1}: gateway p50 ${round(r.gateway.p50, 2)} ms, p99 ${round(r.gateway.p99, 2)} ms; floor p50 ${round(r.floor.p50, 2)} ms, p99 ${round(r.floor.p99, 2)} ms${r.gateway.failed + r.floor.failed > 0 ? ` (${r.gateway.failed}/${r.floor.failed} failed)` : ''}`,
+      );
     console.log(
-      `Redis commands per message (publish + delivery, script-internal calls included): ${round(perMessage, 2)} ${JSON.stringify(calls)}`,
+      `Redis commands per message (publish + delivery, script-internal calls included): gateway ${round(median(of('gateway', 'commands')), 2)}, floor ${round(median(of('floor', 'commands')), 2)}`,
     );
 
     // 4. Signing.
+    const signUs = await signingCostUs();
     console.log(
-      `signing (HS256 with node:crypto + SHA-256 of a ${BODY.length}-byte body): ${round(await signingCostUs(), 1)} µs per message`,
+      `signing (HS256 with node:crypto + SHA-256 of a ${BODY.length}-byte body): ${round(signUs, 1)} µs per message\n`,
+    );
+
+    const p50 = median(of('gateway', 'p50'));
+    const p99 = median(of('gateway', 'p99'));
+    const publishRatio = single.cpuUs / floorSingle.cpuUs;
+    const deliveryRatio = delivered.cpuUs / floorDelivered.cpuUs;
+    console.log(
+      `against the goals (machine load average now ${round(os.loadavg()[0]!, 1)}; medians of ${ROUNDS} rounds, their spread in brackets):`,
+    );
+    goalLine(
+      `latency at ${OFFERED_RATE}/s, p50`,
+      `${round(p50, 2)} ms [${spread(of('gateway', 'p50'), 2)}], floor ${round(median(of('floor', 'p50')), 2)}`,
+      `≤ ${GOALS.latencyP50Ms} ms`,
+      p50 <= GOALS.latencyP50Ms,
+    );
+    goalLine(
+      `latency at ${OFFERED_RATE}/s, p99`,
+      `${round(p99, 2)} ms [${spread(of('gateway', 'p99'), 1)}], floor ${round(median(of('floor', 'p99')), 2)}`,
+      `≤ ${GOALS.latencyP99Ms} ms`,
+      p99 <= GOALS.latencyP99Ms,
+    );
+    goalLine(
+      'CPU per publish, gateway / floor',
+      `${round(publishRatio, 2)}x (${round(single.cpuUs)} / ${round(floorSingle.cpuUs)} µs)`,
+      `≤ ${GOALS.cpuToFloor}x`,
+      publishRatio <= GOALS.cpuToFloor,
+    );
+    goalLine(
+      'CPU per delivery, gateway / floor',
+      `${round(deliveryRatio, 2)}x (${round(delivered.cpuUs)} / ${round(floorDelivered.cpuUs)} µs)`,
+      `≤ ${GOALS.cpuToFloor}x`,
+      deliveryRatio <= GOALS.cpuToFloor,
+    );
+    goalLine(
+      'single publishes',
+      `${Math.round(single.messagesPerSecond)}/s`,
+      `≥ ${GOALS.singlePublishes}`,
+      single.messagesPerSecond >= GOALS.singlePublishes,
+    );
+    goalLine(
+      `publishes in batches of ${BATCH}`,
+      `${Math.round(batch.messagesPerSecond)} msg/s`,
+      `≥ ${GOALS.batchedPublishes}`,
+      batch.messagesPerSecond >= GOALS.batchedPublishes,
+    );
+    goalLine(
+      'signed deliveries from a backlog',
+      `${Math.round(delivered.perSecond)}/s`,
+      `≥ ${GOALS.deliveries}`,
+      delivered.perSecond >= GOALS.deliveries,
     );
   } finally {
     await gateway?.proc.stop();
+    await floor?.proc.stop();
     inspect?.disconnect();
     await receiver?.close();
     await redis?.stop();
