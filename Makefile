@@ -9,7 +9,7 @@ SHELL := /bin/bash
 NPM_STAMP := node_modules/.settee-installed
 JEST := node --experimental-vm-modules --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js
 
-.PHONY: help deps system-deps bench-deps kube-tools s3-server fauxton web run test lint build unit bench format clean chart-crds images
+.PHONY: help deps system-deps bench-deps kube-tools s3-server fauxton couchdb-release web run test lint build unit bench format clean chart-crds images
 
 help:
 	@echo "make run    start the platform locally (control plane, Redis, operator, gateway)"
@@ -57,7 +57,14 @@ fauxton: $(NPM_STAMP)
 	@echo "==> Fauxton (the web UI CouchDB 3.x ships at /_utils)"
 	@npx tsx local/tools/fetch-fauxton.ts >/dev/null
 
-deps: $(NPM_STAMP) system-deps kube-tools s3-server fauxton
+# The Apache CouchDB release the kubelet stand-in runs for couchdb:3.* pods: ../shared/engines/'s
+# tarball (or SETTEE_COUCHDB_RELEASE's), sha256-checked and unpacked once into ~/.cache/settee.
+# Without one, the pouchdb-server stand-in serves instead, and make run and the tests say so.
+couchdb-release:
+	@echo "==> Apache CouchDB release (the engine of couchdb:3.* pods)"
+	@bash local/tools/unpack-couchdb-release.sh >/dev/null
+
+deps: $(NPM_STAMP) system-deps kube-tools s3-server fauxton couchdb-release
 
 lint: $(NPM_STAMP) kube-tools
 	@echo "==> lint (eslint, import rules, prettier, chart)"

@@ -1,3 +1,4 @@
+import { COUCHDB_RELEASE_ENV, describeCouchEngine, locateCouchDbRelease } from './couch-engine/index.js';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -133,6 +134,10 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       // refuses loopback and private destinations.
       SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
     };
+    // Located (unpacked if make deps did not) once here; the kubelet stand-in inherits the folder.
+    const release = locateCouchDbRelease();
+    if (release) common[COUCHDB_RELEASE_ENV] = release.root;
+    say(describeCouchEngine());
     const run: RunOptions = { echo: options.echo ?? false, stateDir };
     // The gateway goes first: its port is part of every instance's endpoint, which the operator writes.
     const gateway = await startGateway(common, run, options.gatewayPort);

@@ -23,6 +23,8 @@ export interface StartProcessOptions {
   logFile?: string;
   /** Echo each output line, prefixed with the name (the local platform does this for its children). */
   echo?: boolean;
+  /** Called with each output line as it arrives (a benchmark timestamps an engine's boot steps). */
+  onLine?: (line: string) => void;
   /**
    * Run in a process group of its own, so a Ctrl-C at the terminal reaches only the parent, which
    * then stops its children in order (the local platform), instead of every process at once.
@@ -85,6 +87,7 @@ export function startProcess(options: StartProcessOptions): ManagedProcess {
     partial = parts.pop() ?? '';
     for (const line of parts) {
       lines.push(line);
+      options.onLine?.(line);
       if (options.echo) process.stdout.write(`[${options.name}] ${line}\n`);
     }
     if (lines.length > OUTPUT_LINES_KEPT) lines.splice(0, lines.length - OUTPUT_LINES_KEPT);

@@ -1,146 +1,158 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { getFreePort } from '../ports.js';
 import { startProcess } from '../process.js';
-import { buildCouchDbIni, buildCouchDbIniFilesEnv } from './couchdb-ini.js';
-import { buildCouchDbVmArgs, epmdModeFor } from './couchdb-vm-args.js';
-import { loadEngineIdentity } from './engine-identity.js';
-import { CouchEngineUnavailableError } from './errors.js';
-import { couchEngineHandle, launchUntilUp, LOOPBACK } from './launch.js';
-import type { CouchEngine, CouchEngineOptions } from './types.js';
-
-/** Names a real Apache CouchDB 3.x `bin/couchdb`; when set, it runs instead of the stand-in. */
-export const COUCHDB_BIN_ENV = 'SETTEE_COUCHDB_BIN';
+import type { CouchDbRelease } from './couchdb-release.js';
+import { ContainerExitedError, InvalidCouchEngineConfigError } from './errors.js';
+import { applyImageEntrypoint, DOCKER_INI, iniFilesIn, type EtcFiles } from './image-entrypoint.js';
+import { buildImageEtc, runtimeIni } from './image-layout.js';
+import { requireFauxtonRelease } from './fauxton-release.js';
+import { couchEngineHandle, launchUntilUp } from './launch.js';
+import type { CouchEngine } from './types.js';
 
 const READY_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 10_000;
 
-/**
- * Runs a real Apache CouchDB 3.x from an existing install (a release layout: bin/couchdb,
- * etc/default.ini, releases/start_erl.data) as one single-node instance. Each instance gets its
- * own ini file, layered over the install's default.ini and default.d/ through COUCHDB_INI_FILES
- * (the install's local.ini and local.d/ are left out: they configure the system's own CouchDB),
- * and its own vm.args through COUCHDB_ARGS_FILE (see couchdb-vm-args.ts), both in a private
- * temporary folder removed on stop. Several instances run side by side.
- */
-export async function startApacheCouchDbEngine(
-  options: CouchEngineOptions & { couchdbBin: string },
-): Promise<CouchEngine> {
-  const install = await locateInstall(options.couchdbBin);
-  const dataDir = path.resolve(options.dataDir);
-  await fs.mkdir(dataDir, { recursive: true });
-  const identity = await loadEngineIdentity(dataDir, options.uuid);
-  const host = options.host ?? LOOPBACK;
-  const runDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-couchdb-'));
-  const iniFile = path.join(runDir, 'settee.ini');
-  const vmArgsFile = path.join(runDir, 'vm.args');
-  const env = {
-    ...process.env,
-    COUCHDB_INI_FILES: buildCouchDbIniFilesEnv([...install.defaultIniFiles, iniFile]),
-    COUCHDB_ARGS_FILE: vmArgsFile,
-    // bin/couchdb runs from the install's root; a crash dump belongs with this run, not there.
-    ERL_CRASH_DUMP: path.join(runDir, 'erl_crash.dump'),
-  };
+/** What a pod gives the `couchdb:3.x` container: its files under /opt/couchdb/etc and its environment. */
+export interface CouchDbContainer {
+  /** The pod's mounted files, by path under /opt/couchdb/etc (`local.d/10-settee.ini`, ...). */
+  etc: EtcFiles;
+  env: Readonly<Record<string, string>>;
+}
 
+/**
+ * A pod's own loopback address, where CouchDB listens on the port its ini says (the container's);
+ * or, for an engine outside a pod, an address shared with others and a port of its own, as a
+ * published container port (`docker run -p`) would be.
+ */
+export type EngineNetwork =
+  | { kind: 'pod'; podIP: string; containerPort: number }
+  | { kind: 'published'; host: string; port?: number | undefined };
+
+export interface ApacheCouchDbEngineOptions {
+  release: CouchDbRelease;
+  /** The pod's data volume (mounted at /opt/couchdb/data in the image). */
+  dataDir: string;
+  network: EngineNetwork;
+  container: CouchDbContainer;
+  /** A label for process names and logs. */
+  name?: string;
+  /** Each line of the engine's output as it arrives (bench/couchdb-boot.ts times the boot by it). */
+  onOutputLine?: (line: string) => void;
+}
+
+/**
+ * Runs the release as the official image runs it in a pod: the image's etc/ (the release's files,
+ * the image's own default.d file and vm.args) with the pod's mounted files over it, the image
+ * entrypoint's handling of the container's environment (image-entrypoint.ts), and then only what a
+ * container runtime gives differently here (runtimeIni: the pod's address, its volume). Everything
+ * the container would write lives in a run folder of its own, removed on stop; the data stays.
+ */
+export async function startApacheCouchDbEngine(options: ApacheCouchDbEngineOptions): Promise<CouchEngine> {
+  const { release, network } = options;
+  const host = network.kind === 'pod' ? network.podIP : network.host;
+  const dataDir = path.resolve(options.dataDir);
+  assertNoSpace(dataDir);
+  await fs.mkdir(dataDir, { recursive: true });
+  const etc = buildImageEtc({
+    releaseLocalIni: await fs.readFile(path.join(release.root, 'etc', 'local.ini'), 'utf8'),
+    releaseVmArgs: await fs.readFile(path.join(release.root, 'etc', 'vm.args'), 'utf8'),
+    mounted: options.container.etc,
+  });
+  const entry = applyImageEntrypoint({ etc, env: options.container.env });
+  if (!entry.started) throw new ContainerExitedError(entry.exitCode, entry.message);
+  etc.set(DOCKER_INI, entry.dockerIni);
+  etc.set('vm.args', withRuntimeDistribution(entry.vmArgs));
+
+  const runDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-couchdb-'));
   try {
+    const write = async (file: string, text: string): Promise<string> => {
+      const target = path.join(runDir, 'etc', file);
+      await fs.mkdir(path.dirname(target), { recursive: true });
+      await fs.writeFile(target, text, { mode: 0o600 });
+      return target;
+    };
+    const ini = async (files: string[]): Promise<string[]> =>
+      Promise.all(files.map((file) => write(file, etc.get(file) ?? '')));
+    // CouchDB reads them in this order and writes runtime changes to the last one, docker.ini.
+    const iniFiles = [
+      path.join(release.root, 'etc', 'default.ini'),
+      ...(await ini(iniFilesIn(etc, 'default.d'))),
+      ...(await ini(['local.ini'])),
+      ...(await ini(iniFilesIn(etc, 'local.d').filter((file) => file !== DOCKER_INI))),
+      path.join(runDir, 'etc', 'runtime.ini'),
+      ...(await ini([DOCKER_INI])),
+    ];
+    const vmArgsFile = await write('vm.args', etc.get('vm.args') ?? '');
+    if (entry.erlangCookie)
+      await fs.writeFile(path.join(runDir, '.erlang.cookie'), entry.erlangCookie, { mode: 0o600 });
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      // The image serves Fauxton from share/www; this release is built without it (its README), so
+      // the same Fauxton release the stand-in serves is its /_utils.
+      COUCHDB_FAUXTON_DOCROOT: await requireFauxtonRelease(),
+      ...options.container.env,
+      // The image's HOME is /opt/couchdb: the Erlang cookie file lives there.
+      HOME: runDir,
+      COUCHDB_INI_FILES: iniFiles.map(assertNoSpace).join(' '),
+      COUCHDB_ARGS_FILE: vmArgsFile,
+      ERL_CRASH_DUMP: path.join(runDir, 'erl_crash.dump'),
+    };
     const launched = await launchUntilUp({
       what: 'Apache CouchDB',
-      port: options.port,
+      port: network.kind === 'pod' ? network.containerPort : network.port,
       host,
       readyTimeoutMs: READY_TIMEOUT_MS,
       start: async (port) => {
-        const ini = buildCouchDbIni({
-          host,
-          port,
-          dataDir,
-          runDir,
-          admin: options.admin,
-          uuid: identity.uuid,
-          secret: identity.secret,
-        });
-        const vmArgs = buildCouchDbVmArgs({
-          nodeName: identity.nodeName,
-          cookie: randomBytes(20).toString('hex'),
-          distributionPort: await getFreePortOtherThan(port),
-          epmd: install.epmd,
-          baseVmArgs: install.baseVmArgs,
-        });
-        await fs.writeFile(iniFile, ini, { mode: 0o600 });
-        await fs.writeFile(vmArgsFile, vmArgs, { mode: 0o600 });
+        const published = network.kind === 'published' ? { port } : {};
+        await write('runtime.ini', runtimeIni({ podIP: host, dataDir, ...published }));
         return startProcess({
           name: `couchdb:${options.name ?? port}`,
-          command: install.bin,
+          command: release.bin,
           args: [],
-          cwd: install.root,
+          cwd: release.root,
           env,
+          ...(options.onOutputLine ? { onLine: options.onOutputLine } : {}),
         });
       },
     });
     return couchEngineHandle({
       kind: 'apache-couchdb',
       host,
-      uuid: identity.uuid,
+      uuid: await readServerUuid(`http://${host}:${launched.port}`).catch(() => ''),
       launched,
       defaultGraceMs: STOP_GRACE_MS,
-      afterStop: () => removeDir(runDir),
+      afterStop: () => fs.rm(runDir, { recursive: true, force: true }),
     });
   } catch (err) {
-    await removeDir(runDir);
+    await fs.rm(runDir, { recursive: true, force: true });
     throw err;
   }
 }
 
-interface CouchDbInstall {
-  bin: string;
-  root: string;
-  /** default.ini, then default.d/ when present. */
-  defaultIniFiles: string[];
-  baseVmArgs: string | undefined;
-  epmd: 'none' | 'shared';
+/** The uuid CouchDB reports (its ini's, or the one it generated and wrote to docker.ini). */
+async function readServerUuid(url: string): Promise<string> {
+  const response = await fetch(`${url}/`, { signal: AbortSignal.timeout(5_000) });
+  const welcome = (await response.json()) as { uuid?: unknown };
+  return typeof welcome.uuid === 'string' ? welcome.uuid : '';
 }
 
-async function locateInstall(couchdbBin: string): Promise<CouchDbInstall> {
-  const bin = path.resolve(couchdbBin);
-  await fs.access(bin, fs.constants.X_OK).catch((err: unknown) => {
-    throw new CouchEngineUnavailableError(`${COUCHDB_BIN_ENV}=${couchdbBin} is not an executable file`, {
-      cause: err,
-    });
-  });
-  const root = path.resolve(path.dirname(bin), '..');
-  const defaultIni = path.join(root, 'etc', 'default.ini');
-  await fs.access(defaultIni).catch((err: unknown) => {
-    throw new CouchEngineUnavailableError(
-      `${defaultIni} is missing: ${COUCHDB_BIN_ENV} must name bin/couchdb inside a CouchDB 3.x install`,
-      { cause: err },
+/**
+ * A node the image would name (NODENAME) would listen for Erlang distribution and register with
+ * epmd; pods here share the machine's one network, so it neither listens nor starts epmd (OTP 23.1+;
+ * not `-erl_epmd_port`, which makes CouchDB's own node pings dial itself and stall for 7 s).
+ */
+function withRuntimeDistribution(vmArgs: string): string {
+  if (!/^\s*-s?name\s/m.test(vmArgs)) return vmArgs;
+  return `${vmArgs.trimEnd()}\n-start_epmd false\n-dist_listen false\n`;
+}
+
+/** bin/couchdb hands COUCHDB_INI_FILES unquoted to `-couch_ini`: no path may hold a space. */
+function assertNoSpace(file: string): string {
+  if (/\s/.test(file)) {
+    throw new InvalidCouchEngineConfigError(
+      `COUCHDB_INI_FILES separates files by spaces, so ${JSON.stringify(file)} cannot be used`,
     );
-  });
-  const defaultD = path.join(root, 'etc', 'default.d');
-  const hasDefaultD = await fs.stat(defaultD).then(
-    (stat) => stat.isDirectory(),
-    () => false,
-  );
-  return {
-    bin,
-    root,
-    defaultIniFiles: hasDefaultD ? [defaultIni, defaultD] : [defaultIni],
-    baseVmArgs: await readOptional(path.join(root, 'etc', 'vm.args')),
-    epmd: epmdModeFor(await readOptional(path.join(root, 'releases', 'start_erl.data'))),
-  };
-}
-
-async function readOptional(file: string): Promise<string | undefined> {
-  return fs.readFile(file, 'utf8').catch(() => undefined);
-}
-
-async function getFreePortOtherThan(taken: number): Promise<number> {
-  for (;;) {
-    const port = await getFreePort();
-    if (port !== taken) return port;
   }
-}
-
-function removeDir(dir: string): Promise<void> {
-  return fs.rm(dir, { recursive: true, force: true });
+  return file;
 }

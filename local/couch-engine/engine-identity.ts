@@ -9,11 +9,6 @@ export interface EngineIdentity {
   uuid: string;
   /** The cookie-signing secret, so AuthSession cookies outlive a restart as they do on CouchDB. */
   secret: string;
-  /**
-   * Apache CouchDB's Erlang node name (`settee-<random>`): unique per data folder so instances can
-   * run side by side, and kept, because CouchDB's shard maps in the data name the node.
-   */
-  nodeName: string;
 }
 
 /** Kept beside the databases; CouchDB database names start with a letter, so it never clashes. */
@@ -34,7 +29,6 @@ export async function loadEngineIdentity(dataDir: string, uuid?: string): Promis
   const identity: EngineIdentity = {
     uuid: uuid ?? kept?.uuid ?? randomBytes(16).toString('hex'),
     secret: kept?.secret ?? randomBytes(32).toString('hex'),
-    nodeName: kept?.nodeName ?? `settee-${randomBytes(6).toString('hex')}`,
   };
   const changed = (Object.keys(identity) as Array<keyof EngineIdentity>).some(
     (k) => identity[k] !== kept?.[k],
@@ -56,11 +50,7 @@ async function readIdentity(file: string): Promise<EngineIdentity | undefined> {
   }
   const parsed = JSON.parse(text) as Partial<EngineIdentity>;
   const valid =
-    typeof parsed.uuid === 'string' &&
-    UUID_PATTERN.test(parsed.uuid) &&
-    typeof parsed.secret === 'string' &&
-    typeof parsed.nodeName === 'string' &&
-    /^settee-[0-9a-f]+$/.test(parsed.nodeName);
+    typeof parsed.uuid === 'string' && UUID_PATTERN.test(parsed.uuid) && typeof parsed.secret === 'string';
   if (!valid) throw new InvalidCouchEngineConfigError(`${file} is not a valid engine identity`);
-  return parsed as EngineIdentity;
+  return { uuid: parsed.uuid as string, secret: parsed.secret as string };
 }

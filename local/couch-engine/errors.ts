@@ -32,3 +32,16 @@ export class FauxtonReleaseMissingError extends Error {
     this.name = 'FauxtonReleaseMissingError';
   }
 }
+
+/** The container's entrypoint refused to start CouchDB (the official image's exit 1, with its message). */
+export class ContainerExitedError extends Error {
+  readonly code = 'CONTAINER_EXITED';
+
+  constructor(
+    readonly exitCode: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ContainerExitedError';
+  }
+}

@@ -4,7 +4,7 @@
  * behind a small HTTP front that adds what CouchDB 3.x clients and Settee probe for and
  * express-pouchdb lacks: a CouchDB-shaped GET / (whose vendor says plainly that this is the
  * stand-in), GET /_up, GET /_scheduler/jobs (see below), and the Fauxton CouchDB 3.x ships at
- * /_utils (see below). Set SETTEE_COUCHDB_BIN to run the real thing instead.
+ * /_utils (see below). Where an Apache CouchDB release is available (couchdb-release.ts), the real thing runs instead.
  *
  * Run as its own process by pouchdb-engine.ts, as plain `node` on the script stand-in-build.ts
  * builds from this file, configured through the environment (see stand-in-config.ts).

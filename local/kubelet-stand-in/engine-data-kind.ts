@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { COUCHDB_BIN_ENV, type CouchEngineKind } from '../couch-engine/index.js';
+import { COUCHDB_RELEASE_ENV, type CouchEngineKind } from '../couch-engine/index.js';
 
 /** The file in a volume that names the engine kind whose data it holds. */
 export const ENGINE_KIND_FILE = '.settee-engine-kind';
@@ -8,8 +8,8 @@ export const ENGINE_KIND_FILE = '.settee-engine-kind';
 export const ENGINE_DATA_MISMATCH_REASON = 'EngineDataMismatch';
 
 const HOW_TO_RUN: Record<CouchEngineKind, string> = {
-  'pouchdb-server': `without ${COUCHDB_BIN_ENV}`,
-  'apache-couchdb': `with ${COUCHDB_BIN_ENV} set`,
+  'pouchdb-server': `with ${COUCHDB_RELEASE_ENV}=none`,
+  'apache-couchdb': `with a CouchDB release (../shared/engines/ or ${COUCHDB_RELEASE_ENV})`,
 };
 
 /**

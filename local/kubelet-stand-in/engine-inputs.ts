@@ -1,36 +1,45 @@
-import type { V1ConfigMap, V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { ADMIN_SECRET_KEYS, adminSecretName } from '../../api/contract.js';
-import type { CouchEngineAdmin } from '../couch-engine/index.js';
+import type { CouchDbContainer, CouchEngineAdmin, CouchEngineKind } from '../couch-engine/index.js';
+import { readContainerInputs } from './container-inputs.js';
+import { MissingEngineInputError, type PodReferences } from './pod-references.js';
 import { stableAdminHash } from './stable-admin-hash.js';
 
-/** What a kubelet would hand the CouchDB container: its admin, and the server uuid from its ini. */
-export interface EngineInputs {
-  admin: CouchEngineAdmin;
-  uuid: string | undefined;
-}
+export { MissingEngineInputError, type PodReferences } from './pod-references.js';
 
-export class MissingEngineInputError extends Error {
-  readonly code = 'MISSING_ENGINE_INPUT';
-  constructor(message: string) {
-    super(message);
-    this.name = 'MissingEngineInputError';
+/**
+ * What the stand-in hands the engine of one pod: to Apache CouchDB, the container's own files and
+ * environment, as the official image gets them; to the pouchdb-server stand-in (which reads neither
+ * ini files nor PBKDF2-SHA256), an admin and the server uuid.
+ */
+export type EngineInputs =
+  | { kind: 'apache-couchdb'; container: CouchDbContainer }
+  | { kind: 'pouchdb-server'; admin: CouchEngineAdmin; uuid: string | undefined };
+
+/** The inputs of `kind` for the pod of instance `instance`. */
+export function readEngineInputs(
+  references: PodReferences,
+  pod: V1Pod,
+  options: { instance: string; kind: CouchEngineKind },
+): EngineInputs {
+  if (options.kind === 'apache-couchdb') {
+    return { kind: 'apache-couchdb', container: readContainerInputs(references, pod) };
   }
-}
-
-/** Where a kubelet finds what a pod references: its watch caches. */
-export interface PodReferences {
-  secret(ref: { namespace: string; name: string }): V1Secret | undefined;
-  configMap(ref: { namespace: string; name: string }): V1ConfigMap | undefined;
+  return { kind: 'pouchdb-server', ...readStandInInputs(references, pod, options.instance) };
 }
 
 /**
- * Reads the admin credentials from the instance's admin Secret and the `[couchdb] uuid` from the
+ * For the pouchdb-server stand-in: reads the admin credentials from the instance's admin Secret and the `[couchdb] uuid` from the
  * ConfigMaps the pod mounts, from watch caches as a kubelet does: nothing on the wake path waits
  * for an API read. The engine gets the admin as a hash salted by the uid of the pod's controller
  * (its StatefulSet, which outlives each pod; see stableAdminHash), not the operator's own [admins]
  * line: that one is PBKDF2-SHA256, which the pouchdb-server stand-in cannot read.
  */
-export function readEngineInputs(references: PodReferences, pod: V1Pod, instance: string): EngineInputs {
+function readStandInInputs(
+  references: PodReferences,
+  pod: V1Pod,
+  instance: string,
+): { admin: CouchEngineAdmin; uuid: string | undefined } {
   const namespace = pod.metadata?.namespace ?? '';
   const secretName = adminSecretName(instance);
   const secret = references.secret({ namespace, name: secretName });

@@ -19,6 +19,7 @@ import { ownKey } from '../../kube/controller-runtime/key-mappers.js';
 import { objectKeyOf } from '../../kube/controller-runtime/object-key.js';
 import { anyOf, deletionChanged } from '../../kube/controller-runtime/predicates.js';
 import type { CouchEngineKind } from '../couch-engine/index.js';
+import { engineKindFor } from './engine-kind-for.js';
 import { readEngineInputs, type PodReferences } from './engine-inputs.js';
 import { claimFolder, LOCAL_VOLUME_LABEL, LocalVolumes } from './local-volumes.js';
 import { startNodeAgent } from './node-agent.js';
@@ -33,6 +34,7 @@ export interface KubeletStandInOptions {
   /** Volumes are folders here (`pvc-<claim uid>`); pods without a claim get `pods/<pod uid>`. */
   dataRoot: string;
   logger: Logger;
+  /** Every pod on this engine (default: engineKindFor, by image and the release available). */
   engineKind?: CouchEngineKind;
   /** The nodes whose pods it runs. */
   nodes: readonly LocalNodeSpec[];
@@ -122,10 +124,11 @@ export async function startKubeletStandIn(options: KubeletStandInOptions): Promi
         core: clients.core,
         events,
         logger,
-        engineKind: options.engineKind,
+        engineKind: (p) => options.engineKind ?? engineKindFor(p),
         addresses,
         ...(options.restartBackoff ? { restartBackoff: options.restartBackoff } : {}),
-        engineInputs: (p) => readEngineInputs(references, p, p.metadata?.labels?.[LABEL_INSTANCE] ?? ''),
+        engineInputs: (p, kind) =>
+          readEngineInputs(references, p, { instance: p.metadata?.labels?.[LABEL_INSTANCE] ?? '', kind }),
         dataFolder: async (p) => {
           const claimName = dataClaimName(p);
           if (!claimName) {

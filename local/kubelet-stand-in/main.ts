@@ -2,7 +2,7 @@
  * LOCAL PLATFORM ONLY: the kubelet stand-in as a process (`make run` starts it; see
  * kubelet-stand-in.ts). It registers make run's one node. Environment: KUBECONFIG,
  * SETTEE_WATCH_NAMESPACE (default every namespace), SETTEE_KUBELET_DATA_DIR (where volumes live,
- * default .settee/local/volumes), SETTEE_LOG_LEVEL, and the engine helper's SETTEE_COUCHDB_BIN to
+ * default .settee/local/volumes), SETTEE_LOG_LEVEL, and SETTEE_COUCHDB_RELEASE (couchdb-release.ts) to
  * run Apache CouchDB instead of the pouchdb-server stand-in.
  */
 import path from 'node:path';

@@ -13,7 +13,9 @@ import { callKube, isNotFound } from '../../kube/errors.js';
 import type { EventRecord, EventRecorder } from '../../kube/events.js';
 import { errorMessage } from '../../observability/logger.js';
 import {
-  defaultCouchEngineKind,
+  CouchEngineUnavailableError,
+  locateCouchDbRelease,
+  startApacheCouchDbEngine,
   startCouchEngine,
   type CouchEngine,
   type CouchEngineKind,
@@ -29,9 +31,10 @@ export interface PodWorkerDeps {
   core: CoreV1Api;
   events: EventRecorder;
   logger: Logger;
-  engineKind?: CouchEngineKind | undefined;
-  /** The engine's admin and uuid; throws MissingEngineInputError while a reference is missing. */
-  engineInputs(pod: V1Pod): EngineInputs;
+  /** Which engine runs the pod's container (engine-kind-for.ts). */
+  engineKind(pod: V1Pod): CouchEngineKind;
+  /** What the engine is handed; throws MissingEngineInputError while a reference is missing. */
+  engineInputs(pod: V1Pod, kind: CouchEngineKind): EngineInputs;
   /** The folder holding the pod's data volume, or why it is not there yet. */
   dataFolder(pod: V1Pod): Promise<{ folder: string; claim?: string } | { waiting: string }>;
   /** Loopback addresses in use by this stand-in's pods. */
@@ -157,8 +160,9 @@ export class PodWorker {
     { inputs: EngineInputs; folder: string } | { waiting: { reason: string; message: string } }
   > {
     let inputs: EngineInputs;
+    const kind = this.deps.engineKind(this.pod);
     try {
-      inputs = this.deps.engineInputs(this.pod);
+      inputs = this.deps.engineInputs(this.pod, kind);
     } catch (err) {
       if (!(err instanceof MissingEngineInputError)) throw err;
       return { waiting: { reason: 'CreateContainerConfigError', message: err.message } };
@@ -167,7 +171,7 @@ export class PodWorker {
     if ('waiting' in data) return { waiting: { reason: 'ContainerCreating', message: data.waiting } };
     const mismatch = await claimVolumeForEngine({
       folder: data.folder,
-      kind: this.deps.engineKind ?? defaultCouchEngineKind(),
+      kind,
       claim: data.claim ?? this.describe(),
     });
     if (mismatch !== undefined)
@@ -186,15 +190,7 @@ export class PodWorker {
     const reported = this.report({ kind: 'running', startedAt, started: false, ready: false });
     let engine: CouchEngine;
     try {
-      engine = await startCouchEngine({
-        host: this.podIP,
-        port,
-        dataDir: prepared.folder,
-        admin: prepared.inputs.admin,
-        uuid: prepared.inputs.uuid,
-        name: this.describe(),
-        ...(this.deps.engineKind ? { kind: this.deps.engineKind } : {}),
-      });
+      engine = await this.startEngine(port, prepared);
     } catch (err) {
       await reported;
       this.deps.logger.warn('container failed to start', { pod: this.describe(), error: errorMessage(err) });
@@ -214,6 +210,34 @@ export class PodWorker {
     } finally {
       this.engine = undefined;
     }
+  }
+
+  private async startEngine(
+    port: number,
+    prepared: { inputs: EngineInputs; folder: string },
+  ): Promise<CouchEngine> {
+    const { inputs, folder } = prepared;
+    const podIP = this.podIP ?? '';
+    if (inputs.kind === 'pouchdb-server') {
+      return startCouchEngine({
+        kind: 'pouchdb-server',
+        host: podIP,
+        port,
+        dataDir: folder,
+        admin: inputs.admin,
+        uuid: inputs.uuid,
+        name: this.describe(),
+      });
+    }
+    const release = locateCouchDbRelease();
+    if (!release) throw new CouchEngineUnavailableError('no Apache CouchDB release is available any more');
+    return startApacheCouchDbEngine({
+      release,
+      dataDir: folder,
+      network: { kind: 'pod', podIP, containerPort: port },
+      container: inputs.container,
+      name: this.describe(),
+    });
   }
 
   /**

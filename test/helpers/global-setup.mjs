@@ -14,6 +14,16 @@ export default async function globalSetup(globalConfig) {
   const { startNodeAgent } = await tsImport('../../local/kubelet-stand-in/node-agent.ts', import.meta.url);
   const { createSilentLogger } = await tsImport('../../observability/logger.ts', import.meta.url);
   const { CONTROL_PLANES_ENV, TEST_NODES } = await tsImport('./control-plane-env.ts', import.meta.url);
+  const { describeCouchEngine, locateCouchDbRelease, COUCHDB_RELEASE_ENV } = await tsImport(
+    '../../local/couch-engine/couchdb-release.ts',
+    import.meta.url,
+  );
+  // Located (and unpacked, if make deps did not) once here; the workers inherit the folder.
+  const release = locateCouchDbRelease();
+  if (release) process.env[COUCHDB_RELEASE_ENV] = release.root;
+  // The totals reporter repeats it beside the totals.
+  process.env.SETTEE_TEST_COUCH_ENGINE = describeCouchEngine();
+  process.stderr.write(`\n[settee] ${process.env.SETTEE_TEST_COUCH_ENGINE}\n`);
   const workers = globalConfig.runInBand ? 1 : Math.max(1, globalConfig.maxWorkers);
   const started = Date.now();
   process.stderr.write(

@@ -49,7 +49,7 @@ afterAll(async () => {
   await Promise.all(tempDirs.map((dir) => fs.rm(dir, { recursive: true, force: true })));
 });
 
-// Always the pouchdb-server stand-in; Apache CouchDB too when SETTEE_COUCHDB_BIN names one.
+// Always the pouchdb-server stand-in; Apache CouchDB too when a release is available (make deps).
 describe.each(availableCouchEngineKinds())('the %s engine', (kind: CouchEngineKind) => {
   describe('when running', () => {
     let engine: CouchEngine;
@@ -232,30 +232,26 @@ describe.each(availableCouchEngineKinds())('the %s engine', (kind: CouchEngineKi
   });
 });
 
-describe('the apache-couchdb engine without a usable install', () => {
-  it('when SETTEE_COUCHDB_BIN is unset, then starting it fails with CouchEngineUnavailableError', async () => {
-    const attempt = startCouchEngine({ kind: 'apache-couchdb', env: {}, dataDir: await newDataDir(), admin });
+describe('the apache-couchdb engine without a usable release', () => {
+  it('when SETTEE_COUCHDB_RELEASE is none, then starting it fails with CouchEngineUnavailableError', async () => {
+    const env = { SETTEE_COUCHDB_RELEASE: 'none' };
+    const attempt = startCouchEngine({ kind: 'apache-couchdb', env, dataDir: await newDataDir(), admin });
     await expect(attempt).rejects.toBeInstanceOf(CouchEngineUnavailableError);
-    await expect(attempt).rejects.toThrow(/SETTEE_COUCHDB_BIN/);
+    await expect(attempt).rejects.toThrow(/SETTEE_COUCHDB_RELEASE/);
   });
 
-  it('when SETTEE_COUCHDB_BIN names no file, then starting it fails with CouchEngineUnavailableError', async () => {
-    const env = { SETTEE_COUCHDB_BIN: '/nonexistent/couchdb/bin/couchdb' };
+  it('when SETTEE_COUCHDB_RELEASE names nothing there, then starting it fails with CouchEngineUnavailableError', async () => {
+    const env = { SETTEE_COUCHDB_RELEASE: '/nonexistent/couchdb-3.5.2' };
     const attempt = startCouchEngine({ kind: 'apache-couchdb', env, dataDir: await newDataDir(), admin });
     await expect(attempt).rejects.toBeInstanceOf(CouchEngineUnavailableError);
   });
 
-  it('when SETTEE_COUCHDB_BIN is outside a CouchDB install, then the error names the missing default.ini', async () => {
+  it('when SETTEE_COUCHDB_RELEASE is a folder without a release, then the error says what it lacks', async () => {
     const root = await newDataDir();
-    const bin = path.join(root, 'bin', 'couchdb');
-    await fs.mkdir(path.dirname(bin));
-    await fs.writeFile(bin, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
-    const attempt = startCouchEngine({
-      kind: 'apache-couchdb',
-      env: { SETTEE_COUCHDB_BIN: bin },
-      dataDir: root,
-      admin,
-    });
-    await expect(attempt).rejects.toThrow(/etc\/default\.ini is missing/);
+    await fs.mkdir(path.join(root, 'bin'));
+    await fs.writeFile(path.join(root, 'bin', 'couchdb'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    const env = { SETTEE_COUCHDB_RELEASE: root };
+    const attempt = startCouchEngine({ kind: 'apache-couchdb', env, dataDir: root, admin });
+    await expect(attempt).rejects.toBeInstanceOf(CouchEngineUnavailableError);
   });
 });

@@ -25,7 +25,7 @@ describe('a volume keeps to the engine kind that wrote it', () => {
     await fs.writeFile(path.join(folder, 'notes.db'), 'stand-in data');
     const refusal = await claimVolumeForEngine({ folder, kind: 'apache-couchdb', claim: 'data-notes-0' });
     expect(refusal).toBe(
-      'volume of claim data-notes-0 holds data written by pouchdb-server, and this node runs apache-couchdb; run `make run` without SETTEE_COUCHDB_BIN to use it, or delete the instance (its volume goes with it) to start clean. Nothing was deleted.',
+      'volume of claim data-notes-0 holds data written by pouchdb-server, and this node runs apache-couchdb; run `make run` with SETTEE_COUCHDB_RELEASE=none to use it, or delete the instance (its volume goes with it) to start clean. Nothing was deleted.',
     );
     expect(await fs.readFile(path.join(folder, 'notes.db'), 'utf8')).toBe('stand-in data');
     expect((await fs.readFile(path.join(folder, ENGINE_KIND_FILE), 'utf8')).trim()).toBe('pouchdb-server');

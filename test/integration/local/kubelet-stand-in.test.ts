@@ -40,6 +40,11 @@ function statefulSet(replicas: number): V1StatefulSet {
               name: 'couchdb',
               image: 'couchdb:3.5.1',
               ports: [{ name: 'http', containerPort: 5984, protocol: 'TCP' }],
+              // The official image's way to name its admin; Apache CouchDB hashes the password itself.
+              env: ['username', 'password'].map((key) => ({
+                name: key === 'username' ? 'COUCHDB_USER' : 'COUCHDB_PASSWORD',
+                valueFrom: { secretKeyRef: { name: adminSecretName(NAME), key } },
+              })),
               volumeMounts: [
                 { name: 'data', mountPath: '/opt/couchdb/data' },
                 { name: 'config', mountPath: '/opt/couchdb/etc/local.d' },
@@ -144,6 +149,7 @@ describe('the kubelet stand-in', () => {
     const port = 5984;
     const welcome = await request(`http://${ip}:${port}/`);
     expect(JSON.parse(welcome.body)).toMatchObject({ couchdb: 'Welcome', uuid: UUID });
+    await waitForAdmin(`http://${ip}:${port}`);
     const created = await request(`http://${ip}:${port}/kept`, {
       method: 'PUT',
       headers: { Authorization: basicAuth(admin.username, admin.password) },
@@ -239,6 +245,7 @@ describe('the kubelet stand-in', () => {
   it('when it is scaled back to one, then the engine starts on the kept claim and its data is there', async () => {
     await scale(1);
     const pod = await readyPod();
+    await waitForAdmin(`http://${pod.status?.podIP}:5984`);
     const doc = await request(`http://${pod.status?.podIP}:5984/kept/doc`, {
       headers: { Authorization: basicAuth(admin.username, admin.password) },
     });
@@ -287,6 +294,21 @@ describe('the kubelet stand-in', () => {
     await expect(fs.stat(path.join(dataRoot, volumeName))).rejects.toThrow(/ENOENT/);
   });
 });
+
+/**
+ * Apache CouchDB hashes a COUCHDB_PASSWORD it was given in plain text in the background after it
+ * starts answering (about 0.5 s), as in a cluster: until then the admin is refused.
+ */
+async function waitForAdmin(url: string): Promise<void> {
+  await waitFor(async () => {
+    const session = await request(`${url}/_session`, {
+      headers: { Authorization: basicAuth(admin.username, admin.password) },
+    });
+    return (JSON.parse(session.body) as { userCtx?: { name?: string } }).userCtx?.name === admin.username
+      ? true
+      : undefined;
+  });
+}
 
 async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -18,16 +18,15 @@ describe('loadEngineIdentity', () => {
   it('when loaded twice from one data folder, then the identity is the same', async () => {
     const first = await loadEngineIdentity(dataDir);
     expect(first.uuid).toMatch(/^[0-9a-f]{32}$/);
-    expect(first.nodeName).toMatch(/^settee-[0-9a-f]{12}$/);
     expect(await loadEngineIdentity(dataDir)).toEqual(first);
   });
 
-  it('when loaded from two data folders, then the uuids and node names differ', async () => {
+  it('when loaded from two data folders, then the uuids and secrets differ', async () => {
     const other = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-identity-'));
     try {
       const [a, b] = [await loadEngineIdentity(dataDir), await loadEngineIdentity(other)];
       expect(a.uuid).not.toBe(b.uuid);
-      expect(a.nodeName).not.toBe(b.nodeName);
+      expect(a.secret).not.toBe(b.secret);
     } finally {
       await fs.rm(other, { recursive: true, force: true });
     }

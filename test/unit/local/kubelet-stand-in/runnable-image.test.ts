@@ -1,5 +1,6 @@
 import { LABEL_INSTANCE } from '../../../../api/contract.js';
 import { canRunLocally, isCouchDbImage } from '../../../../local/kubelet-stand-in/runnable-image.js';
+import { isCouchDb3Image } from '../../../../local/kubelet-stand-in/engine-kind-for.js';
 import { restartDelayMs } from '../../../../local/kubelet-stand-in/pod-worker.js';
 import { isPodLoopbackAddress } from '../../../../local/kubelet-stand-in/loopback-address.js';
 
@@ -14,6 +15,26 @@ describe('the images the stand-in runs', () => {
   it.each(['nginx:1.27', 'couchdb-exporter:1', 'example.com/couchdbx:3'])(
     'when the image is %s, then it is not',
     (image) => expect(isCouchDbImage(image)).toBe(false),
+  );
+
+  it.each([
+    'couchdb:3',
+    'couchdb:3.5.1',
+    'docker.io/library/couchdb:3.5',
+    'mirror.example/couchdb:3.4.2@sha256:abc',
+  ])('when the image is %s, then the Apache CouchDB release runs it', (image) =>
+    expect(isCouchDb3Image(image)).toBe(true),
+  );
+
+  it.each([
+    'couchdb',
+    'couchdb:latest',
+    'couchdb:2.3.1',
+    'couchdb:30',
+    'registry.example/custom-build:3.5.1',
+  ])(
+    'when the image is %s, then it is not CouchDB 3.x by its name, and the pouchdb-server stand-in runs it',
+    (image) => expect(isCouchDb3Image(image)).toBe(false),
   );
 
   it("when a CouchInstance's pod names its own spec.image, then the stand-in runs it", () => {

@@ -1,0 +1,190 @@
+/**
+ * Where Apache CouchDB's boot time goes, and what VM flags change it: the release run as the kubelet
+ * stand-in runs a pod (the operator's own ConfigMap and Secret files in local.d, the image's vm.args
+ * and entrypoint), with `-init_debug` in ERL_FLAGS so the Erlang boot prints each step; each output
+ * line is timestamped as it arrives. Phases of one boot on existing data (the wake case; the first
+ * boot, which creates the system databases, is reported apart):
+ *   vmStart         spawn -> the boot script's first step (erts up, preloaded modules)
+ *   codeLoading     -> {progress,applications_loaded} (embedded mode loads every module here)
+ *   otpApps         -> the first CouchDB application starts (kernel ... xmerl: crypto, ssl, os_mon)
+ *   couchApps       -> the last application's start step (config ... couch_peruser)
+ *   upAfterApps     -> GET /_up answers 200 (may be before the last apps: chttpd listens early)
+ *   firstRequest    /_up 200 -> the answer to GET /bench/doc with the admin's Basic auth
+ * and the three slowest applications by their start step. Variants are ERL_FLAGS a pod's env could
+ * set; they run alternately, BENCH_BOOTS times each (default 5). The machine is shared: compare
+ * variants with the baseline measured in the same run.
+ *
+ *   npx tsx bench/couchdb-boot.ts
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  adminHashSchemeFor,
+  adminPasswordSalt,
+  computeAdminPasswordHash,
+} from '../operator/resources/couch-instance/admin-password-hash.js';
+import { AUTH_INI_KEY, buildAuthIni } from '../operator/resources/couch-instance/admin-secret.js';
+import { buildCouchDbIni, COUCHDB_INI_KEY } from '../operator/resources/couch-instance/couchdb-config.js';
+import { NEWEST_SUPPORTED_COUCHDB_VERSION } from '../api/couchdb-versions.js';
+import { locateCouchDbRelease, startApacheCouchDbEngine } from '../local/couch-engine/index.js';
+import { getFreePort } from '../local/ports.js';
+import { basicAuth } from '../test/helpers/gateway/http-request.js';
+import { seedBenchDocument } from './lib/bench-cluster.js';
+import { median, round } from './lib/stats.js';
+
+const BOOTS = Number(process.env.BENCH_BOOTS ?? 5);
+const VARIANTS: Record<string, string> = {
+  'image as is': '',
+  '-mode embedded': '-mode embedded',
+  '+S 1:1 +SDcpu 1:1 +A 1': '+S 1:1 +SDcpu 1:1 +A 1',
+  '+S 1:1 -mode embedded': '+S 1:1 +SDcpu 1:1 +A 1 -mode embedded',
+};
+const admin = { username: 'admin', password: 'bench-password' };
+
+interface Boot {
+  vmStart: number;
+  codeLoading: number;
+  otpApps: number;
+  couchApps: number;
+  upAfterApps: number;
+  firstRequest: number;
+  total: number;
+  apps: Array<[string, number]>;
+}
+
+async function operatorEtc(): Promise<Map<string, string>> {
+  const scheme = adminHashSchemeFor(NEWEST_SUPPORTED_COUCHDB_VERSION);
+  const hash = await computeAdminPasswordHash({
+    password: admin.password,
+    salt: adminPasswordSalt('bench'),
+    scheme,
+  });
+  const ini = buildCouchDbIni({
+    serverUuid: 'bench0000000000000000000000000000',
+    adminUsername: admin.username,
+    adminPasswordHash: hash,
+    hashScheme: scheme,
+    vendorName: 'Settee bench',
+  });
+  const auth = buildAuthIni({ ...admin, cookieSecret: 'bench-cookie-secret' });
+  // Where the operator's StatefulSet mounts them (operator/resources/couch-instance/statefulset.ts).
+  return new Map([
+    [`local.d/10-${COUCHDB_INI_KEY}`, ini],
+    [`local.d/11-${AUTH_INI_KEY}`, auth],
+  ]);
+}
+
+async function boot(options: { dataDir: string; etc: Map<string, string>; erlFlags: string }): Promise<Boot> {
+  const release = locateCouchDbRelease();
+  if (!release) throw new Error('no Apache CouchDB release: run make deps');
+  const marks: Array<[number, string]> = [];
+  const started = performance.now();
+  const port = await getFreePort();
+  const engine = await startApacheCouchDbEngine({
+    release,
+    dataDir: options.dataDir,
+    network: { kind: 'published', host: '127.0.0.1', port },
+    container: { etc: options.etc, env: { ERL_FLAGS: `-init_debug ${options.erlFlags}`.trim() } },
+    onOutputLine: (line) => marks.push([performance.now() - started, line]),
+  });
+  // startApacheCouchDbEngine resolves when /_up answered (polled every 10 ms).
+  const upAt = performance.now() - started;
+  const response = await fetch(`${engine.url}/bench/doc`, {
+    headers: { Authorization: basicAuth(admin.username, admin.password) },
+  });
+  await response.text();
+  const answeredAt = performance.now() - started;
+  await engine.stop();
+  if (response.status !== 200) throw new Error(`GET /bench/doc answered ${response.status}`);
+  const at = (pattern: RegExp): number => marks.find(([, line]) => pattern.test(line))?.[0] ?? Number.NaN;
+  const starts = marks
+    .map(([ms, line]) => [ms, /start_boot,\[(\w+),/.exec(line)?.[1]] as const)
+    .filter((mark): mark is readonly [number, string] => mark[1] !== undefined);
+  const apps = starts.map(([ms, app], i) => [app, (starts[i + 1]?.[0] ?? upAt) - ms] as [string, number]);
+  const first = marks[0]?.[0] ?? Number.NaN;
+  const loaded = at(/progress,applications_loaded/);
+  const firstCouch = starts.find(([, app]) => app === 'config')?.[0] ?? Number.NaN;
+  const lastStart = starts[starts.length - 1]?.[0] ?? Number.NaN;
+  return {
+    vmStart: first,
+    codeLoading: loaded - first,
+    otpApps: firstCouch - loaded,
+    couchApps: lastStart - firstCouch,
+    upAfterApps: upAt - lastStart,
+    firstRequest: answeredAt - upAt,
+    total: answeredAt,
+    apps,
+  };
+}
+
+function summarize(boots: Boot[]): Record<string, unknown> {
+  const keys = [
+    'vmStart',
+    'codeLoading',
+    'otpApps',
+    'couchApps',
+    'upAfterApps',
+    'firstRequest',
+    'total',
+  ] as const;
+  const phases = Object.fromEntries(keys.map((k) => [k, round(median(boots.map((b) => b[k])))]));
+  const byApp = new Map<string, number[]>();
+  for (const b of boots) for (const [app, ms] of b.apps) byApp.set(app, [...(byApp.get(app) ?? []), ms]);
+  const slowest = [...byApp]
+    .map(([app, ms]) => [app, round(median(ms))] as const)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5);
+  return {
+    medianMs: phases,
+    totals: boots.map((b) => round(b.total)),
+    slowestAppStartsMs: Object.fromEntries(slowest),
+  };
+}
+
+async function main(): Promise<void> {
+  const etc = await operatorEtc();
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-bench-boot-'));
+  try {
+    console.log('==> first boot on an empty volume (system databases created), then the bench document');
+    const firstBoot = await bootAndSeed(dataDir, etc);
+    console.log(JSON.stringify({ firstBootMs: firstBoot }, null, 2));
+    const results = new Map<string, Boot[]>(Object.keys(VARIANTS).map((name) => [name, []]));
+    for (let i = 0; i < BOOTS; i++) {
+      for (const [name, flags] of Object.entries(VARIANTS)) {
+        const result = await boot({ dataDir, etc, erlFlags: flags });
+        results.get(name)?.push(result);
+        console.log(`    ${name}: ${round(result.total)} ms`);
+      }
+    }
+    const report = Object.fromEntries([...results].map(([name, boots]) => [name, summarize(boots)]));
+    console.log(
+      JSON.stringify(
+        { bootsPerVariant: BOOTS, loadAverage: os.loadavg().map((l) => round(l, 1)), report },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The first boot creates _users, _replicator and the node databases; then the document the boots read. */
+async function bootAndSeed(dataDir: string, etc: Map<string, string>): Promise<number> {
+  const release = locateCouchDbRelease();
+  if (!release) throw new Error('no Apache CouchDB release: run make deps');
+  const started = performance.now();
+  const engine = await startApacheCouchDbEngine({
+    release,
+    dataDir,
+    network: { kind: 'published', host: '127.0.0.1', port: await getFreePort() },
+    container: { etc, env: {} },
+  });
+  const upMs = performance.now() - started;
+  await seedBenchDocument(engine.url, basicAuth(admin.username, admin.password));
+  await engine.stop();
+  return round(upMs);
+}
+
+await main();
