@@ -3,8 +3,9 @@
  * its own process as `make run` runs them; the operator and gateway compiled as the production image
  * runs them, bench/lib/compiled-platform.ts), one instance with a 1 s idle period, woken 20 times by
  * one request each (after one uncounted wake that warms the processes' code paths): the time from
- * sending the first request to its response, p50 and p99, next to the default engine's own
- * start-to-ready time measured alone in the same run, one start before each wake (spawn to the
+ * sending the first request to its response, p50 and p99, next to the engine's own
+ * start-to-ready time measured alone in the same run (Apache CouchDB started with the pod's own
+ * files when a release is available, else the pouchdb-server stand-in; the report names which), one start before each wake (spawn to the
  * first 200 from /_up, probed every 5 ms), and its start-to-first-answer (the same GET, sent the
  * moment /_up answers). The wake overhead compares the two quantile for quantile. Each wake
  * is also broken into its steps, from API watches (bench/lib/wake-timeline.ts). Then 200 concurrent requests
@@ -17,7 +18,14 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { startCouchEngine } from '../local/couch-engine/index.js';
+import {
+  describeCouchEngine,
+  locateCouchDbRelease,
+  startApacheCouchDbEngine,
+  startCouchEngine,
+  type CouchEngine,
+} from '../local/couch-engine/index.js';
+import { readContainerInputs } from '../local/kubelet-stand-in/container-inputs.js';
 import { getFreePort } from '../local/ports.js';
 import type { ManagedProcess } from '../local/process.js';
 import type { CouchInstance } from '../api/couch-instance.js';
@@ -81,7 +89,41 @@ async function waitHibernated(kubeConfig: KubeConfig): Promise<void> {
   });
 }
 
-const ALONE_ADMIN = { username: 'admin', password: 'bench' };
+/**
+ * How the engine alone is started: as the kubelet stand-in starts the instance's pod (Apache CouchDB
+ * with the pod's own ConfigMap and Secret files, read from the API), or the pouchdb-server
+ * stand-in with the instance's admin where no release is available.
+ */
+type StartAlone = (dataDir: string, port?: number) => Promise<CouchEngine>;
+
+async function aloneStarter(
+  kubeConfig: KubeConfig,
+  admin: { username: string; password: string },
+): Promise<StartAlone> {
+  const release = locateCouchDbRelease();
+  if (!release) return (dataDir, port) => startCouchEngine({ kind: 'pouchdb-server', dataDir, admin, port });
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const pod = await waitUntil(() => core.readNamespacedPod({ namespace: NAMESPACE, name: `${ref.name}-0` }));
+  const [configMaps, secrets] = await Promise.all([
+    core.listNamespacedConfigMap({ namespace: NAMESPACE }),
+    core.listNamespacedSecret({ namespace: NAMESPACE }),
+  ]);
+  const byName =
+    <T extends { metadata?: { name?: string } }>(items: T[]) =>
+    (r: { name: string }) =>
+      items.find((item) => item.metadata?.name === r.name);
+  const container = readContainerInputs(
+    { configMap: byName(configMaps.items), secret: byName(secrets.items) },
+    pod,
+  );
+  return (dataDir, port) =>
+    startApacheCouchDbEngine({
+      release,
+      dataDir,
+      network: { kind: 'published', host: '127.0.0.1', port },
+      container,
+    });
+}
 
 interface EngineAlone {
   /** Spawn to the first 200 from /_up, polled every 5 ms: the engine's start-to-ready. */
@@ -91,25 +133,25 @@ interface EngineAlone {
 }
 
 /** The engine alone, on a data folder holding the same document the wakes read. */
-async function engineAlone(dataDir: string): Promise<EngineAlone> {
+async function engineAlone(start: StartAlone, dataDir: string, auth: string): Promise<EngineAlone> {
   const port = await getFreePort();
   const url = `http://127.0.0.1:${port}`;
   const started = performance.now();
-  const starting = startCouchEngine({ dataDir, admin: ALONE_ADMIN, port });
+  const starting = start(dataDir, port);
   const readyAt = await waitUntil(async () => {
     const response = await fetch(`${url}/_up`);
     await response.body?.cancel();
     return response.status === 200 ? performance.now() : undefined;
   }, 5);
-  const answer = await get(`${url}/bench/doc`, basicAuth(ALONE_ADMIN.username, ALONE_ADMIN.password));
+  const answer = await get(`${url}/bench/doc`, auth);
   if (answer.status !== 200) throw new Error(`the engine alone answered ${answer.status}`);
   await (await starting).stop();
   return { readyMs: readyAt - started, firstAnswerMs: readyAt + answer.ms - started };
 }
 
-async function seedEngineAlone(dataDir: string): Promise<void> {
-  const engine = await startCouchEngine({ dataDir, admin: ALONE_ADMIN });
-  await seedBenchDocument(engine.url, basicAuth(ALONE_ADMIN.username, ALONE_ADMIN.password));
+async function seedEngineAlone(start: StartAlone, dataDir: string, auth: string): Promise<void> {
+  const engine = await start(dataDir);
+  await seedBenchDocument(engine.url, auth);
   await engine.stop();
 }
 
@@ -211,7 +253,8 @@ async function main(): Promise<void> {
       `==> one wake to warm up (not counted), then ${WAKES} wakes, each after a start of the engine alone`,
     );
     const aloneDir = path.join(dataRoot, 'alone');
-    await seedEngineAlone(aloneDir);
+    const startAlone = await aloneStarter(kubeConfig, admin);
+    await seedEngineAlone(startAlone, aloneDir, auth);
     const timeline = await watchWakeTimeline(kubeConfig, ref);
     stops.push(async () => timeline.stop());
     await waitHibernated(kubeConfig);
@@ -222,7 +265,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < WAKES; i++) {
       await waitHibernated(kubeConfig);
       // Alternating, so that the engine alone and the wakes meet the same load on the machine.
-      alone.push(await engineAlone(aloneDir));
+      alone.push(await engineAlone(startAlone, aloneDir, auth));
       timeline.reset();
       const sentAt = performance.now();
       const answer = await get(`${endpoint}/bench/doc`, auth);
@@ -253,6 +296,8 @@ async function main(): Promise<void> {
 
     const coldMs = wakes.map((w) => w.ms);
     const report = {
+      engine: describeCouchEngine(),
+      loadAverage: os.loadavg().map((load) => round(load, 1)),
       wakes: WAKES,
       coldStartMs: {
         p50: round(quantile(coldMs, 0.5)),

@@ -34,6 +34,11 @@ export function buildCouchDbIni(input: CouchDbIniInput): string {
     `uuid = ${input.serverUuid}`,
     'single_node = true',
     '',
+    // One copy of each shard: the default (3) asks one node for three, which CouchDB refuses and
+    // cuts to one with an error in its log for each system database it makes at first start.
+    '[cluster]',
+    'n = 1',
+    '',
     '[chttpd]',
     'bind_address = 0.0.0.0',
     `port = ${COUCHDB_PORT}`,
