@@ -7,12 +7,12 @@ import type { PendingMessage } from '../core/message-answer.js';
 import { flowLimitsJson } from '../core/flow-control.js';
 import { cancelFlowControlMessages } from '../scripts/cancel-flow-control-messages.js';
 import { cancelMessages } from '../scripts/cancel-messages.js';
+import { findPendingMessage } from '../scripts/find-pending-message.js';
 import type { QueueWakeups } from './queue-wakeups.js';
 
 type RawEntry = [Buffer, Buffer[] | null];
 
 interface BufferCommands {
-  hgetBuffer(key: string, field: string): Promise<Buffer | null>;
   xrangeBuffer(...args: (string | number)[]): Promise<RawEntry[]>;
   hscanBuffer(...args: (string | number)[]): Promise<[Buffer, Buffer[]]>;
 }
@@ -57,22 +57,26 @@ export class PendingMessages {
     this.buffers = redis as unknown as BufferCommands;
   }
 
+  /**
+   * The message, read in one script wherever it is (find-pending-message.ts): a message being
+   * delivered moves between the stores, and two reads could fall between two moves. The due time
+   * is read after; a message that moved on since has none.
+   */
   async find(id: string): Promise<PendingMessage | undefined> {
-    const scheduled = decodedOrUndefined(await this.buffers.hgetBuffer(this.keys.scheduledMessages, id));
-    if (scheduled) {
-      // A flow-control message waits for its due time in its key's own set.
-      const schedule =
-        scheduled.flowControl === undefined
-          ? this.keys.schedule
-          : this.keys.flowControlDue(scheduled.flowControl.key);
-      const score = await this.redis.zscore(schedule, id);
-      return { message: scheduled, state: 'scheduled', ...(score !== null && { dueAt: Number(score) }) };
-    }
-    const entryId = await this.redis.hget(this.keys.streamIndex, id);
-    if (entryId === null) return undefined;
-    const [entry] = await this.buffers.xrangeBuffer(this.keys.stream, entryId, entryId);
-    const message = decodedOrUndefined(messageOf(entry?.[1] ?? null));
-    return message && { message, state: 'queued' };
+    const k = this.keys;
+    const found = (await findPendingMessage.runForBuffers(
+      this.redis,
+      [k.scheduledMessages, k.streamIndex, k.stream],
+      [id, MESSAGE_FIELD],
+    )) as [Buffer, Buffer] | null;
+    const message = decodedOrUndefined(found?.[1]);
+    if (!found || !message) return undefined;
+    if (found[0].toString() === 'queued') return { message, state: 'queued' };
+    // A flow-control message waits for its due time in its key's own set.
+    const schedule =
+      message.flowControl === undefined ? k.schedule : k.flowControlDue(message.flowControl.key);
+    const score = await this.redis.zscore(schedule, id);
+    return { message, state: 'scheduled', ...(score !== null && { dueAt: Number(score) }) };
   }
 
   /**
