@@ -1,20 +1,11 @@
 /**
  * Durations as QStash writes them in Upstash-Delay, Upstash-Timeout and a binding's limits: a bare
  * number of seconds ("30"), or a sequence of <number><unit> with units ms, s, m, h, d ("10s",
- * "5m", "2d", "1h30m"). Kubernetes durations ("168h") are a subset, so one parser serves both.
+ * "5m", "2d", "1h30m"). Kubernetes durations ("168h") are a subset; duration.ts parses both.
  */
+import { DURATION_UNIT_MS, durationPattern, QSTASH_DURATION, readDuration } from './duration.js';
 
-export const QSTASH_DURATION_PATTERN = '^([0-9]+|([0-9]+(ms|s|m|h|d))+)$';
-const DURATION_REGEX = new RegExp(QSTASH_DURATION_PATTERN);
-const PART_REGEX = /([0-9]+)(ms|s|m|h|d)/g;
-const UNIT_MS: Readonly<Record<string, number>> = {
-  ms: 1,
-  s: 1_000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-};
-
+export const QSTASH_DURATION_PATTERN = durationPattern(QSTASH_DURATION);
 export class InvalidQStashDurationError extends Error {
   readonly code = 'InvalidQStashDuration';
   constructor(readonly value: string) {
@@ -23,19 +14,10 @@ export class InvalidQStashDurationError extends Error {
   }
 }
 
-/** Milliseconds in `value` (surrounding spaces ignored). Throws InvalidQStashDurationError. */
+/** Milliseconds in `value` (surrounding spaces ignored; duration.ts). Throws InvalidQStashDurationError. */
 export function parseQStashDuration(value: string): number {
-  const text = value.trim();
-  if (!DURATION_REGEX.test(text)) throw new InvalidQStashDurationError(value);
-  if (/^[0-9]+$/.test(text)) return checked(value, Number(text) * 1_000);
-  let total = 0;
-  for (const [, amount, unit] of text.matchAll(PART_REGEX))
-    total += Number(amount) * (UNIT_MS[unit ?? ''] ?? 0);
-  return checked(value, total);
-}
-
-function checked(value: string, ms: number): number {
-  if (!Number.isSafeInteger(ms)) throw new InvalidQStashDurationError(value);
+  const ms = readDuration(value, QSTASH_DURATION);
+  if (ms === undefined || !Number.isSafeInteger(ms)) throw new InvalidQStashDurationError(value);
   return ms;
 }
 
@@ -45,7 +27,7 @@ export function formatQStashDuration(ms: number): string {
   let rest = ms;
   let text = '';
   for (const unit of ['d', 'h', 'm', 's', 'ms']) {
-    const size = UNIT_MS[unit]!;
+    const size = DURATION_UNIT_MS[unit]!;
     const amount = Math.floor(rest / size);
     if (amount > 0) text += `${amount}${unit}`;
     rest -= amount * size;

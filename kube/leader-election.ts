@@ -2,6 +2,7 @@ import type { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Logger } from 'winston';
 import { errorMessage } from '../observability/logger.js';
 import { callKube, isAlreadyExists, isConflict, isNotFound } from './errors.js';
+import { InterruptibleSleep } from './controller-runtime/interruptible-sleep.js';
 import { formatMicroTime } from './micro-time.js';
 
 /** A coordination.k8s.io/v1 Lease as JSON: read and written raw so renewTime keeps its microseconds. */
@@ -81,7 +82,7 @@ export class LeaderElector {
   private leading = false;
   private stopped = false;
   private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly waits = new InterruptibleSleep();
   private observed: { holder: string; renewTime: string; at: number } | undefined;
   private readonly logger: Logger;
 
@@ -103,7 +104,7 @@ export class LeaderElector {
   /** Stops reconciling (if leading), releases the Lease, and ends the loop. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
+    this.waits.interrupt();
     await this.loop;
   }
 
@@ -112,7 +113,7 @@ export class LeaderElector {
       if (await this.attempt(this.options.renewDeadlineMs)) {
         await this.lead();
       } else {
-        await this.sleep(this.options.retryPeriodMs);
+        await this.waits.sleep(this.options.retryPeriodMs);
       }
     }
   }
@@ -124,7 +125,7 @@ export class LeaderElector {
     let lastRenewal = Date.now();
     let lost = false;
     while (!this.stopped) {
-      await this.sleep(this.options.retryPeriodMs);
+      await this.waits.sleep(this.options.retryPeriodMs);
       if (this.stopped) break;
       const remaining = lastRenewal + this.options.renewDeadlineMs - Date.now();
       if (remaining > 0 && (await this.attempt(remaining))) {
@@ -152,7 +153,7 @@ export class LeaderElector {
         return true;
       },
     );
-    const stoppedInTime = await Promise.race([stopping, this.sleep(graceMs).then(() => false)]);
+    const stoppedInTime = await Promise.race([stopping, this.waits.sleep(graceMs).then(() => false)]);
     if (!stoppedInTime) this.logger.warn('reconciles still running at the end of the grace', { graceMs });
     this.options.onLostLeadership();
   }
@@ -289,17 +290,6 @@ export class LeaderElector {
 
   private ref() {
     return { ...LEASE_API, namespace: this.options.namespace };
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
   }
 }
 

@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { ENV_DURATION, readDuration } from '../api/duration.js';
 
 /**
  * Reads typed values from an environment and collects every problem instead of stopping at the
@@ -14,17 +15,10 @@ export class ConfigError extends Error {
   }
 }
 
-const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-
-/** `500ms`, `10s`, `15m`, `1h`, or combinations like `1m30s`; undefined when not a duration. */
+/** `500ms`, `10s`, `15m`, `1h`, `1.5s`, or combinations like `1m30s`; undefined when not a duration. */
 export function parseDurationMs(text: string): number | undefined {
-  const trimmed = text.trim();
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(trimmed)) return undefined;
-  let total = 0;
-  for (const [, amount, , unit] of trimmed.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) {
-    total += Number(amount) * (DURATION_UNITS_MS[unit ?? ''] ?? Number.NaN);
-  }
-  return Number.isFinite(total) ? Math.round(total) : undefined;
+  const ms = readDuration(text, ENV_DURATION);
+  return ms !== undefined && Number.isFinite(ms) ? ms : undefined;
 }
 
 export class EnvReader {

@@ -1,8 +1,8 @@
-import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
+import type { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Logger } from 'winston';
 import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
 import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
-import { callKube } from '../../kube/errors.js';
+import { patchAnnotation } from '../../kube/annotation-patch.js';
 import { errorMessage } from '../../observability/logger.js';
 import { objectKey } from '../../kube/controller-runtime/object-key.js';
 import { GATEWAY_FIELD_MANAGER } from '../field-manager.js';
@@ -87,19 +87,17 @@ export class Waker {
 /** The production writer: a JSON merge patch of one annotation on the CouchInstance. */
 export function wakeRequestWriter(customObjects: CustomObjectsApi): WakeRequestWriter {
   return async (instance, requestedAt) => {
-    await callKube(() =>
-      customObjects.patchNamespacedCustomObject(
-        {
-          group: SETTEE_GROUP,
-          version: SETTEE_VERSION,
-          plural: COUCH_INSTANCE_PLURAL,
-          namespace: instance.namespace,
-          name: instance.name,
-          body: { metadata: { annotations: { [ANNOTATION_WAKE_REQUESTED]: requestedAt } } },
-          fieldManager: GATEWAY_FIELD_MANAGER,
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      ),
-    );
+    await patchAnnotation(customObjects, {
+      object: {
+        group: SETTEE_GROUP,
+        version: SETTEE_VERSION,
+        plural: COUCH_INSTANCE_PLURAL,
+        namespace: instance.namespace,
+        name: instance.name,
+      },
+      annotation: ANNOTATION_WAKE_REQUESTED,
+      value: requestedAt,
+      fieldManager: GATEWAY_FIELD_MANAGER,
+    });
   };
 }

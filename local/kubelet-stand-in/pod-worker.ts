@@ -11,6 +11,7 @@ import type { Logger } from 'winston';
 import { COUCHDB_PORT } from '../../api/contract.js';
 import { callKube, isNotFound } from '../../kube/errors.js';
 import type { EventRecord, EventRecorder } from '../../kube/events.js';
+import { InterruptibleSleep } from '../../kube/controller-runtime/interruptible-sleep.js';
 import { errorMessage } from '../../observability/logger.js';
 import {
   CouchEngineUnavailableError,
@@ -63,7 +64,7 @@ export class PodWorker {
   private pod: V1Pod;
   private engine: CouchEngine | undefined;
   private stopping = false;
-  private interrupt: (() => void) | undefined;
+  private readonly waits = new InterruptibleSleep();
   private loop: Promise<void> | undefined;
   private podIP: string | undefined;
   private restartCount: number;
@@ -97,7 +98,7 @@ export class PodWorker {
   /** Stops the container within `graceMs` (SIGTERM, then SIGKILL) and ends the worker. */
   async terminate(graceMs: number): Promise<void> {
     this.stopping = true;
-    this.interrupt?.();
+    this.waits.interrupt();
     const engine = this.engine;
     if (engine) {
       await this.event({
@@ -125,7 +126,7 @@ export class PodWorker {
       const prepared = await this.prepare();
       if ('waiting' in prepared) {
         await this.report({ kind: 'waiting', ...prepared.waiting });
-        await this.sleep(WAIT_RETRY_MS);
+        await this.waits.sleep(WAIT_RETRY_MS);
         continue;
       }
       this.podIP ??= await allocatePodAddress(port, this.deps.addresses);
@@ -150,7 +151,7 @@ export class PodWorker {
           reason: 'BackOff',
           message: 'Back-off restarting failed container',
         });
-        await this.sleep(delayMs);
+        await this.waits.sleep(delayMs);
       }
     }
   }
@@ -255,7 +256,7 @@ export class PodWorker {
     let finished: RunEnd | undefined;
     void exited.then((end) => {
       finished = end;
-      this.interrupt?.();
+      this.waits.interrupt();
     });
     const podIP = this.podIP ?? '';
     const startup = container.startupProbe ? new ProbeState(container.startupProbe, startedAt) : undefined;
@@ -282,7 +283,7 @@ export class PodWorker {
         await exited;
         break;
       }
-      await this.sleep(Math.max(0, due - Date.now()));
+      await this.waits.sleep(Math.max(0, due - Date.now()));
       if (this.stopping || finished) break;
       const now = Date.now();
       if (!started && startup && startup.nextAt <= now) {
@@ -357,17 +358,6 @@ export class PodWorker {
 
   private event(record: EventRecord): Promise<void> {
     return this.deps.events.record({ apiVersion: 'v1', kind: 'Pod', metadata: this.pod.metadata }, record);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.interrupt = done;
-    });
   }
 
   private containerName(): string {

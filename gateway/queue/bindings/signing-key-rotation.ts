@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
+import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import { ANNOTATION_ROTATE_SIGNING_KEYS, QUEUE_BINDING_PLURAL } from '../../../api/queue-binding.js';
-import { callKube } from '../../../kube/errors.js';
+import { patchAnnotation } from '../../../kube/annotation-patch.js';
 import { GATEWAY_FIELD_MANAGER } from '../../field-manager.js';
 import type { BindingRegistry, QueueTarget } from '../core/binding-registry.js';
 import { KeyRotationPendingError, KeyRotationTimeoutError } from '../core/errors.js';
@@ -31,20 +31,18 @@ export function signingKeysOf(target: QueueTarget): SigningKeys {
 /** The production writer: a JSON merge patch of the one annotation the operator watches for rotations. */
 export function rotationAnnotationWriter(customObjects: CustomObjectsApi): RotationRequestWriter {
   return async (binding, requestValue) => {
-    await callKube(() =>
-      customObjects.patchNamespacedCustomObject(
-        {
-          group: SETTEE_GROUP,
-          version: SETTEE_VERSION,
-          plural: QUEUE_BINDING_PLURAL,
-          namespace: binding.namespace,
-          name: binding.name,
-          body: { metadata: { annotations: { [ANNOTATION_ROTATE_SIGNING_KEYS]: requestValue } } },
-          fieldManager: GATEWAY_FIELD_MANAGER,
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      ),
-    );
+    await patchAnnotation(customObjects, {
+      object: {
+        group: SETTEE_GROUP,
+        version: SETTEE_VERSION,
+        plural: QUEUE_BINDING_PLURAL,
+        namespace: binding.namespace,
+        name: binding.name,
+      },
+      annotation: ANNOTATION_ROTATE_SIGNING_KEYS,
+      value: requestValue,
+      fieldManager: GATEWAY_FIELD_MANAGER,
+    });
   };
 }
 
