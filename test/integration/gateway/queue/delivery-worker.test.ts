@@ -62,6 +62,46 @@ describe('delivery workers on a real Redis', () => {
     expect(byWorker.a + byWorker.b).toBe(200);
   });
 
+  it('when the poll interval and the read block are 10 s, then a message reaches an idle worker, and a burst a worker with every slot taken, without waiting for either', async () => {
+    // Nothing on the delivery path may wait for a timer: an idle worker is woken by the blocking
+    // read, a full one by its deliveries finishing. Each bound is an order of magnitude below 10 s.
+    const { config, store } = setup({ pollIntervalMs: 10_000, blockMs: 10_000, workerConcurrency: 4 });
+    startWorker(config);
+    // The worker's first read (group created, blocking) is what the first message must wake.
+    const groups = () =>
+      f.redis.xinfo('GROUPS', queueKeys(config.keyPrefix).stream).then(
+        (reply) => (reply as unknown[]).length,
+        () => 0,
+      );
+    await waitFor('the worker to be reading', async () => ((await groups()) > 0 ? true : undefined), {
+      timeoutMs: 5_000,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const lone = createMessage(request('/idle'));
+    const storedAt = Date.now();
+    await store.enqueue([lone]);
+    await waitFor(
+      'the lone delivery',
+      async () => (f.destination.attemptsOf(lone.id).length > 0 ? true : undefined),
+      {
+        timeoutMs: 5_000,
+      },
+    );
+    expect(f.destination.attemptsOf(lone.id)[0]!.at - storedAt).toBeLessThan(1_000);
+
+    // 40 messages through 4 slots, each answer 20 ms late: the read waits for free slots ten times.
+    f.destination.answer = () => ({ status: 200, delayMs: 20 });
+    const burst = Array.from({ length: 40 }, (_, i) => createMessage(request(`/burst/${i}`)));
+    const burstAt = Date.now();
+    await store.enqueue(burst);
+    await waitFor('the burst', async () => (deliveredIds().size > burst.length ? true : undefined), {
+      timeoutMs: 5_000,
+    });
+    expect(Math.max(...burst.map((m) => f.destination.attemptsOf(m.id)[0]!.at)) - burstAt).toBeLessThan(
+      3_000,
+    );
+  });
+
   it('when a worker dies mid-delivery, then another worker reclaims its messages after the idle time and delivers them', async () => {
     // The dying worker's deliveries must not time out (a failed attempt, with a retry) before it is
     // killed below: 2 s leaves a loaded machine time to see all 10 arrive and cut it off.
