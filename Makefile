@@ -9,7 +9,7 @@ SHELL := /bin/bash
 NPM_STAMP := node_modules/.settee-installed
 JEST := node --experimental-vm-modules --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js
 
-.PHONY: help deps system-deps bench-deps kube-tools s3-server fauxton couchdb-release web run test lint build unit bench format clean chart-crds images
+.PHONY: help deps system-deps bench-deps kube-tools s3-server fauxton couchdb-release web run test lint build unit bench format clean crds chart-crds images
 
 help:
 	@echo "make run    start the platform locally (control plane, Redis, operator, gateway)"
@@ -67,12 +67,17 @@ couchdb-release:
 deps: $(NPM_STAMP) system-deps kube-tools s3-server fauxton couchdb-release
 
 lint: $(NPM_STAMP) kube-tools
-	@echo "==> lint (eslint, import rules, prettier, chart)"
+	@echo "==> lint (eslint, import rules, prettier, CRDs from their TypeScript, chart)"
 	npx eslint .
 	npx depcruise --config .dependency-cruiser.cjs .
 	npx prettier --check . --log-level warn
+	npx tsx local/tools/render-crds.ts --check
 	bash local/tools/sync-chart-crds.sh --check
 	"$$(bash local/tools/build-kube-tools.sh)/helm" lint --strict charts/settee
+
+# The CRDs, rendered from TypeScript into crds/, the chart's copy and docs/crds.md (docs/helm.md).
+crds: $(NPM_STAMP)
+	npx tsx local/tools/render-crds.ts
 
 # The chart ships a copy of crds/ (Helm installs CRDs only from the chart's own crds/ folder).
 chart-crds:

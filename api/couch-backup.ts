@@ -1,5 +1,12 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { SETTEE_GROUP, type SETTEE_API_VERSION } from './contract.js';
+import type {
+  COUCH_BACKUP_PHASES,
+  COUCH_BACKUP_SPEC_SCHEMA,
+  COUCH_BACKUP_STATUS_SCHEMA,
+  COUCH_BACKUP_TRIGGERS,
+} from './couch-backup-schema.js';
+import type { Infer } from './crd-schema.js';
 
 /**
  * CouchBackup: one backup of one CouchInstance, as CloudNativePG's Backup is of a Cluster. The
@@ -14,54 +21,14 @@ export const COUCH_BACKUP_SINGULAR = 'couchbackup';
 export const COUCH_BACKUP_SHORT_NAME = 'cbak';
 export const COUCH_BACKUP_CRD_NAME = `${COUCH_BACKUP_PLURAL}.${SETTEE_GROUP}`;
 
-export const COUCH_BACKUP_PHASES = ['Pending', 'Running', 'Completed', 'Failed', 'Skipped'] as const;
+export { COUCH_BACKUP_PHASES, COUCH_BACKUP_TRIGGERS } from './couch-backup-schema.js';
 export type CouchBackupPhase = (typeof COUCH_BACKUP_PHASES)[number];
-
-/** Who asked for the backup. */
-export const COUCH_BACKUP_TRIGGERS = ['Manual', 'Scheduled', 'Hibernation'] as const;
 export type CouchBackupTrigger = (typeof COUCH_BACKUP_TRIGGERS)[number];
 
-export interface CouchBackupSpec {
-  /** The CouchInstance to back up, in the backup's own namespace. */
-  instance: string;
-  /** Default Manual (defaulted by the API server). */
-  trigger?: CouchBackupTrigger;
-}
-
-export interface CouchBackupStatus {
-  phase?: CouchBackupPhase;
-  /** RFC 3339. */
-  startedAt?: string;
-  completedAt?: string;
-  /** Bytes of the compressed archive in the bucket. */
-  size?: number;
-  /** Databases in the backup (system databases included). */
-  databases?: number;
-  /** Documents in the backup (design documents included, deleted ones not). */
-  documents?: number;
-  /** The archive's address, `s3://<bucket>/<key>`. */
-  location?: string;
-  /** The manifest's address, `s3://<bucket>/<key>`, written last: no manifest, no backup. */
-  manifest?: string;
-  /**
-   * The instance's storage Secret the backup was written with (absent: the cluster's object
-   * storage): a restore reads the backup from there, whatever storage the restoring instance uses.
-   */
-  storageSecret?: string;
-  /** The CouchDB version the instance reported. */
-  couchdbVersion?: string;
-  /** sha256 of the compressed archive, hex. */
-  sha256?: string;
-  /**
-   * A digest of every database's name and update sequence when the backup started: equal digests
-   * mean no database changed, which is how an instance is known unchanged since its last backup.
-   */
-  dataFingerprint?: string;
-  /** Tries so far (a failed try is retried with a doubling delay, up to SETTEE_BACKUP_ATTEMPTS). */
-  attempts?: number;
-  /** Why it failed or was skipped, or what it waits for, for a person. */
-  message?: string;
-}
+// The types are those of the CRD's schema (couch-backup-schema.ts), whose descriptions say what each
+// field holds (kubectl explain cbak.status).
+export type CouchBackupSpec = Infer<typeof COUCH_BACKUP_SPEC_SCHEMA>;
+export type CouchBackupStatus = Infer<typeof COUCH_BACKUP_STATUS_SCHEMA>;
 
 export interface CouchBackup {
   apiVersion: typeof SETTEE_API_VERSION;

@@ -1,6 +1,19 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { SETTEE_GROUP, type SETTEE_API_VERSION } from './contract.js';
 import type { Condition } from './conditions.js';
+import type {
+  COUCH_INSTANCE_ADDONS_SCHEMA,
+  COUCH_INSTANCE_PLANS,
+  COUCH_INSTANCE_RESTORE_SCHEMA,
+  COUCH_INSTANCE_SPEC_SCHEMA,
+  RESOURCE_REQUIREMENTS_SCHEMA,
+} from './couch-instance-schema.js';
+import type {
+  COUCH_INSTANCE_PHASES,
+  COUCH_INSTANCE_STATUS_SCHEMA,
+  RESTORE_PHASES,
+} from './couch-instance-status-schema.js';
+import type { Infer, SameFields } from './crd-schema.js';
 
 export const COUCH_INSTANCE_KIND = 'CouchInstance';
 export const COUCH_INSTANCE_PLURAL = 'couchinstances';
@@ -8,66 +21,23 @@ export const COUCH_INSTANCE_SINGULAR = 'couchinstance';
 export const COUCH_INSTANCE_SHORT_NAME = 'couch';
 export const COUCH_INSTANCE_CRD_NAME = `${COUCH_INSTANCE_PLURAL}.${SETTEE_GROUP}`;
 
-export type CouchInstancePlan = 'free' | 'paid';
-
-export const COUCH_INSTANCE_PHASES = [
-  'Pending',
-  'Starting',
-  'Running',
-  'Hibernating',
-  'Hibernated',
-  'Waking',
-  'Restoring',
-  'Failed',
-] as const;
+export { COUCH_INSTANCE_PHASES } from './couch-instance-status-schema.js';
 export type CouchInstancePhase = (typeof COUCH_INSTANCE_PHASES)[number];
+export type CouchInstancePlan = (typeof COUCH_INSTANCE_PLANS)[number];
 
+// The spec's types are those of the CRD's schema (couch-instance-schema.ts), whose descriptions say
+// what each field does (kubectl explain couch.spec): what the API server accepts is what they allow.
 /** CPU and memory as Kubernetes quantities ("500m", "256Mi"). */
-export interface ResourceAmounts {
-  cpu?: string;
-  memory?: string;
-}
-
-export interface ResourceRequirements {
-  requests?: ResourceAmounts;
-  limits?: ResourceAmounts;
-}
-
-export interface CouchInstanceAddons {
-  /** Replaces storage.size, which the free envelope caps. */
-  largerStorage?: { size: string };
-  /** Scheduled backups to object storage (docs/backups.md); never run against a hibernated instance. */
-  backups?: {
-    schedule: string;
-    retain?: number;
-    /** A Secret in the instance's namespace naming its own bucket (STORAGE_SECRET_KEYS in couch-backup.ts). */
-    storageSecret?: string;
-  };
-  regionPinning?: { region: string };
-}
-
-/** What a tenant writes. Optional fields are defaulted by the API server or by the operator. */
-export interface CouchInstanceSpec {
-  version?: string;
-  image?: string;
-  plan?: CouchInstancePlan;
-  keepAlive?: boolean;
-  hibernation?: { idleAfter?: string };
-  storage?: { size?: string; storageClassName?: string };
-  addons?: CouchInstanceAddons;
-  resources?: ResourceRequirements;
-  /** Fill the new instance from a backup before it reports Ready (docs/backups.md). Set at creation only. */
-  restore?: CouchInstanceRestoreSource;
-}
-
+export type ResourceRequirements = Infer<typeof RESOURCE_REQUIREMENTS_SCHEMA>;
+export type ResourceAmounts = NonNullable<ResourceRequirements['requests']>;
+export type CouchInstanceAddons = Infer<typeof COUCH_INSTANCE_ADDONS_SCHEMA>;
 /** Which backup to restore: one by name, or an instance's newest (completed at or before a time). */
-export interface CouchInstanceRestoreSource {
-  backup?: string;
-  instance?: string;
-  /** RFC 3339; only with instance. */
-  before?: string;
-}
+export type CouchInstanceRestoreSource = Infer<typeof COUCH_INSTANCE_RESTORE_SCHEMA>;
+/** What a tenant writes. Optional fields are defaulted by the API server or by the operator. */
+export type CouchInstanceSpec = Infer<typeof COUCH_INSTANCE_SPEC_SCHEMA>;
 
+// The status types say more than the schema (what this operator always writes together); the check
+// at the end of the file holds them to the schema's fields and value types at every depth.
 /**
  * With addons.backups: the schedule in force and since when. Scheduled runs are owed from that
  * moment on, so a schedule turned on (or changed) later first runs at its next cron time.
@@ -82,7 +52,7 @@ export interface CouchInstanceBackupScheduleStatus {
 export interface CouchInstanceRestoreStatus {
   /** The CouchBackup restored from; absent while an instance's newest cannot be chosen yet. */
   backup?: string;
-  phase: 'Restoring' | 'Completed' | 'Failed';
+  phase: (typeof RESTORE_PHASES)[number];
   completedAt?: string;
   databases?: number;
   documents?: number;
@@ -177,3 +147,9 @@ export interface CouchInstance {
   spec: CouchInstanceSpec;
   status?: CouchInstanceStatus;
 }
+
+/** Fails the type-check when CouchInstanceStatus and the CRD's status schema name different fields. */
+export const STATUS_MATCHES_SCHEMA: SameFields<
+  CouchInstanceStatus,
+  Infer<typeof COUCH_INSTANCE_STATUS_SCHEMA>
+> = true;

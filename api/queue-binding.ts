@@ -1,7 +1,17 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { SETTEE_API_VERSION } from './contract.js';
 import { QUEUE_PATH_PREFIX, SETTEE_GROUP } from './contract.js';
-import type { Condition } from './conditions.js';
+import type { Infer } from './crd-schema.js';
+import type {
+  QUEUE_BINDING_CONNECTION_SCHEMA,
+  QUEUE_BINDING_LIMITS_SCHEMA,
+  QUEUE_BINDING_SPEC_SCHEMA,
+  QUEUE_BINDING_STATUS_LIMITS_SCHEMA,
+  QUEUE_BINDING_STATUS_SCHEMA,
+  QUEUE_ENGINES,
+  SECRET_KEY_REF_SCHEMA,
+  SIGNING_KEY_STATUS_SCHEMA,
+} from './queue-binding-schema.js';
 
 /**
  * QueueBinding: the webhook queue of one tenant's Valkey or Redis database. The operator derives
@@ -15,116 +25,36 @@ export const QUEUE_BINDING_SINGULAR = 'queuebinding';
 export const QUEUE_BINDING_SHORT_NAME = 'qb';
 export const QUEUE_BINDING_CRD_NAME = `${QUEUE_BINDING_PLURAL}.${SETTEE_GROUP}`;
 
-/** The engines that have a queue; the CRD's enum rejects every other one. */
-export const QUEUE_ENGINES = ['valkey', 'redis'] as const;
+export {
+  DEFAULT_DATABASE_PORT,
+  DEFAULT_DEAD_LETTER_RETENTION,
+  DEFAULT_DEDUPLICATION_WINDOW,
+  DEFAULT_EVENT_RETENTION,
+  DEFAULT_MAX_DELAY,
+  DEFAULT_MAX_EVENTS,
+  QUEUE_ENGINES,
+} from './queue-binding-schema.js';
+
+// The types are those of the CRD's schema (queue-binding-schema.ts): a field cannot be in one and
+// missing from the other, and its words are in the schema's descriptions (kubectl explain qb.spec).
 export type QueueEngine = (typeof QUEUE_ENGINES)[number];
-
-export const DEFAULT_DATABASE_PORT = 6379;
-
-export interface SecretKeyRef {
-  name: string;
-  key: string;
-}
-
-export interface QueueBindingConnection {
-  host: string;
-  /** Default {@link DEFAULT_DATABASE_PORT} (defaulted by the API server). */
-  port?: number;
-  tls?: boolean;
-  /** Database index for SELECT; default 0. */
-  db?: number;
-  /** The database password: also the queue's bearer token (VQUEUE_TOKEN). */
-  passwordSecretRef: SecretKeyRef;
-}
-
+export type SecretKeyRef = Infer<typeof SECRET_KEY_REF_SCHEMA>;
+export type QueueBindingConnection = Infer<typeof QUEUE_BINDING_CONNECTION_SCHEMA>;
+/** A field left out takes the operator's default (queue-limits.ts); status.limits shows them resolved. */
+export type QueueBindingLimits = Infer<typeof QUEUE_BINDING_LIMITS_SCHEMA>;
+export type QueueBindingSpec = Infer<typeof QUEUE_BINDING_SPEC_SCHEMA>;
 /**
- * Limits the gateway applies to the binding's queue. A field left out takes the operator's
- * default (queue-limits.ts); status.limits shows every field as resolved.
+ * Keys are never stored: each one is derived from the operator's master secret, the binding's uid
+ * and a generation number, so only the numbers are kept.
  */
-export interface QueueBindingLimits {
-  /**
-   * The longest a message may wait before its first delivery (Upstash-Delay, Upstash-Not-Before),
-   * as a QStash duration such as `7d` or `36h`; default {@link DEFAULT_MAX_DELAY}.
-   */
-  maxDelay?: string;
-  /**
-   * How long a publish with Upstash-Deduplication-Id or Upstash-Content-Based-Deduplication
-   * keeps later duplicates out, as a QStash duration; default {@link DEFAULT_DEDUPLICATION_WINDOW}.
-   */
-  deduplicationWindow?: string;
-  /** How long a dead letter is kept, as a QStash duration; default {@link DEFAULT_DEAD_LETTER_RETENTION}. */
-  deadLetterRetention?: string;
-  /** The most dead letters kept; default the operator's SETTEE_QUEUE_MAX_DEAD_LETTERS. */
-  maxDeadLetters?: number;
-  /** How long events are kept, as a QStash duration; default {@link DEFAULT_EVENT_RETENTION}. */
-  eventRetention?: string;
-  /** The most events kept; default {@link DEFAULT_MAX_EVENTS}. */
-  maxEvents?: number;
-  /** The most queues (`/v2/queues`); default the operator's SETTEE_QUEUE_MAX_QUEUES. */
-  maxQueues?: number;
-  /** The largest parallelism of one queue; default the operator's SETTEE_QUEUE_MAX_QUEUE_PARALLELISM. */
-  maxQueueParallelism?: number;
-  /** The most active (unpaused) schedules (`/v2/schedules`); default the operator's SETTEE_QUEUE_MAX_SCHEDULES. */
-  maxSchedules?: number;
-  /** The most URL groups (`/v2/topics`); default the operator's SETTEE_QUEUE_MAX_URL_GROUPS. */
-  maxUrlGroups?: number;
-  /** The most endpoints of one URL group; default the operator's SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS. */
-  maxUrlGroupEndpoints?: number;
-}
-
-export interface QueueBindingSpec {
-  engine: QueueEngine;
-  connection: QueueBindingConnection;
-  limits?: QueueBindingLimits;
-}
-
-/** QStash's own longest delay on its paid plans. */
-export const DEFAULT_MAX_DELAY = '7d';
-/** QStash keeps dead letters for 7 days on its paid plans. */
-export const DEFAULT_DEAD_LETTER_RETENTION = '7d';
-/** QStash keeps logs for 3 days on its paid plans. */
-export const DEFAULT_EVENT_RETENTION = '3d';
-export const DEFAULT_MAX_EVENTS = 100_000;
-
-/** Duplicates of a message are kept out for this long after it was published. */
-export const DEFAULT_DEDUPLICATION_WINDOW = '10m';
-
+export type SigningKeyStatus = Infer<typeof SIGNING_KEY_STATUS_SCHEMA>;
 /**
- * Where the signing keys stand. Keys are never stored: each one is derived from the operator's
- * master secret, the binding's uid and a generation number, so only the numbers are kept. As in
- * QStash there are always two keys: deliveries are signed with the current one, receivers verify
- * with either, and a rotation makes the next key current and derives a new next.
+ * The schema's status, except that this operator always writes every limit in status.limits (the
+ * schema's own status.limits fields are optional, so the API server keeps what older operators wrote).
  */
-export interface SigningKeyStatus {
-  /** Generation of VQUEUE_CURRENT_SIGNING_KEY, the key deliveries are signed with. */
-  currentGeneration: number;
-  /**
-   * Generation of VQUEUE_NEXT_SIGNING_KEY: always currentGeneration + 1. Absent only in a status
-   * written by an operator older than the two-key model, which the next pass upgrades.
-   */
-  nextGeneration?: number;
-  /**
-   * Only on a rotation that an older operator started with a grace period: when it completes
-   * (the next key becomes current and a new next is derived). Never written by this operator.
-   */
-  promoteAfter?: string;
-  /** The value of ANNOTATION_ROTATE_SIGNING_KEYS that the last rotation answered. */
-  rotationRequest?: string;
-}
-
-export interface QueueBindingStatus {
-  queueUrl?: string;
-  /** Name of the Secret with exactly VQUEUE_URL, VQUEUE_TOKEN, VQUEUE_CURRENT_SIGNING_KEY, VQUEUE_NEXT_SIGNING_KEY. */
-  envSecret?: string;
-  signingKeys?: SigningKeyStatus;
-  /**
-   * Every limit as the gateway enforces it: spec.limits where set, the operator's defaults
-   * otherwise (the same shape as spec.limits, with every field present).
-   */
-  limits?: Required<QueueBindingLimits>;
-  observedGeneration?: number;
-  conditions?: Condition[];
-}
+export type QueueBindingStatus = Omit<Infer<typeof QUEUE_BINDING_STATUS_SCHEMA>, 'limits'> & {
+  limits?: Required<Infer<typeof QUEUE_BINDING_STATUS_LIMITS_SCHEMA>>;
+};
 
 export interface QueueBinding {
   apiVersion: typeof SETTEE_API_VERSION;

@@ -1,0 +1,270 @@
+import { QSTASH_DURATION_PATTERN } from './qstash-duration.js';
+import { array, boolean, integer, object, string, stringEnum } from './crd-schema.js';
+
+/**
+ * The OpenAPI v3 schema of QueueBinding: the CRD's structural schema (crds/queuebinding.yaml is
+ * rendered from it), the source of its TypeScript types (queue-binding.ts) and of docs/crds.md.
+ */
+
+/** The engines that have a queue; the CRD's enum rejects every other one. */
+export const QUEUE_ENGINES = ['valkey', 'redis'] as const;
+
+export const DEFAULT_DATABASE_PORT = 6379;
+/** QStash's own longest delay on its paid plans. */
+export const DEFAULT_MAX_DELAY = '7d';
+/** QStash keeps dead letters for 7 days on its paid plans. */
+export const DEFAULT_DEAD_LETTER_RETENTION = '7d';
+/** QStash keeps logs for 3 days on its paid plans. */
+export const DEFAULT_EVENT_RETENTION = '3d';
+export const DEFAULT_MAX_EVENTS = 100_000;
+/** Duplicates of a message are kept out for this long after it was published. */
+export const DEFAULT_DEDUPLICATION_WINDOW = '10m';
+
+const duration = (options: { default: string; description: string }) =>
+  string({ pattern: QSTASH_DURATION_PATTERN, ...options });
+
+export const SECRET_KEY_REF_SCHEMA = object({
+  description:
+    "The Secret key holding the database password, in the binding's namespace. The password is also " +
+    'the queue token (VQUEUE_TOKEN) that publishers send as "Authorization: Bearer <token>".',
+  required: ['name', 'key'],
+  properties: {
+    name: string({ minLength: 1, description: 'Name of the Secret.' }),
+    key: string({ minLength: 1, description: "Key within the Secret's data." }),
+  },
+});
+
+export const QUEUE_BINDING_CONNECTION_SCHEMA = object({
+  description:
+    'How the operator and the gateway reach the database. The database must be Redis 6.2 or newer, or ' +
+    'Valkey (the queue uses Redis Streams and XAUTOCLAIM).',
+  required: ['host', 'passwordSecretRef'],
+  properties: {
+    host: string({ minLength: 1, maxLength: 253, description: 'Host name or IP address of the database.' }),
+    port: integer({
+      minimum: 1,
+      maximum: 65535,
+      default: DEFAULT_DATABASE_PORT,
+      description: `TCP port of the database (default ${DEFAULT_DATABASE_PORT}).`,
+    }),
+    tls: boolean({
+      default: false,
+      description: 'Connect with TLS, verifying the server certificate against the host name.',
+    }),
+    db: integer({
+      minimum: 0,
+      maximum: 1023,
+      default: 0,
+      description: 'Database index selected after connecting (default 0).',
+    }),
+    passwordSecretRef: SECRET_KEY_REF_SCHEMA,
+  },
+});
+
+export const QUEUE_BINDING_LIMITS_SCHEMA = object({
+  description:
+    "Limits the gateway applies to this binding's queue; a field left out takes the operator's default. " +
+    'status.limits shows every limit in force.',
+  properties: {
+    maxDelay: duration({
+      default: DEFAULT_MAX_DELAY,
+      description:
+        'The longest a message may wait before its first delivery, through Upstash-Delay or ' +
+        'Upstash-Not-Before, as a duration such as 7d, 36h or 90m (default 7d). A publish asking for ' +
+        'longer is refused with a 400 that names this field.',
+    }),
+    deduplicationWindow: duration({
+      default: DEFAULT_DEDUPLICATION_WINDOW,
+      description:
+        'How long a message published with Upstash-Deduplication-Id or Upstash-Content-Based-Deduplication ' +
+        'keeps its duplicates out, as a duration such as 10m or 1h (default 10m). A duplicate within the ' +
+        "window is answered with the first message's id and not delivered again.",
+    }),
+    deadLetterRetention: duration({
+      default: DEFAULT_DEAD_LETTER_RETENTION,
+      description:
+        'How long a dead letter (a message out of retries) stays in the dead-letter queue (GET /v2/dlq), ' +
+        'as a duration such as 7d or 36h (default 7d). Older ones are dropped.',
+    }),
+    maxDeadLetters: integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      description:
+        "The most dead letters kept; the oldest go first. Default: the operator's " +
+        'SETTEE_QUEUE_MAX_DEAD_LETTERS (Helm queue.maxDeadLetters, 10000); status.limits shows the value in force.',
+    }),
+    eventRetention: duration({
+      default: DEFAULT_EVENT_RETENTION,
+      description:
+        "How long the messages' events (GET /v2/events, the SDK's logs()) are kept, as a duration such as " +
+        '3d or 12h (default 3d).',
+    }),
+    maxEvents: integer({
+      minimum: 1000,
+      maximum: 10_000_000,
+      default: DEFAULT_MAX_EVENTS,
+      description:
+        'The most events kept (about, the stream is trimmed in whole nodes); the oldest go first (default 100000).',
+    }),
+    maxQueues: integer({
+      minimum: 1,
+      maximum: 100_000,
+      description:
+        "The most queues (POST /v2/queues, /v2/enqueue); one more is refused with 412. Default: the operator's " +
+        "SETTEE_QUEUE_MAX_QUEUES (Helm queue.maxQueues; 10, QStash's free plan); status.limits shows the value in force.",
+    }),
+    maxQueueParallelism: integer({
+      minimum: 1,
+      maximum: 10_000,
+      description:
+        "The largest parallelism of one queue; a larger one is a 400 naming parallelism. Default: the operator's " +
+        'SETTEE_QUEUE_MAX_QUEUE_PARALLELISM (Helm queue.maxQueueParallelism, 100); status.limits shows the value in force.',
+    }),
+    maxSchedules: integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      description:
+        "The most active schedules (POST /v2/schedules; paused ones do not count, as in QStash's plans); one " +
+        "more, or a resume past it, is refused with 412. Default: the operator's SETTEE_QUEUE_MAX_SCHEDULES (Helm " +
+        "queue.maxSchedules; 10, QStash's free plan); status.limits shows the value in force.",
+    }),
+    maxUrlGroups: integer({
+      minimum: 1,
+      maximum: 100_000,
+      description:
+        'The most URL groups (POST /v2/topics/{name}/endpoints); one more is refused with 412. Default: the ' +
+        "operator's SETTEE_QUEUE_MAX_URL_GROUPS (Helm queue.maxUrlGroups; 1, QStash's free plan); status.limits " +
+        'shows the value in force.',
+    }),
+    maxUrlGroupEndpoints: integer({
+      minimum: 1,
+      maximum: 1000,
+      description:
+        'The most endpoints of one URL group; adding more is refused with 412 and nothing is added. Default: ' +
+        "the operator's SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS (Helm queue.maxUrlGroupEndpoints; 100, QStash's " +
+        'free plan); status.limits shows the value in force.',
+    }),
+  },
+});
+
+export const QUEUE_BINDING_SPEC_SCHEMA = object({
+  description: 'The database that gets the queue, and how to reach it.',
+  required: ['engine', 'connection'],
+  properties: {
+    engine: stringEnum(QUEUE_ENGINES, {
+      description:
+        'The database engine: valkey or redis. Only these engines have a queue; any other value is rejected.',
+    }),
+    connection: QUEUE_BINDING_CONNECTION_SCHEMA,
+    limits: QUEUE_BINDING_LIMITS_SCHEMA,
+  },
+});
+
+export const SIGNING_KEY_STATUS_SCHEMA = object({
+  description:
+    'Where the signing keys stand, as in QStash: a current key that signs and a next key, both always set. ' +
+    'Set the settee.dev/rotate-signing-keys annotation to a new value (or POST <queueUrl>/v2/keys/rotate) to ' +
+    'rotate: the next key becomes current and a new next key is derived. The keys themselves are derived ' +
+    "from the operator's master secret, the binding's uid and these generation numbers.",
+  required: ['currentGeneration'],
+  properties: {
+    currentGeneration: integer({
+      minimum: 0,
+      description:
+        'Generation of the current signing key (VQUEUE_CURRENT_SIGNING_KEY), which signs every delivery.',
+    }),
+    nextGeneration: integer({
+      minimum: 0,
+      description:
+        'Generation of the next signing key (VQUEUE_NEXT_SIGNING_KEY), always currentGeneration + 1. Absent ' +
+        'only in status written by an operator older than the two-key model; the next reconcile adds it.',
+    }),
+    promoteAfter: string({
+      format: 'date-time',
+      description:
+        'Only on a rotation started by an older operator, which waited a grace period: when that rotation ' +
+        'completes. The operator no longer writes it.',
+    }),
+    rotationRequest: string({
+      description:
+        'The value of the settee.dev/rotate-signing-keys annotation that the last rotation answered.',
+    }),
+  },
+});
+
+/** status.limits: every field of spec.limits, as resolved; `limit(field, words)` describes one. */
+const limit = (field: string, words: string) => `${words} (spec.limits.${field}).`;
+
+export const QUEUE_BINDING_STATUS_LIMITS_SCHEMA = object({
+  description:
+    "Every limit of this binding's queue as the gateway enforces it: spec.limits where set, the operator's " +
+    'defaults otherwise (SETTEE_QUEUE_MAX_* on the operator, Helm queue.*). Every gateway replica reads the ' +
+    'same values here.',
+  properties: {
+    maxDelay: string({ description: limit('maxDelay', "Longest wait before a message's first delivery") }),
+    deduplicationWindow: string({
+      description: limit('deduplicationWindow', 'How long duplicates are kept out'),
+    }),
+    deadLetterRetention: string({
+      description: limit('deadLetterRetention', 'How long a dead letter is kept'),
+    }),
+    maxDeadLetters: integer({ description: limit('maxDeadLetters', 'The most dead letters kept') }),
+    eventRetention: string({ description: limit('eventRetention', 'How long events are kept') }),
+    maxEvents: integer({ description: limit('maxEvents', 'About the most events kept') }),
+    maxQueues: integer({ description: limit('maxQueues', 'The most queues; one more is a 412') }),
+    maxQueueParallelism: integer({
+      description: limit('maxQueueParallelism', 'The largest parallelism of one queue; more is a 412'),
+    }),
+    maxSchedules: integer({ description: limit('maxSchedules', 'The most schedules; one more is a 412') }),
+    maxUrlGroups: integer({ description: limit('maxUrlGroups', 'The most URL groups; one more is a 412') }),
+    maxUrlGroupEndpoints: integer({
+      description: limit('maxUrlGroupEndpoints', 'The most endpoints of one URL group; more is a 412'),
+    }),
+  },
+});
+
+export const QUEUE_BINDING_CONDITION_SCHEMA = object({
+  description: 'A condition in the shape of metav1.Condition.',
+  required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
+  properties: {
+    type: string({ description: 'Ready or DatabaseReachable.' }),
+    status: stringEnum(['True', 'False', 'Unknown'], { description: 'True, False or Unknown.' }),
+    reason: string({ description: 'A PascalCase reason for the status.' }),
+    message: string({ description: 'A message for people.' }),
+    lastTransitionTime: string({ format: 'date-time', description: 'When the status last changed.' }),
+    observedGeneration: integer({
+      format: 'int64',
+      description: 'The metadata.generation the condition was computed from.',
+    }),
+  },
+});
+
+export const QUEUE_BINDING_STATUS_SCHEMA = object({
+  description: 'What the operator observed and wrote.',
+  properties: {
+    queueUrl: string({
+      description:
+        "The queue's base URL (VQUEUE_URL): publish with POST <queueUrl>/v2/publish/<destination> or " +
+        'POST <queueUrl>/v2/batch.',
+    }),
+    envSecret: string({
+      description:
+        'Name of the Secret with exactly the keys VQUEUE_URL, VQUEUE_TOKEN, VQUEUE_CURRENT_SIGNING_KEY (signs ' +
+        'every delivery) and VQUEUE_NEXT_SIGNING_KEY (the key that signs after the next rotation); verify ' +
+        "deliveries with both, as the QStash SDK's Receiver does.",
+    }),
+    signingKeys: SIGNING_KEY_STATUS_SCHEMA,
+    limits: QUEUE_BINDING_STATUS_LIMITS_SCHEMA,
+    observedGeneration: integer({
+      format: 'int64',
+      description: 'The metadata.generation the status was computed from.',
+    }),
+    conditions: array(QUEUE_BINDING_CONDITION_SCHEMA, {
+      description:
+        'Ready (the env Secret is written and the database answered) and DatabaseReachable (the operator ' +
+        'connected and authenticated).',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    }),
+  },
+});
