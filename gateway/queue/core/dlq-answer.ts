@@ -1,6 +1,6 @@
 import type { DeadLetter } from './dead-letter.js';
 import { flowControlFields } from './flow-control.js';
-import { labelsOf } from './list-query.js';
+import { labelFields } from './list-query.js';
 import {
   bodyFields,
   callbackFields,
@@ -35,10 +35,7 @@ export function buildDeadLetterAnswer(letter: DeadLetter): DeadLetterAnswer {
     ...callbackFields(letter),
   };
   if (letter.retryDelay !== undefined) answer.retryDelayExpression = letter.retryDelay;
-  if (letter.label !== undefined) {
-    answer.label = letter.label;
-    answer.labels = labelsOf(letter.label);
-  }
+  Object.assign(answer, labelFields(letter.label));
   if (letter.lastStatus !== undefined) answer.responseStatus = letter.lastStatus;
   if (letter.lastResponseHeaders !== undefined) answer.responseHeader = letter.lastResponseHeaders;
   if (letter.lastResponseBody !== undefined) answer.responseBody = letter.lastResponseBody;

@@ -227,3 +227,12 @@ export function labelsOf(label: string | undefined): string[] {
         .map((l) => l.trim())
         .filter((l) => l !== '');
 }
+
+/**
+ * A stored Upstash-Label as QStash answers it: `label` the first of its labels, `labels` all of
+ * them (`Upstash-Label: a,b` answers `"label": "a", "labels": ["a", "b"]`); nothing when unlabelled.
+ */
+export function labelFields(label: string | undefined): { label?: string; labels?: string[] } {
+  const labels = labelsOf(label);
+  return labels.length === 0 ? {} : { label: labels[0]!, labels };
+}

@@ -1,5 +1,5 @@
 import { flowControlFields } from './flow-control.js';
-import { labelsOf } from './list-query.js';
+import { labelFields } from './list-query.js';
 import type { QueueMessage } from './message.js';
 import { redacted, redactHeaderLists, type RedactFields } from './redact-fields.js';
 
@@ -112,9 +112,6 @@ export function buildMessageAnswer(pending: PendingMessage): MessageAnswer {
   if (message.retryDelay !== undefined) answer.retryDelayExpression = message.retryDelay;
   const notBefore = pending.dueAt ?? message.notBefore;
   if (notBefore !== undefined) answer.notBefore = notBefore;
-  if (message.label !== undefined) {
-    answer.label = message.label;
-    answer.labels = labelsOf(message.label);
-  }
+  Object.assign(answer, labelFields(message.label));
   return answer;
 }

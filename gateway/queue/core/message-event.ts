@@ -1,6 +1,6 @@
 import type { QueueTarget } from './binding-registry.js';
 import type { QueueConfig } from './config.js';
-import { labelsOf, type EventState } from './list-query.js';
+import { labelFields, type EventState } from './list-query.js';
 import { headerLists } from './message-answer.js';
 import type { QueueMessage } from './message.js';
 import { redacted, redactHeaderLists } from './redact-fields.js';
@@ -98,10 +98,7 @@ function membersOf(message: EventMessage): string {
   if (message.scheduleId !== undefined) fields.scheduleId = message.scheduleId;
   if (message.queueName !== undefined) fields.queueName = message.queueName;
   if (message.flowControl !== undefined) fields.flowControlKey = message.flowControl.key;
-  if (message.label !== undefined) {
-    fields.label = message.label;
-    fields.labels = labelsOf(message.label);
-  }
+  Object.assign(fields, labelFields(message.label));
   members = JSON.stringify(fields).slice(1, -1);
   messageMembers.set(message, members);
   return members;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { labelsOf } from './list-query.js';
+import { labelFields } from './list-query.js';
 import { flowControlFields } from './flow-control.js';
 import type { QueueMessage } from './message.js';
 import { bodyFields, headerLists } from './message-answer.js';
@@ -81,10 +81,7 @@ export function toQStashSchedule(
   if (template.callback !== undefined) schedule.callback = template.callback.url;
   if (template.failureCallback !== undefined) schedule.failureCallback = template.failureCallback.url;
   if (record.delayMs !== undefined) schedule.delay = Math.round(record.delayMs / 1000);
-  if (template.label !== undefined) {
-    schedule.label = template.label;
-    schedule.labels = labelsOf(template.label);
-  }
+  Object.assign(schedule, labelFields(template.label));
   if (template.queueName !== undefined) schedule.queueName = template.queueName;
   if (template.retryDelay !== undefined) schedule.retryDelayExpression = template.retryDelay;
   Object.assign(schedule, flowControlFields(template.flowControl));

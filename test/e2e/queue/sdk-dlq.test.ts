@@ -33,7 +33,7 @@ describe('the dead-letter queue through the @upstash/qstash SDK', () => {
   /** Publishes messages that fail at once (no retries) and waits until each is a dead letter. */
   async function deadLetters(
     count: number,
-    options: { of?: QueueTarget; label?: string; name?: string } = {},
+    options: { of?: QueueTarget; label?: string | string[]; name?: string } = {},
   ) {
     const of = options.of ?? target;
     const ids: string[] = [];
@@ -92,8 +92,8 @@ describe('the dead-letter queue through the @upstash/qstash SDK', () => {
     } while (cursor);
   });
 
-  it('when a message fails for good, then listMessages shows it with its last response, newest first', async () => {
-    const [first, second] = await deadLetters(2, { label: 'orders' });
+  it('when a message with two labels fails for good, then listMessages shows it with its last response and labels, newest first, and a filter on either label finds it', async () => {
+    const [first, second] = await deadLetters(2, { label: ['orders', 'eu'] });
     const { messages, cursor } = await client().dlq.listMessages();
     expect(cursor).toBeUndefined();
     expect(messages.map((m) => m.messageId)).toEqual([second, first]);
@@ -104,6 +104,7 @@ describe('the dead-letter queue through the @upstash/qstash SDK', () => {
       body: '{"i":1}',
       maxRetries: 0,
       label: 'orders',
+      labels: ['orders', 'eu'],
       responseStatus: 503,
       responseBody: 'answer',
     });
@@ -114,6 +115,8 @@ describe('the dead-letter queue through the @upstash/qstash SDK', () => {
     const one = await api(`/v2/dlq/${messages[0]!.dlqId}`);
     expect(one.status).toBe(200);
     expect(await one.json()).toMatchObject({ dlqId: messages[0]!.dlqId, messageId: second });
+    const byLabel = await client().dlq.listMessages({ filter: { label: 'eu' } });
+    expect(byLabel.messages.map((m) => m.messageId)).toEqual([second, first]);
   });
 
   it('when the queue is paged with a count, then following the cursor gives every letter once', async () => {

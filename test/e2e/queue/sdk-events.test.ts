@@ -71,12 +71,14 @@ describe('events through the @upstash/qstash SDK', () => {
       request.path.startsWith('/hooks/fail') ? { status: 500 } : { status: 200 };
   });
 
-  it("when a message is delivered, then its CREATED, ACTIVE and DELIVERED events come newest first, DELIVERED with the receiver's status", async () => {
+  it("when a message with two labels is delivered, then its CREATED, ACTIVE and DELIVERED events come newest first, DELIVERED with the receiver's status, each with both labels and found by either", async () => {
     const before = Date.now();
-    const { messageId } = await client().publishJSON({ url: hook('ok'), body: {}, label: 'orders' });
+    const { messageId } = await client().publishJSON({ url: hook('ok'), body: {}, label: ['orders', 'eu'] });
     const logs = await statesOf(messageId, 3);
     expect(logs.map((l) => l.state)).toEqual(['DELIVERED', 'ACTIVE', 'CREATED']);
-    expect(logs[2]).toMatchObject({ messageId, url: hook('ok'), label: 'orders', labels: ['orders'] });
+    expect(logs[2]).toMatchObject({ messageId, url: hook('ok'), label: 'orders', labels: ['orders', 'eu'] });
+    const byLabel = await client().logs({ filter: { messageId, label: 'eu' } });
+    expect(byLabel.logs.map((l) => l.state)).toEqual(['DELIVERED', 'ACTIVE', 'CREATED']);
     expect(logs[2]!.time).toBeGreaterThanOrEqual(before);
     expect(logs[0]).toMatchObject({ state: 'DELIVERED', responseStatus: 200 });
     const { events } = await client().events({ filter: { messageId } });

@@ -65,7 +65,7 @@ describe('the messages API through the @upstash/qstash SDK', () => {
     receiver.respond = () => 200;
   });
 
-  it('when a delayed message is read, then the SDK gets its QStash fields', async () => {
+  it('when a delayed message with two labels is read, then the SDK gets its QStash fields (label the first, labels both) and a filter on either label finds it', async () => {
     const before = Date.now();
     const { messageId } = await client().publishJSON({
       url: hook('get?x=1'),
@@ -74,7 +74,7 @@ describe('the messages API through the @upstash/qstash SDK', () => {
       delay: '1h',
       retries: 2,
       retryDelay: '1000 * retried',
-      label: 'orders',
+      label: ['orders', 'eu'],
     });
     const message = await client().messages.get(messageId);
     expect(message).toMatchObject({
@@ -85,11 +85,13 @@ describe('the messages API through the @upstash/qstash SDK', () => {
       maxRetries: 2,
       retryDelayExpression: '1000 * retried',
       label: 'orders',
+      labels: ['orders', 'eu'],
     });
     expect(message.header).toMatchObject({ 'x-tenant': ['acme'], 'content-type': ['application/json'] });
     expect(message.createdAt).toBeGreaterThanOrEqual(before);
     expect(message.notBefore).toBeGreaterThanOrEqual(before + 3_600_000);
     expect(message.notBefore).toBeLessThanOrEqual(Date.now() + 3_600_000);
+    expect(await client().messages.cancel({ filter: { label: 'eu' } })).toEqual({ cancelled: 1 });
   });
 
   it('when a queued message has a binary body, then it is read with bodyBase64', async () => {

@@ -141,7 +141,7 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
       label: ['nightly', 'billing'],
     });
     expect(await client().schedules.get(scheduleId)).toMatchObject({
-      label: 'nightly,billing',
+      label: 'nightly',
       labels: ['nightly', 'billing'],
     });
     expect(await client().schedules.get(scheduleId)).not.toHaveProperty('lastScheduleStates');
