@@ -103,6 +103,22 @@ export interface QueueKeys {
    * expiry (PX) it renews as it moves: one mover per binding, another taking over once it lapses.
    */
   readonly moverLease: string;
+  /**
+   * Hash of one workflow run (workflow-run-store.ts): `config` (its WorkflowRunConfig JSON, set once by the
+   * trigger), `state` (RUN_STARTED, RUN_SUCCESS, RUN_FAILED, RUN_CANCELED), `createdAt`,
+   * `finishedAt`, `response` (what the run returned) and `failure` (the last failed step's answer).
+   */
+  workflowRun(runId: string): string;
+  /**
+   * List of one workflow run's steps in the order they were published: each the raw step JSON the
+   * SDK reads, `{messageId, body (base64), callType}`, with the publish time and step name beside.
+   */
+  workflowSteps(runId: string): string;
+  /**
+   * Sorted set of the workflow runs: member = run id, score = creation time (ms). The logs page
+   * newest first by range reads, and retention trims the oldest without a scan.
+   */
+  readonly workflowRunOrder: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -139,5 +155,8 @@ export function queueKeys(prefix: string): QueueKeys {
     flowControlWaiting: (key: string) => `${prefix}flow-control-waiting:${key}`,
     flowControlActive: (key: string) => `${prefix}flow-control-active:${key}`,
     flowControlDue: (key: string) => `${prefix}flow-control-due:${key}`,
+    workflowRun: (runId: string) => `${prefix}workflow-run:${runId}`,
+    workflowSteps: (runId: string) => `${prefix}workflow-steps:${runId}`,
+    workflowRunOrder: `${prefix}workflow-runs`,
   });
 }

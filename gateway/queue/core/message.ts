@@ -54,6 +54,13 @@ export interface QueueMessage {
   failureCallback?: CallbackRequest;
   /** Upstash-Deduplication-Id (`id:...`) or the content hash (`content:...`) it was deduplicated by. */
   deduplicationKey?: string;
+  /** A delivery of a workflow run (workflow-message.ts): its run, reported in its failure callback. */
+  workflow?: WorkflowMessageInfo;
+  /**
+   * On the publish path only: the Upstash-Workflow-* headers it was published with, which
+   * workflow-publish.ts turns into the stored message (never stored itself).
+   */
+  workflowPublish?: WorkflowPublish;
 }
 
 /** Where and how a callback message is sent: the Upstash-(Failure-)Callback-* headers of a publish. */
@@ -64,6 +71,35 @@ export interface CallbackRequest {
   retries: number;
   retryDelay?: string;
   timeoutMs?: number;
+  /** `<prefix>-Flow-Control-Key` and `-Value`: the callback waits for its key as a message does. */
+  flowControl?: FlowControl;
+}
+
+/** The Upstash-Workflow-* headers of one publish (or batch item). */
+export interface WorkflowPublish {
+  /** Upstash-Workflow-RunId: `wfr_...`. */
+  runId: string;
+  /** Upstash-Workflow-Init: true starts the run (client.trigger, or a direct call of serve()). */
+  init: boolean;
+  /** Upstash-Workflow-Url: the serve() endpoint; every step of the run is delivered there. */
+  url: string;
+  /**
+   * Upstash-Workflow-CallType: `toCallback` for context.call (the destination is the called URL,
+   * the answer comes back through Upstash-Callback); absent or `step` for a step of the run.
+   */
+  callType?: string;
+}
+
+/** What a stored message of a run carries beside its body (message.ts `workflow`). */
+export interface WorkflowMessageInfo {
+  runId: string;
+  /** The run's creation time, ms: sent as Upstash-Workflow-CreatedAt and in the failure callback. */
+  createdAt: number;
+  /**
+   * The run's initial payload, base64: a failure callback reports it as `sourceBody`, which the
+   * SDK's failureFunction parses as the run's payload. Kept only on messages with a failure callback.
+   */
+  initialBody?: string;
 }
 
 /** What a publisher asks for; the queue adds id, retried and createdAt. */

@@ -25,6 +25,7 @@ import { signingKeyRoutes } from './signing-keys-routes.js';
 import type { AddressPolicy } from '../core/address-policy.js';
 import { urlGroupRoutes } from './url-group-routes.js';
 import { UrlGroupStore } from '../stores/url-group-store.js';
+import { workflowRoutes } from './workflow-routes.js';
 
 export interface ApiRoutesOptions {
   registry: BindingRegistry;
@@ -69,5 +70,6 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
       readPublish: createPublishReader({ config, policy, groupsOf }),
     }),
     ...flowControlRoutes(),
+    ...workflowRoutes(),
   ];
 }

@@ -9,7 +9,7 @@ import { validateDestination } from './publish/destination.js';
 import { QueueError, QuotaExceededError, StoreUnavailableError } from '../core/errors.js';
 import { sendJson } from './json-response.js';
 import type { QueueKeys } from '../core/keys.js';
-import { createMessage, type MessageRequest } from '../core/message.js';
+import { createMessage, type MessageRequest, type QueueMessage } from '../core/message.js';
 import { FlowControlStore } from '../stores/flow-control-store.js';
 import { MessageStore } from '../stores/message-store.js';
 import { parsePublishExtras } from './publish/publish-extras.js';
@@ -29,6 +29,8 @@ import {
 } from './publish/fan-out.js';
 import { isUrlGroupName } from '../core/url-group.js';
 import type { UrlGroupStore } from '../stores/url-group-store.js';
+import { isEnqueueAnswer, prepareWorkflowMessages } from '../stores/workflow-publish.js';
+import { storeCall } from './store-call.js';
 
 /** Which script stores a message: its queue's, its flow-control key's, or the plain publish one. */
 function storeGroupOf(message: { queueName?: string; flowControl?: { key: string } }): string {
@@ -97,17 +99,30 @@ export function publishRoutes(options: {
    * told which items failed does not send the stored ones again.
    */
   const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<StoreOutcome[]> => {
-    const messages = requests.map((request) => createMessage(request));
     const redis = connections.get(target);
     const stores = new BindingStores({ redis, keys, config, target });
     const { eventCap } = stores;
+    // Workflow messages become their run's deliveries first (a trigger of a run that exists is
+    // answered there); the rest of the path stores them as any message.
+    const prepared = await storeCall('store the workflow run', () =>
+      prepareWorkflowMessages(
+        stores.workflowRuns(),
+        requests.map((request) => createMessage(request)),
+      ),
+    );
+    const messages: QueueMessage[] = [];
     const deduplicationWindowMs = target.limits.deduplicationWindowMs;
     const groups = new Map<string, number[]>();
-    for (const [i, message] of messages.entries()) {
+    const answers: StoreOutcome[] = new Array<StoreOutcome>(prepared.length);
+    for (const [i, message] of prepared.entries()) {
+      if (isEnqueueAnswer(message)) {
+        answers[i] = message;
+        continue;
+      }
+      messages[i] = message;
       const group = storeGroupOf(message);
       groups.set(group, [...(groups.get(group) ?? []), i]);
     }
-    const answers: StoreOutcome[] = new Array<StoreOutcome>(messages.length);
     const storeGroup = async (group: ReturnType<typeof createMessage>[]): Promise<StoreOutcome[]> => {
       const { queueName, flowControl } = group[0]!;
       try {

@@ -8,6 +8,7 @@ import { MessageStore } from './message-store.js';
 import { PendingMessages } from './pending-messages.js';
 import { QueueStore, queueWakeupsOf } from './queue-store.js';
 import type { QueueWakeups } from './queue-wakeups.js';
+import { WorkflowRunStore } from './workflow-run-store.js';
 
 /**
  * The stores of one binding's database, each built the one way the API and the workers need it:
@@ -48,5 +49,9 @@ export class BindingStores {
 
   pending(): PendingMessages {
     return new PendingMessages(this.redis, this.keys, this.eventCap, this.wakeups);
+  }
+
+  workflowRuns(): WorkflowRunStore {
+    return new WorkflowRunStore(this.redis, this.keys);
   }
 }

@@ -29,6 +29,9 @@ export interface CallbackBody {
   notBefore?: number;
   /** Failure callbacks only: where the message lies in the dead-letter queue. */
   dlqId?: string;
+  /** A workflow run's delivery (message.ts `workflow`): its run, which the SDK's failureFunction reads. */
+  workflowRunId?: string;
+  workflowCreatedAt?: number;
 }
 
 function headerLists(
@@ -63,6 +66,12 @@ export function buildCallbackBody(input: {
   };
   if (source.notBefore !== undefined) body.notBefore = source.notBefore;
   if (input.dlqId !== undefined) body.dlqId = input.dlqId;
+  if (source.workflow !== undefined) {
+    body.workflowRunId = source.workflow.runId;
+    body.workflowCreatedAt = source.workflow.createdAt;
+    // The SDK's failureFunction takes sourceBody as the run's payload, not the steps delivered.
+    if (source.workflow.initialBody !== undefined) body.sourceBody = source.workflow.initialBody;
+  }
   return body;
 }
 
@@ -84,5 +93,6 @@ export function buildCallbackMessage(
   );
   if (callback.retryDelay !== undefined) message.retryDelay = callback.retryDelay;
   if (callback.timeoutMs !== undefined) message.timeoutMs = callback.timeoutMs;
+  if (callback.flowControl !== undefined) message.flowControl = callback.flowControl;
   return message;
 }

@@ -17,6 +17,7 @@ import { QueueStore } from '../stores/queue-store.js';
 import { BindingStores } from '../stores/binding-stores.js';
 import type { QueueWakeups } from '../stores/queue-wakeups.js';
 import { createDeliverySigner, type DeliverySigner } from './signer.js';
+import type { WorkflowRunStore } from '../stores/workflow-run-store.js';
 
 /** Consumers of gone processes are removed once they have held nothing for this long. */
 const STALE_CONSUMER_IDLE_MS = 3_600_000;
@@ -64,6 +65,7 @@ export class DeliveryWorker {
   private readonly queues: QueueStore;
   private readonly wakeups: QueueWakeups | undefined;
   private readonly flowControls: FlowControlStore;
+  private readonly workflowRuns: WorkflowRunStore;
   private readonly blocking: Redis;
   private readonly logger: Logger;
   private running = false;
@@ -91,6 +93,7 @@ export class DeliveryWorker {
     this.deadLetterQueue = stores.deadLetters();
     this.queues = new QueueStore(options.redis, queueKeys(options.config.keyPrefix), 0, this.wakeups);
     this.flowControls = new FlowControlStore(options.redis, queueKeys(options.config.keyPrefix));
+    this.workflowRuns = stores.workflowRuns();
     this.blocking = createDatabaseClient(options.target, {
       blocking: true,
       blockMs: options.config.blockMs,
@@ -258,6 +261,7 @@ export class DeliveryWorker {
       deliveryTimeoutMs: config.deliveryTimeoutMs,
       deadLetterLimits: this.deadLetterLimits,
       maxCallbackBodyBytes: config.maxBodyBytes,
+      workflowRuns: this.workflowRuns,
     };
   }
 

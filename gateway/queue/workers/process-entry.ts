@@ -11,6 +11,7 @@ import type { DeadLetterLimits } from '../stores/dead-letter-queue.js';
 import { redactDestination } from '../../queue-url/redact-destination.js';
 import { decideAfterFailure, isNonRetryableResponse, type RetryPolicyOptions } from './retry-policy.js';
 import type { DeliverySigner } from './signer.js';
+import type { WorkflowRunStore } from '../stores/workflow-run-store.js';
 
 export interface ProcessEntryContext {
   store: MessageStore;
@@ -23,6 +24,8 @@ export interface ProcessEntryContext {
   deadLetterLimits: DeadLetterLimits;
   /** How much of a response a callback reports (the largest message body). */
   maxCallbackBodyBytes: number;
+  /** The binding's workflow runs: a dead-lettered step fails its run. */
+  workflowRuns: WorkflowRunStore;
   now?: () => number;
 }
 
@@ -174,7 +177,9 @@ async function attemptDelivery(ctx: ProcessEntryContext, message: QueueMessage):
     headers: deliveryHeaders(message, signature),
     body: message.body,
     timeoutMs: message.timeoutMs ?? ctx.deliveryTimeoutMs,
-    ...(message.callback ? { keepResponseBytes: ctx.maxCallbackBodyBytes } : {}),
+    // A failure callback reports the last answer whole too: the Workflow SDK's failureFunction
+    // parses it as JSON (its error message and stack).
+    ...(message.callback || message.failureCallback ? { keepResponseBytes: ctx.maxCallbackBodyBytes } : {}),
   });
 }
 
@@ -234,6 +239,18 @@ async function handleFailure(
     message,
     responseBody: result.responseBodyBytes,
   });
+  // After the dead letter is stored: a crash in between leaves the run running, as a redelivery would.
+  if (message.workflow !== undefined)
+    await ctx.workflowRuns.finish(message.workflow.runId, {
+      state: 'RUN_FAILED',
+      at: now,
+      failure: JSON.stringify({
+        dlqId: letter.dlqId,
+        status: letter.lastStatus,
+        error: letter.lastError,
+        body: letter.lastResponseBody,
+      }),
+    });
   ctx.logger.warn('message dead-lettered', {
     messageId: message.id,
     ...redactDestination(message.destination),

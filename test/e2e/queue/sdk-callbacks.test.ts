@@ -212,8 +212,8 @@ describe('callbacks with the @upstash/qstash SDK', () => {
     ],
     [{ headers: { 'Upstash-Callback-Delay': '10s' } }, /upstash-callback-delay is not supported/],
     [
-      { headers: { 'Upstash-Failure-Callback-Workflow-RunId': 'x' } },
-      /upstash-failure-callback-workflow-runid is not supported/,
+      { headers: { 'Upstash-Failure-Callback-Flow-Control-Value': 'parallelism=1' } },
+      /Upstash-Failure-Callback-Flow-Control-Value is set without Upstash-Failure-Callback-Flow-Control-Key/,
     ],
   ])(
     'when a publish asks for %j, then it answers 400 naming the header and stores nothing',

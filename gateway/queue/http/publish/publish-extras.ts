@@ -3,13 +3,18 @@ import { deduplicationKey, type DeduplicatedContent } from './deduplication.js';
 import type { MessageRequest } from '../../core/message.js';
 import type { HeaderBag, PublishLimits } from './publish-headers.js';
 import type { AddressPolicy } from '../../core/address-policy.js';
+import { parseWorkflowPublish } from '../../core/workflow-message.js';
 
-export type PublishExtras = Pick<MessageRequest, 'callback' | 'failureCallback' | 'deduplicationKey'>;
+export type PublishExtras = Pick<
+  MessageRequest,
+  'callback' | 'failureCallback' | 'deduplicationKey' | 'workflowPublish'
+>;
 
 /**
  * The publish headers that decide how often a message is delivered: Upstash-Callback and
  * Upstash-Failure-Callback with their settings (their URLs pass the same check as a destination),
- * and Upstash-Deduplication-Id or Upstash-Content-Based-Deduplication over `content`.
+ * Upstash-Deduplication-Id or Upstash-Content-Based-Deduplication over `content`, and the
+ * Upstash-Workflow-* headers that make it a step of a workflow run (workflow-publish.ts).
  */
 export function parsePublishExtras(
   headers: HeaderBag,
@@ -24,5 +29,7 @@ export function parsePublishExtras(
   if (failureCallback) extras.failureCallback = failureCallback;
   const key = deduplicationKey(headers, content);
   if (key !== undefined) extras.deduplicationKey = key;
+  const workflowPublish = parseWorkflowPublish(headers);
+  if (workflowPublish !== undefined) extras.workflowPublish = workflowPublish;
   return extras;
 }

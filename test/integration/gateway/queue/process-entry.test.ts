@@ -10,6 +10,7 @@ import { createMessage, type MessageRequest } from '../../../../gateway/queue/co
 import type { MessageStore } from '../../../../gateway/queue/stores/message-store.js';
 import { createMemoryLogger, type MemoryLogger } from '../../../helpers/memory-logger.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
+import { WorkflowRunStore } from '../../../../gateway/queue/stores/workflow-run-store.js';
 
 /**
  * Attempts that go wrong in ways other than an error status, through a delivery worker on a real
@@ -68,6 +69,7 @@ describe('processing a stream entry', () => {
         deliveryTimeoutMs: config.deliveryTimeoutMs,
         deadLetterLimits: { retentionMs: 86_400_000, maxCount: f.target.limits.maxDeadLetters },
         maxCallbackBodyBytes: config.maxBodyBytes,
+        workflowRuns: new WorkflowRunStore(f.redis, keys),
       },
       entry!,
     );

@@ -11,9 +11,11 @@ function normalise(path: string): string {
     .join('/');
 }
 
-/** Every `METHOD /v2/...` in a row of docs/queue.md's route tables. */
+/** Every `METHOD /v2/...` in a row of the route tables of docs/queue.md and docs/workflow.md. */
 function documentedRoutes(): Set<string> {
-  const markdown = readFileSync(new URL('../../../../docs/queue.md', import.meta.url), 'utf8');
+  const markdown = ['queue.md', 'workflow.md']
+    .map((doc) => readFileSync(new URL(`../../../../docs/${doc}`, import.meta.url), 'utf8'))
+    .join('\n');
   const routes = new Set<string>();
   for (const line of markdown.split('\n')) {
     if (!line.startsWith('|')) continue;
@@ -24,7 +26,7 @@ function documentedRoutes(): Set<string> {
   return routes;
 }
 
-describe("docs/queue.md's route table", () => {
+describe('the route tables of docs/queue.md and docs/workflow.md', () => {
   it("when the gateway's route table is read, then every route's path is a row of the docs' route tables", () => {
     const documented = documentedRoutes();
     const missing = queueApiRouteTable()

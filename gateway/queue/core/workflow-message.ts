@@ -1,0 +1,96 @@
+import type { CallbackRequest, WorkflowPublish } from './message.js';
+import type { FlowControl } from './flow-control.js';
+import { InvalidRequestError } from './errors.js';
+
+/**
+ * What makes a publish a workflow message, and what the workflow endpoint reads off each delivery.
+ * The Upstash Workflow SDK (1.3.3, src/qstash/headers.ts) publishes every step through QStash with
+ * raw `Upstash-Workflow-*` headers that QStash itself reads: which run, whether it starts the run
+ * (Init), the workflow URL. Nothing here touches Redis.
+ */
+
+/**
+ * A run's delivery settings, fixed by its trigger: the SDK puts retries, retry delay, flow control,
+ * failure callback and the user's headers on the trigger only (headers.ts adds them when
+ * `workflowConfig` has them, which only the trigger's has), and QStash applies them to every step.
+ */
+export interface WorkflowRunConfig {
+  url: string;
+  /** Delivered with every step: the trigger's Upstash-Forward-* headers and content type. */
+  headers: Record<string, string>;
+  retries: number;
+  retryDelay?: string;
+  flowControl?: FlowControl;
+  failureCallback?: CallbackRequest;
+  label?: string;
+}
+
+/**
+ * One step as the SDK's parser reads it (workflow-parser.ts processRawSteps): the first is the
+ * initial payload, the others a step's JSON; both base64 in `body`. `createdAt` is ours, for logs.
+ */
+export interface RawStep {
+  messageId: string;
+  body: string;
+  callType: 'step';
+  createdAt: number;
+}
+
+const RUN_ID = /^wfr_[A-Za-z0-9_.-]{1,200}$/;
+
+type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
+
+function single(headers: HeaderBag, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/**
+ * The workflow headers of a publish, or undefined for a plain message. `headers` have lower-case
+ * names. A run id the SDK would never send, or a workflow message without its URL, is refused.
+ */
+export function parseWorkflowPublish(headers: HeaderBag): WorkflowPublish | undefined {
+  const runId = single(headers, 'upstash-workflow-runid');
+  if (runId === undefined) return undefined;
+  if (!RUN_ID.test(runId))
+    throw new InvalidRequestError(
+      `Upstash-Workflow-RunId ${JSON.stringify(runId)} is not a workflow run id (wfr_ followed by letters, digits, -, _ or .)`,
+    );
+  const url = single(headers, 'upstash-workflow-url');
+  if (url === undefined || url === '')
+    throw new InvalidRequestError('Upstash-Workflow-Url is required with Upstash-Workflow-RunId');
+  const init = single(headers, 'upstash-workflow-init');
+  if (init !== undefined && init !== 'true' && init !== 'false')
+    throw new InvalidRequestError(`Upstash-Workflow-Init ${JSON.stringify(init)} is not true or false`);
+  const publish: WorkflowPublish = { runId, init: init === 'true', url };
+  const callType = single(headers, 'upstash-workflow-calltype');
+  if (callType !== undefined) publish.callType = callType;
+  return publish;
+}
+
+/** context.call's outbound request: an ordinary message to the called URL, not a step of the run. */
+export function isCallRequest(publish: WorkflowPublish): boolean {
+  return publish.callType === 'toCallback';
+}
+
+export function buildRawStep(messageId: string, body: Buffer, createdAt: number): RawStep {
+  return { messageId, body: body.toString('base64'), callType: 'step', createdAt };
+}
+
+/**
+ * The headers QStash sets on a run's deliveries, which the SDK reads (serve/index.ts): the run id,
+ * its creation time, and its label (context.label).
+ */
+export function workflowDeliveryHeaders(
+  runId: string,
+  createdAt: number,
+  config: WorkflowRunConfig,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    'upstash-workflow-runid': runId,
+    'upstash-workflow-createdat': String(createdAt),
+    'upstash-workflow-url': config.url,
+  };
+  if (config.label !== undefined) headers['upstash-label'] = config.label;
+  return headers;
+}

@@ -1,0 +1,116 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client as QStashClient, Receiver } from '@upstash/qstash';
+import { serve, type WorkflowContext } from '@upstash/workflow';
+import { serve as serveExpress } from '@upstash/workflow/express';
+import express from 'express';
+import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
+import { readBody } from '../../../gateway/queue/http/read-body.js';
+import { closeServer } from './test-receiver.js';
+
+/** As the Express app's body parsers: a step result up to a message body and its JSON around it. */
+const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Workflow endpoints served by the unchanged @upstash/workflow SDK on loopback: each workflow at
+ * `/<name>` of an Express app (`@upstash/workflow/express`) and of a plain node:http server that
+ * hands the SDK's `serve()` a Request and writes its Response back (a Node adapter of a few
+ * lines, as a user without a framework writes). The SDK verifies every delivery's signature with
+ * the binding's signing keys and talks to the queue through `queueUrl`.
+ */
+
+export type RouteFunction = (context: WorkflowContext<unknown>) => Promise<unknown>;
+
+/** The serve() options a test workflow sets itself; the connection ones are the helper's. */
+export interface WorkflowOptions {
+  failureFunction?: NonNullable<Parameters<typeof serve>[1]>['failureFunction'];
+}
+
+export interface WorkflowDefinition {
+  route: RouteFunction;
+  options?: WorkflowOptions;
+}
+
+export interface WorkflowEndpoints {
+  /** `http://127.0.0.1:<port>/<name>` on the Express app. */
+  expressUrl(name: string): string;
+  /** `http://127.0.0.1:<port>/<name>` on the plain Request/Response server. */
+  plainUrl(name: string): string;
+  close(): Promise<void>;
+}
+
+async function listen(server: http.Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function headersOf(req: http.IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  return headers;
+}
+
+export async function startWorkflowEndpoints(input: {
+  target: QueueTarget;
+  /** The queue URL the endpoints' SDK client uses (a replica other than the trigger's, say). */
+  queueUrl: string;
+  workflows: Record<string, WorkflowDefinition>;
+}): Promise<WorkflowEndpoints> {
+  const { target, queueUrl, workflows } = input;
+  const sdkOptions = (url: string) => ({
+    qstashClient: new QStashClient({ baseUrl: queueUrl, token: target.token, retry: false }),
+    receiver: new Receiver({
+      currentSigningKey: target.signingKey,
+      nextSigningKey: target.nextSigningKey,
+    }),
+    url,
+    // The SDK would otherwise read QSTASH_* from the test process's environment.
+    env: {},
+  });
+
+  const app = express();
+  app.use(express.json({ limit: MAX_BODY_BYTES }));
+  app.use(express.text({ limit: MAX_BODY_BYTES }));
+  const expressServer = http.createServer(app);
+  const expressBase = await listen(expressServer);
+  for (const [name, { route, options }] of Object.entries(workflows))
+    app.use(`/${name}`, serveExpress(route, { ...options, ...sdkOptions(`${expressBase}/${name}`) }));
+
+  const plainHandlers = new Map<string, (request: Request) => Promise<Response>>();
+  const plainServer = http.createServer((req, res) => {
+    void (async () => {
+      const path = (req.url ?? '/').split('?')[0]!;
+      const handler = plainHandlers.get(path.slice(1));
+      if (!handler) {
+        res.writeHead(404).end();
+        return;
+      }
+      const body = await readBody(req, MAX_BODY_BYTES);
+      const response = await handler(
+        new Request(`${plainBase}${req.url}`, {
+          method: req.method ?? 'POST',
+          headers: headersOf(req),
+          ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body }),
+        }),
+      );
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.end(Buffer.from(await response.arrayBuffer()));
+    })().catch((err: unknown) => {
+      res.writeHead(500).end(String(err));
+    });
+  });
+  const plainBase = await listen(plainServer);
+  for (const [name, { route, options }] of Object.entries(workflows))
+    plainHandlers.set(name, serve(route, { ...options, ...sdkOptions(`${plainBase}/${name}`) }).handler);
+
+  return {
+    expressUrl: (name) => `${expressBase}/${name}`,
+    plainUrl: (name) => `${plainBase}/${name}`,
+    close: async () => {
+      await Promise.all([closeServer(expressServer), closeServer(plainServer)]);
+    },
+  };
+}
