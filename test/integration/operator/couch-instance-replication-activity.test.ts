@@ -108,7 +108,9 @@ describe('an instance whose own replicator runs a continuous replication', () =>
       `${id} to be replicated into the instance`,
       async () =>
         (await send(`${instanceOrigin}/copy/${id}`, instanceAuth)).status === 200 ? true : undefined,
-      { timeoutMs: 15_000 },
+      // Apache CouchDB attaches its replicator 5 s after it starts (cluster_start_period) and starts
+      // a job up to 5 s after its document (startup_jitter): 10 s before the first copy, then load.
+      { timeoutMs: 45_000 },
     );
 
   it('when a continuous pull runs and idleAfter is short, then it stays awake for several idleAfter periods and writes to the source keep arriving', async () => {
@@ -153,7 +155,7 @@ describe('an instance whose own replicator runs a continuous replication', () =>
     // Asked at each idle deadline: at least once per idleAfter period observed, but one.
     expect((await runningChecks()) - checksBefore).toBeGreaterThanOrEqual(OBSERVED_MS / IDLE_AFTER_MS - 1);
     expect(await gatewayActivitySince(postedAt)).toBe(false);
-  }, 60_000);
+  }, 120_000);
 
   it('when the replication document is deleted, then it hibernates', async () => {
     const current = (await (await send(`${instanceOrigin}/_replicator/pull`, instanceAuth)).json()) as {
@@ -178,5 +180,5 @@ describe('an instance whose own replicator runs a continuous replication', () =>
       await metricValue(platform.operator, 'settee_couch_replication_checks_total{result="none"}'),
     ).toBeGreaterThanOrEqual(1);
     expect(await gatewayActivitySince(postedAt)).toBe(false);
-  }, 60_000);
+  }, 120_000);
 });

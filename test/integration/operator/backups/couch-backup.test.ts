@@ -121,7 +121,9 @@ describe('CouchBackup', () => {
     expect(new Date(scheduled.metadata.annotations?.['settee.dev/scheduled-for'] ?? '').getUTCSeconds()).toBe(
       0,
     );
-    expect(scheduled.status).toMatchObject({ databases: 3, documents: 1_200 + 3 + 2, attempts: 1 });
+    // The orders, their two design documents and the invoice, and _users' _design/_auth (CouchDB
+    // 3.5 makes no design document in _replicator).
+    expect(scheduled.status).toMatchObject({ databases: 3, documents: 1_200 + 3 + 1, attempts: 1 });
     expect(scheduled.status?.size).toBeGreaterThan(attachment.length);
 
     const manifest = await readManifest(bucket, scheduled);
