@@ -147,6 +147,8 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
   return { manifest, databases: manifest.databases.length, documents };
 }
 
+const USERS_DB = '_users';
+
 async function createDatabase(
   reader: CouchReader,
   name: string,
@@ -158,7 +160,9 @@ async function createDatabase(
     // The system databases exist in every instance already.
     if (!(err instanceof CouchRequestError && err.status === 412)) throw err;
   }
-  if (Object.keys(security).length > 0)
+  // CouchDB 3 refuses to edit the _users database's security object (users_db_security_editable is
+  // false by default): the new instance keeps its own, which is CouchDB's default like the backed-up one.
+  if (Object.keys(security).length > 0 && name !== USERS_DB)
     await reader.json('PUT', `/${encodeURIComponent(name)}/_security`, security);
 }
 

@@ -72,14 +72,19 @@ export function customObjectHelpers<T extends SetteeObject<Spec>, Spec>(kind: Cu
       check: (object: T) => boolean,
       timeoutMs = kind.defaultTimeoutMs,
     ): Promise<T> {
+      let last: T | undefined;
       return waitFor(
         `${kind.kind} ${namespace}/${name}: ${what}`,
         async () => {
-          const object = await read(namespace, name);
-          return check(object) ? object : undefined;
+          last = await read(namespace, name);
+          return check(last) ? last : undefined;
         },
         { timeoutMs, intervalMs: 100 },
-      );
+      ).catch((err: unknown) => {
+        // What it was instead says why (a restore's message, a condition's reason).
+        const status = JSON.stringify((last as { status?: unknown } | undefined)?.status);
+        throw new Error(`${(err as Error).message}; its last status: ${status}`, { cause: err });
+      });
     },
   };
 }

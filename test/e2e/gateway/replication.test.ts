@@ -79,8 +79,9 @@ describe('an instance replicates to and from another CouchDB server', () => {
   it('when a one-shot job with create_target is posted to the instance, then its database is copied to the other server', async () => {
     expect(await put(`${base}/outbound`, auth)).toBe(201);
     expect(await put(`${base}/outbound/a`, auth, { from: 'instance' })).toBe(201);
+    // CouchDB 3 takes URLs only (no bare database names): the instance reaches itself at its endpoint.
     await postReplication(base, auth, {
-      source: 'outbound',
+      source: `${instanceUrlWithCredentials}/outbound`,
       target: otherUrl('outbound-copy'),
       create_target: true,
     });
@@ -91,7 +92,7 @@ describe('an instance replicates to and from another CouchDB server', () => {
     expect(await put(`http://127.0.0.1:${other.port}/inbound`, otherAuth)).toBe(201);
     expect(await put(`http://127.0.0.1:${other.port}/inbound/b`, otherAuth, { from: 'other' })).toBe(201);
     await postReplication(`http://127.0.0.1:${other.port}`, otherAuth, {
-      source: 'inbound',
+      source: otherUrl('inbound'),
       target: `${instanceUrlWithCredentials}/inbound-copy`,
       create_target: true,
     });
@@ -102,7 +103,7 @@ describe('an instance replicates to and from another CouchDB server', () => {
     expect(await put(`http://127.0.0.1:${other.port}/live-source`, otherAuth)).toBe(201);
     await postReplication(base, auth, {
       source: otherUrl('live-source'),
-      target: 'live-in',
+      target: `${instanceUrlWithCredentials}/live-in`,
       create_target: true,
       continuous: true,
     });
@@ -116,7 +117,7 @@ describe('an instance replicates to and from another CouchDB server', () => {
     expect(await put(`${base}/live-out`, auth)).toBe(201);
     await postReplication(`http://127.0.0.1:${other.port}`, otherAuth, {
       source: `${instanceUrlWithCredentials}/live-out`,
-      target: 'live-out-copy',
+      target: otherUrl('live-out-copy'),
       create_target: true,
       continuous: true,
     });

@@ -78,8 +78,10 @@ describe('countRunningReplications', () => {
       continuous: true,
     });
     expect(created.status).toBe(201);
+    // Apache CouchDB attaches its replicator 5 s after it starts and starts a job up to 5 s after its
+    // document (cluster_start_period, startup_jitter).
     await waitFor('the job to run', async () => ((await ask(engine.url)) === 1 ? true : undefined), {
-      timeoutMs: 20_000,
+      timeoutMs: 45_000,
     });
   });
 
