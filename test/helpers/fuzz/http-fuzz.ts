@@ -1,0 +1,241 @@
+import http from 'node:http';
+import fc from 'fast-check';
+
+/** One request as the fuzzer sends it: any method, path, headers and body bytes. */
+export interface FuzzRequest {
+  method: string;
+  /** Path and query, already percent-encoded where a client would encode. */
+  path: string;
+  headers: Record<string, string | string[]>;
+  body?: Buffer;
+}
+
+export interface FuzzResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  elapsedMs: number;
+}
+
+/** Every request of the fuzz suites must be answered within this, on a loaded 2-core machine. */
+export const FUZZ_ANSWER_TIMEOUT_MS = 15_000;
+
+/** The largest single header value sent: several of them stay under Node's 16 KiB head limit. */
+const HUGE_HEADER_CHARS = 3_000;
+const HUGE_BODY_BYTES = 256 * 1024;
+
+/** Sends one request on a fresh connection; rejects (a hang) when no answer comes within the timeout. */
+export function sendFuzzRequest(
+  baseUrl: string,
+  request: FuzzRequest,
+  timeoutMs = FUZZ_ANSWER_TIMEOUT_MS,
+): Promise<FuzzResponse> {
+  const startedAt = Date.now();
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${baseUrl}${request.path}`,
+      {
+        method: request.method,
+        // Node's client sends no length for a GET or DELETE body unless told: the server would read
+        // the body as the next request.
+        headers: request.body
+          ? { ...request.headers, 'content-length': request.body.length }
+          : request.headers,
+        agent: false,
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+            elapsedMs: Date.now() - startedAt,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(new Error(`no answer within ${timeoutMs} ms to ${request.method} ${request.path}`)),
+    );
+    req.on('error', reject);
+    req.end(request.body);
+  });
+}
+
+/** Printable ASCII and Latin-1 (what an HTTP header value may carry), no control characters. */
+const headerChar = fc.oneof(
+  fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  fc.integer({ min: 0xa0, max: 0xff }).map((c) => String.fromCharCode(c)),
+);
+
+/** Values a parser must survive: empty, numbers out of range, units wrong, Latin-1. */
+const adversarialShortValue: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(
+    '',
+    ' ',
+    '0',
+    '-1',
+    '1.5',
+    'NaN',
+    'Infinity',
+    '1e309',
+    '99999999999999999999',
+    '10x',
+    '5s',
+    '-5s',
+    '100000d',
+    'true',
+    'false',
+    'null',
+    '{}',
+    '[]',
+    'parallelism=abc',
+    'rate=-1, period=0s',
+    'parallelism=1,parallelism=2',
+    '* * * * *',
+    '61 25 32 13 8',
+    'https://',
+    'http://127.0.0.1:1/x',
+    'ftp://a.example/',
+    'GET',
+    'TRACE',
+    'CONNECT',
+  ),
+  fc.string({ unit: headerChar, maxLength: 40 }),
+);
+
+/** Header values: the short adversarial ones, or a huge one. */
+export const adversarialHeaderValue: fc.Arbitrary<string> = fc.oneof(
+  adversarialShortValue,
+  fc.string({ unit: headerChar, minLength: HUGE_HEADER_CHARS, maxLength: HUGE_HEADER_CHARS }),
+);
+
+/** A header set: each name once, or repeated with different values. */
+export function adversarialHeaders(
+  names: readonly string[],
+): fc.Arbitrary<Record<string, string | string[]>> {
+  return fc
+    .array(
+      fc.tuple(
+        fc.constantFrom(...names),
+        fc.oneof(adversarialHeaderValue, fc.array(adversarialHeaderValue, { minLength: 2, maxLength: 3 })),
+      ),
+      { maxLength: 4 },
+    )
+    .map((pairs) => {
+      const headers: Record<string, string | string[]> = {};
+      // At most one huge value, so the whole head stays under Node's limit.
+      let hugeSeen = false;
+      for (const [name, value] of pairs) {
+        const values = ([] as string[]).concat(value).filter((v) => {
+          if (v.length < HUGE_HEADER_CHARS) return true;
+          if (hugeSeen) return false;
+          hugeSeen = true;
+          return true;
+        });
+        if (values.length > 0) headers[name] = values.length === 1 ? values[0]! : values;
+      }
+      return headers;
+    });
+}
+
+/** Bodies a JSON reader must survive. */
+export const adversarialBody: fc.Arbitrary<Buffer | undefined> = fc.oneof(
+  fc.constant(undefined),
+  fc.json({ maxDepth: 3 }).map((text) => Buffer.from(text)),
+  fc
+    .constantFrom('{', '{"a":', '[1,2', '{"a":1}}', 'null', '""', '0', '{"__proto__":{"x":1}}')
+    .map((t) => Buffer.from(t)),
+  fc
+    .integer({ min: 1_000, max: 20_000 })
+    .map((depth) => Buffer.from(`${'['.repeat(depth)}${']'.repeat(depth)}`)),
+  fc
+    .integer({ min: 1_000, max: 20_000 })
+    .map((depth) => Buffer.from(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`)),
+  fc.integer({ min: 64 * 1024, max: HUGE_BODY_BYTES }).map((n) => Buffer.from(`{"x":"${'y'.repeat(n)}"}`)),
+  fc
+    .constantFrom([0xff, 0xfe, 0xfd], [0xc3, 0x28], [0xe2, 0x82], [0x7b, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d])
+    .map((b) => Buffer.from(b)),
+  fc.uint8Array({ minLength: 1, maxLength: 2_048 }).map((b) => Buffer.from(b)),
+);
+
+/** Methods: the standard ones and an unknown token. */
+export const anyMethod: fc.Arbitrary<string> = fc.constantFrom(
+  'GET',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'HEAD',
+  'OPTIONS',
+  'TRACE',
+  'COPY',
+  'PROPFIND',
+);
+
+/** A path segment a client could send: encoded unicode, dots, encoded slashes and NULs, huge. */
+export const adversarialSegment: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom('', '.', '..', '%2e%2e', '%2F', '%00', '%ff', '%', '%zz', '~', '_all_docs', '_changes'),
+  fc.string({ maxLength: 20 }).map(encodeURIComponent),
+  fc.string({ unit: 'grapheme', maxLength: 10 }).map(encodeURIComponent),
+  fc.constant('a'.repeat(2_000)),
+);
+
+/**
+ * A query string of known parameter names (cursors, counts, filters) with adversarial values, kept
+ * short: a request line past Node's 16 KiB head limit is refused by Node itself (431, no body).
+ */
+export function adversarialQuery(names: readonly string[]): fc.Arbitrary<string> {
+  return fc
+    .array(
+      fc.tuple(
+        fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 8 })),
+        fc.oneof(adversarialShortValue, fc.string({ maxLength: 30 })),
+      ),
+      {
+        maxLength: 4,
+      },
+    )
+    .map((pairs) =>
+      pairs.length === 0
+        ? ''
+        : `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}`,
+    );
+}
+
+/** Cases run per route, printed by each suite at its end (the issue's note records them). */
+export class FuzzCaseCounter {
+  private readonly counts = new Map<string, number>();
+
+  count(route: string): void {
+    this.counts.set(route, (this.counts.get(route) ?? 0) + 1);
+  }
+
+  total(): number {
+    return [...this.counts.values()].reduce((a, b) => a + b, 0);
+  }
+
+  report(suite: string): string {
+    const rows = [...this.counts.entries()].map(([route, n]) => `  ${String(n).padStart(5)}  ${route}`);
+    return `${suite}: ${this.total()} cases over ${this.counts.size} routes\n${rows.join('\n')}`;
+  }
+}
+
+/** A JSON object with exactly one string field `error`: QStash's error shape. */
+export function isQStashError(body: string): boolean {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    return (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      !Array.isArray(parsed) &&
+      typeof (parsed as { error?: unknown }).error === 'string'
+    );
+  } catch {
+    return false;
+  }
+}
