@@ -11,6 +11,7 @@ import {
   startKubeletStandIn,
   type KubeletStandIn,
 } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
+import type { CouchEngineKind } from '../../../local/couch-engine/index.js';
 import { TEST_NODES } from '../control-plane-env.js';
 import { basicAuth } from './http-request.js';
 import {
@@ -44,6 +45,8 @@ export async function startTestPlatform(options: {
   writers?: GatewayOptions['writers'];
   /** The webhook queue, hosted by the gateway as in `make run`. */
   queue?: GatewayOptions['queue'];
+  /** Every pod on this engine (default: Apache CouchDB for couchdb:3.* where a release is available). */
+  engineKind?: CouchEngineKind;
 }): Promise<TestPlatform> {
   const { kubeConfig, namespace } = options;
   const dataRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-platform-'));
@@ -88,6 +91,7 @@ export async function startTestPlatform(options: {
       dataRoot,
       nodes: TEST_NODES,
       logger: testLogger('kubelet-stand-in'),
+      ...(options.engineKind ? { engineKind: options.engineKind } : {}),
     });
   } catch (err) {
     await stop();
