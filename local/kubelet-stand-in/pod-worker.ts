@@ -26,6 +26,7 @@ import { MissingEngineInputError, type EngineInputs } from './engine-inputs.js';
 import { allocatePodAddress, isPodLoopbackAddress } from './loopback-address.js';
 import { buildPodStatus, type ContainerPhase } from './pod-status.js';
 import { probeTiming, runProbe } from './prober.js';
+import { killLeftoverEngine, recordEnginePid } from './engine-pid-file.js';
 import { canRunLocally, IMAGE_NOT_RUNNABLE_REASON, imageNotRunnableMessage } from './runnable-image.js';
 
 export interface PodWorkerDeps {
@@ -191,7 +192,12 @@ export class PodWorker {
     const reported = this.report({ kind: 'running', startedAt, started: false, ready: false });
     let engine: CouchEngine;
     try {
+      if (await killLeftoverEngine(prepared.folder))
+        this.deps.logger.warn('killed the engine a stand-in killed before left running', {
+          pod: this.describe(),
+        });
       engine = await this.startEngine(port, prepared);
+      await recordEnginePid(prepared.folder, engine.pid);
     } catch (err) {
       await reported;
       this.deps.logger.warn('container failed to start', { pod: this.describe(), error: errorMessage(err) });
