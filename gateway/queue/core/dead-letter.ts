@@ -18,6 +18,8 @@ export interface DeadLetter {
   method: string;
   /** The headers the deliveries carried (forwarded ones and Content-Type; no signature). */
   headers: Record<string, string>;
+  /** The client's spelling of header names (QueueMessage.headerNames). */
+  headerNames?: Record<string, string>;
   /** The body, base64: bodies are bytes, not necessarily text. */
   bodyBase64: string;
   /** Retries the message was allowed (Upstash-Retries). */
@@ -87,6 +89,7 @@ export function buildDeadLetter(input: {
     failedAt: input.failedAt,
     reason: input.reason,
   };
+  if (message.headerNames !== undefined) letter.headerNames = message.headerNames;
   if (message.retryDelay !== undefined) letter.retryDelay = message.retryDelay;
   if (message.timeoutMs !== undefined) letter.timeoutMs = message.timeoutMs;
   if (message.label !== undefined) letter.label = message.label;

@@ -25,7 +25,7 @@ export function buildDeadLetterAnswer(letter: DeadLetter): DeadLetterAnswer {
     messageId: letter.messageId,
     url: letter.destination,
     method: letter.method,
-    header: redactHeaderLists(headerLists(letter.headers), letter.redact),
+    header: redactHeaderLists(headerLists(letter.headers, letter.headerNames), letter.redact),
     ...bodyFields(Buffer.from(letter.bodyBase64, 'base64'), letter.redact),
     maxRetries: letter.retries,
     createdAt: letter.createdAt,

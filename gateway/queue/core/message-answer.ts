@@ -90,9 +90,12 @@ export function bodyFields(body: Buffer, redact?: RedactFields): { body: string 
   }
 }
 
-/** Header values as QStash lists them: each name maps to its values. */
-export function headerLists(headers: Readonly<Record<string, string>>): Record<string, string[]> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]));
+/** Header values as QStash lists them: each name, spelled as the client sent it, maps to its values. */
+export function headerLists(
+  headers: Readonly<Record<string, string>>,
+  spelled: Readonly<Record<string, string>> = {},
+): Record<string, string[]> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [spelled[name] ?? name, [value]]));
 }
 
 export function buildMessageAnswer(pending: PendingMessage): MessageAnswer {
@@ -101,7 +104,7 @@ export function buildMessageAnswer(pending: PendingMessage): MessageAnswer {
     messageId: message.id,
     url: message.destination,
     method: message.method,
-    header: redactHeaderLists(headerLists(message.headers), message.redact),
+    header: redactHeaderLists(headerLists(message.headers, message.headerNames), message.redact),
     ...bodyFields(message.body, message.redact),
     maxRetries: message.retries,
     createdAt: message.createdAt,

@@ -77,7 +77,7 @@ function membersOf(message: EventMessage): string {
   const fields: Partial<MessageEvent> = { url: message.destination };
   if (message.method !== undefined) fields.method = message.method;
   if (message.headers !== undefined)
-    fields.header = redactHeaderLists(headerLists(message.headers), message.redact);
+    fields.header = redactHeaderLists(headerLists(message.headers, message.headerNames), message.redact);
   if (message.body !== undefined && message.body.length > 0)
     fields.body = message.redact?.body
       ? redacted(message.body)

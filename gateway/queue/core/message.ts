@@ -12,6 +12,12 @@ export interface QueueMessage {
   method: string;
   /** Sent with every delivery: the Upstash-Forward-* headers without their prefix, and Content-Type. */
   headers: Record<string, string>;
+  /**
+   * The client's spelling of the names in `headers` it did not send in lower case (`test-header`
+   * -> `Test-Header`): QStash answers header names as the client sent them. Delivery, matching and
+   * redaction use the lower-case names in `headers`.
+   */
+  headerNames?: Record<string, string>;
   body: Buffer;
   /** Retries allowed after the first attempt (Upstash-Retries). */
   retries: number;

@@ -73,7 +73,7 @@ export function toQStashSchedule(
     createdAt: record.createdAt,
     destination: record.destination,
     method: template.method,
-    header: redactHeaderLists(headerLists(template.headers), template.redact),
+    header: redactHeaderLists(headerLists(template.headers, template.headerNames), template.redact),
     retries: template.retries,
     isPaused: record.isPaused,
   };

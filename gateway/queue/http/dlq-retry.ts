@@ -71,6 +71,8 @@ export function buildRetriedMessage(
     retried: 0,
     createdAt: now,
   };
+  // The retry's own override headers come through Node in lower case: the letter's spellings stay.
+  if (letter.headerNames !== undefined) message.headerNames = letter.headerNames;
   const retryDelay = overrides.retryDelay ?? letter.retryDelay;
   if (retryDelay !== undefined) message.retryDelay = retryDelay;
   const timeoutMs = overrides.timeoutMs ?? letter.timeoutMs;

@@ -13,7 +13,7 @@ import { createMessage, type MessageRequest, type QueueMessage } from '../core/m
 import { FlowControlStore } from '../stores/flow-control-store.js';
 import { MessageStore } from '../stores/message-store.js';
 import { parsePublishExtras } from './publish/publish-extras.js';
-import { parsePublishHeaders } from './publish/publish-headers.js';
+import { parsePublishHeaders, sentHeaderNames } from './publish/publish-headers.js';
 import { BindingStores } from '../stores/binding-stores.js';
 import { quotasOf } from '../core/quotas.js';
 import { readBody } from './read-body.js';
@@ -61,7 +61,7 @@ export function createPublishReader(options: {
     const urlGroup = isUrlGroupName(destination) ? destination : undefined;
     if (!urlGroup) validateDestination(destination, policy);
     const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
-    const headerOptions = parsePublishHeaders(req.headers, limits);
+    const headerOptions = parsePublishHeaders(req.headers, limits, Date.now(), sentHeaderNames(req));
     const extras = parsePublishExtras(
       req.headers,
       { destination, headers: headerOptions.headers, body },

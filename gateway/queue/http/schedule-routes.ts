@@ -7,7 +7,7 @@ import { InvalidRequestError, ResourceNotFoundError } from '../core/errors.js';
 import { sendJson } from './json-response.js';
 import type { QueueMessage } from '../core/message.js';
 import { parsePublishExtras } from './publish/publish-extras.js';
-import { parsePublishHeaders, type HeaderBag } from './publish/publish-headers.js';
+import { parsePublishHeaders, sentHeaderNames, type HeaderBag } from './publish/publish-headers.js';
 import { quotasOf } from '../core/quotas.js';
 import { readBody } from './read-body.js';
 import type { AddressPolicy } from '../core/address-policy.js';
@@ -81,7 +81,12 @@ export function scheduleRoutes(options: {
       throw new InvalidRequestError('Upstash-Not-Before is a single time: a schedule takes Upstash-Delay');
     const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
     // Parsed as of time 0, Upstash-Delay comes back as the delay itself: each tick adds it to its time.
-    const { notBefore: delayMs, ...options } = parsePublishHeaders(messageHeaders, limits, 0);
+    const { notBefore: delayMs, ...options } = parsePublishHeaders(
+      messageHeaders,
+      limits,
+      0,
+      sentHeaderNames(req),
+    );
     // A tick's message goes onto the stream (or into its queue) as it fires; one with a
     // flow-control key is admitted to the key by the worker that reads it (admit-flow-control-entry.ts).
     // Callbacks go into the template, so every tick's message carries them. The deduplication

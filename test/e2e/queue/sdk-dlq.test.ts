@@ -119,6 +119,50 @@ describe('the dead-letter queue through the @upstash/qstash SDK', () => {
     expect(byLabel.messages.map((m) => m.messageId)).toEqual([second, first]);
   });
 
+  it('when a client sends header names in its own case (as the Python SDK does), then messages, dead letters, events and schedules answer them in that case', async () => {
+    const spelled = { 'Content-Type': ['text/plain'], 'Test-Header': ['yes'] };
+    const sent = { 'Content-Type': 'text/plain', 'Upstash-Forward-Test-Header': 'yes' };
+    const delayed = await api(`/v2/publish/${hook('spelled')}`, {
+      method: 'POST',
+      headers: { ...sent, 'Upstash-Delay': '1h' },
+      body: 'x',
+    });
+    const { messageId: waiting } = (await delayed.json()) as { messageId: string };
+    expect((await client().messages.get(waiting)).header).toEqual(spelled);
+    const [batched] = (await (
+      await api('/v2/batch', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([{ destination: hook('spelled'), headers: { ...sent, 'Upstash-Delay': '1h' } }]),
+      })
+    ).json()) as { messageId: string }[];
+    expect((await client().messages.get(batched!.messageId)).header).toEqual(spelled);
+    const created = await api(`/v2/schedules/${hook('spelled')}`, {
+      method: 'POST',
+      headers: { ...sent, 'Upstash-Cron': '0 0 1 1 *' },
+      body: 'x',
+    });
+    const { scheduleId } = (await created.json()) as { scheduleId: string };
+    expect((await client().schedules.get(scheduleId)).header).toEqual(spelled);
+    await client().schedules.delete(scheduleId);
+
+    const failed = await api(`/v2/publish/${hook('spelled')}`, {
+      method: 'POST',
+      headers: { ...sent, 'Upstash-Retries': '0' },
+      body: 'x',
+    });
+    const { messageId } = (await failed.json()) as { messageId: string };
+    const letter = await waitFor(
+      'the dead letter',
+      async () => (await client().dlq.listMessages({ filter: { messageId } })).messages[0],
+      { timeoutMs: 10_000, intervalMs: 20 },
+    );
+    expect(letter.header).toEqual(spelled);
+    const { logs } = await client().logs({ filter: { messageId, state: 'CREATED' } });
+    expect(logs[0]!.header).toEqual(spelled);
+    await client().messages.cancel([waiting, batched!.messageId]);
+  });
+
   it('when the queue is paged with a count, then following the cursor gives every letter once', async () => {
     const ids = await deadLetters(5);
     const seen: string[] = [];

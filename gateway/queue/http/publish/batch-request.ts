@@ -70,7 +70,7 @@ export function parseBatchRequest(
       const urlGroup = isUrlGroupName(destination) ? destination : undefined;
       if (!urlGroup) validateDestination(destination, policy);
       const headers = lowerCaseHeaders(item.headers ?? {});
-      const options = parsePublishHeaders(headers, limits);
+      const options = parsePublishHeaders(headers, limits, Date.now(), Object.keys(item.headers ?? {}));
       const body = itemBody(item, options.headers);
       const extras = parsePublishExtras(
         headers,

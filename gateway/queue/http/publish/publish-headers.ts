@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import {
   formatQStashDuration,
@@ -21,6 +22,7 @@ export type PublishOptions = Pick<
   MessageRequest,
   | 'method'
   | 'headers'
+  | 'headerNames'
   | 'retries'
   | 'retryDelay'
   | 'timeoutMs'
@@ -219,11 +221,44 @@ export function forwardedHeaders(headers: HeaderBag, prefix = FORWARD_PREFIX): R
   return forwarded;
 }
 
-/** `headers` must have lower-case names, as Node and the SDK's batch items give them. */
+/**
+ * The client's spelling of the delivered header names it did not send in lower case, from the
+ * names as sent (`Upstash-Forward-Test-Header` -> `test-header`: `Test-Header`); undefined when
+ * there is none.
+ */
+function spellingsOf(
+  sentNames: readonly string[],
+  delivered: Readonly<Record<string, string>>,
+): Record<string, string> | undefined {
+  const spelled: Record<string, string> = {};
+  for (const sent of sentNames) {
+    const lower = sent.toLowerCase();
+    // Only Upstash-Forward-* and Content-Type are delivered; the request's own Authorization is not.
+    const name = lower.startsWith(FORWARD_PREFIX)
+      ? sent.slice(FORWARD_PREFIX.length)
+      : lower === 'content-type'
+        ? sent
+        : undefined;
+    if (name !== undefined && delivered[name.toLowerCase()] !== undefined && name !== name.toLowerCase())
+      spelled[name.toLowerCase()] = name;
+  }
+  return Object.keys(spelled).length > 0 ? spelled : undefined;
+}
+
+/** The header names of a request as the client spelled them. */
+export function sentHeaderNames(req: http.IncomingMessage): string[] {
+  return req.rawHeaders.filter((_, i) => i % 2 === 0);
+}
+
+/**
+ * `headers` must have lower-case names, as Node and the SDK's batch items give them; `sentNames`
+ * are the names as the client spelled them, kept for the answers that list headers.
+ */
 export function parsePublishHeaders(
   headers: HeaderBag,
   limits: PublishLimits,
   now = Date.now(),
+  sentNames: readonly string[] = [],
 ): PublishOptions {
   checkUnsupported(headers);
   const delivered = forwardedHeaders(headers);
@@ -237,6 +272,8 @@ export function parsePublishHeaders(
     headers: delivered,
     retries: parseRetries(single(headers, 'upstash-retries'), limits),
   };
+  const headerNames = spellingsOf(sentNames, delivered);
+  if (headerNames !== undefined) options.headerNames = headerNames;
   const retryDelay = parseRetryDelay(single(headers, 'upstash-retry-delay'));
   if (retryDelay !== undefined) options.retryDelay = retryDelay;
   const timeoutMs = parseTimeout(single(headers, 'upstash-timeout'), limits);
