@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startCouchEngine, type CouchEngine } from '../local/couch-engine/index.js';
 import { startS3Server } from '../local/s3-server.js';
+import type { CompressionOptions } from '../operator/backup/archive-compressor.js';
 import { measureRunEnv } from './backup/run-env.js';
 import { startTsProcess } from './lib/processes.js';
 import { median, quantile, round } from './lib/stats.js';
@@ -39,8 +40,24 @@ interface Run {
   requestMs: number[];
 }
 
-const MODES = ['anchor', 'backup', 'restore'] as const;
-type Mode = (typeof MODES)[number];
+/**
+ * The backup's compression as it was (one gzip stream at level 6 on one thread) and each change
+ * added in turn (archive-compressor.ts), so each one's gain shows against the same anchor in one
+ * run. BENCH_BACKUP_VARIANTS=now measures only the operator's defaults.
+ */
+const VARIANTS: Record<string, Partial<CompressionOptions>> = {
+  'before: level 6, one thread': { level: 6, parallel: 1, packing: false },
+  'level 1, one thread': { level: 1, parallel: 1, packing: false },
+  'level 1, Huffman only for packed attachments, one thread': { level: 1, parallel: 1, packing: true },
+  'now: level 1, packed Huffman only, two threads': {},
+};
+const BEFORE = 'before: level 6, one thread';
+const NOW = 'now: level 1, packed Huffman only, two threads';
+const BACKUPS = process.env.BENCH_BACKUP_VARIANTS === 'now' ? [NOW] : Object.keys(VARIANTS);
+/** Restores of the archive as it was written before and as it is now. */
+const RESTORES = BACKUPS.includes(BEFORE) ? [BEFORE, NOW] : [NOW];
+const MODES = ['anchor', ...BACKUPS.map((v) => `backup (${v})`), ...RESTORES.map((v) => `restore (${v})`)];
+type Mode = string;
 
 async function send(
   engine: CouchEngine,
@@ -93,7 +110,7 @@ async function seedAttachments(engine: CouchEngine): Promise<void> {
  */
 const OPERATOR_NODE_OPTIONS = process.env.BENCH_BACKUP_NODE_OPTIONS;
 
-async function measure(mode: Mode, env: NodeJS.ProcessEnv): Promise<Run> {
+async function measure(mode: 'anchor' | 'backup' | 'restore', env: NodeJS.ProcessEnv): Promise<Run> {
   const childEnv =
     mode !== 'anchor' && OPERATOR_NODE_OPTIONS ? { ...env, NODE_OPTIONS: OPERATOR_NODE_OPTIONS } : env;
   const child = startTsProcess(`measure-${mode}`, 'bench/backup/measure-run.ts', [mode], childEnv);
@@ -120,10 +137,10 @@ const spread = (values: number[], digits = 1) =>
 
 function report(label: string, runs: Record<Mode, Run[]>, dataMb: number, docs: number): void {
   const mbps = (list: Run[]) => list.map((r) => dataMb / (r.ms / 1000));
-  const anchorMbps = median(mbps(runs.anchor));
+  const anchorMbps = median(mbps(runs.anchor ?? []));
   console.log(`\n${label}: ${docs} documents, ${round(dataMb, 1)} MB of data, ${ROUNDS} rounds`);
   for (const mode of MODES) {
-    const list = runs[mode];
+    const list = runs[mode] ?? [];
     const rates = mbps(list);
     const requests = list.flatMap((r) => r.requestMs);
     const name = mode === 'anchor' ? 'anchor (_all_docs?include_docs=true + attachment GETs)' : mode;
@@ -139,7 +156,10 @@ function report(label: string, runs: Record<Mode, Run[]>, dataMb: number, docs: 
         (mode === 'anchor' ? '' : `, / anchor ${round(median(rates) / anchorMbps, 2)}`),
     );
   }
-  console.log(`  archive ${round(median(runs.backup.map((r) => r.bytes)) / 1e6, 1)} MB`);
+  for (const variant of BACKUPS)
+    console.log(
+      `  archive (${variant}) ${round(median((runs[`backup (${variant})`] ?? []).map((r) => r.bytes)) / 1e6, 1)} MB`,
+    );
 }
 
 async function benchDataSet(
@@ -158,16 +178,21 @@ async function benchDataSet(
     await seed(engine);
     console.log(`${label}: seeded in ${round((performance.now() - seeding) / 1000, 1)} s`);
     const env = measureRunEnv(engine, admin, s3, BUCKET);
-    const runs: Record<Mode, Run[]> = { backup: [], restore: [], anchor: [] };
+    const runs: Record<Mode, Run[]> = Object.fromEntries(MODES.map((mode) => [mode, []]));
+    const add = (mode: Mode, run: Run) => runs[mode]?.push(run);
     await measure('anchor', env); // warms the engine's caches for both
     for (let i = 0; i < ROUNDS; i++) {
-      const roundEnv = { ...env, BENCH_BACKUP_NAME: `round-${i}` };
-      runs.anchor.push(await measure('anchor', roundEnv));
-      runs.backup.push(await measure('backup', roundEnv));
-      runs.restore.push(await measureRestore(roundEnv));
+      const variantEnv = (variant: string) => ({
+        ...env,
+        BENCH_BACKUP_NAME: `round-${i}-${BACKUPS.indexOf(variant)}`,
+        BENCH_BACKUP_COMPRESSION: JSON.stringify(VARIANTS[variant]),
+      });
+      add('anchor', await measure('anchor', env));
+      for (const variant of BACKUPS) add(`backup (${variant})`, await measure('backup', variantEnv(variant)));
+      for (const variant of RESTORES) add(`restore (${variant})`, await measureRestore(variantEnv(variant)));
       console.log(
         `${label}: round ${i + 1}: ` +
-          MODES.map((mode) => `${mode} ${seconds(runs[mode].at(-1)?.ms ?? 0)}`).join(', '),
+          MODES.map((mode) => `${mode} ${seconds(runs[mode]?.at(-1)?.ms ?? 0)}`).join(', '),
       );
     }
     report(label, runs, await dataMb(engine), docs);

@@ -13,7 +13,8 @@
  *
  * Input (environment): BENCH_COUCH_ORIGIN, BENCH_COUCH_USER, BENCH_COUCH_PASSWORD; for backup and
  * restore BENCH_S3_ENDPOINT, BENCH_S3_BUCKET, BENCH_S3_ACCESS_KEY_ID, BENCH_S3_SECRET_ACCESS_KEY and
- * BENCH_BACKUP_NAME; for restore BENCH_RESTORE_ORIGIN (the engine to fill).
+ * BENCH_BACKUP_NAME; for backup BENCH_BACKUP_COMPRESSION (JSON CompressionOptions, optional); for
+ * restore BENCH_RESTORE_ORIGIN (the engine to fill).
  */
 import diagnostics from 'node:diagnostics_channel';
 import fs from 'node:fs';
@@ -21,6 +22,7 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { request } from 'undici';
+import type { CompressionOptions } from '../../operator/backup/archive-compressor.js';
 import { CouchReader, documentPath } from '../../operator/backup/couch-reader.js';
 import { ObjectStorage } from '../../operator/backup/object-storage.js';
 import { backupFolder, runBackup } from '../../operator/backup/run-backup.js';
@@ -88,6 +90,8 @@ async function backup(): Promise<number> {
       storage,
       instance,
       backup: env('BENCH_BACKUP_NAME'),
+      // One of the bench's variants (backup-throughput.ts); none: the operator's defaults.
+      compression: JSON.parse(process.env.BENCH_BACKUP_COMPRESSION ?? '{}') as Partial<CompressionOptions>,
     });
     return result.manifest.archive.size;
   } finally {

@@ -1,7 +1,8 @@
 import type { CouchDocument } from './couch-reader.js';
 
 /**
- * The archive: gzip-compressed NDJSON, one record per line, in this order for each database: its
+ * The archive: gzip-compressed NDJSON (one gzip member, or many one after another as
+ * archive-compressor.ts writes them; RFC 1952 reads both as one stream), one record per line, in this order for each database: its
  * `database` record (with _security), then `docs` batches, each followed by the attachments of its
  * documents, every attachment an `attachment` record and `chunk` records holding its bytes in
  * base64. A reader can restore it in one pass holding one batch and one chunk at a time.

@@ -6,6 +6,8 @@ import {
   encodeRecord,
   type ArchiveRecord,
 } from './archive-format.js';
+import type { ArchivePiece } from './archive-compressor.js';
+import { isPackedAttachment } from './attachment-packing.js';
 import type { CouchDocument, CouchReader } from './couch-reader.js';
 import type { DatabaseManifest } from './manifest.js';
 
@@ -22,13 +24,14 @@ export interface DumpSource {
 
 /**
  * The archive's uncompressed bytes, produced as they are read from the instance: one _changes page
- * and its _bulk_get at a time, each attachment streamed in chunks. `manifests` is filled in as each
+ * and its _bulk_get at a time, each attachment streamed in chunks, the chunks of an attachment
+ * compressed already marked `packed` (attachment-packing.ts). `manifests` is filled in as each
  * database ends, so it is complete once the generator is.
  */
 export async function* dumpInstance(
   source: DumpSource,
   manifests: DatabaseManifest[],
-): AsyncGenerator<Buffer> {
+): AsyncGenerator<ArchivePiece> {
   const { reader } = source;
   yield line({
     type: 'header',
@@ -49,9 +52,9 @@ export async function* dumpInstance(
       attachmentBytes: 0,
       sha256: '',
     };
-    const emit = (bytes: Buffer): Buffer => {
-      hash.update(bytes);
-      return bytes;
+    const emit = (piece: ArchivePiece): ArchivePiece => {
+      hash.update(piece.bytes);
+      return piece;
     };
     yield emit(line({ type: 'database', name: db.name, security: await reader.security(db.name) }));
     let since: string | number = 0;
@@ -66,7 +69,7 @@ export async function* dumpInstance(
         manifest.docCount += docs.length;
         yield emit(line({ type: 'docs', db: db.name, docs }));
         for (const doc of docs) {
-          for await (const bytes of attachmentsOf(reader, db.name, doc, manifest)) yield emit(bytes);
+          for await (const piece of attachmentsOf(reader, db.name, doc, manifest)) yield emit(piece);
         }
       }
       if (page.results.length < DUMP_BATCH_SIZE) break;
@@ -83,31 +86,34 @@ async function* attachmentsOf(
   db: string,
   doc: CouchDocument,
   manifest: DatabaseManifest,
-): AsyncGenerator<Buffer> {
+): AsyncGenerator<ArchivePiece> {
   for (const [name, stub] of Object.entries(doc._attachments ?? {})) {
+    const contentType = stub.content_type ?? 'application/octet-stream';
     yield line({
       type: 'attachment',
       db,
       id: doc._id,
       rev: doc._rev,
       name,
-      contentType: stub.content_type ?? 'application/octet-stream',
+      contentType,
       length: stub.length ?? 0,
     });
     let pending: Buffer = Buffer.alloc(0);
     let length = 0;
+    let packed: boolean | undefined;
+    const chunk = (bytes: Buffer): ArchivePiece => {
+      packed ??= isPackedAttachment(contentType, bytes);
+      length += bytes.length;
+      return line({ type: 'chunk', data: bytes.toString('base64') }, packed);
+    };
     for await (const piece of await reader.attachment(db, doc._id, doc._rev, name)) {
       pending = pending.length === 0 ? (piece as Buffer) : Buffer.concat([pending, piece as Buffer]);
       while (pending.length >= ATTACHMENT_CHUNK_BYTES) {
-        yield line({ type: 'chunk', data: pending.subarray(0, ATTACHMENT_CHUNK_BYTES).toString('base64') });
-        length += ATTACHMENT_CHUNK_BYTES;
+        yield chunk(pending.subarray(0, ATTACHMENT_CHUNK_BYTES));
         pending = pending.subarray(ATTACHMENT_CHUNK_BYTES);
       }
     }
-    if (pending.length > 0) {
-      yield line({ type: 'chunk', data: pending.toString('base64') });
-      length += pending.length;
-    }
+    if (pending.length > 0) yield chunk(pending);
     if (stub.length !== undefined && length !== stub.length)
       throw new Error(
         `attachment ${db}/${doc._id}/${name}: read ${length} bytes, its stub says ${stub.length}`,
@@ -117,6 +123,6 @@ async function* attachmentsOf(
   }
 }
 
-function line(record: ArchiveRecord): Buffer {
-  return Buffer.from(encodeRecord(record), 'utf8');
+function line(record: ArchiveRecord, packed = false): ArchivePiece {
+  return { bytes: Buffer.from(encodeRecord(record), 'utf8'), packed };
 }

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { PassThrough, Readable, Transform } from 'node:stream';
-import zlib from 'node:zlib';
+import { ArchiveCompressor, type CompressionOptions } from './archive-compressor.js';
 import { ARCHIVE_FILE, MANIFEST_FILE } from './archive-format.js';
 import { CouchReader, type CouchConnection } from './couch-reader.js';
 import { dumpInstance } from './dump-instance.js';
@@ -20,6 +20,8 @@ export interface BackupRequest {
   /** The CouchBackup's name: the backup's folder in the bucket. */
   backup: string;
   now?: () => Date;
+  /** How the archive is compressed; the defaults suit every backup (the bench compares others). */
+  compression?: Partial<CompressionOptions>;
 }
 
 export interface BackupResult {
@@ -52,10 +54,11 @@ export async function readDataFingerprint(reader: CouchReader): Promise<string> 
 }
 
 /**
- * One backup: every database of the instance streamed from CouchDB through gzip into a multipart
- * upload, then the manifest beside it. The manifest is written last, so an archive without one (a
- * crash, an abort) is never taken for a backup. Memory stays at one document batch, one attachment
- * chunk and the upload's parts in flight, whatever the instance holds.
+ * One backup: every database of the instance streamed from CouchDB through gzip (compressed on
+ * libuv's threads beside the reading one, archive-compressor.ts) into a multipart upload, then the
+ * manifest beside it. The manifest is written last, so an archive without one (a crash, an abort)
+ * is never taken for a backup. Memory stays at one document batch, one attachment chunk, the
+ * compressor's segments and the upload's parts in flight, whatever the instance holds.
  */
 export async function runBackup(request: BackupRequest): Promise<BackupResult> {
   const now = request.now ?? (() => new Date());
@@ -92,7 +95,7 @@ export async function runBackup(request: BackupRequest): Promise<BackupResult> {
   const body = new PassThrough();
   const produced = pipeline(
     Readable.from(dumpInstance({ reader, instance, startedAt, databases }, manifests)),
-    zlib.createGzip({ level: 6 }),
+    new ArchiveCompressor(request.compression),
     archive,
     body,
   );

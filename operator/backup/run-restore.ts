@@ -1,7 +1,13 @@
 import crypto from 'node:crypto';
 import { Transform } from 'node:stream';
 import zlib from 'node:zlib';
-import { ARCHIVE_FILE, ARCHIVE_FORMAT, MANIFEST_FILE, type ArchiveRecord } from './archive-format.js';
+import {
+  ARCHIVE_FILE,
+  ARCHIVE_FORMAT,
+  ARCHIVE_FORMAT_VERSION,
+  MANIFEST_FILE,
+  type ArchiveRecord,
+} from './archive-format.js';
 import { ArchiveLines } from './archive-lines.js';
 import { checkBulkAnswers, type BulkDocsAnswer } from './bulk-docs-answer.js';
 import { CouchReader, CouchRequestError, type CouchConnection, type CouchDocument } from './couch-reader.js';
@@ -51,6 +57,7 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
   const manifest = await storage.readJson<BackupManifest>(`${folder}/${MANIFEST_FILE}`);
   if (manifest.format !== ARCHIVE_FORMAT)
     throw new RestoreVerificationError(`${folder}: not a ${ARCHIVE_FORMAT} manifest`);
+  checkVersion(manifest.version, `${folder}/${MANIFEST_FILE}`);
   const hash = crypto.createHash('sha256');
   const hashing = new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -100,6 +107,7 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
       await finishAttachment();
       if (record.type === 'header' && record.format !== ARCHIVE_FORMAT)
         throw new RestoreVerificationError(`not a ${ARCHIVE_FORMAT} archive`);
+      if (record.type === 'header') checkVersion(record.version, ARCHIVE_FILE);
       if (record.type === 'database') await createDatabase(reader, record.name, record.security);
       if (record.type === 'docs') {
         const plain: CouchDocument[] = [];
@@ -145,6 +153,18 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
     documents += db.docCount;
   }
   return { manifest, databases: manifest.databases.length, documents };
+}
+
+/**
+ * Every version up to ours restores (version 1 archives are one gzip member, as earlier operators
+ * wrote them, or many, as archive-compressor.ts does; gunzip reads both); a newer one was written
+ * by a newer operator, whose records this one may misread.
+ */
+function checkVersion(version: number, what: string): void {
+  if (!Number.isInteger(version) || version < 1 || version > ARCHIVE_FORMAT_VERSION)
+    throw new RestoreVerificationError(
+      `${what}: format version ${version}, this operator restores versions 1 to ${ARCHIVE_FORMAT_VERSION}`,
+    );
 }
 
 const USERS_DB = '_users';
