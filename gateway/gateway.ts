@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import type { Logger } from 'winston';
+import { Registry } from 'prom-client';
 import { requestUsageWriterId } from '../api/request-usage.js';
 import { makeKubeClients } from '../kube/clients.js';
 import { InformerFactory } from '../kube/informer-factory.js';
@@ -31,6 +32,8 @@ import { wakeRequestWriter, Waker, type WakeRequestWriter } from './proxy/waker.
 /** The webhook queue as the gateway hosts it (gateway/queue's QueueService fits). */
 export interface HostedQueue {
   readonly handler: http.RequestListener;
+  /** Served on the gateway's /metrics beside its own. */
+  readonly metrics?: Registry;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -138,7 +141,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const app = createGatewayApp({
     domain: config.domain,
     handleInstance,
-    registry: metrics.registry,
+    registry: options.queue?.metrics
+      ? Registry.merge([metrics.registry, options.queue.metrics])
+      : metrics.registry,
     readiness: [
       { name: 'informers', isReady: () => informers.hasSynced() },
       { name: 'not-draining', isReady: () => !draining },

@@ -1,10 +1,12 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type http from 'node:http';
+import type { Registry } from 'prom-client';
 import type { Logger } from 'winston';
 import { BindingRegistry } from './core/binding-registry.js';
 import type { QueueConfig } from './core/config.js';
 import { DatabaseConnections } from './stores/database-connections.js';
 import { startDeliveryWorkers, type DeliveryWorkers } from './workers/delivery-workers.js';
+import { DeliveryMetrics } from './workers/delivery-metrics.js';
 import { watchQueueBindings, type KubeBindingSource } from './bindings/kube-binding-source.js';
 import { createQueueHandler } from './http/queue-handler.js';
 import { startScheduleTickers, type ScheduleTickers } from './workers/schedule-tickers.js';
@@ -23,6 +25,8 @@ export interface QueueServiceOptions {
 export interface QueueService {
   readonly handler: http.RequestListener;
   readonly registry: BindingRegistry;
+  /** The queue's metrics, which the gateway serves on its /metrics. */
+  readonly metrics: Registry;
   /** Starts the binding informers and the delivery workers; resolves once the bindings are listed. */
   start(): Promise<void>;
   /** Stops watching and delivering (waiting for deliveries in flight) and closes the database connections. */
@@ -33,6 +37,7 @@ export function createQueueService(options: QueueServiceOptions): QueueService {
   const logger = options.logger.child({ component: 'queue' });
   const registry = new BindingRegistry();
   const connections = new DatabaseConnections(logger);
+  const metrics = new DeliveryMetrics();
   const handler = createQueueHandler({
     registry,
     connections,
@@ -49,8 +54,9 @@ export function createQueueService(options: QueueServiceOptions): QueueService {
   return {
     handler,
     registry,
+    metrics: metrics.registry,
     async start() {
-      workers = startDeliveryWorkers({ registry, connections, config: options.config, logger });
+      workers = startDeliveryWorkers({ registry, connections, config: options.config, logger, metrics });
       tickers = startScheduleTickers({ registry, connections, config: options.config, logger });
       source = watchQueueBindings({
         kubeConfig: options.kubeConfig,

@@ -12,6 +12,7 @@ import { FlowControlStore } from '../stores/flow-control-store.js';
 import { queueKeys } from '../core/keys.js';
 import type { MessageStore } from '../stores/message-store.js';
 import { isNoGroup, type StreamEntry } from '../stores/stream-entry.js';
+import type { DeliveryMetrics } from './delivery-metrics.js';
 import { processEntry, type ProcessEntryContext } from './process-entry.js';
 import { QueueStore } from '../stores/queue-store.js';
 import { BindingStores } from '../stores/binding-stores.js';
@@ -42,6 +43,8 @@ export interface DeliveryWorkerOptions {
   config: QueueConfig;
   deliverer: Deliverer;
   logger: Logger;
+  /** Counts each entry's outcome (the gateway's /metrics). */
+  metrics?: DeliveryMetrics | undefined;
 }
 
 /**
@@ -223,7 +226,9 @@ export class DeliveryWorker {
   private dispatch(entry: StreamEntry): void {
     this.inFlight += 1;
     void processEntry(this.entryContext(), entry)
+      .then((outcome) => this.options.metrics?.count(outcome))
       .catch((err: unknown) => {
+        this.options.metrics?.count('unrecorded');
         // A failed delivery is an attempt's result (processEntry); what fails here is storing the
         // outcome, as when Redis is unreachable. Nothing could be written, so the entry stays
         // pending and is reclaimed after reclaimIdleMs.

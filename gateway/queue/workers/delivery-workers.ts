@@ -2,6 +2,7 @@ import type { Logger } from 'winston';
 import type { BindingRegistry, QueueTarget } from '../core/binding-registry.js';
 import type { QueueConfig } from '../core/config.js';
 import { connectionFingerprint, type DatabaseConnections } from '../stores/database-connections.js';
+import type { DeliveryMetrics } from './delivery-metrics.js';
 import { DeliveryWorker } from './delivery-worker.js';
 import { createHttpDeliverer, type Deliverer } from './http-delivery.js';
 import { compileAddressPolicy } from '../core/address-policy.js';
@@ -15,6 +16,7 @@ export interface DeliveryWorkersOptions {
   logger: Logger;
   /** Host name resolution for the SSRF guard (default: the system resolver). */
   resolve?: HostResolver;
+  metrics?: DeliveryMetrics;
 }
 
 export interface DeliveryWorkers {
@@ -52,7 +54,14 @@ export function startDeliveryWorkers(options: DeliveryWorkersOptions): DeliveryW
     const running = workers.get(target.key);
     if (running?.fingerprint === fingerprint) return running.worker.update(target);
     stopWorker(target.key);
-    const worker = new DeliveryWorker({ target, redis: connections.get(target), config, deliverer, logger });
+    const worker = new DeliveryWorker({
+      target,
+      redis: connections.get(target),
+      config,
+      deliverer,
+      logger,
+      metrics: options.metrics,
+    });
     workers.set(target.key, { fingerprint, worker });
     worker.start();
     logger.info('delivery worker started', { binding: target.key });

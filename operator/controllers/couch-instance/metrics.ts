@@ -1,22 +1,44 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { ConditionType } from '../../../api/conditions.js';
 import {
   COUCH_INSTANCE_PHASES,
   type CouchInstancePhase,
+  type CouchInstanceStatus,
   type CouchInstanceUsage,
 } from '../../../api/couch-instance.js';
 import { parseObjectKey, type ObjectKey } from '../../../kube/controller-runtime/object-key.js';
 
 export type ReplicationCheckResult = 'running' | 'none' | 'failed';
 
+/** Phases an instance passes through: the time spent in one is what "stuck" alerts watch. */
+const PASSING_PHASES: ReadonlySet<CouchInstancePhase> = new Set([
+  'Pending',
+  'Starting',
+  'Waking',
+  'Hibernating',
+  'Restoring',
+]);
+
+interface PhaseEntry {
+  phase: CouchInstancePhase;
+  /** When this replica first saw the instance in it (ms since the epoch). */
+  since: number;
+  /** The Degraded condition's reason while it is True. */
+  degraded: string | undefined;
+}
+
 /** The couch-instance controller's own metrics, beside the loop's reconcile counters. */
 export class CouchInstanceMetrics {
-  private readonly phases = new Map<ObjectKey, CouchInstancePhase>();
+  private readonly phases = new Map<ObjectKey, PhaseEntry>();
   private readonly usage = new Map<ObjectKey, CouchInstanceUsage>();
   private readonly wakes: Counter;
   private readonly hibernations: Counter;
   private readonly replicationChecks: Counter<'result'>;
 
-  constructor(registry: Registry) {
+  constructor(
+    registry: Registry,
+    private readonly now: () => number = Date.now,
+  ) {
     const phases = this.phases;
     new Gauge({
       name: 'settee_couch_instances',
@@ -25,10 +47,11 @@ export class CouchInstanceMetrics {
       registers: [registry],
       collect() {
         const counts = new Map<CouchInstancePhase, number>(COUCH_INSTANCE_PHASES.map((phase) => [phase, 0]));
-        for (const phase of phases.values()) counts.set(phase, (counts.get(phase) ?? 0) + 1);
+        for (const { phase } of phases.values()) counts.set(phase, (counts.get(phase) ?? 0) + 1);
         for (const [phase, count] of counts) this.set({ phase }, count);
       },
     });
+    this.registerInstanceGauges(registry);
     this.registerUsageCounters(registry);
     this.wakes = new Counter({
       name: 'settee_couch_wakes_total',
@@ -50,8 +73,13 @@ export class CouchInstanceMetrics {
     });
   }
 
-  setPhase(key: ObjectKey, phase: CouchInstancePhase): void {
-    this.phases.set(key, phase);
+  /** The status as last written: its phase (and since when) and its Degraded condition. */
+  setStatus(key: ObjectKey, status: CouchInstanceStatus): void {
+    const phase = status.phase ?? 'Pending';
+    const degraded = status.conditions?.find((c) => c.type === ConditionType.Degraded && c.status === 'True');
+    const previous = this.phases.get(key);
+    const since = previous?.phase === phase ? previous.since : this.now();
+    this.phases.set(key, { phase, since, degraded: degraded?.reason });
   }
 
   /** The instance's status.usage as last written: what the per-instance usage counters report. */
@@ -63,6 +91,45 @@ export class CouchInstanceMetrics {
   forget(key: ObjectKey): void {
     this.phases.delete(key);
     this.usage.delete(key);
+  }
+
+  /**
+   * Per instance, only while it is in a passing phase or Degraded, so the series stay few: what
+   * docs/monitoring.md's alerts on stuck and degraded instances read. The time in a phase counts
+   * from when this replica first saw it there (a new leader starts counting again).
+   */
+  private registerInstanceGauges(registry: Registry): void {
+    const phases = this.phases;
+    const now = this.now;
+    new Gauge({
+      name: 'settee_couch_instance_phase_seconds',
+      help: 'Seconds an instance has been in its phase, for instances in a passing phase (Pending, Starting, Waking, Hibernating, Restoring).',
+      labelNames: ['namespace', 'instance', 'phase'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const at = now();
+        for (const [key, entry] of phases) {
+          if (!PASSING_PHASES.has(entry.phase)) continue;
+          const { namespace = '', name: instance } = parseObjectKey(key);
+          this.set({ namespace, instance, phase: entry.phase }, (at - entry.since) / 1000);
+        }
+      },
+    });
+    new Gauge({
+      name: 'settee_couch_instance_degraded',
+      help: '1 for each instance whose Degraded condition is True, labelled with its reason.',
+      labelNames: ['namespace', 'instance', 'reason'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [key, entry] of phases) {
+          if (entry.degraded === undefined) continue;
+          const { namespace = '', name: instance } = parseObjectKey(key);
+          this.set({ namespace, instance, reason: entry.degraded }, 1);
+        }
+      },
+    });
   }
 
   /**

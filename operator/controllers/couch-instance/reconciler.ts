@@ -303,7 +303,6 @@ export class CouchInstanceReconciler implements Reconciler {
       metrics: this.options.metrics,
       logger: ctx.logger,
     });
-    this.options.metrics.setPhase(key, status.phase ?? 'Pending');
     this.options.metrics.setUsage(key, status.usage);
     const recheckMs =
       decision.recheckAfterMs === undefined ? undefined : decision.recheckAfterMs + IDLE_RECHECK_SLACK_MS;

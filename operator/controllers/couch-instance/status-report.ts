@@ -72,6 +72,7 @@ export class InstanceStatusReport {
       status,
     });
     if (written) this.options.recent.remember(key, INSTANCE_SLOT, instance, written);
+    this.options.metrics.setStatus(key, status);
   }
 
   async reportInvalidSpec(
@@ -90,7 +91,6 @@ export class InstanceStatusReport {
       });
     }
     await this.save(key, instance, status);
-    this.options.metrics.setPhase(key, 'Failed');
   }
 
   /** Nothing is created for it; an Event when it first waits, status says why until there is room. */
@@ -109,7 +109,6 @@ export class InstanceStatusReport {
       });
     const status = computeStatus({ ...this.basis(instance, endpoint), instanceLimit: message });
     await this.save(key, instance, status);
-    this.options.metrics.setPhase(key, 'Pending');
   }
 
   /** Best effort: Degraded says why the reconcile failed; the loop retries with backoff regardless. */

@@ -162,6 +162,9 @@ describe('a QueueBinding, from kubectl apply to a verified delivery', () => {
     await expect(receiverHolding(pairOf(env)).verify(after)).resolves.toBe(true);
     await expect(receiverHolding(pairOf(rotated)).verify(after)).resolves.toBe(true);
     await expect(receiverHolding(pairOf(env)).verify(before)).resolves.toBe(true);
+    // The gateway's /metrics serves this registry: both deliveries counted by their outcome.
+    const deliveries = await queue.metrics.getSingleMetricAsString('settee_queue_deliveries_total');
+    expect(deliveries).toContain('settee_queue_deliveries_total{outcome="delivered"} 2');
   });
 
   it('when GET /v2/keys and POST /v2/keys/rotate are called, then the answered pairs verify real deliveries with the SDK Receiver, before and right after the rotation', async () => {

@@ -16,7 +16,7 @@ import {
   uniqueRelease,
   type CommandResult,
 } from './chart-harness.js';
-import { buildServiceMonitorStandInCrd } from './service-monitor-crd.js';
+import { buildPrometheusRuleStandInCrd, buildServiceMonitorStandInCrd } from './service-monitor-crd.js';
 
 const releaseNamespace = useTestNamespace('chart-dry-run');
 const tenantNamespace = useTestNamespace('chart-dry-run-tenant');
@@ -62,22 +62,25 @@ function podOf(deployment: V1Deployment, namespace: string): V1Pod {
 }
 
 describe('every rendered manifest against the real API server (server-side dry run)', () => {
-  const crdName = buildServiceMonitorStandInCrd().metadata?.name ?? '';
+  const standIns = [buildServiceMonitorStandInCrd(), buildPrometheusRuleStandInCrd()];
 
   beforeAll(async () => {
     const { kubeConfig } = testControlPlane();
-    await applyObject(makeObjectClient(kubeConfig), buildServiceMonitorStandInCrd());
     const crds = kubeConfig.makeApiClient(ApiextensionsV1Api);
-    await waitFor(
-      'the ServiceMonitor stand-in CRD to be Established',
-      async () => {
-        const crd = await crds.readCustomResourceDefinition({ name: crdName });
-        return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')
-          ? true
-          : undefined;
-      },
-      { timeoutMs: 20_000 },
-    );
+    for (const standIn of standIns) {
+      await applyObject(makeObjectClient(kubeConfig), standIn);
+      const name = standIn.metadata?.name ?? '';
+      await waitFor(
+        `the ${name} stand-in CRD to be Established`,
+        async () => {
+          const crd = await crds.readCustomResourceDefinition({ name });
+          return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')
+            ? true
+            : undefined;
+        },
+        { timeoutMs: 20_000 },
+      );
+    }
     // Pods of this namespace must meet the "restricted" Pod Security Standard.
     await kubeConfig.makeApiClient(CoreV1Api).patchNamespace({
       name: releaseNamespace.name,
@@ -88,10 +91,11 @@ describe('every rendered manifest against the real API server (server-side dry r
   });
 
   afterAll(async () => {
-    await testControlPlane()
-      .kubeConfig.makeApiClient(ApiextensionsV1Api)
-      .deleteCustomResourceDefinition({ name: crdName })
-      .catch(() => undefined);
+    const crds = testControlPlane().kubeConfig.makeApiClient(ApiextensionsV1Api);
+    for (const standIn of standIns)
+      await crds
+        .deleteCustomResourceDefinition({ name: standIn.metadata?.name ?? '' })
+        .catch(() => undefined);
   });
 
   it('when the chart is rendered with the default values and its CRDs, then the API server accepts every object', async () => {
@@ -109,7 +113,8 @@ describe('every rendered manifest against the real API server (server-side dry r
       release: uniqueRelease('dry'),
       namespace: releaseNamespace.name,
       valuesFiles: [FULL_VALUES],
-      set: { watchNamespace: tenantNamespace.name },
+      // The dashboard's ConfigMap goes where Grafana's sidecar watches: a namespace that exists here.
+      set: { watchNamespace: tenantNamespace.name, 'grafanaDashboard.namespace': tenantNamespace.name },
       includeCrds: true,
     });
     const kinds = new Set(objects.map((o) => o.kind));
@@ -117,6 +122,7 @@ describe('every rendered manifest against the real API server (server-side dry r
       'Ingress',
       'HorizontalPodAutoscaler',
       'ServiceMonitor',
+      'PrometheusRule',
       'Role',
       'RoleBinding',
       'Secret',

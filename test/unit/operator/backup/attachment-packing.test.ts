@@ -16,12 +16,14 @@ describe('isPackedAttachment', () => {
       expect([type, isPackedAttachment(type, json)]).toEqual([type, true]);
   });
 
-  it('when the content type is text, JSON, XML or an uncompressed image, then it is not, whatever the bytes', () => {
-    for (const type of ['text/plain', 'application/json', 'image/svg+xml', 'image/bmp', 'application/xml'])
+  it('when the content type is text, JSON or XML (SVG included), then it is not, whatever the bytes', () => {
+    for (const type of ['text/plain', 'application/json', 'image/svg+xml', 'application/xml'])
       expect([type, isPackedAttachment(type, crypto.randomBytes(32 * 1024))]).toEqual([type, false]);
   });
 
-  it('when an octet-stream holds random or gzipped bytes, then its sample says packed; when it holds JSON, not', () => {
+  it('when an octet-stream or an uncompressed image type holds random or gzipped bytes, then its sample says packed; when it holds JSON, not', () => {
+    expect(isPackedAttachment('image/bmp', crypto.randomBytes(32 * 1024))).toBe(true);
+    expect(isPackedAttachment('image/bmp', json)).toBe(false);
     expect(isPackedAttachment('application/octet-stream', crypto.randomBytes(32 * 1024))).toBe(true);
     expect(isPackedAttachment('application/octet-stream', zlib.gzipSync(crypto.randomBytes(20_000)))).toBe(
       true,
