@@ -18,7 +18,7 @@ import { bucketOf, startBackupStorage } from '../../../helpers/backups/backup-ha
  * The archive as archive-compressor.ts writes it (gzip members compressed two at a time, packed
  * attachments Huffman-coded) restores, and so does an archive written as the operator wrote them
  * before (one gzip stream at level 6), built here from the same records; a format version newer
- * than this operator's is refused before anything is written. Real pouchdb-server engines and a
+ * than this operator's is refused before anything is written. Real engines (local/couch-engine) and a
  * real versitygw on loopback.
  */
 describe('backup archives, as written now and before', () => {
