@@ -57,7 +57,7 @@ module.exports = {
     {
       name: 'proxy-and-queue-import-each-other',
       comment:
-        'The proxy (and the gateway HTTP kit, envelope) and the queue share code only through gateway modules named for what they are (gateway/queue-url/, gateway/http/read-body.ts).',
+        'The proxy (and the gateway HTTP kit, envelope) and the queue share code only through gateway modules named for what they are (gateway/queue-url/, gateway/http/limited-body.ts).',
       severity: 'error',
       from: { path: '^gateway/(proxy|http|envelope)/' },
       to: { path: `^${QUEUE}` },

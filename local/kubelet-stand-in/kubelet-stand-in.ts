@@ -19,6 +19,7 @@ import { ownKey } from '../../kube/controller-runtime/key-mappers.js';
 import { objectKeyOf } from '../../kube/controller-runtime/object-key.js';
 import { anyOf, deletionChanged } from '../../kube/controller-runtime/predicates.js';
 import type { CouchEngineKind } from '../couch-engine/index.js';
+import { IMAGE_DATA } from '../couch-engine/image-layout.js';
 import { engineKindFor } from './engine-kind-for.js';
 import { readEngineInputs, type PodReferences } from './engine-inputs.js';
 import { claimFolder, LOCAL_VOLUME_LABEL, LocalVolumes } from './local-volumes.js';
@@ -53,9 +54,6 @@ export interface KubeletStandIn {
   /** Stops watching and stops every engine; pods, volumes and their folders stay. */
   stop(): Promise<void>;
 }
-
-/** Where the CouchDB image keeps its databases: the volume mounted there is the engine's data folder. */
-const COUCHDB_DATA_PATH = '/opt/couchdb/data';
 
 /**
  * LOCAL PLATFORM AND TESTS ONLY: a stand-in for the kubelet, which a machine without a container
@@ -204,9 +202,12 @@ export async function startKubeletStandIn(options: KubeletStandInOptions): Promi
   };
 }
 
-/** The claim behind the volume the CouchDB container keeps its databases on, if any. */
+/**
+ * The claim behind the volume the CouchDB container keeps its databases on (mounted where the image
+ * keeps them), if any: that volume is the engine's data folder.
+ */
 function dataClaimName(pod: V1Pod): string | undefined {
-  const mount = pod.spec?.containers[0]?.volumeMounts?.find((m) => m.mountPath === COUCHDB_DATA_PATH);
+  const mount = pod.spec?.containers[0]?.volumeMounts?.find((m) => m.mountPath === IMAGE_DATA);
   const volume = pod.spec?.volumes?.find((v) => v.name === mount?.name);
   return volume?.persistentVolumeClaim?.claimName;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Copies the CRDs from crds/ (the one source of truth) into charts/settee/crds/, which Helm installs
-# before the chart's templates. The copies are byte for byte; test/integration/chart/crds.test.ts
-# fails when they differ.
+# Copies the CRDs from crds/ into charts/settee/crds/, which Helm installs before the chart's
+# templates. crds/ is rendered from TypeScript (render-crds.ts, which writes the chart's copy too);
+# what this script adds is finding and removing a copy whose CRD is gone. The copies are byte for
+# byte; test/integration/chart/crds.test.ts fails when they differ.
 #
 # Usage: sync-chart-crds.sh           copy crds/*.yaml into the chart, removing copies of deleted CRDs
 #        sync-chart-crds.sh --check   change nothing; exit 1 naming each file that differs
