@@ -64,6 +64,13 @@ export const cancelMessages: ApiHandler = async (request) => {
     maxCount: 1_000_000,
     cursor: true,
   });
+  // A cancel walks every match in one call, so a cursor would select nothing: ignored, it would
+  // leave the request with no selection and cancel every pending message. (The SDK's loops send an
+  // empty one, which names nothing and stays accepted.)
+  if (query.cursor !== undefined)
+    throw new InvalidRequestError(
+      'query parameter cursor does not apply to a cancel: it takes every match in one call',
+    );
   const fromBody = await readBulkIdsBody(request.req, 'messageIds');
   if (fromBody !== undefined) {
     if (hasFilters(query.filters))

@@ -186,6 +186,7 @@ describe('bulk cancel, delete and retry name exactly what they act on', () => {
     ['DELETE', '/v2/messages', '{}', /body field messageIds is missing/],
     ['DELETE', '/v2/messages', '{"messageIds": []}', /messageIds is empty/],
     ['DELETE', '/v2/messages', 'messageIds=x', /the body is not valid JSON/],
+    ['DELETE', '/v2/messages?cursor=1', undefined, /query parameter cursor does not apply to a cancel/],
     ['DELETE', '/v2/topics/group/endpoints', '{"endpoints": []}', /must NOT have fewer than 1 items/],
     ['DELETE', '/v2/topics/group/endpoints', '{"endpoints": [{}]}', /needs a url or a name/],
     ['DELETE', '/v2/topics/group/endpoints', '{}', /must have required property 'endpoints'/],
