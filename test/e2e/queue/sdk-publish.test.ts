@@ -116,6 +116,19 @@ describe('publishing with the @upstash/qstash SDK', () => {
     expect(deliveries[1]?.headers['x-item']).toBe('one');
   });
 
+  it('when a batch item says "queue": null, as the Python SDK sends an item without a queue, then it is published with no queue and delivered', async () => {
+    const response = await fetch(`${gateway.queueUrl(target)}/v2/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${target.token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify([
+        { destination: `${receiver.baseUrl}/no-queue`, headers: {}, body: 'x', queue: null },
+      ]),
+    });
+    const [result] = (await response.json()) as { messageId?: string; error?: string }[];
+    expect(result).toEqual({ messageId: expect.stringMatching(/^msg_/) });
+    expect((await deliveryOf(result!.messageId!)).body.toString('utf8')).toBe('x');
+  });
+
   it('when some items of a batch are bad, then each answers its own error in its place and the others are stored and delivered, as QStash does', async () => {
     const results = (await client().batchJSON([
       { url: `${receiver.baseUrl}/mixed/0`, body: { i: 0 } },

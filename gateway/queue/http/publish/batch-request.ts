@@ -66,7 +66,7 @@ export function parseBatchRequest(
     const where = `batch item ${index}`;
     const destination = item.destination ?? item.url ?? '';
     try {
-      const queueName = item.queue === undefined ? undefined : validateResourceName(item.queue, 'queue');
+      const queueName = item.queue == null ? undefined : validateResourceName(item.queue, 'queue');
       const urlGroup = isUrlGroupName(destination) ? destination : undefined;
       if (!urlGroup) validateDestination(destination, policy);
       const headers = lowerCaseHeaders(item.headers ?? {});

@@ -9,8 +9,11 @@ export interface BatchItemInput {
   url?: string;
   headers?: Record<string, string>;
   body?: unknown;
-  /** The SDK's queue name (`batch([{queueName}])`): the item is enqueued there. */
-  queue?: string;
+  /**
+   * The SDK's queue name (`batch([{queueName}])`): the item is enqueued there. `null` is no queue:
+   * the Python SDK sends `"queue": null` for an item without one.
+   */
+  queue?: string | null;
 }
 
 const batchItemSchema: JSONSchemaType<BatchItemInput> = {
