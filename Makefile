@@ -9,13 +9,15 @@ SHELL := /bin/bash
 NPM_STAMP := node_modules/.settee-installed
 JEST := node --experimental-vm-modules --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js
 
-.PHONY: help deps system-deps bench-deps kube-tools s3-server fauxton couchdb-release web run test lint build unit bench format clean crds chart-crds images
+# `make chaos`: CHAOS_MINUTES, CHAOS_FAULTS_PER_MINUTE and CHAOS_SEED (bench/chaos.ts).
+.PHONY: help deps system-deps bench-deps kube-tools s3-server fauxton couchdb-release web run test lint build unit bench chaos format clean crds chart-crds images
 
 help:
 	@echo "make run    start the platform locally (control plane, Redis, operator, gateway)"
 	@echo "make test   lint, type-check and run every test suite"
 	@echo "make unit   run the unit tests alone (no server started)"
 	@echo "make bench  run the benchmarks under bench/"
+	@echo "make chaos  the chaos soak: faults injected under load, every acknowledged write checked (CHAOS_MINUTES, CHAOS_FAULTS_PER_MINUTE, CHAOS_SEED)"
 	@echo "make images build the operator, gateway and console images (needs a Docker engine)"
 
 $(NPM_STAMP): package.json package-lock.json
@@ -114,8 +116,12 @@ unit: $(NPM_STAMP)
 run: deps web
 	npx tsx local/main.ts
 
+# The chaos soak runs on its own (make chaos): minutes long, it is no benchmark.
 bench: deps bench-deps
-	@for b in bench/*.ts; do echo "==> $$b"; npx tsx $$b || exit 1; done
+	@for b in $(filter-out bench/chaos.ts,$(wildcard bench/*.ts)); do echo "==> $$b"; npx tsx $$b || exit 1; done
+
+chaos: deps
+	npx tsx bench/chaos.ts
 
 format: $(NPM_STAMP)
 	npx prettier --write . --log-level warn

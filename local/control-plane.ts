@@ -59,6 +59,8 @@ export interface ControlPlane {
   kubeconfigPath: string;
   kubeConfig: KubeConfig;
   tools: KubeTools;
+  /** etcd, kube-apiserver, the controller manager and the scheduler as they run now. */
+  running(): Array<{ name: string; pid: number }>;
   /** Stops every process and removes the temporary data. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -77,10 +79,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const tools = await locateKubeTools();
   const workDir = await fs.mkdtemp(path.join(fastTempRoot(), 'settee-control-plane-'));
   const processes: Array<Pick<ManagedProcess, 'stop'>> = [];
+  const running: Array<() => { name: string; pid: number }> = [];
   // Once started and seen ready, each process is kept running from here on (with restartOnExit).
   const keep = (name: string, first: ManagedProcess, again: () => ManagedProcess): void => {
     const restartOnExit = options.restartOnExit;
-    processes.push(restartOnExit ? supervise({ name, first, start: again, log: restartOnExit.log }) : first);
+    const kept = restartOnExit ? supervise({ name, first, start: again, log: restartOnExit.log }) : undefined;
+    processes.push(kept ?? first);
+    running.push(() => ({ name, pid: (kept?.current() ?? first).pid }));
   };
   const stop = async (): Promise<void> => {
     for (const proc of processes.reverse()) await proc.stop();
@@ -123,7 +128,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       kubeConfig,
       components.map((c) => c.process),
     );
-    return { server, kubeconfigPath, kubeConfig, tools, stop };
+    return { server, kubeconfigPath, kubeConfig, tools, stop, running: () => running.map((r) => r()) };
   } catch (err) {
     await stop();
     throw err;

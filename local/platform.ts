@@ -38,6 +38,18 @@ export interface LocalPlatformOptions {
    * stable); the start is refused with a message when it is taken. Default: any free port (tests).
    */
   gatewayPort?: number;
+  /**
+   * More replicas of the gateway (each on a free port of its own, sharing the queue's Redis) and of
+   * the operator (standbys for its Lease), as a cluster's Deployments run them (the chaos soak).
+   * Default 1 each.
+   */
+  replicas?: { gateways?: number; operators?: number };
+}
+
+/** One running process of the platform, by the name its restarts are logged under. */
+export interface PlatformProcess {
+  name: string;
+  pid: number;
 }
 
 export interface LocalPlatform {
@@ -45,6 +57,10 @@ export interface LocalPlatform {
   gatewayUrl: string;
   /** Set when started with `console: true`. */
   console?: { url: string; demo: DemoTenant };
+  /** Every gateway replica's URL, the first being gatewayUrl. */
+  gatewayUrls: string[];
+  /** The platform's long-running processes as they run now (each restart has a new pid). */
+  running(): PlatformProcess[];
   stop(): Promise<void>;
 }
 
@@ -60,6 +76,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
     if (options.echo) console.log(`==> ${message}`);
   };
   const stops: Array<() => Promise<void>> = [];
+  const runningNow: Array<() => PlatformProcess[]> = [];
   const stop = async (): Promise<void> => {
     for (const fn of stops.reverse()) await fn().catch((err: unknown) => console.error(err));
     stops.length = 0;
@@ -100,6 +117,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
         restartOnExit: { log: say },
       });
       stops.push(() => plane.stop());
+      runningNow.push(() => plane.running());
       kubeConfig.loadFromFile(kubeconfigPath);
       say(`control plane ready at ${plane.server}`);
     }
@@ -111,6 +129,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
     });
     for (const server of examples.servers) {
       stops.push(() => server.stop());
+      runningNow.push(() => [{ name: `redis-server:${server.port}`, pid: server.pid }]);
       say(
         `started redis-server for the example QueueBinding at ${server.host}:${server.port} (restarted on its append-only file if it exits)`,
       );
@@ -142,38 +161,51 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
     // The gateway goes first: its port is part of every instance's endpoint, which the operator writes.
     const gateway = await startGateway(common, run, options.gatewayPort);
     const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
-    // Supervised on the same port, so the URL in every endpoint and in the env file stays right.
-    const supervisedGateway = supervise({
-      name: 'gateway',
-      first: gateway.process,
-      start: () => startComponent(gatewayComponent(common, gateway.port), run),
-      log: say,
-    });
-    stops.push(() => supervisedGateway.stop(10_000));
-    say(`started gateway at ${gatewayUrl} (pid ${gateway.process.pid}; restarted with back-off if it exits)`);
+    const gatewayUrls: string[] = [];
+    for (let replica = 1; replica <= (options.replicas?.gateways ?? 1); replica++) {
+      const name = replica === 1 ? 'gateway' : `gateway-${replica}`;
+      const launched = replica === 1 ? gateway : await startGateway(common, run, undefined);
+      // Supervised on the same port, so the URL in every endpoint and in the env file stays right.
+      const supervised = supervise({
+        name,
+        first: launched.process,
+        start: () => startComponent(gatewayComponent(common, launched.port, name), run),
+        log: say,
+      });
+      stops.push(() => supervised.stop(10_000));
+      runningNow.push(() => [{ name, pid: supervised.current().pid }]);
+      gatewayUrls.push(`http://127.0.0.1:${launched.port}`);
+      say(
+        `started ${name} at ${gatewayUrls.at(-1)} (pid ${launched.process.pid}; restarted with back-off if it exits)`,
+      );
+    }
+    // One identity per replica across restarts (SETTEE_LEADER_ELECTION_IDENTITY): a run started
+    // after one that exited holds the Lease at once instead of waiting for it to expire. Every
+    // replica derives the same signing keys from one master secret.
+    const operatorEnv: NodeJS.ProcessEnv = {
+      ...common,
+      SETTEE_ENDPOINT_TEMPLATE: `${gatewayUrl}${INSTANCE_PATH_PREFIX}/{namespace}/{name}`,
+      SETTEE_QUEUE_BASE_URL: gatewayUrl,
+      SETTEE_SIGNING_MASTER_SECRET: crypto.randomBytes(32).toString('hex'),
+      // The gateway owns the well-known port; the operator's /metrics takes any free one.
+      SETTEE_METRICS_PORT: '0',
+      SETTEE_BACKUP_S3_ENDPOINT: s3.endpoint,
+      SETTEE_BACKUP_S3_BUCKET: LOCAL_BACKUP_BUCKET,
+      SETTEE_BACKUP_S3_REGION: s3.region,
+      SETTEE_BACKUP_S3_FORCE_PATH_STYLE: 'true',
+      SETTEE_BACKUP_S3_ACCESS_KEY_ID: s3.accessKeyId,
+      SETTEE_BACKUP_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    };
     const components: Component[] = [
       { name: 'kubelet-stand-in', entry: 'local/kubelet-stand-in/main.ts', env: common },
-      {
-        name: 'operator',
+      ...Array.from({ length: options.replicas?.operators ?? 1 }, (_, i) => ({
+        name: i === 0 ? 'operator' : `operator-${i + 1}`,
         entry: 'operator/main.ts',
         env: {
-          ...common,
-          SETTEE_ENDPOINT_TEMPLATE: `${gatewayUrl}${INSTANCE_PATH_PREFIX}/{namespace}/{name}`,
-          SETTEE_QUEUE_BASE_URL: gatewayUrl,
-          SETTEE_SIGNING_MASTER_SECRET: crypto.randomBytes(32).toString('hex'),
-          // The gateway owns the well-known port; the operator's /metrics takes any free one.
-          SETTEE_METRICS_PORT: '0',
-          // One identity across restarts: a run started after one that exited holds the Lease at
-          // once instead of waiting for it to expire.
-          SETTEE_LEADER_ELECTION_IDENTITY: 'local-operator',
-          SETTEE_BACKUP_S3_ENDPOINT: s3.endpoint,
-          SETTEE_BACKUP_S3_BUCKET: LOCAL_BACKUP_BUCKET,
-          SETTEE_BACKUP_S3_REGION: s3.region,
-          SETTEE_BACKUP_S3_FORCE_PATH_STYLE: 'true',
-          SETTEE_BACKUP_S3_ACCESS_KEY_ID: s3.accessKeyId,
-          SETTEE_BACKUP_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+          ...operatorEnv,
+          SETTEE_LEADER_ELECTION_IDENTITY: i === 0 ? 'local-operator' : `local-operator-${i + 1}`,
         },
-      },
+      })),
     ];
     // Restarted when they exit, as their Deployments would be: the operator exits on losing its Lease.
     for (const component of components) {
@@ -184,6 +216,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       });
       say(`started ${component.name} (pid ${supervised.current().pid}; restarted with back-off if it exits)`);
       stops.push(() => supervised.stop(10_000));
+      runningNow.push(() => [{ name: component.name, pid: supervised.current().pid }]);
     }
 
     const objects = makeObjectClient(kubeConfig);
@@ -236,15 +269,22 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       await printQueueEnvironments(kubeConfig, examples.manifests);
       if (consoleInfo) printConsoleSignIn(consoleInfo);
     }
-    return { kubeconfigPath, gatewayUrl, console: consoleInfo, stop };
+    return {
+      kubeconfigPath,
+      gatewayUrl,
+      gatewayUrls,
+      console: consoleInfo,
+      running: () => runningNow.flatMap((list) => list()),
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-const gatewayComponent = (env: NodeJS.ProcessEnv, port: number): Component => ({
-  name: 'gateway',
+const gatewayComponent = (env: NodeJS.ProcessEnv, port: number, name = 'gateway'): Component => ({
+  name,
   entry: 'gateway/main.ts',
   env: { ...env, SETTEE_GATEWAY_PORT: String(port) },
 });

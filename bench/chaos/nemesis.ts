@@ -1,0 +1,227 @@
+import fs from 'node:fs';
+import { CoordinationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { PlatformProcess } from '../../local/platform.js';
+import { isProcessAlive } from '../../local/process.js';
+
+/** The faults the soak injects, each with the probe that says the platform recovered from it. */
+export const FAULT_KINDS = [
+  'kill-gateway',
+  'pause-gateway',
+  'kill-operator-leader',
+  'kill-kubelet-stand-in',
+  'kill-engine',
+  'kill-redis',
+  'kill-kube-apiserver',
+  'kill-etcd',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface FaultRecord {
+  kind: FaultKind;
+  target: string;
+  pid: number;
+  /** ms since the soak started */
+  at: number;
+  /** From the fault (the SIGCONT for a pause) to its probe passing; undefined: not within the bound. */
+  recoveryMs?: number;
+}
+
+export interface NemesisContext {
+  kubeConfig: KubeConfig;
+  running(): PlatformProcess[];
+  gatewayUrls: string[];
+  /** Answers once the queue's database takes a write again. */
+  redisAnswers(): Promise<boolean>;
+  /** Answers once an instance's engine serves through the gateway again. */
+  instancesAnswer(): Promise<boolean>;
+  log(message: string): void;
+}
+
+/** A gateway paused longer than its queue consumer lease (5 s) and its request timeouts' patience. */
+export const PAUSE_MS = 8_000;
+const RECOVERY_BOUND_MS = 90_000;
+const PROBE_INTERVAL_MS = 200;
+
+/** A source of numbers in [0, 1): the soak's one seeded generator, shared by nemesis and workload. */
+export type Random = () => number;
+
+/** mulberry32: a small seeded generator, so a run's faults can be replayed from its seed. */
+export function seededRandom(seed: number): Random {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Injects one fault of `kind` and waits (bounded) until its probe passes. */
+export async function injectFault(
+  kind: FaultKind,
+  context: NemesisContext,
+  random: Random,
+  startedAt: number,
+): Promise<FaultRecord> {
+  const pick = <T>(items: T[]): T | undefined => items[Math.floor(random() * items.length)];
+  // A process between a crash and its restart is not there to hit.
+  const byName = (test: (name: string) => boolean): PlatformProcess[] =>
+    context.running().filter((p) => test(p.name) && isProcessAlive(p.pid));
+  let target: PlatformProcess | undefined;
+  let probe: () => Promise<boolean>;
+  switch (kind) {
+    case 'kill-gateway':
+    case 'pause-gateway': {
+      target = pick(byName((n) => /^gateway(-\d+)?$/.test(n)));
+      const index = target?.name === 'gateway' ? 0 : Number(target?.name.split('-')[1] ?? 1) - 1;
+      const url = context.gatewayUrls[index] ?? '';
+      probe = () => healthy(`${url}/healthz`);
+      break;
+    }
+    case 'kill-operator-leader': {
+      // With the API server down (an earlier fault) the holder is unknown: no target this time.
+      const holder = await leaseHolder(context.kubeConfig).catch(() => undefined);
+      const name = holder === 'local-operator' ? 'operator' : holder?.replace(/^local-/, '');
+      target = byName((n) => n === name)[0];
+      const since = Date.now();
+      probe = async () => {
+        const renewed = await leaseRenewedAfter(context.kubeConfig, since);
+        return renewed;
+      };
+      break;
+    }
+    case 'kill-kubelet-stand-in': {
+      target = byName((n) => n === 'kubelet-stand-in')[0];
+      const old = target?.pid;
+      probe = async () => {
+        const now = byName((n) => n === 'kubelet-stand-in')[0];
+        return (
+          now !== undefined &&
+          now.pid !== old &&
+          isProcessAlive(now.pid) &&
+          (await nodesReady(context.kubeConfig))
+        );
+      };
+      break;
+    }
+    case 'kill-engine': {
+      const kubelet = byName((n) => n === 'kubelet-stand-in')[0];
+      // The engines only: the stand-in's other children (tsx's esbuild service) are not pods.
+      const engines = kubelet
+        ? descendants(kubelet.pid)
+            .filter((pid) => /couch|pouchdb|beam/i.test(commandLine(pid)))
+            .map((pid) => ({ name: 'engine', pid }))
+        : [];
+      target = pick(engines);
+      probe = () => context.instancesAnswer();
+      break;
+    }
+    case 'kill-redis':
+      target = pick(byName((n) => n.startsWith('redis-server')));
+      probe = () => context.redisAnswers();
+      break;
+    case 'kill-kube-apiserver':
+    case 'kill-etcd':
+      target = byName((n) => n === kind.slice('kill-'.length))[0];
+      probe = () => apiAnswers(context.kubeConfig);
+      break;
+  }
+  const at = Date.now() - startedAt;
+  if (!target) {
+    context.log(`${kind}: no process to hit (skipped)`);
+    return { kind, target: 'none', pid: -1, at, recoveryMs: 0 };
+  }
+  let faultEnd = Date.now();
+  try {
+    if (kind === 'pause-gateway') {
+      process.kill(target.pid, 'SIGSTOP');
+      await sleep(PAUSE_MS);
+      process.kill(target.pid, 'SIGCONT');
+      faultEnd = Date.now();
+    } else {
+      process.kill(target.pid, 'SIGKILL');
+    }
+  } catch {
+    // Exited between the pick and the signal.
+    context.log(`${kind}: ${target.name} (pid ${target.pid}) was gone already (skipped)`);
+    return { kind, target: 'none', pid: -1, at, recoveryMs: 0 };
+  }
+  context.log(`${kind}: ${target.name} (pid ${target.pid}) at +${(at / 1000).toFixed(1)} s`);
+  const deadline = faultEnd + RECOVERY_BOUND_MS;
+  // A killed process is gone before its probe can pass: give its supervisor a moment to notice.
+  await sleep(100);
+  while (Date.now() < deadline) {
+    if (await probe().catch(() => false))
+      return { kind, target: target.name, pid: target.pid, at, recoveryMs: Date.now() - faultEnd };
+    await sleep(PROBE_INTERVAL_MS);
+  }
+  context.log(`${kind}: no recovery within ${RECOVERY_BOUND_MS} ms`);
+  return { kind, target: target.name, pid: target.pid, at };
+}
+
+/** Every process below `pid` (the engines the kubelet stand-in started), from /proc. */
+export function descendants(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The command name, in parentheses, may hold spaces: the fields after it are fixed.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parents.set(Number(entry), Number(fields[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  const walk = (parent: number): void => {
+    for (const [child, of] of parents) {
+      if (of !== parent) continue;
+      found.push(child);
+      walk(child);
+    }
+  };
+  walk(pid);
+  return found;
+}
+
+function commandLine(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+async function healthy(url: string): Promise<boolean> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+  return response.ok;
+}
+
+async function apiAnswers(kubeConfig: KubeConfig): Promise<boolean> {
+  await kubeConfig.makeApiClient(CoreV1Api).listNamespace();
+  return true;
+}
+
+async function nodesReady(kubeConfig: KubeConfig): Promise<boolean> {
+  const nodes = await kubeConfig.makeApiClient(CoreV1Api).listNode();
+  return nodes.items.every((n) =>
+    n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  );
+}
+
+const LEASE = { name: 'settee-operator', namespace: 'default' };
+
+async function leaseHolder(kubeConfig: KubeConfig): Promise<string | undefined> {
+  const lease = await kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease(LEASE);
+  return lease.spec?.holderIdentity ?? undefined;
+}
+
+async function leaseRenewedAfter(kubeConfig: KubeConfig, since: number): Promise<boolean> {
+  const lease = await kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease(LEASE);
+  const renewed = lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0;
+  return renewed > since;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

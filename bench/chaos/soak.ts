@@ -1,0 +1,398 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { Client } from '@upstash/qstash';
+import { Redis } from 'ioredis';
+import { SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
+import { COUCH_INSTANCE_KIND, COUCH_INSTANCE_PLURAL } from '../../api/couch-instance.js';
+import { QueueEnvKey } from '../../api/queue-binding.js';
+import { startLocalPlatform } from '../../local/platform.js';
+import { waitFor } from '../../local/wait.js';
+import { FAULT_KINDS, injectFault, seededRandom, sleep, type FaultRecord } from './nemesis.js';
+import { SoakReceiver } from './receiver.js';
+import { couchFetch, publishOne, QUEUE_NAME, QUEUE_PARALLELISM, writeOne, type Ledger } from './workload.js';
+
+export interface SoakOptions {
+  minutes: number;
+  faultsPerMinute: number;
+  seed: number;
+  instances?: number;
+  log?: (message: string) => void;
+}
+
+export interface SoakReport {
+  seed: number;
+  minutes: number;
+  faults: FaultRecord[];
+  publishes: {
+    acked: number;
+    delivered: number;
+    lost: string[];
+    duplicates: number;
+    early: string[];
+    maxLateMs: number;
+  };
+  parallelism: Array<{ group: string; seen: number; limit: number }>;
+  writes: { acked: number; readable: number; lost: string[] };
+  failedAttempts: Record<string, number>;
+  instances: Array<{ name: string; phase: string }>;
+  leakedProcesses: number[];
+}
+
+const BINDING = { namespace: 'default', name: 'cache' };
+const IDLE_AFTER = '15s';
+const PUBLISH_EVERY_MS = 300;
+const WRITE_EVERY_MS = 1_000;
+const MAX_IN_FLIGHT = 8;
+const SETTLE_MS = 150_000;
+
+/**
+ * The chaos soak: the local platform with two gateway and two operator replicas, a workload of
+ * SDK publishes and CouchDB writes recorded with their acknowledgements, a seeded nemesis, and a
+ * checker that reads everything back once the faults stop and the platform settles.
+ */
+export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
+  const log = options.log ?? ((m: string) => console.log(m));
+  const random = seededRandom(options.seed);
+  const marker = `chaos-${process.pid}-${Date.now()}`;
+  // Inherited by every child, so a leaked one is found by it; a short operator Lease so a killed
+  // leader's standby takes over within seconds, as a production setting would be tuned.
+  Object.assign(process.env, {
+    SETTEE_CHAOS_RUN: marker,
+    SETTEE_LEASE_DURATION: '6s',
+    SETTEE_LEASE_RENEW_DEADLINE: '4s',
+    SETTEE_LEASE_RETRY_PERIOD: '1s',
+    SETTEE_LOG_LEVEL: process.env.SETTEE_LOG_LEVEL ?? 'warn',
+  });
+  const stateDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-chaos-'));
+  const platform = await startLocalPlatform({ stateDir, replicas: { gateways: 2, operators: 2 } });
+  const receiver = new SoakReceiver(random);
+  const ledger: Ledger = { publishes: [], writes: [], failed: new Map() };
+  const faults: FaultRecord[] = [];
+  let report: SoakReport | undefined;
+  try {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(platform.kubeconfigPath);
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+    await receiver.start();
+    const env = await waitFor(
+      'the queue environment Secret',
+      async () =>
+        (
+          await core
+            .readNamespacedSecret({ name: `${BINDING.name}-vqueue`, namespace: BINDING.namespace })
+            .catch(() => undefined)
+        )?.data,
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const decode = (key: string): string => Buffer.from(env[key] ?? '', 'base64').toString('utf8');
+    const queueUrl = new URL(decode(QueueEnvKey.Url));
+    const token = decode(QueueEnvKey.Token);
+    const queueUrls = platform.gatewayUrls.map((g) => `${g}${queueUrl.pathname.replace(/\/$/, '')}`);
+    // Every replica must know the binding (its informer may lag the Secret) before the load starts.
+    for (const baseUrl of queueUrls)
+      await waitFor(
+        `the queue at ${baseUrl}`,
+        () =>
+          new Client({ baseUrl, token, retry: false, enableTelemetry: false })
+            .queue({ queueName: QUEUE_NAME })
+            .upsert({ parallelism: QUEUE_PARALLELISM })
+            .then(
+              () => true as const,
+              () => undefined,
+            ),
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+
+    const instanceNames = Array.from({ length: options.instances ?? 3 }, (_, i) => `chaos-${i}`);
+    const crd = {
+      group: SETTEE_GROUP,
+      version: SETTEE_VERSION,
+      plural: COUCH_INSTANCE_PLURAL,
+      namespace: 'default',
+    };
+    for (const name of instanceNames)
+      await custom.createNamespacedCustomObject({
+        ...crd,
+        body: {
+          apiVersion: SETTEE_API_VERSION,
+          kind: COUCH_INSTANCE_KIND,
+          metadata: { name },
+          spec: { plan: 'free', hibernation: { idleAfter: IDLE_AFTER } },
+        },
+      });
+    const instances = new Map<string, string[]>();
+    for (const name of instanceNames) {
+      const secret = await waitFor(
+        `Secret ${name}-admin`,
+        async () =>
+          (
+            await core
+              .readNamespacedSecret({ name: `${name}-admin`, namespace: 'default' })
+              .catch(() => undefined)
+          )?.data?.url,
+        { timeoutMs: 180_000, intervalMs: 500 },
+      );
+      const url = new URL(Buffer.from(secret, 'base64').toString('utf8'));
+      instances.set(
+        name,
+        platform.gatewayUrls.map((g) =>
+          `${g}${url.pathname.replace(/\/$/, '')}`.replace('://', `://${url.username}:${url.password}@`),
+        ),
+      );
+      await waitFor(
+        `database soak on ${name}`,
+        async () => {
+          const status = (
+            await couchFetch(`${instances.get(name)?.[0]}/soak`, {
+              method: 'PUT',
+              signal: AbortSignal.timeout(60_000),
+            })
+          ).status;
+          return status === 201 || status === 412 ? true : undefined;
+        },
+        { timeoutMs: 180_000, intervalMs: 1_000 },
+      );
+    }
+    const redis = connectBindingRedis(queueUrl, token, platform.running());
+    const context = {
+      kubeConfig,
+      running: () => platform.running(),
+      gatewayUrls: platform.gatewayUrls,
+      redisAnswers: async () => (await redis().ping()) === 'PONG',
+      instancesAnswer: async () => {
+        for (const urls of instances.values())
+          if ((await couchFetch(`${urls[0]}/`, { signal: AbortSignal.timeout(60_000) })).status !== 200)
+            return false;
+        return true;
+      },
+      log,
+    };
+    log(
+      `workload and nemesis start: ${options.minutes} min, ${options.faultsPerMinute} faults/min, seed ${options.seed}`,
+    );
+
+    const startedAt = Date.now();
+    const endAt = startedAt + options.minutes * 60_000;
+    let seq = 0;
+    let inFlight = 0;
+    const running: Array<Promise<void>> = [];
+    const loop = async (everyMs: number, step: () => Promise<void>): Promise<void> => {
+      while (Date.now() < endAt) {
+        if (inFlight < MAX_IN_FLIGHT) {
+          inFlight += 1;
+          running.push(step().finally(() => (inFlight -= 1)));
+        }
+        await sleep(everyMs);
+      }
+    };
+    const nemesis = async (): Promise<void> => {
+      const everyMs = 60_000 / options.faultsPerMinute;
+      let next = startedAt + everyMs / 2;
+      while (next < endAt) {
+        await sleep(Math.max(0, next - Date.now()));
+        const kind = FAULT_KINDS[Math.floor(random() * FAULT_KINDS.length)] ?? 'kill-gateway';
+        faults.push(await injectFault(kind, context, random, startedAt));
+        next += everyMs;
+      }
+    };
+    await Promise.all([
+      loop(PUBLISH_EVERY_MS, () =>
+        publishOne({ queueUrls, token, destination: receiver.url, random, ledger, seq: seq++ }),
+      ),
+      loop(WRITE_EVERY_MS, () => writeOne({ instances, random, ledger, seq: seq++ })),
+      nemesis(),
+    ]);
+    await Promise.all(running);
+    log(
+      `faults stopped; settling (up to ${SETTLE_MS / 1000} s) until every acknowledged publish is delivered`,
+    );
+    const delivered = (op: string): boolean =>
+      (receiver.deliveries.get(op) ?? []).some((d) => d.status < 300);
+    await waitFor(
+      'acknowledged publishes delivered',
+      async () => (ledger.publishes.every((p) => delivered(p.op)) ? true : undefined),
+      {
+        timeoutMs: SETTLE_MS,
+        intervalMs: 1_000,
+      },
+    ).catch(() => undefined);
+
+    const readable: string[] = [];
+    const lostWrites: string[] = [];
+    for (const write of ledger.writes) {
+      const found = await readBack(instances.get(write.instance)?.[0] ?? '', write.doc);
+      if (found === write.content) readable.push(write.doc);
+      else
+        lostWrites.push(
+          `${write.instance}/${write.doc} (${found === undefined ? 'no answer' : found === null ? '404' : 'other content'})`,
+        );
+    }
+    let last: Array<{ name: string; phase: string }> = [];
+    const phases = await waitFor(
+      'every instance Running or Hibernated',
+      async () => {
+        const list = (await custom.listNamespacedCustomObject(crd)) as {
+          items: Array<{ metadata: { name: string }; status?: { phase?: string } }>;
+        };
+        const all = list.items.map((i) => ({ name: i.metadata.name, phase: i.status?.phase ?? 'none' }));
+        last = all;
+        const settled = (i: { name: string; phase: string }): boolean =>
+          i.phase === 'Running' || i.phase === 'Hibernated';
+        return all.every(settled) ? all : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000 },
+    ).catch(() => last);
+    redis().disconnect();
+
+    const lateness = ledger.publishes.flatMap((p) => {
+      const first = (receiver.deliveries.get(p.op) ?? []).find((d) => d.status < 300);
+      return first ? [first.at - Math.max(p.ackedAt, p.notBefore)] : [];
+    });
+    report = {
+      seed: options.seed,
+      minutes: options.minutes,
+      faults,
+      publishes: {
+        acked: ledger.publishes.length,
+        delivered: ledger.publishes.filter((p) => delivered(p.op)).length,
+        lost: ledger.publishes.filter((p) => !delivered(p.op)).map((p) => `${p.kind} ${p.op}`),
+        duplicates: ledger.publishes.filter(
+          (p) => (receiver.deliveries.get(p.op) ?? []).filter((d) => d.status < 300).length > 1,
+        ).length,
+        early: receiver.early,
+        maxLateMs: Math.max(0, ...lateness),
+      },
+      parallelism: [...receiver.maxInFlight].map(([group, m]) => ({ group, ...m })),
+      writes: { acked: ledger.writes.length, readable: readable.length, lost: lostWrites },
+      failedAttempts: Object.fromEntries(ledger.failed),
+      instances: phases,
+      leakedProcesses: [],
+    };
+  } finally {
+    await receiver.stop();
+    await platform.stop();
+  }
+  // The platform's stop ends every child; anything still carrying the run's marker leaked.
+  await sleep(1_000);
+  report.leakedProcesses = processesWithEnv(`SETTEE_CHAOS_RUN=${marker}`);
+  await fsp.rm(stateDir, { recursive: true, force: true }).catch(() => undefined);
+  return report;
+}
+
+/**
+ * An acknowledged document's content as read back: a hibernated instance wakes on the read, so a
+ * 502/503 or no answer is asked again (bounded); null is a 404, undefined no answer at all.
+ */
+async function readBack(base: string, doc: string): Promise<string | null | undefined> {
+  for (let attempt = 0; attempt < 6; attempt++) {
+    const response = await couchFetch(`${base}/soak/${doc}`, { signal: AbortSignal.timeout(60_000) }).catch(
+      () => undefined,
+    );
+    if (response?.status === 404) return null;
+    if (response?.ok) return ((await response.json()) as { content?: string }).content ?? '';
+    await sleep(2_000);
+  }
+  return undefined;
+}
+
+/** The binding's database, reached as the gateway reaches it, for the Redis fault's probe. */
+function connectBindingRedis(queueUrl: URL, token: string, running: Array<{ name: string }>): () => Redis {
+  const port = Number(running.find((p) => p.name.startsWith('redis-server:'))?.name.split(':')[1]);
+  let client: Redis | undefined;
+  return () =>
+    (client ??= new Redis({
+      host: '127.0.0.1',
+      port,
+      password: token,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 1_000,
+      lazyConnect: false,
+    }).on('error', () => undefined));
+}
+
+function processesWithEnv(entry: string): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e) && Number(e) !== process.pid)
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/environ`).includes(`${entry}\0`);
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** The report as the issue's table. */
+export function formatSoakReport(report: SoakReport): string {
+  const recoveries = report.faults.filter((f) => f.target !== 'none');
+  const slowest = recoveries.reduce<FaultRecord | undefined>(
+    (a, f) => (!a || (f.recoveryMs ?? Infinity) > (a.recoveryMs ?? Infinity) ? f : a),
+    undefined,
+  );
+  const byKind = new Map<string, { n: number; maxMs: number; unrecovered: number }>();
+  for (const f of recoveries) {
+    const row = byKind.get(f.kind) ?? { n: 0, maxMs: 0, unrecovered: 0 };
+    row.n += 1;
+    if (f.recoveryMs === undefined) row.unrecovered += 1;
+    else row.maxMs = Math.max(row.maxMs, f.recoveryMs);
+    byKind.set(f.kind, row);
+  }
+  const p = report.publishes;
+  const lines = [
+    `chaos soak: ${report.minutes} min, seed ${report.seed}, ${recoveries.length} faults (${report.faults.length - recoveries.length} skipped: no target)`,
+    '| fault | count | slowest recovery | not recovered |',
+    '|---|---|---|---|',
+    ...[...byKind].map(
+      ([kind, r]) => `| ${kind} | ${r.n} | ${(r.maxMs / 1000).toFixed(1)} s | ${r.unrecovered} |`,
+    ),
+    '',
+    '| check | result |',
+    '|---|---|',
+    `| publishes acknowledged | ${p.acked} |`,
+    `| delivered at least once | ${p.delivered} |`,
+    `| lost | ${p.lost.length}${p.lost.length ? ` (${p.lost.slice(0, 5).join(', ')})` : ''} |`,
+    `| delivered more than once (2xx) | ${p.duplicates} |`,
+    `| delivered before their delay | ${p.early.length} |`,
+    `| latest first delivery after ack/delay | ${(p.maxLateMs / 1000).toFixed(1)} s |`,
+    ...report.parallelism.map((g) => `| parallelism ${g.group} | max ${g.seen} of ${g.limit} |`),
+    `| CouchDB writes acknowledged | ${report.writes.acked} |`,
+    `| readable with their content | ${report.writes.readable} |`,
+    `| lost writes | ${report.writes.lost.length}${report.writes.lost.length ? ` (${report.writes.lost.slice(0, 5).join(', ')})` : ''} |`,
+    `| instances at the end | ${report.instances.map((i) => `${i.name} ${i.phase}`).join(', ')} |`,
+    `| slowest recovery | ${slowest ? `${slowest.kind} ${slowest.recoveryMs === undefined ? 'none' : `${(slowest.recoveryMs / 1000).toFixed(1)} s`}` : '-'} |`,
+    `| leaked processes | ${report.leakedProcesses.length} |`,
+    `| attempts not acknowledged | ${
+      Object.entries(report.failedAttempts)
+        .map(([k, n]) => `${k}: ${n}`)
+        .join(', ') || 0
+    } |`,
+  ];
+  return lines.join('\n');
+}
+
+/** What the soak must never see; empty when it passed. */
+export function soakFailures(report: SoakReport): string[] {
+  const failures: string[] = [];
+  if (report.publishes.lost.length)
+    failures.push(`${report.publishes.lost.length} acknowledged publishes lost`);
+  if (report.publishes.early.length)
+    failures.push(`${report.publishes.early.length} deliveries before their delay`);
+  for (const g of report.parallelism)
+    if (g.seen > g.limit) failures.push(`parallelism of ${g.group} exceeded: ${g.seen} > ${g.limit}`);
+  if (report.writes.lost.length) failures.push(`${report.writes.lost.length} acknowledged writes lost`);
+  const stuck = report.instances.filter((i) => i.phase !== 'Running' && i.phase !== 'Hibernated');
+  if (stuck.length)
+    failures.push(
+      `instances neither Running nor Hibernated: ${stuck.map((i) => `${i.name} ${i.phase}`).join(', ')}`,
+    );
+  if (report.leakedProcesses.length) failures.push(`${report.leakedProcesses.length} processes leaked`);
+  const unrecovered = report.faults.filter((f) => f.target !== 'none' && f.recoveryMs === undefined);
+  if (unrecovered.length) failures.push(`${unrecovered.length} faults not recovered from`);
+  return failures;
+}
