@@ -9,6 +9,10 @@ import { InvalidRequestError } from './errors.js';
  * (Init), the workflow URL. Nothing here touches Redis.
  */
 
+export const WORKFLOW_RUN_STATES = ['RUN_STARTED', 'RUN_SUCCESS', 'RUN_FAILED', 'RUN_CANCELED'] as const;
+/** A run's state as client.logs() reports it (`workflowState`). */
+export type WorkflowRunState = (typeof WORKFLOW_RUN_STATES)[number];
+
 /**
  * A run's delivery settings, fixed by its trigger: the SDK puts retries, retry delay, flow control,
  * failure callback and the user's headers on the trigger only (headers.ts adds them when
@@ -23,6 +27,19 @@ export interface WorkflowRunConfig {
   flowControl?: FlowControl;
   failureCallback?: CallbackRequest;
   label?: string;
+}
+
+/** One run as stored (keys.ts workflowRun). */
+export interface WorkflowRunRecord {
+  runId: string;
+  config: WorkflowRunConfig;
+  state: WorkflowRunState;
+  createdAt: number;
+  finishedAt?: number;
+  /** What the run returned (the SDK's DELETE body), as sent. */
+  response?: string;
+  /** The failed step's last answer or error (JSON: dlqId, status, error, body), for a RUN_FAILED run. */
+  failure?: string;
 }
 
 /**

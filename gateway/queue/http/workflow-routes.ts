@@ -6,6 +6,14 @@ import { storeCall } from './store-call.js';
 import { InvalidRequestError, ResourceNotFoundError } from '../core/errors.js';
 import { BindingStores } from '../stores/binding-stores.js';
 import type { WorkflowRunStore } from '../stores/workflow-run-store.js';
+import type { WorkflowRunRecord } from '../core/workflow-message.js';
+import { buildWorkflowRunLog } from '../core/workflow-run-log.js';
+import {
+  hasRunFilters,
+  matchesRun,
+  parseWorkflowRunQuery,
+  type FilterableRun,
+} from '../core/workflow-run-query.js';
 
 /**
  * The workflow routes the SDK's serve() calls while a run goes (docs/workflow.md lists them with
@@ -13,6 +21,8 @@ import type { WorkflowRunStore } from '../stores/workflow-run-store.js';
  *   GET    /v2/workflows/runs/{runId}               a running run's steps (LazyFetch), or 404
  *   DELETE /v2/workflows/runs/{runId}?cancel=false  the run succeeded; the body is its result
  *   DELETE /v2/workflows/runs/{runId}?cancel=true   context.cancel(): the run is cancelled
+ *   DELETE /v2/workflows/runs                        client.cancel by ids, URL, prefix, label, all
+ *   GET    /v2/workflows/events                      client.logs
  */
 
 function runsOf(request: ApiRequest): WorkflowRunStore {
@@ -54,7 +64,7 @@ function resultLimit(request: ApiRequest): number {
  * a parallel step not yet delivered). One already being delivered is not sent again once its
  * entry is gone, and the step it publishes is refused, so the run runs no further step.
  */
-export async function cancelRunMessages(request: ApiRequest, runId: string): Promise<void> {
+async function cancelRunMessages(request: ApiRequest, runId: string): Promise<void> {
   const ids = (await runsOf(request).steps(runId)).map((step) => step.messageId);
   await new BindingStores(request).pending().cancel(ids);
 }
@@ -69,19 +79,94 @@ const endRun: ApiHandler = async (request) => {
   const runs = runsOf(request);
   const run = await storeCall('read the workflow run', () => runs.get(runId));
   if (!run) throw new ResourceNotFoundError(`workflow run ${runId} not found`);
-  const at = Date.now();
   const ended = await storeCall('end the workflow run', () =>
     cancel === 'true'
-      ? runs.finish(runId, { state: 'RUN_CANCELED', at })
-      : runs.finish(runId, { state: 'RUN_SUCCESS', at, response: result }),
+      ? cancelRun(request, runId)
+      : runs.finish(runId, { state: 'RUN_SUCCESS', at: Date.now(), response: result }),
   );
   // A 400 is what the SDK takes as "already finished" (workflow-requests.ts triggerRouteFunction).
   if (!ended) throw new InvalidRequestError(`workflow run ${runId} is not running (${run.state})`);
-  if (cancel === 'true')
-    await storeCall("cancel the run's messages", () => cancelRunMessages(request, runId));
   sendJson(request.res, 200, {});
 };
 
+/** Cancels a running run and what it has pending; false when it was not running. */
+async function cancelRun(request: ApiRequest, runId: string): Promise<boolean> {
+  const ended = await runsOf(request).finish(runId, { state: 'RUN_CANCELED', at: Date.now() });
+  if (ended) await cancelRunMessages(request, runId);
+  return ended;
+}
+
+/** The most runs one logs page or one cancel by filter takes (the SDK sends 100 for a cancel). */
+const MAX_RUNS_PER_CALL = 1_000;
+const DEFAULT_LOGS_COUNT = 10;
+const DEFAULT_CANCEL_COUNT = 100;
+const RUN_FILTERS = ['workflowUrl', 'workflowUrlExactMatch', 'label', 'fromDate', 'toDate', 'flowControlKey'];
+
+function filterableOf(run: WorkflowRunRecord): FilterableRun {
+  return {
+    runId: run.runId,
+    url: run.config.url,
+    label: run.config.label,
+    state: run.state,
+    createdAt: run.createdAt,
+    flowControlKey: run.config.flowControl?.key,
+  };
+}
+
+/**
+ * client.cancel: by `workflowRunIds` (each named run that is running), or by filters, or all
+ * (`count` alone), at most `count` runs that are running, newest first. Answers `{cancelled}`.
+ */
+const cancelRuns: ApiHandler = async (request) => {
+  const { filters, count } = parseWorkflowRunQuery(request.query, {
+    allowed: ['workflowRunIds', ...RUN_FILTERS],
+    maxCount: MAX_RUNS_PER_CALL,
+  });
+  const { runIds, ...others } = filters;
+  let cancelled = 0;
+  if (runIds !== undefined) {
+    if (hasRunFilters(others))
+      throw new InvalidRequestError('workflowRunIds cannot be combined with filters');
+    for (const runId of runIds)
+      if (await storeCall('cancel the workflow run', () => cancelRun(request, runId))) cancelled += 1;
+    sendJson(request.res, 200, { cancelled });
+    return;
+  }
+  const { runs } = await storeCall('read the workflow runs', () =>
+    runsOf(request).page({
+      count: count ?? DEFAULT_CANCEL_COUNT,
+      matches: (run) => run.state === 'RUN_STARTED' && matchesRun(filterableOf(run), others),
+    }),
+  );
+  for (const run of runs)
+    if (await storeCall('cancel the workflow run', () => cancelRun(request, run.runId))) cancelled += 1;
+  sendJson(request.res, 200, { cancelled });
+};
+
+/** client.logs: the runs newest first with their steps, `count` a page (10 by default), and `cursor`. */
+const listRunLogs: ApiHandler = async (request) => {
+  const { filters, count, cursor } = parseWorkflowRunQuery(request.query, {
+    allowed: ['groupBy', 'workflowRunId', 'state', 'workflowCreatedAt', ...RUN_FILTERS],
+    maxCount: MAX_RUNS_PER_CALL,
+  });
+  const runs = runsOf(request);
+  const page = await storeCall('read the workflow runs', () =>
+    runs.page({
+      ...(cursor === undefined ? {} : { cursor }),
+      count: count ?? DEFAULT_LOGS_COUNT,
+      matches: (run) => matchesRun(filterableOf(run), filters),
+    }),
+  );
+  const logs = await storeCall('read the workflow runs', () =>
+    Promise.all(page.runs.map(async (run) => buildWorkflowRunLog(run, await runs.steps(run.runId)))),
+  );
+  sendJson(request.res, 200, { cursor: page.cursor ?? '', runs: logs });
+};
+
 export function workflowRoutes(): ApiRoute[] {
-  return [{ path: 'workflows/runs/:runId', methods: { GET: getRunSteps, DELETE: endRun } }];
+  return [
+    { path: 'workflows/runs', methods: { DELETE: cancelRuns } },
+    { path: 'workflows/runs/:runId', methods: { GET: getRunSteps, DELETE: endRun } },
+    { path: 'workflows/events', methods: { GET: listRunLogs } },
+  ];
 }

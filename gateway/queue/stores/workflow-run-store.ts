@@ -1,9 +1,15 @@
 import type { Redis } from 'ioredis';
+import { InvalidRequestError } from '../core/errors.js';
 import type { QueueKeys } from '../core/keys.js';
 import { appendWorkflowStep } from '../scripts/append-workflow-step.js';
 import { finishWorkflowRun } from '../scripts/finish-workflow-run.js';
 import { startWorkflowRun } from '../scripts/start-workflow-run.js';
-import type { RawStep, WorkflowRunConfig } from '../core/workflow-message.js';
+import type {
+  RawStep,
+  WorkflowRunConfig,
+  WorkflowRunRecord,
+  WorkflowRunState,
+} from '../core/workflow-message.js';
 
 /**
  * The largest delivery body that carries a run's steps; past it the body is empty and the SDK
@@ -13,19 +19,30 @@ import type { RawStep, WorkflowRunConfig } from '../core/workflow-message.js';
  */
 export const WORKFLOW_INLINE_STEPS_BYTES = 64 * 1024;
 
-export type WorkflowRunState = 'RUN_STARTED' | 'RUN_SUCCESS' | 'RUN_FAILED' | 'RUN_CANCELED';
+/** How many runs one step of a page reads. */
+const PAGE_CHUNK = 100;
 
-/** One run as stored (keys.ts workflowRun). */
-export interface WorkflowRunRecord {
-  runId: string;
-  config: WorkflowRunConfig;
-  state: WorkflowRunState;
-  createdAt: number;
-  finishedAt?: number;
-  /** What the run returned (the SDK's DELETE body), as sent. */
-  response?: string;
-  /** The failed step's last answer or error, for a RUN_FAILED run. */
-  failure?: string;
+function recordOf(runId: string, fields: Record<string, string>): WorkflowRunRecord | undefined {
+  if (fields.config === undefined || fields.state === undefined) return undefined;
+  const record: WorkflowRunRecord = {
+    runId,
+    config: JSON.parse(fields.config) as WorkflowRunConfig,
+    state: fields.state as WorkflowRunState,
+    createdAt: Number(fields.createdAt),
+  };
+  if (fields.finishedAt !== undefined) record.finishedAt = Number(fields.finishedAt);
+  if (fields.response !== undefined) record.response = fields.response;
+  if (fields.failure !== undefined) record.failure = fields.failure;
+  return record;
+}
+
+/** `<createdAt>:<runId>` as the score to read from and the id to start at; none: the newest. */
+function parseCursor(cursor: string | undefined): [string, string | undefined] {
+  if (cursor === undefined) return ['+inf', undefined];
+  const match = /^(\d{1,16}):(wfr_.+)$/.exec(cursor);
+  if (!match)
+    throw new InvalidRequestError(`cursor ${JSON.stringify(cursor)} is not one this route answered`);
+  return [match[1]!, match[2]!];
 }
 
 export type StartOutcome = { started: true; body: Buffer } | { started: false; firstMessageId: string };
@@ -95,18 +112,49 @@ export class WorkflowRunStore {
   }
 
   async get(runId: string): Promise<WorkflowRunRecord | undefined> {
-    const fields = await this.redis.hgetall(this.keys.workflowRun(runId));
-    if (fields.config === undefined || fields.state === undefined) return undefined;
-    const record: WorkflowRunRecord = {
-      runId,
-      config: JSON.parse(fields.config) as WorkflowRunConfig,
-      state: fields.state as WorkflowRunState,
-      createdAt: Number(fields.createdAt),
-    };
-    if (fields.finishedAt !== undefined) record.finishedAt = Number(fields.finishedAt);
-    if (fields.response !== undefined) record.response = fields.response;
-    if (fields.failure !== undefined) record.failure = fields.failure;
-    return record;
+    return recordOf(runId, await this.redis.hgetall(this.keys.workflowRun(runId)));
+  }
+
+  /**
+   * The runs newest first from `cursor` (`<createdAt>:<runId>`, the first run of the page, as the
+   * last page answered) that `matches`, at most `count`, and the cursor of the next page when
+   * there is one. Runs are read in chunks by creation time, never all at once; a run created
+   * during the paging is newer than the cursor and not on a later page.
+   */
+  async page(input: {
+    cursor?: string;
+    count: number;
+    matches: (run: WorkflowRunRecord) => boolean;
+  }): Promise<{ runs: WorkflowRunRecord[]; cursor?: string }> {
+    const [fromScore, fromId] = parseCursor(input.cursor);
+    const runs: WorkflowRunRecord[] = [];
+    for (let offset = 0; ; offset += PAGE_CHUNK) {
+      const chunk = await this.redis.zrevrangebyscore(
+        this.keys.workflowRunOrder,
+        fromScore,
+        '-inf',
+        'WITHSCORES',
+        'LIMIT',
+        offset,
+        PAGE_CHUNK,
+      );
+      const entries: [string, string][] = [];
+      for (let i = 0; i + 1 < chunk.length; i += 2) {
+        const [id, score] = [chunk[i]!, chunk[i + 1]!];
+        // Among runs of one millisecond, those after the cursor's id in reverse order were on the last page.
+        if (fromId === undefined || score !== fromScore || id <= fromId) entries.push([id, score]);
+      }
+      const pipeline = this.redis.pipeline();
+      for (const [id] of entries) pipeline.hgetall(this.keys.workflowRun(id));
+      const replies = entries.length === 0 ? [] : ((await pipeline.exec()) ?? []);
+      for (const [i, [id, score]] of entries.entries()) {
+        const run = recordOf(id, (replies[i]?.[1] ?? {}) as Record<string, string>);
+        if (!run || !input.matches(run)) continue;
+        if (runs.length === input.count) return { runs, cursor: `${score}:${id}` };
+        runs.push(run);
+      }
+      if (chunk.length < PAGE_CHUNK * 2) return { runs };
+    }
   }
 
   /** The run's initial payload, base64, as its first step holds it. */

@@ -1,10 +1,8 @@
 import { Client, type WorkflowContext } from '@upstash/workflow';
 import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
-import {
-  WorkflowRunStore,
-  type WorkflowRunRecord,
-} from '../../../gateway/queue/stores/workflow-run-store.js';
+import { WorkflowRunStore } from '../../../gateway/queue/stores/workflow-run-store.js';
+import type { WorkflowRunRecord } from '../../../gateway/queue/core/workflow-message.js';
 import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
 import { startWorkflowEndpoints, type WorkflowEndpoints } from '../../helpers/queue/workflow-endpoints.js';
 
