@@ -28,6 +28,8 @@ export function buildDeadLetterAnswer(letter: DeadLetter): DeadLetterAnswer {
     header: redactHeaderLists(headerLists(letter.headers, letter.headerNames), letter.redact),
     ...bodyFields(Buffer.from(letter.bodyBase64, 'base64'), letter.redact),
     maxRetries: letter.retries,
+    // The Python SDK's parser requires it; a letter keeps no due time of its own.
+    notBefore: letter.createdAt,
     createdAt: letter.createdAt,
     dlqId: letter.dlqId,
     ...originFields(letter),

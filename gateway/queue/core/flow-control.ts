@@ -200,6 +200,8 @@ export function flowControlFields(flowControl: FlowControl | undefined): {
   return {
     flowControlKey: flowControl.key,
     ...(flowControl.parallelism !== undefined && { parallelism: flowControl.parallelism }),
-    ...(flowControl.rate !== undefined && { rate: flowControl.rate, period }),
+    ...(flowControl.rate !== undefined && { rate: flowControl.rate }),
+    // Also without a rate: QStash answers its default period (and the Python SDK reads it).
+    period,
   };
 }

@@ -113,8 +113,8 @@ export function buildMessageAnswer(pending: PendingMessage): MessageAnswer {
     ...callbackFields(message),
   };
   if (message.retryDelay !== undefined) answer.retryDelayExpression = message.retryDelay;
-  const notBefore = pending.dueAt ?? message.notBefore;
-  if (notBefore !== undefined) answer.notBefore = notBefore;
+  // Always there: the Python SDK's parser requires it. A message never delayed was due when created.
+  answer.notBefore = pending.dueAt ?? message.notBefore ?? message.createdAt;
   Object.assign(answer, labelFields(message.label));
   return answer;
 }

@@ -109,6 +109,7 @@ describe('the dead-letter queue through the @upstash/qstash SDK', () => {
       responseBody: 'answer',
     });
     expect(messages[0]!.dlqId).toMatch(/^\d{13}-[0-9a-f]{8}$/);
+    expect(messages[0]!.notBefore).toBe(messages[0]!.createdAt);
     expect(messages[0]!.responseHeader).toMatchObject({ 'x-why': ['down'] });
     expect(messages[0]!.header).toMatchObject({ 'content-type': ['application/json'] });
 

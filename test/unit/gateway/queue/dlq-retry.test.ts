@@ -151,6 +151,7 @@ describe('retrying a dead letter', () => {
       body: '{"n":1}',
       maxRetries: 2,
       retryDelayExpression: '1000',
+      notBefore: letter.createdAt,
       createdAt: letter.createdAt,
       label: 'orders',
       labels: ['orders'],

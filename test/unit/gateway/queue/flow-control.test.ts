@@ -86,9 +86,13 @@ describe('flow-control headers', () => {
     });
   });
 
-  it("when a message's answer is built, then the rate's period defaults to QStash's 1 s and absent limits stay absent", () => {
+  it("when a message's answer is built, then the period defaults to QStash's 1 s, also with only a parallelism, and absent limits stay absent", () => {
     expect(flowControlFields({ key: 'k', rate: 3 })).toEqual({ flowControlKey: 'k', rate: 3, period: 1 });
-    expect(flowControlFields({ key: 'k', parallelism: 2 })).toEqual({ flowControlKey: 'k', parallelism: 2 });
+    expect(flowControlFields({ key: 'k', parallelism: 2 })).toEqual({
+      flowControlKey: 'k',
+      parallelism: 2,
+      period: 1,
+    });
     expect(flowControlFields(undefined)).toEqual({});
   });
 });
