@@ -43,17 +43,12 @@ export const cancelMessage: ApiHandler = async (request) => {
   sendJson(request.res, 200, { cancelled });
 };
 
-/** The first `count` of these ids that are still pending, as whole messages. */
-async function firstPending(messages: PendingMessages, ids: readonly string[], count: number) {
-  const found = await Promise.all(ids.map((id) => messages.find(id)));
-  return found.flatMap((p) => (p ? [p.message] : [])).slice(0, count);
-}
-
 /**
  * By ids, what is cancelled is counted exactly. By filters (none = all) every pending message is
- * walked once; a message published during the walk may be missed, as QStash's is. `count`
- * cancels at most that many (of the ids, or of the matches; the SDK's own tests expect
- * `?label=x&count=1` to cancel one). The ids may also
+ * walked once; a message published during the walk may be missed, as QStash's is. `count` is
+ * accepted and ignored, as SDK 2.12 documents QStash's server does: the SDK sends `count=100` with
+ * every `cancel({all: true})` and `deleteAll()` and promises that one call cancels every match, so
+ * honouring it would silently leave all but 100 pending. The ids may also
  * come in a JSON body, as the Python SDK's `cancel_many` sends them. A request with no query and
  * no body at all cancels every pending message: that is the Python SDK's `cancel_all` and
  * QStash's documented bulk cancel; a body that names nothing is refused (bulk-ids-body.ts).
@@ -79,12 +74,9 @@ export const cancelMessages: ApiHandler = async (request) => {
   }
   const { messageId: ids, ...filters } = query.filters;
   const messages = pending(request);
-  const limit = query.count ?? Infinity;
   if (ids !== undefined) {
     if (hasFilters(filters)) throw new InvalidRequestError('messageIds cannot be combined with filters');
-    const cancelled = await storeCall('cancel the messages', async () =>
-      messages.cancel(query.count === undefined ? ids : await firstPending(messages, ids, query.count)),
-    );
+    const cancelled = await storeCall('cancel the messages', () => messages.cancel(ids));
     sendJson(request.res, 200, { cancelled });
     return;
   }
@@ -107,8 +99,7 @@ export const cancelMessages: ApiHandler = async (request) => {
           filters,
         ),
       );
-      if (matching.length > 0) cancelled += await messages.cancel(matching.slice(0, limit - cancelled));
-      return cancelled >= limit ? 'stop' : undefined;
+      if (matching.length > 0) cancelled += await messages.cancel(matching);
     }),
   );
   sendJson(request.res, 200, { cancelled });

@@ -165,10 +165,9 @@ export class PendingMessages {
 
   /**
    * Every pending message, scheduled ones first, in chunks; each chunk is handed to `visit`
-   * before the next is read, so a scan of millions holds only a chunk in memory. The scan ends
-   * early when `visit` answers `'stop'` (a cancel that reached its `count`).
+   * before the next is read, so a scan of millions holds only a chunk in memory.
    */
-  async scan(visit: (messages: QueueMessage[]) => Promise<'stop' | void>): Promise<void> {
+  async scan(visit: (messages: QueueMessage[]) => Promise<void>): Promise<void> {
     let cursor = '0';
     do {
       const [next, fields] = await this.buffers.hscanBuffer(
@@ -183,7 +182,7 @@ export class PendingMessages {
         const message = decodedOrUndefined(fields[i]);
         if (message) messages.push(message);
       }
-      if (messages.length > 0 && (await visit(messages)) === 'stop') return;
+      if (messages.length > 0) await visit(messages);
     } while (cursor !== '0');
 
     let start = '-';
@@ -193,7 +192,7 @@ export class PendingMessages {
       const messages = entries
         .map(([, fields]) => decodedOrUndefined(messageOf(fields)))
         .filter((m): m is QueueMessage => m !== undefined);
-      if (messages.length > 0 && (await visit(messages)) === 'stop') return;
+      if (messages.length > 0) await visit(messages);
       if (entries.length < SCAN_CHUNK) break;
       start = `(${entries[entries.length - 1]![0].toString()}`;
     }
