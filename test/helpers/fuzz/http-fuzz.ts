@@ -1,5 +1,6 @@
-import http from 'node:http';
+import type http from 'node:http';
 import fc from 'fast-check';
+import { request as plainRequest } from '../gateway/http-request.js';
 
 /** One request as the fuzzer sends it: any method, path, headers and body bytes. */
 export interface FuzzRequest {
@@ -25,45 +26,19 @@ const HUGE_HEADER_CHARS = 3_000;
 const HUGE_BODY_BYTES = 256 * 1024;
 
 /** Sends one request on a fresh connection; rejects (a hang) when no answer comes within the timeout. */
-export function sendFuzzRequest(
+export async function sendFuzzRequest(
   baseUrl: string,
   request: FuzzRequest,
   timeoutMs = FUZZ_ANSWER_TIMEOUT_MS,
 ): Promise<FuzzResponse> {
   const startedAt = Date.now();
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${baseUrl}${request.path}`,
-      {
-        method: request.method,
-        // Node's client sends no length for a GET or DELETE body unless told: the server would read
-        // the body as the next request.
-        headers: request.body
-          ? { ...request.headers, 'content-length': request.body.length }
-          : request.headers,
-        agent: false,
-        timeout: timeoutMs,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-            elapsedMs: Date.now() - startedAt,
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () =>
-      req.destroy(new Error(`no answer within ${timeoutMs} ms to ${request.method} ${request.path}`)),
-    );
-    req.on('error', reject);
-    req.end(request.body);
+  const { status, headers, body } = await plainRequest(`${baseUrl}${request.path}`, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    timeoutMs,
   });
+  return { status, headers, body, elapsedMs: Date.now() - startedAt };
 }
 
 /** Printable ASCII and Latin-1 (what an HTTP header value may carry), no control characters. */
