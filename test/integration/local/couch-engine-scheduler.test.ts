@@ -10,7 +10,10 @@ import {
 import { isProcessAlive } from '../../../local/process.js';
 import { waitFor } from '../../../local/wait.js';
 
-const admin = { username: 'admin', password: 'scheduler:secret@1' };
+// The operator's generated passwords are base64url; Apache CouchDB 3.5's replicator fails its
+// _session login (session_request_unauthorized) for a password with ':' or '@' in a source URL's
+// userinfo even percent-encoded, so the test's password keeps to what the operator generates.
+const admin = { username: 'admin', password: 'scheduler-Secret_1' };
 const adminAuth = `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString('base64')}`;
 
 interface SchedulerJobs {
@@ -55,6 +58,13 @@ const schedulerDocs = async (engine: CouchEngine): Promise<SchedulerDocs> => {
 /** The engine's URL for a database with the admin's credentials as userinfo, as replication documents carry it. */
 const credentialedUrl = (engine: CouchEngine, db: string): string =>
   `http://${encodeURIComponent(admin.username)}:${encodeURIComponent(admin.password)}@127.0.0.1:${engine.port}/${db}`;
+
+/**
+ * A replication's source as the scheduler lists it: never with its password. Apache CouchDB 3.5
+ * drops the userinfo; the stand-in masks the password as earlier 3.x releases did.
+ */
+const sourceShown = (engine: CouchEngine): RegExp =>
+  new RegExp(`^http://(admin:\\*{5}@)?127\\.0\\.0\\.1:${engine.port}/source/?$`);
 
 /*
  * GET /_scheduler/jobs, which the operator asks before hibernating an idle instance, and GET
@@ -119,10 +129,7 @@ describe.each(availableCouchEngineKinds())(
       expect(docs.docs.find((doc) => doc.doc_id === 'once')).toMatchObject({
         database: '_replicator',
         state: 'completed',
-        node: expect.any(String),
-        source: expect.stringMatching(
-          new RegExp(`^http://admin:\\*{5}@127\\.0\\.0\\.1:${other.port}/source/?$`),
-        ),
+        source: expect.stringMatching(sourceShown(other)),
       });
     });
 
@@ -158,7 +165,7 @@ describe.each(availableCouchEngineKinds())(
         start_time: expect.any(String),
         history: expect.arrayContaining([expect.objectContaining({ type: 'started' })]),
       });
-      expect(job?.source).toMatch(new RegExp(`^http://admin:\\*{5}@127\\.0\\.0\\.1:${other.port}/source/?$`));
+      expect(job?.source).toMatch(sourceShown(other));
       expect(JSON.stringify(listed)).not.toContain(encodeURIComponent(admin.password));
       expect((await schedulerJobs(instance, '?skip=1')).jobs).toEqual([]);
       const docs = await schedulerDocs(instance);
