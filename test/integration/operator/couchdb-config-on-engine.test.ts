@@ -19,6 +19,7 @@ import {
   COUCHDB_INI_KEY,
 } from '../../../operator/resources/couch-instance/couchdb-config.js';
 import { basicAuth } from '../../helpers/gateway/http-request.js';
+import { waitFor } from '../../../local/wait.js';
 
 const admin = { username: 'admin-0a1b2c', password: 'a long generated password' };
 const cookieSecret = 'a-cookie-secret-of-the-instance';
@@ -76,10 +77,20 @@ describe("the operator's CouchDB configuration on Apache CouchDB", () => {
   });
 
   it('when it starts on an empty volume, then it makes the system databases for its one node, with no N=3 request cut down', async () => {
-    const dbs = await fetch(`${engine.url}/_all_dbs`, {
-      headers: { Authorization: basicAuth(admin.username, admin.password) },
-    });
-    expect(await dbs.json()).toEqual(['_replicator', '_users']);
+    // CouchDB answers /_up before it has made the system databases: they come a moment later.
+    const dbs = await waitFor(
+      'the system databases',
+      async () => {
+        const listed = (await (
+          await fetch(`${engine.url}/_all_dbs`, {
+            headers: { Authorization: basicAuth(admin.username, admin.password) },
+          })
+        ).json()) as string[];
+        return listed.length >= 2 ? listed : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
+    expect(dbs).toEqual(['_replicator', '_users']);
     expect(output.filter((line) => /Request to create N=\d+ DB but only 1 node/.test(line))).toEqual([]);
   });
 

@@ -94,13 +94,17 @@ describe('backup and restore round trip', () => {
       hasPhase('Running'),
       240_000,
     );
+    // The poster, the view's and the index's design documents, and _users' _design/_auth once the
+    // engine has made it: Apache CouchDB 3.5 writes it asynchronously after it starts, so a backup
+    // taken soon after may not hold it yet (and 3.5 makes no design document in _replicator).
+    const made = await backups.read(ns.name, 'catalog-1');
+    expect(made.status?.documents).toBeGreaterThanOrEqual(10_000 + 3);
+    expect(made.status?.documents).toBeLessThanOrEqual(10_000 + 3 + 1);
     expect(restored.status?.restore).toMatchObject({
       backup: 'catalog-1',
       phase: 'Completed',
       databases: 3,
-      // The poster, the view's and the index's design documents; _users' _design/_auth (CouchDB 3.5
-      // makes no design document in _replicator).
-      documents: 10_000 + 3 + 1,
+      documents: made.status?.documents,
     });
     const source = await instanceCouch(kubeConfig, { namespace: ns.name, name: 'catalog' });
     const target = await instanceCouch(kubeConfig, { namespace: ns.name, name: 'catalog-copy' });
