@@ -212,6 +212,13 @@ describe('make run holds up when run twice, when a child crashes, and when it is
   it('when make run gets a Ctrl-C, then it stops every part in order (the operator releases its Lease on a running API server, the gateway keeps its Redis to the end) and exits 0', async () => {
     const run = runs.at(-1)!;
     await untilRunning(run);
+    // make run says it is running once its parts answer; the operator may still be taking its
+    // Lease (later on a machine busy starting CouchDB engines), and only a holder releases it.
+    await waitFor(
+      'the operator to hold its Lease',
+      async () => (run.output().includes('"message":"became leader"') ? true : undefined),
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
     const pids = platformPids(stateDir).filter((pid) => pid !== run.child.pid);
     const before = run.output().length;
     // What the terminal does on Ctrl-C: SIGINT to every process of the foreground group. Only
