@@ -10,7 +10,7 @@ NPM_STAMP := node_modules/.settee-installed
 JEST := node --experimental-vm-modules --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js
 
 # `make chaos`: CHAOS_MINUTES, CHAOS_FAULTS_PER_MINUTE and CHAOS_SEED (bench/chaos.ts).
-.PHONY: help deps system-deps bench-deps kube-tools s3-server fauxton couchdb-release web run test lint build unit bench chaos format clean crds chart-crds images
+.PHONY: help deps system-deps bench-deps kube-tools s3-server fauxton couchdb-release web run test lint build unit bench chaos format clean crds images
 
 help:
 	@echo "make run    start the platform locally (control plane, Redis, operator, gateway)"
@@ -74,16 +74,11 @@ lint: $(NPM_STAMP) kube-tools
 	npx depcruise --config .dependency-cruiser.cjs .
 	npx prettier --check . --log-level warn
 	npx tsx local/tools/render-crds.ts --check
-	bash local/tools/sync-chart-crds.sh --check
 	"$$(bash local/tools/build-kube-tools.sh)/helm" lint --strict charts/settee
 
 # The CRDs, rendered from TypeScript into crds/, the chart's copy and docs/crds.md (docs/helm.md).
 crds: $(NPM_STAMP)
 	npx tsx local/tools/render-crds.ts
-
-# The chart ships a copy of crds/ (Helm installs CRDs only from the chart's own crds/ folder).
-chart-crds:
-	bash local/tools/sync-chart-crds.sh
 
 # Needs a Docker engine (none runs on the development machines here).
 IMAGE_REGISTRY ?= ghcr.io/settee-dev

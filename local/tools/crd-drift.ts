@@ -11,3 +11,23 @@ export async function findDriftedFiles(root: string, rendered: RenderedFile[]): 
   }
   return drifted;
 }
+
+/**
+ * The YAML files in the rendered CRDs' folders (crds/, charts/settee/crds/) that no CRD renders any
+ * more: Helm and `kubectl apply -f crds/` would still install a removed or renamed CRD from them.
+ */
+export async function findStaleFiles(root: string, rendered: RenderedFile[]): Promise<string[]> {
+  const renderedPaths = new Set(rendered.map((file) => file.path));
+  const folders = new Set(
+    rendered.filter((file) => file.path.endsWith('.yaml')).map((f) => path.dirname(f.path)),
+  );
+  const stale: string[] = [];
+  for (const folder of folders) {
+    const names = await fs.readdir(path.join(root, folder)).catch(() => []);
+    for (const name of names.sort()) {
+      const file = path.posix.join(folder, name);
+      if (name.endsWith('.yaml') && !renderedPaths.has(file)) stale.push(file);
+    }
+  }
+  return stale;
+}

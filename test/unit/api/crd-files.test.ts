@@ -7,7 +7,7 @@ import { buildCrds, renderCrdFiles } from '../../../api/crd-files.js';
 import type { CrdManifest } from '../../../api/crd-manifest.js';
 import { fieldsOf, type JsonSchema, type SameFields } from '../../../api/crd-schema.js';
 import type { QueueBindingSpec } from '../../../api/queue-binding.js';
-import { findDriftedFiles } from '../../../local/tools/crd-drift.js';
+import { findDriftedFiles, findStaleFiles } from '../../../local/tools/crd-drift.js';
 
 const ROOT = path.resolve('.');
 
@@ -27,9 +27,10 @@ describe('the CRDs rendered from TypeScript', () => {
   it("when crds/, the chart's copies and docs/crds.md are compared with the render, then none differs", async () => {
     // On failure: npx tsx local/tools/render-crds.ts (make crds).
     expect(await findDriftedFiles(ROOT, renderCrdFiles())).toEqual([]);
+    expect(await findStaleFiles(ROOT, renderCrdFiles())).toEqual([]);
   });
 
-  it("when a CRD file, the chart's copy and docs/crds.md each differ from the render, then the check names those three", async () => {
+  it("when a CRD file, the chart's copy and docs/crds.md each differ from the render, or a CRD file has no render, then the checks name each", async () => {
     const rendered = renderCrdFiles();
     const root = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-crd-drift-'));
     try {
@@ -53,6 +54,13 @@ describe('the CRDs rendered from TypeScript', () => {
       ]);
       await fs.rm(path.join(root, 'crds/couchinstance.yaml'));
       expect(await findDriftedFiles(root, rendered)).toContain('crds/couchinstance.yaml');
+      expect(await findStaleFiles(root, rendered)).toEqual([]);
+      await fs.writeFile(
+        path.join(root, 'charts/settee/crds/removed.yaml'),
+        'kind: CustomResourceDefinition\n',
+      );
+      await fs.writeFile(path.join(root, 'charts/settee/crds/notes.txt'), 'not a CRD\n');
+      expect(await findStaleFiles(root, rendered)).toEqual(['charts/settee/crds/removed.yaml']);
     } finally {
       await fs.rm(root, { recursive: true, force: true });
     }
