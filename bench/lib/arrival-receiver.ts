@@ -8,11 +8,20 @@ export interface ArrivalReceiver {
   delayMs: number;
   /** Arrival time (epoch ms) of each delivery, by path. */
   arrivals: { path: string; at: number; scheduleId: string | undefined; messageId: string }[];
+  /** Resolves at the next delivery's arrival with its time (epoch ms, sub-ms), for round trips one at a time. */
+  next(): Promise<number>;
   close(): Promise<void>;
 }
 
 export async function startArrivalReceiver(): Promise<ArrivalReceiver> {
-  const receiver: ArrivalReceiver = { url: '', delayMs: 0, arrivals: [], close: async () => undefined };
+  let waiting: ((at: number) => void)[] = [];
+  const receiver: ArrivalReceiver = {
+    url: '',
+    delayMs: 0,
+    arrivals: [],
+    next: () => new Promise((resolve) => waiting.push(resolve)),
+    close: async () => undefined,
+  };
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -22,6 +31,10 @@ export async function startArrivalReceiver(): Promise<ArrivalReceiver> {
         scheduleId: req.headers['upstash-schedule-id'] as string | undefined,
         messageId: String(req.headers['upstash-message-id']),
       });
+      const at = performance.timeOrigin + performance.now();
+      const woken = waiting;
+      waiting = [];
+      for (const resolve of woken) resolve(at);
       const answer = () => res.writeHead(200, { 'content-length': '0' }).end();
       if (receiver.delayMs > 0) setTimeout(answer, receiver.delayMs);
       else answer();
