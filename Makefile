@@ -1,8 +1,8 @@
 # Settee: `make run` starts the whole platform on this machine; `make test` runs every test.
 # Both install what is missing first (npm packages; Debian's redis-server, etcd-server and chromium,
-# the last for the Fauxton browser test; the Kubernetes binaries and versitygw (the S3-compatible
-# server backups go to) built once from the Go module proxy, and the Fauxton release from the npm
-# registry, all cached in ~/.cache/settee).
+# the last for the Fauxton browser test; QStash's Python SDK from PyPI in a virtual environment; the
+# Kubernetes binaries and versitygw (the S3-compatible server backups go to) built once from the Go
+# module proxy, and the Fauxton release from the npm registry, all cached in ~/.cache/settee).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -10,7 +10,7 @@ NPM_STAMP := node_modules/.settee-installed
 JEST := node --experimental-vm-modules --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js
 
 # `make chaos`: CHAOS_MINUTES, CHAOS_FAULTS_PER_MINUTE and CHAOS_SEED (bench/chaos.ts).
-.PHONY: help deps system-deps bench-deps kube-tools s3-server fauxton couchdb-release web run test lint build unit bench chaos format clean crds images
+.PHONY: help deps system-deps python-sdk bench-deps kube-tools s3-server fauxton couchdb-release web run test lint build unit bench chaos format clean crds images
 
 help:
 	@echo "make run    start the platform locally (control plane, Redis, operator, gateway)"
@@ -41,6 +41,12 @@ endef
 system-deps:
 	$(call apt_install_missing,redis-server:redis-server chromium:chromium $(if $(KUBEBUILDER_ASSETS),,etcd:etcd-server))
 
+# QStash's Python SDK for test/e2e/queue/python-sdk.test.ts: a virtual environment in
+# ~/.cache/settee/python-sdk, installed once per test/python/requirements.txt.
+python-sdk: system-deps
+	@echo "==> QStash's Python SDK (qstash from PyPI, in a virtual environment)"
+	@bash local/tools/install-python-sdk.sh >/dev/null
+
 # The anchor proxy of bench/gateway-proxy.ts.
 bench-deps:
 	$(call apt_install_missing,/usr/sbin/nginx:nginx-light)
@@ -66,7 +72,7 @@ couchdb-release:
 	@echo "==> Apache CouchDB release (the engine of couchdb:3.* pods)"
 	@bash local/tools/unpack-couchdb-release.sh >/dev/null
 
-deps: $(NPM_STAMP) system-deps kube-tools s3-server fauxton couchdb-release
+deps: $(NPM_STAMP) system-deps python-sdk kube-tools s3-server fauxton couchdb-release
 
 lint: $(NPM_STAMP) kube-tools
 	@echo "==> lint (eslint, import rules, prettier, CRDs from their TypeScript, chart)"

@@ -1,0 +1,130 @@
+import { startRedis, type RedisServer } from '../../../local/redis-server.js';
+import { waitFor } from '../../../local/wait.js';
+import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
+import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
+import { testQueueConfig } from '../../helpers/queue/queue-config.js';
+import {
+  startRecordingDestination,
+  type RecordingDestination,
+} from '../../helpers/queue/recording-destination.js';
+import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { runPythonSdkChecks, type PythonSdkResults } from '../../helpers/queue/python-sdk.js';
+
+/**
+ * QStash's Python SDK (`qstash` 3.4 from PyPI, test/python/requirements.txt) against the gateway:
+ * one Python process runs every check of test/python/sdk_checks.py (issue 24, item 8), and each
+ * test below asserts on one check's result.
+ */
+describe('the queue through the Python SDK (qstash from PyPI)', () => {
+  let redis: RedisServer;
+  let gateway: TestQueueGateway;
+  let destination: RecordingDestination;
+  let target: QueueTarget;
+  let results: PythonSdkResults;
+
+  const valueOf = (check: string): Record<string, unknown> => {
+    const result = results[check];
+    if (!result || 'error' in result) throw new Error(`check ${check} failed: ${result?.error ?? 'not run'}`);
+    return result.value as Record<string, unknown>;
+  };
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    destination = await startRecordingDestination();
+    destination.answer = (request) =>
+      request.path === '/hanging' ? 'hang' : { status: request.path === '/failing' ? 500 : 200 };
+    target = testQueueTarget(redis, { namespace: 'tenant-py', name: 'cache' });
+    gateway = await startTestQueueGateway({ config: testQueueConfig(), targets: [target] });
+    results = await runPythonSdkChecks({
+      baseUrl: gateway.queueUrl(target),
+      token: target.token,
+      destination: destination.baseUrl,
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await destination?.close();
+    await redis?.stop();
+  });
+
+  const delivered = (what: string, done: () => boolean) =>
+    waitFor(what, async () => done() || undefined, { timeoutMs: 10_000, intervalMs: 20 });
+  const deliveredBodies = () =>
+    destination.requests.filter((r) => r.path === '/ok').map((r) => JSON.parse(r.body.toString()));
+
+  it('when the SDK publishes JSON, then the destination gets it', async () => {
+    const { messageId } = valueOf('publish');
+    expect(messageId).toMatch(/^msg_/);
+    await delivered('the published message', () => destination.attemptsOf(messageId as string).length === 1);
+  });
+
+  it('when a batch item names no queue ("queue": null), then it is published without one', async () => {
+    const { messageIds } = valueOf('batchWithoutQueue');
+    expect(messageIds).toHaveLength(2);
+    await delivered(
+      'both batch items',
+      () => deliveredBodies().filter((b) => b.check === 'batch').length === 2,
+    );
+  });
+
+  it('when a pending message is read, then it carries notBefore: its due time if delayed, else its createdAt', () => {
+    const { delayed, inFlight } = valueOf('pendingMessages') as Record<string, Record<string, number>>;
+    expect(delayed!.notBefore).toBeGreaterThanOrEqual(delayed!.createdAt! + 59_000);
+    expect(inFlight!.notBefore).toBe(inFlight!.createdAt);
+  });
+
+  it('when dead letters are listed, then each carries notBefore and the failed response status', () => {
+    const { letters } = valueOf('deadLetters') as { letters: Record<string, unknown>[] };
+    expect(letters).toHaveLength(3);
+    for (const letter of letters) {
+      expect(letter.notBefore).toEqual(expect.any(Number));
+      expect(letter.responseStatus).toBe(500);
+      expect(letter.retryDelayExpression).toBe('1000');
+    }
+  });
+
+  it('when dlq.delete_many names one dead letter, then exactly that one is deleted', () => {
+    const { messageIds, deleted, deletedMessageId, left, got } = valueOf('deadLetters') as {
+      messageIds: string[];
+      deleted: number;
+      deletedMessageId: string;
+      left: string[];
+      got: { messageId: string; notBefore: number };
+    };
+    expect(deleted).toBe(1);
+    expect([...left].sort()).toEqual(messageIds.filter((id) => id !== deletedMessageId).sort());
+    expect(got.notBefore).toEqual(expect.any(Number));
+  });
+
+  it("when a schedule's flow control has only a parallelism, then it answers period 1", () => {
+    expect(valueOf('scheduleFlowControl')).toEqual({
+      key: 'python-sdk',
+      parallelism: 2,
+      rate: null,
+      period: 1,
+    });
+  });
+
+  it('when a URL group that does not exist is deleted, then the SDK sees success', () => {
+    expect(valueOf('deleteMissingUrlGroup')).toBe('deleted');
+  });
+
+  it("when events are listed, then they carry QStash's documented names: retryDelayExpression and CANCELLED", async () => {
+    const { failed, cancelledMessageId, cancelledEvents } = valueOf('events') as {
+      failed: { state: string; retryDelayExpression: string | null }[];
+      cancelledMessageId: string;
+      cancelledEvents: string;
+    };
+    expect(failed.map((e) => e.state)).toContain('FAILED');
+    // The SDK reads `retryDelayExpr`, which QStash does not document: it sees none.
+    expect(failed.every((e) => e.retryDelayExpression === null)).toBe(true);
+    // Its LogState enum spells CANCELED, so a cancelled message's events fail its parser.
+    expect(cancelledEvents).toBe("ValueError: 'CANCELLED' is not a valid LogState");
+    const raw = await fetch(`${gateway.queueUrl(target)}/v2/events?messageId=${cancelledMessageId}`, {
+      headers: { authorization: `Bearer ${target.token}` },
+    });
+    const { events } = (await raw.json()) as { events: { state: string }[] };
+    expect(events.map((e) => e.state)).toContain('CANCELLED');
+  });
+});
