@@ -4,7 +4,8 @@
  * Exits 1 when an acknowledged publish or write was lost, a delivery came before its delay, a
  * parallelism was exceeded, an instance ended neither Running nor Hibernated, or a process leaked.
  */
-import { formatSoakReport, runChaosSoak, soakFailures } from './chaos/soak.js';
+import { formatSoakReport, soakFailures } from './chaos/report.js';
+import { runChaosSoak } from './chaos/soak.js';
 
 const minutes = Number(process.env.CHAOS_MINUTES ?? 10);
 const faultsPerMinute = Number(process.env.CHAOS_FAULTS_PER_MINUTE ?? 4);

@@ -6,11 +6,19 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node
 import { Client } from '@upstash/qstash';
 import { Redis } from 'ioredis';
 import { SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
-import { COUCH_INSTANCE_KIND, COUCH_INSTANCE_PLURAL } from '../../api/couch-instance.js';
+import { COUCH_INSTANCE_KIND, COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
 import { QueueEnvKey } from '../../api/queue-binding.js';
 import { startLocalPlatform } from '../../local/platform.js';
 import { waitFor } from '../../local/wait.js';
 import { FAULT_KINDS, injectFault, seededRandom, sleep, type FaultRecord } from './nemesis.js';
+import {
+  instanceStateOf,
+  isSettled,
+  isStuck,
+  type InstanceEnd,
+  type InstanceState,
+  type SoakReport,
+} from './report.js';
 import { SoakReceiver } from './receiver.js';
 import { couchFetch, publishOne, QUEUE_NAME, QUEUE_PARALLELISM, writeOne, type Ledger } from './workload.js';
 
@@ -20,25 +28,6 @@ export interface SoakOptions {
   seed: number;
   instances?: number;
   log?: (message: string) => void;
-}
-
-export interface SoakReport {
-  seed: number;
-  minutes: number;
-  faults: FaultRecord[];
-  publishes: {
-    acked: number;
-    delivered: number;
-    lost: string[];
-    duplicates: number;
-    early: string[];
-    maxLateMs: number;
-  };
-  parallelism: Array<{ group: string; seen: number; limit: number }>;
-  writes: { acked: number; readable: number; lost: string[] };
-  failedAttempts: Record<string, number>;
-  instances: Array<{ name: string; phase: string }>;
-  leakedProcesses: number[];
 }
 
 const BINDING = { namespace: 'default', name: 'cache' };
@@ -171,6 +160,23 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
       },
       log,
     };
+    const listInstances = async (): Promise<InstanceState[]> =>
+      ((await custom.listNamespacedCustomObject(crd)) as { items: CouchInstance[] }).items.map(
+        instanceStateOf,
+      );
+    // What no fault caused: an instance no node can take from the start stays so (isStuck). The
+    // operator says so a moment after the scheduler does: wait (bounded) for every verdict.
+    let beforeFaults: InstanceState[] = [];
+    await waitFor(
+      'every instance settled or unschedulable before the faults',
+      async () => {
+        beforeFaults = await listInstances();
+        return beforeFaults.every((i) => i.unschedulable !== undefined || isSettled(i.phase))
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 1_000 },
+    ).catch(() => undefined);
     log(
       `workload and nemesis start: ${options.minutes} min, ${options.faultsPerMinute} faults/min, seed ${options.seed}`,
     );
@@ -231,18 +237,16 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
           `${write.instance}/${write.doc} (${found === undefined ? 'no answer' : found === null ? '404' : 'other content'})`,
         );
     }
-    let last: Array<{ name: string; phase: string }> = [];
+    let last: InstanceEnd[] = [];
     const phases = await waitFor(
       'every instance Running or Hibernated',
       async () => {
-        const list = (await custom.listNamespacedCustomObject(crd)) as {
-          items: Array<{ metadata: { name: string }; status?: { phase?: string } }>;
-        };
-        const all = list.items.map((i) => ({ name: i.metadata.name, phase: i.status?.phase ?? 'none' }));
-        last = all;
-        const settled = (i: { name: string; phase: string }): boolean =>
-          i.phase === 'Running' || i.phase === 'Hibernated';
-        return all.every(settled) ? all : undefined;
+        const before = new Map(beforeFaults.map((i) => [i.name, i]));
+        last = (await listInstances()).map((i) => ({
+          ...i,
+          unschedulableBeforeFaults: before.get(i.name)?.unschedulable !== undefined,
+        }));
+        return last.some(isStuck) ? undefined : last;
       },
       { timeoutMs: 120_000, intervalMs: 1_000 },
     ).catch(() => last);
@@ -326,73 +330,4 @@ function processesWithEnv(entry: string): number[] {
         return false;
       }
     });
-}
-
-/** The report as the issue's table. */
-export function formatSoakReport(report: SoakReport): string {
-  const recoveries = report.faults.filter((f) => f.target !== 'none');
-  const slowest = recoveries.reduce<FaultRecord | undefined>(
-    (a, f) => (!a || (f.recoveryMs ?? Infinity) > (a.recoveryMs ?? Infinity) ? f : a),
-    undefined,
-  );
-  const byKind = new Map<string, { n: number; maxMs: number; unrecovered: number }>();
-  for (const f of recoveries) {
-    const row = byKind.get(f.kind) ?? { n: 0, maxMs: 0, unrecovered: 0 };
-    row.n += 1;
-    if (f.recoveryMs === undefined) row.unrecovered += 1;
-    else row.maxMs = Math.max(row.maxMs, f.recoveryMs);
-    byKind.set(f.kind, row);
-  }
-  const p = report.publishes;
-  const lines = [
-    `chaos soak: ${report.minutes} min, seed ${report.seed}, ${recoveries.length} faults (${report.faults.length - recoveries.length} skipped: no target)`,
-    '| fault | count | slowest recovery | not recovered |',
-    '|---|---|---|---|',
-    ...[...byKind].map(
-      ([kind, r]) => `| ${kind} | ${r.n} | ${(r.maxMs / 1000).toFixed(1)} s | ${r.unrecovered} |`,
-    ),
-    '',
-    '| check | result |',
-    '|---|---|',
-    `| publishes acknowledged | ${p.acked} |`,
-    `| delivered at least once | ${p.delivered} |`,
-    `| lost | ${p.lost.length}${p.lost.length ? ` (${p.lost.slice(0, 5).join(', ')})` : ''} |`,
-    `| delivered more than once (2xx) | ${p.duplicates} |`,
-    `| delivered before their delay | ${p.early.length} |`,
-    `| latest first delivery after ack/delay | ${(p.maxLateMs / 1000).toFixed(1)} s |`,
-    ...report.parallelism.map((g) => `| parallelism ${g.group} | max ${g.seen} of ${g.limit} |`),
-    `| CouchDB writes acknowledged | ${report.writes.acked} |`,
-    `| readable with their content | ${report.writes.readable} |`,
-    `| lost writes | ${report.writes.lost.length}${report.writes.lost.length ? ` (${report.writes.lost.slice(0, 5).join(', ')})` : ''} |`,
-    `| instances at the end | ${report.instances.map((i) => `${i.name} ${i.phase}`).join(', ')} |`,
-    `| slowest recovery | ${slowest ? `${slowest.kind} ${slowest.recoveryMs === undefined ? 'none' : `${(slowest.recoveryMs / 1000).toFixed(1)} s`}` : '-'} |`,
-    `| leaked processes | ${report.leakedProcesses.length} |`,
-    `| attempts not acknowledged | ${
-      Object.entries(report.failedAttempts)
-        .map(([k, n]) => `${k}: ${n}`)
-        .join(', ') || 0
-    } |`,
-  ];
-  return lines.join('\n');
-}
-
-/** What the soak must never see; empty when it passed. */
-export function soakFailures(report: SoakReport): string[] {
-  const failures: string[] = [];
-  if (report.publishes.lost.length)
-    failures.push(`${report.publishes.lost.length} acknowledged publishes lost`);
-  if (report.publishes.early.length)
-    failures.push(`${report.publishes.early.length} deliveries before their delay`);
-  for (const g of report.parallelism)
-    if (g.seen > g.limit) failures.push(`parallelism of ${g.group} exceeded: ${g.seen} > ${g.limit}`);
-  if (report.writes.lost.length) failures.push(`${report.writes.lost.length} acknowledged writes lost`);
-  const stuck = report.instances.filter((i) => i.phase !== 'Running' && i.phase !== 'Hibernated');
-  if (stuck.length)
-    failures.push(
-      `instances neither Running nor Hibernated: ${stuck.map((i) => `${i.name} ${i.phase}`).join(', ')}`,
-    );
-  if (report.leakedProcesses.length) failures.push(`${report.leakedProcesses.length} processes leaked`);
-  const unrecovered = report.faults.filter((f) => f.target !== 'none' && f.recoveryMs === undefined);
-  if (unrecovered.length) failures.push(`${unrecovered.length} faults not recovered from`);
-  return failures;
 }

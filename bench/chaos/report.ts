@@ -1,0 +1,133 @@
+import { ConditionReason, ConditionType } from '../../api/conditions.js';
+import type { CouchInstance } from '../../api/couch-instance.js';
+import type { FaultRecord } from './nemesis.js';
+
+/** How a CouchInstance stood when the soak looked: before the first fault, and at the end. */
+export interface InstanceState {
+  name: string;
+  phase: string;
+  /** The scheduler's message while Degraded says Unschedulable (no node can take the pod). */
+  unschedulable?: string;
+}
+
+/** An instance at the end, and whether it could not be scheduled before any fault already. */
+export type InstanceEnd = InstanceState & { unschedulableBeforeFaults: boolean };
+
+export interface SoakReport {
+  seed: number;
+  minutes: number;
+  faults: FaultRecord[];
+  publishes: {
+    acked: number;
+    delivered: number;
+    lost: string[];
+    duplicates: number;
+    early: string[];
+    maxLateMs: number;
+  };
+  parallelism: Array<{ group: string; seen: number; limit: number }>;
+  writes: { acked: number; readable: number; lost: string[] };
+  failedAttempts: Record<string, number>;
+  instances: InstanceEnd[];
+  leakedProcesses: number[];
+}
+
+export function instanceStateOf(instance: CouchInstance): InstanceState {
+  const degraded = instance.status?.conditions?.find((c) => c.type === ConditionType.Degraded);
+  const unschedulable =
+    degraded?.status === 'True' && degraded.reason === ConditionReason.Unschedulable
+      ? (degraded.message ?? '')
+      : undefined;
+  return {
+    name: instance.metadata?.name ?? '',
+    phase: instance.status?.phase ?? 'none',
+    ...(unschedulable !== undefined ? { unschedulable } : {}),
+  };
+}
+
+export const isSettled = (phase: string): boolean => phase === 'Running' || phase === 'Hibernated';
+
+/**
+ * Stuck after the faults: neither Running nor Hibernated, unless it is an instance no node could
+ * take from the start and still cannot (make run's paid example pins a region the local node is
+ * not in, by design): its state is the cluster's answer to its spec, not a fault's leftover. One
+ * that became unschedulable during the faults is stuck.
+ */
+export function isStuck(instance: InstanceEnd): boolean {
+  if (isSettled(instance.phase)) return false;
+  return !(instance.unschedulableBeforeFaults && instance.unschedulable !== undefined);
+}
+
+/** The report as the issue's table. */
+export function formatSoakReport(report: SoakReport): string {
+  const recoveries = report.faults.filter((f) => f.target !== 'none');
+  const slowest = recoveries.reduce<FaultRecord | undefined>(
+    (a, f) => (!a || (f.recoveryMs ?? Infinity) > (a.recoveryMs ?? Infinity) ? f : a),
+    undefined,
+  );
+  const byKind = new Map<string, { n: number; maxMs: number; unrecovered: number }>();
+  for (const f of recoveries) {
+    const row = byKind.get(f.kind) ?? { n: 0, maxMs: 0, unrecovered: 0 };
+    row.n += 1;
+    if (f.recoveryMs === undefined) row.unrecovered += 1;
+    else row.maxMs = Math.max(row.maxMs, f.recoveryMs);
+    byKind.set(f.kind, row);
+  }
+  const p = report.publishes;
+  const lines = [
+    `chaos soak: ${report.minutes} min, seed ${report.seed}, ${recoveries.length} faults (${report.faults.length - recoveries.length} skipped: no target)`,
+    '| fault | count | slowest recovery | not recovered |',
+    '|---|---|---|---|',
+    ...[...byKind].map(
+      ([kind, r]) => `| ${kind} | ${r.n} | ${(r.maxMs / 1000).toFixed(1)} s | ${r.unrecovered} |`,
+    ),
+    '',
+    '| check | result |',
+    '|---|---|',
+    `| publishes acknowledged | ${p.acked} |`,
+    `| delivered at least once | ${p.delivered} |`,
+    `| lost | ${p.lost.length}${p.lost.length ? ` (${p.lost.slice(0, 5).join(', ')})` : ''} |`,
+    `| delivered more than once (2xx) | ${p.duplicates} |`,
+    `| delivered before their delay | ${p.early.length} |`,
+    `| latest first delivery after ack/delay | ${(p.maxLateMs / 1000).toFixed(1)} s |`,
+    ...report.parallelism.map((g) => `| parallelism ${g.group} | max ${g.seen} of ${g.limit} |`),
+    `| CouchDB writes acknowledged | ${report.writes.acked} |`,
+    `| readable with their content | ${report.writes.readable} |`,
+    `| lost writes | ${report.writes.lost.length}${report.writes.lost.length ? ` (${report.writes.lost.slice(0, 5).join(', ')})` : ''} |`,
+    `| instances at the end | ${report.instances.map(describeInstance).join(', ')} |`,
+    `| slowest recovery | ${slowest ? `${slowest.kind} ${slowest.recoveryMs === undefined ? 'none' : `${(slowest.recoveryMs / 1000).toFixed(1)} s`}` : '-'} |`,
+    `| leaked processes | ${report.leakedProcesses.length} |`,
+    `| attempts not acknowledged | ${
+      Object.entries(report.failedAttempts)
+        .map(([k, n]) => `${k}: ${n}`)
+        .join(', ') || 0
+    } |`,
+  ];
+  return lines.join('\n');
+}
+
+/** What the soak must never see; empty when it passed. */
+export function soakFailures(report: SoakReport): string[] {
+  const failures: string[] = [];
+  if (report.publishes.lost.length)
+    failures.push(`${report.publishes.lost.length} acknowledged publishes lost`);
+  if (report.publishes.early.length)
+    failures.push(`${report.publishes.early.length} deliveries before their delay`);
+  for (const g of report.parallelism)
+    if (g.seen > g.limit) failures.push(`parallelism of ${g.group} exceeded: ${g.seen} > ${g.limit}`);
+  if (report.writes.lost.length) failures.push(`${report.writes.lost.length} acknowledged writes lost`);
+  const stuck = report.instances.filter(isStuck);
+  if (stuck.length)
+    failures.push(
+      `instances neither Running nor Hibernated: ${stuck.map((i) => `${i.name} ${i.phase}`).join(', ')}`,
+    );
+  if (report.leakedProcesses.length) failures.push(`${report.leakedProcesses.length} processes leaked`);
+  const unrecovered = report.faults.filter((f) => f.target !== 'none' && f.recoveryMs === undefined);
+  if (unrecovered.length) failures.push(`${unrecovered.length} faults not recovered from`);
+  return failures;
+}
+
+function describeInstance(instance: InstanceEnd): string {
+  const held = !isSettled(instance.phase) && !isStuck(instance);
+  return `${instance.name} ${instance.phase}${held ? ' (unschedulable before any fault, by its spec)' : ''}`;
+}

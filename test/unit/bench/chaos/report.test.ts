@@ -1,0 +1,73 @@
+import type { CouchInstance } from '../../../../api/couch-instance.js';
+import {
+  instanceStateOf,
+  soakFailures,
+  type InstanceEnd,
+  type SoakReport,
+} from '../../../../bench/chaos/report.js';
+
+const NODE_AFFINITY =
+  "the pod cannot be scheduled: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.";
+
+/** A report with nothing wrong but the instances given. */
+function reportWith(instances: InstanceEnd[]): SoakReport {
+  return {
+    seed: 1,
+    minutes: 1,
+    faults: [],
+    publishes: { acked: 1, delivered: 1, lost: [], duplicates: 0, early: [], maxLateMs: 0 },
+    parallelism: [],
+    writes: { acked: 1, readable: 1, lost: [] },
+    failedAttempts: {},
+    instances,
+    leakedProcesses: [],
+  };
+}
+
+function instance(phase: string, degraded?: { reason: string; message: string }): CouchInstance {
+  return {
+    apiVersion: 'settee.dev/v1alpha1',
+    kind: 'CouchInstance',
+    metadata: { name: 'orders', namespace: 'default' },
+    spec: { plan: 'paid' },
+    status: {
+      phase,
+      conditions: degraded
+        ? [{ type: 'Degraded', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z', ...degraded }]
+        : [],
+    },
+  } as CouchInstance;
+}
+
+describe('the chaos soak checker', () => {
+  it('when an instance ends Running or Hibernated, then it is no failure', () => {
+    const ends = ['Running', 'Hibernated'].map((phase) => ({
+      ...instanceStateOf(instance(phase)),
+      unschedulableBeforeFaults: false,
+    }));
+    expect(soakFailures(reportWith(ends))).toEqual([]);
+  });
+
+  it('when an instance no node could take before any fault still cannot (a region no node is in), then it is reported but no failure', () => {
+    const state = instanceStateOf(instance('Starting', { reason: 'Unschedulable', message: NODE_AFFINITY }));
+    expect(state.unschedulable).toBe(NODE_AFFINITY);
+    expect(soakFailures(reportWith([{ ...state, unschedulableBeforeFaults: true }]))).toEqual([]);
+  });
+
+  it('when an instance became unschedulable only during the faults, then it is stuck', () => {
+    const state = instanceStateOf(instance('Waking', { reason: 'Unschedulable', message: NODE_AFFINITY }));
+    expect(soakFailures(reportWith([{ ...state, unschedulableBeforeFaults: false }]))).toEqual([
+      'instances neither Running nor Hibernated: orders Waking',
+    ]);
+  });
+
+  it('when an instance that was unschedulable before the faults ends Starting for another cause, then it is stuck', () => {
+    const state = instanceStateOf(
+      instance('Starting', { reason: 'StartDeadlineExceeded', message: 'its engine keeps crashing' }),
+    );
+    expect(state.unschedulable).toBeUndefined();
+    expect(soakFailures(reportWith([{ ...state, unschedulableBeforeFaults: true }]))).toEqual([
+      'instances neither Running nor Hibernated: orders Starting',
+    ]);
+  });
+});
