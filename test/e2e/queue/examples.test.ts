@@ -46,9 +46,9 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * The three programs under examples/ run as their comments tell a user to run them, against a
- * gateway and its Redis: the receiver verifies what the queue example enqueues, and the schedule
- * example creates its schedule. The e2e suites test the examples' functions; this tests the
+ * The four programs under examples/ run as their comments tell a user to run them, against a
+ * gateway and its Redis: the receiver verifies what the queue example enqueues, the schedule
+ * example creates its schedule, and the workflow example serves and runs a workflow. The e2e suites test the examples' functions; this tests the
  * programs around them (their environment, their output).
  */
 describe('the programs under examples/', () => {
@@ -137,6 +137,35 @@ describe('the programs under examples/', () => {
     expect(printed.nextScheduleTime).toBeGreaterThan(startedAt);
     expect(printed.nextScheduleTime % 60_000).toBe(0);
   });
+
+  it('when the workflow example runs, then its run of the order workflow ends RUN_SUCCESS with the fulfilment as its result, every step in its logs, and it exits 0', async () => {
+    const workflow = runExample('examples/workflow/main.ts', {
+      VQUEUE_URL: gateway.queueUrl(target),
+      VQUEUE_TOKEN: target.token,
+      VQUEUE_CURRENT_SIGNING_KEY: target.signingKey,
+      VQUEUE_NEXT_SIGNING_KEY: target.nextSigningKey,
+      PORT: String(await freePort()),
+    });
+    expect(await workflow.exited).toBe(0);
+    const printed = JSON.parse(workflow.lines.at(-1)!) as {
+      workflowRunId: string;
+      state: string;
+      result: unknown;
+      steps: string[];
+    };
+    expect(printed.workflowRunId).toMatch(/^wfr_/);
+    expect(printed.state).toBe('RUN_SUCCESS');
+    expect(printed.result).toEqual({
+      orderId: 'o-1',
+      chargeId: 'ch_o-1_4250',
+      reserved: ['book:reserved', 'pen:reserved'],
+      emailed: true,
+      trackingNumber: 'trk_o-1',
+    });
+    expect(printed.steps).toEqual(
+      expect.arrayContaining(['charge', 'reserve-stock', 'email-receipt', 'wait-for-pickup', 'ship']),
+    );
+  }, 60_000);
 
   it('when an example runs without VQUEUE_URL and VQUEUE_TOKEN, then it says which variables to set and exits 1', async () => {
     const run = runExample('examples/queues/main.ts', {});
