@@ -63,6 +63,11 @@ export interface QueueMessage {
   /** A delivery of a workflow run (workflow-message.ts): its run, reported in its failure callback. */
   workflow?: WorkflowMessageInfo;
   /**
+   * context.call's request (Upstash-Workflow-CallType: toCallback): its run waits for the callback,
+   * so the attempt that ends it reports even without an answer (callback-publisher.ts).
+   */
+  workflowCall?: true;
+  /**
    * On the publish path only: the Upstash-Workflow-* headers it was published with, which
    * workflow-publish.ts turns into the stored message (never stored itself).
    */

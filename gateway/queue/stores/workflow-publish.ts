@@ -83,7 +83,7 @@ async function prepareOne(
   workflow: WorkflowPublish,
 ): Promise<QueueMessage | EnqueueAnswer> {
   const { runId } = workflow;
-  if (isCallRequest(workflow)) return published;
+  if (isCallRequest(workflow)) return { ...published, workflowCall: true };
   if (workflow.init) {
     const config = runConfigOf(published, workflow.url);
     const createdAt = published.createdAt;

@@ -1,6 +1,6 @@
 import { buildCallbackBody, buildCallbackMessage } from './callback-message.js';
 import type { AttemptResult } from './http-delivery.js';
-import type { QueueMessage } from '../core/message.js';
+import type { CallbackRequest, QueueMessage } from '../core/message.js';
 import type { MessageStore } from '../stores/message-store.js';
 
 /**
@@ -23,7 +23,28 @@ async function storeCallback(
   await store.enqueueHoldingQueueSlot(source.queueName, { ...callback, holdsSlotOf: source.queueName });
 }
 
-/** Upstash-Callback: every answer of the destination, successful or not. */
+/** The callback of `source` reporting `status` and the answer's headers and body. */
+async function reportAnswer(
+  store: MessageStore,
+  source: QueueMessage,
+  callback: CallbackRequest,
+  result: AttemptResult & { status: number },
+): Promise<void> {
+  const body = buildCallbackBody({
+    source,
+    response: {
+      status: result.status,
+      headers: result.responseHeaders ?? {},
+      body: result.responseBodyBytes ?? Buffer.alloc(0),
+    },
+  });
+  await storeCallback(store, source, buildCallbackMessage(callback, body));
+}
+
+/**
+ * Upstash-Callback: every answer of the destination, successful or not. A context.call request's
+ * failed attempt is reported by {@link publishCallCallback} instead, which knows if it is the last.
+ */
 export async function publishCallback(
   store: MessageStore,
   message: QueueMessage,
@@ -31,15 +52,8 @@ export async function publishCallback(
 ): Promise<void> {
   // A timeout or a refused connection has no answer to report.
   if (!message.callback || result.status === undefined) return;
-  const body = buildCallbackBody({
-    source: message,
-    response: {
-      status: result.status,
-      headers: result.responseHeaders ?? {},
-      body: result.responseBodyBytes ?? Buffer.alloc(0),
-    },
-  });
-  await storeCallback(store, message, buildCallbackMessage(message.callback, body));
+  if (message.workflowCall && !result.ok) return;
+  await reportAnswer(store, message, message.callback, { ...result, status: result.status });
 }
 
 /** Upstash-Failure-Callback: the message is dead-lettered (its last answer, if it had one). */
@@ -60,4 +74,42 @@ export async function publishFailureCallback(
     ...(dlqId === undefined ? {} : { dlqId }),
   });
   await storeCallback(store, message, buildCallbackMessage(message.failureCallback, body));
+}
+
+/**
+ * The status a context.call reports when its last attempt got no answer: the SDK's call step reads
+ * only a status, headers and body, so a timeout is a 504 and a refused or failed connection a 502,
+ * the statuses a proxy answers for them, with the error as the body.
+ */
+function noAnswer(result: AttemptResult): AttemptResult & { status: number } {
+  const timedOut = result.error?.startsWith('ETIMEDOUT') === true;
+  return {
+    ...result,
+    status: timedOut ? 504 : 502,
+    responseHeaders: { 'content-type': ['text/plain'] },
+    responseBodyBytes: Buffer.from(result.error ?? 'no answer', 'utf8'),
+  };
+}
+
+/**
+ * A failed attempt of context.call's request (message.ts `workflowCall`). One that will be retried
+ * reports its answer as QStash does (the SDK waits for the last: `retried` below `maxRetries`). The
+ * last attempt always reports, with `retried` = `maxRetries` so the SDK takes it even when the
+ * message stops early (a refusal, a non-retryable answer), and a made-up answer when it got none:
+ * without it the run would wait for its call forever.
+ */
+export async function publishCallCallback(
+  store: MessageStore,
+  message: QueueMessage,
+  result: AttemptResult,
+  last: boolean,
+): Promise<void> {
+  if (!message.callback) return;
+  if (!last) {
+    if (result.status !== undefined)
+      await reportAnswer(store, message, message.callback, { ...result, status: result.status });
+    return;
+  }
+  const answered = result.status === undefined ? noAnswer(result) : { ...result, status: result.status };
+  await reportAnswer(store, { ...message, retried: message.retries }, message.callback, answered);
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'winston';
 import { DomainError } from '../../domain-error.js';
-import { publishCallback, publishFailureCallback } from './callback-publisher.js';
+import { publishCallCallback, publishCallback, publishFailureCallback } from './callback-publisher.js';
 import { buildDeadLetter, UNREADABLE_MESSAGE_ID, type DeadLetter } from '../core/dead-letter.js';
 import { USER_AGENT, type AttemptResult, type Deliverer } from './http-delivery.js';
 import { slotQueueOf, type QueueMessage } from '../core/message.js';
@@ -199,6 +199,8 @@ async function handleFailure(
     options: ctx.policy,
     now,
   });
+  if (message.workflowCall)
+    await publishCallCallback(ctx.store, message, result, decision.action !== 'retry');
   if (decision.action === 'retry') {
     await ctx.store.scheduleRetry({
       entryId: entry.entryId,
