@@ -270,9 +270,17 @@ export class PodWorker {
       ? new ProbeState(container.readinessProbe, startedAt)
       : undefined;
     const liveness = container.livenessProbe ? new ProbeState(container.livenessProbe, startedAt) : undefined;
-    // Ticks while the engine was starting found nothing listening; the first that can pass is the
-    // first at or after now.
-    for (const probe of [startup, readiness, liveness]) probe?.skipTicksBefore(Date.now());
+    // Ticks while the engine was starting found nothing listening. A kubelet counts them: the
+    // startup probe's (or, without one, the liveness probe's) are failures against its budget, so
+    // a budget shorter than the engine's boot fails here as it would in a cluster; readiness was
+    // false all along. The first tick that can pass is the first at or after now.
+    const gate = startup ?? liveness;
+    const now = Date.now();
+    if (gate?.missTicksBefore(now) === 'failed') {
+      const kind = gate === startup ? 'Startup' : 'Liveness';
+      return this.kill(engine, exited, `${kind} probe failed: ${gate.lastMessage}`);
+    }
+    for (const probe of [startup, readiness, liveness]) if (probe !== gate) probe?.skipTicksBefore(now);
     let started = !startup;
     let ready = started && !readiness;
     await this.report({ kind: 'running', startedAt, started, ready });
@@ -397,9 +405,21 @@ class ProbeState {
     this.nextAt = startedAt.getTime() + this.timing.initialDelayMs;
   }
 
-  skipTicksBefore(time: number): void {
+  skipTicksBefore(time: number): number {
     const { periodMs } = this.timing;
-    if (this.nextAt < time) this.nextAt += Math.ceil((time - this.nextAt) / periodMs) * periodMs;
+    const skipped = this.nextAt < time ? Math.ceil((time - this.nextAt) / periodMs) : 0;
+    this.nextAt += skipped * periodMs;
+    return skipped;
+  }
+
+  /** Counts the ticks before `time` as failures: the container was not listening yet. */
+  missTicksBefore(time: number): 'failed' | 'pending' {
+    const missed = this.skipTicksBefore(time);
+    if (missed === 0) return 'pending';
+    this.lastMessage = `${missed} probe(s) found nothing listening while the container was starting`;
+    this.successes = 0;
+    this.failures += missed;
+    return this.failures >= this.timing.failureThreshold ? 'failed' : 'pending';
   }
 
   /** Makes the next tick now (a probe gated by the startup probe runs as soon as that passes). */

@@ -43,6 +43,18 @@ const upProbe = (timing: Omit<V1Probe, 'httpGet'>): V1Probe => ({
   ...timing,
 });
 
+/**
+ * The CouchDB container's probes. A cold start is on a waiting request's path: the startup probe
+ * runs every second from the container's start, with a budget (120 s) far above Apache CouchDB's
+ * boot (under 1 s quiet, 9-17 s for a first start on a loaded 2-core machine).
+ */
+export const COUCHDB_PROBES: Readonly<Record<'startupProbe' | 'readinessProbe' | 'livenessProbe', V1Probe>> =
+  {
+    startupProbe: upProbe({ periodSeconds: 1, timeoutSeconds: 1, failureThreshold: 120 }),
+    readinessProbe: upProbe({ periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 2 }),
+    livenessProbe: upProbe({ periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 }),
+  };
+
 export function buildStatefulSet(input: StatefulSetInput): V1StatefulSet {
   const { instance, spec, replicas, configDigest } = input;
   const name = instance.metadata.name ?? '';
@@ -114,10 +126,8 @@ export function buildStatefulSet(input: StatefulSetInput): V1StatefulSet {
                   readOnly: true,
                 },
               ],
-              // A cold start is on a waiting request's path: probe every second from the first.
-              startupProbe: upProbe({ periodSeconds: 1, timeoutSeconds: 1, failureThreshold: 120 }),
-              readinessProbe: upProbe({ periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 2 }),
-              livenessProbe: upProbe({ periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 }),
+              // A copy: a caller may change the object it is given.
+              ...structuredClone(COUCHDB_PROBES),
               securityContext: {
                 allowPrivilegeEscalation: false,
                 capabilities: { drop: ['ALL'] },

@@ -7,9 +7,13 @@ import {
   CoreV1Api,
   PatchStrategy,
   setHeaderOptions,
+  type V1Container,
+  type V1Pod,
   type V1StatefulSet,
+  type V1Volume,
 } from '@kubernetes/client-node';
 import { adminSecretName, LABEL_INSTANCE } from '../../../api/contract.js';
+import { COUCHDB_PROBES } from '../../../operator/resources/couch-instance/statefulset.js';
 import {
   startKubeletStandIn,
   type KubeletStandIn,
@@ -23,6 +27,30 @@ const NAME = 'standin';
 const UUID = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
 const admin = { username: 'admin', password: 'stand-in-secret' };
 
+/** The container the tests' pods run: the official image given its admin and the ConfigMap's ini. */
+function couchContainer(probes: Partial<V1Container> = {}): V1Container {
+  return {
+    name: 'couchdb',
+    image: 'couchdb:3.5.1',
+    ports: [{ name: 'http', containerPort: 5984, protocol: 'TCP' }],
+    // The official image's way to name its admin; Apache CouchDB hashes the password itself.
+    env: ['username', 'password'].map((key) => ({
+      name: key === 'username' ? 'COUCHDB_USER' : 'COUCHDB_PASSWORD',
+      valueFrom: { secretKeyRef: { name: adminSecretName(NAME), key } },
+    })),
+    volumeMounts: [
+      { name: 'data', mountPath: '/opt/couchdb/data' },
+      { name: 'config', mountPath: '/opt/couchdb/etc/local.d' },
+    ],
+    ...probes,
+  };
+}
+
+const CONFIG_VOLUME: V1Volume = {
+  name: 'config',
+  projected: { sources: [{ configMap: { name: `${NAME}-config` } }] },
+};
+
 function statefulSet(replicas: number): V1StatefulSet {
   const labels = { [LABEL_INSTANCE]: NAME };
   return {
@@ -35,23 +63,8 @@ function statefulSet(replicas: number): V1StatefulSet {
       template: {
         metadata: { labels },
         spec: {
-          containers: [
-            {
-              name: 'couchdb',
-              image: 'couchdb:3.5.1',
-              ports: [{ name: 'http', containerPort: 5984, protocol: 'TCP' }],
-              // The official image's way to name its admin; Apache CouchDB hashes the password itself.
-              env: ['username', 'password'].map((key) => ({
-                name: key === 'username' ? 'COUCHDB_USER' : 'COUCHDB_PASSWORD',
-                valueFrom: { secretKeyRef: { name: adminSecretName(NAME), key } },
-              })),
-              volumeMounts: [
-                { name: 'data', mountPath: '/opt/couchdb/data' },
-                { name: 'config', mountPath: '/opt/couchdb/etc/local.d' },
-              ],
-            },
-          ],
-          volumes: [{ name: 'config', projected: { sources: [{ configMap: { name: `${NAME}-config` } }] } }],
+          containers: [couchContainer()],
+          volumes: [CONFIG_VOLUME],
         },
       },
       volumeClaimTemplates: [
@@ -272,6 +285,53 @@ describe('the kubelet stand-in', () => {
       ),
     );
   });
+
+  it("when a pod's startup probe allows less time than the engine's boot, then it is killed and restarted as a kubelet would; with the operator's probes the same engine starts on its first run", async () => {
+    const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
+    const pod = (name: string, probes: Partial<V1Container>): V1Pod => ({
+      metadata: { name },
+      spec: {
+        containers: [couchContainer(probes)],
+        volumes: [CONFIG_VOLUME, { name: 'data', emptyDir: {} }],
+      },
+    });
+    const container = (name: string) =>
+      core
+        .readNamespacedPod({ name, namespace: namespace.name })
+        .then((current) => current.status?.containerStatuses?.[0]);
+    const tight = { ...COUCHDB_PROBES.startupProbe, failureThreshold: 1 };
+    // One failure allowed, and the first probe runs as the container starts: no engine answers then.
+    await core.createNamespacedPod({
+      namespace: namespace.name,
+      body: pod('tight', { startupProbe: tight }),
+    });
+    await core.createNamespacedPod({ namespace: namespace.name, body: pod('operator', COUCHDB_PROBES) });
+    try {
+      const restarted = await waitFor(async () => {
+        const status = await container('tight');
+        return (status?.restartCount ?? 0) >= 1 ? status : undefined;
+      }, ENGINE_START_MS);
+      expect(restarted?.started).not.toBe(true);
+      const events = await core.listNamespacedEvent({
+        namespace: namespace.name,
+        fieldSelector: 'involvedObject.name=tight',
+      });
+      expect(events.items.map((event) => event.message)).toContainEqual(
+        expect.stringMatching(/^Startup probe failed: /),
+      );
+      const operatorRun = await waitFor(async () => {
+        const status = await container('operator');
+        return status?.ready ? status : undefined;
+      }, ENGINE_START_MS);
+      expect(operatorRun.restartCount).toBe(0);
+    } finally {
+      await Promise.all(
+        ['tight', 'operator'].map((name) =>
+          core.deleteNamespacedPod({ name, namespace: namespace.name, gracePeriodSeconds: 0 }),
+        ),
+      );
+    }
+  }, 150_000);
 
   it('when the StatefulSet is deleted, then the garbage collector removes its pod and claim, and the volume and its folder go by the Delete policy', async () => {
     const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
