@@ -10,7 +10,10 @@
  *   couchApps       -> the last application's start step (config ... couch_peruser)
  *   upAfterApps     -> GET /_up answers 200 (may be before the last apps: chttpd listens early)
  *   firstRequest    /_up 200 -> the answer to GET /bench/doc with the admin's Basic auth
- * and the three slowest applications by their start step. Variants are ERL_FLAGS a pod's env could
+ *   cpuToUp         the engine's CPU time (user + system, all its threads) when /_up answered
+ * and the three slowest applications by their start step. The boot is CPU-bound (on a quiet
+ * machine its CPU time is about its wall time), so cpuToUp is the figure a loaded machine changes
+ * least: compare variants by it first. Variants are ERL_FLAGS a pod's env could
  * set; they run alternately, BENCH_BOOTS times each (default 5). The machine is shared: compare
  * variants with the baseline measured in the same run.
  *
@@ -31,6 +34,7 @@ import { locateCouchDbRelease, startApacheCouchDbEngine } from '../local/couch-e
 import { getFreePort } from '../local/ports.js';
 import { basicAuth } from '../test/helpers/gateway/http-request.js';
 import { seedBenchDocument } from './lib/bench-cluster.js';
+import { cpuSeconds } from './lib/process-usage.js';
 import { median, round } from './lib/stats.js';
 
 const BOOTS = Number(process.env.BENCH_BOOTS ?? 5);
@@ -52,6 +56,7 @@ interface Boot {
   couchApps: number;
   upAfterApps: number;
   firstRequest: number;
+  cpuToUp: number;
   total: number;
   apps: Array<[string, number]>;
 }
@@ -93,6 +98,8 @@ async function boot(options: { dataDir: string; etc: Map<string, string>; erlFla
   });
   // startApacheCouchDbEngine resolves when /_up answered (polled every 10 ms).
   const upAt = performance.now() - started;
+  // bin/couchdb execs erlexec, which execs the emulator: the engine's pid is the VM's.
+  const cpuToUp = cpuSeconds(engine.pid) * 1000;
   const response = await fetch(`${engine.url}/bench/doc`, {
     headers: { Authorization: basicAuth(admin.username, admin.password) },
   });
@@ -116,6 +123,7 @@ async function boot(options: { dataDir: string; etc: Map<string, string>; erlFla
     couchApps: lastStart - firstCouch,
     upAfterApps: upAt - lastStart,
     firstRequest: answeredAt - upAt,
+    cpuToUp,
     total: answeredAt,
     apps,
   };
@@ -129,6 +137,7 @@ function summarize(boots: Boot[]): Record<string, unknown> {
     'couchApps',
     'upAfterApps',
     'firstRequest',
+    'cpuToUp',
     'total',
   ] as const;
   const phases = Object.fromEntries(keys.map((k) => [k, round(median(boots.map((b) => b[k])))]));
@@ -141,6 +150,7 @@ function summarize(boots: Boot[]): Record<string, unknown> {
   return {
     medianMs: phases,
     totals: boots.map((b) => round(b.total)),
+    cpuToUp: boots.map((b) => round(b.cpuToUp)),
     slowestAppStartsMs: Object.fromEntries(slowest),
   };
 }

@@ -4,10 +4,13 @@
  * operator's scale to 1, the StatefulSet controller's pod, the scheduler's binding, the kubelet
  * stand-in's Running pod for the starting engine, the pod Ready). Watch
  * delivery adds about a millisecond to each, alike for all of them, so the gaps between steps hold.
+ * One step is not in the API: when the engine first answers /_up, which the timeline sees by
+ * probing the pod's address every 5 ms from the moment it has one, as the gateway does.
  */
 import { Watch, type KubeConfig, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
 import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
 import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
+import { podAddress } from '../../api/pod-address.js';
 
 /** performance.now() of each step of the latest wake, once seen. */
 export interface WakeMilestones {
@@ -18,8 +21,12 @@ export interface WakeMilestones {
   podScheduled?: number;
   /** The kubelet stand-in reported the pod Running: its engine process is starting. */
   podRunning?: number;
+  /** The engine's /_up first answered 200 (probed every 5 ms): its boot ended. */
+  engineUp?: number;
   podReady?: number;
 }
+
+const UP_PROBE_INTERVAL_MS = 5;
 
 export interface WakeTimeline {
   /** Forgets the previous wake: call just before sending the request that wakes. */
@@ -34,6 +41,22 @@ export async function watchWakeTimeline(
 ): Promise<WakeTimeline> {
   let milestones: WakeMilestones = {};
   let lastAnnotation: string | undefined;
+  /** The address being probed for the current wake's engineUp. */
+  let probing: string | undefined;
+  const probeUntilUp = async (origin: string): Promise<void> => {
+    probing = origin;
+    while (probing === origin && milestones.engineUp === undefined) {
+      const up = await fetch(`${origin}/_up`, { signal: AbortSignal.timeout(1_000) }).then(
+        async (response) => {
+          await response.body?.cancel();
+          return response.status === 200;
+        },
+        () => false,
+      );
+      if (up) mark('engineUp');
+      else await new Promise((resolve) => setTimeout(resolve, UP_PROBE_INTERVAL_MS));
+    }
+  };
   const mark = (step: keyof WakeMilestones): void => {
     milestones[step] ??= performance.now();
   };
@@ -67,6 +90,9 @@ export async function watchWakeTimeline(
         mark('podCreated');
         if (object.spec?.nodeName) mark('podScheduled');
         if (object.status?.phase === 'Running') mark('podRunning');
+        const origin = podAddress(object)?.origin;
+        if (origin !== undefined && origin !== probing && milestones.engineUp === undefined)
+          void probeUntilUp(origin);
         const ready = object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
         if (ready) mark('podReady');
       },
@@ -76,9 +102,11 @@ export async function watchWakeTimeline(
   return {
     reset: () => {
       milestones = {};
+      probing = undefined;
     },
     current: () => ({ ...milestones }),
     stop: () => {
+      probing = undefined;
       for (const request of aborts) request.abort();
     },
   };
