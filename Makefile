@@ -104,12 +104,13 @@ build: $(NPM_STAMP)
 	npm run --silent build
 
 # Two jest runs: the unit project first (no server, seconds), so a broken unit test fails before the
-# control planes start; then integration and e2e, which share one control plane per worker.
+# control planes start; then integration and e2e, which share one control plane per worker, with the
+# valkey project (the queue suites jest.config.js lists, again on valkey-server) in the same run.
 test: deps lint build
 	@echo "==> jest: unit project (no server)"
 	$(JEST) --selectProjects unit
-	@echo "==> jest: integration and e2e projects (one embedded control plane per worker)"
-	$(JEST) --selectProjects integration e2e
+	@echo "==> jest: integration, e2e and valkey projects (one embedded control plane per worker)"
+	SETTEE_TEST_VALKEY=1 $(JEST) --selectProjects integration e2e valkey
 
 unit: $(NPM_STAMP)
 	$(JEST) --selectProjects unit

@@ -21,6 +21,30 @@ const withControlPlanes = {
   globalTeardown: '<rootDir>/test/helpers/global-teardown.mjs',
 };
 
+// The queue's suites that also run on Valkey (issue 24, item 9): the scripts, stores and workers
+// against a real server, and the SDK suites of the routes users call most. `make test` adds this
+// project with SETTEE_TEST_VALKEY=1 (so a run of one of these files by path runs it once, on Redis);
+// SETTEE_DATABASE_SERVER=valkey runs any suite on Valkey.
+const onValkey = [
+  'integration/gateway/queue/lua-scripts',
+  'integration/gateway/queue/message-store',
+  'integration/gateway/queue/queue-store',
+  'integration/gateway/queue/flow-control-store',
+  'integration/gateway/queue/url-group-store',
+  'integration/gateway/queue/delivery-worker',
+  'integration/gateway/queue/schedule-ticker',
+  'e2e/queue/sdk-publish',
+  'e2e/queue/sdk-dlq',
+  'e2e/queue/sdk-messages',
+  'e2e/queue/python-sdk',
+];
+const valkey = {
+  ...withControlPlanes,
+  displayName: 'valkey',
+  testMatch: onValkey.map((suite) => `<rootDir>/test/${suite}.test.ts`),
+  setupFiles: ['<rootDir>/test/helpers/queue/on-valkey.ts'],
+};
+
 export default {
   projects: [
     {
@@ -35,6 +59,7 @@ export default {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
     },
     { ...withControlPlanes, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    ...(process.env.SETTEE_TEST_VALKEY === '1' ? [valkey] : []),
   ],
   // Integration and e2e tests wait on process starts, CouchDB engines and controller round trips on a
   // loaded machine; the unit project lowers it (jest reads the timeout from the run, not the project).

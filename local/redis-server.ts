@@ -7,8 +7,33 @@ import { launchOnFreePort } from './launch.js';
 import { startProcess } from './process.js';
 import { supervise, type SupervisedProcess } from './supervise.js';
 
-/** Debian's redis-server (`apt-get install redis-server`). */
-export const DEFAULT_REDIS_SERVER_BIN = '/usr/bin/redis-server';
+/**
+ * The servers startRedis runs: Debian's redis-server (`apt-get install redis-server`), or
+ * valkey-server (Debian's, from bookworm-backports), which speaks the same protocol and reads the
+ * same config file. Each Debian package is named after its binary.
+ */
+export const DATABASE_SERVER_BINS = {
+  redis: '/usr/bin/redis-server',
+  valkey: '/usr/bin/valkey-server',
+} as const;
+export type DatabaseServerName = keyof typeof DATABASE_SERVER_BINS;
+
+/**
+ * Picks the server startRedis runs when it is given no `bin`: `redis` (the default) or `valkey`,
+ * so the local platform and the queue's tests run on either (make test runs a set of queue suites
+ * with it set to valkey).
+ */
+export const DATABASE_SERVER_ENV = 'SETTEE_DATABASE_SERVER';
+
+/** The binary {@link DATABASE_SERVER_ENV} names; an unknown name is an error, not Redis. */
+export function defaultDatabaseServerBin(env: NodeJS.ProcessEnv = process.env): string {
+  const name = env[DATABASE_SERVER_ENV] || 'redis';
+  if (!Object.hasOwn(DATABASE_SERVER_BINS, name))
+    throw new Error(
+      `${DATABASE_SERVER_ENV}=${name}: expected one of ${Object.keys(DATABASE_SERVER_BINS).join(', ')}`,
+    );
+  return DATABASE_SERVER_BINS[name as DatabaseServerName];
+}
 
 export interface RedisServerOptions {
   /** AUTH password (default: a generated one). */
@@ -18,7 +43,7 @@ export interface RedisServerOptions {
    * restart. Default: a temporary folder, removed on stop, and no persistence at all.
    */
   dataDir?: string;
-  /** The redis-server binary (default: {@link DEFAULT_REDIS_SERVER_BIN}). */
+  /** The server binary (default: the one {@link DATABASE_SERVER_ENV} names, redis-server unless told). */
   bin?: string;
   /**
    * How often the append-only file is fsynced (default `everysec`, Redis's own default). `always`
@@ -59,7 +84,7 @@ export class RedisServerNotInstalledError extends Error {
     readonly bin: string,
     options?: { cause?: unknown },
   ) {
-    super(`${bin} was not found: run \`apt-get install redis-server\` or \`make deps\``, options);
+    super(`${bin} was not found: run \`apt-get install ${path.basename(bin)}\` or \`make deps\``, options);
     this.name = 'RedisServerNotInstalledError';
   }
 }
@@ -74,7 +99,7 @@ const PING_TIMEOUT_MS = 1_000;
  * so the password does not show in the process list.
  */
 export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
-  const bin = options.bin ?? DEFAULT_REDIS_SERVER_BIN;
+  const bin = options.bin ?? defaultDatabaseServerBin();
   await fs.access(bin, fs.constants.X_OK).catch((err: unknown) => {
     throw new RedisServerNotInstalledError(bin, { cause: err });
   });

@@ -5,7 +5,13 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { isPortOpen } from '../../../local/ports.js';
 import { isProcessAlive } from '../../../local/process.js';
-import { RedisServerNotInstalledError, startRedis, type RedisServer } from '../../../local/redis-server.js';
+import {
+  DATABASE_SERVER_ENV,
+  defaultDatabaseServerBin,
+  RedisServerNotInstalledError,
+  startRedis,
+  type RedisServer,
+} from '../../../local/redis-server.js';
 
 function connect(server: RedisServer, password?: string): Redis {
   const client = new Redis({
@@ -144,5 +150,27 @@ describe('startRedis lifecycle', () => {
     const attempt = startRedis({ bin: '/nonexistent/redis-server' });
     await expect(attempt).rejects.toBeInstanceOf(RedisServerNotInstalledError);
     await expect(attempt).rejects.toThrow(/apt-get install redis-server/);
+  });
+
+  it('when SETTEE_DATABASE_SERVER is valkey, then startRedis runs valkey-server with the same settings', async () => {
+    const saved = process.env[DATABASE_SERVER_ENV];
+    process.env[DATABASE_SERVER_ENV] = 'valkey';
+    let server: RedisServer | undefined;
+    try {
+      server = await startRedis();
+      const info = await withClient(connect(server, server.password), (client) => client.info('server'));
+      expect(info).toMatch(/^server_name:valkey\r?$/m);
+    } finally {
+      if (saved === undefined) delete process.env[DATABASE_SERVER_ENV];
+      else process.env[DATABASE_SERVER_ENV] = saved;
+      await server?.stop();
+    }
+  });
+
+  it('when SETTEE_DATABASE_SERVER names no known server, then it is an error, not Redis', () => {
+    expect(() => defaultDatabaseServerBin({ [DATABASE_SERVER_ENV]: 'keydb' })).toThrow(
+      'SETTEE_DATABASE_SERVER=keydb: expected one of redis, valkey',
+    );
+    expect(defaultDatabaseServerBin({})).toBe('/usr/bin/redis-server');
   });
 });
