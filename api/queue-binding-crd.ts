@@ -24,6 +24,8 @@ export function buildQueueBindingCrd(): CrdManifest {
       'reserved key prefix.',
     printerColumns: [
       { name: 'Engine', type: 'string', jsonPath: '.spec.engine' },
+      { name: 'Server', type: 'string', jsonPath: '.status.server.engine' },
+      { name: 'Version', type: 'string', jsonPath: '.status.server.version' },
       { name: 'Queue URL', type: 'string', jsonPath: '.status.queueUrl' },
       { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
       AGE_COLUMN,

@@ -223,6 +223,20 @@ export const QUEUE_BINDING_STATUS_LIMITS_SCHEMA = object({
   },
 });
 
+export const QUEUE_BINDING_SERVER_SCHEMA = object({
+  description:
+    "The server the database runs, from its INFO server on the operator's last successful check: Valkey " +
+    'says so (server_name:valkey, valkey_version), Redis does not. It may differ from spec.engine, which is ' +
+    'what the binding declares; the queue works the same on both (docs/queue.md says where they differ).',
+  required: ['engine', 'version'],
+  properties: {
+    engine: stringEnum(QUEUE_ENGINES, { description: 'valkey or redis, as the server reports itself.' }),
+    version: string({
+      description: "The server's own version: valkey_version on Valkey, redis_version on Redis.",
+    }),
+  },
+});
+
 export const QUEUE_BINDING_CONDITION_SCHEMA = object({
   description: 'A condition in the shape of metav1.Condition.',
   required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
@@ -254,6 +268,7 @@ export const QUEUE_BINDING_STATUS_SCHEMA = object({
         "deliveries with both, as the QStash SDK's Receiver does.",
     }),
     signingKeys: SIGNING_KEY_STATUS_SCHEMA,
+    server: QUEUE_BINDING_SERVER_SCHEMA,
     limits: QUEUE_BINDING_STATUS_LIMITS_SCHEMA,
     observedGeneration: integer({
       format: 'int64',

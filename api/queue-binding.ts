@@ -5,6 +5,7 @@ import type { Infer } from './crd-schema.js';
 import type {
   QUEUE_BINDING_CONNECTION_SCHEMA,
   QUEUE_BINDING_LIMITS_SCHEMA,
+  QUEUE_BINDING_SERVER_SCHEMA,
   QUEUE_BINDING_SPEC_SCHEMA,
   QUEUE_BINDING_STATUS_LIMITS_SCHEMA,
   QUEUE_BINDING_STATUS_SCHEMA,
@@ -39,6 +40,8 @@ export {
 // missing from the other, and its words are in the schema's descriptions (kubectl explain qb.spec).
 export type QueueEngine = (typeof QUEUE_ENGINES)[number];
 export type SecretKeyRef = Infer<typeof SECRET_KEY_REF_SCHEMA>;
+/** status.server: what the database's INFO server says it is. */
+export type QueueBindingServer = Infer<typeof QUEUE_BINDING_SERVER_SCHEMA>;
 export type QueueBindingConnection = Infer<typeof QUEUE_BINDING_CONNECTION_SCHEMA>;
 /** A field left out takes the operator's default (queue-limits.ts); status.limits shows them resolved. */
 export type QueueBindingLimits = Infer<typeof QUEUE_BINDING_LIMITS_SCHEMA>;

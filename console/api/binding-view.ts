@@ -11,7 +11,10 @@ import type { EventView } from './events.js';
 /** One QueueBinding as the queue list shows it. */
 export interface BindingRow {
   name: string;
+  /** spec.engine: what the binding declares. */
   engine: string;
+  /** status.server as `valkey 8.0.1`: what the operator found the database runs; null before its first check. */
+  server: string | null;
   queueUrl: string | null;
   ready: boolean;
   readyMessage: string | null;
@@ -33,6 +36,9 @@ export function buildBindingRow(binding: QueueBinding): BindingRow {
   return {
     name: binding.metadata?.name ?? '',
     engine: binding.spec?.engine ?? '',
+    server: binding.status?.server
+      ? `${binding.status.server.engine} ${binding.status.server.version}`
+      : null,
     queueUrl: binding.status?.queueUrl ?? null,
     ready: ready?.status === 'True',
     readyMessage: ready?.message ?? null,

@@ -1,12 +1,12 @@
 import { Redis } from 'ioredis';
-import type { QueueBindingConnection } from '../../../api/queue-binding.js';
+import type { QueueBindingConnection, QueueBindingServer } from '../../../api/queue-binding.js';
 import { DEFAULT_DATABASE_PORT } from '../../../api/queue-binding.js';
 
 /** The oldest Redis with everything the queue uses (Streams consumer groups and XAUTOCLAIM). */
 export const MIN_REDIS_VERSION = [6, 2] as const;
 
 export type DatabaseCheck =
-  | { reachable: true; version: string }
+  | { reachable: true; server: QueueBindingServer }
   | {
       reachable: false;
       reason: 'Unreachable' | 'AuthenticationFailed' | 'UnsupportedVersion';
@@ -15,6 +15,19 @@ export type DatabaseCheck =
 
 function isAuthError(message: string): boolean {
   return /WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(message);
+}
+
+/**
+ * The server INFO server describes. Valkey answers `server_name:valkey` and `valkey_version`
+ * beside a `redis_version` of the Redis it is compatible with (7.2.4 for Valkey 8); Redis has
+ * neither field. The capability check reads redis_version on both.
+ */
+export function parseServerInfo(info: string): { server: QueueBindingServer; redisVersion: string } {
+  const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+  const redisVersion = field('redis_version') ?? '0';
+  if (field('server_name') === 'valkey')
+    return { server: { engine: 'valkey', version: field('valkey_version') ?? redisVersion }, redisVersion };
+  return { server: { engine: 'redis', version: redisVersion }, redisVersion };
 }
 
 function isSupported(version: string): boolean {
@@ -52,16 +65,15 @@ export async function checkDatabase(
   redis.on('error', (err: Error) => (cause ??= err));
   try {
     await redis.connect();
-    const info = await redis.info('server');
-    const version = /redis_version:([\d.]+)/.exec(info)?.[1] ?? '0';
-    if (!isSupported(version)) {
+    const { server, redisVersion } = parseServerInfo(await redis.info('server'));
+    if (!isSupported(redisVersion)) {
       return {
         reachable: false,
         reason: 'UnsupportedVersion',
-        message: `Redis ${version} is older than ${MIN_REDIS_VERSION.join('.')}`,
+        message: `Redis ${redisVersion} is older than ${MIN_REDIS_VERSION.join('.')}`,
       };
     }
-    return { reachable: true, version };
+    return { reachable: true, server };
   } catch (err) {
     const message = cause?.message ?? (err instanceof Error ? err.message : String(err));
     if (isAuthError(message))

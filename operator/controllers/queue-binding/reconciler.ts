@@ -120,6 +120,7 @@ export class QueueBindingReconciler implements Reconciler {
         limits: resolveQueueLimits(binding.spec.limits, config.limitDefaults),
         passwordProblem: 'problem' in lookup ? lookup.problem : undefined,
         database,
+        declaredEngine: binding.spec.engine,
       },
       now.toISOString(),
     );
@@ -222,7 +223,7 @@ export class QueueBindingReconciler implements Reconciler {
           ? {
               type: 'Normal',
               reason: QueueBindingEventReason.DatabaseReachable,
-              message: `the database answers (Redis ${database.version})`,
+              message: `the database answers (${database.server.engine} ${database.server.version})`,
             }
           : {
               type: 'Warning',

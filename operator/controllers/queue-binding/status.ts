@@ -2,7 +2,9 @@ import type { ConditionStatus } from '../../../api/conditions.js';
 import {
   QueueBindingConditionType,
   QueueBindingReason,
+  type QueueBindingServer,
   type QueueBindingStatus,
+  type QueueEngine,
   type SigningKeyStatus,
 } from '../../../api/queue-binding.js';
 import { mergeConditions, type ConditionUpdate } from '../conditions.js';
@@ -28,6 +30,14 @@ export interface QueueBindingObservation {
   passwordProblem: Blocker | undefined;
   /** Undefined when the password could not be read, so the database was not tried. */
   database: DatabaseCheck | undefined;
+  /** spec.engine: what the binding says the database runs. */
+  declaredEngine: QueueEngine;
+}
+
+/** `valkey 8.0.1`, and what spec.engine says when the server is the other engine. */
+function describeServer(server: QueueBindingServer, declared: QueueEngine): string {
+  const described = `${server.engine} ${server.version}`;
+  return server.engine === declared ? described : `${described}, though spec.engine says ${declared}`;
 }
 
 function condition(type: string, status: ConditionStatus, reason: string, message: string): ConditionUpdate {
@@ -51,7 +61,7 @@ function databaseCondition(observation: QueueBindingObservation): ConditionUpdat
       type,
       'True',
       QueueBindingReason.Reachable,
-      `connected and authenticated (Redis protocol ${check.version})`,
+      `connected and authenticated (${describeServer(check.server, observation.declaredEngine)})`,
     );
   }
   return condition(type, 'False', QueueBindingReason[check.reason], check.message);
@@ -104,6 +114,9 @@ export function computeQueueBindingStatus(
   if (envSecret) status.envSecret = envSecret;
   const signingKeys = observation.signingKeys ?? previous?.signingKeys;
   if (signingKeys) status.signingKeys = signingKeys;
+  // What the last successful check found; kept while the database cannot be reached.
+  const server = observation.database?.reachable ? observation.database.server : previous?.server;
+  if (server) status.server = server;
   status.limits = observation.limits;
   if (observation.generation !== undefined) status.observedGeneration = observation.generation;
   return status;

@@ -77,6 +77,8 @@ describe("the tenant console's queue pages in a real browser", () => {
     await block.getByTestId('VQUEUE_NEXT_SIGNING_KEY').waitFor();
     for (const key of ['VQUEUE_URL', 'VQUEUE_TOKEN', 'VQUEUE_CURRENT_SIGNING_KEY', 'VQUEUE_NEXT_SIGNING_KEY'])
       expect(await block.getByTestId(key).count()).toBe(1);
+    // The server the operator found behind the binding (INFO server), beside the declared engine.
+    expect(await page.getByTestId('server').textContent()).toMatch(/^redis \d+\.\d+\.\d+$/);
     await expectAccessible('queue detail page');
     await screenshot('queue-detail');
 

@@ -92,7 +92,7 @@ describe('the CRDs rendered from TypeScript', () => {
       { rule: 'self == oldSelf', message: 'spec is immutable; create a new CouchBackup instead' },
     ]);
     const columns = binding?.version.additionalPrinterColumns as { name: string }[];
-    expect(columns.map((c) => c.name)).toEqual(['Engine', 'Queue URL', 'Ready', 'Age']);
+    expect(columns.map((c) => c.name)).toEqual(['Engine', 'Server', 'Version', 'Queue URL', 'Ready', 'Age']);
     const spec = (binding?.root.properties as Record<string, JsonSchema>).spec as JsonSchema;
     const connection = (spec.properties as Record<string, JsonSchema>).connection as JsonSchema;
     expect((connection.properties as Record<string, JsonSchema>).port).toMatchObject({ default: 6379 });

@@ -116,6 +116,7 @@ export function QueueDetailPage({ namespace, name }: { namespace: string; name: 
         <h2 id="database-heading">Database</h2>
         <dl className="fields">
           <PlainField id="engine" label="Engine" value={detail.row.engine} />
+          <PlainField id="server" label="Server" value={detail.row.server ?? 'not checked yet'} />
           <PlainField
             id="host"
             label="Address"

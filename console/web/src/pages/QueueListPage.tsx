@@ -31,6 +31,7 @@ export function QueueListPage({ namespace }: { namespace: string }) {
               <tr>
                 <th scope="col">Name</th>
                 <th scope="col">Engine</th>
+                <th scope="col">Server</th>
                 <th scope="col" className="optional">
                   Queue URL
                 </th>
@@ -44,6 +45,7 @@ export function QueueListPage({ namespace }: { namespace: string }) {
                     <Link to={`/queues/${encodeURIComponent(row.name)}`}>{row.name}</Link>
                   </th>
                   <td>{row.engine}</td>
+                  <td>{row.server ?? 'not checked yet'}</td>
                   <td className="optional endpoint">
                     <code>{row.queueUrl ?? '—'}</code>
                   </td>

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
+import { DATABASE_SERVER_BINS, startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { getFreePort } from '../../../../local/ports.js';
 import { waitFor } from '../../../../local/wait.js';
 import {
@@ -25,14 +25,21 @@ import {
   waitForQueueEnv,
 } from '../../../helpers/queue/queue-binding-harness.js';
 
-/** The QueueBinding controller against the real API server, with a real redis-server on loopback. */
+/**
+ * The QueueBinding controller against the real API server, with a real redis-server on loopback
+ * (and a valkey-server for the engine the operator detects).
+ */
 describe('the QueueBinding controller', () => {
   const ns = useTestNamespace('queue-binding');
   let operator: RunningOperator;
   let redis: RedisServer;
+  let valkey: RedisServer;
 
   beforeAll(async () => {
-    redis = await startRedis();
+    [redis, valkey] = await Promise.all([
+      startRedis({ bin: DATABASE_SERVER_BINS.redis }),
+      startRedis({ bin: DATABASE_SERVER_BINS.valkey }),
+    ]);
     operator = await startQueueBindingOperator({
       namespace: ns.name,
       env: { SETTEE_QUEUE_MAX_SCHEDULES: '7', SETTEE_QUEUE_MAX_URL_GROUPS: '3' },
@@ -40,13 +47,26 @@ describe('the QueueBinding controller', () => {
   });
   afterAll(async () => {
     await operator?.stop();
-    await redis?.stop();
+    await Promise.all([redis?.stop(), valkey?.stop()]);
   });
 
   const spec = (secret: string, port = redis.port) => ({
     engine: 'valkey' as const,
     connection: { host: '127.0.0.1', port, passwordSecretRef: { name: secret, key: 'password' } },
   });
+  /** `kubectl get qb <name>`: its header and row, printer columns included. */
+  const kubectlGetBinding = (name: string): string => {
+    const plane = testControlPlane();
+    return execFileSync(plane.kubectl, [
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      '-n',
+      ns.name,
+      'get',
+      'qb',
+      name,
+    ]).toString();
+  };
   const keyOf = (uid: string, generation: number) =>
     deriveSigningKey({ masterSecret: TEST_MASTER_SECRET, bindingUid: uid, generation });
 
@@ -74,26 +94,60 @@ describe('the QueueBinding controller', () => {
       observedGeneration: created.metadata.generation,
       signingKeys: { currentGeneration: 0, nextGeneration: 1 },
     });
-    expect(conditionOf(ready, 'DatabaseReachable')).toMatchObject({ status: 'True', reason: 'Reachable' });
+    // The server is Redis, whatever spec.engine says: the status tells both.
+    expect(ready.status?.server).toEqual({
+      engine: 'redis',
+      version: expect.stringMatching(/^\d+\.\d+\.\d+$/),
+    });
+    expect(conditionOf(ready, 'DatabaseReachable')).toMatchObject({
+      status: 'True',
+      reason: 'Reachable',
+      message: expect.stringContaining('though spec.engine says valkey'),
+    });
     // Recorded after the status write seen above.
     await waitForEventReasons(ns.name, 'cache', ['EnvSecretCreated', 'DatabaseReachable']);
   });
 
-  it('when kubectl lists bindings, then the Engine, Queue URL and Ready columns show', async () => {
+  it('when a binding points at a Valkey server, then status.server says valkey at its valkey_version and kubectl shows it', async () => {
+    await createPasswordSecret(ns.name, 'kv-auth', valkey.password);
+    await createBinding(ns.name, 'kv', spec('kv-auth', valkey.port));
+    const ready = await waitForBinding(
+      ns.name,
+      'kv',
+      'Ready',
+      (b) => conditionOf(b, 'Ready')?.status === 'True',
+    );
+    const server = ready.status?.server;
+    expect(server).toEqual({ engine: 'valkey', version: expect.stringMatching(/^\d+\.\d+\.\d+$/) });
+    // Valkey 8 answers redis_version 7.2.4 beside its own version.
+    expect(server?.version).not.toBe('7.2.4');
+    expect(conditionOf(ready, 'DatabaseReachable')?.message).toBe(
+      `connected and authenticated (valkey ${server?.version})`,
+    );
+    const out = kubectlGetBinding('kv');
+    const [, row = ''] = out.trim().split('\n');
+    expect(row.split(/\s{2,}/).slice(0, 4)).toEqual(['kv', 'valkey', 'valkey', server?.version]);
+  });
+
+  it('when kubectl lists bindings, then the Engine, Server, Version, Queue URL and Ready columns show', async () => {
     await waitForBinding(ns.name, 'cache', 'Ready', (b) => conditionOf(b, 'Ready')?.status === 'True');
     const plane = testControlPlane();
-    const out = execFileSync(plane.kubectl, [
-      '--kubeconfig',
-      plane.kubeconfigPath,
-      '-n',
-      ns.name,
-      'get',
-      'qb',
-      'cache',
-    ]).toString();
+    const out = kubectlGetBinding('cache');
     const [header = '', row = ''] = out.trim().split('\n');
-    expect(header.split(/\s{2,}/)).toEqual(['NAME', 'ENGINE', 'QUEUE URL', 'READY', 'AGE']);
-    expect(row).toContain(`valkey   http://127.0.0.1:8080/queue/${ns.name}/cache   True`);
+    expect(header.split(/\s{2,}/)).toEqual([
+      'NAME',
+      'ENGINE',
+      'SERVER',
+      'VERSION',
+      'QUEUE URL',
+      'READY',
+      'AGE',
+    ]);
+    expect(row).toMatch(
+      new RegExp(
+        `^cache\\s+valkey\\s+redis\\s+[\\d.]+\\s+http://127\\.0\\.0\\.1:8080/queue/${ns.name}/cache\\s+True`,
+      ),
+    );
     const explained = execFileSync(plane.kubectl, [
       '--kubeconfig',
       plane.kubeconfigPath,

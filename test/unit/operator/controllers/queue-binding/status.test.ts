@@ -12,7 +12,8 @@ const healthy: QueueBindingObservation = {
   signingKeys: { currentGeneration: 0, nextGeneration: 1 },
   limits: resolveQueueLimits({ maxQueues: 3 }, QUEUE_LIMIT_DEFAULTS),
   passwordProblem: undefined,
-  database: { reachable: true, version: '7.2.4' },
+  database: { reachable: true, server: { engine: 'valkey', version: '8.0.1' } },
+  declaredEngine: 'valkey',
 };
 const t1 = '2030-01-01T00:00:00.000Z';
 const t2 = '2030-01-01T00:05:00.000Z';
@@ -28,6 +29,7 @@ describe('QueueBinding status', () => {
       observedGeneration: 3,
       signingKeys: { currentGeneration: 0, nextGeneration: 1 },
       limits: { maxQueues: 3, maxSchedules: 10, maxDelay: '7d' },
+      server: { engine: 'valkey', version: '8.0.1' },
     });
     expect(conditionsOf(status)).toEqual({
       Ready: expect.objectContaining({
@@ -42,6 +44,28 @@ describe('QueueBinding status', () => {
         lastTransitionTime: t1,
       }),
     });
+  });
+
+  it('when the server is another engine than spec.engine says, then DatabaseReachable says both', () => {
+    const status = computeQueueBindingStatus(
+      undefined,
+      { ...healthy, database: { reachable: true, server: { engine: 'redis', version: '7.0.15' } } },
+      t1,
+    );
+    expect(status.server).toEqual({ engine: 'redis', version: '7.0.15' });
+    expect(conditionsOf(status).DatabaseReachable!.message).toBe(
+      'connected and authenticated (redis 7.0.15, though spec.engine says valkey)',
+    );
+  });
+
+  it('when the database cannot be reached, then status.server keeps what the last check found', () => {
+    const before = computeQueueBindingStatus(undefined, healthy, t1);
+    const status = computeQueueBindingStatus(
+      before,
+      { ...healthy, database: { reachable: false, reason: 'Unreachable', message: 'refused' } },
+      t2,
+    );
+    expect(status.server).toEqual({ engine: 'valkey', version: '8.0.1' });
   });
 
   it('when the database refuses the password, then DatabaseReachable is False with AuthenticationFailed and Ready False', () => {
