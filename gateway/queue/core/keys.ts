@@ -119,6 +119,17 @@ export interface QueueKeys {
    * newest first by range reads, and retention trims the oldest without a scan.
    */
   readonly workflowRunOrder: string;
+  /**
+   * Hash of the runs waiting for one event (context.waitForEvent; workflow-event-store.ts): field =
+   * `<runId>/<timer message id>`, value = the waiter's JSON. A notify reads only its event's
+   * waiters, and takes each with one HDEL, so a notify and the wait's timeout never both resume it.
+   */
+  workflowWaiters(eventId: string): string;
+  /**
+   * Hash of the events notified to one run before it waited for them (`/v2/notify/{runId}/{eventId}`
+   * with no waiter): field = event id, value = the event's data, taken by the run's next wait for it.
+   */
+  workflowNotices(runId: string): string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -158,5 +169,7 @@ export function queueKeys(prefix: string): QueueKeys {
     workflowRun: (runId: string) => `${prefix}workflow-run:${runId}`,
     workflowSteps: (runId: string) => `${prefix}workflow-steps:${runId}`,
     workflowRunOrder: `${prefix}workflow-runs`,
+    workflowWaiters: (eventId: string) => `${prefix}workflow-waiters:${eventId}`,
+    workflowNotices: (runId: string) => `${prefix}workflow-notices:${runId}`,
   });
 }

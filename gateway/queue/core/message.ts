@@ -68,6 +68,11 @@ export interface QueueMessage {
    */
   workflowCall?: true;
   /**
+   * The timer of a context.waitForEvent (workflow-event-store.ts): when due, the run's waiter, if
+   * no notify took it first, resumes with a timed-out step. Never delivered itself.
+   */
+  workflowWait?: { eventId: string; field: string };
+  /**
    * On the publish path only: the Upstash-Workflow-* headers it was published with, which
    * workflow-publish.ts turns into the stored message (never stored itself).
    */

@@ -26,6 +26,7 @@ import type { AddressPolicy } from '../core/address-policy.js';
 import { urlGroupRoutes } from './url-group-routes.js';
 import { UrlGroupStore } from '../stores/url-group-store.js';
 import { workflowRoutes } from './workflow-routes.js';
+import { workflowEventRoutes } from './workflow-event-routes.js';
 
 export interface ApiRoutesOptions {
   registry: BindingRegistry;
@@ -71,5 +72,6 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
     }),
     ...flowControlRoutes(),
     ...workflowRoutes(),
+    ...workflowEventRoutes(),
   ];
 }

@@ -33,7 +33,7 @@ function runIdOf(request: ApiRequest): string {
   return request.params.runId ?? '';
 }
 
-function onlyQuery(request: ApiRequest, allowed: readonly string[]): void {
+export function onlyQuery(request: ApiRequest, allowed: readonly string[]): void {
   for (const name of request.query.keys())
     if (!allowed.includes(name))
       throw new InvalidRequestError(`unknown query parameter ${JSON.stringify(name)}`);

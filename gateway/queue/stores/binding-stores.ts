@@ -9,6 +9,9 @@ import { PendingMessages } from './pending-messages.js';
 import { QueueStore, queueWakeupsOf } from './queue-store.js';
 import type { QueueWakeups } from './queue-wakeups.js';
 import { WorkflowRunStore } from './workflow-run-store.js';
+import { WorkflowEventStore } from './workflow-event-store.js';
+import { FlowControlStore } from './flow-control-store.js';
+import type { QueueMessage } from '../core/message.js';
 
 /**
  * The stores of one binding's database, each built the one way the API and the workers need it:
@@ -53,5 +56,24 @@ export class BindingStores {
 
   workflowRuns(): WorkflowRunStore {
     return new WorkflowRunStore(this.redis, this.keys);
+  }
+
+  workflowEvents(): WorkflowEventStore {
+    return new WorkflowEventStore(this.redis, this.keys, {
+      runs: this.workflowRuns(),
+      enqueue: (message) => this.enqueueOne(message),
+      cancel: async (ids) => {
+        await this.pending().cancel(ids);
+      },
+    });
+  }
+
+  /** Stores one message the gateway makes itself (not a publish: no deduplication), in its flow-control key if it has one. */
+  async enqueueOne(message: QueueMessage): Promise<void> {
+    if (message.flowControl !== undefined)
+      await new FlowControlStore(this.redis, this.keys, this.eventCap).enqueue([message], {
+        deduplicationWindowMs: 0,
+      });
+    else await this.messages().enqueue([message]);
   }
 }

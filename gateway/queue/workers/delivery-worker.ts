@@ -19,6 +19,7 @@ import { BindingStores } from '../stores/binding-stores.js';
 import type { QueueWakeups } from '../stores/queue-wakeups.js';
 import { createDeliverySigner, type DeliverySigner } from './signer.js';
 import type { WorkflowRunStore } from '../stores/workflow-run-store.js';
+import type { WorkflowEventStore } from '../stores/workflow-event-store.js';
 
 /** Consumers of gone processes are removed once they have held nothing for this long. */
 const STALE_CONSUMER_IDLE_MS = 3_600_000;
@@ -69,6 +70,7 @@ export class DeliveryWorker {
   private readonly wakeups: QueueWakeups | undefined;
   private readonly flowControls: FlowControlStore;
   private readonly workflowRuns: WorkflowRunStore;
+  private readonly workflowEvents: WorkflowEventStore;
   private readonly blocking: Redis;
   private readonly logger: Logger;
   private running = false;
@@ -97,6 +99,7 @@ export class DeliveryWorker {
     this.queues = new QueueStore(options.redis, queueKeys(options.config.keyPrefix), 0, this.wakeups);
     this.flowControls = new FlowControlStore(options.redis, queueKeys(options.config.keyPrefix));
     this.workflowRuns = stores.workflowRuns();
+    this.workflowEvents = stores.workflowEvents();
     this.blocking = createDatabaseClient(options.target, {
       blocking: true,
       blockMs: options.config.blockMs,
@@ -267,6 +270,7 @@ export class DeliveryWorker {
       deadLetterLimits: this.deadLetterLimits,
       maxCallbackBodyBytes: config.maxBodyBytes,
       workflowRuns: this.workflowRuns,
+      workflowEvents: this.workflowEvents,
     };
   }
 

@@ -12,6 +12,7 @@ import { redactDestination } from '../../queue-url/redact-destination.js';
 import { decideAfterFailure, isNonRetryableResponse, type RetryPolicyOptions } from './retry-policy.js';
 import type { DeliverySigner } from './signer.js';
 import type { WorkflowRunStore } from '../stores/workflow-run-store.js';
+import type { WorkflowEventStore } from '../stores/workflow-event-store.js';
 
 export interface ProcessEntryContext {
   store: MessageStore;
@@ -26,6 +27,8 @@ export interface ProcessEntryContext {
   maxCallbackBodyBytes: number;
   /** The binding's workflow runs: a dead-lettered step fails its run. */
   workflowRuns: WorkflowRunStore;
+  /** The binding's workflow events: a due wait timer times its waiter out. */
+  workflowEvents: WorkflowEventStore;
   now?: () => number;
 }
 
@@ -145,6 +148,12 @@ async function deliverMessage(
     await ctx.store.complete(entry.entryId, message.id);
     if (ctx.logger.isDebugEnabled()) ctx.logger.debug('cancelled message not delivered', logFields());
     return 'cancelled';
+  }
+  if (message.workflowWait !== undefined) {
+    // A wait's timer is not sent anywhere: it resumes its run with a timed-out step, once.
+    await ctx.workflowEvents.timeOut(message.workflowWait);
+    await ctx.store.complete(entry.entryId, message.id);
+    return 'delivered';
   }
   let result: AttemptResult;
   try {

@@ -31,6 +31,7 @@ const SAMPLE_PARAMS: Readonly<Record<string, string>> = {
   queue: 'orders',
   destination: 'https://a.example/x',
   runId: 'wfr_x1',
+  eventId: 'evt_x1',
 };
 
 /** `/v2/<path>` with each `:param` and `*param` of the route replaced by a sample value. */

@@ -11,6 +11,7 @@ import type { MessageStore } from '../../../../gateway/queue/stores/message-stor
 import { createMemoryLogger, type MemoryLogger } from '../../../helpers/memory-logger.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
 import { WorkflowRunStore } from '../../../../gateway/queue/stores/workflow-run-store.js';
+import { BindingStores } from '../../../../gateway/queue/stores/binding-stores.js';
 
 /**
  * Attempts that go wrong in ways other than an error status, through a delivery worker on a real
@@ -70,6 +71,12 @@ describe('processing a stream entry', () => {
         deadLetterLimits: { retentionMs: 86_400_000, maxCount: f.target.limits.maxDeadLetters },
         maxCallbackBodyBytes: config.maxBodyBytes,
         workflowRuns: new WorkflowRunStore(f.redis, keys),
+        workflowEvents: new BindingStores({
+          redis: f.redis,
+          keys,
+          config,
+          target: f.target,
+        }).workflowEvents(),
       },
       entry!,
     );

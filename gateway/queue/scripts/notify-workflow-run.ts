@@ -1,0 +1,29 @@
+import { LuaScript } from './lua-script.js';
+
+/**
+ * An event notified to one run (`/v2/notify/{runId}/{eventId}`): the run's waiter for it is taken,
+ * or, when the run is not waiting for it yet, the event is kept for its next wait (QStash's
+ * "lookback"). Reads only this event's waiters.
+ *
+ * KEYS[1]  the event's waiters (hash: `<runId>/<timer id>` -> waiter JSON)
+ * KEYS[2]  the run's notices (hash: event id -> data)
+ * ARGV[1]  `<runId>/`: the prefix of the run's waiter fields
+ * ARGV[2]  the event id
+ * ARGV[3]  the event's data
+ * Returns {1, waiter JSON} when a waiter was taken, {0} when the event was kept.
+ */
+export const notifyWorkflowRun = new LuaScript(
+  'notify-workflow-run',
+  2,
+  `
+local waiters = redis.call('HGETALL', KEYS[1])
+for i = 1, #waiters, 2 do
+  if string.sub(waiters[i], 1, #ARGV[1]) == ARGV[1] then
+    redis.call('HDEL', KEYS[1], waiters[i])
+    return {1, waiters[i + 1]}
+  end
+end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+return {0}
+`,
+);

@@ -1,0 +1,194 @@
+import { Client } from '@upstash/workflow';
+import { waitFor } from '../../../local/wait.js';
+import { queueKeys } from '../../../gateway/queue/core/keys.js';
+import { WorkflowRunStore } from '../../../gateway/queue/stores/workflow-run-store.js';
+import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
+import { startWorkflowEndpoints, type WorkflowEndpoints } from '../../helpers/queue/workflow-endpoints.js';
+
+interface WaitPlan {
+  eventId: string;
+  timeout?: `${bigint}s`;
+  /** Seconds the run sleeps before it waits (a notify can come first). */
+  pause?: number;
+}
+
+/**
+ * Workflow events through the unchanged @upstash/workflow 1.3.3: context.waitForEvent
+ * (`POST /v2/wait/{eventId}`), client.notify with and without a run id, client.getWaiters, and the
+ * wait's timeout. The SDK client talks to replica-a, the endpoints to replica-b.
+ */
+describe('workflow events with the @upstash/workflow SDK', () => {
+  const suite = useSdkQueueSuite();
+  let endpoints: WorkflowEndpoints;
+  const outcomes = new Map<string, { eventData: unknown; timeout: boolean }>();
+
+  beforeAll(async () => {
+    endpoints = await startWorkflowEndpoints({
+      target: suite.target,
+      queueUrl: suite.replicas[1]!.queueUrl(suite.target),
+      workflows: {
+        waiter: {
+          route: async (context) => {
+            const plan = context.requestPayload as WaitPlan;
+            if (plan.pause !== undefined) await context.sleep('pause', plan.pause);
+            const { eventData, timeout } = await context.waitForEvent('wait', plan.eventId, {
+              timeout: plan.timeout ?? '30s',
+            });
+            await context.run('record', () => outcomes.set(context.workflowRunId, { eventData, timeout }));
+          },
+        },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await endpoints?.close();
+  });
+
+  const client = (): Client =>
+    new Client({ baseUrl: suite.replicas[0]!.queueUrl(suite.target), token: suite.target.token });
+  const runs = () => new WorkflowRunStore(suite.inspect, queueKeys(suite.config.keyPrefix));
+  const outcomeOf = (runId: string) =>
+    waitFor(`run ${runId} resumed`, async () => outcomes.get(runId), { timeoutMs: 15_000, intervalMs: 25 });
+  const waitersOf = (eventId: string, count: number) =>
+    waitFor(
+      `${count} waiters of ${eventId}`,
+      async () => {
+        const waiters = await client().getWaiters({ eventId });
+        return waiters.length === count ? waiters : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
+  const start = async (plan: WaitPlan, plain = false) =>
+    (
+      await client().trigger({
+        url: plain ? endpoints.plainUrl('waiter') : endpoints.expressUrl('waiter'),
+        body: plan,
+      })
+    ).workflowRunId;
+
+  it('when two runs wait for an event and it is notified, then getWaiters lists both, notify answers both and each run gets the data', async () => {
+    const eventId = 'evt_order-paid';
+    const started = Date.now();
+    const runIds = [await start({ eventId }), await start({ eventId }, true)];
+    const waiters = await waitersOf(eventId, 2);
+    expect(waiters.map((w) => w.url).sort()).toEqual(
+      [endpoints.expressUrl('waiter'), endpoints.plainUrl('waiter')].sort(),
+    );
+    for (const waiter of waiters) {
+      expect(waiter.deadline).toBeGreaterThanOrEqual(Math.floor((started + 30_000) / 1000));
+      expect(waiter.deadline).toBeLessThanOrEqual(Math.ceil((Date.now() + 30_000) / 1000));
+    }
+
+    const notified = (await client().notify({ eventId, eventData: { paid: 42 } })) as unknown as {
+      messageId: string;
+      workflowRunId: string;
+    }[];
+    expect(notified.map((n) => n.workflowRunId).sort()).toEqual([...runIds].sort());
+    expect(notified.every((n) => n.messageId.startsWith('msg_'))).toBe(true);
+    for (const runId of runIds)
+      expect(await outcomeOf(runId)).toEqual({ eventData: { paid: 42 }, timeout: false });
+    expect(await client().getWaiters({ eventId })).toEqual([]);
+    // Nobody waits any more: a second notify resumes no one.
+    expect(await client().notify({ eventId, eventData: 'late' })).toEqual([]);
+  });
+
+  it('when nobody notifies within the timeout, then the run resumes timed out, once', async () => {
+    const runId = await start({ eventId: 'evt_never', timeout: '1s' });
+    expect(await outcomeOf(runId)).toEqual({ eventData: undefined, timeout: true });
+    await waitFor(
+      'the run finished',
+      async () => (await runs().get(runId))?.state === 'RUN_SUCCESS' || undefined,
+      {
+        timeoutMs: 5_000,
+      },
+    );
+    expect(await client().getWaiters({ eventId: 'evt_never' })).toEqual([]);
+  });
+
+  it('when an event is notified before the run waits, then a notify of that run is kept for its wait and a notify of all is not', async () => {
+    const eventId = 'evt_early';
+    const runId = await start({ eventId, pause: 1, timeout: '20s' });
+    expect(await client().notify({ eventId, eventData: 'to everyone' })).toEqual([]);
+    const kept = await client().notify({ eventId, eventData: 'to this run', workflowRunId: runId });
+    expect(kept).toMatchObject({ workflowRunId: runId });
+    expect(await outcomeOf(runId)).toEqual({ eventData: 'to this run', timeout: false });
+  });
+
+  it('when an event route is called wrongly, then 405, 401, 404 or 400 naming the field, and nothing is stored', async () => {
+    const runId = await start({ eventId: 'evt_guarded' });
+    await waitersOf('evt_guarded', 1);
+    const base = suite.replicas[1]!.queueUrl(suite.target);
+    const ask = (path: string, init: RequestInit & { token?: string; url?: string } = {}) =>
+      fetch(`${init.url ?? base}${path}`, {
+        method: init.method ?? 'POST',
+        headers: {
+          authorization: `Bearer ${init.token ?? suite.target.token}`,
+          ...(init.headers as Record<string, string>),
+        },
+        ...(init.body === undefined ? {} : { body: init.body }),
+      });
+    const answer = async (response: Response) => [response.status, await response.json()];
+
+    expect((await ask('/v2/wait/evt_guarded', { method: 'GET' })).status).toBe(405);
+    expect((await ask('/v2/waiters/evt_guarded')).status).toBe(405);
+    expect((await ask('/v2/notify/evt_guarded', { method: 'DELETE' })).status).toBe(405);
+    expect((await ask('/v2/waiters/evt_guarded', { method: 'GET', token: 'wrong' })).status).toBe(401);
+    expect((await ask('/v2/notify/evt_guarded', { token: suite.otherTarget.token })).status).toBe(401);
+
+    // The other binding, with its own token: this binding's run and waiters are unknown there.
+    const other = { url: suite.replicas[1]!.queueUrl(suite.otherTarget), token: suite.otherTarget.token };
+    expect(await answer(await ask(`/v2/notify/${runId}/evt_guarded`, { ...other, body: 'x' }))).toEqual([
+      404,
+      { error: `workflow run ${runId} not found` },
+    ]);
+    expect(await answer(await ask('/v2/waiters/evt_guarded', { ...other, method: 'GET' }))).toEqual([
+      200,
+      [],
+    ]);
+    expect(await answer(await ask('/v2/notify/evt_guarded', { ...other, body: 'x' }))).toEqual([200, []]);
+
+    const waitHeaders = { 'upstash-workflow-runid': runId, 'content-type': 'application/json' };
+    const waitStep = { stepId: 2, stepName: 'w', stepType: 'Wait', concurrent: 1 };
+    const bad: [string, RequestInit, string][] = [
+      ['/v2/wait/evt_bad', { headers: waitHeaders, body: '{' }, 'the wait request body is not JSON'],
+      [
+        '/v2/wait/evt_bad',
+        { headers: waitHeaders, body: JSON.stringify({ url: 'http://x', timeout: 'soon', step: waitStep }) },
+        'timeout "soon" is not a duration such as 30s, 5m or 7d',
+      ],
+      [
+        '/v2/wait/evt_bad',
+        {
+          headers: waitHeaders,
+          body: JSON.stringify({ url: 'http://x', timeout: '1s', step: { ...waitStep, stepId: 0 } }),
+        },
+        'step.stepId must be an integer of at least 1',
+      ],
+      [
+        '/v2/wait/evt_bad',
+        { body: JSON.stringify({ url: 'http://x', timeout: '1s', step: waitStep }) },
+        'Upstash-Workflow-RunId is required: the run that waits',
+      ],
+      [
+        '/v2/wait/evt%20bad',
+        { headers: waitHeaders, body: '{}' },
+        `eventId "evt bad" must be 1 to 256 letters, digits, '_', '.', ':', '@' or '-'`,
+      ],
+    ];
+    for (const [path, init, error] of bad)
+      expect([path, ...(await answer(await ask(path, init)))]).toEqual([path, 400, { error }]);
+    expect(await answer(await ask('/v2/notify/wfr_unknown/evt_guarded', { body: 'x' }))).toEqual([
+      404,
+      { error: 'workflow run wfr_unknown not found' },
+    ]);
+    const keys = queueKeys(suite.config.keyPrefix);
+    expect(
+      await suite.inspect.exists(keys.workflowWaiters('evt_bad'), keys.workflowNotices('wfr_unknown')),
+    ).toBe(0);
+    // The waiting run is untouched by all of it.
+    expect((await client().getWaiters({ eventId: 'evt_guarded' })).length).toBe(1);
+    await client().notify({ eventId: 'evt_guarded', eventData: 'done' });
+    expect(await outcomeOf(runId)).toEqual({ eventData: 'done', timeout: false });
+  });
+});
