@@ -57,6 +57,23 @@ export function seededRandom(seed: number): Random {
   };
 }
 
+/**
+ * The kinds of `count` faults in seeded rounds of every kind once, each round shuffled: a short
+ * soak of 10 faults hits all 8 kinds, which independent draws would leave to chance.
+ */
+export function faultKindSchedule(random: Random, count: number): FaultKind[] {
+  const schedule: FaultKind[] = [];
+  while (schedule.length < count) {
+    const round = [...FAULT_KINDS];
+    for (let i = round.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [round[i], round[j]] = [round[j] as FaultKind, round[i] as FaultKind];
+    }
+    schedule.push(...round);
+  }
+  return schedule.slice(0, count);
+}
+
 /** Injects one fault of `kind` and waits (bounded) until its probe passes. */
 export async function injectFault(
   kind: FaultKind,
@@ -106,14 +123,19 @@ export async function injectFault(
       break;
     }
     case 'kill-engine': {
-      const kubelet = byName((n) => n === 'kubelet-stand-in')[0];
-      // The engines only: the stand-in's other children (tsx's esbuild service) are not pods.
-      const engines = kubelet
-        ? descendants(kubelet.pid)
-            .filter((pid) => /couch|pouchdb|beam/i.test(commandLine(pid)))
-            .map((pid) => ({ name: 'engine', pid }))
-        : [];
-      target = pick(engines);
+      const engines = (): PlatformProcess[] => {
+        const kubelet = byName((n) => n === 'kubelet-stand-in')[0];
+        // The engines only (Erlang's beam.smp, the stand-in's server): not the stand-in's other
+        // children (tsx's esbuild service), nor CouchDB's couchjs, which CouchDB restarts itself.
+        return kubelet
+          ? descendants(kubelet.pid)
+              .filter((pid) => /beam\.smp|pouchdb-stand-in-server/.test(commandLine(pid)))
+              .map((pid) => ({ name: 'engine', pid }))
+          : [];
+      };
+      // Every instance may have hibernated: a request wakes them, so the crash has a pod to hit.
+      if (engines().length === 0) await context.instancesAnswer().catch(() => false);
+      target = pick(engines());
       probe = () => context.instancesAnswer();
       break;
     }

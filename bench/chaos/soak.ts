@@ -10,7 +10,7 @@ import { COUCH_INSTANCE_KIND, COUCH_INSTANCE_PLURAL, type CouchInstance } from '
 import { QueueEnvKey } from '../../api/queue-binding.js';
 import { startLocalPlatform } from '../../local/platform.js';
 import { waitFor } from '../../local/wait.js';
-import { FAULT_KINDS, injectFault, seededRandom, sleep, type FaultRecord } from './nemesis.js';
+import { faultKindSchedule, injectFault, seededRandom, sleep, type FaultRecord } from './nemesis.js';
 import {
   instanceStateOf,
   isSettled,
@@ -27,6 +27,11 @@ export interface SoakOptions {
   faultsPerMinute: number;
   seed: number;
   instances?: number;
+  /**
+   * The gateway's SETTEE_QUEUE_RETRY_DELAY_SCALE (default 1, QStash's backoff): the short soak
+   * shortens it so that a delivery failed twice is retried within its settling time.
+   */
+  retryDelayScale?: number;
   log?: (message: string) => void;
 }
 
@@ -53,6 +58,7 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
     SETTEE_LEASE_DURATION: '6s',
     SETTEE_LEASE_RENEW_DEADLINE: '4s',
     SETTEE_LEASE_RETRY_PERIOD: '1s',
+    SETTEE_QUEUE_RETRY_DELAY_SCALE: String(options.retryDelayScale ?? 1),
     SETTEE_LOG_LEVEL: process.env.SETTEE_LOG_LEVEL ?? 'warn',
   });
   const stateDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-chaos-'));
@@ -113,39 +119,38 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
           spec: { plan: 'free', hibernation: { idleAfter: IDLE_AFTER } },
         },
       });
-    const instances = new Map<string, string[]>();
-    for (const name of instanceNames) {
-      const secret = await waitFor(
-        `Secret ${name}-admin`,
-        async () =>
-          (
-            await core
-              .readNamespacedSecret({ name: `${name}-admin`, namespace: 'default' })
-              .catch(() => undefined)
-          )?.data?.url,
-        { timeoutMs: 180_000, intervalMs: 500 },
-      );
-      const url = new URL(Buffer.from(secret, 'base64').toString('utf8'));
-      instances.set(
-        name,
-        platform.gatewayUrls.map((g) =>
-          `${g}${url.pathname.replace(/\/$/, '')}`.replace('://', `://${url.username}:${url.password}@`),
-        ),
-      );
-      await waitFor(
-        `database soak on ${name}`,
-        async () => {
-          const status = (
-            await couchFetch(`${instances.get(name)?.[0]}/soak`, {
-              method: 'PUT',
-              signal: AbortSignal.timeout(60_000),
-            })
-          ).status;
-          return status === 201 || status === 412 ? true : undefined;
-        },
-        { timeoutMs: 180_000, intervalMs: 1_000 },
-      );
-    }
+    // Each instance's first start (system databases made) is the slow part: side by side.
+    const instances = new Map<string, string[]>(
+      await Promise.all(
+        instanceNames.map(async (name) => {
+          const secret = await waitFor(
+            `Secret ${name}-admin`,
+            async () =>
+              (
+                await core
+                  .readNamespacedSecret({ name: `${name}-admin`, namespace: 'default' })
+                  .catch(() => undefined)
+              )?.data?.url,
+            { timeoutMs: 180_000, intervalMs: 500 },
+          );
+          const url = new URL(Buffer.from(secret, 'base64').toString('utf8'));
+          const urls = platform.gatewayUrls.map((g) =>
+            `${g}${url.pathname.replace(/\/$/, '')}`.replace('://', `://${url.username}:${url.password}@`),
+          );
+          await waitFor(
+            `database soak on ${name}`,
+            async () => {
+              const status = (
+                await couchFetch(`${urls[0]}/soak`, { method: 'PUT', signal: AbortSignal.timeout(60_000) })
+              ).status;
+              return status === 201 || status === 412 ? true : undefined;
+            },
+            { timeoutMs: 180_000, intervalMs: 1_000 },
+          );
+          return [name, urls] as const;
+        }),
+      ),
+    );
     const redis = connectBindingRedis(queueUrl, token, platform.running());
     const context = {
       kubeConfig,
@@ -197,12 +202,12 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
     };
     const nemesis = async (): Promise<void> => {
       const everyMs = 60_000 / options.faultsPerMinute;
-      let next = startedAt + everyMs / 2;
-      while (next < endAt) {
-        await sleep(Math.max(0, next - Date.now()));
-        const kind = FAULT_KINDS[Math.floor(random() * FAULT_KINDS.length)] ?? 'kill-gateway';
-        faults.push(await injectFault(kind, context, random, startedAt));
-        next += everyMs;
+      const times: number[] = [];
+      for (let next = startedAt + everyMs / 2; next < endAt; next += everyMs) times.push(next);
+      const kinds = faultKindSchedule(random, times.length);
+      for (const [i, time] of times.entries()) {
+        await sleep(Math.max(0, time - Date.now()));
+        faults.push(await injectFault(kinds[i] ?? 'kill-gateway', context, random, startedAt));
       }
     };
     await Promise.all([
