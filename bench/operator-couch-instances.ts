@@ -3,7 +3,8 @@
  * process: how long until every instance has its objects and status, the operator's peak memory,
  * and the API requests it makes per reconcile (counted by the API server itself).
  *
- *   npx tsx bench/operator-couch-instances.ts        (BENCH_INSTANCES=500, BENCH_CREATE_CONCURRENCY=50)
+ *   npx tsx bench/operator-couch-instances.ts        (BENCH_INSTANCES=500, BENCH_CREATE_CONCURRENCY=50,
+ *                                                     BENCH_CPU_PROF=<dir> writes the operator's CPU profile)
  *
  * There is no kubelet, so instances stop at phase Starting: that is "has its objects and status".
  */
@@ -21,6 +22,7 @@ import { inPool } from './lib/pool.js';
 import { peakRssMb } from './lib/proc-memory.js';
 
 const NAMESPACE = 'bench';
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
 
 export interface CouchInstanceBenchResult {
   instances: number;
@@ -90,16 +92,20 @@ export async function runCouchInstanceBench(
     const compiled = await compilePlatform();
     cleanups.push(() => compiled.remove());
     const metricsPort = await getFreePort();
-    const operator = compiled.start('operator', {
-      ...process.env,
-      KUBECONFIG: plane.kubeconfigPath,
-      SETTEE_WATCH_NAMESPACE: NAMESPACE,
-      SETTEE_LEADER_ELECTION_NAMESPACE: NAMESPACE,
-      // Hundreds of free instances in one namespace: the free-instance limit would hold all but 5.
-      SETTEE_FREE_INSTANCES_PER_NAMESPACE: '1000000',
-      SETTEE_METRICS_PORT: String(metricsPort),
-      SETTEE_LOG_LEVEL: 'warn',
-    });
+    const operator = compiled.start(
+      'operator',
+      {
+        ...process.env,
+        KUBECONFIG: plane.kubeconfigPath,
+        SETTEE_WATCH_NAMESPACE: NAMESPACE,
+        SETTEE_LEADER_ELECTION_NAMESPACE: NAMESPACE,
+        // Hundreds of free instances in one namespace: the free-instance limit would hold all but 5.
+        SETTEE_FREE_INSTANCES_PER_NAMESPACE: '1000000',
+        SETTEE_METRICS_PORT: String(metricsPort),
+        SETTEE_LOG_LEVEL: 'warn',
+      },
+      CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [],
+    );
     cleanups.unshift(() => operator.stop());
     await waitFor(
       'the operator to lead',

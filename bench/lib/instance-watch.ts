@@ -11,6 +11,10 @@ export interface InstanceWatch {
 /**
  * Watches the CouchInstances of `namespace` and notes when each first meets `condition`: a watch
  * rather than polling, so the time is when the API server had it, not when a poll came round.
+ * A watch the API server ends early (it closes a watcher that falls behind, as it may under
+ * hundreds of status writes on a loaded machine) is started again without a resourceVersion, which
+ * replays every instance as it is: one that met the condition meanwhile is noted then, late by the
+ * gap at most.
  */
 export async function watchInstancesReaching(
   kubeConfig: KubeConfig,
@@ -22,16 +26,31 @@ export async function watchInstancesReaching(
   let resolve!: (value: Map<string, number>) => void;
   let reject!: (err: unknown) => void;
   const reached = new Promise<Map<string, number>>((res, rej) => ((resolve = res), (reject = rej)));
-  const controller = await new Watch(kubeConfig).watch(
-    `/apis/${SETTEE_GROUP}/${SETTEE_VERSION}/namespaces/${namespace}/${COUCH_INSTANCE_PLURAL}`,
-    {},
-    (_type, object: CouchInstance) => {
-      const name = object.metadata.name ?? '';
-      if (condition(object) && !reachedAt.has(name)) reachedAt.set(name, Date.now());
-      if (reachedAt.size === count) resolve(reachedAt);
+  let stopped = false;
+  let restarts = 0;
+  let controller: AbortController | undefined;
+  const start = async (): Promise<void> => {
+    controller = await new Watch(kubeConfig).watch(
+      `/apis/${SETTEE_GROUP}/${SETTEE_VERSION}/namespaces/${namespace}/${COUCH_INSTANCE_PLURAL}`,
+      {},
+      (_type, object: CouchInstance) => {
+        const name = object.metadata.name ?? '';
+        if (condition(object) && !reachedAt.has(name)) reachedAt.set(name, Date.now());
+        if (reachedAt.size === count) resolve(reachedAt);
+      },
+      (err: unknown) => {
+        if (stopped || reachedAt.size === count) return;
+        if (++restarts > 20) return reject(err ?? new Error('the watch kept ending early'));
+        start().catch(reject);
+      },
+    );
+  };
+  await start();
+  return {
+    reached,
+    stop: () => {
+      stopped = true;
+      controller?.abort();
     },
-    (err: unknown) =>
-      reachedAt.size === count ? undefined : reject(err ?? new Error('the watch ended early')),
-  );
-  return { reached, stop: () => controller.abort() };
+  };
 }
