@@ -74,7 +74,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
     return new Controller({
       ...definition,
       name: registration.name,
-      workers: config.controllers.workers,
+      workers: definition.workers ?? config.controllers.workers,
       resyncPeriodMs: config.controllers.resyncPeriodMs,
       backoff: config.controllers.backoff,
       logger,

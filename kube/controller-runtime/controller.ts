@@ -28,6 +28,8 @@ export interface ControllerDefinition {
   primary: Informer<KubernetesObject>;
   /** Include `primary` itself here, usually with `toKeys: ownKey` and `isSpecOrMetadataChange`. */
   watches: readonly WatchSource[];
+  /** Concurrent reconciles, where this controller needs other than the operator's default. */
+  workers?: number;
 }
 
 export interface ControllerOptions extends ControllerDefinition {

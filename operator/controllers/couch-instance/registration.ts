@@ -88,6 +88,7 @@ export const couchInstanceController: ControllerRegistration = {
         backups: config.backups,
       }),
       primary: watched.instances,
+      workers: config.controllers.instanceWorkers,
       watches: [
         { informer: watched.instances, toKeys: ownKey, updatePredicate: isSpecOrMetadataChange },
         { informer: watched.statefulSets, toKeys: toOwner },

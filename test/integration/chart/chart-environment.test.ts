@@ -102,7 +102,11 @@ describe("the chart's container environment, read by the components' own configu
     it('when the operator reads it, then each value arrives with its meaning', () => {
       const config = loadOperatorConfig(environmentOf(objects, 'prod-couch-operator'));
       expect(config.watchNamespace).toBe('tenants');
-      expect(config.controllers).toMatchObject({ workers: 8, resyncPeriodMs: 300_000 });
+      expect(config.controllers).toMatchObject({
+        workers: 8,
+        instanceWorkers: 24,
+        resyncPeriodMs: 300_000,
+      });
       expect(config.kube).toEqual({
         requestTimeoutMs: 20_000,
         watchTimeout: { minMs: 180_000, graceMs: 30_000 },

@@ -6,7 +6,12 @@ describe('loadOperatorConfig', () => {
     const config = loadOperatorConfig({});
     expect(config).toMatchObject({
       watchNamespace: undefined,
-      controllers: { workers: 4, resyncPeriodMs: 600_000, backoff: { baseMs: 100, maxMs: 120_000 } },
+      controllers: {
+        workers: 4,
+        instanceWorkers: 16,
+        resyncPeriodMs: 600_000,
+        backoff: { baseMs: 100, maxMs: 120_000 },
+      },
       leaderElection: {
         enabled: true,
         namespace: 'default',
@@ -28,6 +33,7 @@ describe('loadOperatorConfig', () => {
     const config = loadOperatorConfig({
       SETTEE_WATCH_NAMESPACE: 'tenants',
       SETTEE_WORKERS: '8',
+      SETTEE_INSTANCE_WORKERS: '32',
       SETTEE_RESYNC_PERIOD: '1m30s',
       SETTEE_LEADER_ELECTION: 'false',
       SETTEE_LEASE_DURATION: '2s',
@@ -39,6 +45,7 @@ describe('loadOperatorConfig', () => {
     });
     expect(config.watchNamespace).toBe('tenants');
     expect(config.controllers.workers).toBe(8);
+    expect(config.controllers.instanceWorkers).toBe(32);
     expect(config.controllers.resyncPeriodMs).toBe(90_000);
     expect(config.leaderElection).toMatchObject({
       enabled: false,
