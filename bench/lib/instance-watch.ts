@@ -5,6 +5,8 @@ import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-insta
 export interface InstanceWatch {
   /** When each instance first met the condition (epoch ms), once `count` have. */
   reached: Promise<Map<string, number>>;
+  /** How many have met the condition so far. */
+  progress(): number;
   stop(): void;
 }
 
@@ -48,6 +50,7 @@ export async function watchInstancesReaching(
   await start();
   return {
     reached,
+    progress: () => reachedAt.size,
     stop: () => {
       stopped = true;
       controller?.abort();
