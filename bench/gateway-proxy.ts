@@ -2,9 +2,12 @@
  * What the gateway adds on the data path, against anchors measured in the same run:
  * - proxy overhead: a minimal fast upstream (so the proxies are the bottleneck), loaded directly,
  *   through the gateway, through the floor a Node.js proxy on the gateway's stack reaches
- *   (bench/gateway/bare-proxy.ts), and through Debian's nginx (one worker, upstream keep-alive)
- *   when /usr/sbin/nginx exists; 50 connections for throughput, one for added latency;
- * - the same load direct to the default CouchDB engine and through the gateway;
+ *   (bench/gateway/bare-proxy.ts), through Debian's nginx (one worker, upstream keep-alive)
+ *   when /usr/sbin/nginx exists, and through the raw-socket splice experiment
+ *   (bench/gateway/splice-proxy-experiment.ts, docs/data-path.md); 50 connections for throughput,
+ *   one for added latency;
+ * - the same load direct to the default CouchDB engine, through the gateway and through the
+ *   experiment;
  * - the free envelope's checks (gateway/envelope/) on against off, for a free instance under its
  *   limits (rates raised above what the load offers) against a second gateway with
  *   SETTEE_GATEWAY_ENVELOPE=false, in BENCH_ENVELOPE_PAIRS (9) back-to-back pairs.
@@ -158,8 +161,36 @@ async function comparePaired(
   };
 }
 
+/**
+ * Round by round ratios of one target's figure to another's (each round runs every target back to
+ * back): median and spread, steadier on a shared machine than a ratio of two medians.
+ */
+function roundRatios(
+  rounds: Rounds,
+  of: string,
+  to: string,
+  figure: (r: LoadResult) => number,
+): { median: number; spread: [number, number] } | null {
+  const a = rounds.get(of);
+  const b = rounds.get(to);
+  if (!a || !b) return null;
+  const ratios = a.map((r, i) => figure(r) / figure(b[i] as LoadResult));
+  return {
+    median: round(median(ratios), 3),
+    spread: [round(Math.min(...ratios), 3), round(Math.max(...ratios), 3)],
+  };
+}
+
+type Rounds = Map<string, LoadResult[]>;
+
+/** Where measure() keeps its rounds, out of the JSON report. */
+const ROUNDS_OF = Symbol('rounds');
+
 /** Alternates the targets round by round, so drift in the machine's load hits them all alike. */
-async function measure(targets: Target[], connections: number): Promise<Record<string, Summary>> {
+async function measure(
+  targets: Target[],
+  connections: number,
+): Promise<Record<string, Summary> & { [ROUNDS_OF]: Rounds }> {
   const results = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const target of targets) {
@@ -173,7 +204,10 @@ async function measure(targets: Target[], connections: number): Promise<Record<s
       results.get(target.name)?.push(result);
     }
   }
-  return Object.fromEntries([...results].map(([name, list]) => [name, summarize(list)]));
+  const summaries: Record<string, Summary> = Object.fromEntries(
+    [...results].map(([name, list]) => [name, summarize(list)]),
+  );
+  return Object.assign(summaries, { [ROUNDS_OF]: results });
 }
 
 async function main(): Promise<void> {
@@ -248,10 +282,21 @@ async function main(): Promise<void> {
     stops.push(() => bare.stop());
     await waitForHttp(`http://127.0.0.1:${barePort}/_up`, 'the bare proxy', 200, bare.exited);
 
+    const splicePort = await getFreePort();
+    const splice = startTsProcess('splice-proxy-experiment', 'bench/gateway/splice-proxy-experiment.ts', [
+      String(splicePort),
+      `${NAMESPACE}/fast=${upstreamPort}`,
+      `${NAMESPACE}/engine=${engine.port}`,
+    ]);
+    stops.push(() => splice.stop());
+    const spliceUrl = `http://127.0.0.1:${splicePort}`;
+    await waitForHttp(`${spliceUrl}/db/${NAMESPACE}/fast/_up`, 'the splice experiment', 200, splice.exited);
+
     const targets: Target[] = [
       { name: 'direct', url: `http://127.0.0.1:${upstreamPort}/` },
       { name: 'gateway', url: `${gatewayUrl}/db/${NAMESPACE}/fast/` },
       { name: 'bare', url: `http://127.0.0.1:${barePort}/` },
+      { name: 'splice', url: `${spliceUrl}/db/${NAMESPACE}/fast/` },
     ];
     if (fs.existsSync(NGINX_BIN)) {
       const nginxPort = await getFreePort();
@@ -290,12 +335,17 @@ async function main(): Promise<void> {
           url: `${gatewayUrl}/db/${NAMESPACE}/engine/bench/doc`,
           headers: { Authorization: auth },
         },
+        {
+          name: 'splice',
+          url: `${spliceUrl}/db/${NAMESPACE}/engine/bench/doc`,
+          headers: { Authorization: auth },
+        },
       ],
       CONNECTIONS,
     );
 
     const report = {
-      machine: { cpus: os.cpus().length, node: process.version },
+      machine: { cpus: os.cpus().length, node: process.version, loadAverage: os.loadavg() },
       rounds: ROUNDS,
       secondsPerRun: SECONDS,
       connections: CONNECTIONS,
@@ -314,7 +364,46 @@ async function main(): Promise<void> {
         addedLatencyP99Us: round(latency.gateway!.p99Us - latency.direct!.p99Us),
         nginxAddedLatencyP50Us: latency.nginx ? round(latency.nginx.p50Us - latency.direct!.p50Us) : null,
         bareAddedLatencyP50Us: round(latency.bare!.p50Us - latency.direct!.p50Us),
+        spliceOverNginxThroughput: throughput.nginx
+          ? round(throughput.splice!.rps / throughput.nginx.rps, 2)
+          : null,
+        spliceOverBareThroughput: round(throughput.splice!.rps / throughput.bare!.rps, 2),
+        spliceAddedLatencyP50Us: round(latency.splice!.p50Us - latency.direct!.p50Us),
+        spliceAddedLatencyP99Us: round(latency.splice!.p99Us - latency.direct!.p99Us),
         engineThroughputGatewayOverDirect: round(engineLoad.gateway!.rps / engineLoad.direct!.rps, 2),
+        engineThroughputSpliceOverDirect: round(engineLoad.splice!.rps / engineLoad.direct!.rps, 2),
+      },
+      /** The same ratios taken within each round, then their median and spread. */
+      roundRatios: {
+        throughput: Object.fromEntries(
+          [
+            ['gateway/nginx', 'gateway', 'nginx'],
+            ['bare/nginx', 'bare', 'nginx'],
+            ['splice/nginx', 'splice', 'nginx'],
+            ['gateway/bare', 'gateway', 'bare'],
+            ['splice/bare', 'splice', 'bare'],
+          ].map(([label, of, to]) => [label, roundRatios(throughput[ROUNDS_OF], of!, to!, (r) => r.rps)]),
+        ),
+        addedP50Us: Object.fromEntries(
+          ['gateway', 'bare', 'splice', 'nginx'].map((name) => {
+            const added = (latency[ROUNDS_OF].get(name) ?? []).map(
+              (r, i) => r.latencyUs.p50 - (latency[ROUNDS_OF].get('direct')?.[i]?.latencyUs.p50 ?? NaN),
+            );
+            return [name, added.length ? { median: round(median(added)), spread: spread(added) } : null];
+          }),
+        ),
+        addedP99Us: Object.fromEntries(
+          ['gateway', 'bare', 'splice', 'nginx'].map((name) => {
+            const added = (latency[ROUNDS_OF].get(name) ?? []).map(
+              (r, i) => r.latencyUs.p99 - (latency[ROUNDS_OF].get('direct')?.[i]?.latencyUs.p99 ?? NaN),
+            );
+            return [name, added.length ? { median: round(median(added)), spread: spread(added) } : null];
+          }),
+        ),
+        engine: {
+          'gateway/direct': roundRatios(engineLoad[ROUNDS_OF], 'gateway', 'direct', (r) => r.rps),
+          'splice/direct': roundRatios(engineLoad[ROUNDS_OF], 'splice', 'direct', (r) => r.rps),
+        },
       },
       engine: engineLoad,
       envelope,
