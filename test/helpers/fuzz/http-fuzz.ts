@@ -185,9 +185,15 @@ export function adversarialQuery(names: readonly string[]): fc.Arbitrary<string>
 /** Cases run per route, printed by each suite at its end (the issue's note records them). */
 export class FuzzCaseCounter {
   private readonly counts = new Map<string, number>();
+  private readonly statuses = new Map<number, number>();
 
   count(route: string): void {
     this.counts.set(route, (this.counts.get(route) ?? 0) + 1);
+  }
+
+  /** The answers' statuses, so the report shows the cases reached more than the first refusal. */
+  answered(status: number): void {
+    this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
   }
 
   total(): number {
@@ -196,19 +202,37 @@ export class FuzzCaseCounter {
 
   report(suite: string): string {
     const rows = [...this.counts.entries()].map(([route, n]) => `  ${String(n).padStart(5)}  ${route}`);
-    return `${suite}: ${this.total()} cases over ${this.counts.size} routes\n${rows.join('\n')}`;
+    const statuses = [...this.statuses.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([status, n]) => `${status} x${n}`)
+      .join(', ');
+    return `${suite}: ${this.total()} cases over ${this.counts.size} routes${statuses ? ` (answers: ${statuses})` : ''}\n${rows.join('\n')}`;
   }
 }
 
-/** A JSON object with exactly one string field `error`: QStash's error shape. */
+/** A JSON object with a string field `error`: QStash's error shape. */
 export function isQStashError(body: string): boolean {
+  return hasStringFields(body, ['error']);
+}
+
+/** CouchDB's error shape, which the gateway's instance path answers in too: string `error` and `reason`. */
+export function isCouchError(body: string): boolean {
+  return hasStringFields(body, ['error', 'reason']);
+}
+
+/** The console API's error shape (console/http/errors.ts): string `error` and `message`. */
+export function isConsoleError(body: string): boolean {
+  return hasStringFields(body, ['error', 'message']);
+}
+
+function hasStringFields(body: string, fields: readonly string[]): boolean {
   try {
     const parsed = JSON.parse(body) as unknown;
     return (
       typeof parsed === 'object' &&
       parsed !== null &&
       !Array.isArray(parsed) &&
-      typeof (parsed as { error?: unknown }).error === 'string'
+      fields.every((f) => typeof (parsed as Record<string, unknown>)[f] === 'string')
     );
   } catch {
     return false;
