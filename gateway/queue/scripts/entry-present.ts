@@ -14,21 +14,29 @@ end
 
 /**
  * The check a worker makes just before it sends, as a script so only a count crosses the
- * network, not the message; when the entry is there, the attempt's ACTIVE event is recorded.
+ * network, not the message; for each entry that is there, the attempt's ACTIVE event is recorded.
+ * One run checks every entry whose check began in the same turn of the event loop (a read's
+ * batch under load): the round trip and the script call are paid once for all of them.
  *
  * KEYS[1]  the message stream
  * KEYS[2]  the events stream
- * ARGV[1]  the stream entry id
- * ARGV[2]  the events cap (0: record none)
- * ARGV[3]  the ACTIVE event (JSON)
- * Returns 1 if the entry is there, 0 if it was cancelled or finished by another consumer.
+ * ARGV[1]  the events cap (0: record none)
+ * ARGV[2..] pairs: a stream entry id, its ACTIVE event (JSON; '' = none)
+ * Returns, per pair, 1 if the entry is there, 0 if it was cancelled or finished by another consumer.
  */
 export const entryPresent = new LuaScript(
   'entry-present',
   2,
   `${ENTRY_PRESENT_LUA}${RECORD_EVENT_LUA}
-if not entry_present(KEYS[1], ARGV[1]) then return 0 end
-record_event(KEYS[2], ARGV[2], ARGV[3])
-return 1
+local present = {}
+for i = 2, #ARGV, 2 do
+  if entry_present(KEYS[1], ARGV[i]) then
+    record_event(KEYS[2], ARGV[1], ARGV[i + 1])
+    present[#present + 1] = 1
+  else
+    present[#present + 1] = 0
+  end
+end
+return present
 `,
 );

@@ -7,13 +7,13 @@ import type { QueueMessage } from '../core/message.js';
 import { enqueueAnswers, type EnqueueAnswer } from '../core/enqueue-answer.js';
 import { bufferCommands, isBusyGroup, toEntries, type StreamEntry } from './stream-entry.js';
 import { encodeMessage } from '../core/message-codec.js';
+import { EntryChecks } from './entry-checks.js';
 import type { FlowControl } from '../core/flow-control.js';
 import { FlowControlStore, type EntryCheck } from './flow-control-store.js';
 import { completeDelivery } from '../scripts/complete-delivery.js';
 import { deadLetter } from '../scripts/dead-letter.js';
 import { eventJson, type EventDetails } from '../core/message-event.js';
 import { enqueueMessages } from '../scripts/enqueue-messages.js';
-import { entryPresent } from '../scripts/entry-present.js';
 import { promoteDueMessages } from '../scripts/promote-due-messages.js';
 import { enqueueQueueCallback } from '../scripts/enqueue-queue-callback.js';
 import { releaseQueueSlot } from '../scripts/release-queue-slot.js';
@@ -44,6 +44,9 @@ function failureDetails(failure: AttemptFailure | undefined): EventDetails {
  * messages waiting to be retried, and a dead-letter list. Every multi-key change is a Lua script.
  */
 export class MessageStore {
+  /** Made on first use: a publish makes a store and never checks an entry. */
+  private entryChecks: EntryChecks | undefined;
+
   /**
    * `eventCap` is the binding's spec.limits.maxEvents when events are recorded
    * (SETTEE_QUEUE_RECORD_EVENTS), 0 when not.
@@ -58,6 +61,10 @@ export class MessageStore {
     private readonly eventCap = 0,
     private readonly wakeups?: QueueWakeups,
   ) {}
+
+  private get checks(): EntryChecks {
+    return (this.entryChecks ??= new EntryChecks(this.redis, this.keys, this.eventCap));
+  }
 
   /** The event's JSON, or '' when events are not recorded (nothing is built then). */
   private event(...args: Parameters<typeof eventJson>): string {
@@ -117,22 +124,16 @@ export class MessageStore {
         { ...message, flowControl },
         active,
       );
-    return (await this.isEntryPresent(entryId, message, now)) ? 'deliver' : 'gone';
+    return (await this.checks.isPresent(entryId, active)) ? 'deliver' : 'gone';
   }
 
   /**
    * False once the entry is off the stream: its message was cancelled, or another consumer
-   * finished it. When true, the attempt's ACTIVE event is recorded.
+   * finished it. When true, the attempt's ACTIVE event is recorded. Checks asked for in one turn
+   * of the event loop share one script run (entry-checks.ts).
    */
   async isEntryPresent(entryId: string, message?: QueueMessage, now = Date.now()): Promise<boolean> {
-    const active = message ? this.event(message, 'ACTIVE', now) : '';
-    return (
-      (await entryPresent.run(
-        this.redis,
-        [this.keys.stream, this.keys.events],
-        [entryId, this.eventCap, active],
-      )) === 1
-    );
+    return this.checks.isPresent(entryId, message ? this.event(message, 'ACTIVE', now) : '');
   }
 
   /** Creates the consumer group (and the stream) if missing; from the stream's start, so nothing published earlier is skipped. */

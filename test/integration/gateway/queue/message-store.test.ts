@@ -3,7 +3,7 @@ import { buildDeadLetter } from '../../../../gateway/queue/core/dead-letter.js';
 import { DELIVERY_GROUP, type QueueKeys } from '../../../../gateway/queue/core/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/core/message.js';
 import { decodeMessage } from '../../../../gateway/queue/core/message-codec.js';
-import type { MessageStore } from '../../../../gateway/queue/stores/message-store.js';
+import { MessageStore } from '../../../../gateway/queue/stores/message-store.js';
 import { useStoreFixture } from '../../../helpers/queue/store-fixture.js';
 
 describe('the message store in a real Redis', () => {
@@ -13,6 +13,10 @@ describe('the message store in a real Redis', () => {
   let keys: QueueKeys;
   let store: MessageStore;
   beforeEach(() => ({ redis, blocking, keys, store } = f));
+
+  /** EVALSHA calls Redis has answered so far (INFO commandstats), the test's own reads included. */
+  const evalshaCalls = async (): Promise<number> =>
+    Number(/^cmdstat_evalsha:calls=(\d+)/m.exec(await redis.info('commandstats'))?.[1] ?? 0);
 
   const message = (n: number, overrides: Partial<QueueMessage> = {}): QueueMessage => ({
     ...createMessage({
@@ -143,6 +147,27 @@ describe('the message store in a real Redis', () => {
     expect(await redis.zcard(keys.schedule)).toBe(0);
     expect(await redis.hlen(keys.deadLetters)).toBe(0);
     expect(((await redis.xpending(keys.stream, DELIVERY_GROUP)) as [number])[0]).toBe(0);
+  });
+
+  it("when a read's entries are checked in one turn, then one script run answers each, and only the present ones record their ACTIVE event", async () => {
+    const withEvents = new MessageStore(redis, keys, 100);
+    const messages = [message(1), message(2), message(3)];
+    await withEvents.enqueue(messages);
+    const entries = await withEvents.readNew(blocking, 'c1', 10, 100);
+    await redis.xdel(keys.stream, entries[1]!.entryId);
+    const evalshaBefore = await evalshaCalls();
+    const present = await Promise.all(
+      entries.map((entry, i) => withEvents.checkEntry(entry.entryId, messages[i]!)),
+    );
+    expect(present).toEqual(['deliver', 'gone', 'deliver']);
+    expect((await evalshaCalls()) - evalshaBefore).toBe(1);
+    const states = (await redis.xrange(keys.events, '-', '+')).map(
+      ([, fields]) => JSON.parse(fields[1]!) as { state: string; messageId: string },
+    );
+    expect(states.filter((e) => e.state === 'ACTIVE').map((e) => e.messageId)).toEqual([
+      messages[0]!.id,
+      messages[2]!.id,
+    ]);
   });
 
   it('when a consumer that no longer holds an entry schedules a retry or dead-letters it, then nothing changes', async () => {
