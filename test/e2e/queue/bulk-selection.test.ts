@@ -1,4 +1,4 @@
-import { Client } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
@@ -11,6 +11,7 @@ import {
 } from '../../helpers/queue/recording-destination.js';
 import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 /**
  * Every bulk route acts on exactly what a request names (ids in the query or in a JSON body,
@@ -26,13 +27,7 @@ describe('bulk cancel, delete and retry name exactly what they act on', () => {
   let target: QueueTarget;
   let inspect: Redis;
 
-  const client = (): Client =>
-    new Client({
-      baseUrl: gateway.queueUrl(target),
-      token: target.token,
-      retry: false,
-      enableTelemetry: false,
-    });
+  const client = (): Client => queueSdkClient(gateway, target);
   const hook = (name: string) => `${destination.baseUrl}/hooks/${name}`;
 
   /** A raw request shaped as the Python SDK sends its bulk calls: a JSON body with Content-Type. */

@@ -1,4 +1,3 @@
-import { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
@@ -15,6 +14,7 @@ import {
   type RecordingDestination,
 } from '../../helpers/queue/recording-destination.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 /** Failed deliveries of messages published with the SDK, end to end through the queue handler and workers. */
 describe('failed deliveries, published with the SDK', () => {
@@ -54,12 +54,7 @@ describe('failed deliveries, published with the SDK', () => {
     const gateway: TestQueueGateway = await startTestQueueGateway({ config, targets: [target] });
     try {
       destination.answer = () => ({ status: 500 });
-      const client = new Client({
-        baseUrl: gateway.queueUrl(target),
-        token: target.token,
-        retry: false,
-        enableTelemetry: false,
-      });
+      const client = queueSdkClient(gateway, target);
       const { messageId } = await client.publishJSON({
         url: `${destination.baseUrl}/always-500`,
         body: { attempt: 'me' },
@@ -98,12 +93,7 @@ describe('failed deliveries, published with the SDK', () => {
     const tripwire = installNetworkTripwire();
     const before = destination.requests.length;
     try {
-      const client = new Client({
-        baseUrl: gateway.queueUrl(target),
-        token: target.token,
-        retry: false,
-        enableTelemetry: false,
-      });
+      const client = queueSdkClient(gateway, target);
       const { messageId } = await client.publishJSON({
         url: `http://loopback-alias.test:${port}/internal`,
         body: { x: 1 },

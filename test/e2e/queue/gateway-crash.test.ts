@@ -1,4 +1,3 @@
-import { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import type { ManagedProcess } from '../../../local/process.js';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
@@ -12,6 +11,7 @@ import {
 } from '../../helpers/queue/recording-destination.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from '../../helpers/queue/spawn-queue-gateway.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 const MESSAGES = 1_000;
 const KEY_PREFIX = '{crash-test}:';
@@ -64,12 +64,7 @@ describe('a gateway killed with SIGKILL mid-run', () => {
   it('when the process is killed during a 1,000-message run and restarted, then every message is delivered at least once', async () => {
     destination.answer = () => ({ status: 200, delayMs: 5 });
     const first = await startGateway();
-    const client = new Client({
-      baseUrl: `${first.baseUrl}/queue/ns/db`,
-      token: target.token,
-      retry: false,
-      enableTelemetry: false,
-    });
+    const client = queueSdkClient(first, target);
     const ids: string[] = [];
     for (let batch = 0; batch < MESSAGES / 100; batch++) {
       const results = await client.batchJSON(
@@ -134,13 +129,7 @@ describe('a gateway killed with SIGKILL mid-run', () => {
       destination.answer = (request) =>
         request.path.startsWith('/fail/') && failing ? { status: 500 } : { status: 200, delayMs: 5 };
       const first = await startGateway();
-      const clientOf = (baseUrl: string) =>
-        new Client({
-          baseUrl: `${baseUrl}/queue/ns/lifecycle`,
-          token: lifecycleTarget.token,
-          retry: false,
-          enableTelemetry: false,
-        });
+      const clientOf = (baseUrl: string) => queueSdkClient({ baseUrl }, lifecycleTarget);
       const client = clientOf(first.baseUrl);
       const publish = async (count: number, item: (i: number) => Record<string, unknown>) => {
         const results = await client.batchJSON(

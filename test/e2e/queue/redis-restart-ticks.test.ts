@@ -1,7 +1,6 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from '@upstash/qstash';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
 import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
@@ -14,6 +13,7 @@ import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import type { TestReceiver } from '../../helpers/queue/test-receiver.js';
 import { startRestartSuiteProcesses, stopRestartSuite } from '../../helpers/queue/restart-suite.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 const SCHEDULES = 2_000;
 
@@ -62,12 +62,7 @@ describe.each<Outage>([
 
   it(`when Redis goes down mid-round and comes back, then each of ${SCHEDULES} schedules' tick is exactly one message, delivered`, async () => {
     // One schedule through the SDK, copied into the others: its template is what a create stores.
-    const client = new Client({
-      baseUrl: replicas[0]!.queueUrl(target),
-      token: target.token,
-      retry: false,
-      enableTelemetry: false,
-    });
+    const client = queueSdkClient(replicas[0]!, target);
     const { scheduleId: first } = await client.schedules.create({
       destination: `${receiver.baseUrl}/tick`,
       cron: '0 0 1 1 *',

@@ -1,7 +1,6 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
@@ -14,6 +13,7 @@ import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import type { TestReceiver } from '../../helpers/queue/test-receiver.js';
 import { startRestartSuiteProcesses, stopRestartSuite } from '../../helpers/queue/restart-suite.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -34,13 +34,7 @@ describe('a real redis-server restart under queues and schedules', () => {
   let target: QueueTarget;
   let signingKey: string;
 
-  const client = () =>
-    new Client({
-      baseUrl: replicas[0]!.queueUrl(target),
-      token: target.token,
-      retry: false,
-      enableTelemetry: false,
-    });
+  const client = () => queueSdkClient(replicas[0]!, target);
 
   /**
    * Stops Redis, gracefully (SIGTERM) or as a crash (SIGKILL), and starts it again on the same

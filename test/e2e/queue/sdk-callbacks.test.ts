@@ -1,4 +1,5 @@
-import { Client, Receiver } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
+import { Receiver } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
@@ -20,6 +21,7 @@ import {
   type TestReceiver,
 } from '../../helpers/queue/test-receiver.js';
 import { quietly } from '../../helpers/queue/quietly.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 const KEY_PREFIX = '{callback-test}:';
 
@@ -36,13 +38,7 @@ describe('callbacks with the @upstash/qstash SDK', () => {
   let target: QueueTarget;
   let inspect: Redis;
 
-  const client = (): Client =>
-    new Client({
-      baseUrl: gateway.queueUrl(target),
-      token: target.token,
-      retry: false,
-      enableTelemetry: false,
-    });
+  const client = (): Client => queueSdkClient(gateway, target);
 
   beforeAll(async () => {
     redis = await startRedis();

@@ -1,4 +1,4 @@
-import { Client } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
@@ -13,6 +13,7 @@ import {
 import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { quietly } from '../../helpers/queue/quietly.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 const KEY_PREFIX = '{dedup-test}:';
 const SHORT_WINDOW_MS = 400;
@@ -35,8 +36,7 @@ describe('deduplication with the @upstash/qstash SDK', () => {
   let shortWindow: QueueTarget;
   let inspect: Redis;
 
-  const client = (gateway = gateways[0]!, of = target): Client =>
-    new Client({ baseUrl: gateway.queueUrl(of), token: of.token, retry: false, enableTelemetry: false });
+  const client = (gateway = gateways[0]!, of = target): Client => queueSdkClient(gateway, of);
 
   beforeAll(async () => {
     redis = await startRedis();

@@ -1,4 +1,4 @@
-import { Client } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
 import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
@@ -8,6 +8,7 @@ import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-sn
 import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 /**
  * The maintenance pass runs this rarely here, first this long after the gateway starts: never
@@ -30,8 +31,7 @@ describe('delayed delivery with the @upstash/qstash SDK', () => {
   let target: QueueTarget;
   let limited: QueueTarget;
 
-  const client = (of: QueueTarget = target): Client =>
-    new Client({ baseUrl: gateway.queueUrl(of), token: of.token, retry: false, enableTelemetry: false });
+  const client = (of: QueueTarget = target): Client => queueSdkClient(gateway, of);
 
   beforeAll(async () => {
     redis = await startRedis();

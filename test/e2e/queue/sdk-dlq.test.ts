@@ -1,4 +1,4 @@
-import { Client } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
@@ -12,6 +12,7 @@ import {
 import { connectTestRedis, snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { quietly } from '../../helpers/queue/quietly.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 /**
  * The SDK's DLQ API (listMessages, delete, deleteMany, retry) and the routes it does not call
@@ -26,8 +27,7 @@ describe('the dead-letter queue through the @upstash/qstash SDK', () => {
   let capped: QueueTarget;
   let inspect: Redis;
 
-  const client = (of: QueueTarget = target, token = of.token): Client =>
-    new Client({ baseUrl: gateway.queueUrl(of), token, retry: false, enableTelemetry: false });
+  const client = (of: QueueTarget = target, token = of.token): Client => queueSdkClient(gateway, of, token);
   const hook = (name: string) => `${destination.baseUrl}/hooks/${name}`;
 
   /** Publishes messages that fail at once (no retries) and waits until each is a dead letter. */

@@ -1,4 +1,4 @@
-import { Client } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
@@ -14,6 +14,7 @@ import {
 } from '../../helpers/queue/recording-destination.js';
 import { connectTestRedis } from '../../helpers/queue/redis-snapshot.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 /**
  * The SDK's logs()/events() (GET /v2/events) and the documented GET /v2/logs, on the states the
@@ -30,7 +31,7 @@ describe('events through the @upstash/qstash SDK', () => {
   let otherTarget: QueueTarget;
 
   const client = (of: TestQueueGateway = gateway, token = target.token): Client =>
-    new Client({ baseUrl: of.queueUrl(target), token, retry: false, enableTelemetry: false });
+    queueSdkClient(of, target, token);
   const hook = (name: string) => `${destination.baseUrl}/hooks/${name}`;
 
   const statesOf = (messageId: string, expected: number) =>

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Client } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
@@ -11,6 +11,7 @@ import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
 import { quietly } from '../../helpers/queue/quietly.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 /**
  * The SDK's messages API (get, cancel, delete, deleteMany, deleteAll) against pending messages:
@@ -24,8 +25,7 @@ describe('the messages API through the @upstash/qstash SDK', () => {
   let other: QueueTarget;
   let inspect: Redis;
 
-  const client = (token = target.token): Client =>
-    new Client({ baseUrl: gateway.queueUrl(target), token, retry: false, enableTelemetry: false });
+  const client = (token = target.token): Client => queueSdkClient(gateway, target, token);
   const hook = (name: string) => `${receiver.baseUrl}/hooks/${name}`;
   const deliveriesOf = (id: string) =>
     receiver.deliveries.filter((d) => d.headers['upstash-message-id'] === id);

@@ -1,4 +1,5 @@
-import { Client, Receiver } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
+import { Receiver } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
@@ -10,6 +11,7 @@ import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
 import { quietly } from '../../helpers/queue/quietly.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 /**
  * The unchanged @upstash/qstash SDK against the queue handler on loopback, delivering to the
@@ -25,7 +27,7 @@ describe('publishing with the @upstash/qstash SDK', () => {
   let inspect: Redis;
 
   const client = (token = target.token, of: QueueTarget = target): Client =>
-    new Client({ baseUrl: gateway.queueUrl(of), token, retry: false, enableTelemetry: false });
+    queueSdkClient(gateway, of, token);
 
   beforeAll(async () => {
     [redis, otherRedis] = await Promise.all([startRedis(), startRedis()]);

@@ -1,4 +1,4 @@
-import { Client } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
@@ -10,6 +10,7 @@ import { connectTestRedis } from '../../helpers/queue/redis-snapshot.js';
 import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 /**
  * The maintenance pass (the slot audit that used to start delayed queue heads) runs this rarely
@@ -32,13 +33,7 @@ describe('delayed queue messages start on time, @upstash/qstash SDK, two replica
   let target: QueueTarget;
   let inspect: Redis;
 
-  const client = (replica = 0): Client =>
-    new Client({
-      baseUrl: replicas[replica]!.queueUrl(target),
-      token: target.token,
-      retry: false,
-      enableTelemetry: false,
-    });
+  const client = (replica = 0): Client => queueSdkClient(replicas[replica]!, target);
   const arrivalOf = (body: string) =>
     waitFor(
       `the delivery of ${body}`,

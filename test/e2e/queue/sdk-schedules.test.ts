@@ -1,4 +1,5 @@
-import { Client, Receiver } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
+import { Receiver } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
@@ -13,6 +14,7 @@ import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-r
 import { scheduleNightlyReport } from '../../../examples/schedules/nightly-report.js';
 import { quietly } from '../../helpers/queue/quietly.js';
 import { clearOfMinute } from '../../helpers/clock-boundary.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 /**
  * Cron schedules (`client.schedules.*`) through the unchanged SDK, with two gateway replicas on
@@ -30,7 +32,7 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
   let inspect: Redis;
 
   const client = (token = target.token, replica = 0): Client =>
-    new Client({ baseUrl: replicas[replica]!.queueUrl(target), token, retry: false, enableTelemetry: false });
+    queueSdkClient(replicas[replica]!, target, token);
 
   beforeAll(async () => {
     [redis, otherRedis] = await Promise.all([startRedis(), startRedis()]);
@@ -432,12 +434,7 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
     await expect(quietly(() => client(otherTarget.token).schedules.delete(scheduleId))).rejects.toThrow(
       /invalid token/,
     );
-    const other = new Client({
-      baseUrl: replicas[0]!.queueUrl(otherTarget),
-      token: otherTarget.token,
-      retry: false,
-      enableTelemetry: false,
-    });
+    const other = queueSdkClient(replicas[0]!, otherTarget);
     expect(await other.schedules.list()).toEqual([]);
     await expect(quietly(() => other.schedules.get(scheduleId))).rejects.toThrow(/not found/);
     expect((await client().schedules.get(scheduleId)).scheduleId).toBe(scheduleId);

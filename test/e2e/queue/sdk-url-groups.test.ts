@@ -1,4 +1,5 @@
-import { Client, Receiver } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
+import { Receiver } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
@@ -13,6 +14,7 @@ import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
 import { quietly } from '../../helpers/queue/quietly.js';
+import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 
 /**
  * URL groups (`client.urlGroups.*`, publishing with `urlGroup`) through the unchanged SDK: the
@@ -31,8 +33,7 @@ describe('URL groups with the @upstash/qstash SDK', () => {
   /** Every host name the gateway looked up (its only resolver). */
   const resolved: string[] = [];
 
-  const client = (token = target.token): Client =>
-    new Client({ baseUrl: gateway.queueUrl(target), token, retry: false, enableTelemetry: false });
+  const client = (token = target.token): Client => queueSdkClient(gateway, target, token);
 
   beforeAll(async () => {
     [redis, otherRedis] = await Promise.all([startRedis(), startRedis()]);
@@ -336,12 +337,7 @@ describe('URL groups with the @upstash/qstash SDK', () => {
     await expect(quietly(() => client(otherTarget.token).urlGroups.get('private'))).rejects.toThrow(
       /invalid token/,
     );
-    const otherTenant = new Client({
-      baseUrl: gateway.queueUrl(otherTarget),
-      token: otherTarget.token,
-      retry: false,
-      enableTelemetry: false,
-    });
+    const otherTenant = queueSdkClient(gateway, otherTarget);
     expect(await otherTenant.urlGroups.list()).toEqual([]);
   });
 

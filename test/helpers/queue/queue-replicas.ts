@@ -1,4 +1,4 @@
-import { Client } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import type { ManagedProcess } from '../../../local/process.js';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
@@ -7,6 +7,7 @@ import { connectTestRedis } from './redis-snapshot.js';
 import { startRecordingDestination, type RecordingDestination } from './recording-destination.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from './spawn-queue-gateway.js';
 import { testQueueTarget } from './test-queue-target.js';
+import { queueSdkClient } from './queue-sdk-client.js';
 
 /**
  * Gateway processes sharing one binding on a real Redis, for suites that SIGKILL one replica and
@@ -56,12 +57,7 @@ export function useQueueReplicas(options: {
     },
     sdkClient(gateway: QueueGatewayProcess, as: { target?: QueueTarget; token?: string } = {}): Client {
       const target = as.target ?? replicas.target;
-      return new Client({
-        baseUrl: `${gateway.baseUrl}/queue/${target.namespace}/${target.name}`,
-        token: as.token ?? target.token,
-        retry: false,
-        enableTelemetry: false,
-      });
+      return queueSdkClient(gateway, target, as.token);
     },
   } as QueueReplicas;
 

@@ -1,4 +1,4 @@
-import { Client } from '@upstash/qstash';
+import type { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
@@ -12,6 +12,7 @@ import { randomSigningKey } from './signing-keys.js';
 import { testQueueTarget } from './test-queue-target.js';
 import { startTestReceiver, type RecordedDelivery, type TestReceiver } from './test-receiver.js';
 import { InFlightGauge } from './in-flight-gauge.js';
+import { queueSdkClient } from './queue-sdk-client.js';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -57,12 +58,7 @@ export function useSdkQueueSuite(): SdkQueueSuite {
   const inFlight = new InFlightGauge();
 
   const client = (replica = 0, token = target.token): Client =>
-    new Client({
-      baseUrl: replicas[replica]!.queueUrl(target),
-      token,
-      retry: false,
-      enableTelemetry: false,
-    });
+    queueSdkClient(replicas[replica]!, target, token);
 
   beforeAll(async () => {
     [redis, otherRedis] = await Promise.all([startRedis(), startRedis()]);
