@@ -153,6 +153,43 @@ def check_events():
     }
 
 
+def check_other_calls():
+    """Calls of the SDK's other APIs that parse an answer: each must answer without an error."""
+    fc = {"key": "python-sdk-fc", "parallelism": 1}
+    calls = {
+        "queue.upsert": lambda: client.queue.upsert("python-sdk", parallelism=2),
+        "queue.get": lambda: client.queue.get("python-sdk").parallelism,
+        "queue.list": lambda: [q.name for q in client.queue.list()],
+        "queue.pause": lambda: client.queue.pause("python-sdk"),
+        "message.enqueue_json": lambda: client.message.enqueue_json(
+            queue="python-sdk", url=hook("ok"), body={"check": "enqueue"}
+        ).message_id,
+        "queue.resume": lambda: client.queue.resume("python-sdk"),
+        "queue.delete": lambda: client.queue.delete("python-sdk"),
+        "message.publish_json(flow_control)": lambda: client.message.publish_json(
+            url=hook("ok"), body={"check": "flow-control"}, flow_control=fc
+        ).message_id,
+        "flow_control.get": lambda: client.flow_control.get(fc["key"]).key,
+        "flow_control.get_global_parallelism": lambda: client.flow_control.get_global_parallelism(),
+        "flow_control.pause": lambda: client.flow_control.pause(fc["key"]),
+        "flow_control.resume": lambda: client.flow_control.resume(fc["key"]),
+        "flow_control.pin": lambda: client.flow_control.pin(fc["key"], {"parallelism": 2}),
+        "flow_control.unpin": lambda: client.flow_control.unpin(fc["key"], {"parallelism": True}),
+        "flow_control.reset_rate": lambda: client.flow_control.reset_rate(fc["key"]),
+        "schedule.list": lambda: client.schedule.list(),
+        "signing_key.get": lambda: client.signing_key.get().current,
+        "message.cancel_all": lambda: client.message.cancel_all(),
+    }
+    answers = {}
+    for name, call in calls.items():
+        try:
+            call()
+            answers[name] = "ok"
+        except Exception as err:
+            answers[name] = f"{type(err).__name__}: {err}"
+    return answers
+
+
 CHECKS = {
     "publish": check_publish,
     "batchWithoutQueue": check_batch_without_queue,
@@ -161,6 +198,7 @@ CHECKS = {
     "scheduleFlowControl": check_schedule_flow_control,
     "deleteMissingUrlGroup": check_delete_missing_url_group,
     "events": check_events,
+    "otherCalls": check_other_calls,
 }
 
 

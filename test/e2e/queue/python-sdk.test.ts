@@ -127,4 +127,10 @@ describe('the queue through the Python SDK (qstash from PyPI)', () => {
     const { events } = (await raw.json()) as { events: { state: string }[] };
     expect(events.map((e) => e.state)).toContain('CANCELLED');
   });
+
+  it("when the SDK's queue, flow-control, schedule-list, signing-key and cancel-all calls are made, then each parses its answer", () => {
+    const answers = valueOf('otherCalls');
+    expect(Object.entries(answers).filter(([, answer]) => answer !== 'ok')).toEqual([]);
+    expect(Object.keys(answers)).toHaveLength(18);
+  });
 });
