@@ -23,6 +23,21 @@ describe('RecentWrites', () => {
     expect(recent.read('ns/x', 'slot', object('1'))?.metadata?.resourceVersion).toBe('1');
   });
 
+  it('when a write is remembered, then its managedFields are not kept (nothing reads them)', () => {
+    const recent = new RecentWrites();
+    const written = {
+      metadata: {
+        name: 'x',
+        resourceVersion: '2',
+        managedFields: [{ manager: 'settee', operation: 'Apply' }],
+      },
+    };
+    recent.remember('ns/x', 'slot', object('1'), written);
+    const read = recent.read<typeof written>('ns/x', 'slot', object('1') as typeof written);
+    expect(read?.metadata?.resourceVersion).toBe('2');
+    expect(read?.metadata?.managedFields).toBeUndefined();
+  });
+
   it('when an object was created and the cache has not seen it yet, then the created object is read', () => {
     const recent = new RecentWrites();
     recent.remember('ns/x', 'slot', undefined, object('7'));
