@@ -17,6 +17,9 @@ export const DEFAULT_DEAD_LETTER_RETENTION = '7d';
 /** QStash keeps logs for 3 days on its paid plans. */
 export const DEFAULT_EVENT_RETENTION = '3d';
 export const DEFAULT_MAX_EVENTS = 100_000;
+/** Finished workflow runs are QStash's workflow logs (client.logs()): kept as long as its logs. */
+export const DEFAULT_WORKFLOW_RUN_RETENTION = DEFAULT_EVENT_RETENTION;
+export const DEFAULT_MAX_WORKFLOW_RUNS = 10_000;
 /** Duplicates of a message are kept out for this long after it was published. */
 export const DEFAULT_DEDUPLICATION_WINDOW = '10m';
 
@@ -105,6 +108,21 @@ export const QUEUE_BINDING_LIMITS_SCHEMA = object({
       default: DEFAULT_MAX_EVENTS,
       description:
         'The most events kept (about, the stream is trimmed in whole nodes); the oldest go first (default 100000).',
+    }),
+    workflowRunRetention: duration({
+      default: DEFAULT_WORKFLOW_RUN_RETENTION,
+      description:
+        'How long a finished workflow run (succeeded, failed or cancelled) is kept with its steps for ' +
+        'client.logs() and the console, from its end, as a duration such as 3d or 12h (default 3d). Running ' +
+        'runs are never dropped.',
+    }),
+    maxWorkflowRuns: integer({
+      minimum: 100,
+      maximum: 10_000_000,
+      default: DEFAULT_MAX_WORKFLOW_RUNS,
+      description:
+        'The most finished workflow runs kept; the earliest finished go first (default 10000). Running runs ' +
+        'do not count.',
     }),
     maxQueues: integer({
       minimum: 1,
@@ -211,6 +229,12 @@ export const QUEUE_BINDING_STATUS_LIMITS_SCHEMA = object({
     maxDeadLetters: integer({ description: limit('maxDeadLetters', 'The most dead letters kept') }),
     eventRetention: string({ description: limit('eventRetention', 'How long events are kept') }),
     maxEvents: integer({ description: limit('maxEvents', 'About the most events kept') }),
+    workflowRunRetention: string({
+      description: limit('workflowRunRetention', 'How long a finished workflow run is kept'),
+    }),
+    maxWorkflowRuns: integer({
+      description: limit('maxWorkflowRuns', 'The most finished workflow runs kept'),
+    }),
     maxQueues: integer({ description: limit('maxQueues', 'The most queues; one more is a 412') }),
     maxQueueParallelism: integer({
       description: limit('maxQueueParallelism', 'The largest parallelism of one queue; more is a 412'),

@@ -4,6 +4,8 @@ import {
   DEFAULT_EVENT_RETENTION,
   DEFAULT_MAX_DELAY,
   DEFAULT_MAX_EVENTS,
+  DEFAULT_MAX_WORKFLOW_RUNS,
+  DEFAULT_WORKFLOW_RUN_RETENTION,
   type QueueBindingLimits,
 } from './queue-binding.js';
 
@@ -52,6 +54,8 @@ export function resolveQueueLimits(
     maxDeadLetters: spec?.maxDeadLetters ?? defaults.maxDeadLetters,
     eventRetention: spec?.eventRetention ?? DEFAULT_EVENT_RETENTION,
     maxEvents: spec?.maxEvents ?? DEFAULT_MAX_EVENTS,
+    workflowRunRetention: spec?.workflowRunRetention ?? DEFAULT_WORKFLOW_RUN_RETENTION,
+    maxWorkflowRuns: spec?.maxWorkflowRuns ?? DEFAULT_MAX_WORKFLOW_RUNS,
     maxQueues: spec?.maxQueues ?? defaults.maxQueues,
     maxQueueParallelism: spec?.maxQueueParallelism ?? defaults.maxQueueParallelism,
     maxSchedules: spec?.maxSchedules ?? defaults.maxSchedules,

@@ -44,6 +44,10 @@ export interface QueueLimits {
   eventRetentionMs: number;
   /** The most events kept (limits.maxEvents). */
   maxEvents: number;
+  /** How long a finished workflow run is kept (limits.workflowRunRetention). */
+  workflowRunRetentionMs: number;
+  /** The most finished workflow runs kept (limits.maxWorkflowRuns). */
+  maxWorkflowRuns: number;
   /** The most queues (limits.maxQueues). */
   maxQueues: number;
   /** The largest parallelism of a queue (limits.maxQueueParallelism). */

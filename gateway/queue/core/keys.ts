@@ -116,7 +116,7 @@ export interface QueueKeys {
   workflowSteps(runId: string): string;
   /**
    * Sorted set of the workflow runs: member = run id, score = creation time (ms). The logs page
-   * newest first by range reads, and retention trims the oldest without a scan.
+   * newest first by range reads.
    */
   readonly workflowRunOrder: string;
   /**
@@ -130,6 +130,11 @@ export interface QueueKeys {
    * with no waiter): field = event id, value = the event's data, taken by the run's next wait for it.
    */
   workflowNotices(runId: string): string;
+  /**
+   * Sorted set of the finished workflow runs: member = run id, score = finish time (ms). Retention
+   * (limits.workflowRunRetention, maxWorkflowRuns) drops the earliest finished without a scan.
+   */
+  readonly workflowRunsFinished: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -171,5 +176,6 @@ export function queueKeys(prefix: string): QueueKeys {
     workflowRunOrder: `${prefix}workflow-runs`,
     workflowWaiters: (eventId: string) => `${prefix}workflow-waiters:${eventId}`,
     workflowNotices: (runId: string) => `${prefix}workflow-notices:${runId}`,
+    workflowRunsFinished: `${prefix}workflow-runs-finished`,
   });
 }

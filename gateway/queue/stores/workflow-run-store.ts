@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { InvalidRequestError } from '../core/errors.js';
 import type { QueueKeys } from '../core/keys.js';
 import { appendWorkflowStep } from '../scripts/append-workflow-step.js';
+import { dropWorkflowRuns } from '../scripts/drop-workflow-runs.js';
 import { finishWorkflowRun } from '../scripts/finish-workflow-run.js';
 import { startWorkflowRun } from '../scripts/start-workflow-run.js';
 import type {
@@ -21,6 +22,9 @@ export const WORKFLOW_INLINE_STEPS_BYTES = 64 * 1024;
 
 /** How many runs one step of a page reads. */
 const PAGE_CHUNK = 100;
+/** Finished runs one trim call drops at most per pass, and its passes: bounded work per maintenance pass. */
+const TRIM_STEP = 500;
+const TRIM_PASSES = 4;
 
 function recordOf(runId: string, fields: Record<string, string>): WorkflowRunRecord | undefined {
   if (fields.config === undefined || fields.state === undefined) return undefined;
@@ -105,10 +109,49 @@ export class WorkflowRunStore {
           : ['', ''];
     const ended = await finishWorkflowRun.run(
       this.redis,
-      [this.keys.workflowRun(runId)],
-      [end.state, end.at, field, value],
+      [this.keys.workflowRun(runId), this.keys.workflowRunsFinished],
+      [end.state, end.at, field, value, runId],
     );
     return ended === 1;
+  }
+
+  /**
+   * Drops finished runs (their hash, steps, early notices and places in the orders) that ended before
+   * `now - retentionMs`, and the earliest finished beyond `maxCount`: ranges of the finished-runs
+   * sorted set, TRIM_STEP at a time, never a scan. Answers how many it dropped.
+   */
+  async trim(limits: { retentionMs: number; maxCount: number }, now = Date.now()): Promise<number> {
+    const k = this.keys;
+    let dropped = 0;
+    for (let pass = 0; pass < TRIM_PASSES; pass++) {
+      const expired = await this.redis.zrangebyscore(
+        k.workflowRunsFinished,
+        '-inf',
+        `(${now - limits.retentionMs}`,
+        'LIMIT',
+        0,
+        TRIM_STEP,
+      );
+      const over = (await this.redis.zcard(k.workflowRunsFinished)) - expired.length - limits.maxCount;
+      // After the expired ones, the earliest finished of those left beyond maxCount.
+      const [from, to] = [expired.length, expired.length + Math.min(over, TRIM_STEP) - 1];
+      const earliest = over > 0 ? await this.redis.zrange(k.workflowRunsFinished, from, String(to)) : [];
+      const runIds = [...expired, ...earliest];
+      if (runIds.length === 0) break;
+      dropped += Number(
+        await dropWorkflowRuns.run(
+          this.redis,
+          [
+            k.workflowRunsFinished,
+            k.workflowRunOrder,
+            ...runIds.flatMap((id) => [k.workflowRun(id), k.workflowSteps(id), k.workflowNotices(id)]),
+          ],
+          runIds,
+        ),
+      );
+      if (runIds.length < TRIM_STEP) break;
+    }
+    return dropped;
   }
 
   async get(runId: string): Promise<WorkflowRunRecord | undefined> {

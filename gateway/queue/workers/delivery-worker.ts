@@ -353,6 +353,8 @@ export class DeliveryWorker {
       // Dead letters expire even when no new one arrives to trim them.
       await this.deadLetterQueue.trim(this.deadLetterLimits);
       await this.eventLog.trim(this.target.limits.eventRetentionMs);
+      const { workflowRunRetentionMs, maxWorkflowRuns } = this.target.limits;
+      await this.workflowRuns.trim({ retentionMs: workflowRunRetentionMs, maxCount: maxWorkflowRuns });
       if (Date.now() - this.lastConsumerCheck > STALE_CONSUMER_CHECK_EVERY_MS) {
         this.lastConsumerCheck = Date.now();
         await this.store.pruneIdleConsumers(STALE_CONSUMER_IDLE_MS, this.options.config.consumerName);

@@ -9,6 +9,8 @@ describe("a binding's effective limits", () => {
       maxDeadLetters: 10_000,
       eventRetention: '3d',
       maxEvents: 100_000,
+      workflowRunRetention: '3d',
+      maxWorkflowRuns: 10_000,
       maxQueues: 10,
       maxQueueParallelism: 100,
       maxSchedules: 10,

@@ -223,6 +223,8 @@ describe('the QueueBinding controller', () => {
       maxDeadLetters: 10_000,
       eventRetention: '3d',
       maxEvents: 100_000,
+      workflowRunRetention: '3d',
+      maxWorkflowRuns: 10_000,
       maxQueues: 10,
       maxQueueParallelism: 100,
       // SETTEE_QUEUE_MAX_SCHEDULES on the operator; spec.limits.maxUrlGroups over its default of 3.
