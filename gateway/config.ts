@@ -93,6 +93,12 @@ export interface GatewayConfig {
     readonly idleTimeoutMs: number;
     /** SETTEE_GATEWAY_MAX_CONNECTIONS (0 = no limit): client connections beyond it are dropped on accept. */
     readonly maxConnections: number | undefined;
+    /**
+     * SETTEE_GATEWAY_MAX_HEADER_BYTES (16384, Node's own default): the largest request head (request
+     * line and headers) taken; a larger one is answered 431 and its connection closed, before any
+     * instance or queue sees it.
+     */
+    readonly maxHeaderBytes: number;
   };
 
   /** The free plan's limits on free instances: rates, storage, databases (gateway/envelope/config.ts). */
@@ -174,6 +180,7 @@ export function readGatewayConfig(read: EnvReader): GatewayConfig {
       idleTimeoutMs: read.durationMs('SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT', 65_000, { minMs: 1 }),
       maxConnections:
         read.integer('SETTEE_GATEWAY_MAX_CONNECTIONS', 0, { min: 0, max: 10_000_000 }) || undefined,
+      maxHeaderBytes: read.integer('SETTEE_GATEWAY_MAX_HEADER_BYTES', 16_384, { min: 1_024, max: 1_048_576 }),
     },
     envelope: readEnvelopeConfig(read),
     logLevel: read.oneOf('SETTEE_LOG_LEVEL', LOG_LEVELS, 'info'),

@@ -4,6 +4,7 @@ import type { Logger } from 'winston';
 import { listen } from '../../observability/listen.js';
 import { readCertificatePair, watchCertificate, type CertificateFiles } from './certificate-reloader.js';
 import { ClientSilenceGuard } from './client-silence.js';
+import { answerClientError } from './client-error.js';
 import { refuseConnect } from './refuse-connect.js';
 
 export interface ListeningServer {
@@ -25,6 +26,8 @@ export interface ClientConnectionLimits {
   readonly idleTimeoutMs: number;
   /** Connections beyond this are dropped on accept; undefined = no limit. */
   readonly maxConnections: number | undefined;
+  /** A request head larger than this is answered 431: see client-error.ts. */
+  readonly maxHeaderBytes: number;
 }
 
 export interface StartServerOptions {
@@ -68,6 +71,7 @@ export async function startServer(options: StartServerOptions): Promise<Listenin
     keepAliveTimeout: clients.idleTimeoutMs,
     keepAlive: true,
     keepAliveInitialDelay: TCP_KEEPALIVE_INITIAL_DELAY_MS,
+    maxHeaderSize: clients.maxHeaderBytes,
   };
   const silence = new ClientSilenceGuard({ idleTimeoutMs: clients.idleTimeoutMs, logger: options.logger });
   const listener = silence.track(options.listener);
@@ -83,6 +87,7 @@ export async function startServer(options: StartServerOptions): Promise<Listenin
   // that upstream connections still find descriptors.
   if (clients.maxConnections !== undefined) server.maxConnections = clients.maxConnections;
   server.on('connect', refuseConnect);
+  server.on('clientError', answerClientError);
   const port = await listen(server, options);
   const reloader =
     options.tls && certificate

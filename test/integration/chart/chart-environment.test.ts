@@ -64,6 +64,7 @@ describe("the chart's container environment, read by the components' own configu
         headersTimeoutMs: 60_000,
         idleTimeoutMs: 65_000,
         maxConnections: undefined,
+        maxHeaderBytes: 16_384,
       });
       expect(config.trustedProxies).toEqual([]);
       expect(config.activity.replicaName).toBe(POD);
@@ -156,7 +157,12 @@ describe("the chart's container environment, read by the components' own configu
         watchNamespace: 'tenants',
         wake: { holdQueueLimit: 200, timeoutMs: 3_000, retryAfterSeconds: 2, probeIntervalMs: 20 },
         upstream: { maxConnectionsPerAddress: 64, idleTimeoutMs: 10_000, headersTimeoutMs: 120_000 },
-        clients: { headersTimeoutMs: 30_000, idleTimeoutMs: 75_000, maxConnections: 20_000 },
+        clients: {
+          headersTimeoutMs: 30_000,
+          idleTimeoutMs: 75_000,
+          maxConnections: 20_000,
+          maxHeaderBytes: 32_768,
+        },
         trustedProxies: ['10.244.0.0/16', 'fd00:10:244::/56'],
         logLevel: 'debug',
         shutdownTimeoutMs: 25_000,

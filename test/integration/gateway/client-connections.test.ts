@@ -5,9 +5,10 @@ import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import { startEchoUpstream, type EchoUpstream } from '../../helpers/gateway/echo-upstream.js';
 import { startGatewayInFrontOf } from '../../helpers/gateway/gateway-harness.js';
 import { request } from '../../helpers/gateway/http-request.js';
-import { jsonBodyOf, RawConnection, statusOf } from '../../helpers/gateway/raw-connection.js';
+import { exchangeRaw, jsonBodyOf, RawConnection, statusOf } from '../../helpers/gateway/raw-connection.js';
 
 const HEADERS_TIMEOUT_MS = 400;
+const MAX_HEADER_BYTES = 4_096;
 const IDLE_TIMEOUT_MS = 400;
 /** Well past both timeouts and the sweep that enforces the headers timeout. */
 const CUT_WITHIN_MS = 4_000;
@@ -36,6 +37,7 @@ describe('the gateway and clients that are slow or leave early', () => {
       env: {
         SETTEE_GATEWAY_CLIENT_HEADERS_TIMEOUT: `${HEADERS_TIMEOUT_MS}ms`,
         SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT: `${IDLE_TIMEOUT_MS}ms`,
+        SETTEE_GATEWAY_MAX_HEADER_BYTES: String(MAX_HEADER_BYTES),
       },
     }));
   });
@@ -59,6 +61,25 @@ describe('the gateway and clients that are slow or leave early', () => {
     expect(result.closedByServer).toBe(true);
     expect(result.elapsedMs).toBeGreaterThanOrEqual(IDLE_TIMEOUT_MS - 50);
     expect(result.elapsedMs).toBeLessThan(CUT_WITHIN_MS);
+  });
+
+  it('when a request head is larger than SETTEE_GATEWAY_MAX_HEADER_BYTES, then a CouchDB-shaped 431 answers it, on the instance and queue paths alike, no upstream sees it, and one just under passes', async () => {
+    const head = (path: string, bytes: number) =>
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(bytes)}\r\n\r\n`;
+    for (const path of [`${basePath}/too-big`, '/queue/ns/binding/v2/messages']) {
+      const result = await exchangeRaw(gateway.port, head(path, MAX_HEADER_BYTES));
+      expect(statusOf(result.text)).toBe(431);
+      expect(result.text).toMatch(/\r\nconnection: close\r\n/i);
+      expect(jsonBodyOf(result.text)).toEqual({
+        error: 'request_header_fields_too_large',
+        reason: 'the request line and headers are larger than this gateway takes',
+      });
+    }
+    expect(echo.received.some((seen) => seen.url === '/too-big')).toBe(false);
+    const under = await request(`${base}/just-under`, {
+      headers: { 'X-Big': 'a'.repeat(MAX_HEADER_BYTES / 2) },
+    });
+    expect(under.status).toBe(200);
   });
 
   it('when a client sends its headers one line at a time, each sooner than the idle timeout, then the headers timeout closes the connection', async () => {

@@ -29,6 +29,7 @@ describe('loadGatewayConfig', () => {
       headersTimeoutMs: 60_000,
       idleTimeoutMs: 65_000,
       maxConnections: undefined,
+      maxHeaderBytes: 16_384,
     });
     expect(Object.isFrozen(config.wake)).toBe(true);
     expect(config.envelope).toEqual({
@@ -90,6 +91,7 @@ describe('loadGatewayConfig', () => {
       SETTEE_GATEWAY_CLIENT_HEADERS_TIMEOUT: '10s',
       SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT: '2m',
       SETTEE_GATEWAY_MAX_CONNECTIONS: '20000',
+      SETTEE_GATEWAY_MAX_HEADER_BYTES: '32768',
     });
     expect(config.listen.port).toBe(0);
     expect(config.domain).toBe('couch.example.com');
@@ -104,6 +106,7 @@ describe('loadGatewayConfig', () => {
       headersTimeoutMs: 10_000,
       idleTimeoutMs: 120_000,
       maxConnections: 20_000,
+      maxHeaderBytes: 32_768,
     });
   });
 
@@ -135,11 +138,12 @@ describe('loadGatewayConfig', () => {
         SETTEE_GATEWAY_CLIENT_HEADERS_TIMEOUT: '0s',
         SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT: 'never',
         SETTEE_GATEWAY_MAX_CONNECTIONS: '-1',
+        SETTEE_GATEWAY_MAX_HEADER_BYTES: '100',
       });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).problems).toHaveLength(8);
+    expect((error as ConfigError).problems).toHaveLength(9);
   });
 });
