@@ -104,6 +104,8 @@ export interface WorkflowPublish {
    * the answer comes back through Upstash-Callback); absent or `step` for a step of the run.
    */
   callType?: string;
+  /** Upstash-Workflow-Invoke: true on a trigger: context.invoke, whose body wraps the payload (workflow-invoke.ts). */
+  invoke?: true;
 }
 
 /** What a stored message of a run carries beside its body (message.ts `workflow`). */

@@ -27,6 +27,19 @@ export interface WorkflowRunConfig {
   flowControl?: FlowControl;
   failureCallback?: CallbackRequest;
   label?: string;
+  /** The run that started this one with context.invoke, resumed when this one ends. */
+  invoker?: WorkflowInvoker;
+}
+
+/** The run that invoked another, kept with the invoked run's settings. */
+export interface WorkflowInvoker {
+  runId: string;
+  /** The invoker's workflow URL, where it resumes. */
+  url: string;
+  /** Its resuming delivery's headers: the invoke request's Upstash-Forward-* and content type. */
+  headers: Record<string, string>;
+  /** The invoke step as the SDK sent it (stepId, stepName, stepType, concurrent...). */
+  step: Record<string, unknown>;
 }
 
 /** One run as stored (keys.ts workflowRun). */
@@ -82,6 +95,7 @@ export function parseWorkflowPublish(headers: HeaderBag): WorkflowPublish | unde
   const publish: WorkflowPublish = { runId, init: init === 'true', url };
   const callType = single(headers, 'upstash-workflow-calltype');
   if (callType !== undefined) publish.callType = callType;
+  if (single(headers, 'upstash-workflow-invoke') === 'true') publish.invoke = true;
   return publish;
 }
 

@@ -9,14 +9,15 @@ import {
   type WaitRequest,
   type WorkflowWaiter,
 } from '../core/workflow-event.js';
+import { invokeResultStep } from '../core/workflow-invoke.js';
 import { notifyWorkflowRun } from '../scripts/notify-workflow-run.js';
 import { registerWorkflowWait } from '../scripts/register-workflow-wait.js';
 import { isEnqueueAnswer, prepareWorkflowMessages } from './workflow-publish.js';
 import type { WorkflowRunStore } from './workflow-run-store.js';
 
 /**
- * A binding's workflow events: runs waiting for them (context.waitForEvent), notifies, and the
- * waits' timeouts. A waiter is taken once, by one HDEL or one script, whoever comes first of a
+ * A binding's workflow events: runs waiting for them (context.waitForEvent), notifies, the waits'
+ * timeouts, and the end of an invoked run (context.invoke), which resumes its invoker. A waiter is taken once, by one HDEL or one script, whoever comes first of a
  * notify and its timer; the taker appends the wait's step to the run and publishes its delivery,
  * as the SDK's own step publish would be. Between the two a crash loses that resumption (the run
  * then waits); docs/workflow.md says so.
@@ -145,24 +146,42 @@ export class WorkflowEventStore {
   }
 
   /**
-   * The wait's step joins the run and its delivery is stored, as the SDK's step publish would be;
-   * undefined when the run is no longer running (it takes no step).
+   * Run `runId` ended: the run that invoked it (context.invoke), if any, resumes with its result.
+   * Called once by whoever ended it (only one caller's finish succeeds).
    */
-  private async resume(
+  async runEnded(runId: string): Promise<void> {
+    const run = await this.deps.runs.get(runId);
+    const invoker = run?.config.invoker;
+    if (!run || !invoker) return;
+    await this.resumeRun(invoker, invokeResultStep(invoker, run));
+  }
+
+  private resume(
     waiter: WorkflowWaiter,
     outcome: { data: Buffer } | { timedOut: true },
   ): Promise<QueueMessage | undefined> {
+    return this.resumeRun(waiter, waitStepBody(waiter, outcome));
+  }
+
+  /**
+   * `step` joins the run and its delivery is stored, as the SDK's step publish would be;
+   * undefined when the run is no longer running (it takes no step).
+   */
+  private async resumeRun(
+    run: { runId: string; url: string; headers: Record<string, string> },
+    step: Buffer,
+  ): Promise<QueueMessage | undefined> {
     const published = createMessage({
-      destination: waiter.url,
+      destination: run.url,
       method: 'POST',
-      headers: waiter.headers,
-      body: waitStepBody(waiter, outcome),
+      headers: run.headers,
+      body: step,
       retries: 0,
     });
     let prepared;
     try {
       [prepared] = await prepareWorkflowMessages(this.deps.runs, [
-        { ...published, workflowPublish: { runId: waiter.runId, init: false, url: waiter.url } },
+        { ...published, workflowPublish: { runId: run.runId, init: false, url: run.url } },
       ]);
     } catch (err) {
       if (err instanceof InvalidRequestError) return undefined;

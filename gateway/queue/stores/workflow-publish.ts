@@ -1,5 +1,5 @@
 import type { EnqueueAnswer } from '../core/enqueue-answer.js';
-import { InvalidRequestError } from '../core/errors.js';
+import { InvalidRequestError, ResourceNotFoundError } from '../core/errors.js';
 import type { QueueMessage, WorkflowPublish } from '../core/message.js';
 import {
   buildRawStep,
@@ -8,6 +8,7 @@ import {
   type WorkflowRunConfig,
 } from '../core/workflow-message.js';
 import type { WorkflowRunStore } from './workflow-run-store.js';
+import { parseInvokeRequest } from '../core/workflow-invoke.js';
 
 /**
  * Turns the workflow messages of a publish into the messages the queue stores, on the publish
@@ -87,7 +88,17 @@ async function prepareOne(
   if (workflow.init) {
     const config = runConfigOf(published, workflow.url);
     const createdAt = published.createdAt;
-    const firstStep = buildRawStep(published.id, published.body, createdAt);
+    let payload = published.body;
+    if (workflow.invoke) {
+      const invoke = parseInvokeRequest(published.body);
+      // The invoker must be a running run of this binding: it is what the invoked run resumes.
+      const invoker = await runs.get(invoke.invoker.runId);
+      if (!invoker) throw new ResourceNotFoundError(`workflow run ${invoke.invoker.runId} not found`);
+      if (invoker.state !== 'RUN_STARTED') throw notRunning(invoke.invoker.runId, invoker.state);
+      payload = invoke.payload;
+      config.invoker = invoke.invoker;
+    }
+    const firstStep = buildRawStep(published.id, payload, createdAt);
     const outcome = await runs.start({ runId, config, createdAt, firstStep });
     if (!outcome.started) return { messageId: outcome.firstMessageId, deduplicated: true };
     return runMessage({

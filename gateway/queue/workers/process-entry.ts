@@ -251,8 +251,9 @@ async function handleFailure(
     responseBody: result.responseBodyBytes,
   });
   // After the dead letter is stored: a crash in between leaves the run running, as a redelivery would.
-  if (message.workflow !== undefined)
-    await ctx.workflowRuns.finish(message.workflow.runId, {
+  if (
+    message.workflow !== undefined &&
+    (await ctx.workflowRuns.finish(message.workflow.runId, {
       state: 'RUN_FAILED',
       at: now,
       failure: JSON.stringify({
@@ -261,7 +262,9 @@ async function handleFailure(
         error: letter.lastError,
         body: letter.lastResponseBody,
       }),
-    });
+    }))
+  )
+    await ctx.workflowEvents.runEnded(message.workflow.runId);
   ctx.logger.warn('message dead-lettered', {
     messageId: message.id,
     ...redactDestination(message.destination),

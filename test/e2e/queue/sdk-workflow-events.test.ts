@@ -1,4 +1,5 @@
-import { Client } from '@upstash/workflow';
+import { Client, type WorkflowContext } from '@upstash/workflow';
+import { createWorkflow } from '@upstash/workflow/express';
 import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
 import { WorkflowRunStore } from '../../../gateway/queue/stores/workflow-run-store.js';
@@ -12,15 +13,45 @@ interface WaitPlan {
   pause?: number;
 }
 
+interface InvokePlan {
+  n: number;
+  end?: 'fail' | 'cancel';
+}
+
 /**
  * Workflow events through the unchanged @upstash/workflow 1.3.3: context.waitForEvent
  * (`POST /v2/wait/{eventId}`), client.notify with and without a run id, client.getWaiters, and the
- * wait's timeout. The SDK client talks to replica-a, the endpoints to replica-b.
+ * wait's timeout; and context.invoke between workflows of one serveMany, where the invoking run
+ * waits for the other's result. The SDK client talks to replica-a, the endpoints to replica-b.
  */
-describe('workflow events with the @upstash/workflow SDK', () => {
+describe('workflow events and invoke with the @upstash/workflow SDK', () => {
   const suite = useSdkQueueSuite();
   let endpoints: WorkflowEndpoints;
   const outcomes = new Map<string, { eventData: unknown; timeout: boolean }>();
+  const invoked = new Map<string, { body: unknown; isFailed?: boolean; isCanceled?: boolean }>();
+  const childPayloads: unknown[] = [];
+
+  const child = createWorkflow(async (context: WorkflowContext<InvokePlan>) => {
+    const { n, end } = context.requestPayload;
+    const doubled = await context.run('double', () => {
+      childPayloads.push(context.requestPayload);
+      return n * 2;
+    });
+    if (end === 'cancel') await context.cancel();
+    if (end === 'fail')
+      await context.run('boom', () => {
+        throw new Error(`child failed on ${n}`);
+      });
+    return `doubled ${doubled}`;
+  });
+  const parent = createWorkflow(async (context: WorkflowContext<InvokePlan>) => {
+    const result = await context.invoke('invoke child', {
+      workflow: child,
+      body: context.requestPayload,
+      retries: 0,
+    });
+    await context.run('record', () => invoked.set(context.workflowRunId, result));
+  });
 
   beforeAll(async () => {
     endpoints = await startWorkflowEndpoints({
@@ -38,6 +69,7 @@ describe('workflow events with the @upstash/workflow SDK', () => {
           },
         },
       },
+      many: { parent, child },
     });
   });
 
@@ -182,6 +214,30 @@ describe('workflow events with the @upstash/workflow SDK', () => {
       404,
       { error: 'workflow run wfr_unknown not found' },
     ]);
+    // An invoke trigger (as context.invoke publishes it) with a bad body, or naming a run of
+    // another binding as its invoker: refused, and no run starts.
+    const invokeHeaders = {
+      'upstash-workflow-init': 'true',
+      'upstash-workflow-invoke': 'true',
+      'upstash-workflow-runid': 'wfr_invoked-bad',
+      'upstash-workflow-url': endpoints.expressUrl('many/child'),
+    };
+    const invokeStep = { stepId: 1, stepName: 'i', stepType: 'Invoke', concurrent: 1 };
+    const publishInvoke = (body: string) =>
+      ask(`/v2/publish/${endpoints.expressUrl('many/child')}`, { headers: invokeHeaders, body });
+    expect(await answer(await publishInvoke('{'))).toEqual([
+      400,
+      { error: 'an invoke (Upstash-Workflow-Invoke: true) body must be JSON' },
+    ]);
+    expect(
+      await answer(
+        await publishInvoke(
+          JSON.stringify({ workflowRunId: 'wfr_elsewhere', workflowUrl: 'http://x', step: invokeStep }),
+        ),
+      ),
+    ).toEqual([404, { error: 'workflow run wfr_elsewhere not found' }]);
+    expect(await runs().get('wfr_invoked-bad')).toBeUndefined();
+
     const keys = queueKeys(suite.config.keyPrefix);
     expect(
       await suite.inspect.exists(keys.workflowWaiters('evt_bad'), keys.workflowNotices('wfr_unknown')),
@@ -190,5 +246,24 @@ describe('workflow events with the @upstash/workflow SDK', () => {
     expect((await client().getWaiters({ eventId: 'evt_guarded' })).length).toBe(1);
     await client().notify({ eventId: 'evt_guarded', eventData: 'done' });
     expect(await outcomeOf(runId)).toEqual({ eventData: 'done', timeout: false });
+  });
+
+  it('when a run invokes another that succeeds, fails or is cancelled, then it resumes with the body, isFailed and isCanceled', async () => {
+    const run = async (plan: InvokePlan) => {
+      const { workflowRunId } = await client().trigger({
+        url: endpoints.expressUrl('many/parent'),
+        body: plan,
+      });
+      return waitFor(`invoke of ${workflowRunId}`, async () => invoked.get(workflowRunId), {
+        timeoutMs: 15_000,
+        intervalMs: 25,
+      });
+    };
+    expect(await run({ n: 4 })).toEqual({ body: 'doubled 8', isFailed: false, isCanceled: false });
+    expect(childPayloads).toContainEqual({ n: 4 });
+    expect(await run({ n: 5, end: 'cancel' })).toMatchObject({ isFailed: false, isCanceled: true });
+    const failed = await run({ n: 6, end: 'fail' });
+    expect(failed).toMatchObject({ isFailed: true, isCanceled: false });
+    expect(JSON.stringify(failed.body)).toMatch(/child failed on 6/);
   });
 });

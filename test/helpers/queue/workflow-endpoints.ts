@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client as QStashClient, Receiver } from '@upstash/qstash';
 import { serve, type WorkflowContext } from '@upstash/workflow';
-import { serve as serveExpress } from '@upstash/workflow/express';
+import { serve as serveExpress, serveMany } from '@upstash/workflow/express';
 import express from 'express';
 import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
 import { readBody } from '../../../gateway/queue/http/read-body.js';
@@ -58,6 +58,11 @@ export async function startWorkflowEndpoints(input: {
   /** The queue URL the endpoints' SDK client uses (a replica other than the trigger's, say). */
   queueUrl: string;
   workflows: Record<string, WorkflowDefinition>;
+  /**
+   * Workflows served together with `serveMany` at `/many/<name>` of the Express app (made with
+   * `createWorkflow` by the test, so one can `context.invoke` another).
+   */
+  many?: Parameters<typeof serveMany>[0];
 }): Promise<WorkflowEndpoints> {
   const { target, queueUrl, workflows } = input;
   const sdkOptions = (url: string) => ({
@@ -78,6 +83,11 @@ export async function startWorkflowEndpoints(input: {
   const expressBase = await listen(expressServer);
   for (const [name, { route, options }] of Object.entries(workflows))
     app.use(`/${name}`, serveExpress(route, { ...options, ...sdkOptions(`${expressBase}/${name}`) }));
+  if (input.many !== undefined) {
+    // No url: each workflow's is the request's, /many/<name>, which invoke rewrites to another's.
+    const { url: _url, ...shared } = sdkOptions('');
+    app.use('/many', serveMany(input.many, shared));
+  }
 
   const plainHandlers = new Map<string, (request: Request) => Promise<Response>>();
   const plainServer = http.createServer((req, res) => {
