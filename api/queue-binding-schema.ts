@@ -1,5 +1,6 @@
 import { QSTASH_DURATION_PATTERN } from './qstash-duration.js';
 import { array, boolean, integer, object, string, stringEnum } from './crd-schema.js';
+import { QUEUE_PLAN_LIMITS, QUEUE_PLANS } from './queue-plans.js';
 
 /**
  * The OpenAPI v3 schema of QueueBinding: the CRD's structural schema (crds/queuebinding.yaml is
@@ -10,8 +11,8 @@ import { array, boolean, integer, object, string, stringEnum } from './crd-schem
 export const QUEUE_ENGINES = ['valkey', 'redis'] as const;
 
 export const DEFAULT_DATABASE_PORT = 6379;
-/** QStash's own longest delay on its paid plans. */
-export const DEFAULT_MAX_DELAY = '7d';
+/** QStash's free plan's longest delay: the limit of a binding whose status has none yet. */
+export const DEFAULT_MAX_DELAY = QUEUE_PLAN_LIMITS.free.maxDelay;
 /** QStash keeps dead letters for 7 days on its paid plans. */
 export const DEFAULT_DEAD_LETTER_RETENTION = '7d';
 /** QStash keeps logs for 3 days on its paid plans. */
@@ -66,15 +67,23 @@ export const QUEUE_BINDING_CONNECTION_SCHEMA = object({
 
 export const QUEUE_BINDING_LIMITS_SCHEMA = object({
   description:
-    "Limits the gateway applies to this binding's queue; a field left out takes the operator's default. " +
-    'status.limits shows every limit in force.',
+    "Limits the gateway applies to this binding's queue; a field left out takes spec.plan's figure, or the " +
+    "operator's default without a plan. status.limits shows every limit in force.",
   properties: {
-    maxDelay: duration({
-      default: DEFAULT_MAX_DELAY,
+    maxDelay: string({
+      pattern: QSTASH_DURATION_PATTERN,
       description:
         'The longest a message may wait before its first delivery, through Upstash-Delay or ' +
-        'Upstash-Not-Before, as a duration such as 7d, 36h or 90m (default 7d). A publish asking for ' +
-        'longer is refused with a 400 that names this field.',
+        'Upstash-Not-Before, as a duration such as 7d, 36h or 90m (plan free 7d, paid 365d). A publish ' +
+        'asking for longer is refused with a 400 that names this field.',
+    }),
+    maxTimeout: string({
+      pattern: QSTASH_DURATION_PATTERN,
+      description:
+        'The longest Upstash-Timeout (and Upstash-Callback-Timeout) of one delivery attempt, as a duration ' +
+        'such as 15m or 2h (plan free 15m, paid 2h). A publish asking for longer is refused with a 400 that ' +
+        "names this field. An attempt without Upstash-Timeout waits the gateway's SETTEE_QUEUE_DELIVERY_TIMEOUT_MS " +
+        '(30s), or this limit when it is shorter.',
     }),
     deduplicationWindow: duration({
       default: DEFAULT_DEDUPLICATION_WINDOW,
@@ -174,6 +183,13 @@ export const QUEUE_BINDING_SPEC_SCHEMA = object({
         'The database engine: valkey or redis. Only these engines have a queue; any other value is rejected.',
     }),
     connection: QUEUE_BINDING_CONNECTION_SCHEMA,
+    plan: stringEnum(QUEUE_PLANS, {
+      description:
+        "QStash's plan whose published limits this binding gets, free or paid (max delay, timeout, queues, " +
+        'parallelism, schedules, URL groups and their endpoints; the table is in docs/queue.md, "Plans"). ' +
+        "spec.limits overrides single figures. Without a plan, the operator's defaults apply (QStash's free plan " +
+        'unless its SETTEE_QUEUE_MAX_* settings say otherwise).',
+    }),
     limits: QUEUE_BINDING_LIMITS_SCHEMA,
   },
 });
@@ -215,11 +231,14 @@ const limit = (field: string, words: string) => `${words} (spec.limits.${field})
 
 export const QUEUE_BINDING_STATUS_LIMITS_SCHEMA = object({
   description:
-    "Every limit of this binding's queue as the gateway enforces it: spec.limits where set, the operator's " +
-    'defaults otherwise (SETTEE_QUEUE_MAX_* on the operator, Helm queue.*). Every gateway replica reads the ' +
-    'same values here.',
+    "Every limit of this binding's queue as the gateway enforces it: spec.limits where set, else spec.plan's " +
+    "figure, else the operator's defaults (SETTEE_QUEUE_MAX_* on the operator, Helm queue.*). Every gateway " +
+    'replica reads the same values here.',
   properties: {
     maxDelay: string({ description: limit('maxDelay', "Longest wait before a message's first delivery") }),
+    maxTimeout: string({
+      description: limit('maxTimeout', 'Longest Upstash-Timeout of one delivery attempt'),
+    }),
     deduplicationWindow: string({
       description: limit('deduplicationWindow', 'How long duplicates are kept out'),
     }),

@@ -2,53 +2,48 @@ import {
   DEFAULT_DEAD_LETTER_RETENTION,
   DEFAULT_DEDUPLICATION_WINDOW,
   DEFAULT_EVENT_RETENTION,
-  DEFAULT_MAX_DELAY,
   DEFAULT_MAX_EVENTS,
   DEFAULT_MAX_WORKFLOW_RUNS,
   DEFAULT_WORKFLOW_RUN_RETENTION,
   type QueueBindingLimits,
 } from './queue-binding.js';
+import { QUEUE_PLAN_LIMITS, type QueuePlan, type QueuePlanLimits } from './queue-plans.js';
 
 /**
- * A binding's limits with every field resolved: its spec.limits where set, the operator's
- * defaults otherwise. The operator publishes them as status.limits; the gateway enforces them.
+ * A binding's limits with every field resolved: its spec.limits where set, else its spec.plan's
+ * figure (queue-plans.ts), else the operator's defaults. The operator publishes them as
+ * status.limits; the gateway enforces them.
  */
 export type EffectiveQueueLimits = Required<QueueBindingLimits>;
 
-/** The limits whose defaults are the operator's settings (SETTEE_QUEUE_MAX_*, Helm `queue.*`). */
-export type QueueLimitDefaults = Pick<
-  EffectiveQueueLimits,
-  | 'maxDeadLetters'
-  | 'maxQueues'
-  | 'maxQueueParallelism'
-  | 'maxSchedules'
-  | 'maxUrlGroups'
-  | 'maxUrlGroupEndpoints'
->;
+/**
+ * The limits of a binding without a plan: the operator's settings (SETTEE_QUEUE_MAX_*, Helm
+ * `queue.*`), which default to QStash's free plan.
+ */
+export type QueueLimitDefaults = QueuePlanLimits & Pick<EffectiveQueueLimits, 'maxDeadLetters'>;
 
 /** The most endpoints a URL group may be given, whatever the settings (the CRD's maximum). */
 export const MAX_URL_GROUP_ENDPOINTS = 1_000;
 
 export const QUEUE_LIMIT_DEFAULTS: Readonly<QueueLimitDefaults> = Object.freeze({
   maxDeadLetters: 10_000,
-  // QStash's free plan: "Max Queue Count 10" (upstash.com/docs/qstash/overall/pricing).
-  maxQueues: 10,
-  // QStash publishes no free-plan figure we could read; 100 is issue 13's largest benchmark queue.
-  maxQueueParallelism: 100,
-  // QStash's free plan (upstash.com/pricing/qstash): "Max Active Schedules 10", "Max Number of URL
-  // Groups 1", "Max Number of Endpoints per URL Group 100".
-  maxSchedules: 10,
-  maxUrlGroups: 1,
-  maxUrlGroupEndpoints: 100,
+  ...QUEUE_PLAN_LIMITS.free,
 });
 
-/** Resolves spec.limits against the defaults (pure): each field set in the spec wins. */
+/**
+ * Resolves spec.limits against the plan's row, or the operator's defaults when the binding names
+ * no plan (pure): each field set in spec.limits wins.
+ */
 export function resolveQueueLimits(
   spec: QueueBindingLimits | undefined,
-  defaults: QueueLimitDefaults,
+  operatorDefaults: QueueLimitDefaults,
+  plan?: QueuePlan,
 ): EffectiveQueueLimits {
+  const defaults =
+    plan === undefined ? operatorDefaults : { ...operatorDefaults, ...QUEUE_PLAN_LIMITS[plan] };
   return {
-    maxDelay: spec?.maxDelay ?? DEFAULT_MAX_DELAY,
+    maxDelay: spec?.maxDelay ?? defaults.maxDelay,
+    maxTimeout: spec?.maxTimeout ?? defaults.maxTimeout,
     deduplicationWindow: spec?.deduplicationWindow ?? DEFAULT_DEDUPLICATION_WINDOW,
     deadLetterRetention: spec?.deadLetterRetention ?? DEFAULT_DEAD_LETTER_RETENTION,
     maxDeadLetters: spec?.maxDeadLetters ?? defaults.maxDeadLetters,

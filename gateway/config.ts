@@ -28,6 +28,8 @@ export interface GatewayConfig {
    * controller's pod CIDR. Only from a TCP peer inside them are X-Forwarded-Proto and
    * X-Forwarded-Host believed (the scheme and host of rewritten Location headers, and what the
    * instance is told) and the X-Forwarded-For chain kept; from anyone else they are replaced.
+   * The queue records the first X-Forwarded-For address of a trusted peer as a publisher's
+   * `callerIp`, and the peer itself otherwise.
    * Behind a TLS-terminating Ingress, without this every Location header says http://.
    */
   readonly trustedProxies: readonly string[];

@@ -25,7 +25,7 @@ import { followInstanceChanges } from './proxy/follow-instance-changes.js';
 import { createInstanceHandler } from './proxy/instance-handler.js';
 import { probeUp } from './proxy/probe-up.js';
 import { RouteTable } from './proxy/route-table.js';
-import { TrustedProxies } from './proxy/trusted-proxies.js';
+import { TrustedProxies } from './http/trusted-proxies.js';
 import { createUpstreamAgent } from './proxy/upstream-agent.js';
 import { wakeRequestWriter, Waker, type WakeRequestWriter } from './proxy/waker.js';
 

@@ -24,6 +24,7 @@ async function main(): Promise<void> {
     config: queueConfig,
     logger,
     namespace: config.watchNamespace,
+    trustedProxies: config.trustedProxies,
   });
   const gateway = await startGateway({ config, kubeConfig, logger, queue });
 

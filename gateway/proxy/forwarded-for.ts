@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type tls from 'node:tls';
-import type { TrustedProxies } from './trusted-proxies.js';
+import type { TrustedProxies } from '../http/trusted-proxies.js';
 
 /** How a client reached the gateway: what the instance is told in X-Forwarded-*, and the public origin. */
 export interface ForwardedFor {

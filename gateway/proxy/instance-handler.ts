@@ -24,7 +24,7 @@ import { forward, hasRequestBody, type UpstreamErrorListener, type UpstreamExcha
 import { deriveForwardedFor } from './forwarded-for.js';
 import type { RequestTarget } from './instance-target.js';
 import type { RouteTable } from './route-table.js';
-import type { TrustedProxies } from './trusted-proxies.js';
+import type { TrustedProxies } from '../http/trusted-proxies.js';
 import type { Waker } from './waker.js';
 
 export const COLD_START_HEADER = 'X-Settee-Cold-Start';

@@ -19,6 +19,8 @@ export interface QueueServiceOptions {
   logger: Logger;
   /** Serve the bindings of one namespace only; default every namespace. */
   namespace?: string | undefined;
+  /** The gateway's SETTEE_GATEWAY_TRUSTED_PROXIES: whose X-Forwarded-For names a publisher's callerIp. */
+  trustedProxies?: readonly string[] | undefined;
 }
 
 /** The gateway's whole queue: serve URLs under QUEUE_PATH_PREFIX with `handler`, then `start()`; `stop()` on shutdown. */
@@ -44,6 +46,7 @@ export function createQueueService(options: QueueServiceOptions): QueueService {
     config: options.config,
     logger,
     rotationWriter: rotationAnnotationWriter(makeKubeClients(options.kubeConfig).customObjects),
+    trustedProxies: options.trustedProxies,
   });
   let source: KubeBindingSource | undefined;
   let workers: DeliveryWorkers | undefined;

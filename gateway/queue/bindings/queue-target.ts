@@ -63,7 +63,8 @@ export function buildQueueTarget(
  */
 export function buildQueueLimits(binding: QueueBinding): QueueLimits {
   return toQueueLimits(
-    binding.status?.limits ?? resolveQueueLimits(binding.spec.limits, QUEUE_LIMIT_DEFAULTS),
+    binding.status?.limits ??
+      resolveQueueLimits(binding.spec.limits, QUEUE_LIMIT_DEFAULTS, binding.spec.plan),
   );
 }
 
@@ -71,6 +72,8 @@ export function buildQueueLimits(binding: QueueBinding): QueueLimits {
 export function toQueueLimits(limits: EffectiveQueueLimits): QueueLimits {
   return {
     maxDelayMs: durationOr(limits.maxDelay, DEFAULT_MAX_DELAY),
+    // A status written before maxTimeout existed has none: the free plan's figure.
+    maxTimeoutMs: durationOr(limits.maxTimeout as string | undefined, QUEUE_LIMIT_DEFAULTS.maxTimeout),
     deduplicationWindowMs: durationOr(limits.deduplicationWindow, DEFAULT_DEDUPLICATION_WINDOW),
     deadLetterRetentionMs: durationOr(limits.deadLetterRetention, DEFAULT_DEAD_LETTER_RETENTION),
     maxDeadLetters: limits.maxDeadLetters,
@@ -86,7 +89,8 @@ export function toQueueLimits(limits: EffectiveQueueLimits): QueueLimits {
   };
 }
 
-function durationOr(value: string, fallback: string): number {
+function durationOr(value: string | undefined, fallback: string): number {
+  if (value === undefined) return parseQStashDuration(fallback);
   try {
     return parseQStashDuration(value);
   } catch {

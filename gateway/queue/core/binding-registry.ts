@@ -34,6 +34,8 @@ export interface QueueTarget {
 export interface QueueLimits {
   /** Longest wait before a message's first delivery (limits.maxDelay). */
   maxDelayMs: number;
+  /** Longest Upstash-Timeout of one attempt (limits.maxTimeout). */
+  maxTimeoutMs: number;
   /** How long a deduplication key keeps duplicates out (limits.deduplicationWindow). */
   deduplicationWindowMs: number;
   /** How long dead letters are kept (limits.deadLetterRetention). */

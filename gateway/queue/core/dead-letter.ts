@@ -27,6 +27,8 @@ export interface DeadLetter {
   retryDelay?: string;
   timeoutMs?: number;
   label?: string;
+  /** The publisher's address (QueueMessage.callerIp). */
+  callerIp?: string;
   /** Kept so a DLQ retry sends its answers where the first publish asked. */
   callback?: CallbackRequest;
   failureCallback?: CallbackRequest;
@@ -93,6 +95,7 @@ export function buildDeadLetter(input: {
   if (message.retryDelay !== undefined) letter.retryDelay = message.retryDelay;
   if (message.timeoutMs !== undefined) letter.timeoutMs = message.timeoutMs;
   if (message.label !== undefined) letter.label = message.label;
+  if (message.callerIp !== undefined) letter.callerIp = message.callerIp;
   if (message.callback !== undefined) letter.callback = message.callback;
   if (message.failureCallback !== undefined) letter.failureCallback = message.failureCallback;
   if (message.topicName !== undefined) letter.topicName = message.topicName;

@@ -4,6 +4,7 @@ import { labelFields } from './list-query.js';
 import {
   bodyFields,
   callbackFields,
+  callerIpField,
   headerLists,
   originFields,
   type MessageAnswer,
@@ -35,6 +36,7 @@ export function buildDeadLetterAnswer(letter: DeadLetter): DeadLetterAnswer {
     ...originFields(letter),
     ...flowControlFields(letter.flowControl),
     ...callbackFields(letter),
+    ...callerIpField(letter),
   };
   if (letter.retryDelay !== undefined) answer.retryDelayExpression = letter.retryDelay;
   Object.assign(answer, labelFields(letter.label));

@@ -35,6 +35,8 @@ export interface ListFilters {
   queueName?: string[];
   /** The message's Upstash-Flow-Control-Key. */
   flowControlKey?: string[];
+  /** The publisher's address (QStash's `callerIp`). */
+  callerIp?: string[];
   /** Epoch ms, inclusive. */
   fromDate?: number;
   /** Epoch ms, inclusive. */
@@ -65,6 +67,7 @@ export const MESSAGE_FILTERS: readonly FilterName[] = [
   'scheduleId',
   'queueName',
   'flowControlKey',
+  'callerIp',
   'fromDate',
   'toDate',
 ];
@@ -90,6 +93,7 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
   scheduleId: 'scheduleId',
   queueName: 'queueName',
   flowControlKey: 'flowControlKey',
+  callerIp: 'callerIp',
   fromDate: 'fromDate',
   toDate: 'toDate',
   messageId: 'messageId',
@@ -102,7 +106,6 @@ const PARAMETERS: Readonly<Record<string, FilterName>> = {
 
 /** QStash filters on things Settee does not have; asked for, they are refused rather than ignored. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  callerIp: 'caller IPs recorded with messages',
   api: 'API integrations',
   workflowRunId: 'workflows',
 };
@@ -184,6 +187,7 @@ export interface Filterable {
   scheduleId?: string | undefined;
   queueName?: string | undefined;
   flowControlKey?: string | undefined;
+  callerIp?: string | undefined;
   dlqId?: string;
   responseStatus?: number;
   state?: EventState;
@@ -209,6 +213,7 @@ export function matchesFilters(item: Filterable, filters: ListFilters): boolean 
   if (!oneOf(filters.topicName, item.topicName) || !oneOf(filters.scheduleId, item.scheduleId)) return false;
   if (!oneOf(filters.queueName, item.queueName)) return false;
   if (!oneOf(filters.flowControlKey, item.flowControlKey)) return false;
+  if (!oneOf(filters.callerIp, item.callerIp)) return false;
   if (!oneOf(filters.endpointName, item.endpointName)) return false;
   if (filters.label !== undefined && !item.labels.some((l) => filters.label!.includes(l))) return false;
   if (filters.host !== undefined || filters.path !== undefined) {

@@ -38,6 +38,8 @@ export interface MessageAnswer {
   parallelism?: number;
   rate?: number;
   period?: number;
+  /** The publisher's address. */
+  callerIp?: string;
   /** Upstash-Callback's and Upstash-Failure-Callback's URLs. */
   callback?: string;
   failureCallback?: string;
@@ -73,6 +75,11 @@ export function originFields(origin: {
     ...(origin.scheduleId !== undefined && { scheduleId: origin.scheduleId }),
     ...(origin.queueName !== undefined && { queueName: origin.queueName }),
   };
+}
+
+/** The publisher's address, as QStash's message, DLQ and event answers name it. */
+export function callerIpField(message: { callerIp?: string | undefined }): { callerIp?: string } {
+  return message.callerIp === undefined ? {} : { callerIp: message.callerIp };
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -111,6 +118,7 @@ export function buildMessageAnswer(pending: PendingMessage): MessageAnswer {
     ...originFields(message),
     ...flowControlFields(message.flowControl),
     ...callbackFields(message),
+    ...callerIpField(message),
   };
   if (message.retryDelay !== undefined) answer.retryDelayExpression = message.retryDelay;
   // Always there: the Python SDK's parser requires it. A message never delayed was due when created.

@@ -38,6 +38,8 @@ export interface MessageEvent {
   flowControlKey?: string;
   label?: string;
   labels?: string[];
+  /** The publisher's address. */
+  callerIp?: string;
   /** Why the attempt failed (ERROR, FAILED). */
   error?: string;
   /**
@@ -99,6 +101,7 @@ function membersOf(message: EventMessage): string {
   if (message.queueName !== undefined) fields.queueName = message.queueName;
   if (message.flowControl !== undefined) fields.flowControlKey = message.flowControl.key;
   Object.assign(fields, labelFields(message.label));
+  if (message.callerIp !== undefined) fields.callerIp = message.callerIp;
   members = JSON.stringify(fields).slice(1, -1);
   messageMembers.set(message, members);
   return members;

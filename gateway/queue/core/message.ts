@@ -31,6 +31,12 @@ export interface QueueMessage {
   createdAt: number;
   /** First delivery not before this time, epoch ms (Upstash-Delay, Upstash-Not-Before). */
   notBefore?: number;
+  /**
+   * The publisher's address (QStash's `callerIp`): the TCP peer, or the first X-Forwarded-For
+   * address when the peer is a trusted proxy (SETTEE_GATEWAY_TRUSTED_PROXIES). A DLQ retry and a
+   * schedule's ticks keep the address of whoever published the letter or created the schedule.
+   */
+  callerIp?: string;
   /** Upstash-Label: a name to find the message by in the messages, DLQ and events APIs. */
   label?: string;
   /** Upstash-Redact-Fields: what the APIs hide of this message. */

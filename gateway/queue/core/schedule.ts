@@ -50,6 +50,12 @@ export interface QStashSchedule {
   /** Seconds. */
   period?: number;
   timeout?: number;
+  /**
+   * The creator's address: QStash's schedule docs (upstash/docs qstash/api/schedules/get.mdx) name
+   * it `callerIP`, SDK 2.12's `Schedule` type has both spellings, so both are sent.
+   */
+  callerIP?: string;
+  callerIp?: string;
   isPaused: boolean;
   lastScheduleTime?: number;
   nextScheduleTime?: number;
@@ -86,6 +92,8 @@ export function toQStashSchedule(
   if (template.retryDelay !== undefined) schedule.retryDelayExpression = template.retryDelay;
   Object.assign(schedule, flowControlFields(template.flowControl));
   if (template.timeoutMs !== undefined) schedule.timeout = Math.ceil(template.timeoutMs / 1000);
+  if (template.callerIp !== undefined)
+    Object.assign(schedule, { callerIP: template.callerIp, callerIp: template.callerIp });
   if (ticks.last !== undefined) schedule.lastScheduleTime = ticks.last;
   if (ticks.next !== undefined) schedule.nextScheduleTime = ticks.next;
   return schedule;

@@ -12,6 +12,11 @@ export interface ApiRequest {
   /** The `:name` segments of the route's pattern, percent-decoded; a `*name` segment raw. */
   params: Readonly<Record<string, string>>;
   query: URLSearchParams;
+  /**
+   * The client's address, recorded as the `callerIp` of what it publishes: the peer, or the first
+   * X-Forwarded-For address when the peer is a trusted proxy (gateway/http/trusted-proxies.ts).
+   */
+  callerIp: string | undefined;
   /** The binding database's shared command connection. */
   redis: Redis;
   keys: QueueKeys;

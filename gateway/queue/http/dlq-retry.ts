@@ -92,6 +92,7 @@ export function buildRetriedMessage(
   if (letter.topicName !== undefined) message.topicName = letter.topicName;
   if (letter.endpointName !== undefined) message.endpointName = letter.endpointName;
   if (letter.scheduleId !== undefined) message.scheduleId = letter.scheduleId;
+  if (letter.callerIp !== undefined) message.callerIp = letter.callerIp;
   // It waits on its flow-control key again: the worker that reads it admits it there
   // (admit-flow-control-entry.ts), in its queue's slot if it has a queue.
   const flowControl = overrides.flowControl ?? letter.flowControl;

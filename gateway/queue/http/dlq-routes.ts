@@ -12,6 +12,7 @@ import {
   type ListQuerySpec,
 } from '../core/list-query.js';
 import { buildRetriedMessage, parseRetryOverrides } from './dlq-retry.js';
+import { publishLimitsOf } from './publish/publish-headers.js';
 import { compileAddressPolicy } from '../core/address-policy.js';
 import { quotasOf } from '../core/quotas.js';
 import { BindingStores } from '../stores/binding-stores.js';
@@ -135,7 +136,7 @@ export const deleteDeadLetters: ApiHandler = async (request) => {
 };
 
 async function retry(request: ApiRequest, letters: readonly DeadLetter[]): Promise<{ messageId: string }[]> {
-  const limits = { ...request.config, maxDelayMs: request.target.limits.maxDelayMs };
+  const limits = publishLimitsOf(request.config, request.target);
   const overrides = parseRetryOverrides(
     request.req.headers,
     limits,

@@ -95,6 +95,7 @@ export const cancelMessages: ApiHandler = async (request) => {
             scheduleId: m.scheduleId,
             queueName: m.queueName,
             flowControlKey: m.flowControl?.key,
+            callerIp: m.callerIp,
           },
           filters,
         ),

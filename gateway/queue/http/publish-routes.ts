@@ -13,7 +13,7 @@ import { createMessage, type MessageRequest, type QueueMessage } from '../core/m
 import { FlowControlStore } from '../stores/flow-control-store.js';
 import { MessageStore } from '../stores/message-store.js';
 import { parsePublishExtras } from './publish/publish-extras.js';
-import { parsePublishHeaders, sentHeaderNames } from './publish/publish-headers.js';
+import { parsePublishHeaders, publishLimitsOf, sentHeaderNames } from './publish/publish-headers.js';
 import { BindingStores } from '../stores/binding-stores.js';
 import { quotasOf } from '../core/quotas.js';
 import { readBody } from './read-body.js';
@@ -28,6 +28,7 @@ import {
   type StoreOutcome,
 } from './publish/fan-out.js';
 import { isUrlGroupName } from '../core/url-group.js';
+import { callerIpField } from '../core/message-answer.js';
 import type { UrlGroupStore } from '../stores/url-group-store.js';
 import { isEnqueueAnswer, prepareWorkflowMessages } from '../stores/workflow-publish.js';
 import { storeCall } from './store-call.js';
@@ -41,6 +42,7 @@ function storeGroupOf(message: { queueName?: string; flowControl?: { key: string
 
 export type PublishReader = (input: {
   req: http.IncomingMessage;
+  callerIp: string | undefined;
   target: QueueTarget;
   destination: string;
 }) => Promise<PublishPlan>;
@@ -56,11 +58,11 @@ export function createPublishReader(options: {
   groupsOf: (target: QueueTarget) => UrlGroupStore;
 }): PublishReader {
   const { config, policy, groupsOf } = options;
-  return async ({ req, target, destination }) => {
+  return async ({ req, callerIp, target, destination }) => {
     const body = await readBody(req, config.maxBodyBytes);
     const urlGroup = isUrlGroupName(destination) ? destination : undefined;
     if (!urlGroup) validateDestination(destination, policy);
-    const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
+    const limits = publishLimitsOf(config, target);
     const headerOptions = parsePublishHeaders(req.headers, limits, Date.now(), sentHeaderNames(req));
     const extras = parsePublishExtras(
       req.headers,
@@ -68,7 +70,7 @@ export function createPublishReader(options: {
       limits,
       policy,
     );
-    const request = { ...headerOptions, ...extras, destination, body };
+    const request = { ...headerOptions, ...extras, destination, body, ...callerIpField({ callerIp }) };
     return planPublish(urlGroup ? { request, urlGroup } : { request }, groupsOf(target));
   };
 }
@@ -152,18 +154,18 @@ export function publishRoutes(options: {
     return answers;
   };
 
-  const publish: ApiHandler = async ({ req, res, target, params }) => {
-    const plan = await readPublish({ req, target, destination: params.destination ?? '' });
+  const publish: ApiHandler = async ({ req, res, target, params, callerIp }) => {
+    const plan = await readPublish({ req, callerIp, target, destination: params.destination ?? '' });
     const answers = storedOrThrow(await store(target, messagesOf([plan])));
     // QStash answers a duplicate 202 Accepted (upstash/docs qstash/features/deduplication).
     sendJson(res, answers.every((a) => a.deduplicated) ? 202 : 201, answersOf([plan], answers)[0]);
   };
 
-  const batch: ApiHandler = async ({ req, res, target }) => {
-    const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
+  const batch: ApiHandler = async ({ req, res, target, callerIp }) => {
+    const limits = { ...config, ...publishLimitsOf(config, target) };
     const items = parseBatchRequest(await readBody(req, config.maxBatchBytes), limits, policy);
     const plans = await Promise.all(items.map((item, i) => planBatchItem(item, groupsOf(target), i)));
-    const messages = messagesOf(plans);
+    const messages = messagesOf(plans).map((request) => ({ ...request, ...callerIpField({ callerIp }) }));
     // A batch is per item, as QStash's is: refused items answer their error in their place.
     sendJson(res, 201, answersOf(plans, messages.length > 0 ? await store(target, messages) : []));
   };

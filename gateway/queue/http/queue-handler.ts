@@ -12,6 +12,7 @@ import { queueKeys } from '../core/keys.js';
 import { apiRoutes } from './api-routes.js';
 import type { RotationRequestWriter } from '../bindings/signing-key-rotation.js';
 import { compileAddressPolicy } from '../core/address-policy.js';
+import { TrustedProxies } from '../../http/trusted-proxies.js';
 
 export interface QueueHandlerOptions {
   registry: BindingRegistry;
@@ -20,6 +21,11 @@ export interface QueueHandlerOptions {
   logger: Logger;
   /** Writes the signing key rotation annotation; without it POST /v2/keys/rotate is not served. */
   rotationWriter?: RotationRequestWriter | undefined;
+  /**
+   * The proxies whose X-Forwarded-For names the publisher (the gateway's
+   * SETTEE_GATEWAY_TRUSTED_PROXIES, CIDR ranges); none by default, so the peer is the publisher.
+   */
+  trustedProxies?: readonly string[] | undefined;
 }
 
 /**
@@ -33,6 +39,7 @@ export interface QueueHandlerOptions {
 export function createQueueHandler(options: QueueHandlerOptions): http.RequestListener {
   const { registry, connections, config, logger } = options;
   const keys = queueKeys(config.keyPrefix);
+  const trustedProxies = TrustedProxies.parse(options.trustedProxies ?? []);
   const matchRoute = createApiRouter(
     apiRoutes({
       registry,
@@ -54,6 +61,7 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
       target,
       params: match.params,
       query: match.query,
+      callerIp: trustedProxies.clientAddress(req),
       redis: connections.get(target),
       keys,
       config,

@@ -78,9 +78,9 @@ export function queueRoutes(options: {
       sendJson(res, 200, {});
     };
 
-  const enqueue: ApiHandler = async ({ req, res, target, params }) => {
+  const enqueue: ApiHandler = async ({ req, res, target, params, callerIp }) => {
     const name = validateResourceName(params.queue, 'queue name');
-    const plan = await readPublish({ req, target, destination: params.destination! });
+    const plan = await readPublish({ req, callerIp, target, destination: params.destination! });
     // A message with a flow-control key passes its queue, then its key (admit-flow-control-entry.ts).
     const messages = messagesOf([plan]).map((request) => createMessage({ ...request, queueName: name }));
     const answers = await storeCall('store the message', () =>

@@ -7,11 +7,17 @@ import { InvalidRequestError, ResourceNotFoundError } from '../core/errors.js';
 import { sendJson } from './json-response.js';
 import type { QueueMessage } from '../core/message.js';
 import { parsePublishExtras } from './publish/publish-extras.js';
-import { parsePublishHeaders, sentHeaderNames, type HeaderBag } from './publish/publish-headers.js';
+import {
+  parsePublishHeaders,
+  publishLimitsOf,
+  sentHeaderNames,
+  type HeaderBag,
+} from './publish/publish-headers.js';
 import { quotasOf } from '../core/quotas.js';
 import { readBody } from './read-body.js';
 import type { AddressPolicy } from '../core/address-policy.js';
 import { storeCall } from './store-call.js';
+import { callerIpField } from '../core/message-answer.js';
 import { validateResourceName } from '../core/resource-name.js';
 import { slashedNameRoute } from './slashed-name-route.js';
 import { isUrlGroupName } from '../core/url-group.js';
@@ -55,7 +61,7 @@ export function scheduleRoutes(options: {
   const { schedulesOf, groupsOf, config, policy } = options;
   const now = options.now ?? Date.now;
 
-  const create = async ({ req, res, target, params }: ApiRequest): Promise<void> => {
+  const create = async ({ req, res, target, params, callerIp }: ApiRequest): Promise<void> => {
     const destination = params.destination!;
     const cronText = header(req, 'upstash-cron');
     if (cronText === undefined)
@@ -79,7 +85,7 @@ export function scheduleRoutes(options: {
       if (!SCHEDULE_HEADERS.has(name)) messageHeaders[name] = value;
     if (header(req, 'upstash-not-before') !== undefined)
       throw new InvalidRequestError('Upstash-Not-Before is a single time: a schedule takes Upstash-Delay');
-    const limits = { ...config, maxDelayMs: target.limits.maxDelayMs };
+    const limits = publishLimitsOf(config, target);
     // Parsed as of time 0, Upstash-Delay comes back as the delay itself: each tick adds it to its time.
     const { notBefore: delayMs, ...options } = parsePublishHeaders(
       messageHeaders,
@@ -107,6 +113,8 @@ export function scheduleRoutes(options: {
       retried: 0,
       createdAt: 0,
       ...(queueName === undefined ? {} : { queueName }),
+      // Every tick's message is the schedule creator's, as the schedule's callerIp says.
+      ...callerIpField({ callerIp }),
     };
     const at = now();
     const store = schedulesOf(target);

@@ -43,6 +43,7 @@ export function filterableLetter(letter: DeadLetter) {
     scheduleId: letter.scheduleId,
     queueName: letter.queueName,
     flowControlKey: letter.flowControl?.key,
+    callerIp: letter.callerIp,
     time: letter.failedAt,
     messageId: letter.messageId,
     dlqId: letter.dlqId,

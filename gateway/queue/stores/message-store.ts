@@ -166,6 +166,11 @@ export class MessageStore {
    * Takes over entries that have been pending on any consumer for longer than `minIdleMs` (their
    * consumer died or hangs). Returns the entries and the cursor for the next call ('0-0' = wrapped).
    */
+  /** Claims `entryIds` for `consumer` again when idle for `minIdleMs`, resetting their idle time. */
+  async keepHeld(consumer: string, entryIds: readonly string[], minIdleMs: number): Promise<void> {
+    await this.redis.xclaim(this.keys.stream, DELIVERY_GROUP, consumer, minIdleMs, ...entryIds, 'JUSTID');
+  }
+
   async reclaim(
     consumer: string,
     minIdleMs: number,

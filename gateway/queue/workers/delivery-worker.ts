@@ -75,6 +75,8 @@ export class DeliveryWorker {
   private readonly logger: Logger;
   private running = false;
   private inFlight = 0;
+  /** The entries being processed here, by entry id: when each was dispatched (ms). */
+  private readonly held = new Map<string, number>();
   private slotFreed: (() => void) | undefined;
   private drained: (() => void) | undefined;
   private readLoop: Promise<void> | undefined;
@@ -228,6 +230,7 @@ export class DeliveryWorker {
 
   private dispatch(entry: StreamEntry): void {
     this.inFlight += 1;
+    this.held.set(entry.entryId, Date.now());
     void processEntry(this.entryContext(), entry)
       .then((outcome) => this.options.metrics?.count(outcome))
       .catch((err: unknown) => {
@@ -242,6 +245,7 @@ export class DeliveryWorker {
       })
       .finally(() => {
         this.inFlight -= 1;
+        this.held.delete(entry.entryId);
         const freed = this.slotFreed;
         this.slotFreed = undefined;
         freed?.();
@@ -266,7 +270,8 @@ export class DeliveryWorker {
       signer: this.signer,
       logger: this.logger,
       policy: config,
-      deliveryTimeoutMs: config.deliveryTimeoutMs,
+      // An attempt without Upstash-Timeout waits the gateway's setting, or the binding's limit when shorter.
+      deliveryTimeoutMs: Math.min(config.deliveryTimeoutMs, this.target.limits.maxTimeoutMs),
       deadLetterLimits: this.deadLetterLimits,
       maxCallbackBodyBytes: config.maxBodyBytes,
       workflowRuns: this.workflowRuns,
@@ -333,8 +338,23 @@ export class DeliveryWorker {
     }
   }
 
+  /**
+   * Keeps the entries of attempts that run long (a binding's limits.maxTimeout may allow 2 h, the
+   * gateway's reclaimIdleMs is 60 s) from looking idle to the others' XAUTOCLAIM, which would send
+   * them a second time while they run: an entry idle for half of reclaimIdleMs is claimed again by
+   * this consumer, which resets its idle time (XCLAIM JUSTID, no delivery counted). One taken over
+   * meanwhile by another consumer is idle for less than that there, so it is not taken back.
+   */
+  private async keepHeldEntries(): Promise<void> {
+    const halfIdleMs = Math.floor(this.options.config.reclaimIdleMs / 2);
+    const since = Date.now() - halfIdleMs;
+    const ids = [...this.held].filter(([, at]) => at <= since).map(([id]) => id);
+    if (ids.length > 0) await this.store.keepHeld(this.options.config.consumerName, ids, halfIdleMs);
+  }
+
   private async maintain(): Promise<void> {
     try {
+      await this.keepHeldEntries();
       await this.claimFromDeadConsumers();
       if (this.freeSlots > 0 && this.running) {
         const { config } = this.options;

@@ -37,6 +37,9 @@ export interface QueueBindingConfig {
 function readLimitDefaults(read: EnvReader): QueueLimitDefaults {
   const d = QUEUE_LIMIT_DEFAULTS;
   return Object.freeze({
+    // Not settings: a binding without a plan waits and times out as QStash's free plan allows.
+    maxDelay: d.maxDelay,
+    maxTimeout: d.maxTimeout,
     maxDeadLetters: read.integer('SETTEE_QUEUE_MAX_DEAD_LETTERS', d.maxDeadLetters, {
       min: 1,
       max: 1_000_000,

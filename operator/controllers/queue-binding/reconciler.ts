@@ -117,7 +117,7 @@ export class QueueBindingReconciler implements Reconciler {
         queueUrl,
         envSecret,
         signingKeys: keys?.state,
-        limits: resolveQueueLimits(binding.spec.limits, config.limitDefaults),
+        limits: resolveQueueLimits(binding.spec.limits, config.limitDefaults, binding.spec.plan),
         passwordProblem: 'problem' in lookup ? lookup.problem : undefined,
         database,
         declaredEngine: binding.spec.engine,

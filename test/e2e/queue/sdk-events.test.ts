@@ -172,7 +172,7 @@ describe('events through the @upstash/qstash SDK', () => {
       ['/v2/events?cursor=abc', /cursor "abc" is not a cursor this API gave/],
       ['/v2/events?state=DONE', /state must be one of/],
       ['/v2/events?count=1001', /count must be a whole number from 1 to 1000/],
-      ['/v2/events?callerIp=10.0.0.1', /filter callerIp is not supported/],
+      ['/v2/events?workflowRunId=wfr_1', /filter workflowRunId is not supported/],
     ] as const) {
       const response = await ask(path);
       expect(response.status).toBe(400);

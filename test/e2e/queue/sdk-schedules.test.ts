@@ -99,6 +99,9 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
       body: '{"report":"daily"}',
       retries: 2,
       timeout: 1,
+      // The creator's address: the SDK talks to the gateway directly, over loopback.
+      callerIP: '127.0.0.1',
+      callerIp: '127.0.0.1',
       isPaused: false,
       nextScheduleTime: expect.any(Number),
     });

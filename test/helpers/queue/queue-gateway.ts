@@ -41,6 +41,8 @@ export async function startTestQueueGateway(options: {
   logger?: Logger;
   /** Serves POST /v2/keys/rotate with this writer (the operator's annotation in the product). */
   rotationWriter?: RotationRequestWriter;
+  /** CIDR ranges of proxies whose X-Forwarded-For names the publisher (SETTEE_GATEWAY_TRUSTED_PROXIES). */
+  trustedProxies?: readonly string[];
 }): Promise<TestQueueGateway> {
   const logger = options.logger ?? createSilentLogger();
   const registry = new BindingRegistry();
@@ -53,6 +55,7 @@ export async function startTestQueueGateway(options: {
       config: options.config,
       logger,
       rotationWriter: options.rotationWriter,
+      trustedProxies: options.trustedProxies,
     }),
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -5,6 +5,7 @@ import {
   type QueueTarget,
 } from '../../../gateway/queue/core/binding-registry.js';
 import { QUEUE_LIMIT_DEFAULTS, resolveQueueLimits } from '../../../api/queue-limits.js';
+import type { QueuePlan } from '../../../api/queue-plans.js';
 import { toQueueLimits } from '../../../gateway/queue/bindings/queue-target.js';
 import { randomSigningKey } from './signing-keys.js';
 
@@ -20,6 +21,8 @@ export function testQueueTarget(
     db?: number;
     signingKey?: string;
     nextSigningKey?: string;
+    /** The binding's spec.plan, resolved as the operator does. */
+    plan?: QueuePlan;
     limits?: Partial<QueueLimits>;
   } = {},
 ): QueueTarget {
@@ -36,6 +39,9 @@ export function testQueueTarget(
     requestedSigningKeyRotation: '',
     connection: { host: server.host, port: server.port, tls: false, db: options.db ?? 0 },
     // The limits a binding without spec.limits gets from an operator with default settings.
-    limits: { ...toQueueLimits(resolveQueueLimits(undefined, QUEUE_LIMIT_DEFAULTS)), ...options.limits },
+    limits: {
+      ...toQueueLimits(resolveQueueLimits(undefined, QUEUE_LIMIT_DEFAULTS, options.plan)),
+      ...options.limits,
+    },
   };
 }

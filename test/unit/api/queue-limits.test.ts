@@ -4,6 +4,7 @@ describe("a binding's effective limits", () => {
   it("when spec.limits is absent, then every limit is the default: QStash's free plan where it publishes one", () => {
     expect(resolveQueueLimits(undefined, QUEUE_LIMIT_DEFAULTS)).toEqual({
       maxDelay: '7d',
+      maxTimeout: '15m',
       deduplicationWindow: '10m',
       deadLetterRetention: '7d',
       maxDeadLetters: 10_000,
@@ -26,6 +27,24 @@ describe("a binding's effective limits", () => {
       maxQueues: 25,
       maxSchedules: 2,
       maxUrlGroups: 1,
+    });
+  });
+
+  it('when spec.plan is paid, then its row of the plan table replaces the defaults, and spec.limits still wins over it', () => {
+    const defaults = { ...QUEUE_LIMIT_DEFAULTS, maxQueues: 25 };
+    expect(resolveQueueLimits({ maxSchedules: 2 }, defaults, 'paid')).toMatchObject({
+      maxDelay: '365d',
+      maxTimeout: '2h',
+      maxQueues: 100,
+      maxSchedules: 2,
+      maxUrlGroups: 100,
+      maxUrlGroupEndpoints: 1_000,
+      maxDeadLetters: 10_000,
+    });
+    // The free plan is its published figures, whatever the operator's settings.
+    expect(resolveQueueLimits(undefined, defaults, 'free')).toMatchObject({
+      maxQueues: 10,
+      maxTimeout: '15m',
     });
   });
 });

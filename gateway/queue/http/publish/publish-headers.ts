@@ -35,9 +35,20 @@ export type PublishOptions = Pick<
 export interface PublishLimits {
   defaultRetries: number;
   maxRetries: number;
-  deliveryTimeoutMs: number;
-  /** The binding's spec.limits.maxDelay, in ms. */
+  /** The binding's limits.maxTimeout, in ms. */
+  maxTimeoutMs: number;
+  /** The binding's limits.maxDelay, in ms. */
   maxDelayMs: number;
+}
+
+/** What a publish to `target` may ask for: the gateway's retry settings and the binding's limits. */
+export function publishLimitsOf(
+  config: Pick<PublishLimits, 'defaultRetries' | 'maxRetries'>,
+  target: { limits: Pick<PublishLimits, 'maxTimeoutMs' | 'maxDelayMs'> },
+): PublishLimits {
+  const { defaultRetries, maxRetries } = config;
+  const { maxTimeoutMs, maxDelayMs } = target.limits;
+  return { defaultRetries, maxRetries, maxTimeoutMs, maxDelayMs };
 }
 
 const MAX_LABEL_LENGTH = 256;
@@ -158,9 +169,9 @@ export function parseTimeout(
   if (value === undefined) return undefined;
   const ms = parseQStashDuration(name, value);
   if (ms <= 0) throw new InvalidRequestError(`${name} must be longer than 0`);
-  if (ms > limits.deliveryTimeoutMs) {
+  if (ms > limits.maxTimeoutMs) {
     throw new InvalidRequestError(
-      `${name} ${value} is longer than the allowed ${limits.deliveryTimeoutMs} ms`,
+      `${name} ${value.trim()} is longer than the queue's maximum timeout of ${formatQStashDuration(limits.maxTimeoutMs)} (QueueBinding spec.limits.maxTimeout)`,
     );
   }
   return ms;

@@ -218,6 +218,7 @@ describe('the QueueBinding controller', () => {
     const first = await waitForBinding(ns.name, 'limited', 'limits published', (b) => !!b.status?.limits);
     expect(first.status?.limits).toEqual({
       maxDelay: '1d',
+      maxTimeout: '15m',
       deduplicationWindow: '10m',
       deadLetterRetention: '7d',
       maxDeadLetters: 10_000,
@@ -243,6 +244,24 @@ describe('the QueueBinding controller', () => {
     );
     expect(changed.status?.limits).toMatchObject({ maxSchedules: 2, maxUrlGroups: 3, maxDelay: '1d' });
     expect(changed.status?.observedGeneration).toBe(changed.metadata.generation);
+    // spec.plan: paid takes the paid row of the plan table where spec.limits is silent.
+    await mergePatchBinding(ns.name, 'limited', { spec: { plan: 'paid' } });
+    const paid = await waitForBinding(
+      ns.name,
+      'limited',
+      'paid limits published',
+      (b) => b.status?.limits?.maxTimeout === '2h',
+    );
+    expect(paid.status?.limits).toMatchObject({
+      maxTimeout: '2h',
+      maxQueues: 100,
+      maxUrlGroups: 100,
+      maxSchedules: 2,
+      maxDelay: '1d',
+    });
+    await expect(mergePatchBinding(ns.name, 'limited', { spec: { plan: 'gold' } })).rejects.toThrow(
+      /Unsupported value|422/,
+    );
     const plane = testControlPlane();
     const explained = execFileSync(plane.kubectl, [
       '--kubeconfig',

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { deriveForwardedFor } from '../../../../gateway/proxy/forwarded-for.js';
-import { TrustedProxies } from '../../../../gateway/proxy/trusted-proxies.js';
+import { TrustedProxies } from '../../../../gateway/http/trusted-proxies.js';
 
 /** The parts of a request deriveForwardedFor reads: the socket's address and TLS flag, and headers. */
 function requestFrom(

@@ -4,7 +4,7 @@ import { compileAddressPolicy } from '../../../../gateway/queue/core/address-pol
 const limits = {
   defaultRetries: 3,
   maxRetries: 10,
-  deliveryTimeoutMs: 30_000,
+  maxTimeoutMs: 30_000,
   maxBatchSize: 3,
   maxBodyBytes: 64,
   maxDelayMs: 7 * 86_400_000,

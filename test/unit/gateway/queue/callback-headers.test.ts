@@ -7,7 +7,7 @@ import { InvalidRequestError } from '../../../../gateway/queue/core/errors.js';
 import { createMessage } from '../../../../gateway/queue/core/message.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/core/address-policy.js';
 
-const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000, maxDelayMs: 604_800_000 };
+const limits = { defaultRetries: 3, maxRetries: 10, maxTimeoutMs: 30_000, maxDelayMs: 604_800_000 };
 const policy = compileAddressPolicy([]);
 
 describe('callback headers', () => {

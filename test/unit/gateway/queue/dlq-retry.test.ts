@@ -3,7 +3,7 @@ import { buildDeadLetterAnswer } from '../../../../gateway/queue/core/dlq-answer
 import { buildRetriedMessage, parseRetryOverrides } from '../../../../gateway/queue/http/dlq-retry.js';
 import { createMessage } from '../../../../gateway/queue/core/message.js';
 
-const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000, maxDelayMs: 86_400_000 };
+const limits = { defaultRetries: 3, maxRetries: 10, maxTimeoutMs: 30_000, maxDelayMs: 86_400_000 };
 const now = 1_800_000_000_000;
 const request = () => ({
   destination: 'https://a.example/hook',

@@ -1,7 +1,7 @@
 import { InvalidRequestError } from '../../../../gateway/queue/core/errors.js';
 import { parsePublishHeaders } from '../../../../gateway/queue/http/publish/publish-headers.js';
 
-const limits = { defaultRetries: 3, maxRetries: 10, deliveryTimeoutMs: 30_000, maxDelayMs: 7 * 86_400_000 };
+const limits = { defaultRetries: 3, maxRetries: 10, maxTimeoutMs: 30_000, maxDelayMs: 7 * 86_400_000 };
 
 describe('publish headers', () => {
   it('when only a body is published, then the message is a POST with 3 retries and no extra headers', () => {
@@ -83,7 +83,10 @@ describe('publish headers', () => {
     [{ 'upstash-retry-delay': 'pow(2,' }, /Upstash-Retry-Delay/],
     [{ 'upstash-method': 'FETCH' }, /Upstash-Method/],
     [{ 'upstash-timeout': 'soon' }, /Upstash-Timeout/],
-    [{ 'upstash-timeout': '1h' }, /longer than the allowed/],
+    [
+      { 'upstash-timeout': '1h' },
+      /Upstash-Timeout 1h is longer than the queue's maximum timeout of 30s \(QueueBinding spec.limits.maxTimeout\)/,
+    ],
     [{ 'upstash-delay': 'later' }, /Upstash-Delay "later" is not a duration/],
     [{ 'upstash-delay': '-5s' }, /Upstash-Delay/],
     [

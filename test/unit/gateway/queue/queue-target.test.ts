@@ -40,6 +40,7 @@ describe('the gateway view of a binding', () => {
       connection: { host: 'redis.ns.svc', port: 6379, tls: false, db: 0 },
       limits: {
         maxDelayMs: 7 * 86_400_000,
+        maxTimeoutMs: 15 * 60_000,
         deduplicationWindowMs: 600_000,
         deadLetterRetentionMs: 7 * 86_400_000,
         eventRetentionMs: 3 * 86_400_000,
@@ -66,6 +67,7 @@ describe('the gateway view of a binding', () => {
         ...binding.status,
         limits: {
           maxDelay: '1d',
+          maxTimeout: '90s',
           deduplicationWindow: '10m',
           deadLetterRetention: '7d',
           maxDeadLetters: 20,
@@ -83,6 +85,7 @@ describe('the gateway view of a binding', () => {
     };
     expect(buildQueueTarget(published, secret)?.limits).toEqual({
       maxDelayMs: 86_400_000,
+      maxTimeoutMs: 90_000,
       deduplicationWindowMs: 600_000,
       deadLetterRetentionMs: 7 * 86_400_000,
       maxDeadLetters: 20,
@@ -120,6 +123,7 @@ describe('the gateway view of a binding', () => {
     };
     expect(buildQueueTarget(limitedBinding, secret)?.limits).toEqual({
       maxDelayMs: 129_600_000,
+      maxTimeoutMs: 15 * 60_000,
       deduplicationWindowMs: 5_400_000,
       deadLetterRetentionMs: 86_400_000,
       maxDeadLetters: 50,

@@ -19,6 +19,8 @@ describe('the queue-binding section of the operator config', () => {
       checkIntervalMs: 60_000,
       databaseTimeoutMs: 3_000,
       limitDefaults: {
+        maxDelay: '7d',
+        maxTimeout: '15m',
         maxDeadLetters: 10_000,
         maxQueues: 10,
         maxQueueParallelism: 100,

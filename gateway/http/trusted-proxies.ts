@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import type net from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -34,6 +35,20 @@ export class TrustedProxies {
     return trusted;
   }
 
+  /**
+   * The address of the client that sent `req`, as QStash records a publisher's `callerIp`: the
+   * first address of X-Forwarded-For (the client the first proxy saw) when the peer is a trusted
+   * proxy, else the peer itself, so a client cannot name another address by sending the header.
+   * IPv4-mapped IPv6 is written as IPv4; a first hop that is not an address falls back to the peer.
+   */
+  clientAddress(req: http.IncomingMessage): string | undefined {
+    const peer = canonical(req.socket.remoteAddress);
+    if (!this.trustsPeer(req.socket)) return peer;
+    const header = req.headers['x-forwarded-for'];
+    const chain = Array.isArray(header) ? header.join(',') : header;
+    return canonical(chain?.split(',')[0]?.trim()) ?? peer;
+  }
+
   /** Whether `address` lies in one of the ranges; an IPv4-mapped IPv6 address is judged as IPv4. */
   trustsAddress(address: string | undefined): boolean {
     if (address === undefined || !ipaddr.isValid(address)) return false;
@@ -42,4 +57,9 @@ export class TrustedProxies {
       ([network, bits]) => network.kind() === parsed.kind() && parsed.match(network, bits),
     );
   }
+}
+
+/** `address` in ipaddr.js's canonical spelling (IPv4-mapped IPv6 as IPv4), or undefined when it is none. */
+function canonical(address: string | undefined): string | undefined {
+  return address !== undefined && ipaddr.isValid(address) ? ipaddr.process(address).toString() : undefined;
 }

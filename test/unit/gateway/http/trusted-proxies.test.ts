@@ -1,5 +1,6 @@
+import type http from 'node:http';
 import type net from 'node:net';
-import { TrustedProxies } from '../../../../gateway/proxy/trusted-proxies.js';
+import { TrustedProxies } from '../../../../gateway/http/trusted-proxies.js';
 
 /** The part of a socket the decision reads. */
 const peer = (remoteAddress: string | undefined) => ({ remoteAddress }) as net.Socket;
@@ -38,5 +39,29 @@ describe('TrustedProxies', () => {
     (socket as { remoteAddress: string | undefined }).remoteAddress = undefined;
     expect(trusted.trustsPeer(socket)).toBe(true);
     expect(trusted.trustsPeer(peer('192.0.2.1'))).toBe(false);
+  });
+
+  describe("clientAddress (a publisher's callerIp)", () => {
+    const request = (remoteAddress: string, forwardedFor?: string | string[]) =>
+      ({
+        socket: peer(remoteAddress),
+        headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+      }) as unknown as http.IncomingMessage;
+
+    it("when a trusted proxy sends X-Forwarded-For, then the chain's first address is the client", () => {
+      expect(trusted.clientAddress(request('10.42.0.9', '203.0.113.7, 10.42.0.1'))).toBe('203.0.113.7');
+      expect(trusted.clientAddress(request('10.42.0.9', ['2001:db8::7', '10.42.0.1']))).toBe('2001:db8::7');
+    });
+
+    it('when an untrusted peer sends X-Forwarded-For, then the header is ignored and the peer is the client', () => {
+      expect(trusted.clientAddress(request('198.51.100.4', '203.0.113.7'))).toBe('198.51.100.4');
+      expect(TrustedProxies.parse([]).clientAddress(request('127.0.0.1', '203.0.113.7'))).toBe('127.0.0.1');
+    });
+
+    it('when the first hop is not an address, or there is no header, then the trusted peer is the client; a mapped address reads as IPv4', () => {
+      expect(trusted.clientAddress(request('10.42.0.9', 'unknown, 203.0.113.7'))).toBe('10.42.0.9');
+      expect(trusted.clientAddress(request('10.42.0.9'))).toBe('10.42.0.9');
+      expect(trusted.clientAddress(request('::ffff:198.51.100.4'))).toBe('198.51.100.4');
+    });
   });
 });
