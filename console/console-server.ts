@@ -56,7 +56,8 @@ export function buildConsoleApp(
   // Believe X-Forwarded-Proto only from the listed proxies: it decides the cookie's Secure flag.
   app.set('trust proxy', config.trustedProxies.length > 0 ? config.trustedProxies : false);
   app.use(securityHeaders());
-  app.get('/healthz', (_req, res) => void res.json({ ok: true }));
+  // The pid tells `make run` that this process answers, not whatever else holds the port.
+  app.get('/healthz', (_req, res) => void res.json({ ok: true, pid: process.pid }));
   // Ready once listening: the console holds no cache to fill, and each user's call reaches the API
   // server on its own (an unreachable one is a banner on the page, not a reason to leave the Service).
   app.get('/readyz', (_req, res) => void res.json({ ok: true }));

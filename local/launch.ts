@@ -9,8 +9,11 @@ export interface LaunchOptions {
   port?: number;
   /** Starts the server on `port`. */
   start(port: number): Promise<ManagedProcess> | ManagedProcess;
-  /** One readiness check: true when ready, undefined (or a throw) while not yet. */
-  isReady(port: number): Promise<true | undefined>;
+  /**
+   * One readiness check: true when ready, undefined (or a throw) while not yet. Given the process,
+   * a check can make sure that this process answers, not another one on the same port.
+   */
+  isReady(port: number, process: ManagedProcess): Promise<true | undefined>;
   readyTimeoutMs: number;
   intervalMs?: number;
 }
@@ -47,7 +50,7 @@ export async function launchOnFreePort(options: LaunchOptions): Promise<Launched
 
 async function waitUntilReady(proc: ManagedProcess, port: number, options: LaunchOptions): Promise<void> {
   try {
-    await waitFor(`${options.what} to be ready`, () => options.isReady(port), {
+    await waitFor(`${options.what} to be ready`, () => options.isReady(port, proc), {
       timeoutMs: options.readyTimeoutMs,
       intervalMs: options.intervalMs ?? 100,
       abort: proc.exited,

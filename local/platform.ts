@@ -14,15 +14,15 @@ import { startS3Server } from './s3-server.js';
 import { locateKubeTools } from './kube-tools.js';
 import { loadManifests } from './manifests.js';
 import { launchOnFreePort, type Launched } from './launch.js';
-import { isAddressInUse, ProcessExitedError, startProcess, type ManagedProcess } from './process.js';
+import { startProcess, type ManagedProcess } from './process.js';
 import { supervise } from './supervise.js';
 import { assertPortFree, lockStateDir } from './run-lock.js';
+import { chooseConsolePort } from './console-port.js';
 import { createDemoTenant, writeConsoleKubeconfig, type DemoTenant } from './demo-tenant.js';
 import { waitFor } from './wait.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_STATE_DIR = path.join(ROOT, '.settee', 'local');
-const PREFERRED_CONSOLE_PORT = 8090;
 /** The bucket of the local object storage, which the operator stores every backup in. */
 const LOCAL_BACKUP_BUCKET = 'settee-backups';
 
@@ -94,6 +94,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
         what: 'gateway',
         hint: 'stop what holds it, or choose another port with SETTEE_GATEWAY_PORT=<port>',
       });
+    const consolePort = options.console ? await chooseConsolePort(options.gatewayPort, say) : undefined;
     const kubeconfigPath = path.join(stateDir, 'kubeconfig');
     const kubeConfig = new KubeConfig();
     if (process.env.SETTEE_USE_EXISTING_CLUSTER === '1') {
@@ -249,7 +250,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
         // One key for every restart of the process, so sessions outlive a crash.
         SETTEE_CONSOLE_SESSION_SECRET: crypto.randomBytes(32).toString('hex'),
       };
-      const started = await startConsole(consoleEnv, run);
+      const started = await startConsole(consoleEnv, run, consolePort);
       const supervisedConsole = supervise({
         name: 'console',
         first: started.process,
@@ -307,22 +308,21 @@ function startGateway(env: NodeJS.ProcessEnv, run: RunOptions, port: number | un
   });
 }
 
-/** The console on 8090 (or SETTEE_CONSOLE_PORT), or a free port when that is taken. */
-async function startConsole(env: NodeJS.ProcessEnv, run: RunOptions): Promise<Launched> {
-  const launch = (port?: number): Promise<Launched> =>
-    launchOnFreePort({
-      what: 'console /healthz',
-      port,
-      start: (p) => startComponent(consoleComponent(env, p), run),
-      isReady: async (p) => ((await fetch(`http://127.0.0.1:${p}/healthz`)).ok ? true : undefined),
-      readyTimeoutMs: 60_000,
-      intervalMs: 200,
-    });
-  const requested = process.env.SETTEE_CONSOLE_PORT;
-  if (requested) return launch(Number(requested));
-  return launch(PREFERRED_CONSOLE_PORT).catch((err: unknown) => {
-    if (err instanceof ProcessExitedError && isAddressInUse(err.output)) return launch();
-    throw err;
+/**
+ * The console on `port`, ready once its own /healthz answers with its pid: another server on the
+ * same port (a gateway, another make run's console) answering /healthz does not count.
+ */
+function startConsole(env: NodeJS.ProcessEnv, run: RunOptions, port: number | undefined): Promise<Launched> {
+  return launchOnFreePort({
+    what: 'console /healthz',
+    port,
+    start: (p) => startComponent(consoleComponent(env, p), run),
+    isReady: async (p, proc) => {
+      const answer = (await (await fetch(`http://127.0.0.1:${p}/healthz`)).json()) as { pid?: unknown };
+      return answer.pid === proc.pid ? true : undefined;
+    },
+    readyTimeoutMs: 60_000,
+    intervalMs: 200,
   });
 }
 

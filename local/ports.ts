@@ -16,6 +16,15 @@ export function getFreePort(): Promise<number> {
   });
 }
 
+/** Whether this process could listen on the loopback port now (nothing else holds it). */
+export function canListenOn(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
 /** Whether something accepts connections on this loopback port. */
 export function isPortOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {

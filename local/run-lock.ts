@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import net from 'node:net';
+import { canListenOn } from './ports.js';
 import path from 'node:path';
 import { isProcessAlive } from './process.js';
 
@@ -49,14 +49,7 @@ export async function lockHolder(stateDir: string): Promise<number | undefined> 
  * after the rest of the platform had started, and the env file would point at someone else's.
  */
 export async function assertPortFree(options: { port: number; what: string; hint: string }): Promise<void> {
-  const free = await new Promise<boolean>((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen({ host: '127.0.0.1', port: options.port, exclusive: true }, () =>
-      server.close(() => resolve(true)),
-    );
-  });
-  if (!free)
+  if (!(await canListenOn(options.port)))
     throw new LocalPlatformBusyError(
       `port ${options.port} on 127.0.0.1, where the ${options.what} listens, is taken (by another \`make run\`?); ${options.hint}`,
     );

@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { getFreePort, isPortOpen } from '../../../local/ports.js';
+import { PREFERRED_CONSOLE_PORT } from '../../../local/console-port.js';
+import { canListenOn, getFreePort, isPortOpen } from '../../../local/ports.js';
 import { isProcessAlive } from '../../../local/process.js';
 import { waitFor } from '../../../local/wait.js';
 
@@ -101,8 +103,15 @@ describe('make run holds up when run twice, when a child crashes, and when it is
   let gatewayPort: number;
   let first: MakeRun;
   const runs: MakeRun[] = [];
+  // Holds the console's default port and answers /healthz there, as a gateway on 8090 did.
+  let impostor: http.Server | undefined;
 
   beforeAll(async () => {
+    // When another process holds 8090 already, that is the same situation for make run.
+    if (await canListenOn(PREFERRED_CONSOLE_PORT)) {
+      impostor = http.createServer((_req, res) => res.end('{"ok":true}'));
+      await new Promise<void>((resolve) => impostor!.listen(PREFERRED_CONSOLE_PORT, '127.0.0.1', resolve));
+    }
     gatewayPort = await getFreePort();
     first = makeRun(stateDir, gatewayPort);
     runs.push(first);
@@ -114,6 +123,26 @@ describe('make run holds up when run twice, when a child crashes, and when it is
     await Promise.all(runs.map((run) => run.exited));
     fs.rmSync(stateDir, { recursive: true, force: true });
     fs.rmSync(otherStateDir, { recursive: true, force: true });
+    await new Promise((resolve) => (impostor ? impostor.close(resolve) : resolve(undefined)));
+  }, 60_000);
+
+  it("when the console's default port is held by a server that answers /healthz, then make run says so before starting, and prints the URL of the console it started, which answers with its own pid", async () => {
+    // The console's sign-in is printed last, after "Settee is running".
+    const output = await waitFor(
+      'the console sign-in',
+      async () => (first.output().includes('Console: ') ? first.output() : undefined),
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    const moved = new RegExp(
+      `port ${PREFERRED_CONSOLE_PORT}, the console's default, is taken \\(by another process\\); the console uses (\\d+)`,
+    ).exec(output);
+    expect(moved).not.toBeNull();
+    expect(output.indexOf(moved![0])).toBeLessThan(output.indexOf('starting the control plane'));
+    const printed = /Console: (http:\/\/127\.0\.0\.1:(\d+))/.exec(output);
+    expect(printed?.[2]).toBe(moved![1]);
+    const health = (await (await fetch(`${printed![1]}/healthz`)).json()) as { pid: number };
+    expect(platformPids(stateDir)).toContain(health.pid);
+    expect(output).not.toMatch(/EADDRINUSE/);
   }, 60_000);
 
   it('when a second make run starts on the same state folder, then it stops at once, naming the first and how to stop it', async () => {
