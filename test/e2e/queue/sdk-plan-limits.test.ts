@@ -24,7 +24,7 @@ describe("QStash's plans as a binding's limits, through the @upstash/qstash SDK"
   let gateway: TestQueueGateway;
   let replica: TestQueueGateway;
   // Another consumer takes over an entry idle for this long (XAUTOCLAIM), unless its holder keeps it.
-  const config = testQueueConfig({ reclaimIdleMs: 1_500, deliveryTimeoutMs: 1_000 });
+  const config = testQueueConfig({ reclaimIdleMs: 4_000, deliveryTimeoutMs: 1_000 });
 
   const client = (target: QueueTarget): Client =>
     new Client({
@@ -103,7 +103,7 @@ describe("QStash's plans as a binding's limits, through the @upstash/qstash SDK"
 
   it("when an attempt the paid plan allows outlasts the gateway's reclaim time on two replicas, then it is sent once", async () => {
     destination.answer = (request) =>
-      request.path === '/hooks/long' ? { status: 200, delayMs: 4_000 } : { status: 200 };
+      request.path === '/hooks/long' ? { status: 200, delayMs: 6_000 } : { status: 200 };
     const { messageId } = await client(paid).publishJSON({
       url: hook('long'),
       body: {},
