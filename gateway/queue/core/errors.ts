@@ -6,6 +6,7 @@ import { DomainError } from '../../domain-error.js';
  */
 export type QueueErrorCode =
   | 'INVALID_REQUEST'
+  | 'PAYLOAD_TOO_LARGE'
   | 'UNAUTHORIZED'
   | 'QUEUE_NOT_FOUND'
   | 'NOT_FOUND'
@@ -27,7 +28,13 @@ export class InvalidRequestError extends QueueError {
   readonly status = 400;
 }
 
-export class RequestBodyTooLargeError extends InvalidRequestError {
+/**
+ * A body over its limit (SETTEE_QUEUE_MAX_BODY_BYTES, _BATCH_BYTES): 413, as QStash answers a
+ * message over its plan's size; nothing is stored.
+ */
+export class RequestBodyTooLargeError extends QueueError {
+  readonly code = 'PAYLOAD_TOO_LARGE';
+  readonly status = 413;
   constructor() {
     super('request body is too large');
   }

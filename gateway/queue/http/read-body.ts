@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { readLimitedBody, type BodyRefusals } from '../../http/limited-body.js';
 import { RequestAbortedError, RequestBodyTooLargeError } from '../core/errors.js';
 
-/** A refused body is a 400 of the queue's API. */
+/** A refused body: 413 when too large, 400 when cut off. */
 const QUEUE_REFUSALS: BodyRefusals = {
   tooLarge: () => new RequestBodyTooLargeError(),
   aborted: () => new RequestAbortedError(),

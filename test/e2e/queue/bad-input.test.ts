@@ -103,7 +103,7 @@ describe('bad publishes', () => {
     [
       'a body over the limit',
       () => post('/v2/publish/https://a.example/', { body: Buffer.alloc(1_025, 120) }),
-      400,
+      413,
       /too large/,
     ],
     [
