@@ -14,6 +14,7 @@ import { buildBindingRow, renderDotenv, type BindingDetail } from './binding-vie
 import { listEvents } from './events.js';
 import { objectName, userRequest } from './user-context.js';
 import { queueMessageRoutes } from './queue-message-routes.js';
+import { workflowRunRoutes } from './workflow-run-routes.js';
 
 const bindingsPath = (namespace: string, name?: string): string =>
   `/apis/${SETTEE_API_VERSION}/namespaces/${namespace}/${QUEUE_BINDING_PLURAL}${name ? `/${name}` : ''}`;
@@ -76,6 +77,7 @@ export function bindingRoutes(options: { kube: KubeHttp; queueBaseUrl: string | 
   });
 
   router.use('/:name', queueMessageRoutes({ kube, queueBaseUrl }));
+  router.use('/:name', workflowRunRoutes({ kube, queueBaseUrl }));
 
   router.post('/:name/rotate-signing-keys', async (req: Request, res: Response) => {
     const user = userRequest(req, res);

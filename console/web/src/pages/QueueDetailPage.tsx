@@ -6,6 +6,7 @@ import { showsQueueBlock } from '../lib/queue-block.js';
 import { Link } from '../lib/router.js';
 import { DeadLetters } from '../components/DeadLetters.js';
 import { Messages } from '../components/Messages.js';
+import { WorkflowRuns } from '../components/WorkflowRuns.js';
 
 function QueueBlock({
   base,
@@ -137,6 +138,7 @@ export function QueueDetailPage({ namespace, name }: { namespace: string; name: 
           <>
             <Messages base={base} />
             <DeadLetters base={base} />
+            <WorkflowRuns base={base} />
           </>
         )}
       <section className="card" aria-labelledby="events-heading">
