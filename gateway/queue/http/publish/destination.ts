@@ -4,12 +4,24 @@ import { checkAddress, isIpLiteral, type AddressPolicy } from '../../core/addres
 const MAX_DESTINATION_LENGTH = 8_192;
 
 /**
+ * Destinations that passed, per policy. A publisher sends to a few destinations over and over,
+ * and a batch item's URL parse and address check cost about as much as the rest of its checks.
+ * Only passes are kept (a refusal is judged again each time, with its message), and only short
+ * destinations, at most MAX_REMEMBERED of them, so the memory stays bounded whatever is sent.
+ */
+const passed = new WeakMap<AddressPolicy, Set<string>>();
+const MAX_REMEMBERED = 1_000;
+const MAX_REMEMBERED_LENGTH = 2_048;
+
+/**
  * Checks a destination at publish time: an absolute http(s) URL, and, when its host is an IP
  * literal (in any spelling the URL parser normalizes: 2130706433, 0x7f000001, [::ffff:7f00:1]), an
  * address the policy allows. Names are judged at connect time by the guarded lookup instead. The
  * destination is kept as given: it is what the signature's `sub` carries and the Receiver compares.
  */
-export function validateDestination(destination: string, policy: AddressPolicy): URL {
+export function validateDestination(destination: string, policy: AddressPolicy): void {
+  const remembered = passed.get(policy);
+  if (remembered?.has(destination)) return;
   if (destination.length === 0) throw new InvalidRequestError('destination is missing');
   if (destination.length > MAX_DESTINATION_LENGTH) throw new InvalidRequestError('destination is too long');
   let url: URL;
@@ -27,5 +39,10 @@ export function validateDestination(destination: string, policy: AddressPolicy):
     const verdict = checkAddress(url.hostname, policy);
     if (!verdict.allowed) throw new DestinationRefusedError(destination, verdict.reason);
   }
-  return url;
+  if (destination.length > MAX_REMEMBERED_LENGTH) return;
+  if (!remembered) passed.set(policy, new Set([destination]));
+  else {
+    if (remembered.size >= MAX_REMEMBERED) remembered.clear();
+    remembered.add(destination);
+  }
 }
