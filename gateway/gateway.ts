@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import type http from 'node:http';
 import type { Logger } from 'winston';
 import { Registry } from 'prom-client';
+import { isFirstStart } from '../api/first-start.js';
 import { requestUsageWriterId } from '../api/request-usage.js';
 import { makeKubeClients } from '../kube/clients.js';
 import { InformerFactory } from '../kube/informer-factory.js';
@@ -23,7 +24,7 @@ import { AwaitReady } from './proxy/await-ready.js';
 import { EndpointCache } from './proxy/endpoint-cache.js';
 import { followInstanceChanges } from './proxy/follow-instance-changes.js';
 import { createInstanceHandler } from './proxy/instance-handler.js';
-import { probeUp } from './proxy/probe-up.js';
+import { probeSystemDatabases, probeUp } from './proxy/probe-up.js';
 import { RouteTable } from './proxy/route-table.js';
 import { TrustedProxies } from './http/trusted-proxies.js';
 import { createUpstreamAgent } from './proxy/upstream-agent.js';
@@ -83,7 +84,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const awaitReady = new AwaitReady({
     endpoints,
-    probe: (origin) => probeUp(origin, PROBE_TIMEOUT_MS),
+    probe: (origin, firstStart) =>
+      firstStart ? probeSystemDatabases(origin, PROBE_TIMEOUT_MS) : probeUp(origin, PROBE_TIMEOUT_MS),
+    isFirstStart: (instance) => isFirstStart(routes.get(instance)?.status?.phase),
     holdQueueLimit: config.wake.holdQueueLimit,
     timeoutMs: config.wake.timeoutMs,
     probeIntervalMs: config.wake.probeIntervalMs,

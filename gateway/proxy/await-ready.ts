@@ -6,8 +6,17 @@ import type { InstanceRef } from '../instance-ref.js';
 
 export interface AwaitReadyOptions {
   endpoints: Pick<EndpointCache, 'addressOf' | 'onChange' | 'unschedulableOf'>;
-  /** Resolves true once CouchDB at `origin` answers /_up. */
-  probe: (origin: string) => Promise<boolean>;
+  /**
+   * Resolves true once CouchDB at `origin` answers /_up or, at an instance's first start
+   * (`firstStart`), once it serves its system databases too (probe-up.ts).
+   */
+  probe: (origin: string, firstStart: boolean) => Promise<boolean>;
+  /**
+   * Whether the instance is at its first start now (api/first-start.ts), asked at each probe: there
+   * neither the pod's readiness nor /_up is trusted, as both come before CouchDB has made its system
+   * databases. A wake never is, so it pays nothing for this.
+   */
+  isFirstStart?: (instance: InstanceRef) => boolean;
   /** Requests held per instance; the next one is refused with a 503 at once. */
   holdQueueLimit: number;
   /** How long one request may be held before it gets a 503. */
@@ -66,10 +75,15 @@ export class AwaitReady {
     });
   }
 
-  /** The origin to forward to now, or undefined when the request must be held. Allocates nothing. */
-  readyOrigin(instanceKey: string): string | undefined {
+  /**
+   * The origin to forward to now, or undefined when the request must be held. Allocates nothing.
+   * `firstStart`: the instance is at its first start (see isFirstStart).
+   */
+  readyOrigin(instanceKey: string, firstStart = false): string | undefined {
     const address = this.options.endpoints.addressOf(instanceKey);
-    return address !== undefined && this.isTrusted(instanceKey, address) ? address.origin : undefined;
+    return address !== undefined && this.isTrusted(instanceKey, address, firstStart)
+      ? address.origin
+      : undefined;
   }
 
   /**
@@ -153,12 +167,13 @@ export class AwaitReady {
     if (waiting.probing || waiting.probeTimer) return;
     const address = this.options.endpoints.addressOf(key);
     if (!address) return; // the endpoint cache calls pump again when one appears
-    if (this.isTrusted(key, address)) {
+    const firstStart = this.options.isFirstStart?.(waiting.instance) ?? false;
+    if (this.isTrusted(key, address, firstStart)) {
       this.release(key, waiting, address.origin);
       return;
     }
     waiting.probing = true;
-    void this.options.probe(address.origin).then((up) => {
+    void this.options.probe(address.origin, firstStart).then((up) => {
       waiting.probing = false;
       if (this.waiting.get(key) !== waiting) return;
       if (up && this.options.endpoints.addressOf(key)?.origin === address.origin) {
@@ -174,9 +189,9 @@ export class AwaitReady {
     });
   }
 
-  private isTrusted(key: string, address: UpstreamAddress): boolean {
+  private isTrusted(key: string, address: UpstreamAddress, firstStart: boolean): boolean {
     if (this.verified.get(key) === address.origin) return true;
-    return address.ready && this.distrusted.get(key) !== address.origin;
+    return !firstStart && address.ready && this.distrusted.get(key) !== address.origin;
   }
 
   private release(key: string, waiting: Waiting, origin: string): void {

@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import { errors as undiciErrors, type Agent } from 'undici';
 import type { Logger } from 'winston';
+import { isFirstStart } from '../../api/first-start.js';
 import type { CouchInstance } from '../../api/couch-instance.js';
 import { errorMessage } from '../../observability/logger.js';
 import { countDatabases } from '../envelope/database-count.js';
@@ -107,7 +108,7 @@ class InstanceRequest implements UpstreamErrorListener {
       return;
     }
     this.instance = instance;
-    const origin = awaitReady.readyOrigin(this.target.key);
+    const origin = awaitReady.readyOrigin(this.target.key, isFirstStart(instance.status?.phase));
     // Before the wake and the activity: a refused request neither wakes an instance nor keeps it awake.
     const { envelope } = this.options;
     if (envelope !== undefined) {
@@ -143,7 +144,7 @@ class InstanceRequest implements UpstreamErrorListener {
       return;
     }
     const instance = this.instance!;
-    const origin = this.options.awaitReady.readyOrigin(this.target.key);
+    const origin = this.options.awaitReady.readyOrigin(this.target.key, isFirstStart(instance.status?.phase));
     const rateRefusal = this.options.envelope?.rateRefusal(this.guardedRequest(instance, origin));
     if (rateRefusal !== undefined) {
       this.fail(rateRefusal);

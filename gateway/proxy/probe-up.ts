@@ -1,17 +1,36 @@
 import http from 'node:http';
+import { SYSTEM_DATABASES } from '../../api/first-start.js';
 
 /**
- * One GET <origin>/_up: true once CouchDB answers 200. Any failure (refused, reset, timeout, a
- * non-200 while it starts) is just "not up yet". A fresh connection each time, so a probe never
- * takes a pooled socket that a request is about to need.
+ * One GET <origin><path> without credentials: the status CouchDB answered, or undefined for any
+ * failure (refused, reset, timeout), which is just "not up yet". A fresh connection each time, so
+ * a probe never takes a pooled socket that a request is about to need.
  */
-export function probeUp(origin: string, timeoutMs: number): Promise<boolean> {
+function probeStatus(url: string, timeoutMs: number): Promise<number | undefined> {
   return new Promise((resolve) => {
-    const request = http.get(`${origin}/_up`, { agent: false, timeout: timeoutMs }, (response) => {
+    const request = http.get(url, { agent: false, timeout: timeoutMs }, (response) => {
       response.resume();
-      resolve(response.statusCode === 200);
+      resolve(response.statusCode);
     });
     request.once('timeout', () => request.destroy());
-    request.once('error', () => resolve(false));
+    request.once('error', () => resolve(undefined));
   });
+}
+
+/** One GET <origin>/_up: true once CouchDB answers 200 (a non-200 while it starts is "not up yet"). */
+export async function probeUp(origin: string, timeoutMs: number): Promise<boolean> {
+  return (await probeStatus(`${origin}/_up`, timeoutMs)) === 200;
+}
+
+/**
+ * At an instance's first start, true once CouchDB serves its system databases (api/first-start.ts),
+ * which it makes only after /_up answers. Asked without credentials, an existing one answers 401
+ * (CouchDB 3's admin-only default security) and a missing one 404: what the gateway can tell with
+ * no secret, and a kubelet's httpGet probe cannot (both are failures to it).
+ */
+export async function probeSystemDatabases(origin: string, timeoutMs: number): Promise<boolean> {
+  const statuses = await Promise.all(
+    SYSTEM_DATABASES.map((name) => probeStatus(`${origin}/${name}`, timeoutMs)),
+  );
+  return statuses.every((status) => status !== undefined && status < 500 && status !== 404);
 }

@@ -41,6 +41,7 @@ import { OwnedObjects } from './owned-objects.js';
 import type { BackupConfig } from '../couch-backup/config.js';
 import { RestoreFromBackup } from './restore-from-backup.js';
 import { UsageMeter } from './usage-meter.js';
+import { firstStartNotServing, SYSTEM_DATABASES_RECHECK_MS } from './system-databases.js';
 import { accrueUsage, meteringDueInMs } from './metering.js';
 import { foldRequestUsage } from './request-usage.js';
 import { findInstanceLimitExcess } from './instance-limit.js';
@@ -245,6 +246,13 @@ export class CouchInstanceReconciler implements Reconciler {
     const readyReplicas = statefulSet.status?.readyReplicas ?? 0;
     const running = decision.replicas > 0 && readyReplicas > 0;
     const pod = informers.pods.get({ namespace, name: names.pod });
+    const systemDatabasesMissing = await firstStartNotServing({
+      previousPhase: instance.status?.phase,
+      ready: running,
+      pod,
+      credentials,
+      signal: ctx.signal,
+    });
     const usage = await this.usage.read({
       key,
       running,
@@ -264,6 +272,7 @@ export class CouchInstanceReconciler implements Reconciler {
       unschedulable: unschedulableMessage(pod),
       notReadyCause: notReadyCauseOf(pod),
       startDeadline: config.startDeadline,
+      systemDatabasesMissing,
     };
     const now = this.now().getTime();
     const metered = accrueUsage({
@@ -314,6 +323,7 @@ export class CouchInstanceReconciler implements Reconciler {
       measureMs ?? Infinity,
       meterMs,
       restored?.recheckAfterMs ?? Infinity,
+      systemDatabasesMissing === undefined ? Infinity : SYSTEM_DATABASES_RECHECK_MS,
     );
     return nextMs === Infinity ? DONE : requeueAfter(nextMs);
   }

@@ -55,6 +55,11 @@ export interface StatusInput {
   notReadyCause?: string | undefined;
   /** The operator's start deadline as configured (SETTEE_START_DEADLINE), for messages. */
   startDeadline?: string | undefined;
+  /**
+   * At a first start, why the pod answers /_up but its system databases do not yet
+   * (system-databases.ts): until they do, the instance is not Running.
+   */
+  systemDatabasesMissing?: string | undefined;
 }
 
 const restoreFailed = (input: StatusInput): boolean => input.restore?.phase === 'Failed';
@@ -72,7 +77,8 @@ export function computePhase(input: StatusInput): CouchInstancePhase {
   if (decision.replicas === 0) {
     return statefulSet.replicas > 0 || statefulSet.readyReplicas > 0 ? 'Hibernating' : 'Hibernated';
   }
-  if (statefulSet.readyReplicas > 0) return input.restore?.phase === 'Restoring' ? 'Restoring' : 'Running';
+  if (statefulSet.readyReplicas > 0 && input.systemDatabasesMissing === undefined)
+    return input.restore?.phase === 'Restoring' ? 'Restoring' : 'Running';
   return decision.transition === 'Wake' || WAKING_FROM.includes(input.previous?.phase)
     ? 'Waking'
     : 'Starting';
@@ -114,7 +120,7 @@ function readyCondition(phase: CouchInstancePhase, input: StatusInput): Conditio
     };
   const messages: Record<CouchInstancePhase, string> = {
     Pending: 'the operator is creating the instance',
-    Starting: 'CouchDB is starting',
+    Starting: input.systemDatabasesMissing ?? 'CouchDB is starting',
     Running: 'CouchDB answers on /_up',
     Hibernating: 'scaling to zero',
     Hibernated: 'hibernated; the next request wakes it',

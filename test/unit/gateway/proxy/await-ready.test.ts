@@ -38,13 +38,19 @@ const ref = { namespace: 'ns', name: 'app' };
 const KEY = 'ns/app';
 
 function setup(
-  options: { probe?: (origin: string) => Promise<boolean>; limit?: number; timeoutMs?: number } = {},
+  options: {
+    probe?: (origin: string, firstStart: boolean) => Promise<boolean>;
+    limit?: number;
+    timeoutMs?: number;
+    firstStart?: boolean;
+  } = {},
 ) {
   const addresses = new Addresses();
   const released: number[] = [];
   const gate = new AwaitReady({
     endpoints: addresses,
     probe: options.probe ?? (async () => true),
+    isFirstStart: () => options.firstStart ?? false,
     holdQueueLimit: options.limit ?? 100,
     timeoutMs: options.timeoutMs ?? 5_000,
     probeIntervalMs: 5,
@@ -77,6 +83,26 @@ describe('AwaitReady', () => {
     expect(released).toHaveLength(1);
     // Verified by the probe: later requests need no hold although the endpoint is still not ready.
     expect(gate.readyOrigin(KEY)).toBe('http://10.0.0.1:5984');
+  });
+
+  it('when the instance is at its first start, then neither its ready pod nor /_up releases a request: the first-start probe does', async () => {
+    const asked: boolean[] = [];
+    let served = false;
+    const { addresses, gate } = setup({
+      probe: async (_origin, firstStart) => (asked.push(firstStart), !firstStart || served),
+      firstStart: true,
+    });
+    addresses.set(KEY, { origin: 'http://10.0.0.1:5984', ready: true });
+    expect(gate.readyOrigin(KEY, true)).toBeUndefined();
+    let releasedAt: string | undefined;
+    const held = gate.hold(ref).then((r) => (releasedAt = r.origin));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(releasedAt).toBeUndefined();
+    expect(new Set(asked)).toEqual(new Set([true]));
+    served = true;
+    await held;
+    expect(releasedAt).toBe('http://10.0.0.1:5984');
+    expect(gate.readyOrigin(KEY, true)).toBe('http://10.0.0.1:5984');
   });
 
   it('when more requests arrive than the queue holds, then the extra ones are refused at once', async () => {

@@ -66,6 +66,19 @@ describe('computeStatus', () => {
     ).toBe('Starting');
   });
 
+  it('when its pod is ready but its system databases are not there yet, then the phase is Starting and Ready says why', () => {
+    const missing = 'CouchDB answers, but its system databases do not: _users does not exist yet';
+    const status = computeStatus(
+      input({
+        decision: awake,
+        statefulSet: { replicas: 1, readyReplicas: 1 },
+        systemDatabasesMissing: missing,
+      }),
+    );
+    expect(status.phase).toBe('Starting');
+    expect(condition(status.conditions, 'Ready')).toMatchObject({ status: 'False', message: missing });
+  });
+
   it('when scaled up after hibernation and not yet ready, then the phase is Waking', () => {
     const woken: HibernationDecision = { ...awake, reason: 'WakeRequested', transition: 'Wake' };
     expect(
