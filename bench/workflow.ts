@@ -11,12 +11,14 @@
  *      as many plain messages as those runs record steps, published in batches and delivered to
  *      a receiver: runs/s, steps/s, p99 run time, Redis memory per finished run, gateway CPU per
  *      step (per plain message for the anchor).
- *   3. Notify-to-resume latency: not measured until the gateway serves POST /v2/notify.
+ *   3. W runs waiting on an event each (context.waitForEvent), then notified (client.notify, NOTIFY_IN_FLIGHT
+ *      at a time): notify-to-resume latency (the notify sent to the step after the wait running)
+ *      p50/p99, beside part 1's plain round trip.
  * Figures are medians of the rounds with their spread; the summary sets each beside its goal.
  *
  *   npx tsx bench/workflow.ts   (WORKFLOW_BENCH_ROUNDS=5 rounds of WORKFLOW_BENCH_RUNS=4 sequential
  *                                runs; WORKFLOW_BENCH_CONCURRENT=50 runs at once in
- *                                WORKFLOW_BENCH_FANOUT_ROUNDS=3 rounds)
+ *                                WORKFLOW_BENCH_FANOUT_ROUNDS=3 rounds; WORKFLOW_BENCH_WAITERS=200)
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -41,6 +43,8 @@ const ROUNDS = Number(process.env.WORKFLOW_BENCH_ROUNDS ?? '5');
 const RUNS_PER_ROUND = Number(process.env.WORKFLOW_BENCH_RUNS ?? '4');
 const CONCURRENT = Number(process.env.WORKFLOW_BENCH_CONCURRENT ?? '50');
 const FANOUT_ROUNDS = Number(process.env.WORKFLOW_BENCH_FANOUT_ROUNDS ?? '3');
+const WAITERS = Number(process.env.WORKFLOW_BENCH_WAITERS ?? '200');
+const NOTIFY_IN_FLIGHT = 10;
 const STEPS = 10;
 const FANOUT = 10;
 /** The fan-out workflow's step functions: prepare, the 10 parts, combine, save, report. */
@@ -77,6 +81,18 @@ async function fanOut(context: WorkflowContext<unknown>): Promise<number> {
   const sum = await context.run('combine', () => parts.reduce((a, b) => a + b, 0));
   await context.run('save', () => ({ saved: sum }));
   return context.run('report', () => sum * 2);
+}
+
+/** When the step after each run's wait first ran (epoch ms, sub-ms), by the run's event id. */
+const resumedAt = new Map<string, number>();
+const eventOf = (context: WorkflowContext<unknown>): string =>
+  `evt-${(context.requestPayload as { key: number }).key}`;
+
+async function waiter(context: WorkflowContext<unknown>): Promise<void> {
+  await context.waitForEvent('wait', eventOf(context), { timeout: '1h' });
+  await context.run('resumed', () => {
+    if (!resumedAt.has(eventOf(context))) resumedAt.set(eventOf(context), now());
+  });
 }
 
 interface Harness {
@@ -231,6 +247,43 @@ async function concurrentRound(h: Harness): Promise<ConcurrentRound> {
   };
 }
 
+/** Notify-to-resume latencies (ms) of WAITERS runs, each waiting on its own event. */
+async function notifyRound(h: Harness): Promise<number[]> {
+  const k = queueKeys(KEY_PREFIX);
+  const url = h.endpoints.expressUrl('waiter');
+  const runIds: string[] = [];
+  for (let b = 0; b < WAITERS; b += BATCH) {
+    const items = Array.from({ length: Math.min(BATCH, WAITERS - b) }, (_, i) => ({
+      url,
+      body: { key: b + i },
+    }));
+    runIds.push(...(await h.workflows.trigger(items)).map((r) => r.workflowRunId));
+  }
+  await waitFor(
+    `${WAITERS} runs waiting`,
+    async () => {
+      const pipeline = h.inspect.pipeline();
+      for (let i = 0; i < WAITERS; i++) pipeline.exists(k.workflowWaiters(`evt-${i}`));
+      const replies = (await pipeline.exec()) ?? [];
+      return replies.every(([, n]) => n === 1) ? true : undefined;
+    },
+    { timeoutMs: 600_000, intervalMs: 200 },
+  );
+  const sentAt = new Map<string, number>();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: NOTIFY_IN_FLIGHT }, async () => {
+      while (next < WAITERS) {
+        const eventId = `evt-${next++}`;
+        sentAt.set(eventId, now());
+        await h.workflows.notify({ eventId, eventData: { ok: true } });
+      }
+    }),
+  );
+  await finished(h, runIds, 600_000);
+  return [...sentAt].map(([eventId, at]) => resumedAt.get(eventId)! - at);
+}
+
 /** A summary line: the figure, its goal, and MISSED when it is not met. */
 function goalLine(name: string, figure: string, goal: string, met?: boolean): void {
   const verdict = met === undefined ? '' : met ? 'met' : 'MISSED';
@@ -261,7 +314,7 @@ async function main(): Promise<void> {
     h.endpoints = await startWorkflowEndpoints({
       target,
       queueUrl,
-      workflows: { sequential: { route: sequential }, fanout: { route: fanOut } },
+      workflows: { sequential: { route: sequential }, fanout: { route: fanOut }, waiter: { route: waiter } },
     });
     h.workflows = new Client({ baseUrl: queueUrl, token: target.token });
     h.qstash = new QStashClient({ baseUrl: queueUrl, token: target.token, retry: false });
@@ -302,6 +355,12 @@ async function main(): Promise<void> {
         `  round ${i + 1}: ${round(r.runsPerSecond, 1)} runs/s, ${Math.round(r.stepsPerSecond)} steps/s, p99 run ${Math.round(r.p99RunMs)} ms, ` +
           `Redis +${Math.round(r.memoryPerRun)} B per run (its keys ${Math.round(r.runKeysPerRun)} B, events +${Math.round(r.eventsPerRun)} B), gateway CPU ${Math.round(r.cpuPerStepUs)} µs/step, SDK side ${Math.round(r.sdkCpuPerStepUs)} µs/step; ` +
           `plain ${Math.round(r.plainPerSecond)} msgs/s, ${Math.round(r.cpuPerPlainUs)} µs/msg`,
+      );
+
+    const notified = WAITERS > 0 ? await notifyRound(harness) : [];
+    if (WAITERS > 0)
+      console.log(
+        `\n3. ${WAITERS} runs waiting on an event each, notified ${NOTIFY_IN_FLIGHT} at a time: notify to resume p50 ${round(quantile(notified, 0.5), 2)} ms, p99 ${round(quantile(notified, 0.99), 2)} ms`,
       );
 
     const of = <T>(rows: T[], pick: (row: T) => number): number[] => rows.map(pick);
@@ -369,9 +428,15 @@ async function main(): Promise<void> {
       )}, ${round(median(cpuRatio), 2)}x of ${Math.round(median(of(fan, (r) => r.cpuPerPlainUs)))} µs`,
       noGoal,
     );
-    console.log(
-      '  notify-to-resume latency                       not measured: the gateway does not serve POST /v2/notify yet (issue 28 item 3)',
-    );
+    if (WAITERS > 0) {
+      const tripP50 = median(of(perRound, (r) => r.tripP50));
+      const tripP99 = median(of(perRound, (r) => r.tripP99));
+      goalLine(
+        `notify to resume, ${WAITERS} waiting, p50 / p99`,
+        `${round(quantile(notified, 0.5), 1)} / ${round(quantile(notified, 0.99), 1)} ms (${round(quantile(notified, 0.5) / tripP50, 2)}x / ${round(quantile(notified, 0.99) / tripP99, 2)}x of a round trip)`,
+        noGoal,
+      );
+    }
   } finally {
     await h.endpoints?.close();
     await h.gateway?.proc.stop();
