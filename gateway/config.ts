@@ -101,6 +101,11 @@ export interface GatewayConfig {
      * instance or queue sees it.
      */
     readonly maxHeaderBytes: number;
+    /**
+     * SETTEE_GATEWAY_MAX_INSTANCE_REQUESTS (0 = no limit): requests in flight per instance on each
+     * replica (continuous _changes feeds count); more are answered 429 with Retry-After.
+     */
+    readonly maxInstanceRequests: number;
   };
 
   /** The free plan's limits on free instances: rates, storage, databases (gateway/envelope/config.ts). */
@@ -183,6 +188,10 @@ export function readGatewayConfig(read: EnvReader): GatewayConfig {
       maxConnections:
         read.integer('SETTEE_GATEWAY_MAX_CONNECTIONS', 0, { min: 0, max: 10_000_000 }) || undefined,
       maxHeaderBytes: read.integer('SETTEE_GATEWAY_MAX_HEADER_BYTES', 16_384, { min: 1_024, max: 1_048_576 }),
+      maxInstanceRequests: read.integer('SETTEE_GATEWAY_MAX_INSTANCE_REQUESTS', 0, {
+        min: 0,
+        max: 1_000_000,
+      }),
     },
     envelope: readEnvelopeConfig(read),
     logLevel: read.oneOf('SETTEE_LOG_LEVEL', LOG_LEVELS, 'info'),

@@ -23,6 +23,7 @@ import { ActivityReporter } from './proxy/activity-reporter.js';
 import { AwaitReady } from './proxy/await-ready.js';
 import { EndpointCache } from './proxy/endpoint-cache.js';
 import { followInstanceChanges } from './proxy/follow-instance-changes.js';
+import { InstanceConcurrency } from './proxy/instance-concurrency.js';
 import { createInstanceHandler } from './proxy/instance-handler.js';
 import { probeSystemDatabases, probeUp } from './proxy/probe-up.js';
 import { RouteTable } from './proxy/route-table.js';
@@ -136,6 +137,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     retryAfterSeconds: config.wake.retryAfterSeconds,
     envelope,
     createTurns: new DatabaseCreateTurns(),
+    concurrency: new InstanceConcurrency(config.clients.maxInstanceRequests),
     meter,
     logger: logger.child({ part: 'proxy' }),
   });

@@ -30,6 +30,7 @@ const ANSWERS: Record<GatewayErrorCode, ErrorAnswer> = {
   METHOD_NOT_ALLOWED: { status: 405, error: 'method_not_allowed', retry: false },
   // Cloudant's answers to the same limits: 429 too_many_requests, 402 over_data_quota.
   RATE_LIMITED: { status: 429, error: 'too_many_requests', retry: true },
+  INSTANCE_BUSY: { status: 429, error: 'too_many_requests', retry: true },
   STORAGE_LIMIT: { status: 402, error: 'over_data_quota', retry: false },
   DATABASE_LIMIT: { status: 403, error: 'forbidden', retry: false },
 };

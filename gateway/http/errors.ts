@@ -19,6 +19,7 @@ export type GatewayErrorCode =
   | 'CLIENT_BODY_TIMEOUT'
   | 'METHOD_NOT_ALLOWED'
   | 'RATE_LIMITED'
+  | 'INSTANCE_BUSY'
   | 'STORAGE_LIMIT'
   | 'DATABASE_LIMIT';
 
@@ -128,6 +129,19 @@ export class InstanceUnschedulableError extends GatewayError {
   ) {
     super(
       `the instance ${instance.namespace}/${instance.name} cannot be started: its pod cannot be scheduled: ${schedulerMessage}`,
+    );
+  }
+}
+
+/** An instance already has SETTEE_GATEWAY_MAX_INSTANCE_REQUESTS requests in flight on this replica. */
+export class InstanceBusyError extends GatewayError {
+  readonly code = 'INSTANCE_BUSY';
+  constructor(
+    readonly instance: InstanceRef,
+    readonly limit: number,
+  ) {
+    super(
+      `the instance ${instance.namespace}/${instance.name} already has ${limit} requests in flight on this gateway; retry shortly`,
     );
   }
 }

@@ -12,6 +12,7 @@ import type { InstanceCounts, RequestMeter } from '../envelope/request-meter.js'
 import {
   DatabaseLimitError,
   GatewayError,
+  InstanceBusyError,
   StorageLimitError,
   UpstreamError,
   UpstreamTimeoutError,
@@ -21,6 +22,7 @@ import { sendErrorResponse } from '../http/error-response.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { ActivityReporter } from './activity-reporter.js';
 import type { AwaitReady } from './await-ready.js';
+import type { InstanceConcurrency } from './instance-concurrency.js';
 import { forward, hasRequestBody, type UpstreamErrorListener, type UpstreamExchange } from './forward.js';
 import { deriveForwardedFor } from './forwarded-for.js';
 import type { RequestTarget } from './instance-target.js';
@@ -58,6 +60,8 @@ export interface InstanceHandlerOptions {
   createTurns: DatabaseCreateTurns;
   /** Requests and bytes per instance (metering); counts what passed the envelope. */
   meter: RequestMeter;
+  /** Requests in flight per instance, refused past SETTEE_GATEWAY_MAX_INSTANCE_REQUESTS. */
+  concurrency: InstanceConcurrency;
   logger: Logger;
 }
 
@@ -168,7 +172,11 @@ class InstanceRequest implements UpstreamErrorListener {
 
   /** Past the envelope: count, wake if needed, record the activity, forward or hold. */
   private proceed(instance: CouchInstance, origin: string | undefined): void {
-    const { waker, activity } = this.options;
+    const { waker, activity, concurrency } = this.options;
+    if (!concurrency.tryEnter(this.target.key)) {
+      this.fail(new InstanceBusyError(this.target.instance, concurrency.limit));
+      return;
+    }
     this.counts = this.options.meter.count(
       this.target.key,
       this.target.instance,
@@ -185,6 +193,7 @@ class InstanceRequest implements UpstreamErrorListener {
     // The one 'close' listener of a forwarded request: the hot path adds no other. on(), not once():
     // a response closes once, and once() wraps each listener in two more objects.
     this.res.on('close', () => {
+      concurrency.leave(this.target.key);
       activity.end(this.target.key);
       this.endCreateTurn?.();
       this.exchange?.clientClosed();

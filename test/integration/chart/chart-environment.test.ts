@@ -65,6 +65,7 @@ describe("the chart's container environment, read by the components' own configu
         idleTimeoutMs: 65_000,
         maxConnections: undefined,
         maxHeaderBytes: 16_384,
+        maxInstanceRequests: 0,
       });
       expect(config.trustedProxies).toEqual([]);
       expect(config.activity.replicaName).toBe(POD);

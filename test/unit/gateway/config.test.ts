@@ -30,6 +30,7 @@ describe('loadGatewayConfig', () => {
       idleTimeoutMs: 65_000,
       maxConnections: undefined,
       maxHeaderBytes: 16_384,
+      maxInstanceRequests: 0,
     });
     expect(Object.isFrozen(config.wake)).toBe(true);
     expect(config.envelope).toEqual({
@@ -92,6 +93,7 @@ describe('loadGatewayConfig', () => {
       SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT: '2m',
       SETTEE_GATEWAY_MAX_CONNECTIONS: '20000',
       SETTEE_GATEWAY_MAX_HEADER_BYTES: '32768',
+      SETTEE_GATEWAY_MAX_INSTANCE_REQUESTS: '64',
     });
     expect(config.listen.port).toBe(0);
     expect(config.domain).toBe('couch.example.com');
@@ -107,6 +109,7 @@ describe('loadGatewayConfig', () => {
       idleTimeoutMs: 120_000,
       maxConnections: 20_000,
       maxHeaderBytes: 32_768,
+      maxInstanceRequests: 64,
     });
   });
 
