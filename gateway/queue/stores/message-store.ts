@@ -113,7 +113,8 @@ export class MessageStore {
    * The check just before a send: 'gone' once the entry is off the stream (its message was
    * cancelled, or another consumer finished it); for a flow-control message without its key's
    * token, 'admitted' to the key instead (FlowControlStore.admit); else 'deliver', and the
-   * attempt's ACTIVE event is recorded.
+   * attempt's ACTIVE event is recorded. Checks asked for in one turn of the event loop share one
+   * script run (entry-checks.ts).
    */
   async checkEntry(entryId: string, message: QueueMessage, now = Date.now()): Promise<EntryCheck> {
     const active = this.event(message, 'ACTIVE', now);
@@ -125,15 +126,6 @@ export class MessageStore {
         active,
       );
     return (await this.checks.isPresent(entryId, active)) ? 'deliver' : 'gone';
-  }
-
-  /**
-   * False once the entry is off the stream: its message was cancelled, or another consumer
-   * finished it. When true, the attempt's ACTIVE event is recorded. Checks asked for in one turn
-   * of the event loop share one script run (entry-checks.ts).
-   */
-  async isEntryPresent(entryId: string, message?: QueueMessage, now = Date.now()): Promise<boolean> {
-    return this.checks.isPresent(entryId, message ? this.event(message, 'ACTIVE', now) : '');
   }
 
   /** Creates the consumer group (and the stream) if missing; from the stream's start, so nothing published earlier is skipped. */
@@ -162,15 +154,15 @@ export class MessageStore {
     return toEntries(reply?.[0]?.[1]);
   }
 
-  /**
-   * Takes over entries that have been pending on any consumer for longer than `minIdleMs` (their
-   * consumer died or hangs). Returns the entries and the cursor for the next call ('0-0' = wrapped).
-   */
   /** Claims `entryIds` for `consumer` again when idle for `minIdleMs`, resetting their idle time. */
   async keepHeld(consumer: string, entryIds: readonly string[], minIdleMs: number): Promise<void> {
     await this.redis.xclaim(this.keys.stream, DELIVERY_GROUP, consumer, minIdleMs, ...entryIds, 'JUSTID');
   }
 
+  /**
+   * Takes over entries that have been pending on any consumer for longer than `minIdleMs` (their
+   * consumer died or hangs). Returns the entries and the cursor for the next call ('0-0' = wrapped).
+   */
   async reclaim(
     consumer: string,
     minIdleMs: number,

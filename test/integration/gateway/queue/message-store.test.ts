@@ -124,9 +124,9 @@ describe('the message store in a real Redis', () => {
     const original = message(1);
     await store.enqueue([original, message(2)]);
     const [first, second] = await store.readNew(blocking, 'c1', 10, 100);
-    expect(await store.isEntryPresent(first!.entryId)).toBe(true);
+    expect(await store.checkEntry(first!.entryId, original)).toBe('deliver');
     await redis.xdel(keys.stream, first!.entryId, second!.entryId);
-    expect(await store.isEntryPresent(first!.entryId)).toBe(false);
+    expect(await store.checkEntry(first!.entryId, original)).toBe('gone');
     expect(
       await store.scheduleRetry({
         entryId: first!.entryId,
