@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { startCouchEngine, type CouchEngine } from '../../../local/couch-engine/index.js';
+import { waitFor } from '../../../local/wait.js';
 import type { Gateway } from '../../../gateway/gateway.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import {
@@ -137,13 +138,16 @@ describe('the instance path under fuzzed requests', () => {
     up = instanceUrl(gateway, ref).replace(/\/$/, '');
     down = instanceUrl(gateway, downRef).replace(/\/$/, '');
     // CouchDB writes _users' _design/_auth a moment after /_up: a write no fuzzed request made.
-    const deadline = Date.now() + 60_000;
-    const ready = async (): Promise<boolean> =>
-      (await request(`${up}/_up`)).status === 200 &&
-      (await request(`${engine.url}/_users/_design/_auth`, { headers: { authorization: adminAuth() } }))
-        .status === 200;
-    while (!(await ready()) && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(
+      "the instance's /_up and _users' _design/_auth",
+      async () =>
+        (await request(`${up}/_up`)).status === 200 &&
+        (await request(`${engine.url}/_users/_design/_auth`, { headers: { authorization: adminAuth() } }))
+          .status === 200
+          ? true
+          : undefined,
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
   }, 120_000);
 
   afterAll(async () => {
