@@ -27,11 +27,16 @@ function eventIdOf(request: ApiRequest): string {
   return parseEventId(request.params.eventId ?? '');
 }
 
-/** The run `runId` of this binding, or 404. */
-async function runOf(request: ApiRequest, runId: string): Promise<WorkflowRunRecord> {
+/**
+ * The run `runId` of this binding while it runs: 404 when unknown; 400 when it ended, as for a step
+ * publish, which the SDK takes as "the run ended" and stops.
+ */
+async function runningRunOf(request: ApiRequest, runId: string): Promise<WorkflowRunRecord> {
   const runs = storesOf(request).workflowRuns();
   const run = await storeCall('read the workflow run', () => runs.get(runId));
   if (!run) throw new ResourceNotFoundError(`workflow run ${runId} not found`);
+  if (run.state !== 'RUN_STARTED')
+    throw new InvalidRequestError(`workflow run ${runId} is not running (${run.state})`);
   return run;
 }
 
@@ -46,10 +51,7 @@ const wait: ApiHandler = async (request) => {
   const headers = forwardedHeaders(request.req.headers);
   const contentType = single(request.req.headers, 'content-type');
   if (contentType !== undefined) headers['content-type'] = contentType;
-  const run = await runOf(request, runId);
-  // As for a step publish: a 400 is what the SDK takes as "the run ended" and stops.
-  if (run.state !== 'RUN_STARTED')
-    throw new InvalidRequestError(`workflow run ${runId} is not running (${run.state})`);
+  await runningRunOf(request, runId);
   const events = storesOf(request).workflowEvents();
   const answer = await storeCall('store the waiter', () =>
     events.wait({ runId, eventId, request: waitRequest, headers }),
@@ -67,9 +69,7 @@ const notify: ApiHandler = async (request) => {
     sendJson(request.res, 200, await storeCall('notify the waiters', () => events.notify(eventId, data)));
     return;
   }
-  const run = await runOf(request, runId);
-  if (run.state !== 'RUN_STARTED')
-    throw new InvalidRequestError(`workflow run ${runId} is not running (${run.state})`);
+  const run = await runningRunOf(request, runId);
   const notified = await storeCall('notify the run', () => events.notifyRun(runId, eventId, data));
   // Not waiting yet: kept for the run's next wait for this event, as QStash's lookback does.
   sendJson(request.res, 200, notified ?? { workflowRunId: runId, workflowCreatedAt: run.createdAt });

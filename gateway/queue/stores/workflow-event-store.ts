@@ -17,9 +17,10 @@ import type { WorkflowRunStore } from './workflow-run-store.js';
 
 /**
  * A binding's workflow events: runs waiting for them (context.waitForEvent), notifies, the waits'
- * timeouts, and the end of an invoked run (context.invoke), which resumes its invoker. A waiter is taken once, by one HDEL or one script, whoever comes first of a
- * notify and its timer; the taker appends the wait's step to the run and publishes its delivery,
- * as the SDK's own step publish would be. Between the two a crash loses that resumption (the run
+ * timeouts, and the end of an invoked run (context.invoke), which resumes its invoker. A waiter is
+ * taken once, by one HDEL or one script, whoever comes first of a notify and its timer; the taker
+ * appends the wait's step to the run and publishes its delivery, as the SDK's own step publish
+ * would be. Between the two a crash loses that resumption (the run
  * then waits); docs/workflow.md says so.
  */
 
