@@ -27,6 +27,7 @@ import { urlGroupRoutes } from './url-group-routes.js';
 import { UrlGroupStore } from '../stores/url-group-store.js';
 import { workflowRoutes } from './workflow-routes.js';
 import { workflowEventRoutes } from './workflow-event-routes.js';
+import { workflowDlqRoutes } from './workflow-dlq-routes.js';
 
 export interface ApiRoutesOptions {
   registry: BindingRegistry;
@@ -73,5 +74,6 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
     ...flowControlRoutes(),
     ...workflowRoutes(),
     ...workflowEventRoutes(),
+    ...workflowDlqRoutes(),
   ];
 }

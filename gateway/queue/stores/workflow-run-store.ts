@@ -4,6 +4,7 @@ import type { QueueKeys } from '../core/keys.js';
 import { appendWorkflowStep } from '../scripts/append-workflow-step.js';
 import { dropWorkflowRuns } from '../scripts/drop-workflow-runs.js';
 import { finishWorkflowRun } from '../scripts/finish-workflow-run.js';
+import { reopenWorkflowRun } from '../scripts/reopen-workflow-run.js';
 import { startWorkflowRun } from '../scripts/start-workflow-run.js';
 import type {
   RawStep,
@@ -152,6 +153,11 @@ export class WorkflowRunStore {
       if (runIds.length < TRIM_STEP) break;
     }
     return dropped;
+  }
+
+  /** A failed run runs again (client.dlq.resume); false when it was not RUN_FAILED. */
+  async reopen(runId: string): Promise<boolean> {
+    return (await reopenWorkflowRun.run(this.redis, [this.keys.workflowRun(runId)], [])) === 1;
   }
 
   async get(runId: string): Promise<WorkflowRunRecord | undefined> {
