@@ -1,9 +1,11 @@
+import type { ApiRequest } from './api-request.js';
 import { parseCallbackRequest } from './publish/callback-headers.js';
 import type { DeadLetter } from '../core/dead-letter.js';
 import { InvalidRequestError } from '../core/errors.js';
 import { newMessageId, type QueueMessage } from '../core/message.js';
 import {
   parsePublishHeaders,
+  publishLimitsOf,
   type HeaderBag,
   type PublishLimits,
   type PublishOptions,
@@ -98,4 +100,14 @@ export function buildRetriedMessage(
   const flowControl = overrides.flowControl ?? letter.flowControl;
   if (flowControl !== undefined) message.flowControl = flowControl;
   return message;
+}
+
+/** The overrides a DLQ retry request's headers set, checked with the binding's publish limits and SSRF policy. */
+export function retryOverridesOf(request: ApiRequest): RetryOverrides {
+  return parseRetryOverrides(
+    request.req.headers,
+    publishLimitsOf(request.config, request.target),
+    Date.now(),
+    compileAddressPolicy(request.config.ssrfAllowlist),
+  );
 }

@@ -11,9 +11,7 @@ import {
   type ListQuery,
   type ListQuerySpec,
 } from '../core/list-query.js';
-import { buildRetriedMessage, parseRetryOverrides } from './dlq-retry.js';
-import { publishLimitsOf } from './publish/publish-headers.js';
-import { compileAddressPolicy } from '../core/address-policy.js';
+import { buildRetriedMessage, retryOverridesOf } from './dlq-retry.js';
 import { quotasOf } from '../core/quotas.js';
 import { BindingStores } from '../stores/binding-stores.js';
 import { storeCall } from './store-call.js';
@@ -136,13 +134,7 @@ export const deleteDeadLetters: ApiHandler = async (request) => {
 };
 
 async function retry(request: ApiRequest, letters: readonly DeadLetter[]): Promise<{ messageId: string }[]> {
-  const limits = publishLimitsOf(request.config, request.target);
-  const overrides = parseRetryOverrides(
-    request.req.headers,
-    limits,
-    Date.now(),
-    compileAddressPolicy(request.config.ssrfAllowlist),
-  );
+  const overrides = retryOverridesOf(request);
   const now = Date.now();
   const items = letters.map((letter) => ({
     dlqId: letter.dlqId,

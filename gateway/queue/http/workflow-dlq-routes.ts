@@ -1,10 +1,9 @@
 import type { ApiHandler } from './api-request.js';
 import type { ApiRoute } from './api-router.js';
-import { buildRetriedMessage, parseRetryOverrides } from './dlq-retry.js';
+import { buildRetriedMessage, retryOverridesOf } from './dlq-retry.js';
 import { sendJson } from './json-response.js';
 import { storeCall } from './store-call.js';
 import { onlyQuery } from './workflow-routes.js';
-import { compileAddressPolicy } from '../core/address-policy.js';
 import { InvalidRequestError, ResourceNotFoundError } from '../core/errors.js';
 import { quotasOf } from '../core/quotas.js';
 import { BindingStores } from '../stores/binding-stores.js';
@@ -23,13 +22,7 @@ const resume: ApiHandler = async (request) => {
   if (dlqIds.length === 0)
     throw new InvalidRequestError('dlqIds is required: the dead letters of the failed runs to resume');
   const stores = new BindingStores(request);
-  const limits = { ...request.config, maxDelayMs: request.target.limits.maxDelayMs };
-  const overrides = parseRetryOverrides(
-    request.req.headers,
-    limits,
-    Date.now(),
-    compileAddressPolicy(request.config.ssrfAllowlist),
-  );
+  const overrides = retryOverridesOf(request);
   const letters = await storeCall('read the dead letters', () => stores.deadLetters().get(dlqIds));
   const runs = stores.workflowRuns();
   // Every letter checked before any run changes: a bad id resumes nothing.
