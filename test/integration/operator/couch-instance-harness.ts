@@ -14,6 +14,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startKubeletStandIn } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
+import { waitFor } from '../../../local/wait.js';
 import { TEST_NODES } from '../../helpers/control-plane-env.js';
 import {
   ANNOTATION_WAKE_REQUESTED,
@@ -40,6 +41,35 @@ import { testControlPlane } from '../../helpers/kube.js';
 import { UNLIMITED_FREE_INSTANCES } from '../../helpers/gateway/gateway-harness.js';
 
 export { conditionOf } from '../../helpers/custom-objects.js';
+
+/**
+ * Plays the kubelet for an instance whose "CouchDB" is a test server at podIP: the StatefulSet
+ * controller's pod `<instance>-0`, once it exists, reported Running and Ready there.
+ */
+export async function reportPodReady(namespace: string, instance: string, podIP: string): Promise<void> {
+  const { core } = testClients();
+  const podName = `${instance}-0`;
+  await waitFor(
+    'the StatefulSet controller to create the pod',
+    async () => core.readNamespacedPod({ namespace, name: podName }).then(() => true),
+    { timeoutMs: 15_000 },
+  );
+  await core.patchNamespacedPodStatus(
+    {
+      name: podName,
+      namespace,
+      body: {
+        status: {
+          phase: 'Running',
+          podIP,
+          podIPs: [{ ip: podIP }],
+          conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date() }],
+        },
+      },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
 
 /** The clients a CouchInstance suite talks to the API server with, as a tenant or as the kubelet. */
 export function testClients(kubeConfig: KubeConfig = testControlPlane().kubeConfig) {

@@ -1,5 +1,4 @@
 import http from 'node:http';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { COUCHDB_PORT } from '../../../api/contract.js';
 import { allocatePodAddress } from '../../../local/kubelet-stand-in/loopback-address.js';
 import { waitFor } from '../../../local/wait.js';
@@ -13,6 +12,7 @@ import {
   readInstance,
   readStatefulSet,
   renewActivity,
+  reportPodReady,
   startTestOperator,
   testClients,
   waitForEventReasons,
@@ -84,37 +84,11 @@ describe('hibernating an instance that becomes active during the idle check', ()
     return { total_rows: 0, offset: 0, jobs: [] };
   }
 
-  /** The StatefulSet controller's pod, reported Running and Ready at podIP as a kubelet would. */
-  async function reportPodReady(): Promise<void> {
-    const { core } = testClients();
-    const podName = `${name}-0`;
-    await waitFor(
-      'the StatefulSet controller to create the pod',
-      async () => core.readNamespacedPod({ namespace: ns.name, name: podName }).then(() => true),
-      { timeoutMs: 15_000 },
-    );
-    await core.patchNamespacedPodStatus(
-      {
-        name: podName,
-        namespace: ns.name,
-        body: {
-          status: {
-            phase: 'Running',
-            podIP,
-            podIPs: [{ ip: podIP }],
-            conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date() }],
-          },
-        },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-  }
-
   it('when the activity Lease is renewed while the instance answers, then it is not hibernated, and hibernates a full idleAfter later', async () => {
     await createInstance(ns.name, name, { hibernation: { idleAfter: `${IDLE_AFTER_MS / 1000}s` } });
     await waitForInstance(ns.name, name, 'phase Starting', hasPhase('Starting'));
     // The idle clock starts at Ready: the first idle check comes idleAfter after this.
-    await reportPodReady();
+    await reportPodReady(ns.name, name, podIP);
     await waitForInstance(ns.name, name, 'phase Running', hasPhase('Running'));
 
     await waitFor('a second idle check', async () => (questions.length >= 2 ? true : undefined), {
