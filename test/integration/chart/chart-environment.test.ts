@@ -138,7 +138,10 @@ describe("the chart's container environment, read by the components' own configu
         startDeadline: '15m',
       });
       // The queue's quotas are the operator's: it publishes them in each binding's status.limits.
+      // maxDelay and maxTimeout are no settings: a binding without a plan gets QStash's free plan's.
       expect(config.queueBinding.limitDefaults).toEqual({
+        maxDelay: '7d',
+        maxTimeout: '15m',
         maxDeadLetters: 500,
         maxQueues: 25,
         maxQueueParallelism: 40,
