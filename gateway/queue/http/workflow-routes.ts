@@ -79,12 +79,13 @@ const endRun: ApiHandler = async (request) => {
   const runs = runsOf(request);
   const run = await storeCall('read the workflow run', () => runs.get(runId));
   if (!run) throw new ResourceNotFoundError(`workflow run ${runId} not found`);
-  const ended = await storeCall('end the workflow run', async () => {
-    if (cancel === 'true') return cancelRun(request, runId);
-    const finished = await runs.finish(runId, { state: 'RUN_SUCCESS', at: Date.now(), response: result });
-    if (finished) await new BindingStores(request).workflowEvents().runEnded(runId);
-    return finished;
-  });
+  const ended = await storeCall('end the workflow run', () =>
+    cancel === 'true'
+      ? cancelRun(request, runId)
+      : new BindingStores(request)
+          .workflowEvents()
+          .finishRun(runId, { state: 'RUN_SUCCESS', at: Date.now(), response: result }),
+  );
   // A 400 is what the SDK takes as "already finished" (workflow-requests.ts triggerRouteFunction).
   if (!ended) throw new InvalidRequestError(`workflow run ${runId} is not running (${run.state})`);
   sendJson(request.res, 200, {});
@@ -92,10 +93,9 @@ const endRun: ApiHandler = async (request) => {
 
 /** Cancels a running run and what it has pending; false when it was not running. */
 async function cancelRun(request: ApiRequest, runId: string): Promise<boolean> {
-  const ended = await runsOf(request).finish(runId, { state: 'RUN_CANCELED', at: Date.now() });
-  if (!ended) return false;
+  const events = new BindingStores(request).workflowEvents();
+  if (!(await events.finishRun(runId, { state: 'RUN_CANCELED', at: Date.now() }))) return false;
   await cancelRunMessages(request, runId);
-  await new BindingStores(request).workflowEvents().runEnded(runId);
   return true;
 }
 

@@ -147,10 +147,18 @@ export class WorkflowEventStore {
   }
 
   /**
-   * Run `runId` ended: the run that invoked it (context.invoke), if any, resumes with its result.
-   * Called once by whoever ended it (only one caller's finish succeeds).
+   * Ends run `runId` (WorkflowRunStore.finish) and, when this call ended it, resumes the run that
+   * invoked it (context.invoke), if any, with its result: every way a run ends (its DELETE, a
+   * cancel, a dead-lettered step) goes through here, and only the one whose finish succeeds
+   * resumes the invoker. False when the run was not running.
    */
-  async runEnded(runId: string): Promise<void> {
+  async finishRun(runId: string, end: Parameters<WorkflowRunStore['finish']>[1]): Promise<boolean> {
+    if (!(await this.deps.runs.finish(runId, end))) return false;
+    await this.resumeInvoker(runId);
+    return true;
+  }
+
+  private async resumeInvoker(runId: string): Promise<void> {
     const run = await this.deps.runs.get(runId);
     const invoker = run?.config.invoker;
     if (!run || !invoker) return;

@@ -274,7 +274,6 @@ export class DeliveryWorker {
       deliveryTimeoutMs: Math.min(config.deliveryTimeoutMs, this.target.limits.maxTimeoutMs),
       deadLetterLimits: this.deadLetterLimits,
       maxCallbackBodyBytes: config.maxBodyBytes,
-      workflowRuns: this.workflowRuns,
       workflowEvents: this.workflowEvents,
     };
   }

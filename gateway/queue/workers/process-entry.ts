@@ -11,7 +11,6 @@ import type { DeadLetterLimits } from '../stores/dead-letter-queue.js';
 import { redactDestination } from '../../queue-url/redact-destination.js';
 import { decideAfterFailure, isNonRetryableResponse, type RetryPolicyOptions } from './retry-policy.js';
 import type { DeliverySigner } from './signer.js';
-import type { WorkflowRunStore } from '../stores/workflow-run-store.js';
 import type { WorkflowEventStore } from '../stores/workflow-event-store.js';
 
 export interface ProcessEntryContext {
@@ -25,9 +24,10 @@ export interface ProcessEntryContext {
   deadLetterLimits: DeadLetterLimits;
   /** How much of a response a callback reports (the largest message body). */
   maxCallbackBodyBytes: number;
-  /** The binding's workflow runs: a dead-lettered step fails its run. */
-  workflowRuns: WorkflowRunStore;
-  /** The binding's workflow events: a due wait timer times its waiter out. */
+  /**
+   * The binding's workflow events: a due wait timer times its waiter out; a dead-lettered step
+   * fails its run (and resumes the run's invoker).
+   */
   workflowEvents: WorkflowEventStore;
   now?: () => number;
 }
@@ -251,9 +251,8 @@ async function handleFailure(
     responseBody: result.responseBodyBytes,
   });
   // After the dead letter is stored: a crash in between leaves the run running, as a redelivery would.
-  if (
-    message.workflow !== undefined &&
-    (await ctx.workflowRuns.finish(message.workflow.runId, {
+  if (message.workflow !== undefined)
+    await ctx.workflowEvents.finishRun(message.workflow.runId, {
       state: 'RUN_FAILED',
       at: now,
       failure: JSON.stringify({
@@ -262,9 +261,7 @@ async function handleFailure(
         error: letter.lastError,
         body: letter.lastResponseBody,
       }),
-    }))
-  )
-    await ctx.workflowEvents.runEnded(message.workflow.runId);
+    });
   ctx.logger.warn('message dead-lettered', {
     messageId: message.id,
     ...redactDestination(message.destination),

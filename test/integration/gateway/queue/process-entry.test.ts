@@ -10,7 +10,6 @@ import { createMessage, type MessageRequest } from '../../../../gateway/queue/co
 import type { MessageStore } from '../../../../gateway/queue/stores/message-store.js';
 import { createMemoryLogger, type MemoryLogger } from '../../../helpers/memory-logger.js';
 import { useDeliveryFixture } from '../../../helpers/queue/delivery-fixture.js';
-import { WorkflowRunStore } from '../../../../gateway/queue/stores/workflow-run-store.js';
 import { BindingStores } from '../../../../gateway/queue/stores/binding-stores.js';
 
 /**
@@ -70,7 +69,6 @@ describe('processing a stream entry', () => {
         deliveryTimeoutMs: config.deliveryTimeoutMs,
         deadLetterLimits: { retentionMs: 86_400_000, maxCount: f.target.limits.maxDeadLetters },
         maxCallbackBodyBytes: config.maxBodyBytes,
-        workflowRuns: new WorkflowRunStore(f.redis, keys),
         workflowEvents: new BindingStores({
           redis: f.redis,
           keys,
