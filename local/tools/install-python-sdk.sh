@@ -4,8 +4,10 @@
 # stamp named after the requirements file's hash marks a finished install, so a changed pin
 # reinstalls. Debian's python3 builds the environment (with python3-venv, installed here when missing).
 #
-# Usage: install-python-sdk.sh    prints the environment's folder (its bin/python runs the SDK)
-# Env:   SETTEE_CACHE_DIR         cache root (default ~/.cache/settee)
+# Usage: install-python-sdk.sh            prints the environment's folder (its bin/python runs the SDK)
+#        install-python-sdk.sh --installed  the same without installing: fails when make deps has not
+#                                           installed these pins (tests use it: they reach no network)
+# Env:   SETTEE_CACHE_DIR                 cache root (default ~/.cache/settee)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -17,6 +19,9 @@ log() { printf '[python-sdk] %s\n' "$*" >&2; }
 fail() { printf '[python-sdk] error: %s\n' "$*" >&2; exit 1; }
 
 STAMP="$VENV/.settee-requirements-$(sha256sum "$REQUIREMENTS" | cut -c1-16)"
+if [[ ! -f "$STAMP" && "${1:-}" == "--installed" ]]; then
+  fail "the pins of $REQUIREMENTS are not installed in $VENV: run make deps (or bash $0)"
+fi
 if [[ ! -f "$STAMP" ]]; then
   [[ -x "$PYTHON" ]] || fail "$PYTHON not found: apt-get install python3 python3-venv (or make deps)"
   log "installing the pins of $REQUIREMENTS into $VENV"
