@@ -61,7 +61,7 @@ describe('the queue handler', () => {
     [
       'a token, but a declared length over the body limit',
       () => `Bearer ${target.token}`,
-      /^HTTP\/1\.1 400 /,
+      /^HTTP\/1\.1 413 /,
     ],
   ])(
     'when a publish with %s declares a 50 MB body and sends 1 KB of it, then the answer says Connection: close and the gateway closes the connection',
