@@ -177,13 +177,26 @@ async function createDatabase(
   try {
     await reader.json('PUT', `/${encodeURIComponent(name)}`);
   } catch (err) {
-    // The system databases exist in every instance already.
-    if (!(err instanceof CouchRequestError && err.status === 412)) throw err;
+    // The system databases exist in every instance already (412). A real CouchDB that is creating
+    // _replicator itself as the restore starts answers the second creation 500 "conflict" once the
+    // first has won: what matters is that the database is there.
+    if (!(err instanceof CouchRequestError && (err.status === 412 || err.status === 500))) throw err;
+    if (!(await databaseExists(reader, name))) throw err;
   }
   // CouchDB 3 refuses to edit the _users database's security object (users_db_security_editable is
   // false by default): the new instance keeps its own, which is CouchDB's default like the backed-up one.
   if (Object.keys(security).length > 0 && name !== USERS_DB)
     await reader.json('PUT', `/${encodeURIComponent(name)}/_security`, security);
+}
+
+async function databaseExists(reader: CouchReader, name: string): Promise<boolean> {
+  try {
+    await reader.json('GET', `/${encodeURIComponent(name)}`);
+    return true;
+  } catch (err) {
+    if (err instanceof CouchRequestError && err.status === 404) return false;
+    throw err;
+  }
 }
 
 async function writeDocuments(reader: CouchReader, db: string, docs: CouchDocument[]): Promise<void> {
