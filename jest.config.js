@@ -65,5 +65,7 @@ export default {
   // loaded machine; the unit project lowers it (jest reads the timeout from the run, not the project).
   testTimeout: 60_000,
   maxWorkers: process.env.CI ? 2 : '50%',
+  // A fresh clone has no suite timings: the suites known to take minutes start first, not last.
+  testSequencer: '<rootDir>/test/helpers/long-suites-first.mjs',
   reporters: ['default', '<rootDir>/test/helpers/totals-reporter.cjs'],
 };
