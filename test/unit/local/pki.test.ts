@@ -1,13 +1,16 @@
 import crypto from 'node:crypto';
 import { generateControlPlanePki, type ControlPlanePki } from '../../../local/pki.js';
 
+// Signing is node-forge's pure JS RSA: about a second alone, over jest's 10 s on a loaded 2-core CI.
+const PKI_TIMEOUT_MS = 60_000;
+
 describe('generateControlPlanePki', () => {
   let pki: ControlPlanePki;
   let ca: crypto.X509Certificate;
   beforeAll(async () => {
     pki = await generateControlPlanePki();
     ca = new crypto.X509Certificate(pki.ca.certPem);
-  });
+  }, PKI_TIMEOUT_MS);
 
   it('when generated, then the serving and client certificates are signed by the fresh CA', () => {
     expect(ca.ca).toBe(true);
@@ -33,7 +36,11 @@ describe('generateControlPlanePki', () => {
     expect(new crypto.X509Certificate(pki.scheduler.certPem).subject).toBe('CN=system:kube-scheduler');
   });
 
-  it('when generated twice, then the CAs differ', async () => {
-    expect((await generateControlPlanePki()).ca.certPem).not.toBe(pki.ca.certPem);
-  });
+  it(
+    'when generated twice, then the CAs differ',
+    async () => {
+      expect((await generateControlPlanePki()).ca.certPem).not.toBe(pki.ca.certPem);
+    },
+    PKI_TIMEOUT_MS,
+  );
 });
