@@ -16,7 +16,7 @@ export const DATABASE_SERVER_BINS = {
   redis: '/usr/bin/redis-server',
   valkey: '/usr/bin/valkey-server',
 } as const;
-export type DatabaseServerName = keyof typeof DATABASE_SERVER_BINS;
+type DatabaseServerName = keyof typeof DATABASE_SERVER_BINS;
 
 /**
  * Picks the server startRedis runs when it is given no `bin`: `redis` (the default) or `valkey`,

@@ -10,7 +10,7 @@ import { InvalidRequestError } from './errors.js';
  */
 
 /** The wait step as the SDK describes it in the wait request's `step`. */
-export interface WaitStepInfo {
+interface WaitStepInfo {
   stepId: number;
   stepName: string;
   stepType: string;

@@ -26,7 +26,7 @@ import type { WorkflowRunStore } from './workflow-run-store.js';
 
 type Json = Record<string, unknown>;
 
-export interface WorkflowEventDeps {
+interface WorkflowEventDeps {
   runs: WorkflowRunStore;
   /** Stores one message for delivery (with its flow control, if any). */
   enqueue(message: QueueMessage): Promise<void>;
