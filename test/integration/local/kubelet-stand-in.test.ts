@@ -22,6 +22,7 @@ import { TEST_NODES } from '../../helpers/control-plane-env.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import { testLogger } from '../../helpers/gateway/gateway-harness.js';
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
+import { waitFor } from '../../../local/wait.js';
 
 const NAME = 'standin';
 const UUID = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
@@ -82,6 +83,9 @@ function statefulSet(replicas: number): V1StatefulSet {
  * scheduler, the engine process and its probes, seconds on a quiet machine and far more under CI load.
  */
 const ENGINE_START_MS = 60_000;
+/** Status the stand-in or a controller writes, and the admin CouchDB hashes after it answers. */
+const STATUS_MS = 20_000;
+const POLL_MS = 50;
 
 /**
  * The local platform's kubelet stand-in, against StatefulSets shaped as the operator writes them:
@@ -141,12 +145,16 @@ describe('the kubelet stand-in', () => {
   };
 
   const readyPod = () =>
-    waitFor(async () => {
-      const current = await readPod();
-      return current?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
-        ? current
-        : undefined;
-    }, ENGINE_START_MS);
+    waitFor(
+      'the pod Ready',
+      async () => {
+        const current = await readPod();
+        return current?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+          ? current
+          : undefined;
+      },
+      { timeoutMs: ENGINE_START_MS, intervalMs: POLL_MS },
+    );
 
   it('when a StatefulSet asks for one replica, then an engine runs as its pod on its own address and port 5984, with the Secret admin and the ConfigMap uuid, and the pod and status say ready', async () => {
     const apps = testControlPlane().kubeConfig.makeApiClient(AppsV1Api);
@@ -177,10 +185,14 @@ describe('the kubelet stand-in', () => {
       body: '{"survives":true}',
     });
     const status = (
-      await waitFor(async () => {
-        const current = await apps.readNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
-        return current.status?.readyReplicas === 1 ? current : undefined;
-      })
+      await waitFor(
+        'the StatefulSet status readyReplicas 1',
+        async () => {
+          const current = await apps.readNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
+          return current.status?.readyReplicas === 1 ? current : undefined;
+        },
+        { timeoutMs: STATUS_MS, intervalMs: POLL_MS },
+      )
     ).status;
     expect(status).toMatchObject({ replicas: 1, readyReplicas: 1 });
   }, 120_000);
@@ -208,13 +220,17 @@ describe('the kubelet stand-in', () => {
       },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    const claim = await waitFor(async () => {
-      const current = await core.readNamespacedPersistentVolumeClaim({
-        name: `data-${NAME}-0`,
-        namespace: namespace.name,
-      });
-      return current.status?.capacity?.storage === '2Gi' ? current : undefined;
-    });
+    const claim = await waitFor(
+      'the claim at 2Gi',
+      async () => {
+        const current = await core.readNamespacedPersistentVolumeClaim({
+          name: `data-${NAME}-0`,
+          namespace: namespace.name,
+        });
+        return current.status?.capacity?.storage === '2Gi' ? current : undefined;
+      },
+      { timeoutMs: STATUS_MS, intervalMs: POLL_MS },
+    );
     const volume = await core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
     expect(volume.spec?.capacity?.storage).toBe('2Gi');
   });
@@ -232,11 +248,15 @@ describe('the kubelet stand-in', () => {
     );
     expect(pid).toBeGreaterThan(0);
     process.kill(pid, 'SIGKILL');
-    const after = await waitFor(async () => {
-      const current = await readPod();
-      const status = current?.status?.containerStatuses?.[0];
-      return status?.restartCount === 1 && status.ready ? current : undefined;
-    }, ENGINE_START_MS);
+    const after = await waitFor(
+      'the engine restarted once and ready',
+      async () => {
+        const current = await readPod();
+        const status = current?.status?.containerStatuses?.[0];
+        return status?.restartCount === 1 && status.ready ? current : undefined;
+      },
+      { timeoutMs: ENGINE_START_MS, intervalMs: POLL_MS },
+    );
     expect(after.status?.containerStatuses?.[0]?.lastState?.terminated).toMatchObject({ reason: 'Error' });
     expect(after.status?.podIP).toBe(ip);
   }, 150_000);
@@ -245,12 +265,19 @@ describe('the kubelet stand-in', () => {
     const before = await readPod();
     const ip = before?.status?.podIP ?? '';
     await scale(0);
-    await waitFor(async () => ((await readPod()) === undefined ? true : undefined));
-    const apps = testControlPlane().kubeConfig.makeApiClient(AppsV1Api);
-    const status = await waitFor(async () => {
-      const current = await apps.readNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
-      return current.status?.replicas === 0 ? current.status : undefined;
+    await waitFor('the pod gone', async () => ((await readPod()) === undefined ? true : undefined), {
+      timeoutMs: STATUS_MS,
+      intervalMs: POLL_MS,
     });
+    const apps = testControlPlane().kubeConfig.makeApiClient(AppsV1Api);
+    const status = await waitFor(
+      'the StatefulSet status replicas 0',
+      async () => {
+        const current = await apps.readNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
+        return current.status?.replicas === 0 ? current.status : undefined;
+      },
+      { timeoutMs: STATUS_MS, intervalMs: POLL_MS },
+    );
     expect(status.readyReplicas ?? 0).toBe(0); // the API server drops a zero
     await expect(request(`http://${ip}:5984/`)).rejects.toThrow(/ECONNREFUSED/);
   });
@@ -271,18 +298,25 @@ describe('the kubelet stand-in', () => {
       namespace: namespace.name,
       body: { metadata: { name: 'other' }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } },
     });
-    const waiting = await waitFor(async () => {
-      const pod = await core.readNamespacedPod({ name: 'other', namespace: namespace.name });
-      return pod.status?.containerStatuses?.[0]?.state?.waiting;
-    });
+    const waiting = await waitFor(
+      'the nginx pod waiting',
+      async () => {
+        const pod = await core.readNamespacedPod({ name: 'other', namespace: namespace.name });
+        return pod.status?.containerStatuses?.[0]?.state?.waiting;
+      },
+      { timeoutMs: STATUS_MS, intervalMs: POLL_MS },
+    );
     expect(waiting.reason).toBe('ImageNotRunnableLocally');
     expect(waiting.message).toContain('nginx:1.27');
     await core.deleteNamespacedPod({ name: 'other', namespace: namespace.name });
-    await waitFor(() =>
-      core.readNamespacedPod({ name: 'other', namespace: namespace.name }).then(
-        () => undefined,
-        () => true,
-      ),
+    await waitFor(
+      'the nginx pod gone',
+      () =>
+        core.readNamespacedPod({ name: 'other', namespace: namespace.name }).then(
+          () => undefined,
+          () => true,
+        ),
+      { timeoutMs: STATUS_MS, intervalMs: POLL_MS },
     );
   });
 
@@ -307,10 +341,14 @@ describe('the kubelet stand-in', () => {
     });
     await core.createNamespacedPod({ namespace: namespace.name, body: pod('operator', COUCHDB_PROBES) });
     try {
-      const restarted = await waitFor(async () => {
-        const status = await container('tight');
-        return (status?.restartCount ?? 0) >= 1 ? status : undefined;
-      }, ENGINE_START_MS);
+      const restarted = await waitFor(
+        'the tight pod restarted',
+        async () => {
+          const status = await container('tight');
+          return (status?.restartCount ?? 0) >= 1 ? status : undefined;
+        },
+        { timeoutMs: ENGINE_START_MS, intervalMs: POLL_MS },
+      );
       expect(restarted?.started).not.toBe(true);
       const events = await core.listNamespacedEvent({
         namespace: namespace.name,
@@ -319,10 +357,14 @@ describe('the kubelet stand-in', () => {
       expect(events.items.map((event) => event.message)).toContainEqual(
         expect.stringMatching(/^Startup probe failed: /),
       );
-      const operatorRun = await waitFor(async () => {
-        const status = await container('operator');
-        return status?.ready ? status : undefined;
-      }, ENGINE_START_MS);
+      const operatorRun = await waitFor(
+        'the operator-probed pod ready',
+        async () => {
+          const status = await container('operator');
+          return status?.ready ? status : undefined;
+        },
+        { timeoutMs: ENGINE_START_MS, intervalMs: POLL_MS },
+      );
       expect(operatorRun.restartCount).toBe(0);
     } finally {
       await Promise.all(
@@ -342,14 +384,18 @@ describe('the kubelet stand-in', () => {
     });
     const volumeName = claim.spec?.volumeName ?? '';
     await apps.deleteNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
-    await waitFor(async () => ((await readPod()) === undefined ? true : undefined), 45_000);
+    await waitFor('the pod gone', async () => ((await readPod()) === undefined ? true : undefined), {
+      timeoutMs: 45_000,
+      intervalMs: POLL_MS,
+    });
     await waitFor(
+      'the volume gone',
       () =>
         core.readPersistentVolume({ name: volumeName }).then(
           () => undefined,
           () => true,
         ),
-      45_000,
+      { timeoutMs: 45_000, intervalMs: POLL_MS },
     );
     await expect(fs.stat(path.join(dataRoot, volumeName))).rejects.toThrow(/ENOENT/);
   });
@@ -360,22 +406,16 @@ describe('the kubelet stand-in', () => {
  * starts answering (about 0.5 s), as in a cluster: until then the admin is refused.
  */
 async function waitForAdmin(url: string): Promise<void> {
-  await waitFor(async () => {
-    const session = await request(`${url}/_session`, {
-      headers: { Authorization: basicAuth(admin.username, admin.password) },
-    });
-    return (JSON.parse(session.body) as { userCtx?: { name?: string } }).userCtx?.name === admin.username
-      ? true
-      : undefined;
-  });
-}
-
-async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitFor(
+    `the admin's session at ${url}`,
+    async () => {
+      const session = await request(`${url}/_session`, {
+        headers: { Authorization: basicAuth(admin.username, admin.password) },
+      });
+      return (JSON.parse(session.body) as { userCtx?: { name?: string } }).userCtx?.name === admin.username
+        ? true
+        : undefined;
+    },
+    { timeoutMs: STATUS_MS, intervalMs: POLL_MS },
+  );
 }
