@@ -118,14 +118,19 @@ describe("QStash's plans as a binding's limits, through the @upstash/qstash SDK"
         intervalMs: 20,
       },
     );
-    // Past the answer: a second replica that took the entry over would have sent it again by now.
-    await waitFor(
-      'the message delivered',
-      async () =>
-        (await quietly(() => client(paid).messages.get(messageId)).catch(() => undefined)) ? undefined : true,
+    // A worker records an attempt's ACTIVE event in the step that checks the entry is still there,
+    // just before it sends; the DELIVERED event is recorded in the step that deletes the entry. Once
+    // DELIVERED is there, every attempt any replica sent or will send has its ACTIVE before it.
+    const states = await waitFor(
+      'the DELIVERED event',
+      async () => {
+        const { logs } = await client(paid).logs({ filter: { messageId } });
+        const seen = logs.map((log) => log.state);
+        return seen.includes('DELIVERED') ? seen : undefined;
+      },
       { timeoutMs: 10_000, intervalMs: 50 },
     );
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(states.filter((state) => state === 'ACTIVE')).toHaveLength(1);
     expect(destination.attemptsOf(messageId)).toHaveLength(1);
   });
 });
