@@ -171,6 +171,23 @@ export const QUEUE_BINDING_LIMITS_SCHEMA = object({
         "the operator's SETTEE_QUEUE_MAX_URL_GROUP_ENDPOINTS (Helm queue.maxUrlGroupEndpoints; 100, QStash's " +
         'free plan); status.limits shows the value in force.',
     }),
+    maxMessagesPerDay: integer({
+      minimum: 0,
+      maximum: 1_000_000_000,
+      description:
+        'New messages a UTC day (publish, enqueue, batch; one per URL group endpoint); a request whose messages ' +
+        'do not all fit is refused with 429 and RateLimit-Limit/-Remaining/-Reset and Retry-After, and nothing ' +
+        "is stored. 0 is none. Default: spec.plan's figure (free: 1000, QStash's free plan; paid: none), none " +
+        'without a plan.',
+    }),
+    maxRequestsPerSecond: integer({
+      minimum: 0,
+      maximum: 1_000_000,
+      description:
+        "Requests a second to the binding's API, every route; one more is refused with 429 and " +
+        'Burst-RateLimit-Limit/-Remaining/-Reset and Retry-After. 0 is none. Default: none on every plan ' +
+        '(QStash publishes no per-second figure for its current plans).',
+    }),
   },
 });
 
@@ -262,6 +279,12 @@ export const QUEUE_BINDING_STATUS_LIMITS_SCHEMA = object({
     maxUrlGroups: integer({ description: limit('maxUrlGroups', 'The most URL groups; one more is a 412') }),
     maxUrlGroupEndpoints: integer({
       description: limit('maxUrlGroupEndpoints', 'The most endpoints of one URL group; more is a 412'),
+    }),
+    maxMessagesPerDay: integer({
+      description: limit('maxMessagesPerDay', 'New messages a UTC day, 0 for none; more is a 429'),
+    }),
+    maxRequestsPerSecond: integer({
+      description: limit('maxRequestsPerSecond', 'Requests a second, 0 for none; more is a 429'),
     }),
   },
 });

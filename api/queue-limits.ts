@@ -7,7 +7,12 @@ import {
   DEFAULT_WORKFLOW_RUN_RETENTION,
   type QueueBindingLimits,
 } from './queue-binding.js';
-import { QUEUE_PLAN_LIMITS, type QueuePlan, type QueuePlanLimits } from './queue-plans.js';
+import {
+  QUEUE_PLAN_LIMITS,
+  QUEUE_PLAN_RATE_LIMITS,
+  type QueuePlan,
+  type QueuePlanLimits,
+} from './queue-plans.js';
 
 /**
  * A binding's limits with every field resolved: its spec.limits where set, else its spec.plan's
@@ -56,5 +61,11 @@ export function resolveQueueLimits(
     maxSchedules: spec?.maxSchedules ?? defaults.maxSchedules,
     maxUrlGroups: spec?.maxUrlGroups ?? defaults.maxUrlGroups,
     maxUrlGroupEndpoints: spec?.maxUrlGroupEndpoints ?? defaults.maxUrlGroupEndpoints,
+    // Rate limits come from the plan alone: an operator's defaults never impose one.
+    maxMessagesPerDay:
+      spec?.maxMessagesPerDay ?? (plan === undefined ? 0 : QUEUE_PLAN_RATE_LIMITS[plan].maxMessagesPerDay),
+    maxRequestsPerSecond:
+      spec?.maxRequestsPerSecond ??
+      (plan === undefined ? 0 : QUEUE_PLAN_RATE_LIMITS[plan].maxRequestsPerSecond),
   };
 }

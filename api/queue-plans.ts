@@ -26,6 +26,14 @@ export interface QueuePlanLimits {
   maxUrlGroupEndpoints: number;
 }
 
+/** The rate limits a plan sets (0: none); a binding without a plan has none. */
+export interface QueuePlanRateLimits {
+  /** "Max Messages per Day". */
+  maxMessagesPerDay: number;
+  /** QStash's burst limit, requests a second: no current plan publishes a figure. */
+  maxRequestsPerSecond: number;
+}
+
 /**
  * free: upstash.com/docs/qstash/overall/pricing ("Compare Plans", Free column): Max Delay 7 days,
  * Max HTTP Response Duration 15 minutes, Max Queue Count 10, Max Active Schedules 10, Max Number
@@ -56,3 +64,16 @@ export const QUEUE_PLAN_LIMITS: Readonly<Record<QueuePlan, Readonly<QueuePlanLim
     maxUrlGroupEndpoints: 1_000,
   }),
 });
+
+/**
+ * free: "Max Messages per Day 1,000" (upstash.com/docs/qstash/overall/pricing, Compare Plans);
+ * paid: "Max messages/day: Unlimited" (upstash.com/pricing/qstash, Pay as You Go). Neither page
+ * publishes requests per second any more (an older version of the docs' table said 100 for both);
+ * QStash's rate-limit page (upstash/docs qstash/api/api-ratelimiting) documents the burst limit's
+ * headers but no figure, so Settee sets none and spec.limits.maxRequestsPerSecond is the operator's.
+ */
+export const QUEUE_PLAN_RATE_LIMITS: Readonly<Record<QueuePlan, Readonly<QueuePlanRateLimits>>> =
+  Object.freeze({
+    free: Object.freeze({ maxMessagesPerDay: 1_000, maxRequestsPerSecond: 0 }),
+    paid: Object.freeze({ maxMessagesPerDay: 0, maxRequestsPerSecond: 0 }),
+  });

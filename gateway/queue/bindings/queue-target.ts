@@ -86,6 +86,9 @@ export function toQueueLimits(limits: EffectiveQueueLimits): QueueLimits {
     maxSchedules: limits.maxSchedules,
     maxUrlGroups: limits.maxUrlGroups,
     maxUrlGroupEndpoints: limits.maxUrlGroupEndpoints,
+    // A status written before the rate limits existed has none: none until the operator writes them.
+    maxMessagesPerDay: (limits.maxMessagesPerDay as number | undefined) ?? 0,
+    maxRequestsPerSecond: (limits.maxRequestsPerSecond as number | undefined) ?? 0,
   };
 }
 

@@ -60,6 +60,10 @@ export interface QueueLimits {
   maxUrlGroups: number;
   /** The most endpoints of one URL group (limits.maxUrlGroupEndpoints). */
   maxUrlGroupEndpoints: number;
+  /** New messages a UTC day, 0 for no limit (limits.maxMessagesPerDay). */
+  maxMessagesPerDay: number;
+  /** Requests a second, 0 for no limit (limits.maxRequestsPerSecond). */
+  maxRequestsPerSecond: number;
 }
 
 export interface DatabaseConnection {

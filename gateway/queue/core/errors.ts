@@ -16,6 +16,7 @@ export type QueueErrorCode =
   | 'KEY_ROTATION_PENDING'
   | 'KEY_ROTATION_TIMEOUT'
   | 'QUOTA_EXCEEDED'
+  | 'RATE_LIMITED'
   | 'INTERNAL';
 
 export abstract class QueueError extends DomainError<QueueErrorCode> {
@@ -88,6 +89,22 @@ export class ResourceNotFoundError extends QueueError {
 export class QuotaExceededError extends QueueError {
   readonly code = 'QUOTA_EXCEEDED';
   readonly status = 412;
+}
+
+/**
+ * Over one of the binding's rate limits (spec.limits.maxMessagesPerDay, maxRequestsPerSecond):
+ * 429 with the headers QStash sends, which the SDK reads into QstashDailyRatelimitError or
+ * QstashRatelimitError, and Retry-After; nothing is stored.
+ */
+export class RateLimitedError extends QueueError {
+  readonly code = 'RATE_LIMITED';
+  readonly status = 429;
+  constructor(
+    message: string,
+    readonly headers: Readonly<Record<string, string>>,
+  ) {
+    super(message);
+  }
 }
 
 /** POST /v2/keys/rotate while a rotation requested earlier is not answered by the operator yet. */

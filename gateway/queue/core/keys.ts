@@ -135,6 +135,16 @@ export interface QueueKeys {
    * (limits.workflowRunRetention, maxWorkflowRuns) drops the earliest finished without a scan.
    */
   readonly workflowRunsFinished: string;
+  /**
+   * Hash of the binding's daily message count (spec.limits.maxMessagesPerDay): fields `window`
+   * (the UTC day's number since the epoch) and `used`; it expires at the day's end.
+   */
+  readonly dailyMessages: string;
+  /**
+   * Hash of the binding's requests in the current second (spec.limits.maxRequestsPerSecond):
+   * fields `window` (the second since the epoch) and `used`; it expires at the second's end.
+   */
+  readonly burstRequests: string;
 }
 
 /** The consumer group every gateway replica joins on a binding's stream. */
@@ -177,5 +187,7 @@ export function queueKeys(prefix: string): QueueKeys {
     workflowWaiters: (eventId: string) => `${prefix}workflow-waiters:${eventId}`,
     workflowNotices: (runId: string) => `${prefix}workflow-notices:${runId}`,
     workflowRunsFinished: `${prefix}workflow-runs-finished`,
+    dailyMessages: `${prefix}rate-daily-messages`,
+    burstRequests: `${prefix}rate-burst-requests`,
   });
 }

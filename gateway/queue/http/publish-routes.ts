@@ -32,6 +32,7 @@ import { callerIpField } from '../core/message-answer.js';
 import type { UrlGroupStore } from '../stores/url-group-store.js';
 import { isEnqueueAnswer, prepareWorkflowMessages } from '../stores/workflow-publish.js';
 import { storeCall } from './store-call.js';
+import { RateLimits } from '../stores/rate-limits.js';
 
 /** Which script stores a message: its queue's, its flow-control key's, or the plain publish one. */
 function storeGroupOf(message: { queueName?: string; flowControl?: { key: string } }): string {
@@ -102,6 +103,10 @@ export function publishRoutes(options: {
    */
   const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<StoreOutcome[]> => {
     const redis = connections.get(target);
+    // Counted first, all or none: a request over the daily limit stores nothing, workflow runs included.
+    await storeCall('count the messages', () =>
+      new RateLimits(redis, keys, target.limits).takeMessages(requests.length),
+    );
     const stores = new BindingStores({ redis, keys, config, target });
     const { eventCap } = stores;
     // Workflow messages become their run's deliveries first (a trigger of a run that exists is

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type { Logger } from 'winston';
-import { QueueError } from '../core/errors.js';
+import { QueueError, RateLimitedError } from '../core/errors.js';
 import { sendJson } from './json-response.js';
 
 /** Maps anything thrown while serving a queue request to a status and a message safe to show the client. */
@@ -33,6 +33,8 @@ export function sendQueueFailure(
     return;
   }
   const { status, message } = toQueueHttpError(err);
+  if (err instanceof RateLimitedError)
+    for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
   if (status >= 500) {
     // The path is left out: it carries the destination, whose query string may hold a secret.
     context.logger.error('queue request failed', {

@@ -13,6 +13,8 @@ import { apiRoutes } from './api-routes.js';
 import type { RotationRequestWriter } from '../bindings/signing-key-rotation.js';
 import { compileAddressPolicy } from '../core/address-policy.js';
 import { TrustedProxies } from '../../http/trusted-proxies.js';
+import { RateLimits } from '../stores/rate-limits.js';
+import { storeCall } from './store-call.js';
 
 export interface QueueHandlerOptions {
   registry: BindingRegistry;
@@ -55,6 +57,10 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
     const target = registry.get(match.namespace, match.name);
     if (!target) throw new QueueNotFoundError(`queue ${match.namespace}/${match.name} not found`);
     authenticate(req.headers.authorization, target.token);
+    const redis = connections.get(target);
+    // Before the body is read: a request over the burst limit costs one script and no more.
+    if (target.limits.maxRequestsPerSecond > 0)
+      await storeCall('count the request', () => new RateLimits(redis, keys, target.limits).takeRequest());
     await match.handler({
       req,
       res,
@@ -62,7 +68,7 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
       params: match.params,
       query: match.query,
       callerIp: trustedProxies.clientAddress(req),
-      redis: connections.get(target),
+      redis,
       keys,
       config,
     });

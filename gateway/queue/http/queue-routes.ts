@@ -8,6 +8,7 @@ import { createMessage } from '../core/message.js';
 import type { PublishReader } from './publish-routes.js';
 import { readBody } from './read-body.js';
 import { storeCall } from './store-call.js';
+import { RateLimits } from '../stores/rate-limits.js';
 import { answersOf, messagesOf } from './publish/fan-out.js';
 import { quotasOf } from '../core/quotas.js';
 import { validateResourceName } from '../core/resource-name.js';
@@ -78,11 +79,14 @@ export function queueRoutes(options: {
       sendJson(res, 200, {});
     };
 
-  const enqueue: ApiHandler = async ({ req, res, target, params, callerIp }) => {
+  const enqueue: ApiHandler = async ({ req, res, target, params, callerIp, redis, keys }) => {
     const name = validateResourceName(params.queue, 'queue name');
     const plan = await readPublish({ req, callerIp, target, destination: params.destination! });
     // A message with a flow-control key passes its queue, then its key (admit-flow-control-entry.ts).
     const messages = messagesOf([plan]).map((request) => createMessage({ ...request, queueName: name }));
+    await storeCall('count the messages', () =>
+      new RateLimits(redis, keys, target.limits).takeMessages(messages.length),
+    );
     const answers = await storeCall('store the message', () =>
       queuesOf(target).enqueue(name, messages, {
         deduplicationWindowMs: target.limits.deduplicationWindowMs,

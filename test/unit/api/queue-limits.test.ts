@@ -17,6 +17,8 @@ describe("a binding's effective limits", () => {
       maxSchedules: 10,
       maxUrlGroups: 1,
       maxUrlGroupEndpoints: 100,
+      maxMessagesPerDay: 0,
+      maxRequestsPerSecond: 0,
     });
   });
 
@@ -46,5 +48,19 @@ describe("a binding's effective limits", () => {
       maxQueues: 10,
       maxTimeout: '15m',
     });
+  });
+
+  it("when spec.plan is free, then its messages a day are QStash's 1,000; paid and no plan have none, and no plan has a figure for requests a second", () => {
+    expect(resolveQueueLimits(undefined, QUEUE_LIMIT_DEFAULTS, 'free')).toMatchObject({
+      maxMessagesPerDay: 1_000,
+      maxRequestsPerSecond: 0,
+    });
+    expect(resolveQueueLimits(undefined, QUEUE_LIMIT_DEFAULTS, 'paid')).toMatchObject({
+      maxMessagesPerDay: 0,
+      maxRequestsPerSecond: 0,
+    });
+    expect(
+      resolveQueueLimits({ maxMessagesPerDay: 5, maxRequestsPerSecond: 2 }, QUEUE_LIMIT_DEFAULTS, 'free'),
+    ).toMatchObject({ maxMessagesPerDay: 5, maxRequestsPerSecond: 2 });
   });
 });

@@ -232,6 +232,9 @@ describe('the QueueBinding controller', () => {
       maxSchedules: 7,
       maxUrlGroups: 5,
       maxUrlGroupEndpoints: 100,
+      // No plan: no rate limits (they come from spec.plan or spec.limits only).
+      maxMessagesPerDay: 0,
+      maxRequestsPerSecond: 0,
     });
     await mergePatchBinding(ns.name, 'limited', {
       spec: { limits: { maxSchedules: 2, maxUrlGroups: null } },

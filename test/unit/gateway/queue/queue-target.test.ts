@@ -47,6 +47,8 @@ describe('the gateway view of a binding', () => {
         maxEvents: 100_000,
         workflowRunRetentionMs: 3 * 86_400_000,
         maxWorkflowRuns: 10_000,
+        maxMessagesPerDay: 0,
+        maxRequestsPerSecond: 0,
         // QStash's free plan figures: what an operator with default settings publishes.
         maxDeadLetters: 10_000,
         maxQueues: 10,
@@ -80,6 +82,8 @@ describe('the gateway view of a binding', () => {
           maxSchedules: 4,
           maxUrlGroups: 5,
           maxUrlGroupEndpoints: 6,
+          maxMessagesPerDay: 7,
+          maxRequestsPerSecond: 8,
         },
       },
     };
@@ -98,6 +102,8 @@ describe('the gateway view of a binding', () => {
       maxSchedules: 4,
       maxUrlGroups: 5,
       maxUrlGroupEndpoints: 6,
+      maxMessagesPerDay: 7,
+      maxRequestsPerSecond: 8,
     });
   });
 
@@ -131,6 +137,8 @@ describe('the gateway view of a binding', () => {
       maxEvents: 100_000,
       workflowRunRetentionMs: 2 * 86_400_000,
       maxWorkflowRuns: 10_000,
+      maxMessagesPerDay: 0,
+      maxRequestsPerSecond: 0,
       maxQueues: 3,
       maxQueueParallelism: 7,
       maxSchedules: 4,

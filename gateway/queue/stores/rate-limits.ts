@@ -1,0 +1,83 @@
+import type { Redis } from 'ioredis';
+import { RateLimitedError } from '../core/errors.js';
+import type { QueueKeys } from '../core/keys.js';
+import type { QueueLimits } from '../core/binding-registry.js';
+import { takeRateLimit } from '../scripts/take-rate-limit.js';
+
+const SECOND_MS = 1_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * A binding's rate limits, counted in its own database so that every gateway replica shares one
+ * count, and each binding's count is its own (another tenant's flood never spends it). The two
+ * QStash documents (upstash/docs qstash/api/api-ratelimiting): a daily limit on new messages,
+ * answered with RateLimit-Limit/-Remaining/-Reset, and a per-second burst limit on every request,
+ * answered with Burst-RateLimit-*; both 429 with Retry-After. A limit of 0 is none.
+ */
+export class RateLimits {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: QueueKeys,
+    private readonly limits: Pick<QueueLimits, 'maxMessagesPerDay' | 'maxRequestsPerSecond'>,
+  ) {}
+
+  /** Counts one request against the burst limit; throws RateLimitedError over it. */
+  async takeRequest(): Promise<void> {
+    const limit = this.limits.maxRequestsPerSecond;
+    if (limit <= 0) return;
+    const taken = await this.take(this.keys.burstRequests, SECOND_MS, limit, 1);
+    if (taken.ok) return;
+    throw new RateLimitedError(
+      `burst rate limit reached: the binding takes ${limit} requests a second (QueueBinding spec.limits.maxRequestsPerSecond)`,
+      rateLimitHeaders('Burst-RateLimit', limit, taken),
+    );
+  }
+
+  /**
+   * Counts `messages` new messages against the daily limit, all or none; throws RateLimitedError
+   * when they do not all fit, and nothing is counted or stored.
+   */
+  async takeMessages(messages: number): Promise<void> {
+    const limit = this.limits.maxMessagesPerDay;
+    if (limit <= 0 || messages === 0) return;
+    const taken = await this.take(this.keys.dailyMessages, DAY_MS, limit, messages);
+    if (taken.ok) return;
+    const left = Math.max(0, limit - taken.used);
+    throw new RateLimitedError(
+      `daily message limit reached: the binding takes ${limit} messages a day (QueueBinding spec.limits.maxMessagesPerDay), ${left} left until ${new Date(taken.endsAt).toISOString()}; this request has ${messages}`,
+      rateLimitHeaders('RateLimit', limit, taken),
+    );
+  }
+
+  private async take(
+    key: string,
+    windowMs: number,
+    limit: number,
+    amount: number,
+  ): Promise<{ ok: boolean; used: number; endsAt: number }> {
+    const reply = (await takeRateLimit.run(this.redis, [key], [windowMs, limit, amount])) as [
+      number,
+      number,
+      number,
+    ];
+    return { ok: reply[0] === 1, used: reply[1], endsAt: reply[2] };
+  }
+}
+
+/**
+ * QStash's headers for one limit (`prefix`-Limit, -Remaining, -Reset as a unix timestamp in
+ * seconds) and Retry-After, the whole seconds until the window ends (at least 1).
+ */
+export function rateLimitHeaders(
+  prefix: 'RateLimit' | 'Burst-RateLimit',
+  limit: number,
+  window: { used: number; endsAt: number },
+  now = Date.now(),
+): Record<string, string> {
+  return {
+    [`${prefix}-Limit`]: String(limit),
+    [`${prefix}-Remaining`]: String(Math.max(0, limit - window.used)),
+    [`${prefix}-Reset`]: String(Math.ceil(window.endsAt / 1000)),
+    'Retry-After': String(Math.max(1, Math.ceil((window.endsAt - now) / 1000))),
+  };
+}

@@ -1,0 +1,146 @@
+import { Client, QstashDailyRatelimitError, QstashRatelimitError, type QstashError } from '@upstash/qstash';
+import { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../../local/redis-server.js';
+import { queueKeys } from '../../../gateway/queue/core/keys.js';
+import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
+import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queue/queue-gateway.js';
+import { testQueueConfig } from '../../helpers/queue/queue-config.js';
+import {
+  startRecordingDestination,
+  type RecordingDestination,
+} from '../../helpers/queue/recording-destination.js';
+import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { quietly } from '../../helpers/queue/quietly.js';
+
+/**
+ * A binding's rate limits (spec.limits.maxMessagesPerDay, maxRequestsPerSecond; the free plan's
+ * 1,000 messages a day is the unit test's) answered as QStash answers them, 429 with the headers
+ * the SDK reads into its rate-limit errors, on two gateway replicas that share one count, while
+ * another tenant's binding is untouched.
+ */
+describe("a binding's rate limits, through the @upstash/qstash SDK", () => {
+  let redis: RedisServer;
+  let destination: RecordingDestination;
+  let daily: QueueTarget;
+  let burst: QueueTarget;
+  let other: QueueTarget;
+  let gateway: TestQueueGateway;
+  let replica: TestQueueGateway;
+  const config = testQueueConfig();
+  const keys = queueKeys(config.keyPrefix);
+
+  const client = (target: QueueTarget, via = gateway): Client =>
+    new Client({ baseUrl: via.queueUrl(target), token: target.token, retry: false, enableTelemetry: false });
+  const refusal = async (call: () => Promise<unknown>): Promise<QstashError> =>
+    quietly(call).then(
+      () => {
+        throw new Error('expected a refusal');
+      },
+      (e: unknown) => e as QstashError,
+    );
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    destination = await startRecordingDestination();
+    // Tenants' bindings are databases of their own: here three numbered databases of one server.
+    daily = testQueueTarget(redis, {
+      namespace: 'a',
+      name: 'daily',
+      db: 1,
+      limits: { maxMessagesPerDay: 3 },
+    });
+    burst = testQueueTarget(redis, {
+      namespace: 'a',
+      name: 'burst',
+      db: 2,
+      limits: { maxRequestsPerSecond: 1 },
+    });
+    other = testQueueTarget(redis, { namespace: 'b', name: 'other', db: 3 });
+    gateway = await startTestQueueGateway({ config, targets: [daily, burst, other] });
+    replica = await startTestQueueGateway({
+      config: { ...config, consumerName: `${config.consumerName}-b` },
+      targets: [daily, burst, other],
+    });
+  });
+
+  afterAll(async () => {
+    await replica?.stop();
+    await gateway?.stop();
+    await destination?.close();
+    await redis?.stop();
+  });
+
+  it('when a binding has published its messages of the day across two replicas, then a publish, an enqueue and a batch are 429 with RateLimit headers and store nothing, and another binding still publishes', async () => {
+    const url = `${destination.baseUrl}/hooks/daily`;
+    // Delayed a day, so every stored message is still there to count at the end.
+    await client(daily).publishJSON({ url, body: { n: 1 }, delay: '1d' });
+    await client(daily, replica).publishJSON({ url, body: { n: 2 }, delay: '1d' });
+    // A batch of two does not fit into the one message left: refused whole.
+    const batch = await refusal(() =>
+      client(daily).batchJSON([
+        { url, body: { n: 3 }, delay: '1d' },
+        { url, body: { n: 4 }, delay: '1d' },
+      ]),
+    );
+    expect(batch).toBeInstanceOf(QstashDailyRatelimitError);
+    expect(batch).toMatchObject({ status: 429, limit: '3', remaining: '1' });
+    await client(daily, replica).publishJSON({ url, body: { n: 5 }, delay: '1d' });
+
+    const publish = await refusal(() => client(daily).publishJSON({ url, body: { n: 6 }, delay: '1d' }));
+    expect(publish).toBeInstanceOf(QstashDailyRatelimitError);
+    const reset = Number((publish as QstashDailyRatelimitError).reset);
+    const tomorrow = Math.ceil(Date.now() / 86_400_000) * 86_400;
+    expect(reset).toBe(tomorrow);
+    const enqueue = await refusal(() =>
+      client(daily, replica)
+        .queue({ queueName: 'q' })
+        .enqueueJSON({ url, body: { n: 7 }, delay: '1d' }),
+    );
+    expect(enqueue).toBeInstanceOf(QstashDailyRatelimitError);
+
+    // The raw answer: QStash's error shape and Retry-After.
+    const raw = await fetch(`${gateway.queueUrl(daily)}/v2/publish/${url}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${daily.token}` },
+      body: 'x',
+    });
+    expect(raw.status).toBe(429);
+    expect(Number(raw.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(raw.headers.get('ratelimit-remaining')).toBe('0');
+    expect(((await raw.json()) as { error: string }).error).toMatch(/spec\.limits\.maxMessagesPerDay/);
+
+    // Stored: the three that fit, waiting for their delay, and no queue made by the refused enqueue.
+    const db = new Redis({ host: redis.host, port: redis.port, password: redis.password, db: 1 });
+    try {
+      expect(await db.hlen(keys.scheduledMessages)).toBe(3);
+      expect(await db.hlen(keys.queues)).toBe(0);
+    } finally {
+      db.disconnect();
+    }
+
+    // Another tenant's binding: its own count, far from spent.
+    for (let n = 0; n < 10; n++)
+      await expect(client(other).publishJSON({ url, body: { n }, delay: '1d' })).resolves.toHaveProperty(
+        'messageId',
+      );
+  });
+
+  it('when requests to a binding with a limit of one a second come together, then the extra ones are 429 with Burst-RateLimit headers, and another binding is never refused', async () => {
+    const results = await quietly(() =>
+      Promise.allSettled(
+        Array.from({ length: 12 }, (_, i) => client(burst, i % 2 ? replica : gateway).urlGroups.list()),
+      ),
+    );
+    const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as QstashError] : []));
+    // At most one request a second passes, whichever replica it reached: 12 requests sent at
+    // once cannot all pass unless they are spread over 12 seconds.
+    expect(refused.length).toBeGreaterThan(0);
+    expect(results.length - refused.length).toBeGreaterThan(0);
+    for (const err of refused) {
+      expect(err).toBeInstanceOf(QstashRatelimitError);
+      expect(err).toMatchObject({ status: 429, limit: '1', remaining: '0' });
+    }
+    const others = await Promise.allSettled(Array.from({ length: 12 }, () => client(other).urlGroups.list()));
+    expect(others.filter((r) => r.status === 'rejected')).toEqual([]);
+  });
+});
