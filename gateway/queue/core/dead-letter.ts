@@ -42,6 +42,10 @@ export interface DeadLetter {
   /** Its Upstash-Flow-Control-Key and limits, for the DLQ's answers and filters. */
   flowControl?: FlowControl;
   redact?: RedactFields;
+  /** A step of a workflow run (the workflow DLQ's entries): its run. */
+  workflow?: { runId: string; createdAt: number };
+  /** A run's failure callback (QueueMessage.workflowFailureOf), sent again by retryFailureFunction. */
+  workflowFailureOf?: { runId: string };
   retried: number;
   createdAt: number;
   failedAt: number;
@@ -104,6 +108,10 @@ export function buildDeadLetter(input: {
   if (message.queueName !== undefined) letter.queueName = message.queueName;
   if (message.flowControl !== undefined) letter.flowControl = message.flowControl;
   if (message.redact !== undefined) letter.redact = message.redact;
+  // Not its initialBody: the run keeps it.
+  if (message.workflow !== undefined)
+    letter.workflow = { runId: message.workflow.runId, createdAt: message.workflow.createdAt };
+  if (message.workflowFailureOf !== undefined) letter.workflowFailureOf = message.workflowFailureOf;
   if (input.lastStatus !== undefined) letter.lastStatus = input.lastStatus;
   if (input.lastError !== undefined) letter.lastError = input.lastError;
   if (input.lastResponseBody !== undefined) letter.lastResponseBody = input.lastResponseBody;

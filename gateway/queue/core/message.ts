@@ -74,6 +74,11 @@ export interface QueueMessage {
    */
   workflowCall?: true;
   /**
+   * The failure callback of a run's dead-lettered step: its delivery or its own dead letter is the
+   * run's failure callback state (client.dlq's failureCallbackInfo, retryFailureFunction).
+   */
+  workflowFailureOf?: { runId: string };
+  /**
    * The timer of a context.waitForEvent (workflow-event-store.ts): when due, the run's waiter, if
    * no notify took it first, resumes with a timed-out step. Never delivered itself.
    */

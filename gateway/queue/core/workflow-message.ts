@@ -53,7 +53,18 @@ export interface WorkflowRunRecord {
   response?: string;
   /** The failed step's last answer or error (JSON: dlqId, status, error, body), for a RUN_FAILED run. */
   failure?: string;
+  /** A failed run's failure callback: how it went, and its own dead letter once it failed. */
+  callback?: { state: FailureCallbackState; dlqId?: string };
 }
+
+/** QStash's failureFunctionState / failureCallbackInfo.state of a failed run's failure callback. */
+export const FAILURE_CALLBACK_STATES = [
+  'CALLBACK_INPROGRESS',
+  'CALLBACK_SUCCESS',
+  'CALLBACK_FAIL',
+  'CALLBACK_CANCELED',
+] as const;
+export type FailureCallbackState = (typeof FAILURE_CALLBACK_STATES)[number];
 
 /**
  * One step as the SDK's parser reads it (workflow-parser.ts processRawSteps): the first is the

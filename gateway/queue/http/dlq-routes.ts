@@ -16,10 +16,12 @@ import { quotasOf } from '../core/quotas.js';
 import { BindingStores } from '../stores/binding-stores.js';
 import { storeCall } from './store-call.js';
 import { readBulkIdsBody } from './bulk-ids-body.js';
+import { listWorkflowDeadLetters } from './workflow-dlq-routes.js';
 
 /**
  * QStash's dead-letter queue API on a binding's dead letters:
- *   GET    /v2/dlq                  a page, newest first: {messages, cursor?}
+ *   GET    /v2/dlq                  a page, newest first: {messages, cursor?}; with source=workflow,
+ *                                   the workflow DLQ's (workflow-dlq-routes.ts)
  *   GET    /v2/dlq/{dlqId}          one dead letter, or 404
  *   DELETE /v2/dlq/{dlqId}          deletes it, or 404
  *   DELETE /v2/dlq                  by dlqIds (query or JSON body), or a page of filter matches
@@ -110,6 +112,8 @@ async function findLetter(request: ApiRequest): Promise<DeadLetter> {
 }
 
 export const listDeadLetters: ApiHandler = async (request) => {
+  // The Workflow SDK's client.dlq.list asks this route with source=workflow.
+  if (request.query.has('source')) return listWorkflowDeadLetters(request);
   const { letters, cursor } = await selected(request, parseQuery(request));
   sendJson(request.res, 200, { messages: letters.map(buildDeadLetterAnswer), ...(cursor && { cursor }) });
 };

@@ -1,48 +1,141 @@
-import type { ApiHandler } from './api-request.js';
+import { randomUUID } from 'node:crypto';
+import type { ApiHandler, ApiRequest } from './api-request.js';
 import type { ApiRoute } from './api-router.js';
-import { buildRetriedMessage, retryOverridesOf } from './dlq-retry.js';
+import { buildRetriedMessage, retryOverridesOf, type RetryOverrides } from './dlq-retry.js';
 import { sendJson } from './json-response.js';
 import { storeCall } from './store-call.js';
 import { onlyQuery } from './workflow-routes.js';
+import type { DeadLetter } from '../core/dead-letter.js';
 import { InvalidRequestError, ResourceNotFoundError } from '../core/errors.js';
+import { createMessage, type QueueMessage } from '../core/message.js';
 import { quotasOf } from '../core/quotas.js';
+import {
+  buildWorkflowDeadLetterAnswer,
+  matchesWorkflowLetter,
+  parseWorkflowDlqQuery,
+  WORKFLOW_DLQ_MAX_PAGE,
+  type WorkflowDlqQuery,
+} from '../core/workflow-dlq.js';
+import type { WorkflowRunRecord } from '../core/workflow-message.js';
 import { BindingStores } from '../stores/binding-stores.js';
+import { isEnqueueAnswer, prepareWorkflowMessages } from '../stores/workflow-publish.js';
 
 /**
- * The workflow DLQ (docs/workflow.md):
- *   POST /v2/workflows/dlq/resume?dlqIds=...   client.dlq.resume: each failed run runs again from
- *                                               its failed step, sent again from its dead letter
- * Answers `{workflowRuns: [{workflowRunId, workflowCreatedAt}]}`. Filters, restart and the
- * failure function's retry are not served yet.
+ * The workflow DLQ (docs/workflow.md), everything @upstash/workflow 1.3.3's `client.dlq` calls:
+ *   GET    /v2/dlq?source=workflow (and /v2/workflows/dlq)  list: {messages, cursor?}
+ *   POST   /v2/workflows/dlq/resume       each failed run runs again from its failed step
+ *   POST   /v2/workflows/dlq/restart      each failed run's payload starts a new run
+ *   POST   /v2/workflows/dlq/callback/{dlqId}  the run's failed failure callback is sent again
+ *   DELETE /v2/workflows/dlq              the entries are deleted: {deleted, cursor?}
+ * Resume and restart answer {workflowRuns: [{workflowRunId, workflowCreatedAt}], cursor?}. The
+ * bulk routes take dlqIds (every one checked before anything changes: unknown 404, not
+ * actionable 400), filters, or `count` alone for every entry, a page at a time.
  */
 
-const resume: ApiHandler = async (request) => {
-  onlyQuery(request, ['dlqIds']);
-  const dlqIds = request.query.getAll('dlqIds').filter((id) => id !== '');
-  if (dlqIds.length === 0)
-    throw new InvalidRequestError('dlqIds is required: the dead letters of the failed runs to resume');
+type WorkflowLetter = DeadLetter & { workflow: NonNullable<DeadLetter['workflow']> };
+
+/** QStash resumes or restarts at most 50 runs a request and answers a cursor for the rest. */
+const MAX_RUNS_PER_ACTION = 50;
+const MAX_BULK_COUNT = 1_000;
+const DEFAULT_PAGE = 100;
+
+function isWorkflowLetter(letter: DeadLetter | undefined): letter is WorkflowLetter {
+  return letter?.workflow !== undefined;
+}
+
+/** The entries the query names: its dlqIds (each one must be a workflow's entry), or a page of matches. */
+async function selected(
+  request: ApiRequest,
+  query: WorkflowDlqQuery,
+  pageSize: number,
+): Promise<{ letters: WorkflowLetter[]; cursor?: string }> {
   const stores = new BindingStores(request);
-  const overrides = retryOverridesOf(request);
-  const letters = await storeCall('read the dead letters', () => stores.deadLetters().get(dlqIds));
+  const ids = query.list.filters.dlqId;
+  if (ids !== undefined) {
+    const found = await storeCall('read the dead letters', () => stores.deadLetters().get(ids));
+    return {
+      letters: found.map((letter, i) => {
+        if (!isWorkflowLetter(letter))
+          throw new ResourceNotFoundError(`workflow dead letter ${ids[i]} not found`);
+        return letter;
+      }),
+    };
+  }
   const runs = stores.workflowRuns();
-  // Every letter checked before any run changes: a bad id resumes nothing.
-  const found = await Promise.all(
-    letters.map(async (letter, i) => {
-      const runId = letter?.headers['upstash-workflow-runid'];
-      if (!letter || runId === undefined)
-        throw new ResourceNotFoundError(`workflow dead letter ${dlqIds[i]} not found`);
-      const run = await storeCall('read the workflow run', () => runs.get(runId));
-      if (!run) throw new ResourceNotFoundError(`workflow dead letter ${dlqIds[i]} not found`);
-      if (run.state !== 'RUN_FAILED')
-        throw new InvalidRequestError(
-          `workflow run ${runId} is not failed (${run.state}): nothing to resume`,
-        );
-      return { letter, run };
+  const wanted = query.failureFunctionState;
+  const page = await storeCall('read the dead letters', () =>
+    stores.deadLetters().page({
+      count: Math.min(query.list.count ?? DEFAULT_PAGE, pageSize),
+      ...(query.list.cursor !== undefined && { cursor: query.list.cursor }),
+      filters: {},
+      accept: (letters) =>
+        Promise.all(
+          letters.map(async (letter) => {
+            if (!letter || !matchesWorkflowLetter(letter, query)) return false;
+            if (wanted === undefined) return true;
+            return (await runs.get(letter.workflow!.runId))?.callback?.state === wanted;
+          }),
+        ),
     }),
   );
+  return { letters: page.letters.filter(isWorkflowLetter), ...(page.cursor && { cursor: page.cursor }) };
+}
+
+/** Each letter's run; a dlqIds request needs every run kept and failed, checked before any change. */
+async function runsOf(
+  request: ApiRequest,
+  letters: readonly WorkflowLetter[],
+): Promise<(WorkflowRunRecord | undefined)[]> {
+  const runs = new BindingStores(request).workflowRuns();
+  return storeCall('read the workflow runs', () =>
+    Promise.all(letters.map((letter) => runs.get(letter.workflow.runId))),
+  );
+}
+
+function failedRuns(
+  query: WorkflowDlqQuery,
+  letters: readonly WorkflowLetter[],
+  runs: readonly (WorkflowRunRecord | undefined)[],
+): { letter: WorkflowLetter; run: WorkflowRunRecord }[] {
+  const byIds = query.list.filters.dlqId !== undefined;
+  const found = [];
+  for (const [i, letter] of letters.entries()) {
+    const run = runs[i];
+    if (run?.state === 'RUN_FAILED') found.push({ letter, run });
+    else if (byIds)
+      throw new InvalidRequestError(
+        run === undefined
+          ? `workflow run ${letter.workflow.runId} of dead letter ${letter.dlqId} is no longer kept`
+          : `workflow run ${run.runId} is not failed (${run.state}): nothing to resume or restart`,
+      );
+  }
+  return found;
+}
+
+export const listWorkflowDeadLetters: ApiHandler = async (request) => {
+  const query = parseWorkflowDlqQuery(request.query, { list: true, maxCount: WORKFLOW_DLQ_MAX_PAGE });
+  const { letters, cursor } = await selected(request, query, WORKFLOW_DLQ_MAX_PAGE);
+  const runs = await runsOf(request, letters);
+  sendJson(request.res, 200, {
+    messages: letters.map((letter, i) => buildWorkflowDeadLetterAnswer(letter, runs[i])),
+    ...(cursor && { cursor }),
+  });
+};
+
+async function bulkSelection(request: ApiRequest, maxCount: number, pageSize: number) {
+  const query = parseWorkflowDlqQuery(request.query, { list: false, maxCount });
+  const { letters, cursor } = await selected(request, query, pageSize);
+  return { query, letters, cursor };
+}
+
+const resume: ApiHandler = async (request) => {
+  const overrides = retryOverridesOf(request);
+  const { query, letters, cursor } = await bulkSelection(request, MAX_BULK_COUNT, MAX_RUNS_PER_ACTION);
+  const stores = new BindingStores(request);
+  const runs = stores.workflowRuns();
   const now = Date.now();
   const workflowRuns = [];
-  for (const { letter, run } of found) {
+  for (const { letter, run } of failedRuns(query, letters, await runsOf(request, letters))) {
     if (!(await storeCall('reopen the workflow run', () => runs.reopen(run.runId)))) continue;
     const message = buildRetriedMessage(letter, overrides, now);
     // Still a step of its run: failing again fails the run again, with its failure callback.
@@ -56,9 +149,112 @@ const resume: ApiHandler = async (request) => {
     );
     workflowRuns.push({ workflowRunId: run.runId, workflowCreatedAt: run.createdAt });
   }
-  sendJson(request.res, 200, { workflowRuns });
+  sendJson(request.res, 200, { workflowRuns, ...(cursor && { cursor }) });
+};
+
+/** The trigger of a new run with `run`'s URL, settings and payload, the request's overrides applied. */
+function restartTrigger(run: WorkflowRunRecord, payload: Buffer, overrides: RetryOverrides, now: number) {
+  const { config } = run;
+  const runId = `wfr_${randomUUID()}`;
+  const trigger: QueueMessage = createMessage(
+    {
+      destination: config.url,
+      method: 'POST',
+      headers: config.headers,
+      body: payload,
+      retries: overrides.retries ?? config.retries,
+      workflowPublish: { runId, init: true, url: config.url },
+    },
+    now,
+  );
+  const retryDelay = overrides.retryDelay ?? config.retryDelay;
+  if (retryDelay !== undefined) trigger.retryDelay = retryDelay;
+  const flowControl = overrides.flowControl ?? config.flowControl;
+  if (flowControl !== undefined) trigger.flowControl = flowControl;
+  const failureCallback = overrides.failureCallback ?? config.failureCallback;
+  if (failureCallback !== undefined) trigger.failureCallback = failureCallback;
+  const label = overrides.label ?? config.label;
+  if (label !== undefined) trigger.label = label;
+  if (overrides.notBefore !== undefined) trigger.notBefore = overrides.notBefore;
+  return trigger;
+}
+
+/**
+ * Each failed run starts over as a new run (a new id, its payload and settings; not its invoker,
+ * which its failure already resumed). The entry is taken out of the DLQ first, so two restarts of
+ * one entry start one run; a replica dying between the two loses that restart (docs/workflow.md).
+ */
+const restart: ApiHandler = async (request) => {
+  const overrides = retryOverridesOf(request);
+  const { query, letters, cursor } = await bulkSelection(request, MAX_BULK_COUNT, MAX_RUNS_PER_ACTION);
+  const stores = new BindingStores(request);
+  const runs = stores.workflowRuns();
+  const workflowRuns = [];
+  for (const { letter, run } of failedRuns(query, letters, await runsOf(request, letters))) {
+    const payload = Buffer.from(await storeCall('read the run', () => runs.initialBody(run.runId)), 'base64');
+    if ((await storeCall('take the dead letter', () => stores.deadLetters().delete([letter.dlqId]))) !== 1)
+      continue;
+    const now = Date.now();
+    const [started] = await storeCall('start the run', () =>
+      prepareWorkflowMessages(runs, [restartTrigger(run, payload, overrides, now)]),
+    );
+    if (started === undefined || isEnqueueAnswer(started)) continue;
+    await storeCall('store the run', () => stores.enqueueOne(started));
+    workflowRuns.push({
+      workflowRunId: started.workflow!.runId,
+      workflowCreatedAt: started.workflow!.createdAt,
+    });
+  }
+  sendJson(request.res, 200, { workflowRuns, ...(cursor && { cursor }) });
+};
+
+const deleteEntries: ApiHandler = async (request) => {
+  const { letters, cursor } = await bulkSelection(request, MAX_BULK_COUNT, MAX_BULK_COUNT);
+  const deleted = await storeCall('delete the dead letters', () =>
+    new BindingStores(request).deadLetters().delete(letters.map((l) => l.dlqId)),
+  );
+  sendJson(request.res, 200, { deleted, ...(cursor && { cursor }) });
+};
+
+/**
+ * client.dlq.retryFailureFunction: the run's failure callback, dead-lettered itself
+ * (CALLBACK_FAIL), is sent again and is in progress; any other state is a 400, as QStash answers.
+ */
+const retryFailureCallback: ApiHandler = async (request) => {
+  onlyQuery(request, []);
+  const dlqId = request.params.dlqId ?? '';
+  const stores = new BindingStores(request);
+  const [letter] = await storeCall('read the dead letter', () => stores.deadLetters().get([dlqId]));
+  if (!isWorkflowLetter(letter)) throw new ResourceNotFoundError(`workflow dead letter ${dlqId} not found`);
+  const runs = stores.workflowRuns();
+  const { runId, createdAt } = letter.workflow;
+  const run = await storeCall('read the workflow run', () => runs.get(runId));
+  const callbackDlqId = run?.callback?.state === 'CALLBACK_FAIL' ? run.callback.dlqId : undefined;
+  if (callbackDlqId === undefined)
+    throw new InvalidRequestError(
+      `workflow run ${runId} has no failed failure callback (${run?.callback?.state ?? 'none'})`,
+    );
+  const [callbackLetter] = await storeCall('read the dead letter', () =>
+    stores.deadLetters().get([callbackDlqId]),
+  );
+  if (!callbackLetter)
+    throw new InvalidRequestError(`the failure callback of workflow run ${runId} is no longer in the DLQ`);
+  const now = Date.now();
+  const message = { ...buildRetriedMessage(callbackLetter, {}, now), workflowFailureOf: { runId } };
+  const [retried] = await storeCall('resend the failure callback', () =>
+    stores.deadLetters().retry([{ dlqId: callbackDlqId, message }], quotasOf(request.target), now),
+  );
+  if (!retried)
+    throw new InvalidRequestError(`the failure callback of workflow run ${runId} is no longer in the DLQ`);
+  await storeCall('record the callback', () => runs.setCallbackState(runId, 'CALLBACK_INPROGRESS'));
+  sendJson(request.res, 200, { workflowRunId: runId, workflowCreatedAt: createdAt });
 };
 
 export function workflowDlqRoutes(): ApiRoute[] {
-  return [{ path: 'workflows/dlq/resume', methods: { POST: resume } }];
+  return [
+    { path: 'workflows/dlq', methods: { GET: listWorkflowDeadLetters, DELETE: deleteEntries } },
+    { path: 'workflows/dlq/resume', methods: { POST: resume } },
+    { path: 'workflows/dlq/restart', methods: { POST: restart } },
+    { path: 'workflows/dlq/callback/:dlqId', methods: { POST: retryFailureCallback } },
+  ];
 }

@@ -82,7 +82,13 @@ export class DeadLetterQueue {
    * over a long queue may give a short page with a cursor: a page examines at most
    * MAX_EXAMINED_PER_PAGE letters, so one request stays bounded.
    */
-  async page(input: { count: number; cursor?: string; filters: ListFilters }): Promise<DeadLetterPage> {
+  async page(input: {
+    count: number;
+    cursor?: string;
+    filters: ListFilters;
+    /** Further checks on each read step's letters (the workflow DLQ's, which may read their runs). */
+    accept?: (letters: readonly (DeadLetter | undefined)[]) => Promise<boolean[]>;
+  }): Promise<DeadLetterPage> {
     const letters: DeadLetter[] = [];
     let from = input.cursor === undefined ? '+' : `(${input.cursor}`;
     let examined = 0;
@@ -97,10 +103,11 @@ export class DeadLetterQueue {
       );
       if (ids.length === 0) return { letters };
       const found = await this.get(ids);
+      const accepted = input.accept === undefined ? undefined : await input.accept(found);
       for (let i = 0; i < ids.length; i += 1) {
         examined += 1;
         const letter = found[i];
-        if (letter && matchesFilters(filterableLetter(letter), input.filters)) {
+        if (letter && (accepted?.[i] ?? true) && matchesFilters(filterableLetter(letter), input.filters)) {
           letters.push(letter);
           if (letters.length === input.count) return { letters, cursor: ids[i]! };
         }

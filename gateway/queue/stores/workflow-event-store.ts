@@ -10,6 +10,7 @@ import {
   type WorkflowWaiter,
 } from '../core/workflow-event.js';
 import { invokeResultStep } from '../core/workflow-invoke.js';
+import type { FailureCallbackState } from '../core/workflow-message.js';
 import { notifyWorkflowRun } from '../scripts/notify-workflow-run.js';
 import { registerWorkflowWait } from '../scripts/register-workflow-wait.js';
 import { isEnqueueAnswer, prepareWorkflowMessages } from './workflow-publish.js';
@@ -156,6 +157,15 @@ export class WorkflowEventStore {
     if (!(await this.deps.runs.finish(runId, end))) return false;
     await this.resumeInvoker(runId);
     return true;
+  }
+
+  /** A failed run's failure callback moved on (WorkflowRunStore.setCallbackState). */
+  async failureCallbackMoved(
+    runId: string,
+    state: FailureCallbackState,
+    options: Parameters<WorkflowRunStore['setCallbackState']>[2] = {},
+  ): Promise<void> {
+    await this.deps.runs.setCallbackState(runId, state, options);
   }
 
   private async resumeInvoker(runId: string): Promise<void> {

@@ -5,8 +5,10 @@ import { appendWorkflowStep } from '../scripts/append-workflow-step.js';
 import { dropWorkflowRuns } from '../scripts/drop-workflow-runs.js';
 import { finishWorkflowRun } from '../scripts/finish-workflow-run.js';
 import { reopenWorkflowRun } from '../scripts/reopen-workflow-run.js';
+import { setWorkflowCallbackState } from '../scripts/set-workflow-callback-state.js';
 import { startWorkflowRun } from '../scripts/start-workflow-run.js';
 import type {
+  FailureCallbackState,
   RawStep,
   WorkflowRunConfig,
   WorkflowRunRecord,
@@ -38,6 +40,11 @@ function recordOf(runId: string, fields: Record<string, string>): WorkflowRunRec
   if (fields.finishedAt !== undefined) record.finishedAt = Number(fields.finishedAt);
   if (fields.response !== undefined) record.response = fields.response;
   if (fields.failure !== undefined) record.failure = fields.failure;
+  if (fields.callbackState !== undefined)
+    record.callback = {
+      state: fields.callbackState as FailureCallbackState,
+      ...(fields.callbackDlqId !== undefined && { dlqId: fields.callbackDlqId }),
+    };
   return record;
 }
 
@@ -158,6 +165,22 @@ export class WorkflowRunStore {
   /** A failed run runs again (client.dlq.resume); false when it was not RUN_FAILED. */
   async reopen(runId: string): Promise<boolean> {
     return (await reopenWorkflowRun.run(this.redis, [this.keys.workflowRun(runId)], [])) === 1;
+  }
+
+  /**
+   * A failed run's failure callback state (and its dead letter once it failed). `published`: the
+   * callback was just stored, which never overwrites an outcome its delivery already recorded.
+   */
+  async setCallbackState(
+    runId: string,
+    state: FailureCallbackState,
+    options: { dlqId?: string; published?: boolean } = {},
+  ): Promise<void> {
+    await setWorkflowCallbackState.run(
+      this.redis,
+      [this.keys.workflowRun(runId)],
+      [state, options.dlqId ?? '', options.published ? '1' : '0'],
+    );
   }
 
   async get(runId: string): Promise<WorkflowRunRecord | undefined> {

@@ -73,7 +73,10 @@ export async function publishFailureCallback(
     },
     ...(dlqId === undefined ? {} : { dlqId }),
   });
-  await storeCallback(store, message, buildCallbackMessage(message.failureCallback, body));
+  const callback = buildCallbackMessage(message.failureCallback, body);
+  // A run's failure callback: its outcome is the run's failureCallbackInfo (process-entry.ts).
+  if (message.workflow !== undefined) callback.workflowFailureOf = { runId: message.workflow.runId };
+  await storeCallback(store, message, callback);
 }
 
 /**

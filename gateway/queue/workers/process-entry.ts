@@ -168,6 +168,8 @@ async function deliverMessage(
   await publishCallback(ctx.store, message, result);
   if (result.ok) {
     await ctx.store.complete(entry.entryId, message.id, { message, now: now(), status: result.status });
+    if (message.workflowFailureOf !== undefined)
+      await ctx.workflowEvents.failureCallbackMoved(message.workflowFailureOf.runId, 'CALLBACK_SUCCESS');
     // winston builds and filters a filtered-out line through its streams: asked first, a
     // delivery spends nothing on it.
     if (ctx.logger.isDebugEnabled())
@@ -261,6 +263,14 @@ async function handleFailure(
         error: letter.lastError,
         body: letter.lastResponseBody,
       }),
+    });
+  if (message.workflow !== undefined && message.failureCallback !== undefined)
+    await ctx.workflowEvents.failureCallbackMoved(message.workflow.runId, 'CALLBACK_INPROGRESS', {
+      published: true,
+    });
+  if (message.workflowFailureOf !== undefined)
+    await ctx.workflowEvents.failureCallbackMoved(message.workflowFailureOf.runId, 'CALLBACK_FAIL', {
+      dlqId: letter.dlqId,
     });
   ctx.logger.warn('message dead-lettered', {
     messageId: message.id,

@@ -30,9 +30,6 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
   const outcomes = new Map<string, { eventData: unknown; timeout: boolean }>();
   const invoked = new Map<string, { body: unknown; isFailed?: boolean; isCanceled?: boolean }>();
   const childPayloads: unknown[] = [];
-  /** Keys whose 'maybe' step throws, and how often each key's 'before' step ran. */
-  const broken = new Set<string>();
-  const beforeRuns = new Map<string, number>();
 
   const child = createWorkflow(async (context: WorkflowContext<InvokePlan>) => {
     const { n, end } = context.requestPayload;
@@ -61,15 +58,6 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
       target: suite.target,
       queueUrl: suite.replicas[1]!.queueUrl(suite.target),
       workflows: {
-        flaky: {
-          route: async (context) => {
-            const { key } = context.requestPayload as { key: string };
-            await context.run('before', () => beforeRuns.set(key, (beforeRuns.get(key) ?? 0) + 1));
-            await context.run('maybe', () => {
-              if (broken.has(key)) throw new Error(`broken ${key}`);
-            });
-          },
-        },
         waiter: {
           route: async (context) => {
             const plan = context.requestPayload as WaitPlan;
@@ -277,55 +265,5 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
     const failed = await run({ n: 6, end: 'fail' });
     expect(failed).toMatchObject({ isFailed: true, isCanceled: false });
     expect(JSON.stringify(failed.body)).toMatch(/child failed on 6/);
-  });
-
-  it('when a failed run is resumed from the workflow DLQ, then it runs again from its failed step and succeeds; a bad resume changes nothing', async () => {
-    broken.add('k1');
-    const { workflowRunId } = await client().trigger({
-      url: endpoints.expressUrl('flaky'),
-      body: { key: 'k1' },
-      retries: 0,
-    });
-    const stateOf = (state: string) =>
-      waitFor(
-        `run ${state}`,
-        async () => ((await runs().get(workflowRunId))?.state === state ? true : undefined),
-        {
-          timeoutMs: 15_000,
-          intervalMs: 25,
-        },
-      );
-    await stateOf('RUN_FAILED');
-    const { dlqId } = JSON.parse((await runs().get(workflowRunId))!.failure!) as { dlqId: string };
-
-    const base = suite.replicas[1]!.queueUrl(suite.target);
-    const ask = async (query: string, method = 'POST') => {
-      const response = await fetch(`${base}/v2/workflows/dlq/resume${query}`, {
-        method,
-        headers: { authorization: `Bearer ${suite.target.token}` },
-      });
-      return [response.status, await response.json()];
-    };
-    expect(await ask('')).toEqual([
-      400,
-      { error: 'dlqIds is required: the dead letters of the failed runs to resume' },
-    ]);
-    expect(await ask(`?dlqIds=${dlqId}&dlqIds=nope`)).toEqual([
-      404,
-      { error: 'workflow dead letter nope not found' },
-    ]);
-    expect((await ask(`?dlqIds=${dlqId}`, 'GET'))[0]).toBe(405);
-    expect((await runs().get(workflowRunId))?.state).toBe('RUN_FAILED');
-
-    broken.delete('k1');
-    const resumed = await client().dlq.resume({ dlqId });
-    expect(resumed).toMatchObject({ workflowRunId });
-    await stateOf('RUN_SUCCESS');
-    // Resumed from the failed step: the step before it did not run again.
-    expect(beforeRuns.get('k1')).toBe(1);
-    expect(await ask(`?dlqIds=${dlqId}`)).toEqual([
-      404,
-      { error: `workflow dead letter ${dlqId} not found` },
-    ]);
   });
 });

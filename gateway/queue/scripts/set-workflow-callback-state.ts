@@ -1,0 +1,31 @@
+import { LuaScript } from './lua-script.js';
+
+/**
+ * A failed workflow run's failure callback moves on: published (CALLBACK_INPROGRESS), delivered
+ * (CALLBACK_SUCCESS) or dead-lettered itself (CALLBACK_FAIL, with its dlqId, which
+ * client.dlq.retryFailureFunction sends again). The callback is stored before its run is marked
+ * failed, so another worker may deliver it first: the published state is set only when no later
+ * one is there, and an outcome is kept whatever the run's state. A callback that outlives its
+ * run's retention recreates nothing.
+ *
+ * KEYS[1]  the run (hash)
+ * ARGV[1]  the state
+ * ARGV[2]  the callback's dlqId ('' for none: any earlier one is dropped)
+ * ARGV[3]  '1': set only if the run has no callback state yet (the published state)
+ * Returns 1 if it set the state, 0 if not (unknown run, or a state already there).
+ */
+export const setWorkflowCallbackState = new LuaScript(
+  'set-workflow-callback-state',
+  1,
+  `
+if redis.call('HEXISTS', KEYS[1], 'state') == 0 then return 0 end
+if ARGV[3] == '1' and redis.call('HEXISTS', KEYS[1], 'callbackState') == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'callbackState', ARGV[1])
+if ARGV[2] == '' then
+  redis.call('HDEL', KEYS[1], 'callbackDlqId')
+else
+  redis.call('HSET', KEYS[1], 'callbackDlqId', ARGV[2])
+end
+return 1
+`,
+);

@@ -1,0 +1,247 @@
+import { Client } from '@upstash/workflow';
+import { waitFor } from '../../../local/wait.js';
+import { queueKeys } from '../../../gateway/queue/core/keys.js';
+import { WorkflowRunStore } from '../../../gateway/queue/stores/workflow-run-store.js';
+import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
+import { startWorkflowEndpoints, type WorkflowEndpoints } from '../../helpers/queue/workflow-endpoints.js';
+
+interface Plan {
+  key: string;
+}
+
+/**
+ * The workflow DLQ through the unchanged @upstash/workflow 1.3.3 Client: client.dlq.list with its
+ * filters and cursor, resume, restart, retryFailureFunction and delete, by ids, by filter and
+ * all, with QStash's statuses and answers; a bulk request that names nothing or cannot be read is
+ * a 400 and changes nothing, and another binding sees none of it. Runs fail on replica-b (the
+ * endpoints' client); the DLQ is managed through replica-a.
+ */
+describe('the workflow DLQ with the @upstash/workflow SDK', () => {
+  const suite = useSdkQueueSuite();
+  let endpoints: WorkflowEndpoints;
+  /** Keys whose 'maybe' step throws; keys whose failure function throws; how often steps ran. */
+  const broken = new Set<string>();
+  const brokenCallback = new Set<string>();
+  const ran = new Map<string, number>();
+  const failures = new Map<string, number>();
+  const count = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
+
+  beforeAll(async () => {
+    endpoints = await startWorkflowEndpoints({
+      target: suite.target,
+      queueUrl: suite.replicas[1]!.queueUrl(suite.target),
+      workflows: {
+        flaky: {
+          route: async (context) => {
+            const { key } = context.requestPayload as Plan;
+            await context.run('before', () => count(ran, `${key}/before`));
+            await context.run('maybe', () => {
+              if (broken.has(key)) throw new Error(`broken ${key}`);
+              count(ran, `${key}/maybe`);
+            });
+          },
+          options: {
+            failureFunction: async ({ context }) => {
+              const { key } = context.requestPayload as Plan;
+              count(failures, key);
+              if (brokenCallback.has(key)) throw new Error(`failure function broken for ${key}`);
+            },
+          },
+        },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await endpoints?.close();
+  });
+
+  const client = (): Client =>
+    new Client({ baseUrl: suite.replicas[0]!.queueUrl(suite.target), token: suite.target.token });
+  const runs = () => new WorkflowRunStore(suite.inspect, queueKeys(suite.config.keyPrefix));
+  const until = (what: string, check: () => Promise<boolean>) =>
+    waitFor(what, async () => ((await check()) ? true : undefined), { timeoutMs: 20_000, intervalMs: 25 });
+  const stateIs = (runId: string, state: string) =>
+    until(`run ${runId} ${state}`, async () => (await runs().get(runId))?.state === state);
+
+  /** A run of `key` that fails at 'maybe' (retries 0); its DLQ id once its failure function ran. */
+  const failedRun = async (key: string, label: string) => {
+    broken.add(key);
+    const { workflowRunId } = await client().trigger({
+      url: endpoints.expressUrl('flaky'),
+      body: { key },
+      retries: 0,
+      label,
+    });
+    await stateIs(workflowRunId, 'RUN_FAILED');
+    const expected = brokenCallback.has(key) ? 'CALLBACK_FAIL' : 'CALLBACK_SUCCESS';
+    await until(`${key}'s failure callback ${expected}`, async () => {
+      return (await runs().get(workflowRunId))?.callback?.state === expected;
+    });
+    const { dlqId } = JSON.parse((await runs().get(workflowRunId))!.failure!) as { dlqId: string };
+    return { runId: workflowRunId, dlqId };
+  };
+  const ask = async (path: string, method: string, token = suite.target.token) => {
+    const response = await fetch(`${suite.replicas[0]!.queueUrl(suite.target)}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    return [response.status, await response.json().catch(() => undefined)] as const;
+  };
+
+  it('when runs fail, then dlq.list shows each with its run, URL, label and failure callback state, by filter and page; another binding sees none', async () => {
+    brokenCallback.add('list-b');
+    const a = await failedRun('list-a', 'listed');
+    const b = await failedRun('list-b', 'listed');
+    const { messages } = await client().dlq.list({ filter: { label: 'listed' } });
+    expect(messages.map((m) => m.dlqId)).toEqual([b.dlqId, a.dlqId]);
+    expect(messages[1]).toMatchObject({
+      dlqId: a.dlqId,
+      workflowRunId: a.runId,
+      workflowUrl: endpoints.expressUrl('flaky'),
+      label: 'listed',
+      responseStatus: 500,
+      failureCallbackInfo: { state: 'CALLBACK_SUCCESS' },
+      maxRetries: 0,
+    });
+    expect(messages[1]!.workflowCreatedAt).toBe((await runs().get(a.runId))!.createdAt);
+    expect(messages[0]!.failureCallbackInfo).toEqual({ state: 'CALLBACK_FAIL' });
+
+    const first = await client().dlq.list({ count: 1, filter: { label: 'listed' } });
+    expect(first.messages.map((m) => m.dlqId)).toEqual([b.dlqId]);
+    const second = await client().dlq.list({ count: 1, cursor: first.cursor!, filter: { label: 'listed' } });
+    expect(second.messages.map((m) => m.dlqId)).toEqual([a.dlqId]);
+    const byRun = await client().dlq.list({ filter: { workflowRunId: a.runId } });
+    expect(byRun.messages.map((m) => m.dlqId)).toEqual([a.dlqId]);
+    const failedCallbacks = await client().dlq.list({
+      filter: { failureFunctionState: 'CALLBACK_FAIL', label: 'listed' },
+    });
+    expect(failedCallbacks.messages.map((m) => m.dlqId)).toEqual([b.dlqId]);
+    const byUrl = await client().dlq.list({ filter: { workflowUrl: endpoints.plainUrl('flaky') } });
+    expect(byUrl.messages).toEqual([]);
+
+    const other = new Client({
+      baseUrl: suite.replicas[0]!.queueUrl(suite.otherTarget),
+      token: suite.otherTarget.token,
+    });
+    expect((await other.dlq.list()).messages).toEqual([]);
+    await expect(other.dlq.restart(a.dlqId)).rejects.toMatchObject({ status: 404 });
+    expect((await ask('/v2/dlq?source=workflow', 'GET', suite.otherTarget.token))[0]).toBe(401);
+    expect((await runs().get(a.runId))?.state).toBe('RUN_FAILED');
+  });
+
+  it('when failed runs are resumed, then each runs again from its failed step; when restarted, a new run starts from the beginning; bad ids change nothing', async () => {
+    const resumed = await failedRun('resume', 'acted');
+    const restarted = await failedRun('restart', 'acted');
+    expect(await ask(`/v2/workflows/dlq/resume?dlqIds=${resumed.dlqId}&dlqIds=nope`, 'POST')).toEqual([
+      404,
+      { error: 'workflow dead letter nope not found' },
+    ]);
+    expect((await ask(`/v2/workflows/dlq/resume?dlqIds=${resumed.dlqId}`, 'GET'))[0]).toBe(405);
+    expect((await runs().get(resumed.runId))?.state).toBe('RUN_FAILED');
+
+    broken.delete('resume');
+    broken.delete('restart');
+    const [again] = (await client().dlq.resume([resumed.dlqId], { retries: 1 })).workflowRuns;
+    expect(again).toEqual({ workflowRunId: resumed.runId, workflowCreatedAt: expect.any(Number) });
+    await stateIs(resumed.runId, 'RUN_SUCCESS');
+    expect([ran.get('resume/before'), ran.get('resume/maybe')]).toEqual([1, 1]);
+
+    const result = await client().dlq.restart(restarted.dlqId);
+    const [fresh] = result.workflowRuns;
+    expect(fresh!.workflowRunId).not.toBe(restarted.runId);
+    await stateIs(fresh!.workflowRunId, 'RUN_SUCCESS');
+    // From the beginning: 'before' ran once in the failed run and once in the new one.
+    expect([ran.get('restart/before'), ran.get('restart/maybe')]).toEqual([2, 1]);
+    expect((await runs().get(fresh!.workflowRunId))?.config.label).toBe('acted');
+    expect((await runs().get(restarted.runId))?.state).toBe('RUN_FAILED');
+    // Each entry left the DLQ; a second action on it is a 404.
+    expect((await client().dlq.list({ filter: { label: 'acted' } })).messages).toEqual([]);
+    await expect(client().dlq.restart(restarted.dlqId)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('when a failure function failed, then retryFailureFunction sends it again until it succeeds; a run whose callback did not fail is a 400', async () => {
+    brokenCallback.add('callback');
+    const failed = await failedRun('callback', 'callback');
+    expect(failures.get('callback')).toBe(1);
+    brokenCallback.delete('callback');
+    expect(await client().dlq.retryFailureFunction({ dlqId: failed.dlqId })).toEqual({
+      workflowRunId: failed.runId,
+      workflowCreatedAt: (await runs().get(failed.runId))!.createdAt,
+    });
+    await until(
+      'the failure callback succeeded',
+      async () => (await runs().get(failed.runId))?.callback?.state === 'CALLBACK_SUCCESS',
+    );
+    expect(failures.get('callback')).toBe(2);
+    await expect(client().dlq.retryFailureFunction({ dlqId: failed.dlqId })).rejects.toMatchObject({
+      status: 400,
+    });
+    expect(await ask('/v2/workflows/dlq/callback/0000000000000-00000000', 'POST')).toEqual([
+      404,
+      { error: 'workflow dead letter 0000000000000-00000000 not found' },
+    ]);
+  });
+
+  it('when entries are resumed and deleted by filter and all, then exactly those named go; a request that names nothing or cannot be read is a 400 and changes nothing', async () => {
+    const kept = await failedRun('bulk-kept', 'bulk-kept');
+    const [one, two] = [await failedRun('bulk-1', 'bulk'), await failedRun('bulk-2', 'bulk')];
+    const cases: [string, string, string][] = [
+      [
+        'DELETE',
+        '/v2/workflows/dlq',
+        'the request names no workflow dead letters: give dlqIds, filters, or count to take every entry a page at a time',
+      ],
+      ['DELETE', '/v2/workflows/dlq?dlqId=x', 'unknown query parameter "dlqId": it is dlqIds'],
+      ['DELETE', '/v2/workflows/dlq?labl=bulk', 'unknown query parameter "labl"'],
+      [
+        'POST',
+        `/v2/workflows/dlq/restart?dlqIds=${one.dlqId}&label=bulk`,
+        'dlqIds cannot be combined with filters or a cursor',
+      ],
+      [
+        'POST',
+        '/v2/workflows/dlq/resume?count=-1',
+        'query parameter count must be a whole number from 1 to 1000',
+      ],
+      [
+        'POST',
+        '/v2/workflows/dlq/resume?failureFunctionState=DONE',
+        'query parameter failureFunctionState must be one of CALLBACK_INPROGRESS, CALLBACK_SUCCESS, CALLBACK_FAIL, CALLBACK_CANCELED',
+      ],
+      ['GET', '/v2/dlq?source=message', 'query parameter source "message" is not workflow'],
+      [
+        'DELETE',
+        '/v2/workflows/dlq?cursor=abc',
+        'query parameter cursor "abc" is not a cursor this API gave',
+      ],
+    ];
+    for (const [method, path, error] of cases)
+      expect([path, ...(await ask(path, method))]).toEqual([path, 400, { error }]);
+    expect((await client().dlq.list({ filter: { label: ['bulk', 'bulk-kept'] } })).messages).toHaveLength(3);
+
+    broken.delete('bulk-1');
+    const resumed = await client().dlq.resume({ filter: { label: 'bulk', workflowRunId: one.runId } });
+    expect(resumed).toEqual({
+      workflowRuns: [{ workflowRunId: one.runId, workflowCreatedAt: expect.any(Number) }],
+    });
+    await stateIs(one.runId, 'RUN_SUCCESS');
+    expect(await client().dlq.delete({ filter: { label: 'bulk' } })).toEqual({ deleted: 1 });
+    expect((await client().dlq.list({ filter: { workflowRunId: two.runId } })).messages).toEqual([]);
+    expect((await client().dlq.list({ filter: { label: 'bulk-kept' } })).messages).toHaveLength(1);
+    expect(await client().dlq.delete([kept.dlqId])).toEqual({ deleted: 1 });
+
+    // All, a page at a time: the SDK sends count alone.
+    const rest = [await failedRun('all-1', 'all'), await failedRun('all-2', 'all')];
+    const page = await client().dlq.delete({ all: true, count: 1 });
+    expect(page).toMatchObject({ deleted: 1, cursor: expect.any(String) });
+    let deleted = page.deleted;
+    for (let cursor = page.cursor; cursor;) {
+      const next = await client().dlq.delete({ all: true, count: 1, cursor });
+      deleted += next.deleted;
+      cursor = next.cursor;
+    }
+    expect(deleted).toBeGreaterThanOrEqual(rest.length);
+    expect((await client().dlq.list()).messages).toEqual([]);
+  });
+});
