@@ -222,7 +222,7 @@ const deleteEntries: ApiHandler = async (request) => {
  */
 const retryFailureCallback: ApiHandler = async (request) => {
   onlyQuery(request, []);
-  const dlqId = request.params.dlqId ?? '';
+  const dlqId = request.params.id ?? '';
   const stores = new BindingStores(request);
   const [letter] = await storeCall('read the dead letter', () => stores.deadLetters().get([dlqId]));
   if (!isWorkflowLetter(letter)) throw new ResourceNotFoundError(`workflow dead letter ${dlqId} not found`);
@@ -255,6 +255,6 @@ export function workflowDlqRoutes(): ApiRoute[] {
     { path: 'workflows/dlq', methods: { GET: listWorkflowDeadLetters, DELETE: deleteEntries } },
     { path: 'workflows/dlq/resume', methods: { POST: resume } },
     { path: 'workflows/dlq/restart', methods: { POST: restart } },
-    { path: 'workflows/dlq/callback/:dlqId', methods: { POST: retryFailureCallback } },
+    { path: 'workflows/dlq/callback/:id', methods: { POST: retryFailureCallback } },
   ];
 }
