@@ -153,42 +153,80 @@ def check_events():
     }
 
 
+def queue_state(name):
+    queue = client.queue.get(name)
+    return {"name": queue.name, "parallelism": queue.parallelism, "paused": queue.paused}
+
+
+def flow_control_state(key):
+    info = client.flow_control.get(key)
+    return {
+        "key": info.key,
+        "isPaused": info.is_paused,
+        "isPinnedParallelism": info.is_pinned_parallelism,
+        "parallelismMax": info.parallelism_max,
+    }
+
+
+def is_gone(message_id):
+    try:
+        client.message.get(message_id)
+        return False
+    except Exception as err:  # the SDK raises QStashError with the 404's text
+        return "404" in str(err) or "not found" in str(err).lower()
+
+
+def cancel_all_with_one_delayed():
+    delayed = client.message.publish_json(url=hook("ok"), body={"check": "cancel-all"}, delay="60s")
+    cancelled = client.message.cancel_all()
+    return {"cancelled": cancelled, "delayedGone": is_gone(delayed.message_id)}
+
+
 def check_other_calls():
-    """Calls of the SDK's other APIs that parse an answer: each must answer without an error."""
+    """The SDK's other APIs, each call's answer (None for those that answer nothing) or error;
+    a change is read back through the SDK after it is made."""
     fc = {"key": "python-sdk-fc", "parallelism": 1}
     calls = {
         "queue.upsert": lambda: client.queue.upsert("python-sdk", parallelism=2),
-        "queue.get": lambda: client.queue.get("python-sdk").parallelism,
+        "queue.get": lambda: queue_state("python-sdk"),
         "queue.list": lambda: [q.name for q in client.queue.list()],
         "queue.pause": lambda: client.queue.pause("python-sdk"),
+        "queue.get (paused)": lambda: queue_state("python-sdk"),
         "message.enqueue_json": lambda: client.message.enqueue_json(
             queue="python-sdk", url=hook("ok"), body={"check": "enqueue"}
         ).message_id,
         "queue.resume": lambda: client.queue.resume("python-sdk"),
+        "queue.get (resumed)": lambda: queue_state("python-sdk"),
         "queue.delete": lambda: client.queue.delete("python-sdk"),
+        "queue.list (deleted)": lambda: [q.name for q in client.queue.list()],
         # Paused first: a key with no message, pause or pin left is forgotten, so a call after its
         # message was delivered could meet a 404.
         "flow_control.pause": lambda: client.flow_control.pause(fc["key"]),
         "message.publish_json(flow_control)": lambda: client.message.publish_json(
             url=hook("ok"), body={"check": "flow-control"}, flow_control=fc
         ).message_id,
-        "flow_control.get": lambda: client.flow_control.get(fc["key"]).key,
-        "flow_control.get_global_parallelism": lambda: client.flow_control.get_global_parallelism(),
-        "flow_control.resume": lambda: client.flow_control.resume(fc["key"]),
+        "flow_control.get": lambda: flow_control_state(fc["key"]),
+        "flow_control.get_global_parallelism": lambda: (
+            lambda info: {"max": info.parallelism_max, "count": info.parallelism_count}
+        )(client.flow_control.get_global_parallelism()),
         "flow_control.pin": lambda: client.flow_control.pin(fc["key"], {"parallelism": 2}),
+        "flow_control.get (pinned)": lambda: flow_control_state(fc["key"]),
+        "flow_control.resume": lambda: client.flow_control.resume(fc["key"]),
+        "flow_control.get (resumed)": lambda: flow_control_state(fc["key"]),
         "flow_control.reset_rate": lambda: client.flow_control.reset_rate(fc["key"]),
         "flow_control.unpin": lambda: client.flow_control.unpin(fc["key"], {"parallelism": True}),
-        "schedule.list": lambda: client.schedule.list(),
-        "signing_key.get": lambda: client.signing_key.get().current,
-        "message.cancel_all": lambda: client.message.cancel_all(),
+        "schedule.list": lambda: [s.schedule_id for s in client.schedule.list()],
+        "signing_key.get": lambda: (lambda key: {"current": key.current, "next": key.next})(
+            client.signing_key.get()
+        ),
+        "message.cancel_all": cancel_all_with_one_delayed,
     }
     answers = {}
     for name, call in calls.items():
         try:
-            call()
-            answers[name] = "ok"
+            answers[name] = {"value": call()}
         except Exception as err:
-            answers[name] = f"{type(err).__name__}: {err}"
+            answers[name] = {"error": f"{type(err).__name__}: {err}"}
     return answers
 
 

@@ -128,9 +128,57 @@ describe('the queue through the Python SDK (qstash from PyPI)', () => {
     expect(events.map((e) => e.state)).toContain('CANCELLED');
   });
 
-  it("when the SDK's queue, flow-control, schedule-list, signing-key and cancel-all calls are made, then each parses its answer", () => {
+  it("when the SDK's queue, flow-control, schedule-list, signing-key and cancel-all calls are made, then each answers what the gateway holds, and each change reads back", () => {
     const answers = valueOf('otherCalls');
-    expect(Object.entries(answers).filter(([, answer]) => answer !== 'ok')).toEqual([]);
-    expect(Object.keys(answers)).toHaveLength(18);
+    const errors = Object.entries(answers).filter(([, answer]) => 'error' in (answer as object));
+    expect(errors).toEqual([]);
+    const value = (call: string) => (answers[call] as { value: unknown }).value;
+    const queue = { name: 'python-sdk', parallelism: 2 };
+    expect(value('queue.upsert')).toBeNull();
+    expect(value('queue.get')).toEqual({ ...queue, paused: false });
+    expect(value('queue.list')).toContain('python-sdk');
+    expect(value('queue.get (paused)')).toEqual({ ...queue, paused: true });
+    expect(value('message.enqueue_json')).toMatch(/^msg_/);
+    expect(value('queue.get (resumed)')).toEqual({ ...queue, paused: false });
+    expect(value('queue.list (deleted)')).not.toContain('python-sdk');
+    expect(value('message.publish_json(flow_control)')).toMatch(/^msg_/);
+    const key = { key: 'python-sdk-fc' };
+    expect(value('flow_control.get')).toEqual({
+      ...key,
+      isPaused: true,
+      isPinnedParallelism: false,
+      parallelismMax: 1,
+    });
+    expect(value('flow_control.get_global_parallelism')).toEqual({
+      max: expect.any(Number),
+      count: expect.any(Number),
+    });
+    expect(value('flow_control.get (pinned)')).toEqual({
+      ...key,
+      isPaused: true,
+      isPinnedParallelism: true,
+      parallelismMax: 2,
+    });
+    expect(value('flow_control.get (resumed)')).toEqual({
+      ...key,
+      isPaused: false,
+      isPinnedParallelism: true,
+      parallelismMax: 2,
+    });
+    for (const call of ['queue.pause', 'queue.resume', 'queue.delete', 'flow_control.pause'])
+      expect([call, value(call)]).toEqual([call, null]);
+    for (const call of [
+      'flow_control.pin',
+      'flow_control.resume',
+      'flow_control.reset_rate',
+      'flow_control.unpin',
+    ])
+      expect([call, value(call)]).toEqual([call, null]);
+    // The scheduleFlowControl check deleted the one schedule it made.
+    expect(value('schedule.list')).toEqual([]);
+    expect(value('signing_key.get')).toEqual({ current: target.signingKey, next: target.nextSigningKey });
+    expect(value('message.cancel_all')).toEqual({ cancelled: expect.any(Number), delayedGone: true });
+    expect((value('message.cancel_all') as { cancelled: number }).cancelled).toBeGreaterThanOrEqual(1);
+    expect(Object.keys(answers)).toHaveLength(23);
   });
 });
