@@ -5,11 +5,14 @@
  *
  *   npx tsx bench/operator-couch-instances.ts        (BENCH_INSTANCES=500, BENCH_CREATE_CONCURRENCY=50,
  *                                                     BENCH_CONVERGE_SECONDS=180,
- *                                                     BENCH_CPU_PROF=<dir> writes the operator's CPU profile)
+ *                                                     BENCH_CPU_PROF=<dir> writes the operator's CPU profile,
+ *                                                     BENCH_HEAP_SNAPSHOT=<dir> its heap once all converged)
  *
  * There is no kubelet, so instances stop at phase Starting: that is "has its objects and status".
  */
+import fs from 'node:fs/promises';
 import https from 'node:https';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../local/control-plane.js';
@@ -24,6 +27,7 @@ import { peakRssMb } from './lib/proc-memory.js';
 
 const NAMESPACE = 'bench';
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
+const HEAP_SNAPSHOT_DIR = process.env.BENCH_HEAP_SNAPSHOT;
 /** How long after the last create the bench waits for every status (on a loaded machine 2,000 need more than 180 s). */
 const CONVERGE_SECONDS = Number(process.env.BENCH_CONVERGE_SECONDS ?? 180);
 
@@ -75,6 +79,24 @@ async function operatorMetric(port: number, prefix: string): Promise<number> {
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 }
 
+/** Has the operator write a heap snapshot (SIGUSR2) and waits until its event loop is free again. */
+async function writeHeapSnapshot(
+  pid: number,
+  metricsPort: number,
+  log: (line: string) => void,
+): Promise<void> {
+  const before = new Set(await fs.readdir(HEAP_SNAPSHOT_DIR ?? '.'));
+  process.kill(pid, 'SIGUSR2');
+  const file = await waitFor(
+    'the heap snapshot',
+    async () => (await fs.readdir(HEAP_SNAPSHOT_DIR ?? '.')).find((name) => !before.has(name)),
+    { timeoutMs: 120_000, intervalMs: 200 },
+  );
+  // The snapshot is written on the main thread: once /metrics answers, the file is complete.
+  await operatorMetric(metricsPort, 'settee_leader ');
+  log(`operator heap snapshot: ${path.join(HEAP_SNAPSHOT_DIR ?? '.', file)}`);
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
@@ -107,7 +129,12 @@ export async function runCouchInstanceBench(
         SETTEE_METRICS_PORT: String(metricsPort),
         SETTEE_LOG_LEVEL: 'warn',
       },
-      CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [],
+      [
+        ...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []),
+        ...(HEAP_SNAPSHOT_DIR
+          ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOT_DIR}`]
+          : []),
+      ],
     );
     cleanups.unshift(() => operator.stop());
     await waitFor(
@@ -186,6 +213,9 @@ export async function runCouchInstanceBench(
       byKey[key] = delta;
     }
     const operatorRequests = Object.values(byKey).reduce((a, b) => a + b, 0);
+    // Read before the snapshot, which itself takes about as much memory again as the heap.
+    const operatorPeakRssMb = await peakRssMb(operator.pid);
+    if (HEAP_SNAPSHOT_DIR) await writeHeapSnapshot(operator.pid, metricsPort, log);
     const latencies = names
       .map((name) => (statusSeenAt.get(name) ?? NaN) - (createdAt.get(name) ?? NaN))
       .sort((a, b) => a - b);
@@ -197,7 +227,7 @@ export async function runCouchInstanceBench(
         p99: percentile(latencies, 99),
         max: latencies.at(-1) ?? NaN,
       },
-      operatorPeakRssMb: await peakRssMb(operator.pid),
+      operatorPeakRssMb,
       reconciles,
       operatorRequests,
       requestsPerReconcile: operatorRequests / reconciles,

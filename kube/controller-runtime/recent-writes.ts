@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '../kubernetes-object.js';
+import { stableStringify } from '../stable-stringify.js';
 import type { ObjectKey } from './object-key.js';
 
 interface PendingWrite {
@@ -10,6 +11,9 @@ interface PendingWrite {
 interface Slot {
   /** The resourceVersion the API returned for this controller's last write; kept after the cache catches up. */
   writtenVersion: string | undefined;
+  /** That write's metadata.generation (kinds with a status have one) and the rest of its metadata. */
+  writtenGeneration: number | undefined;
+  writtenMetadata: string;
   /** The write itself, only until the cache shows a version it did not replace. */
   pending: PendingWrite | undefined;
 }
@@ -23,7 +27,11 @@ interface Slot {
  * shows a version the write replaced; any other version wins over it.
  *
  * Afterwards, the version of the last write is kept, so a version other than it tells that someone
- * else changed the object since (a hand edit, which the spec must win over).
+ * else changed the object since (a hand edit, which the spec must win over). For a kind with a
+ * generation (a StatefulSet), a version that only another controller's status write made is still
+ * this controller's write: the API server bumps the generation on any change to the spec, and the
+ * metadata is compared too. Without that, each status update of a StatefulSet's controller (at
+ * least one per new instance) cost a server-side apply that changed nothing.
  */
 export class RecentWrites {
   private readonly byOwner = new Map<ObjectKey, Map<string, Slot>>();
@@ -44,6 +52,8 @@ export class RecentWrites {
     replaced.add(supersedes?.metadata?.resourceVersion);
     slots.set(slot, {
       writtenVersion: written.metadata?.resourceVersion,
+      writtenGeneration: written.metadata?.generation,
+      writtenMetadata: metadataOutsideVersion(written),
       pending: { supersedes: replaced, object: written },
     });
   }
@@ -58,13 +68,29 @@ export class RecentWrites {
     return cached;
   }
 
-  /** Whether `current` is, unchanged, the version this controller's last write to `slot` produced. */
+  /**
+   * Whether `current` is the version this controller's last write to `slot` produced, unchanged but
+   * for its status (see above).
+   */
   isOwnLastWrite(owner: ObjectKey, slot: string, current: KubernetesObject | undefined): boolean {
-    const version = current?.metadata?.resourceVersion;
-    return version !== undefined && this.byOwner.get(owner)?.get(slot)?.writtenVersion === version;
+    const metadata = current?.metadata;
+    const entry = this.byOwner.get(owner)?.get(slot);
+    if (!metadata?.resourceVersion || !entry) return false;
+    if (entry.writtenVersion === metadata.resourceVersion) return true;
+    return (
+      metadata.generation !== undefined &&
+      metadata.generation === entry.writtenGeneration &&
+      metadataOutsideVersion(current) === entry.writtenMetadata
+    );
   }
 
   forget(owner: ObjectKey): void {
     this.byOwner.delete(owner);
   }
+}
+
+/** What a write can change in metadata besides the spec: labels, annotations, owners, finalizers. */
+function metadataOutsideVersion(object: KubernetesObject | undefined): string {
+  const { labels, annotations, ownerReferences, finalizers } = object?.metadata ?? {};
+  return stableStringify([labels, annotations, ownerReferences, finalizers]);
 }

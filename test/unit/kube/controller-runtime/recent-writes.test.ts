@@ -59,6 +59,22 @@ describe('RecentWrites', () => {
     expect(recent.isOwnLastWrite('ns/x', 'slot', object('2'))).toBe(true);
   });
 
+  it('when another controller wrote only the status since the last write, then it is still the own last write', () => {
+    const recent = new RecentWrites();
+    const version = (resourceVersion: string, generation: number, labels = { app: 'couchdb' }) => ({
+      metadata: { name: 'x', resourceVersion, generation, labels },
+      status: { replicas: Number(resourceVersion) },
+    });
+    recent.remember('ns/x', 'slot', version('1', 1), version('2', 2));
+    expect(recent.isOwnLastWrite('ns/x', 'slot', version('3', 2))).toBe(true);
+    // A spec edit (kubectl scale) moves the generation; a label edit does not, but changes metadata.
+    expect(recent.isOwnLastWrite('ns/x', 'slot', version('4', 3))).toBe(false);
+    expect(recent.isOwnLastWrite('ns/x', 'slot', version('5', 2, { app: 'other' }))).toBe(false);
+    // Kinds without a generation (ConfigMaps, Services) still go by the version alone.
+    recent.remember('ns/x', 'plain', object('1'), object('2'));
+    expect(recent.isOwnLastWrite('ns/x', 'plain', object('3'))).toBe(false);
+  });
+
   it('when nothing was written, or the owner was forgotten, then no version is the own last write', () => {
     const recent = new RecentWrites();
     expect(recent.isOwnLastWrite('ns/x', 'slot', object('2'))).toBe(false);
