@@ -8,7 +8,6 @@ import {
   CustomObjectsApi,
   IsomorphicFetchHttpLibrary,
   KubeConfig,
-  KubernetesObjectApi,
   ResponseContext,
   ServerConfiguration,
   wrapHttpLibrary,
@@ -16,6 +15,7 @@ import {
   type HttpLibrary,
   type RequestContext,
 } from '@kubernetes/client-node';
+import { ObjectClient } from './apply.js';
 
 export type { KubeConfig };
 
@@ -133,20 +133,11 @@ function apiConfiguration(kubeConfig: KubeConfig, requestTimeoutMs: number): Con
   });
 }
 
-/** KubernetesObjectApi.makeApiClient, with a configuration of our own. */
-class ObjectApi extends KubernetesObjectApi {
-  static create(kubeConfig: KubeConfig, configuration: Configuration): KubernetesObjectApi {
-    const client = new ObjectApi(configuration);
-    client.setDefaultNamespace(kubeConfig);
-    return client;
-  }
-}
-
 /** Every API client the operator uses, made once from one kubeconfig. */
 export interface KubeClients {
   kubeConfig: KubeConfig;
   /** Generic client: server-side apply through `applyObject` (apply.ts). */
-  objects: KubernetesObjectApi;
+  objects: ObjectClient;
   core: CoreV1Api;
   apps: AppsV1Api;
   /** Custom resources, including their status subresource. */
@@ -166,7 +157,7 @@ export function makeKubeClients(kubeConfig: KubeConfig, options: KubeClientOptio
   );
   return {
     kubeConfig,
-    objects: ObjectApi.create(kubeConfig, configuration),
+    objects: ObjectClient.create(kubeConfig, configuration),
     core: new CoreV1Api(configuration),
     apps: new AppsV1Api(configuration),
     customObjects: new CustomObjectsApi(configuration),
