@@ -11,13 +11,16 @@
  *   upAfterApps     -> GET /_up answers 200 (may be before the last apps: chttpd listens early)
  *   firstRequest    /_up 200 -> the answer to GET /bench/doc with the admin's Basic auth
  *   cpuToUp         the engine's CPU time (user + system, all its threads) when /_up answered
+ *   up / total      spawn -> /_up answered / spawn -> the first answer
  * and the three slowest applications by their start step. The boot is CPU-bound (on a quiet
  * machine its CPU time is about its wall time), so cpuToUp is the figure a loaded machine changes
- * least: compare variants by it first. Variants are ERL_FLAGS a pod's env could
- * set; they run alternately, BENCH_BOOTS times each (default 5). The machine is shared: compare
- * variants with the baseline measured in the same run.
+ * least: compare variants by it first. Variants (ALL_VARIANTS) are ERL_FLAGS a pod's env could
+ * set or a local.d file the operator's ConfigMap could add; they run alternately, BENCH_BOOTS
+ * times each (default 5), BENCH_VARIANTS=name,name picks them (the first is the anchor). The machine
+ * is shared: compare variants with the anchor measured in the same run.
  *
  *   npx tsx bench/couchdb-boot.ts
+ *   BENCH_VARIANTS='image as is,-mode embedded' npx tsx bench/couchdb-boot.ts
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -38,15 +41,34 @@ import { cpuSeconds } from './lib/process-usage.js';
 import { median, round } from './lib/stats.js';
 
 const BOOTS = Number(process.env.BENCH_BOOTS ?? 5);
+/** What one variant changes, each something a production pod can set without touching the release. */
+interface Variant {
+  /** ERL_FLAGS the pod's env sets (after -init_debug). */
+  erlFlags?: string;
+  /** A local.d file the operator's ConfigMap would add, read after the operator's own. */
+  ini?: string;
+}
 /**
- * `-mode embedded` is left out: it loads every module of every application before the first starts
- * (couch_index alone took 3.2 s under load, and boots passed 30 s), where the default interactive
- * mode loads a module when first called.
+ * The variants measured so far (docs/cold-start.md has each one's figures; none is adopted).
+ * `-mode embedded` loads every module of every application before the first starts, where the
+ * release's interactive mode (the emulator's default) loads a module when first called.
  */
-const VARIANTS: Record<string, string> = {
-  'image as is': '',
-  '+S 1:1 +SDcpu 1:1 +A 1': '+S 1:1 +SDcpu 1:1 +A 1',
+const ALL_VARIANTS: Record<string, Variant> = {
+  'image as is': {},
+  '+S 1:1 +SDcpu 1:1 +A 1': { erlFlags: '+S 1:1 +SDcpu 1:1 +A 1' },
+  '+P 262144': { erlFlags: '+P 262144' },
+  'log warning': { ini: '[log]\nlevel = warning\n' },
+  '-mode embedded': { erlFlags: '-mode embedded' },
+  '+JMsingle true': { erlFlags: '+JMsingle true' },
 };
+/** BENCH_VARIANTS=name,name picks some; by default the anchor and the scheduler flags. */
+const VARIANTS: Record<string, Variant> = Object.fromEntries(
+  (process.env.BENCH_VARIANTS?.split(',') ?? Object.keys(ALL_VARIANTS).slice(0, 2)).map((name) => {
+    const variant = ALL_VARIANTS[name];
+    if (!variant) throw new Error(`unknown variant ${name}: ${Object.keys(ALL_VARIANTS).join(', ')}`);
+    return [name, variant];
+  }),
+);
 const admin = { username: 'admin', password: 'bench-password' };
 
 interface Boot {
@@ -57,6 +79,7 @@ interface Boot {
   upAfterApps: number;
   firstRequest: number;
   cpuToUp: number;
+  up: number;
   total: number;
   apps: Array<[string, number]>;
 }
@@ -83,7 +106,7 @@ async function operatorEtc(): Promise<Map<string, string>> {
   ]);
 }
 
-async function boot(options: { dataDir: string; etc: Map<string, string>; erlFlags: string }): Promise<Boot> {
+async function boot(options: { dataDir: string; etc: Map<string, string>; variant: Variant }): Promise<Boot> {
   const release = locateCouchDbRelease();
   if (!release) throw new Error('no Apache CouchDB release: run make deps');
   const marks: Array<[number, string]> = [];
@@ -93,7 +116,12 @@ async function boot(options: { dataDir: string; etc: Map<string, string>; erlFla
     release,
     dataDir: options.dataDir,
     network: { kind: 'published', host: '127.0.0.1', port },
-    container: { etc: options.etc, env: { ERL_FLAGS: `-init_debug ${options.erlFlags}`.trim() } },
+    container: {
+      etc: options.variant.ini
+        ? new Map([...options.etc, ['local.d/12-variant.ini', options.variant.ini]])
+        : options.etc,
+      env: { ERL_FLAGS: `-init_debug ${options.variant.erlFlags ?? ''}`.trim() },
+    },
     onOutputLine: (line) => marks.push([performance.now() - started, line]),
   });
   // startApacheCouchDbEngine resolves when /_up answered (polled every 10 ms).
@@ -124,6 +152,7 @@ async function boot(options: { dataDir: string; etc: Map<string, string>; erlFla
     upAfterApps: upAt - lastStart,
     firstRequest: answeredAt - upAt,
     cpuToUp,
+    up: upAt,
     total: answeredAt,
     apps,
   };
@@ -138,6 +167,7 @@ function summarize(boots: Boot[]): Record<string, unknown> {
     'upAfterApps',
     'firstRequest',
     'cpuToUp',
+    'up',
     'total',
   ] as const;
   const phases = Object.fromEntries(keys.map((k) => [k, round(median(boots.map((b) => b[k])))]));
@@ -149,6 +179,7 @@ function summarize(boots: Boot[]): Record<string, unknown> {
     .slice(0, 5);
   return {
     medianMs: phases,
+    ups: boots.map((b) => round(b.up)),
     totals: boots.map((b) => round(b.total)),
     cpuToUp: boots.map((b) => round(b.cpuToUp)),
     slowestAppStartsMs: Object.fromEntries(slowest),
@@ -164,8 +195,8 @@ async function main(): Promise<void> {
     console.log(JSON.stringify({ firstBootMs: firstBoot }, null, 2));
     const results = new Map<string, Boot[]>(Object.keys(VARIANTS).map((name) => [name, []]));
     for (let i = 0; i < BOOTS; i++) {
-      for (const [name, flags] of Object.entries(VARIANTS)) {
-        const result = await boot({ dataDir, etc, erlFlags: flags });
+      for (const [name, variant] of Object.entries(VARIANTS)) {
+        const result = await boot({ dataDir, etc, variant });
         results.get(name)?.push(result);
         console.log(`    ${name}: ${round(result.total)} ms`);
       }
