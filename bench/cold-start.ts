@@ -10,7 +10,8 @@
  * moment /_up answers). The wake overhead compares the two quantile for quantile. Each wake
  * is also broken into its steps, from API watches (bench/lib/wake-timeline.ts), and the platform's part
  * of it (those steps less the engine's own work) is printed step by step, p50 and p95, beside issue
- * 26's goal for its sum (p95 <= 50 ms). Then 200 concurrent requests
+ * 26's goal for its sum (p95 <= 50 ms), and the CPU each process under the bench used during a
+ * wake (cpuDuringWakeMs: the engine boots on the cores the platform works on). Then 200 concurrent requests
  * during one wake: all must be answered, and the gateway's memory must grow less than 50 MB.
  *
  *   npx tsx bench/cold-start.ts        (BENCH_WAKES=20, BENCH_BURST=200)
@@ -27,6 +28,7 @@ import {
   startCouchEngine,
   type CouchEngine,
 } from '../local/couch-engine/index.js';
+import { probeUp } from '../gateway/proxy/probe-up.js';
 import { readContainerInputs } from '../local/kubelet-stand-in/container-inputs.js';
 import { getFreePort } from '../local/ports.js';
 import type { ManagedProcess } from '../local/process.js';
@@ -38,6 +40,7 @@ import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
 import { median, quantile, round } from './lib/stats.js';
+import { cpuBetween, cpuByProcess } from './lib/process-tree-cpu.js';
 import { watchWakeTimeline, type WakeMilestones } from './lib/wake-timeline.js';
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 20);
@@ -140,11 +143,10 @@ async function engineAlone(start: StartAlone, dataDir: string, auth: string): Pr
   const url = `http://127.0.0.1:${port}`;
   const started = performance.now();
   const starting = start(dataDir, port);
-  const readyAt = await waitUntil(async () => {
-    const response = await fetch(`${url}/_up`);
-    await response.body?.cancel();
-    return response.status === 200 ? performance.now() : undefined;
-  }, 5);
+  const readyAt = await waitUntil(
+    async () => ((await probeUp(url, 1_000)) ? performance.now() : undefined),
+    5,
+  );
   const answer = await get(`${url}/bench/doc`, auth);
   if (answer.status !== 200) throw new Error(`the engine alone answered ${answer.status}`);
   await (await starting).stop();
@@ -240,6 +242,18 @@ function overhead(coldMs: readonly number[], engineMs: readonly number[]): { p50
   };
 }
 
+/**
+ * The CPU each kind of process used from sending a wake's request to its answer, median over the
+ * wakes, largest first: the engine's boot competes with all the others for the machine's cores.
+ */
+function cpuDuringWake(perWake: ReadonlyArray<ReadonlyMap<string, number>>): Record<string, number> {
+  const labels = new Set(perWake.flatMap((wake) => [...wake.keys()]));
+  const medians = [...labels].map(
+    (label) => [label, round(median(perWake.map((w) => w.get(label) ?? 0)))] as const,
+  );
+  return Object.fromEntries(medians.filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]));
+}
+
 /** Resident memory of a process, from /proc (Linux). */
 async function rssMb(proc: ManagedProcess): Promise<number> {
   const status = await fsp.readFile(`/proc/${proc.pid}/status`, 'utf8');
@@ -303,13 +317,16 @@ async function main(): Promise<void> {
     const wakes: Answer[] = [];
     const steps: WakeSteps[] = [];
     const alone: EngineAlone[] = [];
+    const cpuPerWake: Array<Map<string, number>> = [];
     for (let i = 0; i < WAKES; i++) {
       await waitHibernated(kubeConfig);
       // Alternating, so that the engine alone and the wakes meet the same load on the machine.
       alone.push(await engineAlone(startAlone, aloneDir, auth));
       timeline.reset();
+      const cpuBefore = cpuByProcess();
       const sentAt = performance.now();
       const answer = await get(`${endpoint}/bench/doc`, auth);
+      cpuPerWake.push(cpuBetween(cpuBefore, cpuByProcess()));
       if (answer.status !== 200) throw new Error(`wake ${i} answered ${answer.status}`);
       wakes.push(answer);
       steps.push(wakeSteps(sentAt, answer, timeline.current()));
@@ -366,6 +383,7 @@ async function main(): Promise<void> {
         releasedToResponse: medianOf(steps, 'releasedToResponse'),
       },
       platformPartMs: platformPart(steps.map((wake, i) => platformSteps(wake, alone[i] as EngineAlone))),
+      cpuDuringWakeMs: cpuDuringWake(cpuPerWake),
       engineStartToReadyMs: percentiles(engineMs),
       engineStartToFirstAnswerMs: {
         note: 'the engine alone: spawn to the answer of the same GET, sent when /_up answers (a fresh engine serves its first request slower)',
