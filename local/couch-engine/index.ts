@@ -4,7 +4,7 @@ import { loadEngineIdentity } from './engine-identity.js';
 import { CouchEngineUnavailableError } from './errors.js';
 import { LOOPBACK } from './launch.js';
 import { startPouchDbEngine } from './pouchdb-engine.js';
-import { waitForAdmin } from './wait-for-admin.js';
+import { waitUntilServing } from './wait-until-serving.js';
 import type { CouchEngine, CouchEngineKind, CouchEngineOptions } from './types.js';
 
 export { startApacheCouchDbEngine, type CouchDbContainer } from './apache-couchdb-engine.js';
@@ -41,8 +41,8 @@ export function defaultCouchEngineKind(env: NodeJS.ProcessEnv = process.env): Co
 
 /**
  * Starts a CouchDB 3.x-compatible server outside any pod, on 127.0.0.1 with its data in `dataDir`,
- * and resolves once it serves its admin (it fails with the process output if the engine exits
- * first). Apache CouchDB is started as `docker run -e COUCHDB_USER -e COUCHDB_PASSWORD -e
+ * and resolves once it serves its admin and its system databases (it fails with the process output
+ * if the engine exits first). Apache CouchDB is started as `docker run -e COUCHDB_USER -e COUCHDB_PASSWORD -e
  * COUCHDB_SECRET couchdb:3` would start it, with a mounted local.d file making it a single node
  * with the server uuid kept in dataDir.
  */
@@ -73,7 +73,7 @@ export async function startCouchEngine(options: StartCouchEngineOptions): Promis
     ...(engineOptions.name ? { name: engineOptions.name } : {}),
   });
   try {
-    await waitForAdmin(engine, engineOptions.admin);
+    await waitUntilServing(engine, engineOptions.admin);
   } catch (err) {
     await engine.stop();
     throw err;
