@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { CoordinationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { PlatformProcess } from '../../local/platform.js';
@@ -24,6 +25,20 @@ export interface FaultRecord {
   at: number;
   /** From the fault (the SIGCONT for a pause) to its probe passing; undefined: not within the bound. */
   recoveryMs?: number;
+  /**
+   * kill-engine: the restart back-off the kubelet applied to the crashed pod (CrashLoopBackOff's
+   * 10 s doubling while a pod keeps crashing within 10 minutes, as a real kubelet's), part of
+   * recoveryMs; 0 for a pod's first crash, restarted at once.
+   */
+  restartBackoffMs?: number;
+}
+
+/** A soak instance's pod, as the nemesis sees it. */
+export interface InstancePod {
+  name: string;
+  podIP: string;
+  /** The container's waiting message, e.g. "back-off 40s restarting failed container=...". */
+  waitingMessage?: string;
 }
 
 export interface NemesisContext {
@@ -34,6 +49,8 @@ export interface NemesisContext {
   redisAnswers(): Promise<boolean>;
   /** Answers once an instance's engine serves through the gateway again. */
   instancesAnswer(): Promise<boolean>;
+  /** The pods of the instances the soak drives (and instancesAnswer watches). */
+  instancePods(): Promise<InstancePod[]>;
   log(message: string): void;
 }
 
@@ -87,6 +104,7 @@ export async function injectFault(
     context.running().filter((p) => test(p.name) && isProcessAlive(p.pid));
   let target: PlatformProcess | undefined;
   let probe: () => Promise<boolean>;
+  let restartBackoffMs: (() => number) | undefined;
   switch (kind) {
     case 'kill-gateway':
     case 'pause-gateway': {
@@ -123,19 +141,32 @@ export async function injectFault(
       break;
     }
     case 'kill-engine': {
-      const engines = (): PlatformProcess[] => {
+      // Only the engines of the instances the probe watches: make run's own examples run beside them.
+      const engines = async (): Promise<Array<PlatformProcess & { pod: string }>> => {
         const kubelet = byName((n) => n === 'kubelet-stand-in')[0];
+        if (!kubelet) return [];
+        const pods = await context.instancePods().catch(() => []);
+        const listening = listenersByAddress();
         // The engines only (Erlang's beam.smp, the stand-in's server): not the stand-in's other
         // children (tsx's esbuild service), nor CouchDB's couchjs, which CouchDB restarts itself.
-        return kubelet
-          ? descendants(kubelet.pid)
-              .filter((pid) => /beam\.smp|pouchdb-stand-in-server/.test(commandLine(pid)))
-              .map((pid) => ({ name: 'engine', pid }))
-          : [];
+        const ours = new Set(
+          descendants(kubelet.pid).filter((pid) =>
+            /beam\.smp|pouchdb-stand-in-server/.test(commandLine(pid)),
+          ),
+        );
+        return pods.flatMap((pod) =>
+          (listening.get(pod.podIP) ?? [])
+            .filter((pid) => ours.has(pid))
+            .slice(0, 1)
+            .map((pid) => ({ name: `engine ${pod.name}`, pid, pod: pod.name })),
+        );
       };
       // Every instance may have hibernated: a request wakes them, so the crash has a pod to hit.
-      if (engines().length === 0) await context.instancesAnswer().catch(() => false);
-      target = pick(engines());
+      if ((await engines()).length === 0) await context.instancesAnswer().catch(() => false);
+      const hit = pick(await engines());
+      target = hit;
+      const backoff = hit ? watchRestartBackoff(context, hit.pod) : undefined;
+      restartBackoffMs = () => backoff?.stop() ?? 0;
       probe = () => context.instancesAnswer();
       break;
     }
@@ -174,10 +205,21 @@ export async function injectFault(
   // A killed process is gone before its probe can pass: give its supervisor a moment to notice.
   await sleep(100);
   while (Date.now() < deadline) {
-    if (await probe().catch(() => false))
-      return { kind, target: target.name, pid: target.pid, at, recoveryMs: Date.now() - faultEnd };
+    if (await probe().catch(() => false)) {
+      const recoveryMs = Date.now() - faultEnd;
+      const backoff = restartBackoffMs?.();
+      return {
+        kind,
+        target: target.name,
+        pid: target.pid,
+        at,
+        recoveryMs,
+        ...(backoff !== undefined ? { restartBackoffMs: backoff } : {}),
+      };
+    }
     await sleep(PROBE_INTERVAL_MS);
   }
+  restartBackoffMs?.();
   context.log(`${kind}: no recovery within ${RECOVERY_BOUND_MS} ms`);
   return { kind, target: target.name, pid: target.pid, at };
 }
@@ -206,6 +248,54 @@ export function descendants(pid: number): number[] {
   };
   walk(pid);
   return found;
+}
+
+/**
+ * Watches a crashed pod's status until stopped and returns the longest restart back-off it showed
+ * (the kubelet stand-in reports CrashLoopBackOff for the whole back-off, 10 s or more, so a poll
+ * every 500 ms cannot miss it); 0 when it was restarted at once.
+ */
+function watchRestartBackoff(context: NemesisContext, pod: string): { stop(): number } {
+  let longest = 0;
+  let stopped = false;
+  void (async () => {
+    while (!stopped) {
+      const seen = (await context.instancePods().catch(() => [])).find((p) => p.name === pod);
+      longest = Math.max(longest, backoffOf(seen?.waitingMessage));
+      await sleep(500);
+    }
+  })();
+  return {
+    stop: () => {
+      stopped = true;
+      return longest;
+    },
+  };
+}
+
+/** The back-off of a kubelet's CrashLoopBackOff message ("back-off 40s restarting ..."), ms; 0 for any other. */
+export function backoffOf(waitingMessage: string | undefined): number {
+  const match = /^back-off (\d+)s\b/.exec(waitingMessage ?? '');
+  return match ? Number(match[1]) * 1000 : 0;
+}
+
+/** The pids listening on each local address, from `ss` (the engines listen on their pod's IP). */
+function listenersByAddress(): Map<string, number[]> {
+  const byAddress = new Map<string, number[]>();
+  let lines: string[] = [];
+  try {
+    lines = execFileSync('ss', ['-Hltnp'], { encoding: 'utf8' }).split('\n');
+  } catch {
+    return byAddress;
+  }
+  for (const line of lines) {
+    const local = line.trim().split(/\s+/)[3];
+    const address = local?.slice(0, local.lastIndexOf(':'));
+    if (!address) continue;
+    for (const [, pid] of line.matchAll(/pid=(\d+)/g))
+      byAddress.set(address, [...(byAddress.get(address) ?? []), Number(pid)]);
+  }
+  return byAddress;
 }
 
 function commandLine(pid: number): string {

@@ -5,12 +5,19 @@ import path from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { Client } from '@upstash/qstash';
 import { Redis } from 'ioredis';
-import { SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
+import { LABEL_INSTANCE, SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
 import { COUCH_INSTANCE_KIND, COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
 import { QueueEnvKey } from '../../api/queue-binding.js';
 import { startLocalPlatform } from '../../local/platform.js';
 import { waitFor } from '../../local/wait.js';
-import { faultKindSchedule, injectFault, seededRandom, sleep, type FaultRecord } from './nemesis.js';
+import {
+  faultKindSchedule,
+  injectFault,
+  seededRandom,
+  sleep,
+  type FaultRecord,
+  type InstancePod,
+} from './nemesis.js';
 import {
   instanceStateOf,
   isSettled,
@@ -163,6 +170,23 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
             return false;
         return true;
       },
+      instancePods: async (): Promise<InstancePod[]> =>
+        (
+          await core.listNamespacedPod({
+            namespace: 'default',
+            labelSelector: `${LABEL_INSTANCE} in (${[...instances.keys()].join(',')})`,
+          })
+        ).items.flatMap((pod) =>
+          pod.status?.podIP
+            ? [
+                {
+                  name: pod.metadata?.name ?? '',
+                  podIP: pod.status.podIP,
+                  waitingMessage: pod.status.containerStatuses?.[0]?.state?.waiting?.message,
+                },
+              ]
+            : [],
+        ),
       log,
     };
     const listInstances = async (): Promise<InstanceState[]> =>

@@ -235,30 +235,44 @@ describe('the kubelet stand-in', () => {
     expect(volume.spec?.capacity?.storage).toBe('2Gi');
   });
 
-  it('when the engine dies, then the stand-in restarts it by the restart policy and counts the restart', async () => {
+  it("when the engine dies, then the stand-in restarts it at once by the restart policy and counts the restart; when it dies again soon, then the restart waits out CrashLoopBackOff, as a kubelet's", async () => {
     const before = await readyPod();
     const ip = before.status?.podIP ?? '';
-    const pid = Number(
-      execFileSync('bash', [
-        '-c',
-        `ss -Hltnp 'src ${ip}:5984' | sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' | head -1`,
-      ])
-        .toString()
-        .trim(),
-    );
-    expect(pid).toBeGreaterThan(0);
-    process.kill(pid, 'SIGKILL');
-    const after = await waitFor(
-      'the engine restarted once and ready',
-      async () => {
-        const current = await readPod();
-        const status = current?.status?.containerStatuses?.[0];
-        return status?.restartCount === 1 && status.ready ? current : undefined;
-      },
-      { timeoutMs: ENGINE_START_MS, intervalMs: POLL_MS },
-    );
+    const crash = async (restarts: number): Promise<V1Pod> => {
+      const pid = Number(
+        execFileSync('bash', [
+          '-c',
+          `ss -Hltnp 'src ${ip}:5984' | sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' | head -1`,
+        ])
+          .toString()
+          .trim(),
+      );
+      expect(pid).toBeGreaterThan(0);
+      process.kill(pid, 'SIGKILL');
+      return waitFor(
+        `the engine restarted ${restarts} time(s) and ready`,
+        async () => {
+          const current = await readPod();
+          const status = current?.status?.containerStatuses?.[0];
+          return status?.restartCount === restarts && status.ready ? current : undefined;
+        },
+        { timeoutMs: ENGINE_START_MS, intervalMs: POLL_MS },
+      );
+    };
+    // The stand-in writes its BackOff event before it waits, so it is there before the restart.
+    const backOffEvents = async (): Promise<number> =>
+      (
+        await testControlPlane()
+          .kubeConfig.makeApiClient(CoreV1Api)
+          .listNamespacedEvent({ namespace: namespace.name })
+      ).items.filter((e) => e.reason === 'BackOff' && e.involvedObject.name === before.metadata?.name).length;
+    const after = await crash(1);
     expect(after.status?.containerStatuses?.[0]?.lastState?.terminated).toMatchObject({ reason: 'Error' });
     expect(after.status?.podIP).toBe(ip);
+    // The first crash of a pod is restarted at once: no back-off, as a kubelet's first restart.
+    expect(await backOffEvents()).toBe(0);
+    await crash(2);
+    expect(await backOffEvents()).toBeGreaterThan(0);
   }, 150_000);
 
   it('when the StatefulSet is scaled to zero, then the engine stops, the pod goes and the status says zero', async () => {

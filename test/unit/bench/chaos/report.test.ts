@@ -1,5 +1,7 @@
 import type { CouchInstance } from '../../../../api/couch-instance.js';
 import {
+  beyondBackoffMs,
+  formatSoakReport,
   instanceStateOf,
   soakFailures,
   type InstanceEnd,
@@ -69,5 +71,23 @@ describe('the chaos soak checker', () => {
     expect(soakFailures(reportWith([{ ...state, unschedulableBeforeFaults: true }]))).toEqual([
       'instances neither Running nor Hibernated: orders Starting',
     ]);
+  });
+
+  it("when an engine crash waited out the kubelet's back-off, then the report gives its recovery beyond the back-off beside the whole", () => {
+    const first = {
+      kind: 'kill-engine' as const,
+      target: 'engine a',
+      pid: 1,
+      at: 0,
+      recoveryMs: 2_500,
+      restartBackoffMs: 0,
+    };
+    const repeated = { ...first, pid: 2, recoveryMs: 82_000, restartBackoffMs: 80_000 };
+    expect(beyondBackoffMs(repeated)).toBe(2_000);
+    const text = formatSoakReport({ ...reportWith([]), faults: [first, repeated] });
+    expect(text).toContain('| kill-engine | 2 | 82.0 s | 2.5 s | 0 |');
+    expect(text).toContain(
+      'engine crashes: 1 first of their pod (restarted at once), slowest 2.5 s; 1 repeated within 10 min (CrashLoopBackOff 80.0 s)',
+    );
   });
 });
