@@ -118,7 +118,8 @@ function filterableOf(run: WorkflowRunRecord): FilterableRun {
 
 /**
  * client.cancel: by `workflowRunIds` (each named run that is running), or by filters, or all
- * (`count` alone), at most `count` runs that are running, newest first. Answers `{cancelled}`.
+ * (`count` alone), at most `count` runs that are running, newest first. Answers `{cancelled}`. A
+ * request with none of these is a 400.
  */
 const cancelRuns: ApiHandler = async (request) => {
   const { filters, count } = parseWorkflowRunQuery(request.query, {
@@ -135,6 +136,11 @@ const cancelRuns: ApiHandler = async (request) => {
     sendJson(request.res, 200, { cancelled });
     return;
   }
+  // The SDK's {all: true} sends count alone: a request naming nothing is never read as every run.
+  if (!hasRunFilters(others) && count === undefined)
+    throw new InvalidRequestError(
+      'the request names no workflow runs: give workflowRunIds, filters, or count to cancel every run',
+    );
   const { runs } = await storeCall('read the workflow runs', () =>
     runsOf(request).page({
       count: count ?? DEFAULT_CANCEL_COUNT,

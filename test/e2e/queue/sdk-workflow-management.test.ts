@@ -164,7 +164,7 @@ describe('workflow run management with the @upstash/workflow SDK', () => {
     expect(canceled.runs.every((r) => r.workflowState === 'RUN_CANCELED')).toBe(true);
   });
 
-  it('when a cancel or logs call has an unknown parameter, a bad state or no filter value, then 400 naming it and no run changes', async () => {
+  it('when a cancel or logs call has an unknown parameter, a bad state, no filter value or names no run, then 400 naming it and no run changes', async () => {
     const runId = await sleeping(endpoints.expressUrl('sleeper'));
     const ask = (path: string, method = 'GET') =>
       fetch(`${suite.replicas[1]!.queueUrl(suite.target)}${path}`, {
@@ -178,6 +178,11 @@ describe('workflow run management with the @upstash/workflow SDK', () => {
         'workflowRunIds cannot be combined with filters',
       ],
       ['DELETE', '/v2/workflows/runs?labl=y', 'unknown query parameter "labl"'],
+      [
+        'DELETE',
+        '/v2/workflows/runs',
+        'the request names no workflow runs: give workflowRunIds, filters, or count to cancel every run',
+      ],
       ['DELETE', '/v2/workflows/runs?count=0', 'query parameter count must be a whole number from 1 to 1000'],
       [
         'GET',
