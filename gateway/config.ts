@@ -5,6 +5,9 @@ import { deepFreeze, EnvReader } from '../observability/env-reader.js';
 import { LOG_LEVELS, type LogLevel } from '../observability/logger.js';
 import { readEnvelopeConfig, type EnvelopeConfig } from './envelope/config.js';
 
+/** SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT's default (GatewayConfig clients.idleTimeoutMs). */
+export const CLIENT_IDLE_TIMEOUT_MS = 65_000;
+
 /**
  * The gateway's configuration, read once from the environment at start-up, validated (every
  * problem reported at once) and frozen. Each field names its variable and its default.
@@ -184,7 +187,9 @@ export function readGatewayConfig(read: EnvReader): GatewayConfig {
     },
     clients: {
       headersTimeoutMs: read.durationMs('SETTEE_GATEWAY_CLIENT_HEADERS_TIMEOUT', 60_000, { minMs: 1 }),
-      idleTimeoutMs: read.durationMs('SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT', 65_000, { minMs: 1 }),
+      idleTimeoutMs: read.durationMs('SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT', CLIENT_IDLE_TIMEOUT_MS, {
+        minMs: 1,
+      }),
       maxConnections:
         read.integer('SETTEE_GATEWAY_MAX_CONNECTIONS', 0, { min: 0, max: 10_000_000 }) || undefined,
       maxHeaderBytes: read.integer('SETTEE_GATEWAY_MAX_HEADER_BYTES', 16_384, { min: 1_024, max: 1_048_576 }),

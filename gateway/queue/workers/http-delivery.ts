@@ -80,6 +80,46 @@ function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/**
+ * A kept-alive connection the destination closed as this request went out on it: Node's servers
+ * close one idle for 5 s by default, and a client that reuses it at that moment (a timer late on
+ * a busy process) gets a reset before any answer. The destination never read the request.
+ */
+class StaleConnectionError extends Error {
+  constructor(readonly original: Error) {
+    super(original.message);
+  }
+}
+
+function isStaleConnection(err: Error, request: http.ClientRequest): boolean {
+  const code = (err as { code?: unknown }).code;
+  return request.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE');
+}
+
+/** Stale kept-alive connections one attempt passes over before it counts as failed. */
+const MAX_STALE_CONNECTIONS = 8;
+
+/**
+ * sendOnce, sent again on another connection when a reused one turns out closed (Node's own
+ * advice for keep-alive clients): the attempt is not counted as failed for a race the destination
+ * never saw, which would cost a retry's backoff (12 s for the first).
+ */
+async function sendFresh(
+  url: URL,
+  init: Omit<Parameters<typeof sendOnce>[1], 'timeoutMs'>,
+  agents: GuardedAgents,
+  deadline: number,
+): Promise<Hop> {
+  for (let stale = 0; ; stale++) {
+    try {
+      return await sendOnce(url, { ...init, timeoutMs: Math.max(1, deadline - Date.now()) }, agents);
+    } catch (err) {
+      if (!(err instanceof StaleConnectionError)) throw err;
+      if (stale >= MAX_STALE_CONNECTIONS) throw err.original;
+    }
+  }
+}
+
 /** One request, through the guarded agents, answered with the status, headers and the body's start. */
 function sendOnce(
   url: URL,
@@ -113,7 +153,7 @@ function sendOnce(
     const timer = setTimeout(() => request.destroy(new DeliveryTimeoutError(init.timeoutMs)), init.timeoutMs);
     request.on('error', (err) => {
       clearTimeout(timer);
-      reject(err);
+      reject(isStaleConnection(err, request) ? new StaleConnectionError(err) : err);
     });
     request.end(sendsBody ? init.body : undefined);
   });
@@ -150,7 +190,7 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
     for (let redirects = 0; ; redirects++) {
       let hop: Hop;
       try {
-        hop = await sendOnce(url, { ...init, timeoutMs: Math.max(1, deadline - Date.now()) }, options.agents);
+        hop = await sendFresh(url, init, options.agents, deadline);
       } catch (err) {
         const { message, refused } = describeError(err);
         return { ok: false, refused, error: message };

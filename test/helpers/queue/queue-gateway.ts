@@ -18,6 +18,7 @@ import {
 } from '../../../gateway/queue/workers/schedule-tickers.js';
 import type { HostResolver } from '../../../gateway/queue/workers/guarded-lookup.js';
 import { closeServer } from './test-receiver.js';
+import { CLIENT_IDLE_TIMEOUT_MS } from '../../../gateway/config.js';
 
 export interface TestQueueGateway {
   baseUrl: string;
@@ -58,6 +59,9 @@ export async function startTestQueueGateway(options: {
       trustedProxies: options.trustedProxies,
     }),
   );
+  // As the gateway keeps its client connections (server.ts): Node's 5 s default races a loaded
+  // client's reuse of an idle connection ("other side closed"), which the real gateway does not.
+  server.keepAliveTimeout = CLIENT_IDLE_TIMEOUT_MS;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let workers: DeliveryWorkers | undefined;

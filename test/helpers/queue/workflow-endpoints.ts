@@ -66,7 +66,9 @@ export async function startWorkflowEndpoints(input: {
 }): Promise<WorkflowEndpoints> {
   const { target, queueUrl, workflows } = input;
   const sdkOptions = (url: string) => ({
-    qstashClient: new QStashClient({ baseUrl: queueUrl, token: target.token, retry: false }),
+    // The SDK's own retries, as a user's serve() has them: a step publish that meets a closed
+    // connection is sent again rather than failing the delivery into a retry's backoff.
+    qstashClient: new QStashClient({ baseUrl: queueUrl, token: target.token }),
     receiver: new Receiver({
       currentSigningKey: target.signingKey,
       nextSigningKey: target.nextSigningKey,

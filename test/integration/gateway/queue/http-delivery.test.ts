@@ -169,4 +169,30 @@ describe('the delivery HTTP client', () => {
     const result = await post('http://127.0.0.1:1/');
     expect(result).toMatchObject({ ok: false, refused: false, error: expect.stringMatching(/ECONNREFUSED/) });
   });
+
+  it('when the destination drops a kept-alive connection as a request goes out on it, then the request is sent again on a new connection within the same attempt', async () => {
+    // The race of Node's 5 s keep-alive: the server closes an idle connection just as the client
+    // reuses it. Here every second request of a connection meets a closed connection.
+    const connections = new Set<unknown>();
+    let dropped = 0;
+    const perSocket = new WeakMap<object, number>();
+    const closing = http.createServer((req, res) => {
+      connections.add(req.socket);
+      const n = (perSocket.get(req.socket) ?? 0) + 1;
+      perSocket.set(req.socket, n);
+      if (n > 1) {
+        dropped += 1;
+        req.socket.destroy();
+        return;
+      }
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+    servers.push(closing);
+    await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(closing.address() as AddressInfo).port}/`;
+    expect(await post(url)).toMatchObject({ ok: true, status: 200 });
+    expect(await post(url)).toMatchObject({ ok: true, status: 200 });
+    expect([dropped, connections.size]).toEqual([1, 2]);
+  });
 });
