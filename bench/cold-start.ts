@@ -297,6 +297,10 @@ async function main(): Promise<void> {
     });
     for (const proc of [standIn, operator, gateway]) stops.push(() => proc.stop());
     await waitForHttp(`${gatewayUrl}/readyz`, 'the gateway', 200, gateway.exited);
+    // On a loaded machine the stand-in may register its node after the gateway is ready: an
+    // instance created before then is refused as unschedulable.
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    await waitUntil(async () => ((await core.listNode()).items.length > 0 ? true : undefined));
 
     await createCouchInstance(kubeConfig, ref, { plan: 'free', hibernation: { idleAfter: '1s' } });
     const endpoint = await waitUntil(async () => (await readCouchInstance(kubeConfig, ref)).status?.endpoint);
