@@ -18,6 +18,16 @@ async function credentialsWrittenBy(namespace: string, name: string): Promise<st
   return events.find((event) => event.reason === 'CredentialsCreated')?.reportingInstance;
 }
 
+/**
+ * The harness's 2 s Lease is lost to a starved renewal at a load of 40 (replica-b led while replica-a
+ * still reconciled); here a stop hands the Lease over (released), so a longer one costs nothing.
+ */
+const LEASE_ENV = {
+  SETTEE_LEASE_DURATION: '10s',
+  SETTEE_LEASE_RENEW_DEADLINE: '8s',
+  SETTEE_LEASE_RETRY_PERIOD: '300ms',
+};
+
 describe('two operator replicas', () => {
   const ns = useTestNamespace('couch-leader');
   const operators: RunningOperator[] = [];
@@ -25,12 +35,12 @@ describe('two operator replicas', () => {
   afterAll(() => Promise.all(operators.map((operator) => operator.stop())));
 
   it('when both run, then only the Lease holder reconciles; when it stops, the other takes over', async () => {
-    const first = await startTestOperator({ namespace: ns.name, identity: 'replica-a' });
+    const first = await startTestOperator({ namespace: ns.name, identity: 'replica-a', env: LEASE_ENV });
     operators.push(first);
     await waitFor('replica-a to lead', async () => (first.isLeading() ? true : undefined), {
       timeoutMs: 15_000,
     });
-    const second = await startTestOperator({ namespace: ns.name, identity: 'replica-b' });
+    const second = await startTestOperator({ namespace: ns.name, identity: 'replica-b', env: LEASE_ENV });
     operators.push(second);
 
     await createInstance(ns.name, 'one', { hibernation: { idleAfter: '1h' } });
