@@ -85,7 +85,9 @@ function statefulSet(replicas: number): V1StatefulSet {
 const ENGINE_START_MS = 60_000;
 /** Status the stand-in or a controller writes, and the admin CouchDB hashes after it answers. */
 const STATUS_MS = 20_000;
-const POLL_MS = 50;
+/** local/wait.ts's waitFor at 50 ms: the stand-in's status writes take milliseconds. */
+const until = <T>(what: string, check: () => Promise<T | undefined>, timeoutMs = STATUS_MS): Promise<T> =>
+  waitFor(what, check, { timeoutMs, intervalMs: 50 });
 
 /**
  * The local platform's kubelet stand-in, against StatefulSets shaped as the operator writes them:
@@ -145,7 +147,7 @@ describe('the kubelet stand-in', () => {
   };
 
   const readyPod = () =>
-    waitFor(
+    until(
       'the pod Ready',
       async () => {
         const current = await readPod();
@@ -153,7 +155,7 @@ describe('the kubelet stand-in', () => {
           ? current
           : undefined;
       },
-      { timeoutMs: ENGINE_START_MS, intervalMs: POLL_MS },
+      ENGINE_START_MS,
     );
 
   it('when a StatefulSet asks for one replica, then an engine runs as its pod on its own address and port 5984, with the Secret admin and the ConfigMap uuid, and the pod and status say ready', async () => {
@@ -185,14 +187,10 @@ describe('the kubelet stand-in', () => {
       body: '{"survives":true}',
     });
     const status = (
-      await waitFor(
-        'the StatefulSet status readyReplicas 1',
-        async () => {
-          const current = await apps.readNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
-          return current.status?.readyReplicas === 1 ? current : undefined;
-        },
-        { timeoutMs: STATUS_MS, intervalMs: POLL_MS },
-      )
+      await until('the StatefulSet status readyReplicas 1', async () => {
+        const current = await apps.readNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
+        return current.status?.readyReplicas === 1 ? current : undefined;
+      })
     ).status;
     expect(status).toMatchObject({ replicas: 1, readyReplicas: 1 });
   }, 120_000);
@@ -220,17 +218,13 @@ describe('the kubelet stand-in', () => {
       },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    const claim = await waitFor(
-      'the claim at 2Gi',
-      async () => {
-        const current = await core.readNamespacedPersistentVolumeClaim({
-          name: `data-${NAME}-0`,
-          namespace: namespace.name,
-        });
-        return current.status?.capacity?.storage === '2Gi' ? current : undefined;
-      },
-      { timeoutMs: STATUS_MS, intervalMs: POLL_MS },
-    );
+    const claim = await until('the claim at 2Gi', async () => {
+      const current = await core.readNamespacedPersistentVolumeClaim({
+        name: `data-${NAME}-0`,
+        namespace: namespace.name,
+      });
+      return current.status?.capacity?.storage === '2Gi' ? current : undefined;
+    });
     const volume = await core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
     expect(volume.spec?.capacity?.storage).toBe('2Gi');
   });
@@ -249,14 +243,14 @@ describe('the kubelet stand-in', () => {
       );
       expect(pid).toBeGreaterThan(0);
       process.kill(pid, 'SIGKILL');
-      return waitFor(
+      return until(
         `the engine restarted ${restarts} time(s) and ready`,
         async () => {
           const current = await readPod();
           const status = current?.status?.containerStatuses?.[0];
           return status?.restartCount === restarts && status.ready ? current : undefined;
         },
-        { timeoutMs: ENGINE_START_MS, intervalMs: POLL_MS },
+        ENGINE_START_MS,
       );
     };
     // The stand-in writes its BackOff event before it waits, so it is there before the restart.
@@ -279,19 +273,12 @@ describe('the kubelet stand-in', () => {
     const before = await readPod();
     const ip = before?.status?.podIP ?? '';
     await scale(0);
-    await waitFor('the pod gone', async () => ((await readPod()) === undefined ? true : undefined), {
-      timeoutMs: STATUS_MS,
-      intervalMs: POLL_MS,
-    });
+    await until('the pod gone', async () => ((await readPod()) === undefined ? true : undefined));
     const apps = testControlPlane().kubeConfig.makeApiClient(AppsV1Api);
-    const status = await waitFor(
-      'the StatefulSet status replicas 0',
-      async () => {
-        const current = await apps.readNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
-        return current.status?.replicas === 0 ? current.status : undefined;
-      },
-      { timeoutMs: STATUS_MS, intervalMs: POLL_MS },
-    );
+    const status = await until('the StatefulSet status replicas 0', async () => {
+      const current = await apps.readNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
+      return current.status?.replicas === 0 ? current.status : undefined;
+    });
     expect(status.readyReplicas ?? 0).toBe(0); // the API server drops a zero
     await expect(request(`http://${ip}:5984/`)).rejects.toThrow(/ECONNREFUSED/);
   });
@@ -312,25 +299,18 @@ describe('the kubelet stand-in', () => {
       namespace: namespace.name,
       body: { metadata: { name: 'other' }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } },
     });
-    const waiting = await waitFor(
-      'the nginx pod waiting',
-      async () => {
-        const pod = await core.readNamespacedPod({ name: 'other', namespace: namespace.name });
-        return pod.status?.containerStatuses?.[0]?.state?.waiting;
-      },
-      { timeoutMs: STATUS_MS, intervalMs: POLL_MS },
-    );
+    const waiting = await until('the nginx pod waiting', async () => {
+      const pod = await core.readNamespacedPod({ name: 'other', namespace: namespace.name });
+      return pod.status?.containerStatuses?.[0]?.state?.waiting;
+    });
     expect(waiting.reason).toBe('ImageNotRunnableLocally');
     expect(waiting.message).toContain('nginx:1.27');
     await core.deleteNamespacedPod({ name: 'other', namespace: namespace.name });
-    await waitFor(
-      'the nginx pod gone',
-      () =>
-        core.readNamespacedPod({ name: 'other', namespace: namespace.name }).then(
-          () => undefined,
-          () => true,
-        ),
-      { timeoutMs: STATUS_MS, intervalMs: POLL_MS },
+    await until('the nginx pod gone', () =>
+      core.readNamespacedPod({ name: 'other', namespace: namespace.name }).then(
+        () => undefined,
+        () => true,
+      ),
     );
   });
 
@@ -355,13 +335,13 @@ describe('the kubelet stand-in', () => {
     });
     await core.createNamespacedPod({ namespace: namespace.name, body: pod('operator', COUCHDB_PROBES) });
     try {
-      const restarted = await waitFor(
+      const restarted = await until(
         'the tight pod restarted',
         async () => {
           const status = await container('tight');
           return (status?.restartCount ?? 0) >= 1 ? status : undefined;
         },
-        { timeoutMs: ENGINE_START_MS, intervalMs: POLL_MS },
+        ENGINE_START_MS,
       );
       expect(restarted?.started).not.toBe(true);
       const events = await core.listNamespacedEvent({
@@ -371,13 +351,13 @@ describe('the kubelet stand-in', () => {
       expect(events.items.map((event) => event.message)).toContainEqual(
         expect.stringMatching(/^Startup probe failed: /),
       );
-      const operatorRun = await waitFor(
+      const operatorRun = await until(
         'the operator-probed pod ready',
         async () => {
           const status = await container('operator');
           return status?.ready ? status : undefined;
         },
-        { timeoutMs: ENGINE_START_MS, intervalMs: POLL_MS },
+        ENGINE_START_MS,
       );
       expect(operatorRun.restartCount).toBe(0);
     } finally {
@@ -398,18 +378,15 @@ describe('the kubelet stand-in', () => {
     });
     const volumeName = claim.spec?.volumeName ?? '';
     await apps.deleteNamespacedStatefulSet({ name: NAME, namespace: namespace.name });
-    await waitFor('the pod gone', async () => ((await readPod()) === undefined ? true : undefined), {
-      timeoutMs: 45_000,
-      intervalMs: POLL_MS,
-    });
-    await waitFor(
+    await until('the pod gone', async () => ((await readPod()) === undefined ? true : undefined), 45_000);
+    await until(
       'the volume gone',
       () =>
         core.readPersistentVolume({ name: volumeName }).then(
           () => undefined,
           () => true,
         ),
-      { timeoutMs: 45_000, intervalMs: POLL_MS },
+      45_000,
     );
     await expect(fs.stat(path.join(dataRoot, volumeName))).rejects.toThrow(/ENOENT/);
   });
@@ -420,16 +397,12 @@ describe('the kubelet stand-in', () => {
  * starts answering (about 0.5 s), as in a cluster: until then the admin is refused.
  */
 async function waitForAdmin(url: string): Promise<void> {
-  await waitFor(
-    `the admin's session at ${url}`,
-    async () => {
-      const session = await request(`${url}/_session`, {
-        headers: { Authorization: basicAuth(admin.username, admin.password) },
-      });
-      return (JSON.parse(session.body) as { userCtx?: { name?: string } }).userCtx?.name === admin.username
-        ? true
-        : undefined;
-    },
-    { timeoutMs: STATUS_MS, intervalMs: POLL_MS },
-  );
+  await until(`the admin's session at ${url}`, async () => {
+    const session = await request(`${url}/_session`, {
+      headers: { Authorization: basicAuth(admin.username, admin.password) },
+    });
+    return (JSON.parse(session.body) as { userCtx?: { name?: string } }).userCtx?.name === admin.username
+      ? true
+      : undefined;
+  });
 }
