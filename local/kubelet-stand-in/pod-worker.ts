@@ -5,7 +5,6 @@ import {
   type V1Container,
   type V1ContainerStateTerminated,
   type V1Pod,
-  type V1Probe,
 } from '@kubernetes/client-node';
 import type { Logger } from 'winston';
 import { COUCHDB_PORT } from '../../api/contract.js';
@@ -25,7 +24,8 @@ import { claimVolumeForEngine, ENGINE_DATA_MISMATCH_REASON } from './engine-data
 import { MissingEngineInputError, type EngineInputs } from './engine-inputs.js';
 import { allocatePodAddress, isPodLoopbackAddress } from './loopback-address.js';
 import { buildPodStatus, type ContainerPhase } from './pod-status.js';
-import { probeTiming, runProbe } from './prober.js';
+import { ProbeState } from './probe-state.js';
+import { KUBELET_RESTART_BACKOFF, restartDelayMs, STABLE_RUN_MS } from './restart-backoff.js';
 import { killLeftoverEngine, recordEnginePid } from './engine-pid-file.js';
 import { canRunLocally, IMAGE_NOT_RUNNABLE_REASON, imageNotRunnableMessage } from './runnable-image.js';
 
@@ -48,10 +48,7 @@ export interface PodWorkerDeps {
 type RunEnd = { exitCode: number; reason: string; finishedAt: Date };
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const KUBELET_RESTART_BACKOFF = { baseMs: 10_000, maxMs: 300_000 };
 const WAIT_RETRY_MS = 1_000;
-/** A run that lasted this long resets the restart backoff, as the kubelet's does. */
-const STABLE_RUN_MS = 10 * 60_000;
 
 /**
  * LOCAL PLATFORM AND TESTS ONLY: what the kubelet's pod worker does for one pod of one CouchDB
@@ -380,67 +377,5 @@ export class PodWorker {
 
   private describe(): string {
     return `${this.pod.metadata?.namespace ?? ''}/${this.pod.metadata?.name ?? ''}`;
-  }
-}
-
-/** The kubelet's CrashLoopBackOff: the first restart at once, then base doubling up to max. */
-export function restartDelayMs(shortRuns: number, backoff: { baseMs: number; maxMs: number }): number {
-  if (shortRuns <= 1) return 0;
-  return Math.min(backoff.maxMs, backoff.baseMs * 2 ** (shortRuns - 2));
-}
-
-/** One probe's schedule and its run of successes or failures. */
-class ProbeState {
-  nextAt: number;
-  lastMessage = '';
-  private successes = 0;
-  private failures = 0;
-  private readonly timing;
-
-  constructor(
-    private readonly spec: V1Probe,
-    startedAt: Date,
-  ) {
-    this.timing = probeTiming(spec);
-    this.nextAt = startedAt.getTime() + this.timing.initialDelayMs;
-  }
-
-  skipTicksBefore(time: number): number {
-    const { periodMs } = this.timing;
-    const skipped = this.nextAt < time ? Math.ceil((time - this.nextAt) / periodMs) : 0;
-    this.nextAt += skipped * periodMs;
-    return skipped;
-  }
-
-  /** Counts the ticks before `time` as failures: the container was not listening yet. */
-  missTicksBefore(time: number): 'failed' | 'pending' {
-    const missed = this.skipTicksBefore(time);
-    if (missed === 0) return 'pending';
-    this.lastMessage = `${missed} probe(s) found nothing listening while the container was starting`;
-    this.successes = 0;
-    this.failures += missed;
-    return this.failures >= this.timing.failureThreshold ? 'failed' : 'pending';
-  }
-
-  /** Makes the next tick now (a probe gated by the startup probe runs as soon as that passes). */
-  dueNow(): void {
-    this.nextAt = Math.min(this.nextAt, Date.now());
-  }
-
-  /** Runs it; 'passed' / 'failed' once a threshold is reached, else 'pending'. */
-  async probe(container: V1Container, podIP: string): Promise<'passed' | 'failed' | 'pending'> {
-    const result = await runProbe(this.spec, container, podIP);
-    // Ticks stay on the period's grid from the container's start.
-    const { periodMs } = this.timing;
-    this.nextAt += Math.max(1, Math.ceil((Date.now() - this.nextAt) / periodMs)) * periodMs;
-    if (result.ok) {
-      this.failures = 0;
-      this.successes += 1;
-      return this.successes >= this.timing.successThreshold ? 'passed' : 'pending';
-    }
-    this.lastMessage = result.message;
-    this.successes = 0;
-    this.failures += 1;
-    return this.failures >= this.timing.failureThreshold ? 'failed' : 'pending';
   }
 }

@@ -1,7 +1,6 @@
 import { LABEL_INSTANCE } from '../../../../api/contract.js';
 import { canRunLocally, isCouchDbImage } from '../../../../local/kubelet-stand-in/runnable-image.js';
 import { isCouchDb3Image } from '../../../../local/kubelet-stand-in/engine-kind-for.js';
-import { restartDelayMs } from '../../../../local/kubelet-stand-in/pod-worker.js';
 import { isPodLoopbackAddress } from '../../../../local/kubelet-stand-in/loopback-address.js';
 
 describe('the images the stand-in runs', () => {
@@ -55,15 +54,6 @@ describe('the images the stand-in runs', () => {
       },
     };
     expect(canRunLocally(pod)).toBe(false);
-  });
-});
-
-describe('restartDelayMs', () => {
-  it("when a container keeps ending, then it restarts at once, then after the kubelet's doubling back-off", () => {
-    const backoff = { baseMs: 10_000, maxMs: 300_000 };
-    expect([1, 2, 3, 4, 7, 10].map((n) => restartDelayMs(n, backoff))).toEqual([
-      0, 10_000, 20_000, 40_000, 300_000, 300_000,
-    ]);
   });
 });
 
