@@ -30,7 +30,14 @@ import { startCouchEngine } from '../local/couch-engine/index.js';
 import { getFreePort } from '../local/ports.js';
 import { createCouchInstance, setInstancePod } from '../test/helpers/gateway/gateway-harness.js';
 import { basicAuth } from '../test/helpers/gateway/http-request.js';
-import { runLoad, type LoadResult } from './gateway/load-generator.js';
+import {
+  comparePaired,
+  measure,
+  ROUNDS_OF,
+  roundRatios,
+  spread,
+  type Target,
+} from './gateway/load-rounds.js';
 import { NGINX_BIN, startNginx } from './gateway/nginx.js';
 import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
 import { compilePlatform } from './lib/compiled-platform.js';
@@ -44,171 +51,12 @@ const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 0);
 const ENVELOPE_PAIRS = Number(process.env.BENCH_ENVELOPE_PAIRS ?? 9);
 const NAMESPACE = 'bench';
 
-interface Target {
-  name: string;
-  url: string;
-  headers?: Record<string, string>;
-}
-
-interface Summary {
-  rps: number;
-  /** The rounds' lowest and highest throughput: the spread around the median. */
-  rpsSpread: [number, number];
-  p50Us: number;
-  p50SpreadUs: [number, number];
-  p99Us: number;
-  little: number;
-  errors: number;
-}
-
-const spread = (values: number[]): [number, number] => [
-  round(Math.min(...values)),
-  round(Math.max(...values)),
-];
-
 /** Rates no load here reaches: the free instance stays under its limits, so every check runs and passes. */
 const RATES_ABOVE_THE_LOAD = {
   SETTEE_GATEWAY_FREE_READS_PER_SECOND: '1000000',
   SETTEE_GATEWAY_FREE_WRITES_PER_SECOND: '1000000',
   SETTEE_GATEWAY_FREE_QUERIES_PER_SECOND: '1000000',
 };
-
-function summarize(results: LoadResult[]): Summary {
-  return {
-    rps: round(median(results.map((r) => r.rps))),
-    rpsSpread: spread(results.map((r) => r.rps)),
-    p50Us: round(median(results.map((r) => r.latencyUs.p50))),
-    p50SpreadUs: spread(results.map((r) => r.latencyUs.p50)),
-    p99Us: round(median(results.map((r) => r.latencyUs.p99))),
-    little: round(median(results.map((r) => r.littleConcurrency)), 2),
-    errors: results.reduce((sum, r) => sum + r.errors + r.non2xx, 0),
-  };
-}
-
-/** The process's CPU time so far (user + system), in microseconds, from /proc (Linux). */
-function cpuMicros(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command; in clock ticks (100 Hz).
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-interface PairedComparison {
-  pairs: number;
-  /**
-   * The gateway's own CPU time per forwarded request, median of the pairs, and on / off per pair:
-   * what the checks cost, less swayed than throughput by other work on a shared machine.
-   */
-  cpuUsPerRequest: { on: number; off: number };
-  cpuRatio: number;
-  cpuRatioSpread: [number, number];
-  /** Median of the per-pair ratios (on / off), and the lowest and highest. */
-  throughputRatio: number;
-  throughputRatioSpread: [number, number];
-  /** Median of the per-pair differences (on - off), one connection. */
-  addedP50Us: number;
-  addedP50SpreadUs: [number, number];
-  addedP99Us: number;
-  on: Summary;
-  off: Summary;
-}
-
-/**
- * Two targets measured back to back in pairs, which one goes first alternating, each pair giving
- * one ratio: on this shared machine the load from other work drifts within seconds, and a ratio
- * of neighbours is steadier than a ratio of medians taken minutes apart.
- */
-async function comparePaired(
-  on: Target & { pid: number },
-  off: Target & { pid: number },
-): Promise<PairedComparison> {
-  const results = { on: [] as LoadResult[], off: [] as LoadResult[] };
-  const cpu = { on: [] as number[], off: [] as number[] };
-  const latency = { on: [] as LoadResult[], off: [] as LoadResult[] };
-  for (let pair = 0; pair < ENVELOPE_PAIRS; pair++) {
-    const order = pair % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
-    for (const which of order) {
-      const target = which === 'on' ? on : off;
-      const load = { url: target.url, durationMs: SECONDS * 1000, warmupMs: 500 };
-      const before = cpuMicros(target.pid);
-      const result = await runLoad({ ...load, connections: CONNECTIONS });
-      // The warm-up's requests are in the CPU time but not in the count: both targets alike.
-      cpu[which].push((cpuMicros(target.pid) - before) / result.requests);
-      results[which].push(result);
-    }
-    for (const which of order) {
-      const target = which === 'on' ? on : off;
-      latency[which].push(
-        await runLoad({ url: target.url, durationMs: SECONDS * 1000, warmupMs: 500, connections: 1 }),
-      );
-    }
-  }
-  const ratios = results.on.map((r, i) => r.rps / (results.off[i]?.rps ?? Number.NaN));
-  const cpuRatios = cpu.on.map((c, i) => c / (cpu.off[i] ?? Number.NaN));
-  const addedP50 = latency.on.map((r, i) => r.latencyUs.p50 - (latency.off[i]?.latencyUs.p50 ?? Number.NaN));
-  const addedP99 = latency.on.map((r, i) => r.latencyUs.p99 - (latency.off[i]?.latencyUs.p99 ?? Number.NaN));
-  return {
-    pairs: ENVELOPE_PAIRS,
-    cpuUsPerRequest: { on: round(median(cpu.on), 1), off: round(median(cpu.off), 1) },
-    cpuRatio: round(median(cpuRatios), 3),
-    cpuRatioSpread: [round(Math.min(...cpuRatios), 3), round(Math.max(...cpuRatios), 3)],
-    throughputRatio: round(median(ratios), 3),
-    throughputRatioSpread: [round(Math.min(...ratios), 3), round(Math.max(...ratios), 3)],
-    addedP50Us: round(median(addedP50)),
-    addedP50SpreadUs: spread(addedP50),
-    addedP99Us: round(median(addedP99)),
-    on: summarize([...results.on]),
-    off: summarize([...results.off]),
-  };
-}
-
-/**
- * Round by round ratios of one target's figure to another's (each round runs every target back to
- * back): median and spread, steadier on a shared machine than a ratio of two medians.
- */
-function roundRatios(
-  rounds: Rounds,
-  of: string,
-  to: string,
-  figure: (r: LoadResult) => number,
-): { median: number; spread: [number, number] } | null {
-  const a = rounds.get(of);
-  const b = rounds.get(to);
-  if (!a || !b) return null;
-  const ratios = a.map((r, i) => figure(r) / figure(b[i] as LoadResult));
-  return {
-    median: round(median(ratios), 3),
-    spread: [round(Math.min(...ratios), 3), round(Math.max(...ratios), 3)],
-  };
-}
-
-type Rounds = Map<string, LoadResult[]>;
-
-/** Where measure() keeps its rounds, out of the JSON report. */
-const ROUNDS_OF = Symbol('rounds');
-
-/** Alternates the targets round by round, so drift in the machine's load hits them all alike. */
-async function measure(
-  targets: Target[],
-  connections: number,
-): Promise<Record<string, Summary> & { [ROUNDS_OF]: Rounds }> {
-  const results = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const target of targets) {
-      const result = await runLoad({
-        url: target.url,
-        connections,
-        durationMs: SECONDS * 1000,
-        warmupMs: 500,
-        headers: target.headers,
-      });
-      results.get(target.name)?.push(result);
-    }
-  }
-  const summaries: Record<string, Summary> = Object.fromEntries(
-    [...results].map(([name, list]) => [name, summarize(list)]),
-  );
-  return Object.assign(summaries, { [ROUNDS_OF]: results });
-}
 
 async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
@@ -315,13 +163,14 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
     }
     console.log(`==> proxy overhead: ${ROUNDS} alternating rounds of ${SECONDS}s per target`);
-    const throughput = await measure(targets, CONNECTIONS);
-    const latency = await measure(targets, 1);
+    const throughput = await measure(targets, { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS });
+    const latency = await measure(targets, { rounds: ROUNDS, seconds: SECONDS, connections: 1 });
 
     console.log(`==> the free envelope's checks on against off: ${ENVELOPE_PAIRS} pairs`);
     const envelope = await comparePaired(
       { name: 'on', url: `${gatewayUrl}/db/${NAMESPACE}/fast/`, pid: gateway.pid },
       { name: 'off', url: `${envelopeOffUrl}/db/${NAMESPACE}/fast/`, pid: envelopeOff.pid },
+      { pairs: ENVELOPE_PAIRS, seconds: SECONDS, connections: CONNECTIONS },
     );
 
     console.log('==> the default engine, direct and through the gateway');
@@ -341,7 +190,7 @@ async function main(): Promise<void> {
           headers: { Authorization: auth },
         },
       ],
-      CONNECTIONS,
+      { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS },
     );
 
     const report = {
