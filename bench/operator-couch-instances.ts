@@ -90,10 +90,19 @@ async function writeHeapSnapshot(
   const file = await waitFor(
     'the heap snapshot',
     async () => (await fs.readdir(HEAP_SNAPSHOT_DIR ?? '.')).find((name) => !before.has(name)),
-    { timeoutMs: 120_000, intervalMs: 200 },
+    { timeoutMs: 300_000, intervalMs: 200 },
   );
-  // The snapshot is written on the main thread: once /metrics answers, the file is complete.
-  await operatorMetric(metricsPort, 'settee_leader ');
+  // The snapshot is written on the main thread: once /metrics answers again, the file is complete
+  // (while it is written, a scrape may be refused or cut off).
+  await waitFor(
+    'the operator to answer after its heap snapshot',
+    () =>
+      operatorMetric(metricsPort, 'settee_leader ').then(
+        () => true as const,
+        () => undefined,
+      ),
+    { timeoutMs: 300_000, intervalMs: 1_000 },
+  );
   log(`operator heap snapshot: ${path.join(HEAP_SNAPSHOT_DIR ?? '.', file)}`);
 }
 
