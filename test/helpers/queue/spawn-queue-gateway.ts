@@ -7,6 +7,15 @@ import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.j
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const GATEWAY_PROCESS = path.join(ROOT, 'test/helpers/queue/queue-gateway-process.ts');
 
+/**
+ * QUEUE_GATEWAY_NODE_FLAGS (space-separated) are given to each spawned gateway's node, to profile
+ * a benchmark's gateway (`--cpu-prof --cpu-prof-dir=<dir>`, `--trace-gc`): NODE_OPTIONS may not
+ * carry --cpu-prof, and would reach every other process too.
+ */
+function nodeFlags(): string[] {
+  return (process.env.QUEUE_GATEWAY_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+}
+
 export interface QueueGatewayProcess {
   proc: ManagedProcess;
   baseUrl: string;
@@ -28,7 +37,7 @@ export async function spawnQueueGateway(options: {
     // node with tsx's loader, not the tsx CLI: the CLI runs the script in a child process, and a
     // SIGKILL to the CLI would leave that child delivering.
     command: process.execPath,
-    args: ['--import', 'tsx', GATEWAY_PROCESS],
+    args: [...nodeFlags(), '--import', 'tsx', GATEWAY_PROCESS],
     cwd: ROOT,
     env: {
       ...process.env,
