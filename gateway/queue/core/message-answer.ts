@@ -102,7 +102,10 @@ export function headerLists(
   headers: Readonly<Record<string, string>>,
   spelled: Readonly<Record<string, string>> = {},
 ): Record<string, string[]> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [spelled[name] ?? name, [value]]));
+  // A loop, not entries/map/fromEntries: every event of every message builds these.
+  const lists: Record<string, string[]> = {};
+  for (const name of Object.keys(headers)) lists[spelled[name] ?? name] = [headers[name]!];
+  return lists;
 }
 
 export function buildMessageAnswer(pending: PendingMessage): MessageAnswer {

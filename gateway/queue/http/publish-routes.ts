@@ -127,8 +127,11 @@ export function publishRoutes(options: {
         continue;
       }
       messages[i] = message;
+      // Pushed, not copied: a batch of n items would otherwise copy n²/2 indexes.
       const group = storeGroupOf(message);
-      groups.set(group, [...(groups.get(group) ?? []), i]);
+      const indexes = groups.get(group);
+      if (indexes === undefined) groups.set(group, [i]);
+      else indexes.push(i);
     }
     const storeGroup = async (group: ReturnType<typeof createMessage>[]): Promise<StoreOutcome[]> => {
       const { queueName, flowControl } = group[0]!;

@@ -134,6 +134,7 @@ function parseQStashDuration(name: string, value: string): number {
 function parseNotBefore(headers: HeaderBag, limits: PublishLimits, now: number): number | undefined {
   const notBefore = single(headers, 'upstash-not-before');
   const delay = single(headers, 'upstash-delay');
+  if (notBefore === undefined && delay === undefined) return undefined;
   const limit = `the queue's maximum delay of ${formatQStashDuration(limits.maxDelayMs)} (QueueBinding spec.limits.maxDelay)`;
   if (notBefore !== undefined) {
     const text = notBefore.trim();
