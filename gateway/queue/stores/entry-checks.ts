@@ -1,17 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { QueueKeys } from '../core/keys.js';
 import { entryPresent } from '../scripts/entry-present.js';
-
-interface PendingCheck {
-  entryId: string;
-  /** The attempt's ACTIVE event (JSON), '' for none. */
-  active: string;
-  resolve: (present: boolean) => void;
-  reject: (err: unknown) => void;
-}
-
-/** Entries one script run checks at most; a read's batch is the worker's concurrency, far less. */
-const MAX_CHECKS_PER_RUN = 500;
+import { GatheredCalls } from './gathered-calls.js';
 
 /**
  * The checks before a send (entry-present.ts), gathered: every check asked for in one turn of the
@@ -21,41 +11,19 @@ const MAX_CHECKS_PER_RUN = 500;
  * as soon as the code that asked for it yields.
  */
 export class EntryChecks {
-  private pending: PendingCheck[] = [];
+  private readonly calls: GatheredCalls<{ entryId: string; active: string }, boolean>;
 
-  constructor(
-    private readonly redis: Redis,
-    private readonly keys: QueueKeys,
-    private readonly eventCap: number,
-  ) {}
-
-  /** True while the entry is on the stream, its ACTIVE event then recorded (unless `active` is ''). */
-  isPresent(entryId: string, active: string): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      if (this.pending.length === 0) queueMicrotask(() => this.flush());
-      this.pending.push({ entryId, active, resolve, reject });
+  constructor(redis: Redis, keys: QueueKeys, eventCap: number) {
+    this.calls = new GatheredCalls(queueMicrotask, async (checks) => {
+      const args: (string | number)[] = [eventCap];
+      for (const check of checks) args.push(check.entryId, check.active);
+      const present = (await entryPresent.run(redis, [keys.stream, keys.events], args)) as number[];
+      return present.map((one) => one === 1);
     });
   }
 
-  private flush(): void {
-    const checks = this.pending;
-    this.pending = [];
-    for (let i = 0; i < checks.length; i += MAX_CHECKS_PER_RUN)
-      void this.run(checks.slice(i, i + MAX_CHECKS_PER_RUN));
-  }
-
-  private async run(checks: readonly PendingCheck[]): Promise<void> {
-    const args: (string | number)[] = [this.eventCap];
-    for (const check of checks) args.push(check.entryId, check.active);
-    try {
-      const present = (await entryPresent.run(
-        this.redis,
-        [this.keys.stream, this.keys.events],
-        args,
-      )) as number[];
-      for (const [i, check] of checks.entries()) check.resolve(present[i] === 1);
-    } catch (err) {
-      for (const check of checks) check.reject(err);
-    }
+  /** True while the entry is on the stream, its ACTIVE event then recorded (unless `active` is ''). */
+  isPresent(entryId: string, active: string): Promise<boolean> {
+    return this.calls.call({ entryId, active });
   }
 }

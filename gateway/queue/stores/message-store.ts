@@ -8,9 +8,9 @@ import { enqueueAnswers, type EnqueueAnswer } from '../core/enqueue-answer.js';
 import { bufferCommands, isBusyGroup, toEntries, type StreamEntry } from './stream-entry.js';
 import { encodeMessage } from '../core/message-codec.js';
 import { EntryChecks } from './entry-checks.js';
+import { EntryCompletions } from './entry-completions.js';
 import type { FlowControl } from '../core/flow-control.js';
 import { FlowControlStore, type EntryCheck } from './flow-control-store.js';
-import { completeDelivery } from '../scripts/complete-delivery.js';
 import { deadLetter } from '../scripts/dead-letter.js';
 import { eventJson, type EventDetails } from '../core/message-event.js';
 import { enqueueMessages } from '../scripts/enqueue-messages.js';
@@ -44,8 +44,9 @@ function failureDetails(failure: AttemptFailure | undefined): EventDetails {
  * messages waiting to be retried, and a dead-letter list. Every multi-key change is a Lua script.
  */
 export class MessageStore {
-  /** Made on first use: a publish makes a store and never checks an entry. */
+  /** Made on first use: a publish makes a store and never checks or completes an entry. */
   private entryChecks: EntryChecks | undefined;
+  private entryCompletions: EntryCompletions | undefined;
 
   /**
    * `eventCap` is the binding's spec.limits.maxEvents when events are recorded
@@ -64,6 +65,10 @@ export class MessageStore {
 
   private get checks(): EntryChecks {
     return (this.entryChecks ??= new EntryChecks(this.redis, this.keys, this.eventCap));
+  }
+
+  private get completions(): EntryCompletions {
+    return (this.entryCompletions ??= new EntryCompletions(this.redis, this.keys, this.eventCap));
   }
 
   /** The event's JSON, or '' when events are not recorded (nothing is built then). */
@@ -198,11 +203,7 @@ export class MessageStore {
           delivered.status === undefined ? {} : { responseStatus: delivered.status },
         )
       : '';
-    await completeDelivery.run(
-      this.redis,
-      [this.keys.stream, this.keys.streamIndex, this.keys.events],
-      [DELIVERY_GROUP, entryId, messageId, this.eventCap, event],
-    );
+    await this.completions.complete(entryId, messageId, event);
   }
 
   /**

@@ -170,6 +170,41 @@ describe('the message store in a real Redis', () => {
     ]);
   });
 
+  it('when deliveries finish in separate callbacks of one event-loop pass, then one script run completes them all, each with its index entry and DELIVERED event', async () => {
+    const withEvents = new MessageStore(redis, keys, 100);
+    const messages = [message(1), message(2), message(3)];
+    await withEvents.enqueue(messages);
+    const entries = await withEvents.readNew(blocking, 'c1', 10, 100);
+    // The third message's index names a newer attempt (its retry back on the stream): it stays.
+    await redis.hset(keys.streamIndex, messages[2]!.id, '0-1');
+    const evalshaBefore = await evalshaCalls();
+    const now = Date.now();
+    // Each receiver's answer is a callback of its own; these run in the same pass, as answers that arrive together do.
+    await Promise.all(
+      entries.map(
+        (entry, i) =>
+          new Promise<void>((resolve, reject) =>
+            setImmediate(() => {
+              withEvents
+                .complete(entry.entryId, messages[i]!.id, { message: messages[i]!, now, status: 200 })
+                .then(resolve, reject);
+            }),
+          ),
+      ),
+    );
+    expect((await evalshaCalls()) - evalshaBefore).toBe(1);
+    expect(await redis.xlen(keys.stream)).toBe(0);
+    expect(((await redis.xpending(keys.stream, DELIVERY_GROUP)) as [number])[0]).toBe(0);
+    expect(await redis.hgetall(keys.streamIndex)).toEqual({ [messages[2]!.id]: '0-1' });
+    const delivered = (await redis.xrange(keys.events, '-', '+'))
+      .map(
+        ([, fields]) =>
+          JSON.parse(fields[1]!) as { state: string; messageId: string; responseStatus?: number },
+      )
+      .filter((e) => e.state === 'DELIVERED');
+    expect(delivered.map((e) => [e.messageId, e.responseStatus])).toEqual(messages.map((m) => [m.id, 200]));
+  });
+
   it('when a consumer that no longer holds an entry schedules a retry or dead-letters it, then nothing changes', async () => {
     await store.enqueue([message(1)]);
     const [entry] = await store.readNew(blocking, 'c1', 10, 100);
