@@ -2,7 +2,8 @@ import { SYSTEM_DATABASES } from '../../api/first-start.js';
 import { waitFor } from '../wait.js';
 import type { CouchEngine, CouchEngineAdmin } from './types.js';
 
-const SERVING_TIMEOUT_MS = 30_000;
+// Boot, the password hash and the system databases on a loaded CI machine (the kubelet test allows 60 s too).
+const SERVING_TIMEOUT_MS = 60_000;
 
 /**
  * Resolves once the engine accepts the admin's password and serves its system databases.
