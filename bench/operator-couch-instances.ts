@@ -172,8 +172,15 @@ export async function runCouchInstanceBench(
     });
     log(`created ${count} CouchInstances in ${Date.now() - started} ms`);
     let timer: NodeJS.Timeout | undefined;
+    // An operator that exits (a lost Lease exits on purpose) ends the run now, saying why; its exit
+    // at the end of the run must not be an unhandled rejection.
+    const exitedEarly = operator.exited.then((exit) => {
+      throw new Error(`the operator exited (${exit}) before all converged:\n${operator.output()}`);
+    });
+    exitedEarly.catch(() => undefined);
     const statusSeenAt = await Promise.race([
       watch.reached,
+      exitedEarly,
       new Promise<never>(
         (_, reject) =>
           (timer = setTimeout(
