@@ -57,6 +57,12 @@ export interface RedisServerOptions {
    * that crash Redis on purpose restart it themselves).
    */
   restartOnExit?: { log: (message: string) => void };
+  /**
+   * The loopback port (default: a free one). A test that stops Redis and starts it again on its
+   * data passes the first server's port, so clients reconnect to the same address, as to a restarted
+   * pod behind its Service.
+   */
+  port?: number;
 }
 
 /** A throwaway redis-server on a loopback port, password protected. */
@@ -112,6 +118,7 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
   const configFile = path.join(workDir, 'redis.conf');
   const launched = await launchOnFreePort({
     what: 'redis-server',
+    port: options.port,
     async start(port) {
       const config = buildRedisConfig({
         port,

@@ -27,7 +27,7 @@ interface Outage {
 
 /**
  * The binding's redis-server taken down in the middle of a round of 2,000 schedule ticks (when the
- * first tick's CREATED event appears) and started again on its append-only file, under two gateway
+ * first tick's CREATED event appears) and started again on its append-only file and port, under two gateway
  * replicas: each schedule's tick becomes exactly one message, none lost, none doubled. A graceful
  * stop flushes the file, so Redis's default `appendfsync everysec` holds; a crash (SIGKILL) keeps
  * exactly what was fsynced, so it runs with `appendfsync always`, the setting docs/queue.md
@@ -96,7 +96,7 @@ describe.each<Outage>([
       expect(firedBefore).toBeGreaterThan(0);
       expect(firedBefore).toBeLessThan(SCHEDULES);
 
-      redis = await startRedis({ dataDir, password, appendfsync });
+      redis = await startRedis({ dataDir, password, appendfsync, port: redis.port });
       target = testQueueTarget(redis, { signingKey, limits });
       for (const replica of replicas) replica.registry.set(target);
 

@@ -39,11 +39,14 @@ describe('a real redis-server restart under queues and schedules', () => {
   /**
    * Stops Redis, gracefully (SIGTERM) or as a crash (SIGKILL), and starts it again on the same
    * data. It fsyncs its append-only file before each reply (`appendfsync always`), so a crash
-   * keeps everything it acknowledged (docs/queue.md, Guarantees).
+   * keeps everything it acknowledged (docs/queue.md, Guarantees). It comes back on the same port,
+   * as a restarted pod behind its Service: the replicas' workers reconnect rather than being
+   * replaced. (On a new port, the replaced workers' stop waited ~30 s: ioredis keeps commands sent to
+   * a client disconnected while reconnecting until their 10 s timeout.)
    */
   async function restartRedis(how: 'stop' | 'kill' = 'stop'): Promise<void> {
     await (how === 'kill' ? redis.kill() : redis.stop());
-    redis = await startRedis({ dataDir, password, appendfsync: 'always' });
+    redis = await startRedis({ dataDir, password, appendfsync: 'always', port: redis.port });
     target = testQueueTarget(redis, { signingKey });
     for (const replica of replicas) replica.registry.set(target);
   }
