@@ -10,7 +10,6 @@ const LONG_SUITES = [
   'test/e2e/chaos/chaos-soak.test.ts',
   'test/integration/operator/backups/couch-backup-hibernation.test.ts',
   'test/e2e/local/make-run-robustness.test.ts',
-  'test/e2e/queue/redis-restart-ticks.test.ts',
   'test/integration/operator/backups/couch-backup.test.ts',
   'test/e2e/queue/sdk-schedules.test.ts',
 ];
