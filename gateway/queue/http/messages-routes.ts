@@ -3,6 +3,7 @@ import { InvalidRequestError, MessageNotFoundError } from '../core/errors.js';
 import { sendJson } from './json-response.js';
 import { hasFilters, matchesFilters, MESSAGE_FILTERS, parseListQuery, labelsOf } from '../core/list-query.js';
 import { buildMessageAnswer } from '../core/message-answer.js';
+import type { QueueMessage } from '../core/message.js';
 import type { PendingMessages } from '../stores/pending-messages.js';
 import { BindingStores } from '../stores/binding-stores.js';
 import { readBulkIdsBody } from './bulk-ids-body.js';
@@ -26,18 +27,39 @@ function messageId(request: ApiRequest): string {
   return request.params.id ?? '';
 }
 
+/**
+ * A workflow wait's timer (QueueMessage.workflowWait) is the gateway's own, not a message anyone
+ * published: not shown, and not cancelled by the messages API, whose bulk cancel would otherwise
+ * leave a waiting run without its timeout. Its run's cancel takes it (workflow-routes.ts).
+ */
+function isPublished(message: QueueMessage): boolean {
+  return message.workflowWait === undefined;
+}
+
+/** What a cancel by id takes: the message as found, or its id when not found; undefined for a timer. */
+async function cancelTarget(request: ApiRequest, id: string): Promise<QueueMessage | string | undefined> {
+  const found = await storeCall('read the message', () => pending(request).find(id));
+  if (found === undefined) return id;
+  return isPublished(found.message) ? found.message : undefined;
+}
+
+/** Ids read at once by a cancel by ids. */
+const FIND_CHUNK = 500;
+
 export const getMessage: ApiHandler = async (request) => {
   parseListQuery(request.query, NO_QUERY);
   const id = messageId(request);
   const found = await storeCall('read the message', () => pending(request).find(id));
-  if (!found) throw new MessageNotFoundError(`message ${id} not found`);
+  if (!found || !isPublished(found.message)) throw new MessageNotFoundError(`message ${id} not found`);
   sendJson(request.res, 200, buildMessageAnswer(found));
 };
 
 export const cancelMessage: ApiHandler = async (request) => {
   parseListQuery(request.query, NO_QUERY);
   const id = messageId(request);
-  const cancelled = await storeCall('cancel the message', () => pending(request).cancel([id]));
+  const target = await cancelTarget(request, id);
+  const cancelled =
+    target === undefined ? 0 : await storeCall('cancel the message', () => pending(request).cancel([target]));
   if (cancelled === 0) throw new MessageNotFoundError(`message ${id} not found`);
   // QStash documents an empty 202; SDK 2.12's messages.cancel(id) parses a JSON body.
   sendJson(request.res, 200, { cancelled });
@@ -76,29 +98,37 @@ export const cancelMessages: ApiHandler = async (request) => {
   const messages = pending(request);
   if (ids !== undefined) {
     if (hasFilters(filters)) throw new InvalidRequestError('messageIds cannot be combined with filters');
-    const cancelled = await storeCall('cancel the messages', () => messages.cancel(ids));
+    const targets: (QueueMessage | string)[] = [];
+    for (let i = 0; i < ids.length; i += FIND_CHUNK)
+      for (const target of await Promise.all(
+        ids.slice(i, i + FIND_CHUNK).map((id) => cancelTarget(request, id)),
+      ))
+        if (target !== undefined) targets.push(target);
+    const cancelled = await storeCall('cancel the messages', () => messages.cancel(targets));
     sendJson(request.res, 200, { cancelled });
     return;
   }
   let cancelled = 0;
   await storeCall('cancel the messages', () =>
     messages.scan(async (chunk) => {
-      const matching = chunk.filter((m) =>
-        matchesFilters(
-          {
-            url: m.destination,
-            labels: labelsOf(m.label),
-            time: m.createdAt,
-            messageId: m.id,
-            topicName: m.topicName,
-            endpointName: m.endpointName,
-            scheduleId: m.scheduleId,
-            queueName: m.queueName,
-            flowControlKey: m.flowControl?.key,
-            callerIp: m.callerIp,
-          },
-          filters,
-        ),
+      const matching = chunk.filter(
+        (m) =>
+          isPublished(m) &&
+          matchesFilters(
+            {
+              url: m.destination,
+              labels: labelsOf(m.label),
+              time: m.createdAt,
+              messageId: m.id,
+              topicName: m.topicName,
+              endpointName: m.endpointName,
+              scheduleId: m.scheduleId,
+              queueName: m.queueName,
+              flowControlKey: m.flowControl?.key,
+              callerIp: m.callerIp,
+            },
+            filters,
+          ),
       );
       if (matching.length > 0) cancelled += await messages.cancel(matching);
     }),

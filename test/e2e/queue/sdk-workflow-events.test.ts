@@ -138,6 +138,30 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
     expect(await client().getWaiters({ eventId: 'evt_never' })).toEqual([]);
   });
 
+  it('when a run waits, then its timer is not a message: not found by id, not cancelled by id or by filter, and the run still times out', async () => {
+    const eventId = 'evt_timer';
+    const runId = await start({ eventId, timeout: '6s' }, true);
+    await waitersOf(eventId, 1);
+    const [field] = Object.keys(
+      await suite.inspect.hgetall(queueKeys(suite.config.keyPrefix).workflowWaiters(eventId)),
+    );
+    const timerId = field!.slice(`${runId}/`.length);
+    const base = `${suite.replicas[0]!.queueUrl(suite.target)}/v2/messages`;
+    const ask = async (path: string, method: string) => {
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${suite.target.token}` },
+      });
+      return [response.status, await response.json()];
+    };
+    expect(await ask(`/${timerId}`, 'GET')).toEqual([404, { error: `message ${timerId} not found` }]);
+    expect(await ask(`/${timerId}`, 'DELETE')).toEqual([404, { error: `message ${timerId} not found` }]);
+    expect(await ask(`?messageIds=${timerId}`, 'DELETE')).toEqual([200, { cancelled: 0 }]);
+    const url = encodeURIComponent(endpoints.plainUrl('waiter'));
+    expect(await ask(`?url=${url}`, 'DELETE')).toEqual([200, { cancelled: 0 }]);
+    expect(await outcomeOf(runId)).toEqual({ eventData: undefined, timeout: true });
+  });
+
   it('when an event is notified before the run waits, then a notify of that run is kept for its wait and a notify of all is not', async () => {
     const eventId = 'evt_early';
     const runId = await start({ eventId, pause: 1, timeout: '20s' });
