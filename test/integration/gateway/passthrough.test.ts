@@ -215,17 +215,30 @@ describe('the gateway passes the CouchDB API through', () => {
   it('when a longpoll _changes request waits, then it is answered as soon as a change happens', async () => {
     await couch.db.create('poll');
     // From the sequence before the change, not since=now: a request that reaches CouchDB after the
-    // insert (a loaded machine) still gets it, where since=now would wait out its 20 s for nothing.
+    // insert (a loaded machine) still gets it, where since=now would wait out its timeout for nothing.
     const { update_seq: since } = await couch.db.get('poll');
-    const waiting = request(`${base}/poll/_changes?feed=longpoll&since=${String(since)}&timeout=20000`, {
-      headers: { Authorization: basicAuth(admin.username, admin.password), 'Accept-Encoding': 'identity' },
-    });
-    // Usually the request is waiting by then, as the name of the test says; it passes either way.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The heartbeat makes a waiting longpoll send empty lines: the test sees it held open, unanswered.
+    const response = await fetch(
+      `${base}/poll/_changes?feed=longpoll&since=${String(since)}&heartbeat=200&timeout=60000`,
+      {
+        headers: { Authorization: basicAuth(admin.username, admin.password), 'Accept-Encoding': 'identity' },
+      },
+    );
+    expect(response.status).toBe(200);
+    let body = '';
+    let answered = false;
+    const reading = (async () => {
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) body += chunk.value;
+      answered = true;
+    })();
+    // An empty line after the opening of the results: the engine holds the request, with nothing to send.
+    await waitUntil(() => answered || body.endsWith('\n\n'), 30_000);
+    expect(answered).toBe(false);
+    expect(body).not.toContain('last_seq');
     await couch.use('poll').insert({}, 'late');
-    const answer = await waiting;
-    expect(answer.status).toBe(200);
-    expect((JSON.parse(answer.body) as { results: Array<{ id: string }> }).results.map((r) => r.id)).toEqual([
+    await reading;
+    expect((JSON.parse(body) as { results: Array<{ id: string }> }).results.map((r) => r.id)).toEqual([
       'late',
     ]);
   });
