@@ -33,16 +33,16 @@ import { basicAuth } from '../test/helpers/gateway/http-request.js';
 import {
   comparePaired,
   measure,
+  medianSpread,
   ROUNDS_OF,
   roundRatios,
-  spread,
   type Target,
 } from './gateway/load-rounds.js';
 import { NGINX_BIN, startNginx } from './gateway/nginx.js';
 import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
-import { median, round } from './lib/stats.js';
+import { round } from './lib/stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -238,7 +238,7 @@ async function main(): Promise<void> {
             const added = (latency[ROUNDS_OF].get(name) ?? []).map(
               (r, i) => r.latencyUs.p50 - (latency[ROUNDS_OF].get('direct')?.[i]?.latencyUs.p50 ?? NaN),
             );
-            return [name, added.length ? { median: round(median(added)), spread: spread(added) } : null];
+            return [name, added.length ? medianSpread(added) : null];
           }),
         ),
         addedP99Us: Object.fromEntries(
@@ -246,7 +246,7 @@ async function main(): Promise<void> {
             const added = (latency[ROUNDS_OF].get(name) ?? []).map(
               (r, i) => r.latencyUs.p99 - (latency[ROUNDS_OF].get('direct')?.[i]?.latencyUs.p99 ?? NaN),
             );
-            return [name, added.length ? { median: round(median(added)), spread: spread(added) } : null];
+            return [name, added.length ? medianSpread(added) : null];
           }),
         ),
         engine: {

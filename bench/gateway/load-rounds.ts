@@ -23,10 +23,21 @@ export interface Summary {
   errors: number;
 }
 
-export const spread = (values: number[]): [number, number] => [
-  round(Math.min(...values)),
-  round(Math.max(...values)),
+const spread = (values: number[], digits = 0): [number, number] => [
+  round(Math.min(...values), digits),
+  round(Math.max(...values), digits),
 ];
+
+export interface MedianSpread {
+  median: number;
+  /** The lowest and the highest value. */
+  spread: [number, number];
+}
+
+export const medianSpread = (values: number[], digits = 0): MedianSpread => ({
+  median: round(median(values), digits),
+  spread: spread(values, digits),
+});
 
 export function summarize(results: LoadResult[]): Summary {
   return {
@@ -54,14 +65,12 @@ export interface PairedComparison {
    * what the checks cost, less swayed than throughput by other work on a shared machine.
    */
   cpuUsPerRequest: { on: number; off: number };
-  cpuRatio: number;
-  cpuRatioSpread: [number, number];
-  /** Median of the per-pair ratios (on / off), and the lowest and highest. */
-  throughputRatio: number;
-  throughputRatioSpread: [number, number];
-  /** Median of the per-pair differences (on - off), one connection. */
-  addedP50Us: number;
-  addedP50SpreadUs: [number, number];
+  /** Of the per-pair ratios (on / off). */
+  cpuRatio: MedianSpread;
+  throughputRatio: MedianSpread;
+  /** Of the per-pair differences (on - off), one connection. */
+  addedP50Us: MedianSpread;
+  /** Median of the per-pair differences. */
   addedP99Us: number;
   on: Summary;
   off: Summary;
@@ -105,12 +114,9 @@ export async function comparePaired(
   return {
     pairs: run.pairs,
     cpuUsPerRequest: { on: round(median(cpu.on), 1), off: round(median(cpu.off), 1) },
-    cpuRatio: round(median(cpuRatios), 3),
-    cpuRatioSpread: [round(Math.min(...cpuRatios), 3), round(Math.max(...cpuRatios), 3)],
-    throughputRatio: round(median(ratios), 3),
-    throughputRatioSpread: [round(Math.min(...ratios), 3), round(Math.max(...ratios), 3)],
-    addedP50Us: round(median(addedP50)),
-    addedP50SpreadUs: spread(addedP50),
+    cpuRatio: medianSpread(cpuRatios, 3),
+    throughputRatio: medianSpread(ratios, 3),
+    addedP50Us: medianSpread(addedP50),
     addedP99Us: round(median(addedP99)),
     on: summarize([...results.on]),
     off: summarize([...results.off]),
@@ -126,15 +132,14 @@ export function roundRatios(
   of: string,
   to: string,
   figure: (r: LoadResult) => number,
-): { median: number; spread: [number, number] } | null {
+): MedianSpread | null {
   const a = rounds.get(of);
   const b = rounds.get(to);
   if (!a || !b) return null;
-  const ratios = a.map((r, i) => figure(r) / figure(b[i] as LoadResult));
-  return {
-    median: round(median(ratios), 3),
-    spread: [round(Math.min(...ratios), 3), round(Math.max(...ratios), 3)],
-  };
+  return medianSpread(
+    a.map((r, i) => figure(r) / figure(b[i] as LoadResult)),
+    3,
+  );
 }
 
 export type Rounds = Map<string, LoadResult[]>;
