@@ -40,8 +40,11 @@ describe('a gateway replica killed with SIGKILL while workflow runs go', () => {
       env: {
         SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
         SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
-        SETTEE_QUEUE_DELIVERY_TIMEOUT_MS: '5000',
-        SETTEE_QUEUE_RECLAIM_IDLE_MS: '6000',
+        // Long enough that no delivery the survivor holds times out or is reclaimed from it on a
+        // starved machine: the bound below counts only what the dead replica left. 35 s of
+        // reclaim still lets its deliveries be taken over well within the 90 s wait.
+        SETTEE_QUEUE_DELIVERY_TIMEOUT_MS: '30000',
+        SETTEE_QUEUE_RECLAIM_IDLE_MS: '35000',
         SETTEE_QUEUE_POLL_INTERVAL_MS: '100',
         SETTEE_QUEUE_BLOCK_MS: '200',
       },
