@@ -60,7 +60,7 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
     new Client({ baseUrl: suite.replicas[0]!.queueUrl(suite.target), token: suite.target.token });
   const runs = () => new WorkflowRunStore(suite.inspect, queueKeys(suite.config.keyPrefix));
   const until = (what: string, check: () => Promise<boolean>) =>
-    waitFor(what, async () => ((await check()) ? true : undefined), { timeoutMs: 20_000, intervalMs: 25 });
+    waitFor(what, async () => ((await check()) ? true : undefined), { timeoutMs: 60_000, intervalMs: 25 });
   const stateIs = (runId: string, state: string) =>
     until(`run ${runId} ${state}`, async () => (await runs().get(runId))?.state === state);
 
@@ -128,7 +128,7 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
     await expect(other.dlq.restart(a.dlqId)).rejects.toMatchObject({ status: 404 });
     expect((await ask('/v2/dlq?source=workflow', 'GET', suite.otherTarget.token))[0]).toBe(401);
     expect((await runs().get(a.runId))?.state).toBe('RUN_FAILED');
-  });
+  }, 240_000);
 
   it('when failed runs are resumed, then each runs again from its failed step; when restarted, a new run starts from the beginning; bad ids change nothing', async () => {
     const resumed = await failedRun('resume', 'acted');
@@ -158,7 +158,7 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
     // Each entry left the DLQ; a second action on it is a 404.
     expect((await client().dlq.list({ filter: { label: 'acted' } })).messages).toEqual([]);
     await expect(client().dlq.restart(restarted.dlqId)).rejects.toMatchObject({ status: 404 });
-  });
+  }, 240_000);
 
   it('when a failure function failed, then retryFailureFunction sends it again until it succeeds; a run whose callback did not fail is a 400', async () => {
     brokenCallback.add('callback');
@@ -181,7 +181,7 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
       404,
       { error: 'workflow dead letter 0000000000000-00000000 not found' },
     ]);
-  });
+  }, 240_000);
 
   it('when entries are resumed and deleted by filter and all, then exactly those named go; a request that names nothing or cannot be read is a 400 and changes nothing', async () => {
     const kept = await failedRun('bulk-kept', 'bulk-kept');
@@ -243,5 +243,5 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
     }
     expect(deleted).toBeGreaterThanOrEqual(rest.length);
     expect((await client().dlq.list()).messages).toEqual([]);
-  });
+  }, 240_000);
 });
