@@ -27,7 +27,7 @@ export interface QueuePlanLimits {
 }
 
 /** The rate limits a plan sets (0: none); a binding without a plan has none. */
-export interface QueuePlanRateLimits {
+interface QueuePlanRateLimits {
   /** "Max Messages per Day". */
   maxMessagesPerDay: number;
   /** QStash's burst limit, requests a second: no current plan publishes a figure. */

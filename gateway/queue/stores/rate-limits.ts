@@ -68,7 +68,7 @@ export class RateLimits {
  * QStash's headers for one limit (`prefix`-Limit, -Remaining, -Reset as a unix timestamp in
  * seconds) and Retry-After, the whole seconds until the window ends (at least 1).
  */
-export function rateLimitHeaders(
+function rateLimitHeaders(
   prefix: 'RateLimit' | 'Burst-RateLimit',
   limit: number,
   window: { used: number; endsAt: number },
