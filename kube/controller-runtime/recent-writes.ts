@@ -89,8 +89,12 @@ export class RecentWrites {
   }
 }
 
-/** What a write can change in metadata besides the spec: labels, annotations, owners, finalizers. */
+/**
+ * What a write can change in metadata besides the spec (labels, annotations, owners, finalizers),
+ * and the uid: an object deleted and made again by someone else starts over at generation 1, which
+ * may equal the generation this controller wrote.
+ */
 function metadataOutsideVersion(object: KubernetesObject | undefined): string {
-  const { labels, annotations, ownerReferences, finalizers } = object?.metadata ?? {};
-  return stableStringify([labels, annotations, ownerReferences, finalizers]);
+  const { uid, labels, annotations, ownerReferences, finalizers } = object?.metadata ?? {};
+  return stableStringify([uid, labels, annotations, ownerReferences, finalizers]);
 }

@@ -61,8 +61,13 @@ describe('RecentWrites', () => {
 
   it('when another controller wrote only the status since the last write, then it is still the own last write', () => {
     const recent = new RecentWrites();
-    const version = (resourceVersion: string, generation: number, labels = { app: 'couchdb' }) => ({
-      metadata: { name: 'x', resourceVersion, generation, labels },
+    const version = (
+      resourceVersion: string,
+      generation: number,
+      labels = { app: 'couchdb' },
+      uid = 'u1',
+    ) => ({
+      metadata: { name: 'x', uid, resourceVersion, generation, labels },
       status: { replicas: Number(resourceVersion) },
     });
     recent.remember('ns/x', 'slot', version('1', 1), version('2', 2));
@@ -70,6 +75,8 @@ describe('RecentWrites', () => {
     // A spec edit (kubectl scale) moves the generation; a label edit does not, but changes metadata.
     expect(recent.isOwnLastWrite('ns/x', 'slot', version('4', 3))).toBe(false);
     expect(recent.isOwnLastWrite('ns/x', 'slot', version('5', 2, { app: 'other' }))).toBe(false);
+    // Deleted and made again by someone else (a new uid), it may reach the written generation anew.
+    expect(recent.isOwnLastWrite('ns/x', 'slot', version('6', 2, { app: 'couchdb' }, 'u2'))).toBe(false);
     // Kinds without a generation (ConfigMaps, Services) still go by the version alone.
     recent.remember('ns/x', 'plain', object('1'), object('2'));
     expect(recent.isOwnLastWrite('ns/x', 'plain', object('3'))).toBe(false);
