@@ -8,7 +8,7 @@
  * files when a release is available, else the pouchdb-server stand-in; the report names which), one start before each wake (spawn to the
  * first 200 from /_up, probed every 5 ms), and its start-to-first-answer (the same GET, sent the
  * moment /_up answers). The wake overhead compares the two quantile for quantile. Each wake
- * is also broken into its steps, from API watches (bench/lib/wake-timeline.ts), and the platform's part
+ * is also broken into its steps, from API watches (bench/cold-start/wake-steps.ts), and the platform's part
  * of it (those steps less the engine's own work) is printed step by step, p50 and p95, beside issue
  * 26's goal for its sum (p95 <= 50 ms), and the CPU each process under the bench used during a
  * wake (cpuDuringWakeMs: the engine boots on the cores the platform works on). Then 200 concurrent requests
@@ -41,17 +41,24 @@ import { compilePlatform } from './lib/compiled-platform.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
 import { median, quantile, round } from './lib/stats.js';
 import { cpuBetween, cpuByProcess } from './lib/process-tree-cpu.js';
-import { watchWakeTimeline, type WakeMilestones } from './lib/wake-timeline.js';
+import { watchWakeTimeline } from './lib/wake-timeline.js';
+import {
+  platformPart,
+  platformSteps,
+  wakeStepMedians,
+  wakeSteps,
+  type EngineAlone,
+  type WakeAnswer,
+  type WakeSteps,
+} from './cold-start/wake-steps.js';
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 20);
 const BURST = Number(process.env.BENCH_BURST ?? 200);
 const NAMESPACE = 'bench';
 const ref = { namespace: NAMESPACE, name: 'cold' };
 
-interface Answer {
+interface Answer extends WakeAnswer {
   status: number;
-  coldStartHeader: number | undefined;
-  ms: number;
 }
 
 function get(url: string, auth: string): Promise<Answer> {
@@ -130,13 +137,6 @@ async function aloneStarter(
     });
 }
 
-interface EngineAlone {
-  /** Spawn to the first 200 from /_up, polled every 5 ms: the engine's start-to-ready. */
-  readyMs: number;
-  /** Spawn to the answer of the request the wakes send, sent as soon as /_up answers. */
-  firstAnswerMs: number;
-}
-
 /** The engine alone, on a data folder holding the same document the wakes read. */
 async function engineAlone(start: StartAlone, dataDir: string, auth: string): Promise<EngineAlone> {
   const port = await getFreePort();
@@ -157,77 +157,6 @@ async function seedEngineAlone(start: StartAlone, dataDir: string, auth: string)
   const engine = await start(dataDir);
   await seedBenchDocument(engine.url, auth);
   await engine.stop();
-}
-
-/** The gaps between the steps of one wake, in ms (NaN where a step was not seen). */
-interface WakeSteps {
-  requestToAnnotation: number;
-  annotationToScaledUp: number;
-  scaledUpToPod: number;
-  podToScheduled: number;
-  scheduledToRunning: number;
-  runningToReleased: number;
-  engineUpToReleased: number;
-  releasedToResponse: number;
-}
-
-function wakeSteps(sentAt: number, answer: Answer, seen: WakeMilestones): WakeSteps {
-  const gap = (from: number | undefined, to: number | undefined): number =>
-    from === undefined || to === undefined ? Number.NaN : to - from;
-  // The gateway holds the request from its arrival (a fraction of a millisecond after sending)
-  // until it releases it; X-Settee-Cold-Start is that hold.
-  const releasedAt = sentAt + (answer.coldStartHeader ?? Number.NaN);
-  return {
-    requestToAnnotation: gap(sentAt, seen.annotated),
-    annotationToScaledUp: gap(seen.annotated, seen.scaledUp),
-    scaledUpToPod: gap(seen.scaledUp, seen.podCreated),
-    podToScheduled: gap(seen.podCreated, seen.podScheduled),
-    scheduledToRunning: gap(seen.podScheduled, seen.podRunning),
-    runningToReleased: gap(seen.podRunning, releasedAt),
-    engineUpToReleased: gap(seen.engineUp, releasedAt),
-    releasedToResponse: gap(releasedAt, sentAt + answer.ms),
-  };
-}
-
-/** Issue 26's goal for the platform's part of a wake (everything but the engine's own start), at p95. */
-const PLATFORM_PART_GOAL_P95_MS = 50;
-
-/**
- * The platform's steps of each wake: those the API shows, then release (the engine's first 200 from
- * /_up to the gateway releasing the held request: its probing and its watch of the pod), then
- * response less the engine's own /_up -> first answer measured alone just before this wake (same
- * load): the forward. Pod Running -> engine up is the engine's spawn and boot, not counted. A
- * response step can come out below zero when this wake's engine served faster than the one alone.
- */
-function platformSteps(steps: WakeSteps, alone: EngineAlone): Record<string, number> {
-  return {
-    annotation: steps.requestToAnnotation,
-    scale: steps.annotationToScaledUp,
-    pod: steps.scaledUpToPod,
-    bind: steps.podToScheduled,
-    running: steps.scheduledToRunning,
-    release: steps.engineUpToReleased,
-    response: steps.releasedToResponse - (alone.firstAnswerMs - alone.readyMs),
-  };
-}
-
-/** p50 and p95 of each platform step and of their sum, beside the goal for the sum. */
-function platformPart(perWake: ReadonlyArray<Record<string, number>>): Record<string, unknown> {
-  const names = Object.keys(perWake[0] ?? {});
-  const of = (values: number[]) => {
-    const seen = values.filter((ms) => !Number.isNaN(ms));
-    return { p50: round(quantile(seen, 0.5), 1), p95: round(quantile(seen, 0.95), 1) };
-  };
-  const sum = of(perWake.map((wake) => Object.values(wake).reduce((a, b) => a + b, 0)));
-  return {
-    note: `each step's p50/p95 over the wakes; the sum per wake is the platform's part (goal: p95 <= ${PLATFORM_PART_GOAL_P95_MS} ms, issue 26)`,
-    ...Object.fromEntries(names.map((name) => [name, of(perWake.map((wake) => wake[name] ?? Number.NaN))])),
-    sum: { ...sum, goalP95: PLATFORM_PART_GOAL_P95_MS, met: sum.p95 <= PLATFORM_PART_GOAL_P95_MS },
-  };
-}
-
-function medianOf(steps: readonly WakeSteps[], step: keyof WakeSteps): number {
-  return round(median(steps.map((s) => s[step]).filter((ms) => !Number.isNaN(ms))), 1);
 }
 
 function percentiles(ms: readonly number[]): { p50: number; p95: number; p99: number } {
@@ -377,14 +306,7 @@ async function main(): Promise<void> {
       },
       wakeStepsMsMedian: {
         note: 'from API watches: request -> wake annotation (gateway) -> StatefulSet at 1 (operator) -> pod created (StatefulSet controller) -> pod bound (scheduler) -> pod Running (kubelet stand-in, engine starting) -> request released (gateway saw /_up); release -> response is after the gateway let the held request go',
-        requestToAnnotation: medianOf(steps, 'requestToAnnotation'),
-        annotationToScaledUp: medianOf(steps, 'annotationToScaledUp'),
-        scaledUpToPod: medianOf(steps, 'scaledUpToPod'),
-        podToScheduled: medianOf(steps, 'podToScheduled'),
-        scheduledToRunning: medianOf(steps, 'scheduledToRunning'),
-        runningToReleased: medianOf(steps, 'runningToReleased'),
-        engineUpToReleased: medianOf(steps, 'engineUpToReleased'),
-        releasedToResponse: medianOf(steps, 'releasedToResponse'),
+        ...wakeStepMedians(steps),
       },
       platformPartMs: platformPart(steps.map((wake, i) => platformSteps(wake, alone[i] as EngineAlone))),
       cpuDuringWakeMs: cpuDuringWake(cpuPerWake),
