@@ -239,14 +239,31 @@ const retryFailureCallback: ApiHandler = async (request) => {
   );
   if (!callbackLetter)
     throw new InvalidRequestError(`the failure callback of workflow run ${runId} is no longer in the DLQ`);
+  // In progress before it is sent: another replica may deliver it and record its outcome at once.
+  // Only while it is still this failure, so of two retries at once one sends it.
+  const claimed = await storeCall('record the callback', () =>
+    runs.setCallbackState(runId, 'CALLBACK_INPROGRESS', { ifFailedAs: callbackDlqId }),
+  );
+  if (!claimed)
+    throw new InvalidRequestError(
+      `the failure callback of workflow run ${runId} is already being sent again`,
+    );
   const now = Date.now();
   const message = { ...buildRetriedMessage(callbackLetter, {}, now), workflowFailureOf: { runId } };
+  const restore = () =>
+    storeCall('record the callback', () =>
+      runs.setCallbackState(runId, 'CALLBACK_FAIL', { dlqId: callbackDlqId }),
+    );
   const [retried] = await storeCall('resend the failure callback', () =>
     stores.deadLetters().retry([{ dlqId: callbackDlqId, message }], quotasOf(request.target), now),
-  );
-  if (!retried)
+  ).catch(async (err: unknown) => {
+    await restore();
+    throw err;
+  });
+  if (!retried) {
+    await restore();
     throw new InvalidRequestError(`the failure callback of workflow run ${runId} is no longer in the DLQ`);
-  await storeCall('record the callback', () => runs.setCallbackState(runId, 'CALLBACK_INPROGRESS'));
+  }
   sendJson(request.res, 200, { workflowRunId: runId, workflowCreatedAt: createdAt });
 };
 

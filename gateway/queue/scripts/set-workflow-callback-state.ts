@@ -12,7 +12,9 @@ import { LuaScript } from './lua-script.js';
  * ARGV[1]  the state
  * ARGV[2]  the callback's dlqId ('' for none: any earlier one is dropped)
  * ARGV[3]  '1': set only if the run has no callback state yet (the published state)
- * Returns 1 if it set the state, 0 if not (unknown run, or a state already there).
+ * ARGV[4]  a dlqId: set only if the run's callback is still the failed one with it (the claim of
+ *          client.dlq.retryFailureFunction, so two retries send it once); '' for no condition
+ * Returns 1 if it set the state, 0 if not (unknown run, a state already there, or not that failure).
  */
 export const setWorkflowCallbackState = new LuaScript(
   'set-workflow-callback-state',
@@ -20,6 +22,8 @@ export const setWorkflowCallbackState = new LuaScript(
   `
 if redis.call('HEXISTS', KEYS[1], 'state') == 0 then return 0 end
 if ARGV[3] == '1' and redis.call('HEXISTS', KEYS[1], 'callbackState') == 1 then return 0 end
+if ARGV[4] ~= '' and (redis.call('HGET', KEYS[1], 'callbackState') ~= 'CALLBACK_FAIL'
+  or redis.call('HGET', KEYS[1], 'callbackDlqId') ~= ARGV[4]) then return 0 end
 redis.call('HSET', KEYS[1], 'callbackState', ARGV[1])
 if ARGV[2] == '' then
   redis.call('HDEL', KEYS[1], 'callbackDlqId')

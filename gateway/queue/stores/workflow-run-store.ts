@@ -170,17 +170,20 @@ export class WorkflowRunStore {
   /**
    * A failed run's failure callback state (and its dead letter once it failed). `published`: the
    * callback was just stored, which never overwrites an outcome its delivery already recorded.
+   * `ifFailedAs`: only while the callback is still the failed one with that dlqId. False when
+   * it set nothing.
    */
   async setCallbackState(
     runId: string,
     state: FailureCallbackState,
-    options: { dlqId?: string; published?: boolean } = {},
-  ): Promise<void> {
-    await setWorkflowCallbackState.run(
+    options: { dlqId?: string; published?: boolean; ifFailedAs?: string } = {},
+  ): Promise<boolean> {
+    const set = await setWorkflowCallbackState.run(
       this.redis,
       [this.keys.workflowRun(runId)],
-      [state, options.dlqId ?? '', options.published ? '1' : '0'],
+      [state, options.dlqId ?? '', options.published ? '1' : '0', options.ifFailedAs ?? ''],
     );
+    return set === 1;
   }
 
   async get(runId: string): Promise<WorkflowRunRecord | undefined> {
