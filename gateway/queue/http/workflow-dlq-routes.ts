@@ -18,6 +18,7 @@ import {
 } from '../core/workflow-dlq.js';
 import type { WorkflowRunRecord } from '../core/workflow-message.js';
 import { BindingStores } from '../stores/binding-stores.js';
+import type { WorkflowRunStore } from '../stores/workflow-run-store.js';
 import { isEnqueueAnswer, prepareWorkflowMessages } from '../stores/workflow-publish.js';
 
 /**
@@ -137,20 +138,44 @@ const resume: ApiHandler = async (request) => {
   const workflowRuns = [];
   for (const { letter, run } of failedRuns(query, letters, await runsOf(request, letters))) {
     if (!(await storeCall('reopen the workflow run', () => runs.reopen(run.runId)))) continue;
-    const message = buildRetriedMessage(letter, overrides, now);
-    // Still a step of its run: failing again fails the run again, with its failure callback.
-    message.workflow = {
-      runId: run.runId,
-      createdAt: run.createdAt,
-      ...(message.failureCallback ? { initialBody: await runs.initialBody(run.runId) } : {}),
-    };
-    await storeCall('resend the failed step', () =>
-      stores.deadLetters().retry([{ dlqId: letter.dlqId, message }], quotasOf(request.target), now),
-    );
+    // A reopened run whose step is not resent (its entry went meanwhile, or the store failed) has
+    // nothing in flight and would run forever: it fails again as it was, and is not answered.
+    const failAgain = () => storeCall('fail the workflow run again', () => failedAsBefore(runs, run));
+    let resent: boolean | undefined;
+    try {
+      const message = buildRetriedMessage(letter, overrides, now);
+      // Still a step of its run: failing again fails the run again, with its failure callback.
+      message.workflow = {
+        runId: run.runId,
+        createdAt: run.createdAt,
+        ...(message.failureCallback ? { initialBody: await runs.initialBody(run.runId) } : {}),
+      };
+      [resent] = await storeCall('resend the failed step', () =>
+        stores.deadLetters().retry([{ dlqId: letter.dlqId, message }], quotasOf(request.target), now),
+      );
+    } catch (err) {
+      await failAgain();
+      throw err;
+    }
+    if (!resent) {
+      await failAgain();
+      continue;
+    }
     workflowRuns.push({ workflowRunId: run.runId, workflowCreatedAt: run.createdAt });
   }
   sendJson(request.res, 200, { workflowRuns, ...(cursor && { cursor }) });
 };
+
+/** A run `resume` reopened is failed again with the end, failure and callback state it had. */
+async function failedAsBefore(runs: WorkflowRunStore, run: WorkflowRunRecord): Promise<void> {
+  const at = run.finishedAt ?? Date.now();
+  await runs.finish(run.runId, {
+    state: 'RUN_FAILED',
+    at,
+    ...(run.failure !== undefined && { failure: run.failure }),
+  });
+  if (run.callback) await runs.setCallbackState(run.runId, run.callback.state, { dlqId: run.callback.dlqId });
+}
 
 /** The trigger of a new run with `run`'s URL, settings and payload, the request's overrides applied. */
 function restartTrigger(run: WorkflowRunRecord, payload: Buffer, overrides: RetryOverrides, now: number) {
