@@ -96,8 +96,9 @@ export function parseWorkflowDlqQuery(
     dlqId === undefined &&
     !hasFilters(filters) &&
     !hasWorkflowFilters(parsed) &&
-    list.count === undefined &&
-    list.cursor === undefined
+    // A cursor alone names nothing: it would take a default page of every entry. The SDK's
+    // `all: true` sends count with it.
+    list.count === undefined
   )
     throw new InvalidRequestError(
       'the request names no workflow dead letters: give dlqIds, filters, or count to take every entry a page at a time',
