@@ -83,7 +83,8 @@ function first(value: string | string[] | undefined): string | undefined {
 /**
  * A kept-alive connection the destination closed as this request went out on it: Node's servers
  * close one idle for 5 s by default, and a client that reuses it at that moment (a timer late on
- * a busy process) gets a reset before any answer. The destination never read the request.
+ * a busy process) gets a reset before any answer. Usually the destination never read the request,
+ * but a reset can also follow its processing: nothing here tells the two apart.
  */
 class StaleConnectionError extends Error {
   constructor(readonly original: Error) {
@@ -96,13 +97,13 @@ function isStaleConnection(err: Error, request: http.ClientRequest): boolean {
   return request.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE');
 }
 
-/** Stale kept-alive connections one attempt passes over before it counts as failed. */
-const MAX_STALE_CONNECTIONS = 8;
-
 /**
- * sendOnce, sent again on another connection when a reused one turns out closed (Node's own
- * advice for keep-alive clients): the attempt is not counted as failed for a race the destination
- * never saw, which would cost a retry's backoff (12 s for the first).
+ * sendOnce, sent once more on another connection when a reused one turns out closed before any
+ * answer (Node's own advice for keep-alive clients): the race of Node's 5 s keep-alive does not
+ * count as a failed attempt, which would cost a retry's backoff (12 s for the first). As a reset
+ * can follow the destination's processing, the resend may deliver twice, which at-least-once
+ * delivery allows; one resend an attempt at most, so a destination that resets every connection
+ * fails its attempts as before.
  */
 async function sendFresh(
   url: URL,
@@ -110,13 +111,16 @@ async function sendFresh(
   agents: GuardedAgents,
   deadline: number,
 ): Promise<Hop> {
-  for (let stale = 0; ; stale++) {
-    try {
-      return await sendOnce(url, { ...init, timeoutMs: Math.max(1, deadline - Date.now()) }, agents);
-    } catch (err) {
-      if (!(err instanceof StaleConnectionError)) throw err;
-      if (stale >= MAX_STALE_CONNECTIONS) throw err.original;
-    }
+  const send = () => sendOnce(url, { ...init, timeoutMs: Math.max(1, deadline - Date.now()) }, agents);
+  try {
+    return await send();
+  } catch (err) {
+    if (!(err instanceof StaleConnectionError)) throw err;
+  }
+  try {
+    return await send();
+  } catch (err) {
+    throw err instanceof StaleConnectionError ? err.original : err;
   }
 }
 
