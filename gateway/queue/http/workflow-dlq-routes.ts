@@ -53,6 +53,8 @@ async function selected(
   const stores = new BindingStores(request);
   const ids = query.list.filters.dlqId;
   if (ids !== undefined) {
+    if (ids.length > pageSize)
+      throw new InvalidRequestError(`dlqIds names ${ids.length} entries: at most ${pageSize} a request`);
     const found = await storeCall('read the dead letters', () => stores.deadLetters().get(ids));
     return {
       letters: found.map((letter, i) => {

@@ -197,6 +197,11 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
         '/v2/workflows/dlq/resume?cursor=0000000000000-00000000',
         'the request names no workflow dead letters: give dlqIds, filters, or count to take every entry a page at a time',
       ],
+      [
+        'POST',
+        `/v2/workflows/dlq/restart?${Array.from({ length: 51 }, () => 'dlqIds=x').join('&')}`,
+        'dlqIds names 51 entries: at most 50 a request',
+      ],
       ['DELETE', '/v2/workflows/dlq?dlqId=x', 'unknown query parameter "dlqId": it is dlqIds'],
       ['DELETE', '/v2/workflows/dlq?labl=bulk', 'unknown query parameter "labl"'],
       [
