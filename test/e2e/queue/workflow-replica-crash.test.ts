@@ -1,15 +1,9 @@
-import type { Redis } from 'ioredis';
 import { Client } from '@upstash/workflow';
 import { renderQueueUrl } from '../../../api/queue-binding.js';
-import type { ManagedProcess } from '../../../local/process.js';
-import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
-import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
 import { DELIVERY_GROUP, queueKeys } from '../../../gateway/queue/core/keys.js';
 import { WorkflowRunStore } from '../../../gateway/queue/stores/workflow-run-store.js';
-import { connectTestRedis } from '../../helpers/queue/redis-snapshot.js';
-import { spawnQueueGateway, type QueueGatewayProcess } from '../../helpers/queue/spawn-queue-gateway.js';
-import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { useQueueReplicas } from '../../helpers/queue/queue-replicas.js';
 import { startWorkflowEndpoints, type WorkflowEndpoints } from '../../helpers/queue/workflow-endpoints.js';
 
 const KEY_PREFIX = '{wf-crash}:';
@@ -26,47 +20,32 @@ const STEP_MS = 150;
  * the SDK documents: a step may run more than once).
  */
 describe('a gateway replica killed with SIGKILL while workflow runs go', () => {
-  let redis: RedisServer;
-  let inspect: Redis;
-  let target: QueueTarget;
+  const replicas = useQueueReplicas({
+    keyPrefix: KEY_PREFIX,
+    env: {
+      // Long enough that no delivery the survivor holds times out or is reclaimed from it on a
+      // starved machine: the bound below counts only what the dead replica left. Its deliveries
+      // are taken over once its consumer lease (5 s) lapses, not by reclaim.
+      SETTEE_QUEUE_DELIVERY_TIMEOUT_MS: '30000',
+      SETTEE_QUEUE_RECLAIM_IDLE_MS: '35000',
+      SETTEE_QUEUE_POLL_INTERVAL_MS: '100',
+      SETTEE_QUEUE_BLOCK_MS: '200',
+    },
+  });
   let endpoints: WorkflowEndpoints;
-  const processes: ManagedProcess[] = [];
   /** How often each run's step body ran: `${runId}/${step}`. */
   const executions = new Map<string, number>();
 
-  const startGateway = async (): Promise<QueueGatewayProcess> => {
-    const gateway = await spawnQueueGateway({
-      targets: [target],
-      env: {
-        SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
-        SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
-        // Long enough that no delivery the survivor holds times out or is reclaimed from it on a
-        // starved machine: the bound below counts only what the dead replica left. 35 s of
-        // reclaim still lets its deliveries be taken over well within the 90 s wait.
-        SETTEE_QUEUE_DELIVERY_TIMEOUT_MS: '30000',
-        SETTEE_QUEUE_RECLAIM_IDLE_MS: '35000',
-        SETTEE_QUEUE_POLL_INTERVAL_MS: '100',
-        SETTEE_QUEUE_BLOCK_MS: '200',
-      },
-    });
-    processes.push(gateway.proc);
-    return gateway;
-  };
-
-  beforeAll(async () => {
-    redis = await startRedis();
-    inspect = connectTestRedis(redis);
-    target = testQueueTarget(redis);
-  });
   afterAll(async () => {
     await endpoints?.close();
-    await Promise.all(processes.map((p) => p.stop(1_000)));
-    inspect?.disconnect();
-    await redis?.stop();
   });
 
   it('when one of two replicas is killed mid-run, then every run finishes with all its steps, a step running again only for a delivery the dead one held', async () => {
-    const [doomed, survivor] = [await startGateway(), await startGateway()];
+    const { target, inspect } = replicas;
+    const [doomed, survivor] = [
+      await replicas.startReplica('doomed'),
+      await replicas.startReplica('survivor'),
+    ];
     endpoints = await startWorkflowEndpoints({
       target,
       queueUrl: renderQueueUrl(survivor.baseUrl, target),
