@@ -28,8 +28,8 @@ import { listWorkflowDeadLetters } from './workflow-dlq-routes.js';
  *                                   (no filter: of every letter): {deleted, cursor?}
  *   POST   /v2/dlq/retry/{dlqId}    sends it again as a new message: {messageId}
  *   POST   /v2/dlq/retry            as DELETE /v2/dlq: {responses, cursor?}
- * A bulk request that names nothing (no ids, no filter, no count or cursor) is refused, never read
- * as "every letter".
+ * A bulk request that names nothing (no ids, no filter, no count; a cursor alone names nothing) is
+ * refused, never read as "every letter".
  * Publish headers on a retry request (Upstash-Retries, Upstash-Delay, Upstash-Forward-*, ...)
  * override what the dead letter stored.
  */
@@ -72,7 +72,9 @@ async function parseBulkQuery(request: ApiRequest): Promise<ListQuery> {
       throw new InvalidRequestError('give the dead letters in the query or in the body, not both');
     query.filters.dlqId = fromBody;
   }
-  if (!hasFilters(query.filters) && query.count === undefined && query.cursor === undefined)
+  // A cursor alone names nothing either: it would take a default page of every letter (the SDK's
+  // `all` always sends count with its cursor).
+  if (!hasFilters(query.filters) && query.count === undefined)
     throw new InvalidRequestError(
       'the request names no dead letters: give dlqIds, filters, or count to take every letter a page at a time',
     );

@@ -171,6 +171,8 @@ describe('bulk cancel, delete and retry name exactly what they act on', () => {
     ['POST', '/v2/dlq/retry', '{"messageIds": ["x"]}', /unknown body field "messageIds"/],
     ['POST', '/v2/dlq/retry', '{"dlqIds": "x"}', /dlqIds must be an array of ids/],
     ['POST', '/v2/dlq/retry', undefined, /names no dead letters/],
+    ['DELETE', '/v2/dlq?cursor=1700000000000-0000abcd', undefined, /names no dead letters/],
+    ['POST', '/v2/dlq/retry?cursor=1700000000000-0000abcd', undefined, /names no dead letters/],
     ['DELETE', '/v2/messages', '{"dlqIds": ["x"]}', /unknown body field "dlqIds"/],
     ['DELETE', '/v2/messages', '{}', /body field messageIds is missing/],
     ['DELETE', '/v2/messages', '{"messageIds": []}', /messageIds is empty/],
