@@ -36,9 +36,16 @@ function isPublished(message: QueueMessage): boolean {
   return message.workflowWait === undefined;
 }
 
-/** What a cancel by id takes: the message as found, or its id when not found; undefined for a timer. */
-async function cancelTarget(request: ApiRequest, id: string): Promise<QueueMessage | string | undefined> {
-  const found = await storeCall('read the message', () => pending(request).find(id));
+/**
+ * What a cancel by id takes: the message as found, or its id when not found; undefined for a timer.
+ * The read is the cancel's first step, so a 503 names the cancel (`action`) that did not happen.
+ */
+async function cancelTarget(
+  request: ApiRequest,
+  id: string,
+  action: 'cancel the message' | 'cancel the messages',
+): Promise<QueueMessage | string | undefined> {
+  const found = await storeCall(action, () => pending(request).find(id));
   if (found === undefined) return id;
   return isPublished(found.message) ? found.message : undefined;
 }
@@ -57,7 +64,7 @@ export const getMessage: ApiHandler = async (request) => {
 export const cancelMessage: ApiHandler = async (request) => {
   parseListQuery(request.query, NO_QUERY);
   const id = messageId(request);
-  const target = await cancelTarget(request, id);
+  const target = await cancelTarget(request, id, 'cancel the message');
   const cancelled =
     target === undefined ? 0 : await storeCall('cancel the message', () => pending(request).cancel([target]));
   if (cancelled === 0) throw new MessageNotFoundError(`message ${id} not found`);
@@ -101,7 +108,7 @@ export const cancelMessages: ApiHandler = async (request) => {
     const targets: (QueueMessage | string)[] = [];
     for (let i = 0; i < ids.length; i += FIND_CHUNK)
       for (const target of await Promise.all(
-        ids.slice(i, i + FIND_CHUNK).map((id) => cancelTarget(request, id)),
+        ids.slice(i, i + FIND_CHUNK).map((id) => cancelTarget(request, id, 'cancel the messages')),
       ))
         if (target !== undefined) targets.push(target);
     const cancelled = await storeCall('cancel the messages', () => messages.cancel(targets));
