@@ -22,6 +22,7 @@ import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/que
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { startArrivalReceiver, type ArrivalReceiver } from './lib/arrival-receiver.js';
 import { median, quantile, round } from './lib/stats.js';
+import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 
 const KEY_PREFIX = '{bench}:';
 const ROUNDS = Number(process.env.QUEUE_DELAY_BENCH_ROUNDS ?? '3');
@@ -54,12 +55,7 @@ async function api(base: string, token: string, route: string, init: RequestInit
 function startGateway(target: QueueTarget, env: Record<string, string>): Promise<QueueGatewayProcess> {
   return spawnQueueGateway({
     targets: [target],
-    env: {
-      SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
-      SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
-      SETTEE_LOG_LEVEL: 'error',
-      ...env,
-    },
+    env: buildQueueGatewayEnv(KEY_PREFIX, env),
   });
 }
 

@@ -30,6 +30,7 @@ import { startRedis } from '../local/redis-server.js';
 import { waitFor } from '../local/wait.js';
 import { startBenchCluster } from './lib/bench-cluster.js';
 import { compilePlatform } from './lib/compiled-platform.js';
+import { buildCompiledGatewayEnv } from './lib/gateway-bench-env.js';
 import { median, round } from './lib/stats.js';
 import { runSdkPublishLoad, type SdkLoadMode, type SdkPublishLoadResult } from './queue/sdk-publish-load.js';
 
@@ -124,14 +125,11 @@ async function main(): Promise<void> {
     if (CPU_PROF_DIR) await fs.mkdir(CPU_PROF_DIR, { recursive: true });
     const gateway = compiled.start(
       'gateway',
-      {
-        ...process.env,
-        KUBECONFIG: plane.kubeconfigPath,
-        SETTEE_GATEWAY_PORT: String(gatewayPort),
-        SETTEE_WATCH_NAMESPACE: NAMESPACE,
-        SETTEE_LOG_LEVEL: 'warn',
-        SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
-      },
+      buildCompiledGatewayEnv({
+        kubeconfigPath: plane.kubeconfigPath,
+        port: gatewayPort,
+        namespace: NAMESPACE,
+      }),
       CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [],
     );
     stops.unshift(() => gateway.stop(10_000));

@@ -43,6 +43,7 @@ import {
   type ArrivalReceiver as Receiver,
 } from './lib/arrival-receiver.js';
 import { median, quantile, round } from './lib/stats.js';
+import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 
 const KEY_PREFIX = '{bench}:';
 const SIGNING_KEY = 'sig_7kYjw48mhY7kAjqNGcy6cr29RJ6r';
@@ -65,13 +66,7 @@ const keys = queueKeys(KEY_PREFIX);
 function startGateway(target: QueueTarget, env: Record<string, string> = {}): Promise<QueueGatewayProcess> {
   return spawnQueueGateway({
     targets: [target],
-    env: {
-      SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
-      SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
-      SETTEE_QUEUE_WORKER_CONCURRENCY: '128',
-      SETTEE_LOG_LEVEL: 'error',
-      ...env,
-    },
+    env: buildQueueGatewayEnv(KEY_PREFIX, { SETTEE_QUEUE_WORKER_CONCURRENCY: '128', ...env }),
   });
 }
 

@@ -25,6 +25,7 @@ import { MessageStore } from '../gateway/queue/stores/message-store.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { median, quantile, round } from './lib/stats.js';
+import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
 import { runPublishLoad } from './queue/publish-load.js';
 
@@ -43,13 +44,10 @@ function startGateway(target: QueueTarget, options: { workers: boolean; events: 
   return spawnQueueGateway({
     targets: [target],
     workers: options.workers,
-    env: {
-      SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
-      SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
+    env: buildQueueGatewayEnv(KEY_PREFIX, {
       SETTEE_QUEUE_WORKER_CONCURRENCY: '128',
       SETTEE_QUEUE_RECORD_EVENTS: String(options.events),
-      SETTEE_LOG_LEVEL: 'error',
-    },
+    }),
   });
 }
 

@@ -30,6 +30,7 @@ import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/que
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { callsBetween, commandCalls, cpuSeconds } from './lib/process-usage.js';
 import { median, quantile, round } from './lib/stats.js';
+import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
 import { startFloorQueue, type FloorSpec } from './queue/floor-queue.js';
 import { offerAtFixedRate } from './queue/offer-at-rate.js';
@@ -63,14 +64,11 @@ function startGateway(target: QueueTarget, workers: boolean): Promise<QueueGatew
   return spawnQueueGateway({
     targets: [target],
     workers,
-    env: {
-      SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
-      SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
+    env: buildQueueGatewayEnv(KEY_PREFIX, {
       SETTEE_QUEUE_WORKER_CONCURRENCY: String(CONCURRENCY),
       SETTEE_QUEUE_POLL_INTERVAL_MS: '200',
       SETTEE_QUEUE_MAX_BATCH_SIZE: String(BATCH),
-      SETTEE_LOG_LEVEL: 'error',
-    },
+    }),
   });
 }
 

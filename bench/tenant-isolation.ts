@@ -46,6 +46,7 @@ import { randomSigningKey } from '../test/helpers/queue/signing-keys.js';
 import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
 import { runClosedLoop, type LoopControl } from './lib/closed-loop.js';
 import { compilePlatform } from './lib/compiled-platform.js';
+import { buildCompiledGatewayEnv } from './lib/gateway-bench-env.js';
 import { median, quantileOfSorted, round } from './lib/stats.js';
 import { startCountingReceiver } from './queue/counting-receiver.js';
 
@@ -282,15 +283,13 @@ async function main(): Promise<void> {
     console.log('==> gateway (compiled as in the production image)');
     const compiled = await compilePlatform();
     stops.push(() => compiled.remove());
-    const gateway = compiled.start('gateway', {
-      ...process.env,
-      KUBECONFIG: plane.kubeconfigPath,
-      SETTEE_GATEWAY_PORT: String(gatewayPort),
-      SETTEE_WATCH_NAMESPACE: NAMESPACE,
-      SETTEE_LOG_LEVEL: 'warn',
-      SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
-      ...UNLIMITED_FREE_RATES,
-    });
+    const gateway = compiled.start(
+      'gateway',
+      buildCompiledGatewayEnv(
+        { kubeconfigPath: plane.kubeconfigPath, port: gatewayPort, namespace: NAMESPACE },
+        UNLIMITED_FREE_RATES,
+      ),
+    );
     stops.push(() => gateway.stop());
     for (const tenant of tenants) {
       // Longer than waitForHttp's minute: a loaded machine starts the compiled gateway slowly.

@@ -37,6 +37,7 @@ import { startWorkflowEndpoints, type WorkflowEndpoints } from '../test/helpers/
 import { startArrivalReceiver, type ArrivalReceiver } from './lib/arrival-receiver.js';
 import { cpuSeconds } from './lib/process-usage.js';
 import { median, quantile, round } from './lib/stats.js';
+import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 
 const KEY_PREFIX = '{wfbench}:';
 const ROUNDS = Number(process.env.WORKFLOW_BENCH_ROUNDS ?? '5');
@@ -299,13 +300,10 @@ async function main(): Promise<void> {
     const target = testQueueTarget(redis, { namespace: 'bench', name: 'wf' });
     const gateway = await spawnQueueGateway({
       targets: [target],
-      env: {
-        SETTEE_QUEUE_KEY_PREFIX: KEY_PREFIX,
-        SETTEE_QUEUE_SSRF_ALLOW: '127.0.0.0/8',
+      env: buildQueueGatewayEnv(KEY_PREFIX, {
         SETTEE_QUEUE_WORKER_CONCURRENCY: '128',
         SETTEE_QUEUE_MAX_BATCH_SIZE: String(BATCH),
-        SETTEE_LOG_LEVEL: 'error',
-      },
+      }),
     });
     h.gateway = gateway;
     const queueUrl = `${gateway.baseUrl}/queue/bench/wf`;
