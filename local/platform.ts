@@ -3,23 +3,34 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import crypto from 'node:crypto';
-import { CoreV1Api, KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { applyObject, makeObjectClient } from '../kube/apply.js';
 import { INSTANCE_PATH_PREFIX } from '../api/contract.js';
-import { QUEUE_BINDING_KIND, QueueEnvKey, queueEnvSecretName } from '../api/queue-binding.js';
 import { DEFAULT_CRD_DIR, installCrds, startControlPlane } from './control-plane.js';
 import { installFreePlanChangePolicy } from './free-plan-change-policy.js';
 import { provideLocalQueueDatabases } from './local-queue-databases.js';
 import { startS3Server } from './s3-server.js';
 import { locateKubeTools } from './kube-tools.js';
 import { loadManifests } from './manifests.js';
-import { launchOnFreePort, type Launched } from './launch.js';
-import { startProcess, type ManagedProcess } from './process.js';
+import {
+  consoleComponent,
+  gatewayComponent,
+  startComponent,
+  startConsole,
+  startGateway,
+  type Component,
+  type RunOptions,
+} from './platform-components.js';
+import {
+  printConsoleSignIn,
+  printNextSteps,
+  printQueueEnvironments,
+  writeEnvFile,
+} from './platform-guide.js';
 import { supervise } from './supervise.js';
 import { assertPortFree, lockStateDir } from './run-lock.js';
 import { chooseConsolePort } from './console-port.js';
 import { createDemoTenant, writeConsoleKubeconfig, type DemoTenant } from './demo-tenant.js';
-import { waitFor } from './wait.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_STATE_DIR = path.join(ROOT, '.settee', 'local');
@@ -62,13 +73,6 @@ export interface LocalPlatform {
   /** The platform's long-running processes as they run now (each restart has a new pid). */
   running(): PlatformProcess[];
   stop(): Promise<void>;
-}
-
-/** One of the platform's own processes, run from its TypeScript entry point. */
-interface Component {
-  name: string;
-  entry: string;
-  env: NodeJS.ProcessEnv;
 }
 
 export async function startLocalPlatform(options: LocalPlatformOptions = {}): Promise<LocalPlatform> {
@@ -281,129 +285,5 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
   } catch (err) {
     await stop();
     throw err;
-  }
-}
-
-const gatewayComponent = (env: NodeJS.ProcessEnv, port: number, name = 'gateway'): Component => ({
-  name,
-  entry: 'gateway/main.ts',
-  env: { ...env, SETTEE_GATEWAY_PORT: String(port) },
-});
-
-const consoleComponent = (env: NodeJS.ProcessEnv, port: number): Component => ({
-  name: 'console',
-  entry: 'console/main.ts',
-  env: { ...env, SETTEE_CONSOLE_PORT: String(port) },
-});
-
-/** Starts the gateway on `port` (checked free beforehand) or any free one, and waits for /healthz. */
-function startGateway(env: NodeJS.ProcessEnv, run: RunOptions, port: number | undefined): Promise<Launched> {
-  return launchOnFreePort({
-    what: 'gateway /healthz',
-    port,
-    start: (p) => startComponent(gatewayComponent(env, p), run),
-    isReady: async (p) => ((await fetch(`http://127.0.0.1:${p}/healthz`)).ok ? true : undefined),
-    readyTimeoutMs: 60_000,
-    intervalMs: 200,
-  });
-}
-
-/**
- * The console on `port`, ready once its own /healthz answers with its pid: another server on the
- * same port (a gateway, another make run's console) answering /healthz does not count.
- */
-function startConsole(env: NodeJS.ProcessEnv, run: RunOptions, port: number | undefined): Promise<Launched> {
-  return launchOnFreePort({
-    what: 'console /healthz',
-    port,
-    start: (p) => startComponent(consoleComponent(env, p), run),
-    isReady: async (p, proc) => {
-      const answer = (await (await fetch(`http://127.0.0.1:${p}/healthz`)).json()) as { pid?: unknown };
-      return answer.pid === proc.pid ? true : undefined;
-    },
-    readyTimeoutMs: 60_000,
-    intervalMs: 200,
-  });
-}
-
-function printConsoleSignIn(info: { url: string; demo: DemoTenant }): void {
-  const tokenFile = path.relative(process.cwd(), info.demo.tokenFile);
-  console.log(`Console: ${info.url}
-  Sign in as the demo tenant (${info.demo.username}, namespace ${info.demo.namespace}) with the token in
-  ${tokenFile} (valid 24 h, renewed every 12 h while this runs):   cat ${tokenFile}
-  or any ServiceAccount's:   kubectl create token <serviceaccount> -n <namespace>
-`);
-}
-
-interface RunOptions {
-  echo: boolean;
-  stateDir: string;
-}
-
-function startComponent(component: Component, run: RunOptions): ManagedProcess {
-  return startProcess({
-    name: component.name,
-    // tsx as a loader, not its CLI: the CLI runs the program in a child process of its own, which
-    // would outlive the CLI if that were killed.
-    command: process.execPath,
-    args: ['--import', 'tsx', path.join(ROOT, component.entry)],
-    env: component.env,
-    cwd: ROOT,
-    echo: run.echo,
-    ownProcessGroup: true,
-    logFile: path.join(run.stateDir, `${component.name}.log`),
-  });
-}
-
-async function writeEnvFile(
-  stateDir: string,
-  info: { kubeconfigPath: string; gatewayUrl: string; toolsDir: string },
-): Promise<void> {
-  const lines = [
-    `export KUBECONFIG=${info.kubeconfigPath}`,
-    `export SETTEE_GATEWAY_URL=${info.gatewayUrl}`,
-    // The kubectl and helm built for this control plane's version, ahead of any other on the PATH.
-    `export PATH=${info.toolsDir}:$PATH`,
-  ];
-  await fs.writeFile(path.join(stateDir, 'env'), `${lines.join('\n')}\n`);
-}
-
-function printNextSteps(stateDir: string, info: { kubeconfigPath: string; gatewayUrl: string }): void {
-  const envFile = path.relative(process.cwd(), path.join(stateDir, 'env'));
-  console.log(`
-Settee is running. In another shell:
-
-  source ${envFile}          # KUBECONFIG, SETTEE_GATEWAY_URL=${info.gatewayUrl}, kubectl on PATH
-  kubectl get couch                          # the example instances: Phase, Plan, Endpoint
-  kubectl apply -f examples/couchinstance-free.yaml   # or your own CouchInstance manifest
-  kubectl get secret <name>-admin -o jsonpath='{.data.url}' | base64 -d   # the URL with credentials
-
-Gateway: ${info.gatewayUrl}   (instances at ${info.gatewayUrl}${INSTANCE_PATH_PREFIX}/<namespace>/<name>)
-Press Ctrl-C to stop everything.
-`);
-}
-
-/** Prints the VQUEUE_* values of each example QueueBinding, once the operator has written them. */
-async function printQueueEnvironments(kubeConfig: KubeConfig, manifests: KubernetesObject[]): Promise<void> {
-  const core = kubeConfig.makeApiClient(CoreV1Api);
-  for (const binding of manifests.filter((o) => o.kind === QUEUE_BINDING_KIND)) {
-    const namespace = binding.metadata?.namespace ?? 'default';
-    const name = queueEnvSecretName(binding.metadata?.name ?? '');
-    const secret = await waitFor(
-      `Secret ${namespace}/${name}`,
-      () => core.readNamespacedSecret({ name, namespace }).catch(() => undefined),
-      { timeoutMs: 30_000, intervalMs: 250 },
-    ).catch(() => undefined);
-    if (!secret?.data) {
-      console.log(
-        `(the queue environment of ${namespace}/${binding.metadata?.name} is not ready yet: kubectl get qb)`,
-      );
-      continue;
-    }
-    console.log(`Webhook queue of QueueBinding ${namespace}/${binding.metadata?.name} (Secret ${name}):`);
-    for (const key of Object.values(QueueEnvKey)) {
-      console.log(`  ${key}=${Buffer.from(secret.data[key] ?? '', 'base64').toString('utf8')}`);
-    }
-    console.log('');
   }
 }
