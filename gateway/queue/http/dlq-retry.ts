@@ -57,6 +57,42 @@ export function parseRetryOverrides(
   return overrides;
 }
 
+/**
+ * The settings a message sent again keeps unless the retry request overrides them: a dead
+ * letter's, or a restarted workflow run's (its WorkflowRunConfig).
+ */
+export type RetriedSettings = Pick<
+  DeadLetter,
+  'retries' | 'retryDelay' | 'timeoutMs' | 'label' | 'callback' | 'failureCallback' | 'redact' | 'flowControl'
+>;
+
+/** Sets each of `settings` on a message sent again, an override given by the request replacing it. */
+export function applyRetryOverrides(
+  message: QueueMessage,
+  settings: RetriedSettings,
+  overrides: RetryOverrides,
+): QueueMessage {
+  message.retries = overrides.retries ?? settings.retries;
+  const retryDelay = overrides.retryDelay ?? settings.retryDelay;
+  if (retryDelay !== undefined) message.retryDelay = retryDelay;
+  const timeoutMs = overrides.timeoutMs ?? settings.timeoutMs;
+  if (timeoutMs !== undefined) message.timeoutMs = timeoutMs;
+  const label = overrides.label ?? settings.label;
+  if (label !== undefined) message.label = label;
+  if (overrides.notBefore !== undefined) message.notBefore = overrides.notBefore;
+  const callback = overrides.callback ?? settings.callback;
+  if (callback !== undefined) message.callback = callback;
+  const failureCallback = overrides.failureCallback ?? settings.failureCallback;
+  if (failureCallback !== undefined) message.failureCallback = failureCallback;
+  const redact = overrides.redact ?? settings.redact;
+  if (redact !== undefined) message.redact = redact;
+  // It waits on its flow-control key again: the worker that reads it admits it there
+  // (admit-flow-control-entry.ts), in its queue's slot if it has a queue.
+  const flowControl = overrides.flowControl ?? settings.flowControl;
+  if (flowControl !== undefined) message.flowControl = flowControl;
+  return message;
+}
+
 /** The new message a dead letter is sent again as: a new id, no retries made yet. */
 export function buildRetriedMessage(
   letter: DeadLetter,
@@ -69,25 +105,12 @@ export function buildRetriedMessage(
     method: overrides.method ?? letter.method,
     headers: { ...letter.headers, ...overrides.headers },
     body: Buffer.from(letter.bodyBase64, 'base64'),
-    retries: overrides.retries ?? letter.retries,
+    retries: letter.retries,
     retried: 0,
     createdAt: now,
   };
   // The retry's own override headers come through Node in lower case: the letter's spellings stay.
   if (letter.headerNames !== undefined) message.headerNames = letter.headerNames;
-  const retryDelay = overrides.retryDelay ?? letter.retryDelay;
-  if (retryDelay !== undefined) message.retryDelay = retryDelay;
-  const timeoutMs = overrides.timeoutMs ?? letter.timeoutMs;
-  if (timeoutMs !== undefined) message.timeoutMs = timeoutMs;
-  const label = overrides.label ?? letter.label;
-  if (label !== undefined) message.label = label;
-  if (overrides.notBefore !== undefined) message.notBefore = overrides.notBefore;
-  const callback = overrides.callback ?? letter.callback;
-  if (callback !== undefined) message.callback = callback;
-  const failureCallback = overrides.failureCallback ?? letter.failureCallback;
-  if (failureCallback !== undefined) message.failureCallback = failureCallback;
-  const redact = overrides.redact ?? letter.redact;
-  if (redact !== undefined) message.redact = redact;
   // Sent again, it is still the message of its URL group endpoint, schedule or queue (it goes
   // back into its queue, as QStash's retry does, and waits for a slot there).
   if (letter.queueName !== undefined) message.queueName = letter.queueName;
@@ -95,11 +118,7 @@ export function buildRetriedMessage(
   if (letter.endpointName !== undefined) message.endpointName = letter.endpointName;
   if (letter.scheduleId !== undefined) message.scheduleId = letter.scheduleId;
   if (letter.callerIp !== undefined) message.callerIp = letter.callerIp;
-  // It waits on its flow-control key again: the worker that reads it admits it there
-  // (admit-flow-control-entry.ts), in its queue's slot if it has a queue.
-  const flowControl = overrides.flowControl ?? letter.flowControl;
-  if (flowControl !== undefined) message.flowControl = flowControl;
-  return message;
+  return applyRetryOverrides(message, letter, overrides);
 }
 
 /** The overrides a DLQ retry request's headers set, checked with the binding's publish limits and SSRF policy. */

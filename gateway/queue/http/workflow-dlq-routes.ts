@@ -1,13 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiHandler, ApiRequest } from './api-request.js';
 import type { ApiRoute } from './api-router.js';
-import { buildRetriedMessage, retryOverridesOf, type RetryOverrides } from './dlq-retry.js';
+import {
+  applyRetryOverrides,
+  buildRetriedMessage,
+  retryOverridesOf,
+  type RetryOverrides,
+} from './dlq-retry.js';
 import { sendJson } from './json-response.js';
 import { storeCall } from './store-call.js';
 import { onlyQuery } from './workflow-routes.js';
 import type { DeadLetter } from '../core/dead-letter.js';
 import { InvalidRequestError, ResourceNotFoundError } from '../core/errors.js';
-import { createMessage, type QueueMessage } from '../core/message.js';
+import { createMessage } from '../core/message.js';
 import { quotasOf } from '../core/quotas.js';
 import {
   buildWorkflowDeadLetterAnswer,
@@ -183,27 +188,18 @@ async function failedAsBefore(runs: WorkflowRunStore, run: WorkflowRunRecord): P
 function restartTrigger(run: WorkflowRunRecord, payload: Buffer, overrides: RetryOverrides, now: number) {
   const { config } = run;
   const runId = `wfr_${randomUUID()}`;
-  const trigger: QueueMessage = createMessage(
+  const trigger = createMessage(
     {
       destination: config.url,
       method: 'POST',
       headers: config.headers,
       body: payload,
-      retries: overrides.retries ?? config.retries,
+      retries: config.retries,
       workflowPublish: { runId, init: true, url: config.url },
     },
     now,
   );
-  const retryDelay = overrides.retryDelay ?? config.retryDelay;
-  if (retryDelay !== undefined) trigger.retryDelay = retryDelay;
-  const flowControl = overrides.flowControl ?? config.flowControl;
-  if (flowControl !== undefined) trigger.flowControl = flowControl;
-  const failureCallback = overrides.failureCallback ?? config.failureCallback;
-  if (failureCallback !== undefined) trigger.failureCallback = failureCallback;
-  const label = overrides.label ?? config.label;
-  if (label !== undefined) trigger.label = label;
-  if (overrides.notBefore !== undefined) trigger.notBefore = overrides.notBefore;
-  return trigger;
+  return applyRetryOverrides(trigger, config, overrides);
 }
 
 /**

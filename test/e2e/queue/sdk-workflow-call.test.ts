@@ -1,9 +1,4 @@
-import { Client } from '@upstash/workflow';
-import { waitFor } from '../../../local/wait.js';
-import { queueKeys } from '../../../gateway/queue/core/keys.js';
-import { WorkflowRunStore } from '../../../gateway/queue/stores/workflow-run-store.js';
-import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
-import { startWorkflowEndpoints, type WorkflowEndpoints } from '../../helpers/queue/workflow-endpoints.js';
+import { useWorkflowSuite } from '../../helpers/queue/workflow-suite.js';
 
 /** What a test asks the caller workflow's context.call to do. */
 interface CallPlan {
@@ -30,59 +25,42 @@ interface CallAnswer {
  * headers and body: non-2xx answers too, and a made-up 504 when the last attempt timed out.
  */
 describe('context.call with the @upstash/workflow SDK', () => {
-  const suite = useSdkQueueSuite();
-  let endpoints: WorkflowEndpoints;
   const answers = new Map<string, CallAnswer[]>();
-
-  beforeAll(async () => {
-    endpoints = await startWorkflowEndpoints({
-      target: suite.target,
-      queueUrl: suite.replicas[1]!.queueUrl(suite.target),
-      workflows: {
-        caller: {
-          route: async (context) => {
-            const plan = context.requestPayload as CallPlan;
-            const calls = Array.from({ length: plan.parallel ?? 1 }, (_, i) =>
-              context.call(`call-${i}`, {
-                url: plan.url,
-                method: (plan.method ?? 'POST') as 'POST',
-                body: JSON.stringify({ ask: 'hello', i }),
-                ...(plan.headers ? { headers: plan.headers } : {}),
-                ...(plan.retries === undefined ? {} : { retries: plan.retries, retryDelay: '10' }),
-                ...(plan.timeout ? { timeout: plan.timeout } : {}),
-                ...(plan.flowControl ? { flowControl: plan.flowControl } : {}),
-              }),
-            );
-            const got = await Promise.all(calls);
-            await context.run('record', () =>
-              answers.set(
-                context.workflowRunId,
-                got.map(({ status, header, body }) => ({ status, header, body })),
-              ),
-            );
-          },
+  const workflow = useWorkflowSuite(() => ({
+    workflows: {
+      caller: {
+        route: async (context) => {
+          const plan = context.requestPayload as CallPlan;
+          const calls = Array.from({ length: plan.parallel ?? 1 }, (_, i) =>
+            context.call(`call-${i}`, {
+              url: plan.url,
+              method: (plan.method ?? 'POST') as 'POST',
+              body: JSON.stringify({ ask: 'hello', i }),
+              ...(plan.headers ? { headers: plan.headers } : {}),
+              ...(plan.retries === undefined ? {} : { retries: plan.retries, retryDelay: '10' }),
+              ...(plan.timeout ? { timeout: plan.timeout } : {}),
+              ...(plan.flowControl ? { flowControl: plan.flowControl } : {}),
+            }),
+          );
+          const got = await Promise.all(calls);
+          await context.run('record', () =>
+            answers.set(
+              context.workflowRunId,
+              got.map(({ status, header, body }) => ({ status, header, body })),
+            ),
+          );
         },
       },
-    });
-  });
+    },
+  }));
+  const suite = workflow.queue;
+  const { client, finished } = workflow;
 
-  afterAll(async () => {
-    await endpoints?.close();
-  });
-
-  const client = (): Client =>
-    new Client({ baseUrl: suite.replicas[0]!.queueUrl(suite.target), token: suite.target.token });
-  const finished = (runId: string) =>
-    waitFor(
-      `run ${runId} finished`,
-      async () => {
-        const run = await new WorkflowRunStore(suite.inspect, queueKeys(suite.config.keyPrefix)).get(runId);
-        return run && run.state !== 'RUN_STARTED' ? run : undefined;
-      },
-      { timeoutMs: 15_000, intervalMs: 25 },
-    );
   const callThrough = async (plan: CallPlan): Promise<CallAnswer[]> => {
-    const { workflowRunId } = await client().trigger({ url: endpoints.expressUrl('caller'), body: plan });
+    const { workflowRunId } = await client().trigger({
+      url: workflow.endpoints.expressUrl('caller'),
+      body: plan,
+    });
     expect((await finished(workflowRunId)).state).toBe('RUN_SUCCESS');
     return answers.get(workflowRunId)!;
   };

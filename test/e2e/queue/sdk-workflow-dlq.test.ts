@@ -1,9 +1,6 @@
 import { Client } from '@upstash/workflow';
 import { waitFor } from '../../../local/wait.js';
-import { queueKeys } from '../../../gateway/queue/core/keys.js';
-import { WorkflowRunStore } from '../../../gateway/queue/stores/workflow-run-store.js';
-import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
-import { startWorkflowEndpoints, type WorkflowEndpoints } from '../../helpers/queue/workflow-endpoints.js';
+import { useWorkflowSuite } from '../../helpers/queue/workflow-suite.js';
 
 interface Plan {
   key: string;
@@ -17,8 +14,6 @@ interface Plan {
  * endpoints' client); the DLQ is managed through replica-a.
  */
 describe('the workflow DLQ with the @upstash/workflow SDK', () => {
-  const suite = useSdkQueueSuite();
-  let endpoints: WorkflowEndpoints;
   /** Keys whose 'maybe' step throws; keys whose failure function throws; how often steps ran. */
   const broken = new Set<string>();
   const brokenCallback = new Set<string>();
@@ -26,39 +21,29 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
   const failures = new Map<string, number>();
   const count = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
 
-  beforeAll(async () => {
-    endpoints = await startWorkflowEndpoints({
-      target: suite.target,
-      queueUrl: suite.replicas[1]!.queueUrl(suite.target),
-      workflows: {
-        flaky: {
-          route: async (context) => {
+  const workflow = useWorkflowSuite(() => ({
+    workflows: {
+      flaky: {
+        route: async (context) => {
+          const { key } = context.requestPayload as Plan;
+          await context.run('before', () => count(ran, `${key}/before`));
+          await context.run('maybe', () => {
+            if (broken.has(key)) throw new Error(`broken ${key}`);
+            count(ran, `${key}/maybe`);
+          });
+        },
+        options: {
+          failureFunction: async ({ context }) => {
             const { key } = context.requestPayload as Plan;
-            await context.run('before', () => count(ran, `${key}/before`));
-            await context.run('maybe', () => {
-              if (broken.has(key)) throw new Error(`broken ${key}`);
-              count(ran, `${key}/maybe`);
-            });
-          },
-          options: {
-            failureFunction: async ({ context }) => {
-              const { key } = context.requestPayload as Plan;
-              count(failures, key);
-              if (brokenCallback.has(key)) throw new Error(`failure function broken for ${key}`);
-            },
+            count(failures, key);
+            if (brokenCallback.has(key)) throw new Error(`failure function broken for ${key}`);
           },
         },
       },
-    });
-  });
-
-  afterAll(async () => {
-    await endpoints?.close();
-  });
-
-  const client = (): Client =>
-    new Client({ baseUrl: suite.replicas[0]!.queueUrl(suite.target), token: suite.target.token });
-  const runs = () => new WorkflowRunStore(suite.inspect, queueKeys(suite.config.keyPrefix));
+    },
+  }));
+  const suite = workflow.queue;
+  const { client, runs } = workflow;
   const until = (what: string, check: () => Promise<boolean>) =>
     waitFor(what, async () => ((await check()) ? true : undefined), { timeoutMs: 60_000, intervalMs: 25 });
   const stateIs = (runId: string, state: string) =>
@@ -68,7 +53,7 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
   const failedRun = async (key: string, label: string) => {
     broken.add(key);
     const { workflowRunId } = await client().trigger({
-      url: endpoints.expressUrl('flaky'),
+      url: workflow.endpoints.expressUrl('flaky'),
       body: { key },
       retries: 0,
       label,
@@ -98,7 +83,7 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
     expect(messages[1]).toMatchObject({
       dlqId: a.dlqId,
       workflowRunId: a.runId,
-      workflowUrl: endpoints.expressUrl('flaky'),
+      workflowUrl: workflow.endpoints.expressUrl('flaky'),
       label: 'listed',
       responseStatus: 500,
       failureCallbackInfo: { state: 'CALLBACK_SUCCESS' },
@@ -117,7 +102,7 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
       filter: { failureFunctionState: 'CALLBACK_FAIL', label: 'listed' },
     });
     expect(failedCallbacks.messages.map((m) => m.dlqId)).toEqual([b.dlqId]);
-    const byUrl = await client().dlq.list({ filter: { workflowUrl: endpoints.plainUrl('flaky') } });
+    const byUrl = await client().dlq.list({ filter: { workflowUrl: workflow.endpoints.plainUrl('flaky') } });
     expect(byUrl.messages).toEqual([]);
 
     const other = new Client({
@@ -147,13 +132,22 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
     await stateIs(resumed.runId, 'RUN_SUCCESS');
     expect([ran.get('resume/before'), ran.get('resume/maybe')]).toEqual([1, 1]);
 
-    const result = await client().dlq.restart(restarted.dlqId);
+    const result = await client().dlq.restart(restarted.dlqId, {
+      retries: 2,
+      flowControl: { key: 'restarted', parallelism: 3 },
+    });
     const [fresh] = result.workflowRuns;
     expect(fresh!.workflowRunId).not.toBe(restarted.runId);
     await stateIs(fresh!.workflowRunId, 'RUN_SUCCESS');
     // From the beginning: 'before' ran once in the failed run and once in the new one.
     expect([ran.get('restart/before'), ran.get('restart/maybe')]).toEqual([2, 1]);
-    expect((await runs().get(fresh!.workflowRunId))?.config.label).toBe('acted');
+    // The failed run's settings, the restart's overrides replacing them.
+    const { config } = (await runs().get(fresh!.workflowRunId))!;
+    expect(config).toMatchObject({
+      label: 'acted',
+      retries: 2,
+      flowControl: { key: 'restarted', parallelism: 3 },
+    });
     expect((await runs().get(restarted.runId))?.state).toBe('RUN_FAILED');
     // Each entry left the DLQ; a second action on it is a 404.
     expect((await client().dlq.list({ filter: { label: 'acted' } })).messages).toEqual([]);

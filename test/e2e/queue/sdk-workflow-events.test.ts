@@ -1,10 +1,8 @@
-import { Client, type WorkflowContext } from '@upstash/workflow';
+import type { WorkflowContext } from '@upstash/workflow';
 import { createWorkflow } from '@upstash/workflow/express';
 import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
-import { WorkflowRunStore } from '../../../gateway/queue/stores/workflow-run-store.js';
-import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
-import { startWorkflowEndpoints, type WorkflowEndpoints } from '../../helpers/queue/workflow-endpoints.js';
+import { useWorkflowSuite } from '../../helpers/queue/workflow-suite.js';
 
 interface WaitPlan {
   eventId: string;
@@ -25,8 +23,6 @@ interface InvokePlan {
  * waits for the other's result. The SDK client talks to replica-a, the endpoints to replica-b.
  */
 describe('workflow events and invoke with the @upstash/workflow SDK', () => {
-  const suite = useSdkQueueSuite();
-  let endpoints: WorkflowEndpoints;
   const outcomes = new Map<string, { eventData: unknown; timeout: boolean }>();
   const invoked = new Map<string, { body: unknown; isFailed?: boolean; isCanceled?: boolean }>();
   const childPayloads: unknown[] = [];
@@ -53,33 +49,23 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
     await context.run('record', () => invoked.set(context.workflowRunId, result));
   });
 
-  beforeAll(async () => {
-    endpoints = await startWorkflowEndpoints({
-      target: suite.target,
-      queueUrl: suite.replicas[1]!.queueUrl(suite.target),
-      workflows: {
-        waiter: {
-          route: async (context) => {
-            const plan = context.requestPayload as WaitPlan;
-            if (plan.pause !== undefined) await context.sleep('pause', plan.pause);
-            const { eventData, timeout } = await context.waitForEvent('wait', plan.eventId, {
-              timeout: plan.timeout ?? '30s',
-            });
-            await context.run('record', () => outcomes.set(context.workflowRunId, { eventData, timeout }));
-          },
+  const workflow = useWorkflowSuite(() => ({
+    workflows: {
+      waiter: {
+        route: async (context) => {
+          const plan = context.requestPayload as WaitPlan;
+          if (plan.pause !== undefined) await context.sleep('pause', plan.pause);
+          const { eventData, timeout } = await context.waitForEvent('wait', plan.eventId, {
+            timeout: plan.timeout ?? '30s',
+          });
+          await context.run('record', () => outcomes.set(context.workflowRunId, { eventData, timeout }));
         },
       },
-      many: { parent, child },
-    });
-  });
-
-  afterAll(async () => {
-    await endpoints?.close();
-  });
-
-  const client = (): Client =>
-    new Client({ baseUrl: suite.replicas[0]!.queueUrl(suite.target), token: suite.target.token });
-  const runs = () => new WorkflowRunStore(suite.inspect, queueKeys(suite.config.keyPrefix));
+    },
+    many: { parent, child },
+  }));
+  const suite = workflow.queue;
+  const { client, runs } = workflow;
   const outcomeOf = (runId: string) =>
     waitFor(`run ${runId} resumed`, async () => outcomes.get(runId), { timeoutMs: 15_000, intervalMs: 25 });
   const waitersOf = (eventId: string, count: number) =>
@@ -94,7 +80,7 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
   const start = async (plan: WaitPlan, plain = false) =>
     (
       await client().trigger({
-        url: plain ? endpoints.plainUrl('waiter') : endpoints.expressUrl('waiter'),
+        url: plain ? workflow.endpoints.plainUrl('waiter') : workflow.endpoints.expressUrl('waiter'),
         body: plan,
       })
     ).workflowRunId;
@@ -105,7 +91,7 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
     const runIds = [await start({ eventId }), await start({ eventId }, true)];
     const waiters = await waitersOf(eventId, 2);
     expect(waiters.map((w) => w.url).sort()).toEqual(
-      [endpoints.expressUrl('waiter'), endpoints.plainUrl('waiter')].sort(),
+      [workflow.endpoints.expressUrl('waiter'), workflow.endpoints.plainUrl('waiter')].sort(),
     );
     for (const waiter of waiters) {
       expect(waiter.deadline).toBeGreaterThanOrEqual(Math.floor((started + 30_000) / 1000));
@@ -157,7 +143,7 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
     expect(await ask(`/${timerId}`, 'GET')).toEqual([404, { error: `message ${timerId} not found` }]);
     expect(await ask(`/${timerId}`, 'DELETE')).toEqual([404, { error: `message ${timerId} not found` }]);
     expect(await ask(`?messageIds=${timerId}`, 'DELETE')).toEqual([200, { cancelled: 0 }]);
-    const url = encodeURIComponent(endpoints.plainUrl('waiter'));
+    const url = encodeURIComponent(workflow.endpoints.plainUrl('waiter'));
     expect(await ask(`?url=${url}`, 'DELETE')).toEqual([200, { cancelled: 0 }]);
     expect(await outcomeOf(runId)).toEqual({ eventData: undefined, timeout: true });
   });
@@ -244,11 +230,11 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
       'upstash-workflow-init': 'true',
       'upstash-workflow-invoke': 'true',
       'upstash-workflow-runid': 'wfr_invoked-bad',
-      'upstash-workflow-url': endpoints.expressUrl('many/child'),
+      'upstash-workflow-url': workflow.endpoints.expressUrl('many/child'),
     };
     const invokeStep = { stepId: 1, stepName: 'i', stepType: 'Invoke', concurrent: 1 };
     const publishInvoke = (body: string) =>
-      ask(`/v2/publish/${endpoints.expressUrl('many/child')}`, { headers: invokeHeaders, body });
+      ask(`/v2/publish/${workflow.endpoints.expressUrl('many/child')}`, { headers: invokeHeaders, body });
     expect(await answer(await publishInvoke('{'))).toEqual([
       400,
       { error: 'an invoke (Upstash-Workflow-Invoke: true) body must be JSON' },
@@ -275,7 +261,7 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
   it('when a run invokes another that succeeds, fails or is cancelled, then it resumes with the body, isFailed and isCanceled', async () => {
     const run = async (plan: InvokePlan) => {
       const { workflowRunId } = await client().trigger({
-        url: endpoints.expressUrl('many/parent'),
+        url: workflow.endpoints.expressUrl('many/parent'),
         body: plan,
       });
       return waitFor(`invoke of ${workflowRunId}`, async () => invoked.get(workflowRunId), {

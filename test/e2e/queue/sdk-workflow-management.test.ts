@@ -1,14 +1,9 @@
-import { Client } from '@upstash/workflow';
+import type { Client } from '@upstash/workflow';
 import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
-import { WorkflowRunStore } from '../../../gateway/queue/stores/workflow-run-store.js';
 import { PendingMessages } from '../../../gateway/queue/stores/pending-messages.js';
-import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
-import {
-  startWorkflowEndpoints,
-  type RouteFunction,
-  type WorkflowEndpoints,
-} from '../../helpers/queue/workflow-endpoints.js';
+import type { RouteFunction } from '../../helpers/queue/workflow-endpoints.js';
+import { useWorkflowSuite } from '../../helpers/queue/workflow-suite.js';
 
 /**
  * Managing workflow runs through the unchanged @upstash/workflow 1.3.3 Client: client.cancel by
@@ -17,81 +12,71 @@ import {
  * replica-a and managed through replica-b.
  */
 describe('workflow run management with the @upstash/workflow SDK', () => {
-  const suite = useSdkQueueSuite();
-  let endpoints: WorkflowEndpoints;
   const afterNap = new Set<string>();
+  const sleeper: { route: RouteFunction } = {
+    route: async (context) => {
+      await context.run('before', () => 'awake');
+      await context.sleep('nap', 30);
+      await context.run('after', () => afterNap.add(context.workflowRunId));
+    },
+  };
+  const workflow = useWorkflowSuite(() => ({
+    workflows: {
+      sleeper,
+      other: sleeper,
+      quick: {
+        route: async (context) => {
+          const doubled = await context.run('double', () => 2 * (context.requestPayload as { n: number }).n);
+          return { doubled };
+        },
+      },
+    },
+  }));
+  const suite = workflow.queue;
+  const { client, runs } = workflow;
 
-  const client = (replica = 0): Client =>
-    new Client({ baseUrl: suite.replicas[replica]!.queueUrl(suite.target), token: suite.target.token });
-  const runs = (): WorkflowRunStore => new WorkflowRunStore(suite.inspect, queueKeys(suite.config.keyPrefix));
-
-  /** Triggers a run of `url` and waits until it sleeps (its sleep step is stored, delayed). */
+  const pending = () => new PendingMessages(suite.inspect, queueKeys(suite.config.keyPrefix));
+  /**
+   * Triggers a run of `url` and waits until it sleeps: its sleep step is recorded and its message
+   * stored, delayed (the step joins the run just before its message is stored).
+   */
   const sleeping = async (url: string, label?: string): Promise<string> => {
     const { workflowRunId } = await client().trigger({ url, body: { at: url }, ...(label ? { label } : {}) });
     await waitFor(
       `run ${workflowRunId} asleep`,
-      async () => ((await runs().steps(workflowRunId)).length >= 3 ? true : undefined),
-      { timeoutMs: 10_000, intervalMs: 20 },
+      async () => {
+        const nap = (await runs().steps(workflowRunId))[2];
+        return nap && (await pending().find(nap.messageId)) ? true : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 20 },
     );
     return workflowRunId;
   };
   const stateOf = async (runId: string) => (await runs().get(runId))?.state;
 
-  beforeAll(async () => {
-    const sleeper: { route: RouteFunction } = {
-      route: async (context) => {
-        await context.run('before', () => 'awake');
-        await context.sleep('nap', 30);
-        await context.run('after', () => afterNap.add(context.workflowRunId));
-      },
-    };
-    endpoints = await startWorkflowEndpoints({
-      target: suite.target,
-      queueUrl: suite.replicas[1]!.queueUrl(suite.target),
-      workflows: {
-        sleeper,
-        other: sleeper,
-        quick: {
-          route: async (context) => {
-            const doubled = await context.run(
-              'double',
-              () => 2 * (context.requestPayload as { n: number }).n,
-            );
-            return { doubled };
-          },
-        },
-      },
-    });
-  });
-
-  afterAll(async () => {
-    await endpoints?.close();
-  });
-
   it('when runs are cancelled by id and by ids, then each is RUN_CANCELED, its sleep is no longer pending, and it runs no other step', async () => {
     const [one, two, three] = await Promise.all(
-      [1, 2, 3].map(() => sleeping(endpoints.expressUrl('sleeper'))),
+      [1, 2, 3].map(() => sleeping(workflow.endpoints.expressUrl('sleeper'))),
     );
     const napOf = async (runId: string) => (await runs().steps(runId))[2]!.messageId;
     const naps = await Promise.all([one!, two!, three!].map(napOf));
-    const pending = new PendingMessages(suite.inspect, queueKeys(suite.config.keyPrefix));
-    expect(await pending.find(naps[0]!)).toBeDefined();
+    expect(await pending().find(naps[0]!)).toBeDefined();
     expect(await client(1).cancel(one!)).toEqual({ cancelled: 1 });
     expect(await client(1).cancel([two!, three!, one!])).toEqual({ cancelled: 2 });
     for (const [i, runId] of [one!, two!, three!].entries()) {
       expect(await stateOf(runId)).toBe('RUN_CANCELED');
-      expect(await pending.find(naps[i]!)).toBeUndefined();
+      expect(await pending().find(naps[i]!)).toBeUndefined();
       expect(afterNap.has(runId)).toBe(false);
     }
   });
 
   it('when runs are cancelled by exact URL, URL prefix, label and all, then each cancel takes the running runs it names and only them', async () => {
-    const plain = endpoints.plainUrl('sleeper');
-    const express = endpoints.expressUrl('sleeper');
+    const plain = workflow.endpoints.plainUrl('sleeper');
+    const express = workflow.endpoints.expressUrl('sleeper');
     const [a, b, c, d, e] = await Promise.all([
       sleeping(express, 'red'),
       sleeping(express),
-      sleeping(endpoints.expressUrl('other')),
+      sleeping(workflow.endpoints.expressUrl('other')),
       sleeping(plain, 'blue'),
       sleeping(plain),
     ]);
@@ -114,7 +99,7 @@ describe('workflow run management with the @upstash/workflow SDK', () => {
   });
 
   it('when logs are read, then each run has its state, times, result and steps, newest first, paged by count and cursor and filtered by id, state and URL', async () => {
-    const url = endpoints.plainUrl('quick');
+    const url = workflow.endpoints.plainUrl('quick');
     const first = (await client().trigger({ url, body: { n: 4 }, label: 'logged' })).workflowRunId;
     await waitFor('the run done', async () => ((await stateOf(first)) === 'RUN_SUCCESS' ? true : undefined), {
       timeoutMs: 10_000,
@@ -165,7 +150,7 @@ describe('workflow run management with the @upstash/workflow SDK', () => {
   });
 
   it('when a cancel or logs call has an unknown parameter, a bad state, no filter value or names no run, then 400 naming it and no run changes', async () => {
-    const runId = await sleeping(endpoints.expressUrl('sleeper'));
+    const runId = await sleeping(workflow.endpoints.expressUrl('sleeper'));
     const ask = (path: string, method = 'GET') =>
       fetch(`${suite.replicas[1]!.queueUrl(suite.target)}${path}`, {
         method,

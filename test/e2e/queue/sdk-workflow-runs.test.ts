@@ -1,10 +1,7 @@
-import { Client, type WorkflowContext } from '@upstash/workflow';
+import type { WorkflowContext } from '@upstash/workflow';
 import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
-import { WorkflowRunStore } from '../../../gateway/queue/stores/workflow-run-store.js';
-import type { WorkflowRunRecord } from '../../../gateway/queue/core/workflow-message.js';
-import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
-import { startWorkflowEndpoints, type WorkflowEndpoints } from '../../helpers/queue/workflow-endpoints.js';
+import { useWorkflowSuite } from '../../helpers/queue/workflow-suite.js';
 
 /**
  * Workflow runs through the unchanged @upstash/workflow 1.3.3: its Client triggers through
@@ -12,8 +9,6 @@ import { startWorkflowEndpoints, type WorkflowEndpoints } from '../../helpers/qu
  * records that it ran; the runs' states are read back from the binding's database.
  */
 describe('workflow runs with the @upstash/workflow SDK', () => {
-  const suite = useSdkQueueSuite();
-  let endpoints: WorkflowEndpoints;
   /** Per run id: the step names in the order their functions ran, and what the steps saw. */
   const ran = new Map<string, string[]>();
   const seen = new Map<string, Record<string, unknown>>();
@@ -31,136 +26,119 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
     seen.set(context.workflowRunId, { ...seen.get(context.workflowRunId), ...what });
   };
 
-  const client = (): Client =>
-    new Client({ baseUrl: suite.replicas[0]!.queueUrl(suite.target), token: suite.target.token });
-  const runs = (): WorkflowRunStore => new WorkflowRunStore(suite.inspect, queueKeys(suite.config.keyPrefix));
-
-  const finished = (runId: string, timeoutMs = 20_000): Promise<WorkflowRunRecord> =>
-    waitFor(
-      `workflow run ${runId} finished`,
-      async () => {
-        const run = await runs().get(runId);
-        return run && run.state !== 'RUN_STARTED' ? run : undefined;
+  const workflow = useWorkflowSuite(() => ({
+    workflows: {
+      sequential: {
+        route: async (context) => {
+          const { n } = context.requestPayload as { n: number };
+          const added = await context.run('add', () => {
+            record(context, 'add');
+            return n + 1;
+          });
+          const doubled = await context.run('double', () => {
+            record(context, 'double');
+            return added * 2;
+          });
+          await context.run('report', () => {
+            record(context, 'report');
+            note(context, {
+              header: context.headers.get('x-team'),
+              label: context.label,
+              createdAt: context.workflowRunCreatedAt,
+            });
+          });
+          return { doubled };
+        },
       },
-      { timeoutMs, intervalMs: 25 },
-    );
-
-  beforeAll(async () => {
-    endpoints = await startWorkflowEndpoints({
-      target: suite.target,
-      queueUrl: suite.replicas[1]!.queueUrl(suite.target),
-      workflows: {
-        sequential: {
-          route: async (context) => {
-            const { n } = context.requestPayload as { n: number };
-            const added = await context.run('add', () => {
-              record(context, 'add');
-              return n + 1;
-            });
-            const doubled = await context.run('double', () => {
-              record(context, 'double');
-              return added * 2;
-            });
-            await context.run('report', () => {
-              record(context, 'report');
-              note(context, {
-                header: context.headers.get('x-team'),
-                label: context.label,
-                createdAt: context.workflowRunCreatedAt,
-              });
-            });
-            return { doubled };
-          },
+      sleepy: {
+        route: async (context) => {
+          const started = await context.run('start', () => Date.now());
+          await context.sleep('nap', 1);
+          const wakeAt = await context.run('after-nap', () => {
+            note(context, { napped: Date.now() - started });
+            return Math.ceil(Date.now() / 1000) + 1;
+          });
+          await context.sleepUntil('until', wakeAt);
+          await context.run('after-until', () => note(context, { lateBy: Date.now() - wakeAt * 1000 }));
         },
-        sleepy: {
-          route: async (context) => {
-            const started = await context.run('start', () => Date.now());
-            await context.sleep('nap', 1);
-            const wakeAt = await context.run('after-nap', () => {
-              note(context, { napped: Date.now() - started });
-              return Math.ceil(Date.now() / 1000) + 1;
-            });
-            await context.sleepUntil('until', wakeAt);
-            await context.run('after-until', () => note(context, { lateBy: Date.now() - wakeAt * 1000 }));
-          },
+      },
+      parallel: {
+        route: async (context) => {
+          const [x, y] = await Promise.all([
+            context.run('x', () => {
+              record(context, 'x');
+              return 2;
+            }),
+            context.run('y', () => {
+              record(context, 'y');
+              return 3;
+            }),
+            context.sleep('pause', 1),
+          ]);
+          await context.run('sum', () => {
+            record(context, 'sum');
+            note(context, { sum: x + y });
+          });
         },
-        parallel: {
-          route: async (context) => {
-            const [x, y] = await Promise.all([
-              context.run('x', () => {
-                record(context, 'x');
-                return 2;
-              }),
-              context.run('y', () => {
-                record(context, 'y');
-                return 3;
-              }),
-              context.sleep('pause', 1),
-            ]);
-            await context.run('sum', () => {
-              record(context, 'sum');
-              note(context, { sum: x + y });
-            });
-          },
+      },
+      cancelling: {
+        route: async (context) => {
+          await context.run('first', () => record(context, 'first'));
+          await context.cancel();
+          await context.run('never', () => record(context, 'never'));
         },
-        cancelling: {
-          route: async (context) => {
-            await context.run('first', () => record(context, 'first'));
-            await context.cancel();
-            await context.run('never', () => record(context, 'never'));
-          },
+      },
+      failing: {
+        route: async (context) => {
+          await context.run('boom', () => {
+            record(context, 'boom');
+            throw new Error(`boom for ${JSON.stringify(context.requestPayload)}`);
+          });
         },
-        failing: {
-          route: async (context) => {
-            await context.run('boom', () => {
-              record(context, 'boom');
-              throw new Error(`boom for ${JSON.stringify(context.requestPayload)}`);
-            });
-          },
-          options: {
-            failureFunction: async ({ context, failStatus, failResponse }) => {
-              note(context, { failStatus, failResponse, payload: context.requestPayload });
-            },
-          },
-        },
-        flaky: {
-          route: async (context) => {
-            await context.run('flaky', () => {
-              const attempt = (attempts.get(context.workflowRunId) ?? 0) + 1;
-              attempts.set(context.workflowRunId, attempt);
-              if (attempt < 3) throw new Error(`attempt ${attempt} fails`);
-              record(context, 'flaky');
-            });
-          },
-        },
-        serial: {
-          route: async (context) => {
-            for (const step of ['one', 'two'])
-              await context.run(step, async () => {
-                concurrent += 1;
-                mostConcurrent = Math.max(mostConcurrent, concurrent);
-                await new Promise((resolve) => setTimeout(resolve, 100));
-                concurrent -= 1;
-                record(context, step);
-              });
-          },
-        },
-        big: {
-          route: async (context) => {
-            const text = await context.run('make', () => 'x'.repeat(80_000));
-            await context.run('measure', () => note(context, { length: text.length }));
+        options: {
+          failureFunction: async ({ context, failStatus, failResponse }) => {
+            note(context, { failStatus, failResponse, payload: context.requestPayload });
           },
         },
       },
-    });
-  });
-
-  afterAll(async () => {
-    await endpoints?.close();
-  });
+      flaky: {
+        route: async (context) => {
+          await context.run('flaky', () => {
+            const attempt = (attempts.get(context.workflowRunId) ?? 0) + 1;
+            attempts.set(context.workflowRunId, attempt);
+            if (attempt < 3) throw new Error(`attempt ${attempt} fails`);
+            record(context, 'flaky');
+          });
+        },
+      },
+      serial: {
+        route: async (context) => {
+          for (const step of ['one', 'two'])
+            await context.run(step, async () => {
+              concurrent += 1;
+              mostConcurrent = Math.max(mostConcurrent, concurrent);
+              await new Promise((resolve) => setTimeout(resolve, 100));
+              concurrent -= 1;
+              record(context, step);
+            });
+        },
+      },
+      big: {
+        route: async (context) => {
+          const text = await context.run('make', () => 'x'.repeat(80_000));
+          await context.run('measure', () => note(context, { length: text.length }));
+        },
+      },
+    },
+  }));
+  const suite = workflow.queue;
+  const { client, runs, finished } = workflow;
 
   it('when a run with body, headers and label is triggered, then its steps run once each in order on the Express and the plain endpoint and the run ends RUN_SUCCESS with its result', async () => {
-    for (const url of [endpoints.expressUrl('sequential'), endpoints.plainUrl('sequential')]) {
+    for (const url of [
+      workflow.endpoints.expressUrl('sequential'),
+      workflow.endpoints.plainUrl('sequential'),
+    ]) {
       const { workflowRunId } = await client().trigger({
         url,
         body: { n: 20 },
@@ -176,7 +154,7 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
   });
 
   it('when runs are triggered as an array, one with a delay and one with a given run id twice, then each starts once and the delayed one not before its delay', async () => {
-    const url = endpoints.expressUrl('sequential');
+    const url = workflow.endpoints.expressUrl('sequential');
     const sent = Date.now();
     const [delayed, named] = await client().trigger([
       { url, body: { n: 1 }, delay: 1 },
@@ -198,7 +176,10 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
   });
 
   it('when a run sleeps for a second and then until a time, then the steps after each sleep run no earlier', async () => {
-    const { workflowRunId } = await client().trigger({ url: endpoints.plainUrl('sleepy'), body: {} });
+    const { workflowRunId } = await client().trigger({
+      url: workflow.endpoints.plainUrl('sleepy'),
+      body: {},
+    });
     expect((await finished(workflowRunId)).state).toBe('RUN_SUCCESS');
     const { napped, lateBy } = seen.get(workflowRunId) as { napped: number; lateBy: number };
     expect(napped).toBeGreaterThanOrEqual(1_000);
@@ -206,7 +187,10 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
   });
 
   it('when a run has parallel steps (two runs and a sleep), then each runs once and the step after them sees both results', async () => {
-    const { workflowRunId } = await client().trigger({ url: endpoints.expressUrl('parallel'), body: {} });
+    const { workflowRunId } = await client().trigger({
+      url: workflow.endpoints.expressUrl('parallel'),
+      body: {},
+    });
     expect((await finished(workflowRunId)).state).toBe('RUN_SUCCESS');
     expect([...ran.get(workflowRunId)!].sort()).toEqual(['sum', 'x', 'y']);
     expect(ran.get(workflowRunId)!.at(-1)).toBe('sum');
@@ -214,7 +198,10 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
   });
 
   it('when a run calls context.cancel, then it ends RUN_CANCELED and the step after the cancel never runs', async () => {
-    const { workflowRunId } = await client().trigger({ url: endpoints.expressUrl('cancelling'), body: {} });
+    const { workflowRunId } = await client().trigger({
+      url: workflow.endpoints.expressUrl('cancelling'),
+      body: {},
+    });
     expect((await finished(workflowRunId)).state).toBe('RUN_CANCELED');
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(ran.get(workflowRunId)).toEqual(['first']);
@@ -222,7 +209,7 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
 
   it('when a step keeps failing with retries 0, then the failureFunction gets the error and the payload and the run ends RUN_FAILED', async () => {
     const { workflowRunId } = await client().trigger({
-      url: endpoints.expressUrl('failing'),
+      url: workflow.endpoints.expressUrl('failing'),
       body: { order: 7 },
       retries: 0,
     });
@@ -240,7 +227,7 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
   it('when a step keeps failing and the trigger names a failureUrl, then that URL gets the signed failure callback with the run id', async () => {
     const failureUrl = `${suite.receiver.baseUrl}/failures`;
     const { workflowRunId } = await client().trigger({
-      url: endpoints.plainUrl('failing'),
+      url: workflow.endpoints.plainUrl('failing'),
       body: { order: 8 },
       retries: 0,
       failureUrl,
@@ -251,13 +238,13 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
     expect(failure!.headers['upstash-workflow-runid']).toBe(workflowRunId);
     expect(failure!.headers['upstash-workflow-failure-callback']).toBe('true');
     const body = JSON.parse(failure!.body.toString()) as Record<string, unknown>;
-    expect(body).toMatchObject({ status: 500, workflowRunId, url: endpoints.plainUrl('failing') });
+    expect(body).toMatchObject({ status: 500, workflowRunId, url: workflow.endpoints.plainUrl('failing') });
     expect(Buffer.from(body.sourceBody as string, 'base64').toString()).toBe('{"order":8}');
   });
 
   it('when a step fails twice and the trigger allows 2 retries, then the third attempt succeeds and the run ends RUN_SUCCESS', async () => {
     const { workflowRunId } = await client().trigger({
-      url: endpoints.expressUrl('flaky'),
+      url: workflow.endpoints.expressUrl('flaky'),
       body: {},
       retries: 2,
     });
@@ -270,7 +257,7 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
     mostConcurrent = 0;
     const triggered = await client().trigger(
       [1, 2, 3].map(() => ({
-        url: endpoints.expressUrl('serial'),
+        url: workflow.endpoints.expressUrl('serial'),
         body: {},
         flowControl: { key: 'workflow-serial', parallelism: 1 },
       })),
@@ -302,7 +289,10 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
     const errorOf = async (response: Response) => ((await response.json()) as { error: string }).error;
 
     it("when a run's steps are asked with another binding's token, or through another binding with its own, then 401 and 404, never the steps", async () => {
-      const { workflowRunId } = await client().trigger({ url: endpoints.expressUrl('sleepy'), body: {} });
+      const { workflowRunId } = await client().trigger({
+        url: workflow.endpoints.expressUrl('sleepy'),
+        body: {},
+      });
       await waitFor('the run started', async () => (await runs().get(workflowRunId)) ?? undefined, {
         timeoutMs: 5_000,
       });
@@ -318,7 +308,10 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
     });
 
     it('when a run is ended with a cancel that is not true or false, or asked with another method, then 400 naming cancel and 405, and the run is unchanged', async () => {
-      const { workflowRunId } = await client().trigger({ url: endpoints.expressUrl('sleepy'), body: {} });
+      const { workflowRunId } = await client().trigger({
+        url: workflow.endpoints.expressUrl('sleepy'),
+        body: {},
+      });
       await waitFor('the run started', async () => (await runs().get(workflowRunId)) ?? undefined, {
         timeoutMs: 5_000,
       });
@@ -334,7 +327,7 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
     });
 
     it('when a workflow message names a malformed run id, no URL, or a step of a run that does not exist, then 400 naming it and nothing is stored', async () => {
-      const url = endpoints.expressUrl('sequential');
+      const url = workflow.endpoints.expressUrl('sequential');
       const publish = (headers: Record<string, string>) =>
         ask({
           method: 'POST',
@@ -370,7 +363,7 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
   });
 
   it("when a step's result is larger than a delivery carries, then the next delivery's steps are fetched and the run still sees it", async () => {
-    const { workflowRunId } = await client().trigger({ url: endpoints.plainUrl('big'), body: {} });
+    const { workflowRunId } = await client().trigger({ url: workflow.endpoints.plainUrl('big'), body: {} });
     expect((await finished(workflowRunId)).state).toBe('RUN_SUCCESS');
     expect(seen.get(workflowRunId)).toEqual({ length: 80_000 });
   });
