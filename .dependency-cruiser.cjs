@@ -10,7 +10,7 @@
  * top in layers: a layer imports itself and the layers below it, never one above.
  */
 const COMPONENTS = ['operator', 'gateway', 'local', 'console'];
-const SHARED = ['api', 'kube', 'observability'];
+const SHARED = ['api', 'kube', 'observability', 'couchdb'];
 /** Not components, but cruised too, so a circle among tests, benchmarks or examples fails as well. */
 const OUTSIDE = ['test', 'bench', 'examples'];
 const anyOf = (folders) => `^(${folders.join('|')})/`;
@@ -35,14 +35,14 @@ module.exports = {
   forbidden: [
     {
       name: 'component-imports-another-component',
-      comment: 'A component imports only itself and the shared folders (api/, kube/, observability/).',
+      comment: 'A component imports only itself and the shared folders (api/, kube/, observability/, couchdb/).',
       severity: 'error',
       from: { path: `^(${COMPONENTS.join('|')})/` },
       to: { path: anyOf(COMPONENTS), pathNot: '^$1/' },
     },
     {
       name: 'shared-folder-imports-a-component',
-      comment: 'api/, kube/ and observability/ are shared by every component, so they import none.',
+      comment: 'api/, kube/, observability/ and couchdb/ are shared by every component, so they import none.',
       severity: 'error',
       from: { path: anyOf(SHARED) },
       to: { path: anyOf(COMPONENTS) },

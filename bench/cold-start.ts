@@ -28,7 +28,7 @@ import {
   startCouchEngine,
   type CouchEngine,
 } from '../local/couch-engine/index.js';
-import { probeUp } from '../gateway/proxy/probe-up.js';
+import { probeUp } from '../couchdb/probe-up.js';
 import { readContainerInputs } from '../local/kubelet-stand-in/container-inputs.js';
 import { getFreePort } from '../local/ports.js';
 import type { ManagedProcess } from '../local/process.js';

@@ -25,7 +25,7 @@ import { EndpointCache } from './proxy/endpoint-cache.js';
 import { followInstanceChanges } from './proxy/follow-instance-changes.js';
 import { InstanceConcurrency } from './proxy/instance-concurrency.js';
 import { createInstanceHandler } from './proxy/instance-handler.js';
-import { probeSystemDatabases, probeUp } from './proxy/probe-up.js';
+import { probeSystemDatabases, probeUp } from '../couchdb/probe-up.js';
 import { RouteTable } from './proxy/route-table.js';
 import { TrustedProxies } from './http/trusted-proxies.js';
 import { createUpstreamAgent } from './proxy/upstream-agent.js';

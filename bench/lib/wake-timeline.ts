@@ -11,7 +11,7 @@ import { Watch, type KubeConfig, type V1Pod, type V1StatefulSet } from '@kuberne
 import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
 import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
 import { podAddress } from '../../api/pod-address.js';
-import { probeUp } from '../../gateway/proxy/probe-up.js';
+import { probeUp } from '../../couchdb/probe-up.js';
 
 /** performance.now() of each step of the latest wake, once seen. */
 export interface WakeMilestones {

@@ -8,7 +8,7 @@ export interface AwaitReadyOptions {
   endpoints: Pick<EndpointCache, 'addressOf' | 'onChange' | 'unschedulableOf'>;
   /**
    * Resolves true once CouchDB at `origin` answers /_up or, at an instance's first start
-   * (`firstStart`), once it serves its system databases too (probe-up.ts).
+   * (`firstStart`), once it serves its system databases too (couchdb/probe-up.ts).
    */
   probe: (origin: string, firstStart: boolean) => Promise<boolean>;
   /**

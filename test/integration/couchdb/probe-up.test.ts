@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { probeSystemDatabases, probeUp } from '../../../gateway/proxy/probe-up.js';
+import { probeSystemDatabases, probeUp } from '../../../couchdb/probe-up.js';
 import { getFreePort } from '../../../local/ports.js';
 
 // Generous, as a loaded 2-core machine needs: only the hung case waits for all of it, and it asserts

@@ -1,13 +1,17 @@
 import http from 'node:http';
 import net from 'node:net';
-import { SYSTEM_DATABASES } from '../../api/first-start.js';
+import { SYSTEM_DATABASES } from '../api/first-start.js';
+
+// Whether a starting CouchDB serves yet, asked every few milliseconds by whoever waits for it: the
+// gateway holding a wake's requests, and the local platform's kubelet stand-in starting a pod's
+// engine. Shared here, as both components need the same cheap probe and neither may import the other.
 
 /**
  * Whether anything accepts a TCP connection at `origin` (http://host:port). A waking CouchDB does not
- * listen for most of its boot, and the gateway asks every few milliseconds meanwhile, on the cores
- * the engine boots on: a refused connect costs about a third of a refused HTTP request's CPU
- * (measured 45-135 vs 220-390 us per probe on the 2-core machine, docs/cold-start.md), so the HTTP
- * probe is sent only once something listens.
+ * listen for most of its boot, and it is asked every few milliseconds meanwhile, on the cores the
+ * engine boots on: a refused connect costs about a third of a refused HTTP request's CPU (measured
+ * 45-135 vs 220-390 us per probe on the 2-core machine, docs/cold-start.md), so the HTTP probe is
+ * sent only once something listens.
  */
 function accepts(origin: string, timeoutMs: number): Promise<boolean> {
   const { hostname, port } = new URL(origin);
