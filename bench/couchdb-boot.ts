@@ -9,7 +9,10 @@
  *   otpApps         -> the first CouchDB application starts (kernel ... xmerl: crypto, ssl, os_mon)
  *   couchApps       -> the last application's start step (config ... couch_peruser)
  *   upAfterApps     -> GET /_up answers 200 (may be before the last apps: chttpd listens early)
- *   firstRequest    /_up 200 -> the answer to GET /bench/doc with the admin's Basic auth
+ *   firstRequest    /_up 200 -> the answer to GET /bench/doc with the admin's Basic auth, in two
+ *                   requests: firstAuth (GET /_session with it: the first Basic auth checks the
+ *                   password against the [admins] PBKDF2 hash, then caches it) and firstDocument
+ *                   (GET /bench/doc: the database's shard opened, the document read)
  *   cpuToUp         the engine's CPU time (user + system, all its threads) when /_up answered
  *   up / total      spawn -> /_up answered / spawn -> the first answer
  * and the three slowest applications by their start step. The boot is CPU-bound (on a quiet
@@ -78,6 +81,8 @@ interface Boot {
   couchApps: number;
   upAfterApps: number;
   firstRequest: number;
+  firstAuth: number;
+  firstDocument: number;
   cpuToUp: number;
   up: number;
   total: number;
@@ -128,13 +133,22 @@ async function boot(options: { dataDir: string; etc: Map<string, string>; varian
   const upAt = performance.now() - started;
   // bin/couchdb execs erlexec, which execs the emulator: the engine's pid is the VM's.
   const cpuToUp = cpuSeconds(engine.pid) * 1000;
-  const response = await fetch(`${engine.url}/bench/doc`, {
-    headers: { Authorization: basicAuth(admin.username, admin.password) },
-  });
-  await response.text();
-  const answeredAt = performance.now() - started;
-  await engine.stop();
-  if (response.status !== 200) throw new Error(`GET /bench/doc answered ${response.status}`);
+  const get = async (requestPath: string): Promise<number> => {
+    const response = await fetch(`${engine.url}${requestPath}`, {
+      headers: { Authorization: basicAuth(admin.username, admin.password) },
+    });
+    await response.text();
+    if (response.status !== 200) throw new Error(`GET ${requestPath} answered ${response.status}`);
+    return performance.now() - started;
+  };
+  let authAt: number;
+  let answeredAt: number;
+  try {
+    authAt = await get('/_session');
+    answeredAt = await get('/bench/doc');
+  } finally {
+    await engine.stop();
+  }
   const at = (pattern: RegExp): number => marks.find(([, line]) => pattern.test(line))?.[0] ?? Number.NaN;
   const starts = marks
     .map(([ms, line]) => [ms, /start_boot,\[(\w+),/.exec(line)?.[1]] as const)
@@ -151,6 +165,8 @@ async function boot(options: { dataDir: string; etc: Map<string, string>; varian
     couchApps: lastStart - firstCouch,
     upAfterApps: upAt - lastStart,
     firstRequest: answeredAt - upAt,
+    firstAuth: authAt - upAt,
+    firstDocument: answeredAt - authAt,
     cpuToUp,
     up: upAt,
     total: answeredAt,
@@ -166,6 +182,8 @@ function summarize(boots: Boot[]): Record<string, unknown> {
     'couchApps',
     'upAfterApps',
     'firstRequest',
+    'firstAuth',
+    'firstDocument',
     'cpuToUp',
     'up',
     'total',
