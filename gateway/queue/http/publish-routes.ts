@@ -25,6 +25,7 @@ import {
   planPublish,
   type PublishPlan,
   storedOrThrow,
+  isStoredNew,
   type StoreOutcome,
 } from './publish/fan-out.js';
 import { isUrlGroupName } from '../core/url-group.js';
@@ -104,9 +105,30 @@ export function publishRoutes(options: {
   const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<StoreOutcome[]> => {
     const redis = connections.get(target);
     // Counted first, all or none: a request over the daily limit stores nothing, workflow runs included.
-    await storeCall('count the messages', () =>
+    const taken = await storeCall('count the messages', () =>
       new RateLimits(redis, keys, target.limits).takeMessages(requests.length),
     );
+    // What was not stored new (refused, a duplicate, or not stored at all) is given back.
+    let storedNew = 0;
+    try {
+      const answers = await storeTaken(target, requests, (outcomes) => {
+        storedNew += outcomes.filter(isStoredNew).length;
+      });
+      await taken.giveBack(requests.length - storedNew);
+      return answers;
+    } catch (err) {
+      await taken.giveBack(requests.length - storedNew);
+      throw err;
+    }
+  };
+
+  /** store's part after the count: `onStored` hears each script's outcomes as they come. */
+  const storeTaken = async (
+    target: QueueTarget,
+    requests: readonly MessageRequest[],
+    onStored: (outcomes: readonly StoreOutcome[]) => void,
+  ): Promise<StoreOutcome[]> => {
+    const redis = connections.get(target);
     const stores = new BindingStores({ redis, keys, config, target });
     const { eventCap } = stores;
     // Workflow messages become their run's deliveries first (a trigger of a run that exists is
@@ -157,6 +179,7 @@ export function publishRoutes(options: {
     };
     for (const indexes of groups.values()) {
       const stored = await storeGroup(indexes.map((i) => messages[i]!));
+      onStored(stored);
       for (const [j, i] of indexes.entries()) answers[i] = stored[j]!;
     }
     return answers;

@@ -84,15 +84,20 @@ export function queueRoutes(options: {
     const plan = await readPublish({ req, callerIp, target, destination: params.destination! });
     // A message with a flow-control key passes its queue, then its key (admit-flow-control-entry.ts).
     const messages = messagesOf([plan]).map((request) => createMessage({ ...request, queueName: name }));
-    await storeCall('count the messages', () =>
+    const taken = await storeCall('count the messages', () =>
       new RateLimits(redis, keys, target.limits).takeMessages(messages.length),
     );
+    // What was not stored new (a duplicate; all of them when refused or not stored) is given back.
     const answers = await storeCall('store the message', () =>
       queuesOf(target).enqueue(name, messages, {
         deduplicationWindowMs: target.limits.deduplicationWindowMs,
         quota: quotasOf(target),
       }),
-    );
+    ).catch(async (err: unknown) => {
+      await taken.giveBack(messages.length);
+      throw err;
+    });
+    await taken.giveBack(answers.filter((a) => a.deduplicated).length);
     sendJson(res, answers.every((a) => a.deduplicated) ? 202 : 201, answersOf([plan], answers)[0]);
   };
 

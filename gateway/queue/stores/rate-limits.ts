@@ -2,10 +2,23 @@ import type { Redis } from 'ioredis';
 import { RateLimitedError } from '../core/errors.js';
 import type { QueueKeys } from '../core/keys.js';
 import type { QueueLimits } from '../core/binding-registry.js';
+import { giveBackRateLimit } from '../scripts/give-back-rate-limit.js';
 import { takeRateLimit } from '../scripts/take-rate-limit.js';
 
 const SECOND_MS = 1_000;
 const DAY_MS = 86_400_000;
+
+/** Messages taken from the daily count, some of which may be given back. */
+export interface MessagesTaken {
+  /**
+   * Gives back `messages` of them, which the request did not store (refused over a quota, a
+   * duplicate, or not stored at all: a store error's request is told it failed, so it is not
+   * charged). Best effort: when the database does not answer, the count stays spent.
+   */
+  giveBack(messages: number): Promise<void>;
+}
+
+const NOTHING_TAKEN: MessagesTaken = Object.freeze({ giveBack: () => Promise.resolve() });
 
 /**
  * A binding's rate limits, counted in its own database so that every gateway replica shares one
@@ -37,11 +50,24 @@ export class RateLimits {
    * Counts `messages` new messages against the daily limit, all or none; throws RateLimitedError
    * when they do not all fit, and nothing is counted or stored.
    */
-  async takeMessages(messages: number): Promise<void> {
+  async takeMessages(messages: number): Promise<MessagesTaken> {
     const limit = this.limits.maxMessagesPerDay;
-    if (limit <= 0 || messages === 0) return;
+    if (limit <= 0 || messages === 0) return NOTHING_TAKEN;
     const taken = await this.take(this.keys.dailyMessages, DAY_MS, limit, messages);
-    if (taken.ok) return;
+    if (taken.ok) {
+      const window = taken.endsAt / DAY_MS - 1;
+      let left = messages;
+      return {
+        giveBack: async (count) => {
+          const amount = Math.min(count, left);
+          if (amount <= 0) return;
+          left -= amount;
+          await giveBackRateLimit
+            .run(this.redis, [this.keys.dailyMessages], [window, amount])
+            .catch(() => undefined);
+        },
+      };
+    }
     const left = Math.max(0, limit - taken.used);
     throw new RateLimitedError(
       `daily message limit reached: the binding takes ${limit} messages a day (QueueBinding spec.limits.maxMessagesPerDay), ${left} left until ${new Date(taken.endsAt).toISOString()}; this request has ${messages}`,

@@ -23,6 +23,7 @@ describe("a binding's rate limits, through the @upstash/qstash SDK", () => {
   let destination: RecordingDestination;
   let daily: QueueTarget;
   let burst: QueueTarget;
+  let refunded: QueueTarget;
   let other: QueueTarget;
   let gateway: TestQueueGateway;
   let replica: TestQueueGateway;
@@ -56,10 +57,17 @@ describe("a binding's rate limits, through the @upstash/qstash SDK", () => {
       limits: { maxRequestsPerSecond: 1 },
     });
     other = testQueueTarget(redis, { namespace: 'b', name: 'other', db: 3 });
-    gateway = await startTestQueueGateway({ config, targets: [daily, burst, other] });
+    refunded = testQueueTarget(redis, {
+      namespace: 'a',
+      name: 'refunded',
+      db: 4,
+      limits: { maxMessagesPerDay: 3, maxQueues: 1 },
+    });
+    const targets = [daily, burst, other, refunded];
+    gateway = await startTestQueueGateway({ config, targets });
     replica = await startTestQueueGateway({
       config: { ...config, consumerName: `${config.consumerName}-b` },
-      targets: [daily, burst, other],
+      targets,
     });
   });
 
@@ -123,6 +131,57 @@ describe("a binding's rate limits, through the @upstash/qstash SDK", () => {
       await expect(client(other).publishJSON({ url, body: { n }, delay: '1d' })).resolves.toHaveProperty(
         'messageId',
       );
+  });
+
+  it('when publishes are refused after the count (a queue over maxQueues, a batch item so refused) or are duplicates, then the daily count in Redis is given their share back, and the day still takes its full count of new messages', async () => {
+    const url = `${destination.baseUrl}/hooks/refunded`;
+    const db = new Redis({ host: redis.host, port: redis.port, password: redis.password, db: 4 });
+    const used = async (): Promise<number> => Number(await db.hget(keys.dailyMessages, 'used'));
+    try {
+      await client(refunded)
+        .queue({ queueName: 'first' })
+        .enqueueJSON({ url, body: { n: 1 }, delay: '1d' });
+      expect(await used()).toBe(1);
+      // A second queue is over the binding's maxQueues of one: 412, nothing stored, nothing spent.
+      const overQuota = await refusal(() =>
+        client(refunded, replica)
+          .queue({ queueName: 'second' })
+          .enqueueJSON({ url, body: { n: 2 }, delay: '1d' }),
+      );
+      expect(overQuota).toMatchObject({ status: 412 });
+      expect(await used()).toBe(1);
+      // A batch: its item into a second queue is refused in its place, the plain one stored.
+      const items = await client(refunded).batchJSON([
+        { url, body: { n: 3 }, delay: '1d', queueName: 'second' },
+        { url, body: { n: 4 }, delay: '1d', deduplicationId: 'once' },
+      ]);
+      expect(items[0]).toHaveProperty('error');
+      expect(items[1]).toHaveProperty('messageId');
+      expect(await used()).toBe(2);
+      // A duplicate stores nothing new (202): not counted either.
+      const again = await client(refunded, replica).publishJSON({
+        url,
+        body: { n: 4 },
+        delay: '1d',
+        deduplicationId: 'once',
+      });
+      expect(again).toMatchObject({
+        messageId: (items[1] as { messageId: string }).messageId,
+        deduplicated: true,
+      });
+      expect(await used()).toBe(2);
+
+      // The day's third new message fits; the fourth does not.
+      await client(refunded).publishJSON({ url, body: { n: 5 }, delay: '1d' });
+      expect(await used()).toBe(3);
+      expect(
+        await refusal(() => client(refunded).publishJSON({ url, body: { n: 6 }, delay: '1d' })),
+      ).toBeInstanceOf(QstashDailyRatelimitError);
+      expect(await db.hlen(keys.scheduledMessages)).toBe(3);
+      expect(await used()).toBe(3);
+    } finally {
+      db.disconnect();
+    }
   });
 
   it('when requests to a binding with a limit of one a second come together, then the extra ones are 429 with Burst-RateLimit headers, and another binding is never refused', async () => {

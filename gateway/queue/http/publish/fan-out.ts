@@ -77,6 +77,11 @@ function isStored(outcome: StoreOutcome): outcome is EnqueueAnswer {
   return !('refused' in outcome);
 }
 
+/** A message the store kept as a new one: neither refused nor a duplicate of one it had. */
+export function isStoredNew(outcome: StoreOutcome): boolean {
+  return isStored(outcome) && !outcome.deduplicated;
+}
+
 function isRefused(outcome: StoreOutcome): outcome is StoreRefusal {
   return 'refused' in outcome;
 }
