@@ -7,9 +7,12 @@ export interface SuperviseOptions {
   start: () => ManagedProcess;
   /** A first run already started (and seen ready) by the caller; default: `start()` now. */
   first?: ManagedProcess;
-  /** Wait before a restart, doubling while runs stay short: kubelet's CrashLoopBackOff, shortened. */
+  /**
+   * Wait before a repeated restart, doubling while runs stay short: kubelet's CrashLoopBackOff,
+   * shortened. A first exit (the first, or the first after a run of stableAfterMs) restarts at once.
+   */
   restartBackoff?: BackoffPolicy;
-  /** A run that lasted this long is healthy: the next restart waits only the base delay again. */
+  /** A run that lasted this long is healthy: its exit is a first one again, restarted at once. */
   stableAfterMs?: number;
   /** Where restarts are told (make run prints them). */
   log?: (message: string) => void;
@@ -31,7 +34,8 @@ const DEFAULT_STABLE_AFTER_MS = 60_000;
 /**
  * Keeps one of the local platform's own processes running, as its Deployment's restart policy
  * does in a cluster: whenever it exits without being stopped (the operator exits by design when it
- * loses its Lease), it is started again after a backoff.
+ * loses its Lease), it is started again, at once the first time, as the kubelet restarts a crashed
+ * container, and after a backoff doubling from the base while it keeps exiting soon after its start.
  */
 export function supervise(options: SuperviseOptions): SupervisedProcess {
   const backoff = options.restartBackoff ?? DEFAULT_RESTART_BACKOFF;
@@ -47,8 +51,11 @@ export function supervise(options: SuperviseOptions): SupervisedProcess {
     void run.exited.then((exit) => {
       if (stopping) return;
       shortRuns = Date.now() - startedAt >= stableAfterMs ? 1 : shortRuns + 1;
-      const delayMs = exponentialBackoffMs(backoff, shortRuns);
-      options.log?.(`${options.name} exited (${exit}); starting it again in ${delayMs} ms`);
+      // The first exit waits nothing (failures 0); each repeated one the base, doubling.
+      const delayMs = exponentialBackoffMs(backoff, shortRuns - 1);
+      options.log?.(
+        `${options.name} exited (${exit}); starting it again ${delayMs > 0 ? `in ${delayMs} ms` : 'at once'}`,
+      );
       restartTimer = setTimeout(() => {
         if (stopping) return;
         running = options.start();

@@ -175,7 +175,7 @@ describe('make run holds up when run twice, when a child crashes, and when it is
     await waitFor(
       'the gateway to be started again',
       async () =>
-        first.output().includes('gateway exited (SIGKILL); starting it again in') ? true : undefined,
+        first.output().includes('gateway exited (SIGKILL); starting it again at once') ? true : undefined,
       { timeoutMs: 15_000 },
     );
     await waitFor(

@@ -66,7 +66,8 @@ describe('supervise', () => {
       },
     );
     expect(isProcessAlive(second.pid)).toBe(true);
-    expect(messages).toEqual(['script exited (3); starting it again in 100 ms']);
+    // A first crash is restarted at once, as the kubelet restarts a container the first time.
+    expect(messages).toEqual(['script exited (3); starting it again at once']);
 
     await script.stop(1_000);
     expect(isProcessAlive(second.pid)).toBe(false);
@@ -75,17 +76,24 @@ describe('supervise', () => {
     expect(await starts(log)).toHaveLength(2);
   });
 
-  it('when it keeps exiting at once, then each restart waits twice as long as the one before', async () => {
+  it('when it keeps exiting at once, then the first restart waits nothing and each later one twice as long as the one before', async () => {
     const log = path.join(dir, 'starts');
-    const script = superviseScript({ LOG: log, EXIT_CODE: '1', EXITS: '4' });
-    // Five node processes started, and 1.5 s of backoff between them.
+    const messages: string[] = [];
+    const script = superviseScript({ LOG: log, EXIT_CODE: '1', EXITS: '4' }, messages);
+    // Five node processes started, and 0.7 s of backoff between them.
     await waitFor('four restarts', async () => ((await starts(log)).length >= 5 ? true : undefined), {
       timeoutMs: 30_000,
     });
     const times = await starts(log);
     const gaps = times.slice(1).map((time, i) => time - times[i]!);
-    // Each run started no sooner than its backoff after the one before ended: 100, 200, 400, 800 ms.
-    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(100 * 2 ** i));
+    // Each run started no sooner than its backoff after the one before ended: 0, 100, 200, 400 ms.
+    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(i === 0 ? 0 : 100 * 2 ** (i - 1)));
+    expect(messages).toEqual([
+      'script exited (1); starting it again at once',
+      'script exited (1); starting it again in 100 ms',
+      'script exited (1); starting it again in 200 ms',
+      'script exited (1); starting it again in 400 ms',
+    ]);
     expect(isProcessAlive(script.current().pid)).toBe(true);
   });
 });
