@@ -5,7 +5,7 @@ import { startProcess, type ManagedProcess } from './process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** One of the platform's own processes, run from its TypeScript entry point. */
+/** One of the platform's own processes, run from its TypeScript entry point (or its bundle). */
 export interface Component {
   name: string;
   entry: string;
@@ -66,15 +66,25 @@ export function startConsole(
 export interface RunOptions {
   echo: boolean;
   stateDir: string;
+  /** Entry points run from their bundle (local/bundle.ts) rather than through tsx. */
+  bundles: ReadonlyMap<string, string>;
 }
 
+/**
+ * The components run from a bundle: the gateway and the operator, whose restarts after a crash the
+ * chaos soak times (a restart is mostly the modules' load) and which, as their images do, locate no
+ * file beside their sources. The kubelet stand-in and the console do, and run through tsx.
+ */
+export const BUNDLED_ENTRIES = ['gateway/main.ts', 'operator/main.ts'];
+
 export function startComponent(component: Component, run: RunOptions): ManagedProcess {
+  const bundle = run.bundles.get(component.entry);
   return startProcess({
     name: component.name,
     // tsx as a loader, not its CLI: the CLI runs the program in a child process of its own, which
     // would outlive the CLI if that were killed.
     command: process.execPath,
-    args: ['--import', 'tsx', path.join(ROOT, component.entry)],
+    args: bundle ? [bundle] : ['--import', 'tsx', path.join(ROOT, component.entry)],
     env: component.env,
     cwd: ROOT,
     echo: run.echo,

@@ -13,6 +13,7 @@ import { startS3Server } from './s3-server.js';
 import { locateKubeTools } from './kube-tools.js';
 import { loadManifests } from './manifests.js';
 import {
+  BUNDLED_ENTRIES,
   consoleComponent,
   gatewayComponent,
   startComponent,
@@ -28,6 +29,7 @@ import {
   writeEnvFile,
 } from './platform-guide.js';
 import { supervise } from './supervise.js';
+import { bundleEntry } from './bundle.js';
 import { assertPortFree, lockStateDir } from './run-lock.js';
 import { chooseConsolePort } from './console-port.js';
 import { createDemoTenant, writeConsoleKubeconfig, type DemoTenant } from './demo-tenant.js';
@@ -162,7 +164,10 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
     const release = locateCouchDbRelease();
     if (release) common[COUCHDB_RELEASE_ENV] = release.root;
     say(describeCouchEngine());
-    const run: RunOptions = { echo: options.echo ?? false, stateDir };
+    const bundles = new Map(
+      await Promise.all(BUNDLED_ENTRIES.map(async (entry) => [entry, await bundleEntry(entry)] as const)),
+    );
+    const run: RunOptions = { echo: options.echo ?? false, stateDir, bundles };
     // The gateway goes first: its port is part of every instance's endpoint, which the operator writes.
     const gateway = await startGateway(common, run, options.gatewayPort);
     const gatewayUrl = `http://127.0.0.1:${gateway.port}`;

@@ -9,13 +9,18 @@ import { Client, Receiver } from '@upstash/qstash';
 import { startLocalPlatform, type LocalPlatform } from '../../../local/platform.js';
 import { waitFor } from '../../../local/wait.js';
 
-/** Pids of the platform's processes (gateway, operator, console, kubelet stand-in and its engines), by entry point. */
+/**
+ * Pids of the platform's processes (gateway, operator, console, kubelet stand-in and its engines),
+ * by entry point: `gateway/main.ts` through tsx, or its bundle `.settee/build/gateway-main.<hash>.mjs`.
+ */
 function platformPids(stateDir: string): number[] {
   const out = execFileSync('ps', ['-eo', 'pid=,args=']).toString();
   return out
     .split('\n')
     .filter((line) =>
-      /(gateway|operator|kubelet-stand-in|console)\/main\.ts|pouchdb-stand-in-server/.test(line),
+      /(gateway|operator|kubelet-stand-in|console)(\/main\.ts|-main\.\w+\.mjs)|pouchdb-stand-in-server/.test(
+        line,
+      ),
     )
     .map((line) => Number(line.trim().split(/\s+/)[0]))
     .filter(
