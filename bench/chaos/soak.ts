@@ -50,6 +50,16 @@ const MAX_IN_FLIGHT = 8;
 const SETTLE_MS = 150_000;
 
 /**
+ * The platform's settings of the soak (and of bench/chaos-recovery.ts): a short operator Lease so
+ * a killed leader's standby takes over within seconds, as a production setting would be tuned.
+ */
+export const SOAK_PLATFORM_ENV: Readonly<Record<string, string>> = Object.freeze({
+  SETTEE_LEASE_DURATION: '6s',
+  SETTEE_LEASE_RENEW_DEADLINE: '4s',
+  SETTEE_LEASE_RETRY_PERIOD: '1s',
+});
+
+/**
  * The chaos soak: the local platform with two gateway and two operator replicas, a workload of
  * SDK publishes and CouchDB writes recorded with their acknowledgements, a seeded nemesis, and a
  * checker that reads everything back once the faults stop and the platform settles.
@@ -58,13 +68,9 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
   const log = options.log ?? ((m: string) => console.log(m));
   const random = seededRandom(options.seed);
   const marker = `chaos-${process.pid}-${Date.now()}`;
-  // Inherited by every child, so a leaked one is found by it; a short operator Lease so a killed
-  // leader's standby takes over within seconds, as a production setting would be tuned.
-  Object.assign(process.env, {
+  // Inherited by every child, so a leaked one is found by it.
+  Object.assign(process.env, SOAK_PLATFORM_ENV, {
     SETTEE_CHAOS_RUN: marker,
-    SETTEE_LEASE_DURATION: '6s',
-    SETTEE_LEASE_RENEW_DEADLINE: '4s',
-    SETTEE_LEASE_RETRY_PERIOD: '1s',
     SETTEE_QUEUE_RETRY_DELAY_SCALE: String(options.retryDelayScale ?? 1),
     SETTEE_LOG_LEVEL: process.env.SETTEE_LOG_LEVEL ?? 'warn',
   });
