@@ -23,7 +23,10 @@ export interface FaultRecord {
   pid: number;
   /** ms since the soak started */
   at: number;
-  /** From the fault (the SIGCONT for a pause) to its probe passing; undefined: not within the bound. */
+  /**
+   * From the fault (the SIGCONT for a pause) to its probe passing; undefined: not within the
+   * bound, or no fault at all (target 'none': nothing to hit within the target wait).
+   */
   recoveryMs?: number;
   /**
    * kill-engine: the restart back-off the kubelet applied to the crashed pod (CrashLoopBackOff's
@@ -52,12 +55,21 @@ export interface NemesisContext {
   /** The pods of the instances the soak drives (and instancesAnswer watches). */
   instancePods(): Promise<InstancePod[]>;
   log(message: string): void;
+  /** How long a fault waits for a target to hit (default TARGET_WAIT_MS). */
+  targetWaitMs?: number;
 }
 
 /** A gateway paused longer than its queue consumer lease (5 s) and its request timeouts' patience. */
 export const PAUSE_MS = 8_000;
 const RECOVERY_BOUND_MS = 90_000;
 const PROBE_INTERVAL_MS = 200;
+/**
+ * How long a fault waits for its target: a process between a crash and its restart, a Lease
+ * holder unknown while the API server restarts, engines all hibernated (woken by a request) are
+ * there again within seconds, so a fault is skipped only when its target stays away this long.
+ */
+export const TARGET_WAIT_MS = 30_000;
+const TARGET_POLL_MS = 500;
 
 /** A source of numbers in [0, 1): the soak's one seeded generator, shared by nemesis and workload. */
 export type Random = () => number;
@@ -91,13 +103,78 @@ export function faultKindSchedule(random: Random, count: number): FaultKind[] {
   return schedule.slice(0, count);
 }
 
-/** Injects one fault of `kind` and waits (bounded) until its probe passes. */
+/** A fault's target, the probe that says the platform recovered from it, and its back-off reader. */
+interface Aim {
+  target: PlatformProcess | undefined;
+  probe: () => Promise<boolean>;
+  restartBackoffMs?: () => number;
+}
+
+/**
+ * Injects one fault of `kind` and waits (bounded) until its probe passes. With no target within
+ * the target wait (TARGET_WAIT_MS) nothing is injected: the record's target is 'none', with no
+ * recovery, and it is no hit of its kind (faultsHit in report.ts).
+ */
 export async function injectFault(
   kind: FaultKind,
   context: NemesisContext,
   random: Random,
   startedAt: number,
 ): Promise<FaultRecord> {
+  const waitUntil = Date.now() + (context.targetWaitMs ?? TARGET_WAIT_MS);
+  let aim = await aimAt(kind, context, random);
+  while (!aim.target && Date.now() < waitUntil) {
+    aim.restartBackoffMs?.();
+    await sleep(TARGET_POLL_MS);
+    aim = await aimAt(kind, context, random);
+  }
+  const { target, probe, restartBackoffMs } = aim;
+  const at = Date.now() - startedAt;
+  if (!target) {
+    context.log(`${kind}: no process to hit within ${context.targetWaitMs ?? TARGET_WAIT_MS} ms (skipped)`);
+    return { kind, target: 'none', pid: -1, at };
+  }
+  let faultEnd = Date.now();
+  try {
+    if (kind === 'pause-gateway') {
+      process.kill(target.pid, 'SIGSTOP');
+      await sleep(PAUSE_MS);
+      process.kill(target.pid, 'SIGCONT');
+      faultEnd = Date.now();
+    } else {
+      process.kill(target.pid, 'SIGKILL');
+    }
+  } catch {
+    // Exited between the pick and the signal.
+    context.log(`${kind}: ${target.name} (pid ${target.pid}) was gone already (skipped)`);
+    return { kind, target: 'none', pid: -1, at };
+  }
+  context.log(`${kind}: ${target.name} (pid ${target.pid}) at +${(at / 1000).toFixed(1)} s`);
+  const deadline = faultEnd + RECOVERY_BOUND_MS;
+  // A killed process is gone before its probe can pass: give its supervisor a moment to notice.
+  await sleep(100);
+  while (Date.now() < deadline) {
+    if (await probe().catch(() => false)) {
+      const recoveryMs = Date.now() - faultEnd;
+      const backoff = restartBackoffMs?.();
+      return {
+        kind,
+        target: target.name,
+        pid: target.pid,
+        at,
+        recoveryMs,
+        ...(backoff !== undefined ? { restartBackoffMs: backoff } : {}),
+      };
+    }
+    await sleep(PROBE_INTERVAL_MS);
+  }
+  restartBackoffMs?.();
+  context.log(`${kind}: no recovery within ${RECOVERY_BOUND_MS} ms`);
+  return { kind, target: target.name, pid: target.pid, at };
+}
+
+/** Where a fault of `kind` would hit now (target undefined: nothing to hit at the moment). */
+async function aimAt(kind: FaultKind, context: NemesisContext, random: Random): Promise<Aim> {
   const pick = <T>(items: T[]): T | undefined => items[Math.floor(random() * items.length)];
   // A process between a crash and its restart is not there to hit.
   const byName = (test: (name: string) => boolean): PlatformProcess[] =>
@@ -115,7 +192,7 @@ export async function injectFault(
       break;
     }
     case 'kill-operator-leader': {
-      // With the API server down (an earlier fault) the holder is unknown: no target this time.
+      // With the API server down (an earlier fault) the holder is unknown: no target yet.
       const holder = await leaseHolder(context.kubeConfig).catch(() => undefined);
       const name = holder === 'local-operator' ? 'operator' : holder?.replace(/^local-/, '');
       target = byName((n) => n === name)[0];
@@ -180,48 +257,7 @@ export async function injectFault(
       probe = () => apiAnswers(context.kubeConfig);
       break;
   }
-  const at = Date.now() - startedAt;
-  if (!target) {
-    context.log(`${kind}: no process to hit (skipped)`);
-    return { kind, target: 'none', pid: -1, at, recoveryMs: 0 };
-  }
-  let faultEnd = Date.now();
-  try {
-    if (kind === 'pause-gateway') {
-      process.kill(target.pid, 'SIGSTOP');
-      await sleep(PAUSE_MS);
-      process.kill(target.pid, 'SIGCONT');
-      faultEnd = Date.now();
-    } else {
-      process.kill(target.pid, 'SIGKILL');
-    }
-  } catch {
-    // Exited between the pick and the signal.
-    context.log(`${kind}: ${target.name} (pid ${target.pid}) was gone already (skipped)`);
-    return { kind, target: 'none', pid: -1, at, recoveryMs: 0 };
-  }
-  context.log(`${kind}: ${target.name} (pid ${target.pid}) at +${(at / 1000).toFixed(1)} s`);
-  const deadline = faultEnd + RECOVERY_BOUND_MS;
-  // A killed process is gone before its probe can pass: give its supervisor a moment to notice.
-  await sleep(100);
-  while (Date.now() < deadline) {
-    if (await probe().catch(() => false)) {
-      const recoveryMs = Date.now() - faultEnd;
-      const backoff = restartBackoffMs?.();
-      return {
-        kind,
-        target: target.name,
-        pid: target.pid,
-        at,
-        recoveryMs,
-        ...(backoff !== undefined ? { restartBackoffMs: backoff } : {}),
-      };
-    }
-    await sleep(PROBE_INTERVAL_MS);
-  }
-  restartBackoffMs?.();
-  context.log(`${kind}: no recovery within ${RECOVERY_BOUND_MS} ms`);
-  return { kind, target: target.name, pid: target.pid, at };
+  return { target, probe, ...(restartBackoffMs ? { restartBackoffMs } : {}) };
 }
 
 /** Every process below `pid` (the engines the kubelet stand-in started), from /proc. */

@@ -58,9 +58,14 @@ export function isStuck(instance: InstanceEnd): boolean {
   return !(instance.unschedulableBeforeFaults && instance.unschedulable !== undefined);
 }
 
+/** The faults that hit a target: a skipped one (target 'none', nothing to hit) is no fault of its kind. */
+export function faultsHit(faults: readonly FaultRecord[]): FaultRecord[] {
+  return faults.filter((f) => f.target !== 'none');
+}
+
 /** The report as the issue's table. */
 export function formatSoakReport(report: SoakReport): string {
-  const recoveries = report.faults.filter((f) => f.target !== 'none');
+  const recoveries = faultsHit(report.faults);
   const slowest = recoveries.reduce<FaultRecord | undefined>(
     (a, f) => (!a || (f.recoveryMs ?? Infinity) > (a.recoveryMs ?? Infinity) ? f : a),
     undefined,
@@ -129,7 +134,7 @@ export function soakFailures(report: SoakReport): string[] {
       `instances neither Running nor Hibernated: ${stuck.map((i) => `${i.name} ${i.phase}`).join(', ')}`,
     );
   if (report.leakedProcesses.length) failures.push(`${report.leakedProcesses.length} processes leaked`);
-  const unrecovered = report.faults.filter((f) => f.target !== 'none' && f.recoveryMs === undefined);
+  const unrecovered = faultsHit(report.faults).filter((f) => f.recoveryMs === undefined);
   if (unrecovered.length) failures.push(`${unrecovered.length} faults not recovered from`);
   return failures;
 }

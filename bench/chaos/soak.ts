@@ -235,9 +235,13 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
       const times: number[] = [];
       for (let next = startedAt + everyMs / 2; next < endAt; next += everyMs) times.push(next);
       const kinds = faultKindSchedule(random, times.length);
-      for (const [i, time] of times.entries()) {
+      for (const time of times) {
         await sleep(Math.max(0, time - Date.now()));
-        faults.push(await injectFault(kinds[i] ?? 'kill-gateway', context, random, startedAt));
+        const fault = await injectFault(kinds.shift() ?? 'kill-gateway', context, random, startedAt);
+        faults.push(fault);
+        // A kind skipped for want of a target is tried again at the next time, before the others,
+        // so a short soak still hits every kind (its spare times are a second round's repeats).
+        if (fault.target === 'none') kinds.unshift(fault.kind);
       }
     };
     await Promise.all([

@@ -1,5 +1,5 @@
 import { FAULT_KINDS } from '../../../bench/chaos/nemesis.js';
-import { formatSoakReport, soakFailures } from '../../../bench/chaos/report.js';
+import { faultsHit, formatSoakReport, soakFailures } from '../../../bench/chaos/report.js';
 import { runChaosSoak } from '../../../bench/chaos/soak.js';
 import { quietly } from '../../helpers/queue/quietly.js';
 
@@ -30,7 +30,8 @@ describe('the chaos soak, short', () => {
       );
       process.stdout.write(`${formatSoakReport(report)}\n`);
       expect(report.faults).toHaveLength(MINUTES * FAULTS_PER_MINUTE);
-      expect(new Set(report.faults.map((f) => f.kind))).toEqual(new Set(FAULT_KINDS));
+      // Hit, not only tried: a kind skipped for want of a target is tried again at the next time.
+      expect(new Set(faultsHit(report.faults).map((f) => f.kind))).toEqual(new Set(FAULT_KINDS));
       expect(report.publishes.acked).toBeGreaterThan(0);
       expect(report.writes.acked).toBeGreaterThan(0);
       expect(soakFailures(report)).toEqual([]);

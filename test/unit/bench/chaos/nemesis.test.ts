@@ -1,4 +1,16 @@
-import { backoffOf, FAULT_KINDS, faultKindSchedule, seededRandom } from '../../../../bench/chaos/nemesis.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { KubeConfig } from '@kubernetes/client-node';
+import {
+  backoffOf,
+  FAULT_KINDS,
+  faultKindSchedule,
+  injectFault,
+  seededRandom,
+  type NemesisContext,
+} from '../../../../bench/chaos/nemesis.js';
+import { faultsHit } from '../../../../bench/chaos/report.js';
+import type { PlatformProcess } from '../../../../local/platform.js';
 
 describe('the chaos nemesis schedule', () => {
   it('when 10 faults are scheduled, then every kind is among them and none comes a third time', () => {
@@ -23,5 +35,50 @@ describe("the kubelet's restart back-off as the nemesis reads it", () => {
     expect(backoffOf('back-off 10s restarting failed container=couchdb pod=default/chaos-1-0')).toBe(10_000);
     expect(backoffOf(undefined)).toBe(0);
     expect(backoffOf('waiting for its claim')).toBe(0);
+  });
+});
+
+describe('a fault with no target at first', () => {
+  const context = (running: () => PlatformProcess[], targetWaitMs?: number): NemesisContext => ({
+    kubeConfig: new KubeConfig(),
+    running,
+    gatewayUrls: [],
+    redisAnswers: () => Promise.resolve(true),
+    instancesAnswer: () => Promise.resolve(true),
+    instancePods: () => Promise.resolve([]),
+    log: () => undefined,
+    ...(targetWaitMs !== undefined ? { targetWaitMs } : {}),
+  });
+
+  it('when its target appears a moment later (a process between its crash and its restart), then the nemesis waits for it and hits it', async () => {
+    const restarted = spawn('sleep', ['600'], { stdio: 'ignore' });
+    const exited = once(restarted, 'exit');
+    try {
+      const appearsAt = Date.now() + 1_000;
+      const fault = await injectFault(
+        'kill-redis',
+        context(() => (Date.now() >= appearsAt ? [{ name: 'redis-server:6379', pid: restarted.pid! }] : [])),
+        seededRandom(29),
+        Date.now(),
+      );
+      expect(fault).toMatchObject({ kind: 'kill-redis', target: 'redis-server:6379', pid: restarted.pid });
+      expect(fault.recoveryMs).toBeGreaterThanOrEqual(0);
+      expect(faultsHit([fault])).toEqual([fault]);
+      expect((await exited)[1]).toBe('SIGKILL');
+    } finally {
+      restarted.kill('SIGKILL');
+    }
+  });
+
+  it('when no target appears within the wait, then nothing is injected and the record is a skip: no recovery, no hit of its kind', async () => {
+    const fault = await injectFault(
+      'kill-redis',
+      context(() => [], 300),
+      seededRandom(29),
+      Date.now(),
+    );
+    expect(fault).toMatchObject({ kind: 'kill-redis', target: 'none', pid: -1 });
+    expect(fault.recoveryMs).toBeUndefined();
+    expect(faultsHit([fault])).toEqual([]);
   });
 });
