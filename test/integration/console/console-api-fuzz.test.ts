@@ -49,6 +49,8 @@ const ROUTES = [
   ['GET', `/api/namespaces/${NS}/bindings/cache/dlq`],
   ['POST', `/api/namespaces/${NS}/bindings/cache/dlq/dlq_1/retry`],
   ['DELETE', `/api/namespaces/${NS}/bindings/cache/dlq/dlq_1`],
+  ['GET', `/api/namespaces/${NS}/bindings/cache/workflow-runs`],
+  ['DELETE', `/api/namespaces/${NS}/bindings/cache/workflow-runs/wfr_1`],
 ] as const;
 
 const HEADERS = ['Content-Type', 'Accept', 'Sec-Fetch-Site', 'X-Forwarded-Proto', 'X-Forwarded-For'];
