@@ -67,16 +67,19 @@ describe('delivery workers on a real Redis', () => {
     // read, a full one by its deliveries finishing. Each bound is an order of magnitude below 10 s.
     const { config, store } = setup({ pollIntervalMs: 10_000, blockMs: 10_000, workerConcurrency: 4 });
     startWorker(config);
-    // The worker's first read (group created, blocking) is what the first message must wake.
-    const groups = () =>
-      f.redis.xinfo('GROUPS', queueKeys(config.keyPrefix).stream).then(
-        (reply) => (reply as unknown[]).length,
-        () => 0,
-      );
-    await waitFor('the worker to be reading', async () => ((await groups()) > 0 ? true : undefined), {
-      timeoutMs: 5_000,
-    });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The worker's first read, blocked in Redis (flag b), is what the first message must wake.
+    const blockedInRead = async () =>
+      ((await f.redis.client('LIST')) as string)
+        .split('\n')
+        .some((client) => / flags=b /.test(client) && / cmd=xreadgroup/.test(client));
+    await waitFor(
+      'the worker to be blocked in its read',
+      async () => ((await blockedInRead()) ? true : undefined),
+      {
+        timeoutMs: 5_000,
+        intervalMs: 20,
+      },
+    );
     const lone = createMessage(request('/idle'));
     const storedAt = Date.now();
     await store.enqueue([lone]);
@@ -249,7 +252,11 @@ describe('delivery workers on a real Redis', () => {
       lastStatus: 489,
       retried: 0,
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Nothing is left to retry: no entry on the stream and none parked for a due time.
+    const keys = queueKeys(config.keyPrefix);
+    expect(await f.redis.xlen(keys.stream)).toBe(0);
+    expect(await f.redis.zscore(keys.schedule, message.id)).toBeNull();
+    expect(await f.redis.hexists(keys.scheduledMessages, message.id)).toBe(0);
     expect(f.destination.attemptsOf(message.id)).toHaveLength(1);
   });
 

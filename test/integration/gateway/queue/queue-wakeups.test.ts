@@ -233,14 +233,24 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
   });
 
   it('when the dispatch fails (the database is gone), then the wake-up is dropped quietly and not retried in a loop', async () => {
-    let calls = 0;
-    const wakeups = new QueueWakeups(async () => {
-      calls += 1;
-      throw new Error('Connection is closed.');
+    const dispatched: string[] = [];
+    const wakeups = new QueueWakeups(async (queue) => {
+      dispatched.push(queue);
+      if (queue === 'q') throw new Error('Connection is closed.');
+      return undefined;
     });
     wakeups.wakeIn('q', 0);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(calls).toBe(1);
+    await waitFor('the failed dispatch', async () => (dispatched.length > 0 ? true : undefined), {
+      timeoutMs: 5_000,
+      intervalMs: 5,
+    });
+    // A wake-up armed after the failure was handled runs, and q's has not come again before it.
+    wakeups.wakeIn('later', 0);
+    await waitFor('the later wake-up', async () => (dispatched.includes('later') ? true : undefined), {
+      timeoutMs: 5_000,
+      intervalMs: 5,
+    });
+    expect(dispatched).toEqual(['q', 'later']);
     expect(wakeups.size).toBe(0);
     wakeups.stop();
   });
