@@ -103,6 +103,9 @@ export function publishRoutes(options: {
    * told which items failed does not send the stored ones again.
    */
   const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<StoreOutcome[]> => {
+    // A binding without a daily limit (the default) has nothing to count or give back: its
+    // publishes skip both steps and their promises.
+    if (target.limits.maxMessagesPerDay <= 0) return storeTaken(target, requests, () => undefined);
     const redis = connections.get(target);
     // Counted first, all or none: a request over the daily limit stores nothing, workflow runs included.
     const taken = await storeCall('count the messages', () =>
@@ -131,14 +134,14 @@ export function publishRoutes(options: {
     const redis = connections.get(target);
     const stores = new BindingStores({ redis, keys, config, target });
     const { eventCap } = stores;
+    const created = requests.map((request) => createMessage(request));
     // Workflow messages become their run's deliveries first (a trigger of a run that exists is
     // answered there); the rest of the path stores them as any message.
-    const prepared = await storeCall('store the workflow run', () =>
-      prepareWorkflowMessages(
-        stores.workflowRuns(),
-        requests.map((request) => createMessage(request)),
-      ),
-    );
+    const prepared = created.some((message) => message.workflowPublish !== undefined)
+      ? await storeCall('store the workflow run', () =>
+          prepareWorkflowMessages(stores.workflowRuns(), created),
+        )
+      : created;
     const messages: QueueMessage[] = [];
     const deduplicationWindowMs = target.limits.deduplicationWindowMs;
     const groups = new Map<string, number[]>();
