@@ -43,5 +43,7 @@ export function decodeMessage(stored: Buffer): QueueMessage {
   ) {
     throw new CorruptMessageError('stored message metadata lacks a field');
   }
-  return { ...metadata, body: stored.subarray(end + 1) };
+  // The parsed object is this call's own: the body is set on it rather than copied into another
+  // with a spread, which costs 2 us a delivery on Node 20 (docs/queue.md, Performance).
+  return Object.assign(metadata, { body: stored.subarray(end + 1) });
 }

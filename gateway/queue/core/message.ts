@@ -141,7 +141,9 @@ export function newMessageId(): string {
 }
 
 export function createMessage(request: MessageRequest, now = Date.now()): QueueMessage {
-  return { ...request, id: newMessageId(), retried: 0, createdAt: now };
+  // Every message is made here. Object.assign, not `{ ...request, id, ... }`: on Node 20 a spread
+  // followed by more properties costs about 3 us against 0.2 (docs/queue.md, Performance).
+  return Object.assign({}, request, { id: newMessageId(), retried: 0, createdAt: now });
 }
 
 /** The queue one of whose slots the message holds once started: its own, or, for a callback, its source's. */

@@ -72,7 +72,15 @@ export function createPublishReader(options: {
       limits,
       policy,
     );
-    const request = { ...headerOptions, ...extras, destination, body, ...callerIpField({ callerIp }) };
+    // Object.assign, not spreads: on Node 20 this object as spreads cost 1.5 us a publish against
+    // 0.1 (docs/queue.md, Performance).
+    const request = Object.assign(
+      {},
+      headerOptions,
+      extras,
+      { destination, body },
+      callerIpField({ callerIp }),
+    );
     return planPublish(urlGroup ? { request, urlGroup } : { request }, groupsOf(target));
   };
 }
@@ -199,7 +207,8 @@ export function publishRoutes(options: {
     const limits = { ...config, ...publishLimitsOf(config, target) };
     const items = parseBatchRequest(await readBody(req, config.maxBatchBytes), limits, policy);
     const plans = await Promise.all(items.map((item, i) => planBatchItem(item, groupsOf(target), i)));
-    const messages = messagesOf(plans).map((request) => ({ ...request, ...callerIpField({ callerIp }) }));
+    const caller = callerIpField({ callerIp });
+    const messages = messagesOf(plans).map((request) => Object.assign({}, request, caller));
     // A batch is per item, as QStash's is: refused items answer their error in their place.
     sendJson(res, 201, answersOf(plans, messages.length > 0 ? await store(target, messages) : []));
   };

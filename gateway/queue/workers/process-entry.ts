@@ -49,13 +49,13 @@ export type EntryOutcome =
 
 /** The headers of one delivery: the message's own, then the ones the Receiver and QStash users expect. */
 export function deliveryHeaders(message: QueueMessage, signature: string): Record<string, string> {
-  const headers: Record<string, string> = {
-    ...message.headers,
-    'upstash-signature': signature,
-    'upstash-message-id': message.id,
-    'upstash-retried': String(message.retried),
-    'user-agent': USER_AGENT,
-  };
+  // Copied, then set: on Node 20 `{ ...message.headers, more }` costs about 3.5 us a delivery against
+  // 0.1 (docs/queue.md, Performance).
+  const headers: Record<string, string> = Object.assign({}, message.headers);
+  headers['upstash-signature'] = signature;
+  headers['upstash-message-id'] = message.id;
+  headers['upstash-retried'] = String(message.retried);
+  headers['user-agent'] = USER_AGENT;
   if (message.topicName !== undefined) headers['upstash-topic-name'] = message.topicName;
   if (message.scheduleId !== undefined) headers['upstash-schedule-id'] = message.scheduleId;
   return headers;
