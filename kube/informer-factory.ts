@@ -1,6 +1,7 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'winston';
 import type { BackoffPolicy } from './controller-runtime/backoff.js';
+import type { ObjectTrims } from './object-trim.js';
 import { DEFAULT_INFORMER_RESTART_BACKOFF, ResilientInformer, type Informer } from './informer.js';
 import { resourceIdentity, type WatchedResource } from './resource-path.js';
 import type { WatchTimeoutPolicy } from './watch.js';
@@ -14,6 +15,8 @@ export interface InformerFactoryOptions {
   /** How long each watch request lives (watch.ts's DEFAULT_WATCH_TIMEOUT when not given). */
   watchTimeout?: WatchTimeoutPolicy;
   onRestart?: (resource: WatchedResource) => void;
+  /** What each kind's cache need not keep (object-trim.ts): the fields no controller of this process reads. */
+  trims?: ObjectTrims;
 }
 
 /**
@@ -39,6 +42,7 @@ export class InformerFactory {
         restartBackoff: this.options.restartBackoff ?? DEFAULT_INFORMER_RESTART_BACKOFF,
         onRestart: () => this.options.onRestart?.(scoped),
         watchTimeout: this.options.watchTimeout,
+        trims: this.options.trims,
       });
       this.informers.set(identity, informer);
       if (this.started) informer.start();

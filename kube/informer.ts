@@ -10,6 +10,7 @@ import { exponentialBackoffMs, type BackoffPolicy } from './controller-runtime/b
 import { objectKeyOf, type ObjectRef } from './controller-runtime/object-key.js';
 import { toKubeApiError } from './errors.js';
 import { listObjects } from './list-objects.js';
+import { trimKey, trimObject, type ObjectTrim, type ObjectTrims } from './object-trim.js';
 import { resourceCollectionPath, type WatchedResource } from './resource-path.js';
 import { DEFAULT_WATCH_TIMEOUT, TimedWatch, type WatchTimeoutPolicy } from './watch.js';
 
@@ -37,6 +38,11 @@ export interface Informer<T extends KubernetesObject> {
   hasSynced(): boolean;
   get(ref: ObjectRef): T | undefined;
   list(namespace?: string): readonly T[];
+  /**
+   * Drops from `object`, in place, what this cache drops from the objects it holds (object-trim.ts),
+   * so that a copy kept beside the cache (an own write's answer) has the cache's shape.
+   */
+  trim(object: T): void;
   /** Handlers added before start() see an `add` for every object of the first list. Returns an unsubscribe. */
   onEvent(handler: InformerEventHandler<T>): () => void;
   start(): void;
@@ -60,6 +66,8 @@ export interface InformerOptions {
   onRestart?: () => void;
   /** How long each watch request lives (DEFAULT_WATCH_TIMEOUT); tests shorten it. */
   watchTimeout?: WatchTimeoutPolicy;
+  /** Per-kind trims of what the cache keeps, besides the metadata every cache drops (object-trim.ts). */
+  trims?: ObjectTrims | undefined;
 }
 
 export const DEFAULT_INFORMER_RESTART_BACKOFF: BackoffPolicy = Object.freeze({ baseMs: 200, maxMs: 30_000 });
@@ -74,6 +82,7 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
   private readonly lastSeen = new Map<string, T>();
   private readonly logger: Logger;
   private readonly path: string;
+  private readonly kindTrim: ObjectTrim | undefined;
   private resolveSynced!: () => void;
   private rejectSynced!: (err: Error) => void;
   private isSynced = false;
@@ -85,6 +94,7 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
   constructor(private readonly options: InformerOptions) {
     this.resource = options.resource;
     this.path = resourceCollectionPath(options.resource);
+    this.kindTrim = options.trims?.get(trimKey(options.resource));
     this.logger = options.logger.child({
       informer: this.path,
       labelSelector: options.resource.labelSelector,
@@ -119,6 +129,10 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
 
   list(namespace?: string): readonly T[] {
     return this.listWatch.list(namespace);
+  }
+
+  trim(object: T): void {
+    trimObject(object, this.kindTrim);
   }
 
   onEvent(handler: InformerEventHandler<T>): () => void {
@@ -183,11 +197,9 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
   }
 
   private dispatch(object: T, type: InformerEvent<T>['type']): void {
-    // ListWatch has just stored this very object in its cache (a delete's is already dropped).
-    // Nothing here reads managedFields (server-side apply computes them on the server), and they
-    // are often the largest part of an object: with thousands cached they are most of the heap.
-    // controller-runtime strips them for the same reason.
-    if (type !== 'delete') delete object.metadata?.managedFields;
+    // ListWatch has just stored this very object in its cache (a delete's is already dropped), so
+    // trimming it in place trims the cache, before any handler sees it.
+    if (type !== 'delete') this.trim(object);
     const key = objectKeyOf(object) ?? '';
     let event: InformerEvent<T>;
     if (type === 'update') {

@@ -1,3 +1,4 @@
+import { OPERATOR_CACHE_TRIMS } from './controllers/cache-trims.js';
 import type { KubeConfig } from '../kube/clients.js';
 import type { Logger } from 'winston';
 import type { OperatorConfig } from './config.js';
@@ -53,6 +54,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
     namespace: config.watchNamespace,
     logger,
     watchTimeout: config.kube.watchTimeout,
+    trims: OPERATOR_CACHE_TRIMS,
     onRestart: (resource) => metrics.countInformerRestart(resourceCollectionPath(resource)),
   });
   const events = new KubeEventRecorder({

@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '../kubernetes-object.js';
+import { trimObject } from '../object-trim.js';
 import { stableStringify } from '../stable-stringify.js';
 import type { ObjectKey } from './object-key.js';
 
@@ -42,10 +43,11 @@ export class RecentWrites {
     supersedes: KubernetesObject | undefined,
     written: KubernetesObject,
   ): void {
-    // As the informers do: nothing reads them, and an apply's answer carries them whole. A write
-    // stays pending until a later reconcile of its owner reads the slot, and the last write of a
-    // burst may wait for the next resync: 2,000 instances applied at once kept that many copies.
-    delete written.metadata?.managedFields;
+    // As the informers do: nothing reads managedFields, and an apply's answer carries them whole.
+    // A write stays pending until a later reconcile of its owner reads the slot, and the last write
+    // of a burst may wait for the next resync: 2,000 instances applied at once kept that many
+    // copies. A kind's own trim is its informer's (Informer.trim), applied by the caller.
+    trimObject(written);
     let slots = this.byOwner.get(owner);
     if (!slots) this.byOwner.set(owner, (slots = new Map()));
     const replaced = new Set(slots.get(slot)?.pending?.supersedes);

@@ -49,6 +49,7 @@ export class OwnedObjects {
     )
       return existing;
     const applied = await callKube(() => applyObject(this.clients.objects, desired));
+    informer.trim(applied);
     this.recent.remember(owner, slot, existing, applied);
     return applied;
   }
@@ -76,6 +77,7 @@ export class OwnedObjects {
         const created = await callKube(() =>
           this.clients.core.createNamespacedSecret({ namespace, body, fieldManager: FIELD_MANAGER }),
         );
+        informer.trim(created);
         this.recent.remember(owner, slotOf(informer, secretName), undefined, created);
         return { credentials, created: true };
       } catch (err) {

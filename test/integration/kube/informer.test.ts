@@ -1,6 +1,7 @@
 import { CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
 import { InformerStoppedError, ResilientInformer, type InformerEvent } from '../../../kube/informer.js';
+import { LAST_APPLIED_ANNOTATION, trimKey, type ObjectTrims } from '../../../kube/object-trim.js';
 import type { WatchedResource } from '../../../kube/resource-path.js';
 import type { WatchTimeoutPolicy } from '../../../kube/watch.js';
 import { createSilentLogger } from '../../../observability/logger.js';
@@ -29,6 +30,7 @@ describe('ResilientInformer', () => {
       kubeConfig?: ReturnType<typeof testControlPlane>['kubeConfig'];
       onRestart?: () => void;
       watchTimeout?: WatchTimeoutPolicy;
+      trims?: ObjectTrims;
     } = {},
   ) {
     const informer = new ResilientInformer<V1ConfigMap>({
@@ -38,6 +40,7 @@ describe('ResilientInformer', () => {
       restartBackoff: { baseMs: 50, maxMs: 400 },
       onRestart: options.onRestart,
       watchTimeout: options.watchTimeout,
+      trims: options.trims,
     });
     const events: string[] = [];
     informer.onEvent((event) => {
@@ -127,13 +130,27 @@ describe('ResilientInformer', () => {
     expect(informer.list().some((cm) => cm.metadata?.namespace === other.name)).toBe(false);
   });
 
-  it('when objects come from the list or from the watch, then the cache holds them without managedFields', async () => {
-    const listed = await put('cm-listed', '1');
+  it('when objects come from the list or from the watch, then the cache and its handlers hold them trimmed: no managedFields, no last-applied copy, nothing the kind’s trim drops', async () => {
+    const create = (name: string) =>
+      core().createNamespacedConfigMap({
+        namespace: namespace.name,
+        body: {
+          metadata: { name, annotations: { [LAST_APPLIED_ANNOTATION]: '{}', kept: 'yes' } },
+          data: { v: '1', unread: 'x'.repeat(1_000) },
+        },
+      });
+    const listed = await create('cm-listed');
     // The API server records a field manager on every write: this is what the informer drops.
     expect(listed.metadata?.managedFields?.length).toBeGreaterThan(0);
-    const { informer } = startInformer();
+    // Chosen by the informer's resource: a list's items carry no kind of their own.
+    const trims: ObjectTrims = new Map([
+      [trimKey({ apiVersion: 'v1', kind: 'ConfigMap' }), (cm) => delete (cm as V1ConfigMap).data?.unread],
+    ]);
+    const { informer } = startInformer({ trims });
+    const seen: V1ConfigMap[] = [];
+    informer.onEvent((event) => seen.push(event.object));
     await informer.synced;
-    await put('cm-watched', '1');
+    await create('cm-watched');
     const watched = await waitFor(
       'cm-watched in the cache',
       async () => informer.get({ namespace: namespace.name, name: 'cm-watched' }),
@@ -141,7 +158,11 @@ describe('ResilientInformer', () => {
     );
     const cached = [informer.get({ namespace: namespace.name, name: 'cm-listed' }), watched];
     expect(cached.map((cm) => cm?.metadata?.name)).toEqual(['cm-listed', 'cm-watched']);
-    expect(cached.map((cm) => cm?.metadata?.managedFields)).toEqual([undefined, undefined]);
+    for (const cm of [...cached, ...seen.filter((o) => o.metadata?.name?.startsWith('cm-'))]) {
+      expect(cm?.metadata?.managedFields).toBeUndefined();
+      expect(cm?.metadata?.annotations).toEqual({ kept: 'yes' });
+      expect(cm?.data).toEqual({ v: '1' });
+    }
   });
 
   it('when the API server is unreachable at start, then synced waits, and resolves once the list succeeds', async () => {
