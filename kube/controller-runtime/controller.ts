@@ -19,6 +19,13 @@ export interface WatchSource<T extends KubernetesObject = KubernetesObject> {
   toKeys(object: T): readonly ObjectKey[];
   /** Filters updates only (adds and deletes always enqueue); default: every update. */
   updatePredicate?(previous: T | undefined, current: T): boolean;
+  /**
+   * Whether an added or updated object is the version the controller's own last write of it
+   * produced: the reconcile that wrote it went on with the write's answer, so its watch event
+   * wakes nothing. Without it each object a reconcile creates or changes costs its owner one more
+   * reconcile that finds nothing to do. Deletes always enqueue.
+   */
+  isOwnWrite?(object: T): boolean;
 }
 
 /** What a controller module provides; the loop adds queueing, workers, retries and resync. */
@@ -143,6 +150,7 @@ export class Controller {
   private subscribe(source: WatchSource): void {
     source.informer.onEvent((event) => {
       if (!this.queue) return;
+      if (event.type !== 'delete' && source.isOwnWrite?.(event.object)) return;
       if (
         event.type === 'update' &&
         source.updatePredicate &&

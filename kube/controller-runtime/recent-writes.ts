@@ -86,6 +86,16 @@ export class RecentWrites {
     );
   }
 
+  /**
+   * Whether `object` is exactly the version this controller's last write to `slot` produced: its
+   * watch event then tells the owner's reconcile nothing the write's answer did not (a version
+   * someone else made, even of the status only, is never this).
+   */
+  isWrittenVersion(owner: ObjectKey, slot: string, object: KubernetesObject): boolean {
+    const version = object.metadata?.resourceVersion;
+    return version !== undefined && this.byOwner.get(owner)?.get(slot)?.writtenVersion === version;
+  }
+
   forget(owner: ObjectKey): void {
     this.byOwner.delete(owner);
   }

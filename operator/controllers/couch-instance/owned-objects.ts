@@ -37,6 +37,11 @@ export class OwnedObjects {
     return this.recent.read(owner, slotOf(informer, name), informer.get({ namespace, name }));
   }
 
+  /** Whether `object` is the version this controller's last write of it produced (RecentWrites.isWrittenVersion). */
+  isOwnWrite<T extends KubernetesObject>(owner: ObjectKey, informer: Informer<T>, object: T): boolean {
+    return this.recent.isWrittenVersion(owner, slotOf(informer, object.metadata?.name ?? ''), object);
+  }
+
   /** Server-side applies `desired` unless the current object is this controller's own write of it. */
   async apply<T extends KubernetesObject>(owner: ObjectKey, informer: Informer<T>, desired: T): Promise<T> {
     const { namespace = '', name = '' } = desired.metadata ?? {};

@@ -1,4 +1,5 @@
 import type {
+  KubernetesObject,
   V1ConfigMap,
   V1Lease,
   V1Pod,
@@ -135,6 +136,11 @@ export class CouchInstanceReconciler implements Reconciler {
       config: options.backups,
       now: this.now,
     });
+  }
+
+  /** Whether an owned object is the version this reconciler's last write of it produced (registration.ts). */
+  isOwnWrite<T extends KubernetesObject>(owner: ObjectKey, informer: Informer<T>, object: T): boolean {
+    return this.owned.isOwnWrite(owner, informer, object);
   }
 
   async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {

@@ -1,4 +1,5 @@
 import type {
+  KubernetesObject,
   V1ConfigMap,
   V1Lease,
   V1Pod,
@@ -20,6 +21,7 @@ import type { ControllerRegistration } from '../registration.js';
 import { COUCH_BACKUP_KIND, COUCH_BACKUP_PLURAL, type CouchBackup } from '../../../api/couch-backup.js';
 import { ownerKeys, ownKey } from '../../../kube/controller-runtime/key-mappers.js';
 import { isSpecOrMetadataChange } from '../../../kube/controller-runtime/predicates.js';
+import type { Informer } from '../../../kube/informer.js';
 import { CouchInstanceMetrics } from './metrics.js';
 import { CouchInstanceReconciler, type CouchInstanceInformers } from './reconciler.js';
 
@@ -73,28 +75,46 @@ export function couchInstanceInformers(informers: InformerFactory): CouchInstanc
 const isSchedulingChange = (previous: V1Pod | undefined, current: V1Pod): boolean =>
   unschedulableMessage(previous) !== unschedulableMessage(current);
 
+/**
+ * Of its StatefulSet's status the instance reads replicas and readyReplicas: the StatefulSet
+ * controller's other status writes (observedGeneration, revisions, current, updated and available
+ * counts; two or three per start) wake nothing. Changes to the spec or metadata always do.
+ */
+const isReadStatefulSetChange = (previous: V1StatefulSet | undefined, current: V1StatefulSet): boolean =>
+  isSpecOrMetadataChange(previous, current) ||
+  previous?.status?.replicas !== current.status?.replicas ||
+  previous?.status?.readyReplicas !== current.status?.readyReplicas;
+
 export const couchInstanceController: ControllerRegistration = {
   name: 'couch-instance',
   create({ informers, clients, events, config, metricsRegistry }) {
     const watched = couchInstanceInformers(informers);
     const toOwner = ownerKeys({ apiVersion: SETTEE_API_VERSION, kind: COUCH_INSTANCE_KIND });
+    const reconciler = new CouchInstanceReconciler({
+      informers: watched,
+      clients,
+      events,
+      config: config.couchInstance,
+      metrics: new CouchInstanceMetrics(metricsRegistry),
+      backups: config.backups,
+    });
+    /** The objects the reconciler writes: its own writes' events wake nothing (WatchSource.isOwnWrite). */
+    const written = <T extends KubernetesObject>(informer: Informer<T>) => ({
+      informer,
+      toKeys: toOwner,
+      isOwnWrite: (object: T) =>
+        toOwner(object).some((owner) => reconciler.isOwnWrite(owner, informer, object)),
+    });
     return {
-      reconciler: new CouchInstanceReconciler({
-        informers: watched,
-        clients,
-        events,
-        config: config.couchInstance,
-        metrics: new CouchInstanceMetrics(metricsRegistry),
-        backups: config.backups,
-      }),
+      reconciler,
       primary: watched.instances,
       workers: config.controllers.instanceWorkers,
       watches: [
         { informer: watched.instances, toKeys: ownKey, updatePredicate: isSpecOrMetadataChange },
-        { informer: watched.statefulSets, toKeys: toOwner },
-        { informer: watched.services, toKeys: toOwner },
-        { informer: watched.configMaps, toKeys: toOwner },
-        { informer: watched.secrets, toKeys: toOwner },
+        { ...written(watched.statefulSets), updatePredicate: isReadStatefulSetChange },
+        written(watched.services),
+        written(watched.configMaps),
+        written(watched.secrets),
         { informer: watched.leases, toKeys: toOwner },
         // The StatefulSet's status does not change when the scheduler gives up on its pod.
         { informer: watched.pods, toKeys: toOwner, updatePredicate: isSchedulingChange },

@@ -103,7 +103,12 @@ describe('Controller', () => {
       primary: parents,
       watches: [
         { informer: parents, toKeys: ownKey, updatePredicate: isSpecOrMetadataChange },
-        { informer: children, toKeys: ownerKeys({ apiVersion: 'v1', kind: 'ConfigMap' }) },
+        {
+          informer: children,
+          toKeys: ownerKeys({ apiVersion: 'v1', kind: 'ConfigMap' }),
+          // Stands for RecentWrites.isWrittenVersion: Secrets named own-* are "this controller's writes".
+          isOwnWrite: (object) => object.metadata?.name?.startsWith(`${prefix}own-`) ?? false,
+        },
       ],
       workers: 4,
       resyncPeriodMs: 0,
@@ -162,6 +167,39 @@ describe('Controller', () => {
       {
         timeoutMs: ROUND_TRIP_MS,
       },
+    );
+  });
+
+  it('when an owned object is the controller’s own write, then its add and update wake no reconcile, and its delete does', async () => {
+    await Promise.all([parent('quiet'), parent('woken')]);
+    await run();
+    await waitFor('the first reconciles', async () => (reconciler.calls.length >= 2 ? true : undefined), {
+      timeoutMs: ROUND_TRIP_MS,
+    });
+    const secret = (name: string, owner: string) => ({
+      metadata: { name: prefix + name, labels: { 'settee.dev/instance': prefix + owner } },
+      stringData: { k: 'v' },
+    });
+    await core().createNamespacedSecret({ namespace: namespace.name, body: secret('own-1', 'quiet') });
+    await core().replaceNamespacedSecret({
+      namespace: namespace.name,
+      name: `${prefix}own-1`,
+      body: { ...secret('own-1', 'quiet'), stringData: { k: 'changed' } },
+    });
+    // One watch delivers the Secrets' events in order: once this one's reconcile ran, the own
+    // write's events were handled before it.
+    await core().createNamespacedSecret({ namespace: namespace.name, body: secret('other', 'woken') });
+    await waitFor(
+      'the owner of the other Secret reconciled',
+      async () => (reconciler.callsFor(key('woken')).length >= 2 ? true : undefined),
+      { timeoutMs: ROUND_TRIP_MS },
+    );
+    expect(reconciler.callsFor(key('quiet'))).toHaveLength(1);
+    await core().deleteNamespacedSecret({ namespace: namespace.name, name: `${prefix}own-1` });
+    await waitFor(
+      'the owner reconciled for its deleted Secret',
+      async () => (reconciler.callsFor(key('quiet')).length >= 2 ? true : undefined),
+      { timeoutMs: ROUND_TRIP_MS },
     );
   });
 

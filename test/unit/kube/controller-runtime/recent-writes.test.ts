@@ -91,4 +91,21 @@ describe('RecentWrites', () => {
     recent.forget('ns/x');
     expect(recent.isOwnLastWrite('ns/x', 'slot', object('2'))).toBe(false);
   });
+
+  it('when an event shows exactly the version the last write produced, then it is the written version; a later one, even a status-only one of another controller, is not', () => {
+    const recent = new RecentWrites();
+    const version = (resourceVersion: string, generation: number) => ({
+      metadata: { name: 'x', resourceVersion, generation },
+    });
+    expect(recent.isWrittenVersion('ns/x', 'slot', version('2', 1))).toBe(false);
+    recent.remember('ns/x', 'slot', version('1', 1), version('2', 1));
+    expect(recent.isWrittenVersion('ns/x', 'slot', version('2', 1))).toBe(true);
+    // The StatefulSet controller's status write keeps the generation: isOwnLastWrite, but news.
+    expect(recent.isOwnLastWrite('ns/x', 'slot', version('3', 1))).toBe(true);
+    expect(recent.isWrittenVersion('ns/x', 'slot', version('3', 1))).toBe(false);
+    expect(recent.isWrittenVersion('ns/x', 'other', version('2', 1))).toBe(false);
+    expect(recent.isWrittenVersion('ns/x', 'slot', { metadata: { name: 'x' } })).toBe(false);
+    recent.forget('ns/x');
+    expect(recent.isWrittenVersion('ns/x', 'slot', version('2', 1))).toBe(false);
+  });
 });
