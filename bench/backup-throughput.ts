@@ -56,7 +56,14 @@ const NOW = 'now: level 1, packed Huffman only, two threads';
 const BACKUPS = process.env.BENCH_BACKUP_VARIANTS === 'now' ? [NOW] : Object.keys(VARIANTS);
 /** Restores of the archive as it was written before and as it is now. */
 const RESTORES = BACKUPS.includes(BEFORE) ? [BEFORE, NOW] : [NOW];
-const MODES = ['anchor', ...BACKUPS.map((v) => `backup (${v})`), ...RESTORES.map((v) => `restore (${v})`)];
+/** The archive as written now, restored waiting for each write's answer before the next (as before). */
+const ONE_WRITE = `restore (${NOW}, one write at a time)`;
+const MODES = [
+  'anchor',
+  ...BACKUPS.map((v) => `backup (${v})`),
+  ...RESTORES.map((v) => `restore (${v})`),
+  ONE_WRITE,
+];
 type Mode = string;
 
 async function send(
@@ -190,6 +197,7 @@ async function benchDataSet(
       add('anchor', await measure('anchor', env));
       for (const variant of BACKUPS) add(`backup (${variant})`, await measure('backup', variantEnv(variant)));
       for (const variant of RESTORES) add(`restore (${variant})`, await measureRestore(variantEnv(variant)));
+      add(ONE_WRITE, await measureRestore({ ...variantEnv(NOW), BENCH_RESTORE_WRITES_IN_FLIGHT: '1' }));
       console.log(
         `${label}: round ${i + 1}: ` +
           MODES.map((mode) => `${mode} ${seconds(runs[mode]?.at(-1)?.ms ?? 0)}`).join(', '),

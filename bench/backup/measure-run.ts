@@ -14,7 +14,7 @@
  * Input (environment): BENCH_COUCH_ORIGIN, BENCH_COUCH_USER, BENCH_COUCH_PASSWORD; for backup and
  * restore BENCH_S3_ENDPOINT, BENCH_S3_BUCKET, BENCH_S3_ACCESS_KEY_ID, BENCH_S3_SECRET_ACCESS_KEY and
  * BENCH_BACKUP_NAME; for backup BENCH_BACKUP_COMPRESSION (JSON CompressionOptions, optional); for
- * restore BENCH_RESTORE_ORIGIN (the engine to fill).
+ * restore BENCH_RESTORE_ORIGIN (the engine to fill) and BENCH_RESTORE_WRITES_IN_FLIGHT (optional).
  */
 import diagnostics from 'node:diagnostics_channel';
 import fs from 'node:fs';
@@ -106,6 +106,9 @@ async function restore(): Promise<number> {
       couch: { origin: env('BENCH_RESTORE_ORIGIN'), credentials, timeoutMs: 300_000 },
       storage,
       folder: backupFolder(instance, env('BENCH_BACKUP_NAME')),
+      ...(process.env.BENCH_RESTORE_WRITES_IN_FLIGHT
+        ? { writesInFlight: Number(process.env.BENCH_RESTORE_WRITES_IN_FLIGHT) }
+        : {}),
     });
     return result.manifest.archive.size;
   } finally {

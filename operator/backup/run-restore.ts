@@ -14,6 +14,7 @@ import { CouchReader, CouchRequestError, type CouchConnection, type CouchDocumen
 import type { BackupManifest } from './manifest.js';
 import { AttachmentUpload } from './attachment-upload.js';
 import type { ObjectStorage } from './object-storage.js';
+import { WritesInFlight } from './writes-in-flight.js';
 
 /** The archive is not what its manifest says, or not an archive of this format. */
 export class RestoreVerificationError extends Error {
@@ -28,7 +29,16 @@ export interface RestoreRequest {
   storage: ObjectStorage;
   /** The backup's folder in the bucket (backupFolder of run-backup.ts). */
   folder: string;
+  /** Document writes sent before the first is answered (RESTORE_WRITES_IN_FLIGHT); 1 waits for each. */
+  writesInFlight?: number;
 }
+
+/**
+ * While CouchDB writes one batch (parses it, decodes attachments, writes and syncs them) the
+ * restore reads, decompresses and sends the next. Each write in flight holds one batch of documents
+ * or an attachment's last chunk, so memory stays flat in the attachments' size.
+ */
+export const RESTORE_WRITES_IN_FLIGHT = 3;
 
 export interface RestoreResult {
   manifest: BackupManifest;
@@ -47,8 +57,9 @@ interface PendingDocument {
  * its _security, documents are written with their revision histories (`new_edits: false`, so a
  * restored document has the revision it had), and a document with attachments is written as its
  * attachments' bytes are read: its _bulk_docs request is opened at its first attachment and the
- * attachments' base64 streams into it chunk by chunk (attachment-upload.ts). Memory holds one batch
- * of documents and one chunk, whatever the attachments' size. Verified against the manifest: the
+ * attachments' base64 streams into it chunk by chunk (attachment-upload.ts). Up to
+ * RESTORE_WRITES_IN_FLIGHT writes are sent before the first is answered. Memory holds that many
+ * batches of documents and chunks, whatever the attachments' size. Verified against the manifest: the
  * archive's SHA-256, and each database's doc_count.
  */
 export async function runRestore(request: RestoreRequest): Promise<RestoreResult> {
@@ -78,6 +89,7 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
     from.on('error', (err) => to.destroy(err));
   archive.pipe(hashing).pipe(gunzip).pipe(lines);
   const pending = new Map<string, PendingDocument>();
+  const writes = new WritesInFlight(request.writesInFlight ?? RESTORE_WRITES_IN_FLIGHT);
   const keyOf = (db: string, id: string): string => `${db}\u0000${id}`;
   let upload: AttachmentUpload | undefined;
   let inAttachment = false;
@@ -91,7 +103,7 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
       pending.delete(upload.key);
       const done = upload;
       upload = undefined;
-      await done.finish();
+      await writes.add(done.finish());
     }
   };
   try {
@@ -116,7 +128,7 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
           if (stubs === 0) plain.push(doc);
           else pending.set(keyOf(record.db, doc._id), { doc, missing: stubs });
         }
-        await writeDocuments(reader, record.db, plain);
+        if (plain.length > 0) await writes.add(writeDocuments(reader, record.db, plain));
       }
       if (record.type === 'attachment') {
         const key = keyOf(record.db, record.id);
@@ -133,6 +145,7 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
       }
     }
     await finishAttachment();
+    await writes.drain();
   } finally {
     upload?.abandon();
     archive.destroy();
@@ -200,7 +213,6 @@ async function databaseExists(reader: CouchReader, name: string): Promise<boolea
 }
 
 async function writeDocuments(reader: CouchReader, db: string, docs: CouchDocument[]): Promise<void> {
-  if (docs.length === 0) return;
   checkBulkAnswers(
     db,
     await reader.json<BulkDocsAnswer>('POST', `/${encodeURIComponent(db)}/_bulk_docs`, {
