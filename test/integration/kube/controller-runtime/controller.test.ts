@@ -140,12 +140,12 @@ describe('Controller', () => {
     await waitFor('three reconciles', async () => (reconciler.calls.length >= 3 ? true : undefined), {
       timeoutMs: ROUND_TRIP_MS,
     });
-    await sleep(200);
-    expect(reconciler.calls.map((c) => c.key).sort()).toEqual([key('a'), key('b'), key('c')]);
     await annotate('b', 'x');
     await waitFor('b again', async () => (reconciler.callsFor(key('b')).length === 2 ? true : undefined), {
       timeoutMs: ROUND_TRIP_MS,
     });
+    // The change came after the whole first list: a second reconcile of a or c would have run first.
+    expect(reconciler.calls.map((c) => c.key).sort()).toEqual([key('a'), key('b'), key('b'), key('c')]);
   });
 
   it('when an owned object changes, then its owner is reconciled', async () => {
@@ -241,11 +241,26 @@ describe('Controller', () => {
     }
     // While the held reconcile ran, no other reconcile of the key started beside it.
     expect(whileHeld).toBe(2);
-    // The changes that came while it ran collapse into at most one more reconcile (not up to 10);
-    // 500 ms is ample for the 9 instant reconciles an uncollapsed burst would run.
-    await sleep(500);
+    // The changes that came while it ran collapse into one more reconcile (not up to 10): a change
+    // made after it is the fourth, which the 9 instant reconciles of an uncollapsed burst would precede.
+    await waitFor(
+      'the collapsed reconcile',
+      async () => (reconciler.callsFor(key('busy')).length >= 3 ? true : undefined),
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    const changedAt = Date.now();
+    await annotate('busy', 'after');
+    await waitFor(
+      'the reconcile of the later change',
+      async () => (reconciler.callsFor(key('busy')).some((c) => c.at >= changedAt) ? true : undefined),
+      {
+        timeoutMs: 10_000,
+      },
+    );
     expect(reconciler.overlaps).toBe(0);
-    expect(reconciler.callsFor(key('busy')).length).toBeLessThanOrEqual(3);
+    expect(reconciler.callsFor(key('busy'))).toHaveLength(4);
   });
 
   it('when a reconcile fails, then it is retried with growing backoff until it succeeds, and then forgotten', async () => {
