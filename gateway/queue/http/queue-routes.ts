@@ -83,7 +83,10 @@ export function queueRoutes(options: {
     const name = validateResourceName(params.queue, 'queue name');
     const plan = await readPublish({ req, callerIp, target, destination: params.destination! });
     // A message with a flow-control key passes its queue, then its key (admit-flow-control-entry.ts).
-    const messages = messagesOf([plan]).map((request) => createMessage({ ...request, queueName: name }));
+    // Object.assign rather than a spread followed by a property: several times cheaper on Node 20.
+    const messages = messagesOf([plan]).map((request) =>
+      createMessage(Object.assign({}, request, { queueName: name })),
+    );
     const taken = await storeCall('count the messages', () =>
       new RateLimits(redis, keys, target.limits).takeMessages(messages.length),
     );

@@ -248,16 +248,16 @@ export class ScheduleTicker {
     template: QueueMessage,
     now: number,
   ): Promise<QueueMessage[]> {
-    const message = (destination: string, topicName?: string): QueueMessage => ({
-      ...template,
-      id: newMessageId(),
-      destination,
-      retried: 0,
-      createdAt: now,
-      scheduleId: record.scheduleId,
-      ...(topicName === undefined ? {} : { topicName }),
-      ...(record.delayMs === undefined ? {} : { notBefore: now + record.delayMs }),
-    });
+    // Object.assign rather than a spread followed by properties: on Node 20 that costs about 3 us a
+    // message against 0.2 (docs/queue.md, Performance), and 10,000 schedules may tick at once.
+    const message = (destination: string, topicName?: string): QueueMessage =>
+      Object.assign(
+        {},
+        template,
+        { id: newMessageId(), destination, retried: 0, createdAt: now, scheduleId: record.scheduleId },
+        topicName === undefined ? {} : { topicName },
+        record.delayMs === undefined ? {} : { notBefore: now + record.delayMs },
+      );
     if (!isUrlGroupName(record.destination)) return [message(record.destination)];
     const group = await this.groups.get(record.destination);
     return (group?.endpoints ?? []).map((endpoint) => message(endpoint.url, record.destination));

@@ -32,7 +32,11 @@ export async function planPublish(
   return {
     kind: 'url-group',
     requests: group.endpoints.map((endpoint) => {
-      const request: MessageRequest = { ...item.request, destination: endpoint.url, topicName: name };
+      // Object.assign rather than a spread followed by properties: several times cheaper on Node 20.
+      const request: MessageRequest = Object.assign({}, item.request, {
+        destination: endpoint.url,
+        topicName: name,
+      });
       if (endpoint.name !== undefined) request.endpointName = endpoint.name;
       // One publish to a group is one message per endpoint: each is deduplicated on its own.
       const key = item.request.deduplicationKey;
