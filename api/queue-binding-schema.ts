@@ -21,6 +21,9 @@ export const DEFAULT_MAX_EVENTS = 100_000;
 /** Finished workflow runs are QStash's workflow logs (client.logs()): kept as long as its logs. */
 export const DEFAULT_WORKFLOW_RUN_RETENTION = DEFAULT_EVENT_RETENTION;
 export const DEFAULT_MAX_WORKFLOW_RUNS = 10_000;
+/** Upstash Workflow's hard limits per run ("Avoid Context and Step Limits"): 1,000 steps, 100 MB. */
+export const DEFAULT_MAX_WORKFLOW_STEPS = 1_000;
+export const DEFAULT_MAX_WORKFLOW_CONTEXT_BYTES = 100 * 1024 * 1024;
 /** Duplicates of a message are kept out for this long after it was published. */
 export const DEFAULT_DEDUPLICATION_WINDOW = '10m';
 
@@ -132,6 +135,24 @@ export const QUEUE_BINDING_LIMITS_SCHEMA = object({
       description:
         'The most finished workflow runs kept; the earliest finished go first (default 10000). Running runs ' +
         'do not count.',
+    }),
+    maxWorkflowSteps: integer({
+      minimum: 1,
+      maximum: 100_000,
+      default: DEFAULT_MAX_WORKFLOW_STEPS,
+      description:
+        "The most steps one workflow run takes (each step's publish, a parallel group's plan steps " +
+        "included); one more is refused with 412, which fails the run (default 1000, Upstash Workflow's " +
+        'hard limit).',
+    }),
+    maxWorkflowContextBytes: integer({
+      minimum: 1024,
+      maximum: 10 * 1024 * 1024 * 1024,
+      default: DEFAULT_MAX_WORKFLOW_CONTEXT_BYTES,
+      description:
+        "The largest context of one workflow run, in bytes: its payload and every step's body; a step that " +
+        "would pass it is refused with 412, which fails the run (default 104857600, Upstash Workflow's " +
+        '100 MB hard limit).',
     }),
     maxQueues: integer({
       minimum: 1,
@@ -270,6 +291,15 @@ export const QUEUE_BINDING_STATUS_LIMITS_SCHEMA = object({
     }),
     maxWorkflowRuns: integer({
       description: limit('maxWorkflowRuns', 'The most finished workflow runs kept'),
+    }),
+    maxWorkflowSteps: integer({
+      description: limit('maxWorkflowSteps', 'The most steps of one workflow run; one more is a 412'),
+    }),
+    maxWorkflowContextBytes: integer({
+      description: limit(
+        'maxWorkflowContextBytes',
+        "The largest workflow run's context, bytes; more is a 412",
+      ),
     }),
     maxQueues: integer({ description: limit('maxQueues', 'The most queues; one more is a 412') }),
     maxQueueParallelism: integer({

@@ -3,7 +3,9 @@ import {
   DEFAULT_DEDUPLICATION_WINDOW,
   DEFAULT_EVENT_RETENTION,
   DEFAULT_MAX_EVENTS,
+  DEFAULT_MAX_WORKFLOW_CONTEXT_BYTES,
   DEFAULT_MAX_WORKFLOW_RUNS,
+  DEFAULT_MAX_WORKFLOW_STEPS,
   DEFAULT_WORKFLOW_RUN_RETENTION,
   type QueueBindingLimits,
 } from './queue-binding.js';
@@ -56,6 +58,8 @@ export function resolveQueueLimits(
     maxEvents: spec?.maxEvents ?? DEFAULT_MAX_EVENTS,
     workflowRunRetention: spec?.workflowRunRetention ?? DEFAULT_WORKFLOW_RUN_RETENTION,
     maxWorkflowRuns: spec?.maxWorkflowRuns ?? DEFAULT_MAX_WORKFLOW_RUNS,
+    maxWorkflowSteps: spec?.maxWorkflowSteps ?? DEFAULT_MAX_WORKFLOW_STEPS,
+    maxWorkflowContextBytes: spec?.maxWorkflowContextBytes ?? DEFAULT_MAX_WORKFLOW_CONTEXT_BYTES,
     maxQueues: spec?.maxQueues ?? defaults.maxQueues,
     maxQueueParallelism: spec?.maxQueueParallelism ?? defaults.maxQueueParallelism,
     maxSchedules: spec?.maxSchedules ?? defaults.maxSchedules,

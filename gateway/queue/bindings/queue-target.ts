@@ -6,6 +6,8 @@ import {
   DEFAULT_DEAD_LETTER_RETENTION,
   DEFAULT_EVENT_RETENTION,
   DEFAULT_MAX_DELAY,
+  DEFAULT_MAX_WORKFLOW_CONTEXT_BYTES,
+  DEFAULT_MAX_WORKFLOW_STEPS,
   DEFAULT_WORKFLOW_RUN_RETENTION,
   ANNOTATION_ROTATE_SIGNING_KEYS,
   LABEL_QUEUE_BINDING,
@@ -81,6 +83,10 @@ export function toQueueLimits(limits: EffectiveQueueLimits): QueueLimits {
     maxEvents: limits.maxEvents,
     workflowRunRetentionMs: durationOr(limits.workflowRunRetention, DEFAULT_WORKFLOW_RUN_RETENTION),
     maxWorkflowRuns: limits.maxWorkflowRuns,
+    // A status written before the workflow run limits existed has none: Upstash Workflow's.
+    maxWorkflowSteps: (limits.maxWorkflowSteps as number | undefined) ?? DEFAULT_MAX_WORKFLOW_STEPS,
+    maxWorkflowContextBytes:
+      (limits.maxWorkflowContextBytes as number | undefined) ?? DEFAULT_MAX_WORKFLOW_CONTEXT_BYTES,
     maxQueues: limits.maxQueues,
     maxQueueParallelism: limits.maxQueueParallelism,
     maxSchedules: limits.maxSchedules,

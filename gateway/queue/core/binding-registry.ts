@@ -50,6 +50,10 @@ export interface QueueLimits {
   workflowRunRetentionMs: number;
   /** The most finished workflow runs kept (limits.maxWorkflowRuns). */
   maxWorkflowRuns: number;
+  /** The most steps of one workflow run (limits.maxWorkflowSteps). */
+  maxWorkflowSteps: number;
+  /** The largest context of one workflow run, bytes: payload and step bodies (limits.maxWorkflowContextBytes). */
+  maxWorkflowContextBytes: number;
   /** The most queues (limits.maxQueues). */
   maxQueues: number;
   /** The largest parallelism of a queue (limits.maxQueueParallelism). */

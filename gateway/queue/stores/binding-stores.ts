@@ -8,7 +8,7 @@ import { MessageStore } from './message-store.js';
 import { PendingMessages } from './pending-messages.js';
 import { QueueStore, queueWakeupsOf } from './queue-store.js';
 import type { QueueWakeups } from './queue-wakeups.js';
-import { WorkflowRunStore } from './workflow-run-store.js';
+import { WorkflowRunStore, type WorkflowRunLimits } from './workflow-run-store.js';
 import { WorkflowEventStore } from './workflow-event-store.js';
 import { FlowControlStore } from './flow-control-store.js';
 import type { QueueMessage } from '../core/message.js';
@@ -25,12 +25,15 @@ export class BindingStores {
   /** eventCapOf the binding: 0 when events are not recorded. */
   readonly eventCap: number;
   private readonly config: QueueConfig;
+  private readonly runLimits: WorkflowRunLimits;
 
   constructor(options: { redis: Redis; keys: QueueKeys; config: QueueConfig; target: QueueTarget }) {
     this.redis = options.redis;
     this.keys = options.keys;
     this.config = options.config;
     this.eventCap = eventCapOf(options.config, options.target);
+    const { maxWorkflowSteps, maxWorkflowContextBytes } = options.target.limits;
+    this.runLimits = { maxSteps: maxWorkflowSteps, maxContextBytes: maxWorkflowContextBytes };
   }
 
   /** This replica's wake-ups of the database's queues (queueWakeupsOf); undefined when turned off. */
@@ -55,7 +58,7 @@ export class BindingStores {
   }
 
   workflowRuns(): WorkflowRunStore {
-    return new WorkflowRunStore(this.redis, this.keys);
+    return new WorkflowRunStore(this.redis, this.keys, this.runLimits);
   }
 
   workflowEvents(): WorkflowEventStore {

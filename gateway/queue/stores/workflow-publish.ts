@@ -124,6 +124,18 @@ async function prepareOne(
   });
 }
 
+/** A request's steps of one run (a parallel group's plan steps) are refused together when they do not all fit. */
+async function assertRoomForSteps(runs: WorkflowRunStore, messages: readonly QueueMessage[]): Promise<void> {
+  const perRun = new Map<string, { steps: number; bytes: number }>();
+  for (const { workflowPublish, body } of messages) {
+    if (workflowPublish === undefined || workflowPublish.init || isCallRequest(workflowPublish)) continue;
+    const sum = perRun.get(workflowPublish.runId) ?? { steps: 0, bytes: 0 };
+    perRun.set(workflowPublish.runId, { steps: sum.steps + 1, bytes: sum.bytes + body.length });
+  }
+  for (const [runId, { steps, bytes }] of perRun)
+    if (steps > 1) await runs.assertRoomFor(runId, steps, bytes);
+}
+
 /**
  * Each message as the queue stores it, or, for a trigger of a run that exists, its answer. Plain
  * messages pass unchanged; every message leaves without its `workflowPublish`.
@@ -132,6 +144,7 @@ export async function prepareWorkflowMessages(
   runs: WorkflowRunStore,
   messages: readonly QueueMessage[],
 ): Promise<(QueueMessage | EnqueueAnswer)[]> {
+  await assertRoomForSteps(runs, messages);
   const prepared: (QueueMessage | EnqueueAnswer)[] = [];
   for (const message of messages) {
     const { workflowPublish, ...published } = message;

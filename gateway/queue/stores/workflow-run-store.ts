@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { InvalidRequestError } from '../core/errors.js';
+import { InvalidRequestError, QuotaExceededError } from '../core/errors.js';
 import type { QueueKeys } from '../core/keys.js';
 import { appendWorkflowStep } from '../scripts/append-workflow-step.js';
 import { dropWorkflowRuns } from '../scripts/drop-workflow-runs.js';
@@ -57,6 +57,39 @@ function parseCursor(cursor: string | undefined): [string, string | undefined] {
   return [match[1]!, match[2]!];
 }
 
+/**
+ * A binding's limits on one run (limits.maxWorkflowSteps, maxWorkflowContextBytes): the steps it
+ * takes after its payload, and its context, the payload's and the steps' body bytes.
+ */
+export interface WorkflowRunLimits {
+  maxSteps: number;
+  maxContextBytes: number;
+}
+
+/** What a store that only reads runs is given: nothing is refused. */
+const NO_RUN_LIMITS: WorkflowRunLimits = {
+  maxSteps: Number.MAX_SAFE_INTEGER,
+  maxContextBytes: Number.MAX_SAFE_INTEGER,
+};
+
+/**
+ * The 412 a step past a run's limits gets: the SDK makes it a WorkflowNonRetryableError, so the
+ * delivery that published it fails without retries and the run fails with this message.
+ */
+function overRunLimit(
+  runId: string,
+  limits: WorkflowRunLimits,
+  over: { steps: number } | { context: number },
+) {
+  return new QuotaExceededError(
+    'steps' in over
+      ? `workflow run ${runId} has ${over.steps} steps, ${limits.maxSteps} at most (maxWorkflowSteps): ` +
+          'split it with context.invoke'
+      : `workflow run ${runId}'s context would pass ${limits.maxContextBytes} bytes (maxWorkflowContextBytes; ` +
+          `${over.context} so far): split it with context.invoke`,
+  );
+}
+
 export type StartOutcome = { started: true; body: Buffer } | { started: false; firstMessageId: string };
 export type AppendOutcome = { appended: true; body: Buffer } | { appended: false; state: string };
 
@@ -65,6 +98,8 @@ export class WorkflowRunStore {
   constructor(
     private readonly redis: Redis,
     private readonly keys: QueueKeys,
+    /** What start and append refuse past (none: a store that only reads). */
+    private readonly limits: WorkflowRunLimits = NO_RUN_LIMITS,
   ) {}
 
   async start(input: {
@@ -74,6 +109,9 @@ export class WorkflowRunStore {
     firstStep: RawStep;
   }): Promise<StartOutcome> {
     const { runId, config, createdAt, firstStep } = input;
+    // The payload is the run's first context.
+    const payloadBytes = Buffer.byteLength(firstStep.body, 'base64');
+    if (payloadBytes > this.limits.maxContextBytes) throw overRunLimit(runId, this.limits, { context: 0 });
     const k = this.keys;
     const [started, value] = (await startWorkflowRun.run(
       this.redis,
@@ -85,6 +123,7 @@ export class WorkflowRunStore {
         JSON.stringify(firstStep),
         firstStep.messageId,
         WORKFLOW_INLINE_STEPS_BYTES,
+        payloadBytes,
       ],
     )) as [number, string];
     return started === 1
@@ -92,16 +131,44 @@ export class WorkflowRunStore {
       : { started: false, firstMessageId: value };
   }
 
+  /** Appends a step; one past the run's limits is a 412. */
   async append(runId: string, step: RawStep): Promise<AppendOutcome> {
     const k = this.keys;
-    const [appended, value] = (await appendWorkflowStep.run(
+    const [outcome, value] = (await appendWorkflowStep.run(
       this.redis,
       [k.workflowRun(runId), k.workflowSteps(runId)],
-      [JSON.stringify(step), WORKFLOW_INLINE_STEPS_BYTES],
+      [
+        JSON.stringify(step),
+        WORKFLOW_INLINE_STEPS_BYTES,
+        Buffer.byteLength(step.body, 'base64'),
+        this.limits.maxSteps,
+        this.limits.maxContextBytes,
+      ],
     )) as [number, string];
-    return appended === 1
+    if (outcome === 2) throw overRunLimit(runId, this.limits, { steps: Number(value) });
+    if (outcome === 3) throw overRunLimit(runId, this.limits, { context: Number(value) });
+    return outcome === 1
       ? { appended: true, body: Buffer.from(value, 'utf8') }
       : { appended: false, state: value };
+  }
+
+  /**
+   * Refuses (412) `steps` more steps of `bodyBytes` in all that would pass the run's limits: a
+   * parallel group's steps come in one request, and none of them is appended when they do not
+   * all fit (append checks each again, for a request racing this one).
+   */
+  async assertRoomFor(runId: string, steps: number, bodyBytes: number): Promise<void> {
+    const k = this.keys;
+    const [count, context] = await Promise.all([
+      this.redis.llen(k.workflowSteps(runId)),
+      this.redis.hget(k.workflowRun(runId), 'contextBytes'),
+    ]);
+    const stepsSoFar = Math.max(0, count - 1);
+    if (stepsSoFar + steps > this.limits.maxSteps)
+      throw overRunLimit(runId, this.limits, { steps: stepsSoFar });
+    const contextSoFar = Number(context ?? 0);
+    if (contextSoFar + bodyBytes > this.limits.maxContextBytes)
+      throw overRunLimit(runId, this.limits, { context: contextSoFar });
   }
 
   /** Ends a running run; false when it was not running. */

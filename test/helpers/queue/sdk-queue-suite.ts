@@ -2,7 +2,7 @@ import type { Client } from '@upstash/qstash';
 import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
-import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
+import type { QueueLimits, QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
 import type { QueueConfig } from '../../../gateway/queue/core/config.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
 import { startTestQueueGateway, type TestQueueGateway } from './queue-gateway.js';
@@ -46,8 +46,15 @@ export interface SdkQueueSuite {
  * two gateway replicas (each its own consumer in the group, sharing the database's slot counts)
  * for the suite; before each test, no delivery held, the receiver answering 200 and no queue left.
  */
-export function useSdkQueueSuite(): SdkQueueSuite {
-  const config = testQueueConfig();
+export function useSdkQueueSuite(
+  options: {
+    /** tenant-a's limits besides its queue ones (a workflow run's, say). */
+    limits?: Partial<QueueLimits>;
+    /** The replicas' settings besides the test defaults. */
+    config?: Partial<QueueConfig>;
+  } = {},
+): SdkQueueSuite {
+  const config = testQueueConfig(options.config);
   let redis: RedisServer;
   let otherRedis: RedisServer;
   let replicas: TestQueueGateway[];
@@ -67,7 +74,7 @@ export function useSdkQueueSuite(): SdkQueueSuite {
       namespace: 'tenant-a',
       name: 'cache',
       signingKey,
-      limits: { maxQueues: 4, maxQueueParallelism: 8 },
+      limits: { maxQueues: 4, maxQueueParallelism: 8, ...options.limits },
     });
     otherTarget = testQueueTarget(otherRedis, { namespace: 'tenant-b', name: 'cache' });
     receiver = await startTestReceiver({ currentSigningKey: signingKey });
@@ -75,7 +82,7 @@ export function useSdkQueueSuite(): SdkQueueSuite {
     replicas = await Promise.all(
       ['replica-a', 'replica-b'].map((consumerName) =>
         startTestQueueGateway({
-          config: testQueueConfig({ consumerName }),
+          config: testQueueConfig({ ...options.config, consumerName }),
           targets: [target, otherTarget],
         }),
       ),

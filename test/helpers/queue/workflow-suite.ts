@@ -32,8 +32,11 @@ export interface WorkflowSuite {
  * trigger through replica-a's client crosses replicas) and closed after them. `serve` is called
  * in beforeAll, so workflows may use what the describe block defines after this call.
  */
-export function useWorkflowSuite(serve: () => WorkflowSuiteEndpoints): WorkflowSuite {
-  const queue = useSdkQueueSuite();
+export function useWorkflowSuite(
+  serve: () => WorkflowSuiteEndpoints,
+  options: Parameters<typeof useSdkQueueSuite>[0] = {},
+): WorkflowSuite {
+  const queue = useSdkQueueSuite(options);
   let endpoints: WorkflowEndpoints;
 
   beforeAll(async () => {

@@ -12,6 +12,8 @@ describe("a binding's effective limits", () => {
       maxEvents: 100_000,
       workflowRunRetention: '3d',
       maxWorkflowRuns: 10_000,
+      maxWorkflowSteps: 1_000,
+      maxWorkflowContextBytes: 104_857_600,
       maxQueues: 10,
       maxQueueParallelism: 100,
       maxSchedules: 10,

@@ -1,4 +1,4 @@
-import { DestinationRefusedError, InvalidRequestError } from '../../core/errors.js';
+import { DestinationRefusedError, InvalidRequestError, QuotaExceededError } from '../../core/errors.js';
 import type { MessageRequest } from '../../core/message.js';
 import { parsePublishExtras } from './publish-extras.js';
 import { lowerCaseHeaders, parsePublishHeaders, type PublishLimits } from './publish-headers.js';
@@ -19,6 +19,17 @@ function itemBody(item: BatchItemInput, headers: Record<string, string>): Buffer
   if (typeof item.body === 'string') return Buffer.from(item.body, 'utf8');
   headers['content-type'] ??= 'application/json';
   return Buffer.from(JSON.stringify(item.body), 'utf8');
+}
+
+/** An item carrying a workflow run id: a step of a run (the schema is checked after). */
+function isWorkflowStep(item: unknown): boolean {
+  const headers =
+    typeof item === 'object' && item !== null ? (item as { headers?: unknown }).headers : undefined;
+  return (
+    typeof headers === 'object' &&
+    headers !== null &&
+    Object.keys(headers).some((name) => name.toLowerCase() === 'upstash-workflow-runid')
+  );
 }
 
 /**
@@ -57,9 +68,12 @@ export function parseBatchRequest(
   if (!Array.isArray(parsed)) throw new InvalidRequestError('the batch must be a JSON array');
   if (parsed.length === 0) throw new InvalidRequestError('the batch is empty');
   if (parsed.length > limits.maxBatchSize) {
-    throw new InvalidRequestError(
-      `the batch has ${parsed.length} messages, more than the allowed ${limits.maxBatchSize}`,
-    );
+    const message = `the batch has ${parsed.length} messages, more than the allowed ${limits.maxBatchSize}`;
+    // A workflow's parallel group is one batch of its steps (the SDK's submitParallelSteps). The
+    // SDK takes a 400 there as "the run was cancelled" and stops silently; a 412 fails the run.
+    if (isWorkflowStep(parsed[0]))
+      throw new QuotaExceededError(`${message}: a workflow's parallel group takes at most that many steps`);
+    throw new InvalidRequestError(message);
   }
   if (!validateBatch(parsed)) throw new InvalidRequestError(describeSchemaError(validateBatch.errors));
   return parsed.map((item, index) => {

@@ -226,6 +226,8 @@ describe('the QueueBinding controller', () => {
       maxEvents: 100_000,
       workflowRunRetention: '3d',
       maxWorkflowRuns: 10_000,
+      maxWorkflowSteps: 1_000,
+      maxWorkflowContextBytes: 104_857_600,
       maxQueues: 10,
       maxQueueParallelism: 100,
       // SETTEE_QUEUE_MAX_SCHEDULES on the operator; spec.limits.maxUrlGroups over its default of 3.
