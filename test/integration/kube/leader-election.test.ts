@@ -19,8 +19,35 @@ interface Timeline {
   entries: string[];
 }
 
+/** An elector's Lease requests: `sent` as it makes them, `read` once a read of the Lease answered. */
+interface LeaseTraffic {
+  sent: number;
+  read: number;
+}
+
+/** `api`, counting the requests made through it into `traffic`. */
+function counting(api: CustomObjectsApi, traffic: LeaseTraffic): CustomObjectsApi {
+  return new Proxy(api, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        traffic.sent += 1;
+        const answer = Promise.resolve(value.apply(target, args) as unknown);
+        if (property === 'getNamespacedCustomObject')
+          answer.then(
+            () => (traffic.read += 1),
+            () => undefined,
+          );
+        return answer;
+      };
+    },
+  });
+}
+
 describe('LeaderElector', () => {
   const electors: LeaderElector[] = [];
+  const traffic = new Map<LeaderElector, LeaseTraffic>();
   const forwarders: TcpForwarder[] = [];
   let leaseName = '';
   let counter = 0;
@@ -40,8 +67,9 @@ describe('LeaderElector', () => {
     kubeConfig: KubeConfig = testControlPlane().kubeConfig,
     options: { stopping?: () => Promise<void>; leaseDurationMs?: number } = {},
   ) {
+    const counts: LeaseTraffic = { sent: 0, read: 0 };
     const created = new LeaderElector({
-      customObjects: kubeConfig.makeApiClient(CustomObjectsApi),
+      customObjects: counting(kubeConfig.makeApiClient(CustomObjectsApi), counts),
       namespace: namespace.name,
       leaseName,
       identity,
@@ -56,8 +84,21 @@ describe('LeaderElector', () => {
       onLostLeadership: () => timeline.entries.push(`${identity} lost`),
     });
     electors.push(created);
+    traffic.set(created, counts);
     created.start();
     return created;
+  }
+
+  /** Until `candidate` has read the Lease twice: its first attempt to acquire it is over. */
+  async function triedToAcquire(candidate: LeaderElector): Promise<void> {
+    await waitFor(
+      'the standby to try for the Lease',
+      async () => (traffic.get(candidate)!.read >= 2 ? true : undefined),
+      {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+      },
+    );
   }
 
   const readLease = () =>
@@ -99,7 +140,7 @@ describe('LeaderElector', () => {
     const a = elector('a', timeline, undefined, { leaseDurationMs });
     await firstLeader(a);
     const b = elector('b', timeline, undefined, { leaseDurationMs });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await triedToAcquire(b);
     expect(b.isLeader).toBe(false);
     const recording = await recordLeaseVersions(namespace.name, leaseName);
     try {
@@ -130,7 +171,7 @@ describe('LeaderElector', () => {
     const a = elector('a', timeline, forwarder.kubeConfigThrough(testControlPlane().kubeConfig));
     await firstLeader(a);
     const b = elector('b', timeline);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await triedToAcquire(b);
     const cutAt = Date.now();
     await forwarder.cut();
     await waitFor('a to step down', async () => (a.isLeader ? undefined : true), {
@@ -148,7 +189,14 @@ describe('LeaderElector', () => {
     expect(timeline.entries).toEqual(['a started', 'a stopped', 'a lost', 'b started']);
     // Once reachable again, a stays out: its process would have exited on the loss.
     await forwarder.restore();
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    const sentByA = traffic.get(a)!.sent;
+    const sentByB = traffic.get(b)!.sent;
+    // b renewing twice more takes over a retry period, in which a, were it standing again, would try too.
+    await waitFor('b to renew twice', async () => (traffic.get(b)!.sent >= sentByB + 4 ? true : undefined), {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
+    expect(traffic.get(a)!.sent).toBe(sentByA);
     expect(a.isLeader).toBe(false);
     expect(b.isLeader).toBe(true);
   });
