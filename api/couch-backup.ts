@@ -1,5 +1,5 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import { SETTEE_GROUP, type SETTEE_API_VERSION } from './contract.js';
+import type { SETTEE_API_VERSION } from './contract.js';
 import type {
   COUCH_BACKUP_PHASES,
   COUCH_BACKUP_SPEC_SCHEMA,
@@ -19,7 +19,6 @@ export const COUCH_BACKUP_KIND = 'CouchBackup';
 export const COUCH_BACKUP_PLURAL = 'couchbackups';
 export const COUCH_BACKUP_SINGULAR = 'couchbackup';
 export const COUCH_BACKUP_SHORT_NAME = 'cbak';
-export const COUCH_BACKUP_CRD_NAME = `${COUCH_BACKUP_PLURAL}.${SETTEE_GROUP}`;
 
 export { COUCH_BACKUP_PHASES, COUCH_BACKUP_TRIGGERS } from './couch-backup-schema.js';
 export type CouchBackupPhase = (typeof COUCH_BACKUP_PHASES)[number];

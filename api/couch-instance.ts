@@ -1,5 +1,5 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import { SETTEE_GROUP, type SETTEE_API_VERSION } from './contract.js';
+import type { SETTEE_API_VERSION } from './contract.js';
 import type { Condition } from './conditions.js';
 import type {
   COUCH_INSTANCE_ADDONS_SCHEMA,
@@ -19,7 +19,6 @@ export const COUCH_INSTANCE_KIND = 'CouchInstance';
 export const COUCH_INSTANCE_PLURAL = 'couchinstances';
 export const COUCH_INSTANCE_SINGULAR = 'couchinstance';
 export const COUCH_INSTANCE_SHORT_NAME = 'couch';
-export const COUCH_INSTANCE_CRD_NAME = `${COUCH_INSTANCE_PLURAL}.${SETTEE_GROUP}`;
 
 export { COUCH_INSTANCE_PHASES } from './couch-instance-status-schema.js';
 export type CouchInstancePhase = (typeof COUCH_INSTANCE_PHASES)[number];

@@ -1,6 +1,6 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { SETTEE_API_VERSION } from './contract.js';
-import { QUEUE_PATH_PREFIX, SETTEE_GROUP } from './contract.js';
+import { QUEUE_PATH_PREFIX } from './contract.js';
 import type { Infer } from './crd-schema.js';
 import type {
   QUEUE_BINDING_CONNECTION_SCHEMA,
@@ -24,7 +24,6 @@ export const QUEUE_BINDING_KIND = 'QueueBinding';
 export const QUEUE_BINDING_PLURAL = 'queuebindings';
 export const QUEUE_BINDING_SINGULAR = 'queuebinding';
 export const QUEUE_BINDING_SHORT_NAME = 'qb';
-export const QUEUE_BINDING_CRD_NAME = `${QUEUE_BINDING_PLURAL}.${SETTEE_GROUP}`;
 
 export {
   DEFAULT_DATABASE_PORT,

@@ -1,7 +1,6 @@
 import { BadInputError } from '../http/errors.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /** A namespace from the URL: a DNS label, so it can go into an API path as it is. */
 export function checkNamespace(value: unknown): string {
@@ -22,8 +21,4 @@ export function checkObjectName(value: unknown, field = 'name'): string {
       },
     );
   return value;
-}
-
-export function isDnsSubdomain(value: string): boolean {
-  return value.length <= 253 && DNS_SUBDOMAIN.test(value);
 }

@@ -7,8 +7,6 @@
  */
 export type RequestClass = 'read' | 'write' | 'query';
 
-export const REQUEST_CLASSES: readonly RequestClass[] = ['read', 'write', 'query'];
-
 const QUESTION_MARK = 0x3f;
 const SLASH = 0x2f;
 const UNDERSCORE = 0x5f;
