@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, stop } from 'esbuild';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Inside the repository, so that a bundle resolves its npm packages from its node_modules.
@@ -16,6 +16,21 @@ const BUILD_DIR = path.join(ROOT, '.settee', 'build');
  * entry must not locate files through import.meta.url, which would name the bundle's folder.
  */
 export async function bundleEntry(entry: string): Promise<string> {
+  building += 1;
+  try {
+    return await bundle(entry);
+  } finally {
+    // esbuild keeps a service process for the next build, with this process's environment: once
+    // no build is left, it is stopped, so no child of ours outlives the start (the chaos soak
+    // counts every process with its environment marker as leaked); a later build starts another.
+    building -= 1;
+    if (building === 0) await stop();
+  }
+}
+
+let building = 0;
+
+async function bundle(entry: string): Promise<string> {
   const absolute = path.resolve(ROOT, entry);
   // gateway/main.ts -> gateway-main.<hash>.mjs: every entry's bundles apart from another's.
   const name = path.relative(ROOT, absolute).replace(/\.ts$/, '').replaceAll(path.sep, '-');

@@ -155,3 +155,21 @@ export function isProcessAlive(pid: number): boolean {
     return false;
   }
 }
+
+/**
+ * The processes (but this one) whose environment holds `entry` ("NAME=value"), from /proc: the
+ * children a run marked through its environment, found even after their parent let them go.
+ */
+export function processesWithEnv(entry: string): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e) && Number(e) !== process.pid)
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/environ`).includes(`${entry}\0`);
+      } catch {
+        return false;
+      }
+    });
+}

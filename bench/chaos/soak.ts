@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +8,7 @@ import { LABEL_INSTANCE, SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from
 import { COUCH_INSTANCE_KIND, COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
 import { QueueEnvKey } from '../../api/queue-binding.js';
 import { startLocalPlatform } from '../../local/platform.js';
+import { processesWithEnv } from '../../local/process.js';
 import { waitFor } from '../../local/wait.js';
 import {
   faultKindSchedule,
@@ -355,18 +355,4 @@ function connectBindingRedis(queueUrl: URL, token: string, running: Array<{ name
       connectTimeout: 1_000,
       lazyConnect: false,
     }).on('error', () => undefined));
-}
-
-function processesWithEnv(entry: string): number[] {
-  return fs
-    .readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e) && Number(e) !== process.pid)
-    .map(Number)
-    .filter((pid) => {
-      try {
-        return fs.readFileSync(`/proc/${pid}/environ`).includes(`${entry}\0`);
-      } catch {
-        return false;
-      }
-    });
 }
