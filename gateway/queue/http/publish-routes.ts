@@ -119,7 +119,10 @@ export function publishRoutes(options: {
     const taken = await storeCall('count the messages', () =>
       new RateLimits(redis, keys, target.limits).takeMessages(requests.length),
     );
-    // What was not stored new (refused, a duplicate, or not stored at all) is given back.
+    // What was not stored new (refused, a duplicate, or not stored at all) is given back. On a
+    // store error, the groups whose scripts answered stay charged and the rest is given back: a
+    // failing script whose reply was lost may have stored its messages, which then go uncharged,
+    // a bounded under-count on the tenant's side (docs/limits.md).
     let storedNew = 0;
     try {
       const answers = await storeTaken(target, requests, (outcomes) => {
