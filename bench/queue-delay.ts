@@ -23,6 +23,7 @@ import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { startArrivalReceiver, type ArrivalReceiver } from './lib/arrival-receiver.js';
 import { median, quantile, round } from './lib/stats.js';
 import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
+import { queueApi } from './queue/queue-api.js';
 
 const KEY_PREFIX = '{bench}:';
 const ROUNDS = Number(process.env.QUEUE_DELAY_BENCH_ROUNDS ?? '3');
@@ -41,15 +42,6 @@ interface Lateness {
   p50: number;
   p99: number;
   max: number;
-}
-
-async function api(base: string, token: string, route: string, init: RequestInit): Promise<Response> {
-  const response = await fetch(`${base}${route}`, {
-    ...init,
-    headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string>) },
-  });
-  if (!response.ok) throw new Error(`${route}: ${response.status} ${await response.text()}`);
-  return response;
 }
 
 function startGateway(target: QueueTarget, env: Record<string, string>): Promise<QueueGatewayProcess> {
@@ -73,13 +65,13 @@ async function delayRound(
         .sort((a, b) => a - b);
       for (const [m, delay] of delays.entries()) {
         const base = bases[(q + m) % bases.length]!;
-        const response = await api(base, token, `/v2/enqueue/delay-q${q}/${receiver.url}/q${q}`, {
+        const response = await queueApi(base, token, `/v2/enqueue/delay-q${q}/${receiver.url}/q${q}`, {
           method: 'POST',
           headers: { 'upstash-delay': `${delay}ms`, 'content-type': 'text/plain' },
           body: `m${m}`,
         });
         const { messageId } = (await response.json()) as { messageId: string };
-        const stored = (await (await api(base, token, `/v2/messages/${messageId}`, {})).json()) as {
+        const stored = (await (await queueApi(base, token, `/v2/messages/${messageId}`, {})).json()) as {
           notBefore: number;
         };
         notBefore.set(messageId, stored.notBefore);
@@ -120,7 +112,7 @@ async function main(): Promise<void> {
         gateways.push(await startGateway(target, mode.env), await startGateway(target, mode.env));
         const bases = gateways.map((g) => `${g.baseUrl}/queue/bench/db`);
         for (let q = 0; q < QUEUES; q += 1)
-          await api(bases[0]!, target.token, '/v2/queues', {
+          await queueApi(bases[0]!, target.token, '/v2/queues', {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
             body: JSON.stringify({ queueName: `delay-q${q}`, parallelism: PER_QUEUE }),

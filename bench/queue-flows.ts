@@ -44,6 +44,7 @@ import {
 } from './lib/arrival-receiver.js';
 import { median, quantile, round } from './lib/stats.js';
 import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
+import { queueApi } from './queue/queue-api.js';
 
 const KEY_PREFIX = '{bench}:';
 const SIGNING_KEY = 'sig_7kYjw48mhY7kAjqNGcy6cr29RJ6r';
@@ -70,22 +71,13 @@ function startGateway(target: QueueTarget, env: Record<string, string> = {}): Pr
   });
 }
 
-async function api(base: string, token: string, route: string, init: RequestInit): Promise<Response> {
-  const response = await fetch(`${base}${route}`, {
-    ...init,
-    headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string>) },
-  });
-  if (!response.ok) throw new Error(`${route}: ${response.status} ${await response.text()}`);
-  return response;
-}
-
 /** Creates SCHEDULES schedules through the API (20 at a time); returns their ids. */
 async function createSchedules(base: string, token: string, receiver: string): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < SCHEDULES; i += 20) {
     const created = await Promise.all(
       Array.from({ length: Math.min(20, SCHEDULES - i) }, (_, j) =>
-        api(base, token, `/v2/schedules/${receiver}/s/${i + j}`, {
+        queueApi(base, token, `/v2/schedules/${receiver}/s/${i + j}`, {
           method: 'POST',
           headers: { 'upstash-cron': '0 0 1 1 *', 'content-type': 'application/json' },
           body: '{"report":1}',
@@ -130,7 +122,7 @@ async function timeDeliveries(
       while (next < count) {
         const i = next++;
         const at = Date.now();
-        const response = await api(bases[i % bases.length]!, token, route(i), {
+        const response = await queueApi(bases[i % bases.length]!, token, route(i), {
           method: 'POST',
           headers,
           body: `{"i":${i}}`,
@@ -190,12 +182,12 @@ const SEND_KINDS: readonly SendKind[] = [
 async function benchQueues(bases: readonly string[], token: string, receiver: Receiver): Promise<void> {
   const kinds = SEND_KINDS.map((kind) => kind.name);
   for (const [i, parallelism] of PARALLELISMS.entries())
-    await api(bases[0]!, token, '/v2/queues', {
+    await queueApi(bases[0]!, token, '/v2/queues', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ queueName: `q${i}`, parallelism }),
     });
-  await api(bases[0]!, token, '/v2/queues', {
+  await queueApi(bases[0]!, token, '/v2/queues', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ queueName: QUEUE_FLOW_QUEUE, parallelism: 10 }),
@@ -424,7 +416,7 @@ async function benchSchedules(
 /** 2. Fan-out to a 100-endpoint group against a batch of the same 100 messages, one replica. */
 async function benchFanOut(base: string, token: string, receiver: Receiver): Promise<void> {
   const endpoints = Array.from({ length: ENDPOINTS }, (_, i) => ({ url: `${receiver.url}/fan/${i}` }));
-  await api(base, token, '/v2/topics/fan/endpoints', {
+  await queueApi(base, token, '/v2/topics/fan/endpoints', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ endpoints }),
@@ -444,11 +436,11 @@ async function benchFanOut(base: string, token: string, receiver: Receiver): Pro
   };
   for (let round = 0; round < ROUNDS * 3; round += 1) {
     groupMs.push(
-      await timeToLast(() => api(base, token, '/v2/publish/fan', { method: 'POST', body: '{"n":1}' })),
+      await timeToLast(() => queueApi(base, token, '/v2/publish/fan', { method: 'POST', body: '{"n":1}' })),
     );
     batchMs.push(
       await timeToLast(() =>
-        api(base, token, '/v2/batch', {
+        queueApi(base, token, '/v2/batch', {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: batchBody,
