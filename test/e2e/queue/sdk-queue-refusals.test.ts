@@ -1,6 +1,6 @@
 import { snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 import { quietly } from '../../helpers/queue/quietly.js';
-import { sleep, useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
+import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
 
 /**
  * Queue requests refused through the unchanged SDK on two gateway replicas: bad input and the
@@ -102,7 +102,7 @@ describe("queue requests refused with the @upstash/qstash SDK: bad input, the bi
       { messageId: expect.stringMatching(/^msg_/) },
     ]);
     await delivered(2);
-    await sleep(200);
+    await suite.deliveredPastThis();
     expect(
       bodies()
         .map((b) => JSON.parse(b) as string)

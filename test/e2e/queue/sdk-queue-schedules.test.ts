@@ -1,6 +1,6 @@
 import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
-import { sleep, useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
+import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
 
 /**
  * Schedules that name a queue (Upstash-Queue-Name), through the unchanged SDK on two gateway
@@ -46,7 +46,7 @@ describe('schedules into queues with the @upstash/qstash SDK across two gateway 
     expect(Number(await suite.inspect.zscore(k.scheduleTicks, scheduleId))).toBeGreaterThan(Date.now());
     expect((await client().queue().list()).map((q) => q.name)).toEqual(['q1', 'q2', 'q3', 'q4']);
     expect(await suite.inspect.hlen(k.scheduledMessages)).toBe(0);
-    await sleep(200);
+    await suite.deliveredPastThis();
     expect(suite.receiver.deliveries).toHaveLength(0);
     await client().schedules.delete(scheduleId);
   });

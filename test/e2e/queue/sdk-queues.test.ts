@@ -2,7 +2,7 @@ import { sendOrderEvents } from '../../../examples/queues/order-events.js';
 import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
 import { quietly } from '../../helpers/queue/quietly.js';
-import { sleep, useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
+import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
 
 /**
  * Queues (`client.queue({queueName}).*`) through the unchanged SDK, with two gateway replicas on
@@ -97,7 +97,7 @@ describe("queues with the @upstash/qstash SDK across two gateway replicas: their
     const ids: string[] = [];
     for (const body of ['a', 'b', 'c'])
       ids.push((await queue.enqueue({ url: `${suite.receiver.baseUrl}/h`, body })).messageId);
-    await sleep(300);
+    await suite.deliveredPastThis();
     expect(suite.receiver.deliveries).toHaveLength(0);
     expect((await queue.get()).lag).toBe(3);
     const waiting = await client(1).messages.get(ids[1]!);
@@ -122,7 +122,7 @@ describe("queues with the @upstash/qstash SDK across two gateway replicas: their
     const k = queueKeys(config.keyPrefix);
     expect(await suite.inspect.exists(k.queueWaiting('doomed-queue'), k.queueActive('doomed-queue'))).toBe(0);
     expect(await suite.inspect.hexists(k.scheduledMessages, messageId)).toBe(0);
-    await sleep(300);
+    await suite.deliveredPastThis();
     expect(suite.receiver.deliveries).toHaveLength(0);
   });
 

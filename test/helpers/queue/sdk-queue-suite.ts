@@ -39,7 +39,16 @@ export interface SdkQueueSuite {
   bodies(): string[];
   /** Waits until the receiver got at least `count` deliveries. */
   delivered(count: number, timeoutMs?: number): Promise<true>;
+  /**
+   * Publishes a message through each replica and waits for both deliveries, then takes them off
+   * the receiver's list: the delivery path has run past what was stored before, so a check that
+   * nothing else was delivered may follow (instead of a fixed pause).
+   */
+  deliveredPastThis(): Promise<void>;
 }
+
+/** Where {@link SdkQueueSuite.deliveredPastThis} sends its messages. */
+const PAST_THIS_PATH = '/past-this';
 
 /**
  * Registers the suite's hooks: two Redis servers, a receiver checking tenant-a's signing key and
@@ -148,5 +157,18 @@ export function useSdkQueueSuite(
         timeoutMs,
         intervalMs: 20,
       }),
+    async deliveredPastThis() {
+      const url = `${receiver.baseUrl}${PAST_THIS_PATH}`;
+      const isPast = (d: RecordedDelivery) => new URL(d.url).pathname === PAST_THIS_PATH;
+      for (const replica of replicas.keys()) await client(replica).publish({ url, body: `past ${replica}` });
+      await waitFor(
+        'the deliveries past this point',
+        async () => receiver.deliveries.filter(isPast).length >= replicas.length || undefined,
+        { timeoutMs: 20_000, intervalMs: 20 },
+      );
+      const others = receiver.deliveries.filter((d) => !isPast(d));
+      receiver.deliveries.length = 0;
+      receiver.deliveries.push(...others);
+    },
   };
 }
