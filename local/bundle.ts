@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, stop } from 'esbuild';
+import { isProcessAlive } from './process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Inside the repository, so that a bundle resolves its npm packages from its node_modules.
@@ -55,5 +56,26 @@ async function bundle(entry: string): Promise<string> {
   const temporary = `${outfile}.${process.pid}.tmp`;
   await fs.writeFile(temporary, code);
   await fs.rename(temporary, outfile);
+  await pruneBundles(name, outfile);
   return outfile;
+}
+
+/**
+ * Removes the entry's other bundles and the temporary files of writers that died before their
+ * rename: every source change writes a new bundle, and the folder would otherwise keep them all.
+ * A temporary file of a live process is its write in flight and is left alone. A process already
+ * started from an older bundle has it loaded; only a start that read the older name before this
+ * rename and spawns after it would miss the file, which needs the source edited during a start.
+ */
+async function pruneBundles(name: string, kept: string): Promise<void> {
+  const prefix = `${name}.`;
+  const pattern = /^[0-9a-f]{16}\.mjs(?:\.(\d+)\.tmp)?$/;
+  for (const file of await fs.readdir(BUILD_DIR)) {
+    const match = file.startsWith(prefix) ? pattern.exec(file.slice(prefix.length)) : null;
+    const full = path.join(BUILD_DIR, file);
+    if (match === null || full === kept) continue;
+    if (match[1] !== undefined && isProcessAlive(Number(match[1]))) continue;
+    // Another start may remove the same file at once: gone is what was wanted.
+    await fs.rm(full, { force: true });
+  }
 }

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -26,6 +27,35 @@ for (const deadline = Date.now() + 15000; marked.length > 0 && Date.now() < dead
 console.log(JSON.stringify({ bundles, again, marked }));
 `;
 
+/**
+ * Bundles a small entry of its own (argv: the entry's folder, inside the repository), plants beside
+ * its bundle an older bundle of it, a temporary file of a dead writer and of a live one (argv) and
+ * another entry's bundle, changes the entry's source and bundles it again: prints the bundles and
+ * the build folder's files of both entries.
+ */
+const PRUNE_SCRIPT = `
+import fs from 'node:fs/promises';
+import path from 'node:path';
+const { bundleEntry } = await import(${JSON.stringify(path.join(ROOT, 'local', 'bundle.ts'))});
+const [folder, deadPid, livePid] = process.argv.slice(1);
+const entry = path.join(folder, 'entry.ts');
+await fs.writeFile(entry, 'export const version: number = 1;\\n');
+const first = await bundleEntry(entry);
+const build = path.dirname(first);
+const name = path.basename(first).replace(/\\.[0-9a-f]{16}\\.mjs$/, '');
+const planted = {
+  older: name + '.0123456789abcdef.mjs',
+  deadTmp: name + '.fedcba9876543210.mjs.' + deadPid + '.tmp',
+  liveTmp: name + '.fedcba9876543210.mjs.' + livePid + '.tmp',
+  other: name + '-other.0123456789abcdef.mjs',
+};
+for (const file of Object.values(planted)) await fs.writeFile(path.join(build, file), '');
+await fs.writeFile(entry, 'export const version: number = 2;\\n');
+const second = await bundleEntry(entry);
+const files = (await fs.readdir(build)).filter((file) => file.startsWith(name));
+console.log(JSON.stringify({ first: path.basename(first), second: path.basename(second), planted, files }));
+`;
+
 describe('bundleEntry', () => {
   it('when two entry points are bundled at once, then each is one file named by its entry and content, the same content gives the same file, and no esbuild process of the builds outlives them', async () => {
     const { stdout } = await promisify(execFile)(
@@ -43,5 +73,43 @@ describe('bundleEntry', () => {
     expect(again).toBe(bundles[0]);
     // esbuild's service is stopped once no build is left: a make run or a chaos soak keeps no child of it.
     expect(marked).toEqual([]);
+  }, 150_000);
+
+  it("when an entry's source changes, then its new bundle is written and its older bundles and dead writers' temporary files are removed, while a live writer's and another entry's files stay", async () => {
+    const folder = await fs.mkdtemp(path.join(ROOT, '.settee', 'bundle-test-'));
+    // A pid that was a writer and is gone: a process that has already exited.
+    const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
+    let files: string[] = [];
+    try {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '--input-type=module',
+          '-e',
+          PRUNE_SCRIPT,
+          folder,
+          String(deadPid),
+          String(process.pid),
+        ],
+        { cwd: ROOT, timeout: 120_000 },
+      );
+      const result = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as {
+        first: string;
+        second: string;
+        planted: Record<'older' | 'deadTmp' | 'liveTmp' | 'other', string>;
+        files: string[];
+      };
+      files = result.files;
+      expect(result.second).not.toBe(result.first);
+      expect([...result.files].sort()).toEqual(
+        [result.second, result.planted.liveTmp, result.planted.other].sort(),
+      );
+    } finally {
+      const build = path.join(ROOT, '.settee', 'build');
+      await Promise.all(files.map((file) => fs.rm(path.join(build, file), { force: true })));
+      await fs.rm(folder, { recursive: true, force: true });
+    }
   }, 150_000);
 });
