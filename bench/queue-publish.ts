@@ -33,11 +33,12 @@ import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/que
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { callsBetween, commandCalls, cpuSeconds } from './lib/process-usage.js';
 import { median, quantile, round } from './lib/stats.js';
+import { alternateRounds, medianRun, spread, type MeasuredPublishRun } from './lib/alternating-rounds.js';
 import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
 import { startFloorQueue, type FloorSpec } from './queue/floor-queue.js';
 import { offerAtFixedRate } from './queue/offer-at-rate.js';
-import { runPublishLoad, type PublishLoadResult } from './queue/publish-load.js';
+import { runPublishLoad } from './queue/publish-load.js';
 
 const KEY_PREFIX = '{bench}:';
 const FLOOR_PREFIX = '{floor}:';
@@ -88,8 +89,6 @@ async function signingCostUs(): Promise<number> {
 }
 
 const us = (value: number): string => `${round(value / 1_000, 2)} ms`;
-const spread = (values: number[], digits = 1): string =>
-  `${round(Math.min(...values), digits)}-${round(Math.max(...values), digits)}`;
 
 /** A publish load run, with the CPU the serving process spent per message stored on `stream`. */
 async function publishRun(
@@ -97,35 +96,11 @@ async function publishRun(
   pid: number,
   inspect: Redis,
   stream: string,
-): Promise<PublishLoadResult & { cpuUs: number }> {
+): Promise<MeasuredPublishRun> {
   const [cpu, stored] = [cpuSeconds(pid), await inspect.xlen(stream)];
   const result = await runPublishLoad(load);
   const cpuUs = ((cpuSeconds(pid) - cpu) * 1e6) / ((await inspect.xlen(stream)) - stored);
   return { ...result, cpuUs };
-}
-
-/** Each field of the runs' results, their median: one line standing for the alternating rounds. */
-function medianRun(runs: readonly (PublishLoadResult & { cpuUs: number })[]): PublishLoadResult & {
-  cpuUs: number;
-  cpuSpread: string;
-} {
-  const of = (pick: (r: PublishLoadResult & { cpuUs: number }) => number) => median(runs.map(pick));
-  return {
-    ...runs[0]!,
-    messagesPerSecond: of((r) => r.messagesPerSecond),
-    latencyUs: {
-      p50: of((r) => r.latencyUs.p50),
-      p99: of((r) => r.latencyUs.p99),
-      mean: of((r) => r.latencyUs.mean),
-    },
-    errors: runs.reduce((sum, r) => sum + r.errors, 0),
-    non2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
-    cpuUs: of((r) => r.cpuUs),
-    cpuSpread: spread(
-      runs.map((r) => r.cpuUs),
-      0,
-    ),
-  };
 }
 
 async function storeBacklog(inspect: Redis, stream: string, destination: string): Promise<void> {
@@ -240,12 +215,12 @@ async function main(): Promise<void> {
     ];
     for (const side of sides)
       await runPublishLoad({ ...publishLoad(side.url), durationMs: WARMUP_SECONDS * 1_000, warmupMs: 0 });
-    const singleRuns: (PublishLoadResult & { cpuUs: number })[][] = [[], []];
-    for (let i = 0; i < ROUNDS; i++)
-      for (const [s, side] of sides.entries())
-        singleRuns[s]!.push(await publishRun(publishLoad(side.url), side.pid, inspect, side.stream));
-    const single = medianRun(singleRuns[0]!);
-    const floorSingle = medianRun(singleRuns[1]!);
+    const [singleRuns, floorSingleRuns] = await alternateRounds(
+      ROUNDS,
+      sides.map((side) => () => publishRun(publishLoad(side.url), side.pid, inspect!, side.stream)),
+    );
+    const single = medianRun(singleRuns!);
+    const floorSingle = medianRun(floorSingleRuns!);
     const direct = await runPublishLoad({
       ...common,
       mode: 'xadd',
@@ -311,16 +286,13 @@ async function main(): Promise<void> {
     const floorPublishUrl = `${floor.baseUrl}/v2/publish/${receiver.url}`;
     for (const url of [gatewayPublishUrl, floorPublishUrl])
       await latencyRound(receiver, inspect, url, target.token, WARMUP_SECONDS);
-    const rounds: {
-      gateway: Awaited<ReturnType<typeof latencyRound>>;
-      floor: Awaited<ReturnType<typeof latencyRound>>;
-    }[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      rounds.push({
-        gateway: await latencyRound(receiver, inspect, gatewayPublishUrl, target.token),
-        floor: await latencyRound(receiver, inspect, floorPublishUrl, target.token),
-      });
-    }
+    const [gatewayRounds, floorRounds] = await alternateRounds(
+      ROUNDS,
+      [gatewayPublishUrl, floorPublishUrl].map(
+        (url) => () => latencyRound(receiver!, inspect!, url, target.token),
+      ),
+    );
+    const rounds = gatewayRounds!.map((gateway, i) => ({ gateway, floor: floorRounds![i]! }));
     const of = (side: 'gateway' | 'floor', field: 'p50' | 'p99' | 'commands') =>
       rounds.map((r) => r[side][field]);
     console.log(
