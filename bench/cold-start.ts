@@ -41,7 +41,7 @@ import { compilePlatform } from './lib/compiled-platform.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
 import { median, quantile, round } from './lib/stats.js';
 import { cpuBetween, cpuByProcess } from './lib/process-tree-cpu.js';
-import { watchWakeTimeline } from './lib/wake-timeline.js';
+import { watchWakeTimeline, type SeenWrite } from './lib/wake-timeline.js';
 import {
   platformPart,
   platformSteps,
@@ -183,6 +183,33 @@ function cpuDuringWake(perWake: ReadonlyArray<ReadonlyMap<string, number>>): Rec
   return Object.fromEntries(medians.filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]));
 }
 
+/** One wake's writes and the window of it to count them in. */
+interface WriteWindow {
+  writes: readonly SeenWrite[];
+  from: number | undefined;
+  to: number | undefined;
+}
+
+/**
+ * The writes the API watches showed between `from` and `to` of each wake, by what was written:
+ * the median count per wake, and the median of their total.
+ */
+function writesBetween(perWake: readonly WriteWindow[]): Record<string, number> {
+  const counted = perWake.map(({ writes, from, to }) => {
+    const counts = new Map<string, number>();
+    if (from === undefined || to === undefined) return counts;
+    for (const { what, at } of writes)
+      if (at >= from && at <= to) counts.set(what, (counts.get(what) ?? 0) + 1);
+    return counts;
+  });
+  const labels = new Set(counted.flatMap((counts) => [...counts.keys()]));
+  const medians = [...labels].map(
+    (label) => [label, round(median(counted.map((c) => c.get(label) ?? 0)), 1)] as const,
+  );
+  const total = round(median(counted.map((c) => [...c.values()].reduce((sum, n) => sum + n, 0))), 1);
+  return { total, ...Object.fromEntries(medians.filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1])) };
+}
+
 /** Resident memory of a process, from /proc (Linux). */
 async function rssMb(proc: ManagedProcess): Promise<number> {
   const status = await fsp.readFile(`/proc/${proc.pid}/status`, 'utf8');
@@ -251,6 +278,8 @@ async function main(): Promise<void> {
     const steps: WakeSteps[] = [];
     const alone: EngineAlone[] = [];
     const cpuPerWake: Array<Map<string, number>> = [];
+    const bootWrites: WriteWindow[] = [];
+    const wakeWrites: WriteWindow[] = [];
     for (let i = 0; i < WAKES; i++) {
       await waitHibernated(kubeConfig);
       // Alternating, so that the engine alone and the wakes meet the same load on the machine.
@@ -262,7 +291,10 @@ async function main(): Promise<void> {
       cpuPerWake.push(cpuBetween(cpuBefore, cpuByProcess()));
       if (answer.status !== 200) throw new Error(`wake ${i} answered ${answer.status}`);
       wakes.push(answer);
-      steps.push(wakeSteps(sentAt, answer, timeline.current()));
+      const seen = timeline.current();
+      steps.push(wakeSteps(sentAt, answer, seen));
+      bootWrites.push({ writes: timeline.writes(), from: seen.podRunning, to: seen.engineUp });
+      wakeWrites.push({ writes: timeline.writes(), from: sentAt, to: sentAt + answer.ms });
       const { readyMs, firstAnswerMs } = alone[i] as EngineAlone;
       console.log(
         `    wake ${i + 1}: ${round(answer.ms)} ms (held ${answer.coldStartHeader} ms); ` +
@@ -310,6 +342,11 @@ async function main(): Promise<void> {
       },
       platformPartMs: platformPart(steps.map((wake, i) => platformSteps(wake, alone[i] as EngineAlone))),
       cpuDuringWakeMs: cpuDuringWake(cpuPerWake),
+      apiWritesPerWake: {
+        note: "writes the API watches showed (the instance, its StatefulSet and pod, the namespace's Events and Leases), median per wake: during the boot (pod Running -> engine up) and from the request to its answer",
+        duringBoot: writesBetween(bootWrites),
+        requestToAnswer: writesBetween(wakeWrites),
+      },
       engineStartToReadyMs: percentiles(engineMs),
       engineStartToFirstAnswerMs: {
         note: 'the engine alone: spawn to the answer of the same GET, sent when /_up answers (a fresh engine serves its first request slower)',

@@ -6,8 +6,17 @@
  * delivery adds about a millisecond to each, alike for all of them, so the gaps between steps hold.
  * One step is not in the API: when the engine first answers /_up, which the timeline sees by
  * probing the pod's address every 5 ms from the moment it has one, as the gateway does.
+ * Every write those watches and the namespace's Events and Leases show is kept too (`writes`):
+ * each is work for the API server and for every client watching it, on the cores the engine boots on.
  */
-import { Watch, type KubeConfig, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
+import {
+  Watch,
+  type CoreV1Event,
+  type KubeConfig,
+  type V1Lease,
+  type V1Pod,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
 import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
 import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
 import { podAddress } from '../../api/pod-address.js';
@@ -29,10 +38,18 @@ export interface WakeMilestones {
 
 const UP_PROBE_INTERVAL_MS = 5;
 
+/** One write seen by a watch: what was written (kind, and an Event's object and reason) and when. */
+export interface SeenWrite {
+  what: string;
+  at: number;
+}
+
 export interface WakeTimeline {
   /** Forgets the previous wake: call just before sending the request that wakes. */
   reset(): void;
   current(): WakeMilestones;
+  /** The writes seen since the last reset. */
+  writes(): readonly SeenWrite[];
   stop(): void;
 }
 
@@ -55,6 +72,8 @@ export async function watchWakeTimeline(
   const mark = (step: keyof WakeMilestones): void => {
     milestones[step] ??= performance.now();
   };
+  let writes: SeenWrite[] = [];
+  const wrote = (what: string): void => void writes.push({ what, at: performance.now() });
   const watch = new Watch(kubeConfig);
   const { namespace, name } = instance;
   const fieldSelector = `metadata.name=${name}`;
@@ -62,7 +81,8 @@ export async function watchWakeTimeline(
     watch.watch(
       `/apis/${SETTEE_GROUP}/${SETTEE_VERSION}/namespaces/${namespace}/${COUCH_INSTANCE_PLURAL}`,
       { fieldSelector },
-      (_type: string, object: CouchInstance) => {
+      (type: string, object: CouchInstance) => {
+        wrote(`CouchInstance ${type}`);
         const annotation = object.metadata.annotations?.[ANNOTATION_WAKE_REQUESTED];
         if (annotation !== undefined && annotation !== lastAnnotation) mark('annotated');
         lastAnnotation = annotation;
@@ -72,7 +92,8 @@ export async function watchWakeTimeline(
     watch.watch(
       `/apis/apps/v1/namespaces/${namespace}/statefulsets`,
       { fieldSelector },
-      (_type: string, object: V1StatefulSet) => {
+      (type: string, object: V1StatefulSet) => {
+        wrote(`StatefulSet ${type}`);
         if ((object.spec?.replicas ?? 0) > 0) mark('scaledUp');
       },
       () => undefined,
@@ -81,6 +102,7 @@ export async function watchWakeTimeline(
       `/api/v1/namespaces/${namespace}/pods`,
       { fieldSelector: `metadata.name=${name}-0` },
       (type: string, object: V1Pod) => {
+        wrote(`Pod ${type}`);
         if (type === 'DELETED' || object.metadata?.deletionTimestamp) return;
         mark('podCreated');
         if (object.spec?.nodeName) mark('podScheduled');
@@ -93,13 +115,28 @@ export async function watchWakeTimeline(
       },
       () => undefined,
     ),
+    watch.watch(
+      `/api/v1/namespaces/${namespace}/events`,
+      {},
+      (type: string, object: CoreV1Event) =>
+        wrote(`Event ${type} ${object.involvedObject.kind ?? ''} ${object.reason ?? ''}`),
+      () => undefined,
+    ),
+    watch.watch(
+      `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+      {},
+      (type: string, object: V1Lease) => wrote(`Lease ${type} ${object.metadata?.name ?? ''}`),
+      () => undefined,
+    ),
   ]);
   return {
     reset: () => {
       milestones = {};
+      writes = [];
       probing = undefined;
     },
     current: () => ({ ...milestones }),
+    writes: () => [...writes],
     stop: () => {
       probing = undefined;
       for (const request of aborts) request.abort();
