@@ -7,7 +7,7 @@ import { isFirstStart } from '../api/first-start.js';
 import { requestUsageWriterId } from '../api/request-usage.js';
 import { makeKubeClients } from '../kube/clients.js';
 import { InformerFactory } from '../kube/informer-factory.js';
-import { objectKey } from '../kube/controller-runtime/object-key.js';
+import { objectKey, parseObjectKey } from '../kube/controller-runtime/object-key.js';
 import { createGatewayApp } from './app.js';
 import type { GatewayConfig } from './config.js';
 import { ShuttingDownError } from './http/errors.js';
@@ -122,6 +122,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     write: options.writers?.activityLease ?? activityLeaseWriter(clients.customObjects),
     intervalMs: config.activity.reportIntervalMs,
     holderIdentity: config.activity.replicaName,
+    // Waking or starting: nowhere to send its requests yet, and not Running by the operator's word.
+    postpone: (key) => {
+      if (awaitReady.readyOrigin(key) !== undefined) return false;
+      const { namespace = '', name } = parseObjectKey(key);
+      return routes.get({ namespace, name })?.status?.phase !== 'Running';
+    },
     onRenewed: (outcome) => metrics.countRenewal(outcome),
     logger: logger.child({ part: 'activity' }),
   });

@@ -8,6 +8,14 @@ export interface ActivityReporterOptions {
   /** At most one renewal per instance per interval (the contract's ACTIVITY_REPORT_INTERVAL_MS). */
   intervalMs: number;
   holderIdentity: string;
+  /**
+   * Whether the instance's renewal may wait: it is waking or starting (the gateway has no address
+   * to send its requests to, and the operator does not report it Running). The operator's idle clock
+   * starts only once CouchDB is Ready (hibernation.ts), so a renewal before then tells it nothing, and
+   * each one is an API write, watched, and a reconcile, on the cores the engine boots on. A
+   * postponed renewal is looked at again one interval later, as a due one would be.
+   */
+  postpone?: (instanceKey: string) => boolean;
   onRenewed?: (outcome: 'success' | 'error') => void;
   logger: Logger;
   now?: () => number;
@@ -88,18 +96,24 @@ export class ActivityReporter {
     if (this.stopped) return;
     const due = state.lastWriteAt + this.options.intervalMs;
     const now = this.now();
-    if (now >= due) {
+    if (now >= due && !this.options.postpone?.(key)) {
       this.renew(key, state);
       return;
     }
-    state.timer = setTimeout(() => {
-      state.timer = undefined;
-      this.tick(key, state);
-    }, due - now);
+    state.timer = setTimeout(
+      () => {
+        state.timer = undefined;
+        this.tick(key, state);
+      },
+      now >= due ? this.options.intervalMs : due - now,
+    );
   }
 
   private tick(key: string, state: InstanceActivity): void {
-    if (state.dirty || state.open > 0) this.schedule(key, state);
+    // Nothing waits for the instance any more (its held requests timed out) and it is still not up:
+    // what they asked for needs no renewal, and a later request starts again.
+    const abandoned = state.open === 0 && this.options.postpone?.(key) === true;
+    if (!abandoned && (state.dirty || state.open > 0)) this.schedule(key, state);
     // A quiet interval has passed since the last renewal, so the next request may renew at once.
     else if (this.activity.get(key) === state) this.activity.delete(key);
   }

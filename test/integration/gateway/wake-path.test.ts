@@ -142,7 +142,7 @@ describe('the gateway wakes hibernated instances and reports activity', () => {
     return engine;
   };
 
-  it('when 100 requests arrive at once for a hibernated instance, then one wake is requested and all 100 get the right answer', async () => {
+  it('when 100 requests arrive at once for a hibernated instance, then one wake is requested, all 100 get the right answer, and the activity Lease is renewed only once it is up', async () => {
     const { kubeConfig } = testControlPlane();
     const auth = `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString('base64')}`;
     const responses = Promise.all(
@@ -161,6 +161,10 @@ describe('the gateway wakes hibernated instances and reports activity', () => {
     );
     expect(Date.parse(annotated)).toBeGreaterThan(Date.parse(HIBERNATED_AT));
     const engine = await startEngine('sleepy');
+    // Held all along, for longer than an activity interval (the engine's start): while the instance
+    // wakes, no renewal (the operator's idle clock starts at Ready; each write is load on the boot).
+    const sleepyRenewals = () => renewals.filter((r) => r.instance.name === 'sleepy');
+    expect(sleepyRenewals()).toEqual([]);
     await setInstancePod(
       kubeConfig,
       { namespace: namespace.name, name: 'sleepy' },
@@ -174,6 +178,8 @@ describe('the gateway wakes hibernated instances and reports activity', () => {
       expect(Number(response.headers['x-settee-cold-start'])).toBeGreaterThan(0);
     }
     expect(wakeWrites.filter((w) => w.startsWith('sleepy@'))).toHaveLength(1);
+    // Up: the requests' activity is reported after all, within an interval or so.
+    await waitFor(async () => (sleepyRenewals().length > 0 ? true : undefined), 15_000);
     const metrics = (await request(`${gateway.url}/metrics`)).body;
     expect(metrics).toMatch(/^settee_gateway_wake_duration_seconds_count 1$/m);
     expect(metrics).toMatch(/^settee_gateway_wake_requests_total 1$/m);

@@ -9,12 +9,13 @@ const instance = { ...ref, uid: 'u' };
 /** Time passes on jest's fake clock (setTimeout and Date.now), so the counts below are exact, not load-dependent. */
 const sleep = (ms: number) => jest.advanceTimersByTimeAsync(ms);
 
-function setup(intervalMs = 100) {
+function setup(intervalMs = 100, postpone?: (instanceKey: string) => boolean) {
   const renewals: ActivityRenewal[] = [];
   const reporter = new ActivityReporter({
     write: async (renewal) => void renewals.push(renewal),
     intervalMs,
     holderIdentity: 'gw-1',
+    ...(postpone ? { postpone } : {}),
     logger: createSilentLogger(),
   });
   return { reporter, renewals };
@@ -59,6 +60,40 @@ describe('ActivityReporter', () => {
     const settled = renewals.length;
     await sleep(150);
     expect(renewals.length).toBe(settled);
+    await reporter.stop();
+  });
+
+  it('when the instance is waking while its request is held, then no renewal is sent until it is up, and the first comes within an interval of that', async () => {
+    let waking = true;
+    const { reporter, renewals } = setup(50, () => waking);
+    reporter.begin(KEY, ref, 'u');
+    await sleep(400);
+    expect(renewals).toHaveLength(0);
+    waking = false;
+    await sleep(50);
+    expect(renewals).toHaveLength(1);
+    expect(renewals[0]).toMatchObject({ instance, openStreams: 1 });
+    reporter.end(KEY);
+    await sleep(120);
+    const settled = renewals.length;
+    await sleep(150);
+    expect(renewals.length).toBe(settled);
+    await reporter.stop();
+  });
+
+  it('when a held request gives up while the instance is still waking, then nothing is renewed, and a request once it is up renews at once', async () => {
+    let waking = true;
+    const { reporter, renewals } = setup(50, () => waking);
+    reporter.begin(KEY, ref, 'u');
+    await sleep(120);
+    reporter.end(KEY);
+    await sleep(300);
+    expect(renewals).toHaveLength(0);
+    waking = false;
+    reporter.begin(KEY, ref, 'u');
+    await sleep(5);
+    expect(renewals).toHaveLength(1);
+    reporter.end(KEY);
     await reporter.stop();
   });
 });
