@@ -113,6 +113,8 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
       if (record.type === 'chunk') {
         if (!inAttachment || !upload)
           throw new RestoreVerificationError('attachment bytes without an attachment record');
+        // An earlier write's failure ends the restore here, not after the rest of a 32 MB attachment.
+        writes.throwIfFailed();
         await upload.write(record.data);
         continue;
       }
@@ -149,6 +151,9 @@ export async function runRestore(request: RestoreRequest): Promise<RestoreResult
   } finally {
     upload?.abandon();
     archive.destroy();
+    // On a failure, the writes already sent are answered before the caller hears of it: a report
+    // or a retry then sees every write that will ever land.
+    await writes.settle();
   }
   if (pending.size > 0)
     throw new RestoreVerificationError(`${pending.size} documents are missing attachments`);

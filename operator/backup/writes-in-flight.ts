@@ -1,7 +1,8 @@
 /**
  * Writes sent and not yet answered, at most `limit` of them: a restore reads the archive on while
  * CouchDB writes what it was sent, instead of waiting for each answer in turn. The first write to
- * fail fails the next add() or drain(); writes still in flight then settle on their own.
+ * fail fails the next add(), drain() or throwIfFailed(); a caller that stops (a failure, its own
+ * error) awaits settle() before it reports, so no write lands after the restore has said it failed.
  */
 export class WritesInFlight {
   private readonly inFlight = new Set<Promise<void>>();
@@ -32,7 +33,13 @@ export class WritesInFlight {
     this.throwIfFailed();
   }
 
-  private throwIfFailed(): void {
+  /** Resolves once every write sent is answered, failed or not: nothing is left to land later. */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Throws the first failure, if a write has failed: a long write in between (an attachment's chunks) stops at once. */
+  throwIfFailed(): void {
     if (this.failed) throw this.failed.error;
   }
 }

@@ -71,6 +71,33 @@ describe('WritesInFlight', () => {
     await expect(adding).rejects.toThrow('refused');
   });
 
+  it('when a write fails while others are in flight, then settle resolves only once each of them is answered', async () => {
+    const writes = new WritesInFlight(3);
+    const failing = write();
+    const slow = write();
+    const slower = write();
+    await writes.add(failing.promise);
+    await writes.add(slow.promise);
+    failing.refuse(new Error('conflict'));
+    await expect(writes.add(slower.promise)).rejects.toThrow('conflict');
+    const settling = writes.settle();
+    expect(await settled(settling)).toBe(false);
+    slow.answer();
+    expect(await settled(settling)).toBe(false);
+    slower.refuse(new Error('later'));
+    await expect(settling).resolves.toBeUndefined();
+  });
+
+  it('when a write has failed, then throwIfFailed throws its error before any further add', async () => {
+    const writes = new WritesInFlight(3);
+    const failing = write();
+    await writes.add(failing.promise);
+    expect(() => writes.throwIfFailed()).not.toThrow();
+    failing.refuse(new Error('refused'));
+    await settled(failing.promise);
+    expect(() => writes.throwIfFailed()).toThrow('refused');
+  });
+
   it('when the limit is not a whole number of 1 or more, then it is refused', () => {
     expect(() => new WritesInFlight(0)).toThrow(RangeError);
     expect(() => new WritesInFlight(1.5)).toThrow(RangeError);
