@@ -29,16 +29,18 @@ export interface RestoreRequest {
   storage: ObjectStorage;
   /** The backup's folder in the bucket (backupFolder of run-backup.ts). */
   folder: string;
-  /** Document writes sent before the first is answered (RESTORE_WRITES_IN_FLIGHT); 1 waits for each. */
+  /** Writes sent before the first is answered; 1 waits for each. Default RESTORE_WRITES_IN_FLIGHT. */
   writesInFlight?: number;
 }
 
 /**
  * While CouchDB writes one batch (parses it, decodes attachments, writes and syncs them) the
  * restore reads, decompresses and sends the next. Each write in flight holds one batch of documents
- * or an attachment's last chunk, so memory stays flat in the attachments' size.
+ * or an attachment's last chunk, so memory stays flat in the attachments' size. A constant, not a
+ * setting: the operator always restores with it; only the bench passes writesInFlight (1, to measure
+ * the earlier one-at-a-time restore).
  */
-export const RESTORE_WRITES_IN_FLIGHT = 3;
+const RESTORE_WRITES_IN_FLIGHT = 3;
 
 export interface RestoreResult {
   manifest: BackupManifest;
