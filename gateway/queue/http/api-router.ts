@@ -14,6 +14,11 @@ export interface ApiRoute {
    * SDK): skipped once an earlier route matched the path, and never part of a 405's Allow.
    */
   fallback?: true;
+  /**
+   * Answered without the binding's token: a URL the binding hands to an outside system (a
+   * workflow's webhook), which holds no token. The binding is still the one its path names.
+   */
+  public?: true;
 }
 
 export interface ApiMatch {
@@ -22,6 +27,8 @@ export interface ApiMatch {
   /** The matched route's pattern, as written in the table. */
   path: string;
   handler: ApiHandler;
+  /** The route is public (ApiRoute.public): no token is asked. */
+  public: boolean;
   params: Record<string, string>;
   query: URLSearchParams;
 }
@@ -106,6 +113,7 @@ export function createApiRouter(
         name: decodeSegment(match[2]!, 'binding name'),
         path: route.path,
         handler,
+        public: route.public === true,
         params,
         query: new URLSearchParams(patterns.at(-1)!.startsWith('*') ? '' : (match[4] ?? '')),
       };

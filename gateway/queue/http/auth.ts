@@ -1,5 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { UnauthorizedError } from '../core/errors.js';
+import { parseQStashFormatToken, workflowUserIdOf } from '../core/workflow-token.js';
 
 const BEARER = /^Bearer\s+(.+)$/i;
 
@@ -23,13 +24,24 @@ function expectedDigest(token: string): Buffer {
 }
 
 /**
- * Checks `Authorization: Bearer <token>` against the binding's database password. Both sides are
- * hashed first so the comparison takes the same time whatever the length or content of the guess;
- * an empty password never authorizes anything.
+ * Checks `Authorization: Bearer <token>` against the binding's database password, sent as it is
+ * or in QStash's token format with the binding's user id (workflow-token.ts: what the workflow
+ * SDK's createWebhook needs). Both sides are hashed first so the comparison takes the same time
+ * whatever the length or content of the guess; an empty password never authorizes anything.
  */
-export function authenticate(authorization: string | undefined, expectedToken: string): void {
+export function authenticate(
+  authorization: string | undefined,
+  binding: { token: string; namespace: string; name: string },
+): void {
   const match = authorization === undefined ? null : BEARER.exec(authorization.trim());
   if (!match) throw new UnauthorizedError('missing bearer token: send Authorization: Bearer <VQUEUE_TOKEN>');
-  const matches = timingSafeEqual(digest(match[1]!), expectedDigest(expectedToken));
-  if (!matches || expectedToken.length === 0) throw new UnauthorizedError('invalid token');
+  const expected = binding.token;
+  if (expected.length === 0) throw new UnauthorizedError('invalid token');
+  if (timingSafeEqual(digest(match[1]!), expectedDigest(expected))) return;
+  const wrapped = parseQStashFormatToken(match[1]!);
+  const matchesWrapped =
+    wrapped !== undefined &&
+    timingSafeEqual(digest(wrapped.password), expectedDigest(expected)) &&
+    wrapped.userId === workflowUserIdOf(binding);
+  if (!matchesWrapped) throw new UnauthorizedError('invalid token');
 }

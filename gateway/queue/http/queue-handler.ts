@@ -56,7 +56,7 @@ export function createQueueHandler(options: QueueHandlerOptions): http.RequestLi
   const serve = async (req: http.IncomingMessage, res: http.ServerResponse, match: ApiMatch) => {
     const target = registry.get(match.namespace, match.name);
     if (!target) throw new QueueNotFoundError(`queue ${match.namespace}/${match.name} not found`);
-    authenticate(req.headers.authorization, target.token);
+    if (!match.public) authenticate(req.headers.authorization, target);
     const redis = connections.get(target);
     // Before the body is read: a request over the burst limit costs one script and no more.
     if (target.limits.maxRequestsPerSecond > 0)

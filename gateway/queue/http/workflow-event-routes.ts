@@ -8,6 +8,7 @@ import { forwardedHeaders, single } from './publish/publish-headers.js';
 import { InvalidRequestError, ResourceNotFoundError } from '../core/errors.js';
 import { parseEventId, parseWaitRequest } from '../core/workflow-event.js';
 import type { WorkflowRunRecord } from '../core/workflow-message.js';
+import { workflowUserIdOf } from '../core/workflow-token.js';
 import { BindingStores } from '../stores/binding-stores.js';
 
 /**
@@ -16,6 +17,8 @@ import { BindingStores } from '../stores/binding-stores.js';
  *   POST /v2/notify/{eventId}                 client.notify, context.notify: every waiting run resumes
  *   POST /v2/notify/{workflowRunId}/{eventId} the same for one run; kept for its next wait if it is not waiting
  *   GET  /v2/waiters/{eventId}                client.getWaiters
+ *   any  /v2/workflows/hooks/{userId}/{workflowRunId}/{eventId}  a webhook of context.createWebhook,
+ *        called without a token: the request is the event notified to the run (waitForWebhook)
  * Waiters live in the binding's own database: another binding's run ids and events are unknown here.
  */
 
@@ -75,6 +78,40 @@ const notify: ApiHandler = async (request) => {
   sendJson(request.res, 200, notified ?? { workflowRunId: runId, workflowCreatedAt: run.createdAt });
 };
 
+/** The methods an outside system may call a webhook with: any an HTTP client sends. */
+const WEBHOOK_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * A run's webhook is called: the request, as the SDK's waitForWebhook reads it (`{method, proto,
+ * host, url, header, body}`, the body base64), is event `eventId` notified to the run, and kept
+ * for its next wait when it is not waiting yet (a webhook may be called before the run waits). No
+ * token: the path's user id must be this binding's (workflow-token.ts), else 404, as is an
+ * unknown run; a run that ended is a 400 as for a notify. Nothing is stored on a refusal.
+ */
+const callWebhook: ApiHandler = async (request) => {
+  const { req, params } = request;
+  if (params.userId !== workflowUserIdOf(request.target))
+    throw new ResourceNotFoundError(`webhook user ${params.userId ?? ''} not found`);
+  const eventId = eventIdOf(request);
+  const runId = params.runId ?? '';
+  const body = await readBody(req, request.config.maxBodyBytes);
+  const run = await runningRunOf(request, runId);
+  const data = Buffer.from(
+    JSON.stringify({
+      method: req.method,
+      proto: (req.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http',
+      host: req.headers.host ?? '',
+      url: req.url,
+      header: req.headersDistinct,
+      body: body.toString('base64'),
+    }),
+    'utf8',
+  );
+  const events = storesOf(request).workflowEvents();
+  const notified = await storeCall('notify the run', () => events.notifyRun(runId, eventId, data));
+  sendJson(request.res, 200, notified ?? { workflowRunId: runId, workflowCreatedAt: run.createdAt });
+};
+
 const listWaiters: ApiHandler = async (request) => {
   onlyQuery(request, []);
   const eventId = eventIdOf(request);
@@ -88,5 +125,10 @@ export function workflowEventRoutes(): ApiRoute[] {
     { path: 'notify/:eventId', methods: { POST: notify } },
     { path: 'notify/:runId/:eventId', methods: { POST: notify } },
     { path: 'waiters/:eventId', methods: { GET: listWaiters } },
+    {
+      path: 'workflows/hooks/:userId/:runId/:eventId',
+      methods: Object.fromEntries(WEBHOOK_METHODS.map((method) => [method, callWebhook])),
+      public: true,
+    },
   ];
 }

@@ -31,6 +31,7 @@ const SAMPLE_PARAMS: Readonly<Record<string, string>> = {
   queue: 'orders',
   destination: 'https://a.example/x',
   runId: 'wfr_x1',
+  userId: 'ns.db',
   eventId: 'evt_x1',
 };
 

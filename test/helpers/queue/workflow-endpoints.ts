@@ -6,6 +6,7 @@ import { serve as serveExpress, serveMany } from '@upstash/workflow/express';
 import express from 'express';
 import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
 import { readBody } from '../../../gateway/queue/http/read-body.js';
+import { buildQStashFormatToken, workflowUserIdOf } from '../../../gateway/queue/core/workflow-token.js';
 import { closeServer } from './test-receiver.js';
 
 /** As the Express app's body parsers: a step result up to a message body and its JSON around it. */
@@ -68,7 +69,12 @@ export async function startWorkflowEndpoints(input: {
   const sdkOptions = (url: string) => ({
     // The SDK's own retries, as a user's serve() has them: a step publish that meets a closed
     // connection is sent again rather than failing the delivery into a retry's backoff.
-    qstashClient: new QStashClient({ baseUrl: queueUrl, token: target.token }),
+    // The binding's token in QStash's format, as docs/workflow.md tells a user to give it:
+    // context.createWebhook reads the binding's user id from it.
+    qstashClient: new QStashClient({
+      baseUrl: queueUrl,
+      token: buildQStashFormatToken(workflowUserIdOf(target), target.token),
+    }),
     receiver: new Receiver({
       currentSigningKey: target.signingKey,
       nextSigningKey: target.nextSigningKey,
