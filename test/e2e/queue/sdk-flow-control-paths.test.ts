@@ -9,7 +9,6 @@ import { InFlightGauge } from '../../helpers/queue/in-flight-gauge.js';
 
 const KEY_PREFIX = '{flow-paths-test}:';
 const keys = queueKeys(KEY_PREFIX);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Flow control on the paths that put a message on the stream without the key's token: a queue
@@ -117,7 +116,7 @@ describe('flow control through queues, schedules and DLQ retries, with the SDK a
       parallelism: 2,
     });
     expect(await a.queue({ queueName: 'fp-batched' }).get()).toMatchObject({ lag: 2 });
-    await sleep(200);
+    await replicas.deliveredPastThis(clients);
     expect(replicas.destination.requests).toHaveLength(0);
     await b.flowControl.resume('fp-batch');
     await delivered(3);
@@ -198,7 +197,7 @@ describe('flow control through queues, schedules and DLQ retries, with the SDK a
       async () => ((await a.flowControl.get('fp-dlq')).waitListSize === 1 ? true : undefined),
       { timeoutMs: 5_000, intervalMs: 20 },
     );
-    await sleep(200);
+    await replicas.deliveredPastThis(clients);
     expect(replicas.destination.requests).toHaveLength(0);
     expect(await a.messages.get(retriedId)).toMatchObject({ messageId: retriedId, flowControlKey: 'fp-dlq' });
     await b.flowControl.resume('fp-dlq');

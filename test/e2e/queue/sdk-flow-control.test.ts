@@ -10,7 +10,6 @@ import { InFlightGauge } from '../../helpers/queue/in-flight-gauge.js';
 const KEY_PREFIX = '{flow-control-test}:';
 const keys = queueKeys(KEY_PREFIX);
 const WORKER_CONCURRENCY = 8;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Flow control (`Upstash-Flow-Control-Key`, `client.flowControl.*`) through the unchanged SDK
@@ -157,7 +156,7 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
       flowControl: { key: 'held', parallelism: 1, rate: 3, period: 60 },
     });
     await b.publishJSON({ url: url('held/1'), body: 'second', flowControl: { key: 'held', parallelism: 1 } });
-    await sleep(300);
+    await replicas.deliveredPastThis(clients);
     expect(replicas.destination.requests).toHaveLength(0);
     expect(await b.flowControl.get('held')).toMatchObject({
       isPaused: true,
@@ -224,7 +223,7 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
       flowControl: { key: 'fan-key', parallelism: 1 },
     });
     expect(answers).toHaveLength(2);
-    await sleep(300);
+    await replicas.deliveredPastThis(clients);
     expect(replicas.destination.requests).toHaveLength(0);
     expect(await b.flowControl.get('fan-key')).toMatchObject({ waitListSize: 2, parallelismMax: 1 });
     await b.flowControl.resume('fan-key');

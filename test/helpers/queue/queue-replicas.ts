@@ -8,6 +8,7 @@ import { startRecordingDestination, type RecordingDestination } from './recordin
 import { spawnQueueGateway, type QueueGatewayProcess } from './spawn-queue-gateway.js';
 import { testQueueTarget } from './test-queue-target.js';
 import { queueSdkClient } from './queue-sdk-client.js';
+import { deliveredPastThis } from './delivered-past-this.js';
 
 /**
  * Gateway processes sharing one binding on a real Redis, for suites that SIGKILL one replica and
@@ -27,6 +28,8 @@ export interface QueueReplicas {
    * token unless `as` names another binding's URL or token.
    */
   sdkClient(gateway: QueueGatewayProcess, as?: { target?: QueueTarget; token?: string }): Client;
+  /** {@link deliveredPastThis} through `clients` (one per replica) to the recording destination. */
+  deliveredPastThis(clients: readonly Client[]): Promise<void>;
 }
 
 /**
@@ -59,6 +62,13 @@ export function useQueueReplicas(options: {
       const target = as.target ?? replicas.target;
       return queueSdkClient(gateway, target, as.token);
     },
+    deliveredPastThis: (clients: readonly Client[]) =>
+      deliveredPastThis({
+        clients,
+        url: `${replicas.destination.baseUrl}/past-this`,
+        received: replicas.destination.requests,
+        isPast: (r) => r.path === '/past-this',
+      }),
   } as QueueReplicas;
 
   beforeAll(async () => {

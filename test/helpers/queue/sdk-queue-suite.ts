@@ -13,6 +13,7 @@ import { testQueueTarget } from './test-queue-target.js';
 import { startTestReceiver, type RecordedDelivery, type TestReceiver } from './test-receiver.js';
 import { InFlightGauge } from './in-flight-gauge.js';
 import { queueSdkClient } from './queue-sdk-client.js';
+import { deliveredPastThis } from './delivered-past-this.js';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -39,11 +40,7 @@ export interface SdkQueueSuite {
   bodies(): string[];
   /** Waits until the receiver got at least `count` deliveries. */
   delivered(count: number, timeoutMs?: number): Promise<true>;
-  /**
-   * Publishes a message through each replica and waits for both deliveries, then takes them off
-   * the receiver's list: the delivery path has run past what was stored before, so a check that
-   * nothing else was delivered may follow (instead of a fixed pause).
-   */
+  /** {@link deliveredPastThis} through both replicas to this suite's receiver. */
   deliveredPastThis(): Promise<void>;
 }
 
@@ -157,18 +154,12 @@ export function useSdkQueueSuite(
         timeoutMs,
         intervalMs: 20,
       }),
-    async deliveredPastThis() {
-      const url = `${receiver.baseUrl}${PAST_THIS_PATH}`;
-      const isPast = (d: RecordedDelivery) => new URL(d.url).pathname === PAST_THIS_PATH;
-      for (const replica of replicas.keys()) await client(replica).publish({ url, body: `past ${replica}` });
-      await waitFor(
-        'the deliveries past this point',
-        async () => receiver.deliveries.filter(isPast).length >= replicas.length || undefined,
-        { timeoutMs: 20_000, intervalMs: 20 },
-      );
-      const others = receiver.deliveries.filter((d) => !isPast(d));
-      receiver.deliveries.length = 0;
-      receiver.deliveries.push(...others);
-    },
+    deliveredPastThis: () =>
+      deliveredPastThis({
+        clients: replicas.map((_, replica) => client(replica)),
+        url: `${receiver.baseUrl}${PAST_THIS_PATH}`,
+        received: receiver.deliveries,
+        isPast: (d) => new URL(d.url).pathname === PAST_THIS_PATH,
+      }),
   };
 }
