@@ -108,6 +108,14 @@ function membersOf(message: EventMessage): string {
 /** A message as events describe it: its id and destination, and what else is known of it. */
 export type EventMessage = Pick<QueueMessage, 'id' | 'destination'> & Partial<Omit<QueueMessage, 'id'>>;
 
+/**
+ * False for a workflow wait's timer: the gateway's own, not a published message. QStash keeps a
+ * wait server-side and logs no message for it, so its creation, cancel and end are no events.
+ */
+export function hasEvents(message: Pick<QueueMessage, 'workflowWait'>): boolean {
+  return message.workflowWait === undefined;
+}
+
 /** The event's JSON as the scripts store it on the events stream. */
 export function eventJson(
   message: EventMessage,

@@ -3,7 +3,8 @@ import { LuaScript } from './lua-script.js';
 /**
  * An event notified to one run (`/v2/notify/{runId}/{eventId}`): the run's waiter for it is taken,
  * or, when the run is not waiting for it yet, the event is kept for its next wait (QStash's
- * "lookback"). Reads only this event's waiters.
+ * "lookback"). Reads only the names of this event's waiter fields (HKEYS, `<runId>/<timer id>`;
+ * not every waiter's JSON, as HGETALL did) and the one waiter it takes.
  *
  * KEYS[1]  the event's waiters (hash: `<runId>/<timer id>` -> waiter JSON)
  * KEYS[2]  the run's notices (hash: event id -> data)
@@ -16,11 +17,11 @@ export const notifyWorkflowRun = new LuaScript(
   'notify-workflow-run',
   2,
   `
-local waiters = redis.call('HGETALL', KEYS[1])
-for i = 1, #waiters, 2 do
-  if string.sub(waiters[i], 1, #ARGV[1]) == ARGV[1] then
-    redis.call('HDEL', KEYS[1], waiters[i])
-    return {1, waiters[i + 1]}
+for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(field, 1, #ARGV[1]) == ARGV[1] then
+    local waiter = redis.call('HGET', KEYS[1], field)
+    redis.call('HDEL', KEYS[1], field)
+    return {1, waiter}
   end
 end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])

@@ -12,7 +12,7 @@ import { EntryCompletions } from './entry-completions.js';
 import type { FlowControl } from '../core/flow-control.js';
 import { FlowControlStore, type EntryCheck } from './flow-control-store.js';
 import { deadLetter } from '../scripts/dead-letter.js';
-import { eventJson, type EventDetails } from '../core/message-event.js';
+import { eventJson, hasEvents, type EventDetails } from '../core/message-event.js';
 import { enqueueMessages } from '../scripts/enqueue-messages.js';
 import { promoteDueMessages } from '../scripts/promote-due-messages.js';
 import { enqueueQueueCallback } from '../scripts/enqueue-queue-callback.js';
@@ -73,7 +73,7 @@ export class MessageStore {
 
   /** The event's JSON, or '' when events are not recorded (nothing is built then). */
   private event(...args: Parameters<typeof eventJson>): string {
-    return this.eventCap > 0 ? eventJson(...args) : '';
+    return this.eventCap > 0 && hasEvents(args[0]) ? eventJson(...args) : '';
   }
 
   /**

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { DELIVERY_GROUP, MESSAGE_FIELD, type QueueKeys } from '../core/keys.js';
 import { slotQueueOf, type QueueMessage } from '../core/message.js';
 import { CorruptMessageError, decodeMessage } from '../core/message-codec.js';
-import { eventJson } from '../core/message-event.js';
+import { eventJson, hasEvents } from '../core/message-event.js';
 import type { PendingMessage } from '../core/message-answer.js';
 import { flowLimitsJson } from '../core/flow-control.js';
 import { cancelFlowControlMessages } from '../scripts/cancel-flow-control-messages.js';
@@ -98,7 +98,7 @@ export class PendingMessages {
           ),
       );
       const events = (target: string | QueueMessage): [string, string] =>
-        typeof target === 'string' || this.eventCap === 0
+        typeof target === 'string' || this.eventCap === 0 || !hasEvents(target)
           ? ['', '']
           : [eventJson(target, 'CANCEL_REQUESTED', now), eventJson(target, 'CANCELLED', now)];
       // Both scripts' ARGV begin alike, before the per-message groups.

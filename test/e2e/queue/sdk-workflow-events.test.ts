@@ -146,6 +146,11 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
     const url = encodeURIComponent(workflow.endpoints.plainUrl('waiter'));
     expect(await ask(`?url=${url}`, 'DELETE')).toEqual([200, { cancelled: 0 }]);
     expect(await outcomeOf(runId)).toEqual({ eventData: undefined, timeout: true });
+    // QStash logs no message for a wait: its timer's creation and end are not events either.
+    const log = await fetch(`${suite.replicas[0]!.queueUrl(suite.target)}/v2/events?messageId=${timerId}`, {
+      headers: { authorization: `Bearer ${suite.target.token}` },
+    });
+    expect(await log.json()).toEqual({ events: [] });
   });
 
   it('when an event is notified before the run waits, then a notify of that run is kept for its wait and a notify of all is not', async () => {
