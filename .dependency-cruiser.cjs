@@ -35,7 +35,8 @@ module.exports = {
   forbidden: [
     {
       name: 'component-imports-another-component',
-      comment: 'A component imports only itself and the shared folders (api/, kube/, observability/, couchdb/).',
+      comment:
+        'A component imports only itself and the shared folders (api/, kube/, observability/, couchdb/).',
       severity: 'error',
       from: { path: `^(${COMPONENTS.join('|')})/` },
       to: { path: anyOf(COMPONENTS), pathNot: '^$1/' },
