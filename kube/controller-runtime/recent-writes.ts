@@ -44,9 +44,9 @@ export class RecentWrites {
     written: KubernetesObject,
   ): void {
     // As the informers do: nothing reads managedFields, and an apply's answer carries them whole.
-    // A write stays pending until a later reconcile of its owner reads the slot, and the last write
-    // of a burst may wait for the next resync: 2,000 instances applied at once kept that many
-    // copies. A kind's own trim is its informer's (Informer.trim), applied by the caller.
+    // A write stays pending until its own watch event arrives (observeEvent) or a later reconcile of
+    // its owner reads the slot: 2,000 instances applied at once keep that many copies meanwhile.
+    // A kind's own trim is its informer's (Informer.trim), applied by the caller.
     trimObject(written);
     let slots = this.byOwner.get(owner);
     if (!slots) this.byOwner.set(owner, (slots = new Map()));
@@ -87,13 +87,18 @@ export class RecentWrites {
   }
 
   /**
-   * Whether `object` is exactly the version this controller's last write to `slot` produced: its
-   * watch event then tells the owner's reconcile nothing the write's answer did not (a version
-   * someone else made, even of the status only, is never this).
+   * A watch event shows `object`: whether it is exactly the version this controller's last write to
+   * `slot` produced, so the event tells the owner's reconcile nothing the write's answer did not (a
+   * version someone else made, even of the status only, is never this). If it is, the informer's
+   * cache holds that version now and the write's copy is dropped: the event wakes no reconcile that
+   * would read the slot and drop it, and a quiet owner would keep it until the next resync.
    */
-  isWrittenVersion(owner: ObjectKey, slot: string, object: KubernetesObject): boolean {
+  observeEvent(owner: ObjectKey, slot: string, object: KubernetesObject): boolean {
     const version = object.metadata?.resourceVersion;
-    return version !== undefined && this.byOwner.get(owner)?.get(slot)?.writtenVersion === version;
+    const entry = this.byOwner.get(owner)?.get(slot);
+    if (version === undefined || entry?.writtenVersion !== version) return false;
+    entry.pending = undefined;
+    return true;
   }
 
   forget(owner: ObjectKey): void {

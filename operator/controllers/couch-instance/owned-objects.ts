@@ -37,9 +37,12 @@ export class OwnedObjects {
     return this.recent.read(owner, slotOf(informer, name), informer.get({ namespace, name }));
   }
 
-  /** Whether `object` is the version this controller's last write of it produced (RecentWrites.isWrittenVersion). */
+  /**
+   * For a watch event: whether `object` is the version this controller's last write of it produced;
+   * if so its copy is dropped, the cache showing it now (RecentWrites.observeEvent).
+   */
   isOwnWrite<T extends KubernetesObject>(owner: ObjectKey, informer: Informer<T>, object: T): boolean {
-    return this.recent.isWrittenVersion(owner, slotOf(informer, object.metadata?.name ?? ''), object);
+    return this.recent.observeEvent(owner, slotOf(informer, object.metadata?.name ?? ''), object);
   }
 
   /** Server-side applies `desired` unless the current object is this controller's own write of it. */

@@ -97,15 +97,31 @@ describe('RecentWrites', () => {
     const version = (resourceVersion: string, generation: number) => ({
       metadata: { name: 'x', resourceVersion, generation },
     });
-    expect(recent.isWrittenVersion('ns/x', 'slot', version('2', 1))).toBe(false);
+    expect(recent.observeEvent('ns/x', 'slot', version('2', 1))).toBe(false);
     recent.remember('ns/x', 'slot', version('1', 1), version('2', 1));
-    expect(recent.isWrittenVersion('ns/x', 'slot', version('2', 1))).toBe(true);
+    expect(recent.observeEvent('ns/x', 'slot', version('2', 1))).toBe(true);
     // The StatefulSet controller's status write keeps the generation: isOwnLastWrite, but news.
     expect(recent.isOwnLastWrite('ns/x', 'slot', version('3', 1))).toBe(true);
-    expect(recent.isWrittenVersion('ns/x', 'slot', version('3', 1))).toBe(false);
-    expect(recent.isWrittenVersion('ns/x', 'other', version('2', 1))).toBe(false);
-    expect(recent.isWrittenVersion('ns/x', 'slot', { metadata: { name: 'x' } })).toBe(false);
+    expect(recent.observeEvent('ns/x', 'slot', version('3', 1))).toBe(false);
+    expect(recent.observeEvent('ns/x', 'other', version('2', 1))).toBe(false);
+    expect(recent.observeEvent('ns/x', 'slot', { metadata: { name: 'x' } })).toBe(false);
     recent.forget('ns/x');
-    expect(recent.isWrittenVersion('ns/x', 'slot', version('2', 1))).toBe(false);
+    expect(recent.observeEvent('ns/x', 'slot', version('2', 1))).toBe(false);
+  });
+
+  it('when the watch event of the last write arrives, then its copy is dropped: a reconcile reads the cache from then on', () => {
+    const recent = new RecentWrites();
+    recent.remember('ns/x', 'slot', object('1'), object('2'));
+    expect(recent.observeEvent('ns/x', 'slot', object('2'))).toBe(true);
+    // The copy would win over a cache still at the replaced version; dropped, the cache is read.
+    expect(recent.read('ns/x', 'slot', object('1'))?.metadata?.resourceVersion).toBe('1');
+    expect(recent.isOwnLastWrite('ns/x', 'slot', object('2'))).toBe(true);
+  });
+
+  it("when an event shows another version than the last write, then the write's copy is kept", () => {
+    const recent = new RecentWrites();
+    recent.remember('ns/x', 'slot', object('1'), object('2'));
+    expect(recent.observeEvent('ns/x', 'slot', object('1'))).toBe(false);
+    expect(recent.read('ns/x', 'slot', object('1'))?.metadata?.resourceVersion).toBe('2');
   });
 });
