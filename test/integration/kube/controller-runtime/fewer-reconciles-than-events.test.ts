@@ -1,0 +1,140 @@
+import { DONE } from '../../../../kube/controller-runtime/reconciler.js';
+import { waitFor } from '../../../../local/wait.js';
+import {
+  controllerTestbed,
+  ROUND_TRIP_MS,
+  type ControllerTestbed,
+} from '../../../helpers/controller-testbed.js';
+import { useTestNamespace } from '../../../helpers/kube.js';
+
+/** Events that cost fewer reconciles than there are events: a controller's own writes, and bursts. */
+const namespace = useTestNamespace('fewer-reconciles');
+
+describe('Controller: fewer reconciles than events', () => {
+  let test = 0;
+  let bed: ControllerTestbed;
+  afterEach(async () => {
+    await bed.stop();
+  });
+
+  const ownedSecret = (name: string, owner: string) => ({
+    metadata: { name: bed.prefix + name, labels: { 'settee.dev/instance': bed.prefix + owner } },
+    stringData: { k: 'v' },
+  });
+
+  describe('with a stand-in for own writes (Secrets named own-*)', () => {
+    beforeEach(() => {
+      const group = `t${++test}`;
+      bed = controllerTestbed({
+        namespace: namespace.name,
+        group,
+        childSource: (informer, toOwner) => ({
+          informer,
+          toKeys: toOwner,
+          isOwnWrite: (object) => object.metadata?.name?.startsWith(`${group}-own-`) ?? false,
+        }),
+      });
+    });
+
+    it('when an owned object is the controller’s own write, then its add and update wake no reconcile, and its delete does', async () => {
+      await Promise.all([bed.parent('quiet'), bed.parent('woken')]);
+      await bed.run();
+      await waitFor(
+        'the first reconciles',
+        async () => (bed.reconciler.calls.length >= 2 ? true : undefined),
+        {
+          timeoutMs: ROUND_TRIP_MS,
+        },
+      );
+      await bed
+        .core()
+        .createNamespacedSecret({ namespace: namespace.name, body: ownedSecret('own-1', 'quiet') });
+      await bed.core().replaceNamespacedSecret({
+        namespace: namespace.name,
+        name: `${bed.prefix}own-1`,
+        body: { ...ownedSecret('own-1', 'quiet'), stringData: { k: 'changed' } },
+      });
+      // One watch delivers the Secrets' events in order: once this one's reconcile ran, the own
+      // write's events were handled before it.
+      await bed
+        .core()
+        .createNamespacedSecret({ namespace: namespace.name, body: ownedSecret('other', 'woken') });
+      await waitFor(
+        'the owner of the other Secret reconciled',
+        async () => (bed.reconciler.callsFor(bed.key('woken')).length >= 2 ? true : undefined),
+        { timeoutMs: ROUND_TRIP_MS },
+      );
+      expect(bed.reconciler.callsFor(bed.key('quiet'))).toHaveLength(1);
+      await bed.core().deleteNamespacedSecret({ namespace: namespace.name, name: `${bed.prefix}own-1` });
+      await waitFor(
+        'the owner reconciled for its deleted Secret',
+        async () => (bed.reconciler.callsFor(bed.key('quiet')).length >= 2 ? true : undefined),
+        { timeoutMs: ROUND_TRIP_MS },
+      );
+    });
+
+    it('when one object changes in a burst while its reconcile is slow, then reconciles of it never overlap and the burst collapses', async () => {
+      await bed.parent('busy');
+      // The burst's first reconcile is held until the informer has delivered the whole burst, so
+      // every later change of the burst arrives while it runs, whatever the machine's load.
+      let letGo!: () => void;
+      const held = new Promise<void>((resolve) => (letGo = resolve));
+      bed.reconciler.behaviour = async (_key, _ctx, call) => {
+        if (call === 1) await held;
+        return DONE;
+      };
+      let burstDelivered = false;
+      bed.parentInformer.onEvent((event) => {
+        if (
+          event.object.metadata?.name === `${bed.prefix}busy` &&
+          event.object.metadata.annotations?.touch === '9'
+        )
+          burstDelivered = true;
+      });
+      let whileHeld = 0;
+      try {
+        await bed.run();
+        await waitFor(
+          'the initial reconcile',
+          async () => (bed.reconciler.callsFor(bed.key('busy')).length >= 1 ? true : undefined),
+          { timeoutMs: 10_000 },
+        );
+        for (let i = 0; i < 10; i += 1) await bed.annotate('busy', String(i));
+        await waitFor('the burst delivered', async () => (burstDelivered ? true : undefined), {
+          timeoutMs: 10_000,
+        });
+        await waitFor(
+          'a reconcile for the burst',
+          async () => (bed.reconciler.callsFor(bed.key('busy')).length >= 2 ? true : undefined),
+          { timeoutMs: 10_000 },
+        );
+        whileHeld = bed.reconciler.callsFor(bed.key('busy')).length;
+      } finally {
+        letGo();
+      }
+      // While the held reconcile ran, no other reconcile of the bed.key started beside it.
+      expect(whileHeld).toBe(2);
+      // The changes that came while it ran collapse into one more reconcile (not up to 10): a change
+      // made after it is the fourth, which the 9 instant reconciles of an uncollapsed burst would precede.
+      await waitFor(
+        'the collapsed reconcile',
+        async () => (bed.reconciler.callsFor(bed.key('busy')).length >= 3 ? true : undefined),
+        {
+          timeoutMs: 10_000,
+        },
+      );
+      const changedAt = Date.now();
+      await bed.annotate('busy', 'after');
+      await waitFor(
+        'the reconcile of the later change',
+        async () =>
+          bed.reconciler.callsFor(bed.key('busy')).some((c) => c.at >= changedAt) ? true : undefined,
+        {
+          timeoutMs: 10_000,
+        },
+      );
+      expect(bed.reconciler.overlaps).toBe(0);
+      expect(bed.reconciler.callsFor(bed.key('busy'))).toHaveLength(4);
+    });
+  });
+});
