@@ -4,6 +4,8 @@ import { applyObject, FIELD_MANAGER } from '../../../kube/apply.js';
 import type { KubeClients } from '../../../kube/clients.js';
 import { callKube, isAlreadyExists } from '../../../kube/errors.js';
 import type { Informer } from '../../../kube/informer.js';
+import type { WatchSource } from '../../../kube/controller-runtime/controller.js';
+import type { KeyMapper } from '../../../kube/controller-runtime/key-mappers.js';
 import type { ObjectKey } from '../../../kube/controller-runtime/object-key.js';
 import {
   buildAdminSecret,
@@ -38,11 +40,19 @@ export class OwnedObjects {
   }
 
   /**
-   * For a watch event: whether `object` is the version this controller's last write of it produced;
-   * if so its copy is dropped, the cache showing it now (RecentWrites.observeEvent).
+   * The watch source of objects this controller writes, mapped to their owners: an event that shows
+   * an owner's last write of the object (RecentWrites.observeEvent, which then drops the write's
+   * copy, the cache holding it now) wakes nothing; the reconcile that wrote it went on with the answer.
    */
-  isOwnWrite<T extends KubernetesObject>(owner: ObjectKey, informer: Informer<T>, object: T): boolean {
-    return this.recent.observeEvent(owner, slotOf(informer, object.metadata?.name ?? ''), object);
+  watchSource<T extends KubernetesObject>(informer: Informer<T>, toOwner: KeyMapper): WatchSource<T> {
+    return {
+      informer,
+      toKeys: toOwner,
+      isOwnWrite: (object) =>
+        toOwner(object).some((owner) =>
+          this.recent.observeEvent(owner, slotOf(informer, object.metadata?.name ?? ''), object),
+        ),
+    };
   }
 
   /** Server-side applies `desired` unless the current object is this controller's own write of it. */

@@ -19,6 +19,8 @@ import type { EventRecorder } from '../../../kube/events.js';
 import type { Informer } from '../../../kube/informer.js';
 import { parseObjectKey, type ObjectKey } from '../../../kube/controller-runtime/object-key.js';
 import { RecentWrites } from '../../../kube/controller-runtime/recent-writes.js';
+import type { WatchSource } from '../../../kube/controller-runtime/controller.js';
+import type { KeyMapper } from '../../../kube/controller-runtime/key-mappers.js';
 import {
   DONE,
   requeueAfter,
@@ -138,9 +140,9 @@ export class CouchInstanceReconciler implements Reconciler {
     });
   }
 
-  /** Whether an owned object is the version this reconciler's last write of it produced (registration.ts). */
-  isOwnWrite<T extends KubernetesObject>(owner: ObjectKey, informer: Informer<T>, object: T): boolean {
-    return this.owned.isOwnWrite(owner, informer, object);
+  /** The watch source of an owned kind this reconciler writes (OwnedObjects.watchSource; registration.ts). */
+  watchWritten<T extends KubernetesObject>(informer: Informer<T>, toOwner: KeyMapper): WatchSource<T> {
+    return this.owned.watchSource(informer, toOwner);
   }
 
   async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {

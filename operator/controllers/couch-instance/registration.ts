@@ -99,12 +99,8 @@ export const couchInstanceController: ControllerRegistration = {
       backups: config.backups,
     });
     /** The objects the reconciler writes: its own writes' events wake nothing (WatchSource.isOwnWrite). */
-    const written = <T extends KubernetesObject>(informer: Informer<T>) => ({
-      informer,
-      toKeys: toOwner,
-      isOwnWrite: (object: T) =>
-        toOwner(object).some((owner) => reconciler.isOwnWrite(owner, informer, object)),
-    });
+    const written = <T extends KubernetesObject>(informer: Informer<T>) =>
+      reconciler.watchWritten(informer, toOwner);
     return {
       reconciler,
       primary: watched.instances,

@@ -1,11 +1,14 @@
 import { DONE } from '../../../../kube/controller-runtime/reconciler.js';
+import { RecentWrites } from '../../../../kube/controller-runtime/recent-writes.js';
+import { makeKubeClients } from '../../../../kube/clients.js';
 import { waitFor } from '../../../../local/wait.js';
+import { OwnedObjects } from '../../../../operator/controllers/couch-instance/owned-objects.js';
 import {
   controllerTestbed,
   ROUND_TRIP_MS,
   type ControllerTestbed,
 } from '../../../helpers/controller-testbed.js';
-import { useTestNamespace } from '../../../helpers/kube.js';
+import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
 
 /** Events that cost fewer reconciles than there are events: a controller's own writes, and bursts. */
 const namespace = useTestNamespace('fewer-reconciles');
@@ -135,6 +138,50 @@ describe('Controller: fewer reconciles than events', () => {
       );
       expect(bed.reconciler.overlaps).toBe(0);
       expect(bed.reconciler.callsFor(bed.key('busy'))).toHaveLength(4);
+    });
+  });
+
+  describe("with the couch-instance controller's OwnedObjects", () => {
+    let owned: OwnedObjects;
+    beforeEach(() => {
+      owned = new OwnedObjects(makeKubeClients(testControlPlane().kubeConfig), new RecentWrites());
+      bed = controllerTestbed({
+        namespace: namespace.name,
+        group: `t${++test}`,
+        childSource: (informer, toOwner) => owned.watchSource(informer, toOwner),
+      });
+    });
+
+    it("when a reconcile applies an owned object through OwnedObjects, then the write's watch event wakes no second reconcile of its owner", async () => {
+      await Promise.all([bed.parent('quiet'), bed.parent('woken')]);
+      let applied = false;
+      bed.reconciler.behaviour = async (key, _ctx, call) => {
+        if (key === bed.key('quiet') && call === 0) {
+          await owned.apply(key, bed.children, {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            ...ownedSecret('applied', 'quiet'),
+            metadata: { ...ownedSecret('applied', 'quiet').metadata, namespace: namespace.name },
+          });
+          applied = true;
+        }
+        return DONE;
+      };
+      await bed.run();
+      await waitFor('the owned Secret applied', async () => (applied ? true : undefined), {
+        timeoutMs: ROUND_TRIP_MS,
+      });
+      // One watch delivers the Secrets' events in order: once this one's reconcile ran, the applied
+      // Secret's event was handled before it.
+      await bed
+        .core()
+        .createNamespacedSecret({ namespace: namespace.name, body: ownedSecret('other', 'woken') });
+      await waitFor(
+        'the owner of the other Secret reconciled',
+        async () => (bed.reconciler.callsFor(bed.key('woken')).length >= 2 ? true : undefined),
+        { timeoutMs: ROUND_TRIP_MS },
+      );
+      expect(bed.reconciler.callsFor(bed.key('quiet'))).toHaveLength(1);
     });
   });
 });
