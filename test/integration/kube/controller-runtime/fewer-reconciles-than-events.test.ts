@@ -1,3 +1,4 @@
+import type { V1Secret } from '@kubernetes/client-node';
 import { DONE } from '../../../../kube/controller-runtime/reconciler.js';
 import { RecentWrites } from '../../../../kube/controller-runtime/recent-writes.js';
 import { makeKubeClients } from '../../../../kube/clients.js';
@@ -152,27 +153,35 @@ describe('Controller: fewer reconciles than events', () => {
       });
     });
 
-    it("when a reconcile applies an owned object through OwnedObjects, then the write's watch event wakes no second reconcile of its owner", async () => {
-      await Promise.all([bed.parent('quiet'), bed.parent('woken')]);
-      let applied = false;
+    it('when reconciles apply owned objects through OwnedObjects, then their watch events wake no second reconcile of their owners', async () => {
+      // An event that arrives before the apply's answer cannot be told from someone else's write (it
+      // wakes its owner once more, as before 0148a03): of OWNERS applies at least one must be
+      // recognised, and a broken wiring (owner key, slot, version) recognises none.
+      const OWNERS = 5;
+      const quiet = Array.from({ length: OWNERS }, (_, i) => `quiet${i}`);
+      await Promise.all([...quiet, 'woken'].map((name) => bed.parent(name)));
+      let applied = 0;
       bed.reconciler.behaviour = async (key, _ctx, call) => {
-        if (key === bed.key('quiet') && call === 0) {
-          await owned.apply(key, bed.children, {
+        const name = quiet.find((q) => bed.key(q) === key);
+        if (name && call === 0) {
+          const secret = ownedSecret(`applied-${name}`, name);
+          const desired: V1Secret = {
             apiVersion: 'v1',
             kind: 'Secret',
-            ...ownedSecret('applied', 'quiet'),
-            metadata: { ...ownedSecret('applied', 'quiet').metadata, namespace: namespace.name },
-          });
-          applied = true;
+            ...secret,
+            metadata: { ...secret.metadata, namespace: namespace.name },
+          };
+          await owned.apply(key, bed.children, desired);
+          applied += 1;
         }
         return DONE;
       };
       await bed.run();
-      await waitFor('the owned Secret applied', async () => (applied ? true : undefined), {
+      await waitFor('the owned Secrets applied', async () => (applied === OWNERS ? true : undefined), {
         timeoutMs: ROUND_TRIP_MS,
       });
       // One watch delivers the Secrets' events in order: once this one's reconcile ran, the applied
-      // Secret's event was handled before it.
+      // Secrets' events were handled before it.
       await bed
         .core()
         .createNamespacedSecret({ namespace: namespace.name, body: ownedSecret('other', 'woken') });
@@ -181,7 +190,8 @@ describe('Controller: fewer reconciles than events', () => {
         async () => (bed.reconciler.callsFor(bed.key('woken')).length >= 2 ? true : undefined),
         { timeoutMs: ROUND_TRIP_MS },
       );
-      expect(bed.reconciler.callsFor(bed.key('quiet'))).toHaveLength(1);
+      const reconciledOnce = quiet.filter((q) => bed.reconciler.callsFor(bed.key(q)).length === 1);
+      expect(reconciledOnce.length).toBeGreaterThanOrEqual(1);
     });
   });
 });
