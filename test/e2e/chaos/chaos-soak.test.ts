@@ -1,11 +1,12 @@
 import { FAULT_KINDS } from '../../../bench/chaos/nemesis.js';
 import { faultsHit, formatSoakReport, soakFailures } from '../../../bench/chaos/report.js';
-import { runChaosSoak } from '../../../bench/chaos/soak.js';
+import { CATCH_UP_FAULTS, runChaosSoak } from '../../../bench/chaos/soak.js';
 import { quietly } from '../../helpers/queue/quietly.js';
 
 /**
  * make chaos in short (bench/chaos/soak.ts: one workload, nemesis and checker for both): 2 minutes,
- * 10 seeded faults that hit every kind the nemesis has. Strict where it matters, nothing
+ * 10 seeded faults that hit every kind the nemesis has (a kind whose target stayed away is injected
+ * again after them, bounded: bench/chaos/soak.ts CATCH_UP_FAULTS and CATCH_UP_MS). Strict where it matters, nothing
  * acknowledged lost; bounded but generous where a loaded 2-core CI machine is slow: 90 s for each
  * recovery, 150 s for the deliveries to settle. Retries back off at a tenth of QStash's delays,
  * so a delivery that failed twice is retried within that settling time.
@@ -29,8 +30,11 @@ describe('the chaos soak, short', () => {
         }),
       );
       process.stdout.write(`${formatSoakReport(report)}\n`);
-      expect(report.faults).toHaveLength(MINUTES * FAULTS_PER_MINUTE);
-      // Hit, not only tried: a kind skipped for want of a target is tried again at the next time.
+      // The planned faults, and a bounded catch-up only for kinds none of them hit.
+      expect(report.faults.length).toBeGreaterThanOrEqual(MINUTES * FAULTS_PER_MINUTE);
+      expect(report.faults.length).toBeLessThanOrEqual(MINUTES * FAULTS_PER_MINUTE + CATCH_UP_FAULTS);
+      // Hit, not only tried: a kind skipped for want of a target is tried again at the next time,
+      // and after the planned times within the catch-up's bound (CATCH_UP_FAULTS, CATCH_UP_MS).
       expect(new Set(faultsHit(report.faults).map((f) => f.kind))).toEqual(new Set(FAULT_KINDS));
       expect(report.publishes.acked).toBeGreaterThan(0);
       expect(report.writes.acked).toBeGreaterThan(0);
