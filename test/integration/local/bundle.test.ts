@@ -29,9 +29,10 @@ console.log(JSON.stringify({ bundles, again, marked }));
 
 /**
  * Bundles a small entry of its own (argv: the entry's folder, inside the repository), plants beside
- * its bundle an older bundle of it, a temporary file of a dead writer and of a live one (argv) and
- * another entry's bundle, changes the entry's source and bundles it again: prints the bundles and
- * the build folder's files of both entries.
+ * its bundle an older bundle of it pinned by a dead process, another pinned by a live one (argv: a
+ * make run started from it, restarting its gateway from that path after a crash), a temporary file
+ * of a dead writer and of a live one and another entry's bundle, changes the entry's source and
+ * bundles it again: prints its pid, the bundles and the build folder's files of both entries.
  */
 const PRUNE_SCRIPT = `
 import fs from 'node:fs/promises';
@@ -45,6 +46,9 @@ const build = path.dirname(first);
 const name = path.basename(first).replace(/\\.[0-9a-f]{16}\\.mjs$/, '');
 const planted = {
   older: name + '.0123456789abcdef.mjs',
+  deadPin: name + '.0123456789abcdef.mjs.' + deadPid + '.pin',
+  pinnedOlder: name + '.1111111111111111.mjs',
+  livePin: name + '.1111111111111111.mjs.' + livePid + '.pin',
   deadTmp: name + '.fedcba9876543210.mjs.' + deadPid + '.tmp',
   liveTmp: name + '.fedcba9876543210.mjs.' + livePid + '.tmp',
   other: name + '-other.0123456789abcdef.mjs',
@@ -53,7 +57,9 @@ for (const file of Object.values(planted)) await fs.writeFile(path.join(build, f
 await fs.writeFile(entry, 'export const version: number = 2;\\n');
 const second = await bundleEntry(entry);
 const files = (await fs.readdir(build)).filter((file) => file.startsWith(name));
-console.log(JSON.stringify({ first: path.basename(first), second: path.basename(second), planted, files }));
+console.log(
+  JSON.stringify({ pid: process.pid, first: path.basename(first), second: path.basename(second), planted, files }),
+);
 `;
 
 describe('bundleEntry', () => {
@@ -75,7 +81,7 @@ describe('bundleEntry', () => {
     expect(marked).toEqual([]);
   }, 150_000);
 
-  it("when an entry's source changes, then its new bundle is written and its older bundles and dead writers' temporary files are removed, while a live writer's and another entry's files stay", async () => {
+  it("when an entry's source changes, then its new bundle is written and pinned by its caller, and its older bundles, dead processes' pins and dead writers' temporary files are removed, while an older bundle a live process pinned (a running make run restarts from it), a live writer's file and another entry's files stay", async () => {
     const folder = await fs.mkdtemp(path.join(ROOT, '.settee', 'bundle-test-'));
     // A pid that was a writer and is gone: a process that has already exited.
     const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
@@ -96,15 +102,26 @@ describe('bundleEntry', () => {
         { cwd: ROOT, timeout: 120_000 },
       );
       const result = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as {
+        pid: number;
         first: string;
         second: string;
-        planted: Record<'older' | 'deadTmp' | 'liveTmp' | 'other', string>;
+        planted: Record<
+          'older' | 'deadPin' | 'pinnedOlder' | 'livePin' | 'deadTmp' | 'liveTmp' | 'other',
+          string
+        >;
         files: string[];
       };
       files = result.files;
       expect(result.second).not.toBe(result.first);
       expect([...result.files].sort()).toEqual(
-        [result.second, result.planted.liveTmp, result.planted.other].sort(),
+        [
+          result.second,
+          `${result.second}.${result.pid}.pin`,
+          result.planted.pinnedOlder,
+          result.planted.livePin,
+          result.planted.liveTmp,
+          result.planted.other,
+        ].sort(),
       );
     } finally {
       const build = path.join(ROOT, '.settee', 'build');
