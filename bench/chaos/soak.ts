@@ -10,8 +10,8 @@ import { QueueEnvKey } from '../../api/queue-binding.js';
 import { startLocalPlatform } from '../../local/platform.js';
 import { processesWithEnv } from '../../local/process.js';
 import { waitFor } from '../../local/wait.js';
+import { CATCH_UP_FAULTS, CATCH_UP_MS, catchUpFaults } from './catch-up.js';
 import {
-  FAULT_KINDS,
   faultKindSchedule,
   injectFault,
   seededRandom,
@@ -20,7 +20,6 @@ import {
   type InstancePod,
 } from './nemesis.js';
 import {
-  faultsHit,
   instanceStateOf,
   isSettled,
   isStuck,
@@ -50,15 +49,6 @@ const PUBLISH_EVERY_MS = 300;
 const WRITE_EVERY_MS = 1_000;
 const MAX_IN_FLIGHT = 8;
 const SETTLE_MS = 150_000;
-
-/**
- * The bound of the catch-up after the planned fault times: at most this many more faults, each
- * started within CATCH_UP_MS of the planned faults' end, for the kinds none of them hit (targets
- * away, e.g. every engine hibernated, for a whole target wait). A soak where every kind was hit
- * has none; the short soak's check that every kind is hit fails only when this bound runs out.
- */
-export const CATCH_UP_FAULTS = FAULT_KINDS.length;
-export const CATCH_UP_MS = 90_000;
 
 /**
  * The platform's settings of the soak (and of bench/chaos-recovery.ts): a short operator Lease so
@@ -232,10 +222,11 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
     let seq = 0;
     let inFlight = 0;
     const running: Array<Promise<void>> = [];
-    // The load goes on while the nemesis catches up, so a late fault still meets it.
-    let catchingUp = false;
+    // The load goes on until the nemesis is done, so a fault recovering or caught up after the
+    // planned end still meets it (with every kind hit in time, that is only the last recovery).
+    let nemesisRunning = true;
     const loop = async (everyMs: number, step: () => Promise<void>): Promise<void> => {
-      while (Date.now() < endAt || catchingUp) {
+      while (Date.now() < endAt || nemesisRunning) {
         if (inFlight < MAX_IN_FLIGHT) {
           inFlight += 1;
           running.push(step().finally(() => (inFlight -= 1)));
@@ -256,26 +247,18 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
         // so a short soak still hits every kind (its spare times are a second round's repeats).
         if (fault.target === 'none') kinds.unshift(fault.kind);
       }
-      // Kinds still not hit (skipped at every try): tried in turn, a skipped one after the others.
-      const hit = new Set(faultsHit(faults).map((f) => f.kind));
-      const missing = FAULT_KINDS.filter((kind) => !hit.has(kind));
-      const catchUpUntil = Math.max(Date.now(), endAt) + CATCH_UP_MS;
-      catchingUp = missing.length > 0;
-      for (let n = 0; n < CATCH_UP_FAULTS && Date.now() < catchUpUntil; n++) {
-        const kind = missing.shift();
-        if (kind === undefined) break;
-        const fault = await injectFault(kind, context, random, startedAt);
-        faults.push(fault);
-        if (fault.target === 'none') missing.push(fault.kind);
-      }
-      catchingUp = false;
+      // Kinds still not hit (skipped at every try), within a bound; none when every kind was hit.
+      await catchUpFaults(faults, (kind) => injectFault(kind, context, random, startedAt), {
+        maxFaults: CATCH_UP_FAULTS,
+        untilMs: Math.max(Date.now(), endAt) + CATCH_UP_MS,
+      });
     };
     await Promise.all([
       loop(PUBLISH_EVERY_MS, () =>
         publishOne({ queueUrls, token, destination: receiver.url, random, ledger, seq: seq++ }),
       ),
       loop(WRITE_EVERY_MS, () => writeOne({ instances, random, ledger, seq: seq++ })),
-      nemesis(),
+      nemesis().finally(() => (nemesisRunning = false)),
     ]);
     await Promise.all(running);
     log(

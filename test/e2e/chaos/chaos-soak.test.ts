@@ -1,12 +1,13 @@
 import { FAULT_KINDS } from '../../../bench/chaos/nemesis.js';
 import { faultsHit, formatSoakReport, soakFailures } from '../../../bench/chaos/report.js';
-import { CATCH_UP_FAULTS, runChaosSoak } from '../../../bench/chaos/soak.js';
+import { CATCH_UP_FAULTS } from '../../../bench/chaos/catch-up.js';
+import { runChaosSoak } from '../../../bench/chaos/soak.js';
 import { quietly } from '../../helpers/queue/quietly.js';
 
 /**
  * make chaos in short (bench/chaos/soak.ts: one workload, nemesis and checker for both): 2 minutes,
  * 10 seeded faults that hit every kind the nemesis has (a kind whose target stayed away is injected
- * again after them, bounded: bench/chaos/soak.ts CATCH_UP_FAULTS and CATCH_UP_MS). Strict where it matters, nothing
+ * again after them, bounded: bench/chaos/catch-up.ts). Strict where it matters, nothing
  * acknowledged lost; bounded but generous where a loaded 2-core CI machine is slow: 90 s for each
  * recovery, 150 s for the deliveries to settle. Retries back off at a tenth of QStash's delays,
  * so a delivery that failed twice is retried within that settling time.
