@@ -106,7 +106,8 @@ export interface QueueKeys {
   /**
    * Hash of one workflow run (workflow-run-store.ts): `config` (its WorkflowRunConfig JSON, set once by the
    * trigger), `state` (RUN_STARTED, RUN_SUCCESS, RUN_FAILED, RUN_CANCELED), `createdAt`,
-   * `finishedAt`, `response` (what the run returned) and `failure` (the last failed step's answer).
+   * `finishedAt`, `response` (what the run returned), `failure` (the last failed step's answer),
+   * `contextBytes` and `repeatedSteps` (append-workflow-step.ts).
    */
   workflowRun(runId: string): string;
   /**
@@ -114,6 +115,12 @@ export interface QueueKeys {
    * SDK reads, `{messageId, body (base64), callType}`, with the publish time and step name beside.
    */
   workflowSteps(runId: string): string;
+  /**
+   * Set of the steps one workflow run has counted (append-workflow-step.ts), each by how the SDK's
+   * parser tells steps apart (stepId; a parallel plan step's targetStep): a step published again
+   * by a retried delivery joins the list but is not counted against the run's limits twice.
+   */
+  workflowStepIds(runId: string): string;
   /**
    * Sorted set of the workflow runs: member = run id, score = creation time (ms). The logs page
    * newest first by range reads.
@@ -183,6 +190,7 @@ export function queueKeys(prefix: string): QueueKeys {
     flowControlDue: (key: string) => `${prefix}flow-control-due:${key}`,
     workflowRun: (runId: string) => `${prefix}workflow-run:${runId}`,
     workflowSteps: (runId: string) => `${prefix}workflow-steps:${runId}`,
+    workflowStepIds: (runId: string) => `${prefix}workflow-step-ids:${runId}`,
     workflowRunOrder: `${prefix}workflow-runs`,
     workflowWaiters: (eventId: string) => `${prefix}workflow-waiters:${eventId}`,
     workflowNotices: (runId: string) => `${prefix}workflow-notices:${runId}`,

@@ -115,6 +115,25 @@ export function isCallRequest(publish: WorkflowPublish): boolean {
   return publish.callType === 'toCallback';
 }
 
+/**
+ * How the SDK's parser tells one step from another (deduplicateSteps, workflow-parser.ts): its
+ * stepId, or for a parallel group's plan step (stepId 0) its targetStep. A body that is no step
+ * JSON is told apart by its message id.
+ */
+export function stepIdentity(step: RawStep): string {
+  try {
+    const parsed = JSON.parse(Buffer.from(step.body, 'base64').toString('utf8')) as unknown;
+    if (typeof parsed === 'object' && parsed !== null && 'stepId' in parsed) {
+      const { stepId, targetStep } = parsed as { stepId: unknown; targetStep?: unknown };
+      if (stepId === 0) return `plan:${String(targetStep ?? 0)}`;
+      if (typeof stepId === 'number') return `step:${stepId}`;
+    }
+  } catch {
+    // Not JSON: the message id below.
+  }
+  return `message:${step.messageId}`;
+}
+
 export function buildRawStep(messageId: string, body: Buffer, createdAt: number): RawStep {
   return { messageId, body: body.toString('base64'), callType: 'step', createdAt };
 }

@@ -7,12 +7,13 @@ import { finishWorkflowRun } from '../scripts/finish-workflow-run.js';
 import { reopenWorkflowRun } from '../scripts/reopen-workflow-run.js';
 import { setWorkflowCallbackState } from '../scripts/set-workflow-callback-state.js';
 import { startWorkflowRun } from '../scripts/start-workflow-run.js';
-import type {
-  FailureCallbackState,
-  RawStep,
-  WorkflowRunConfig,
-  WorkflowRunRecord,
-  WorkflowRunState,
+import {
+  stepIdentity,
+  type FailureCallbackState,
+  type RawStep,
+  type WorkflowRunConfig,
+  type WorkflowRunRecord,
+  type WorkflowRunState,
 } from '../core/workflow-message.js';
 
 /**
@@ -136,13 +137,14 @@ export class WorkflowRunStore {
     const k = this.keys;
     const [outcome, value] = (await appendWorkflowStep.run(
       this.redis,
-      [k.workflowRun(runId), k.workflowSteps(runId)],
+      [k.workflowRun(runId), k.workflowSteps(runId), k.workflowStepIds(runId)],
       [
         JSON.stringify(step),
         WORKFLOW_INLINE_STEPS_BYTES,
         Buffer.byteLength(step.body, 'base64'),
         this.limits.maxSteps,
         this.limits.maxContextBytes,
+        stepIdentity(step),
       ],
     )) as [number, string];
     if (outcome === 2) throw overRunLimit(runId, this.limits, { steps: Number(value) });
@@ -159,11 +161,11 @@ export class WorkflowRunStore {
    */
   async assertRoomFor(runId: string, steps: number, bodyBytes: number): Promise<void> {
     const k = this.keys;
-    const [count, context] = await Promise.all([
+    const [count, [context, repeated]] = await Promise.all([
       this.redis.llen(k.workflowSteps(runId)),
-      this.redis.hget(k.workflowRun(runId), 'contextBytes'),
+      this.redis.hmget(k.workflowRun(runId), 'contextBytes', 'repeatedSteps'),
     ]);
-    const stepsSoFar = Math.max(0, count - 1);
+    const stepsSoFar = Math.max(0, count - 1 - Number(repeated ?? 0));
     if (stepsSoFar + steps > this.limits.maxSteps)
       throw overRunLimit(runId, this.limits, { steps: stepsSoFar });
     const contextSoFar = Number(context ?? 0);
@@ -219,7 +221,12 @@ export class WorkflowRunStore {
           [
             k.workflowRunsFinished,
             k.workflowRunOrder,
-            ...runIds.flatMap((id) => [k.workflowRun(id), k.workflowSteps(id), k.workflowNotices(id)]),
+            ...runIds.flatMap((id) => [
+              k.workflowRun(id),
+              k.workflowSteps(id),
+              k.workflowNotices(id),
+              k.workflowStepIds(id),
+            ]),
           ],
           runIds,
         ),

@@ -4,6 +4,9 @@ import type { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { LuaScript, type ScriptKeyCount } from '../../../../gateway/queue/scripts/lua-script.js';
 import { deleteQueue } from '../../../../gateway/queue/scripts/delete-queue.js';
+import { queueKeys } from '../../../../gateway/queue/core/keys.js';
+import { buildRawStep } from '../../../../gateway/queue/core/workflow-message.js';
+import { WorkflowRunStore } from '../../../../gateway/queue/stores/workflow-run-store.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 
 const SCRIPTS_DIR = path.resolve('gateway/queue/scripts');
@@ -102,5 +105,41 @@ describe("the queue's Lua scripts against a real Redis", () => {
 
     await expect(deleteQueue.run(redis, keys, ['orders'])).rejects.toThrow(/WRONGTYPE/);
     expect(await callsOf(inspect, 'eval')).toBe(0);
+  });
+
+  it("when a retried delivery publishes a run's step again, then the repeat joins the list but is not counted, so a run at its limits goes on; a new step past them is still refused", async () => {
+    const k = queueKeys('{lua-steps}:');
+    const runs = new WorkflowRunStore(redis, k, { maxSteps: 3, maxContextBytes: 1_000 });
+    const runId = 'wfr_repeated';
+    const step = (messageId: string, json: object) =>
+      buildRawStep(messageId, Buffer.from(JSON.stringify(json)), Date.now());
+    const body = (stepId: number) => ({
+      stepId,
+      stepName: `s${stepId}`,
+      stepType: 'Run',
+      out: 'x'.repeat(300),
+    });
+    await runs.start({
+      runId,
+      config: { url: 'http://127.0.0.1:9/wf', headers: {}, retries: 0 },
+      createdAt: Date.now(),
+      firstStep: step('msg_payload', {}),
+    });
+    await runs.append(runId, step('msg_1', body(1)));
+    await runs.append(runId, step('msg_2', body(2)));
+    // Step 2 again (a new message id, as the SDK publishes it again), and a parallel group's
+    // plan step twice: the SDK's parser tells plan steps apart by targetStep.
+    await runs.append(runId, step('msg_2b', body(2)));
+    await runs.append(runId, step('msg_p', { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' }));
+    await runs.append(runId, step('msg_pb', { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' }));
+    expect(await runs.steps(runId)).toHaveLength(6);
+    const [context, repeated] = await inspect.hmget(k.workflowRun(runId), 'contextBytes', 'repeatedSteps');
+    expect(repeated).toBe('2');
+    // The payload ({}) and steps 1, 2 and the plan step once each.
+    const counted = [{}, body(1), body(2), { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' }];
+    expect(Number(context)).toBe(counted.reduce((sum: number, json) => sum + JSON.stringify(json).length, 0));
+    await expect(runs.assertRoomFor(runId, 1, 1)).rejects.toThrow(/3 steps, 3 at most/);
+    await expect(runs.append(runId, step('msg_4', body(4)))).rejects.toThrow(/maxWorkflowSteps/);
+    await expect(runs.append(runId, step('msg_2c', body(2)))).resolves.toMatchObject({ appended: true });
   });
 });

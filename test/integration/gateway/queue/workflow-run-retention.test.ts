@@ -35,12 +35,13 @@ describe('retention of finished workflow runs on a real Redis', () => {
       );
   }
 
-  /** Whether anything of the run is left: its hash, steps, early notices, places in either order. */
+  /** Whether anything of the run is left: its hash, steps, counted step ids, early notices, places in either order. */
   async function traces(k: QueueKeys, runId: string): Promise<string[]> {
     const left: string[] = [];
     if ((await f.redis.exists(k.workflowNotices(runId))) === 1) left.push('notices');
     if ((await f.redis.exists(k.workflowRun(runId))) === 1) left.push('hash');
     if ((await f.redis.exists(k.workflowSteps(runId))) === 1) left.push('steps');
+    if ((await f.redis.exists(k.workflowStepIds(runId))) === 1) left.push('step ids');
     if ((await f.redis.zscore(k.workflowRunOrder, runId)) !== null) left.push('order');
     if ((await f.redis.zscore(k.workflowRunsFinished, runId)) !== null) left.push('finished');
     return left;
@@ -71,9 +72,9 @@ describe('retention of finished workflow runs on a real Redis', () => {
     expect(await runs.trim({ retentionMs: 3 * DAY, maxCount: 2 }, now)).toBe(3);
     for (const dropped of ['wfr_old-end', 'wfr_a', 'wfr_b']) expect(await traces(k, dropped)).toEqual([]);
     for (const kept of ['wfr_c', 'wfr_d'])
-      expect(await traces(k, kept)).toEqual(['hash', 'steps', 'order', 'finished']);
+      expect(await traces(k, kept)).toEqual(['hash', 'steps', 'step ids', 'order', 'finished']);
     // A running run is never dropped, however old, and does not count.
-    expect(await traces(k, 'wfr_long-running')).toEqual(['hash', 'steps', 'order']);
+    expect(await traces(k, 'wfr_long-running')).toEqual(['hash', 'steps', 'step ids', 'order']);
     expect((await runs.get('wfr_long-running'))?.state).toBe('RUN_STARTED');
     expect(await runs.steps('wfr_long-running')).toHaveLength(2);
     expect(await runs.trim({ retentionMs: 3 * DAY, maxCount: 2 }, now)).toBe(0);
