@@ -77,6 +77,9 @@ export interface RawStep {
   createdAt: number;
 }
 
+/** The header that makes a publish a workflow's (a trigger or a step of the run it names). */
+export const WORKFLOW_RUN_ID_HEADER = 'upstash-workflow-runid';
+
 const RUN_ID = /^wfr_[A-Za-z0-9_.-]{1,200}$/;
 
 type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
@@ -91,7 +94,7 @@ function single(headers: HeaderBag, name: string): string | undefined {
  * names. A run id the SDK would never send, or a workflow message without its URL, is refused.
  */
 export function parseWorkflowPublish(headers: HeaderBag): WorkflowPublish | undefined {
-  const runId = single(headers, 'upstash-workflow-runid');
+  const runId = single(headers, WORKFLOW_RUN_ID_HEADER);
   if (runId === undefined) return undefined;
   if (!RUN_ID.test(runId))
     throw new InvalidRequestError(
@@ -148,7 +151,7 @@ export function workflowDeliveryHeaders(
   config: WorkflowRunConfig,
 ): Record<string, string> {
   const headers: Record<string, string> = {
-    'upstash-workflow-runid': runId,
+    [WORKFLOW_RUN_ID_HEADER]: runId,
     'upstash-workflow-createdat': String(createdAt),
     'upstash-workflow-url': config.url,
   };

@@ -7,7 +7,7 @@ import { onlyQuery } from './workflow-routes.js';
 import { forwardedHeaders, single } from './publish/publish-headers.js';
 import { InvalidRequestError, ResourceNotFoundError } from '../core/errors.js';
 import { parseEventId, parseWaitRequest } from '../core/workflow-event.js';
-import type { WorkflowRunRecord } from '../core/workflow-message.js';
+import { WORKFLOW_RUN_ID_HEADER, type WorkflowRunRecord } from '../core/workflow-message.js';
 import { workflowUserIdOf } from '../core/workflow-token.js';
 import { BindingStores } from '../stores/binding-stores.js';
 
@@ -46,7 +46,7 @@ async function runningRunOf(request: ApiRequest, runId: string): Promise<Workflo
 const wait: ApiHandler = async (request) => {
   onlyQuery(request, []);
   const eventId = eventIdOf(request);
-  const runId = single(request.req.headers, 'upstash-workflow-runid');
+  const runId = single(request.req.headers, WORKFLOW_RUN_ID_HEADER);
   if (runId === undefined || runId === '')
     throw new InvalidRequestError('Upstash-Workflow-RunId is required: the run that waits');
   const body = await readBody(request.req, request.config.maxBodyBytes);

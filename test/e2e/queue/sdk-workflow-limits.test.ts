@@ -119,12 +119,12 @@ describe('workflow run limits with the @upstash/workflow SDK', () => {
     const wide = await run({ sizes: [], width: MAX_BATCH + 1 });
     expect(wide.run.state).toBe('RUN_FAILED');
     expect(JSON.parse(wide.run.failure!).body).toContain(
-      `more than the allowed ${MAX_BATCH}: a workflow's parallel group takes at most that many steps`,
+      `more than the allowed ${MAX_BATCH}: a workflow's batch (a parallel group's steps, or the runs one trigger starts) takes at most that many`,
     );
     expect(await runs().steps(wide.runId)).toHaveLength(1);
   }, 90_000);
 
-  it('when a trigger carries a payload larger than maxWorkflowContextBytes, then it is refused with 412 and no run is stored', async () => {
+  it('when a trigger carries a payload larger than maxWorkflowContextBytes, or more runs than a batch takes, then it is refused with 412 and no run is stored', async () => {
     const order = queueKeys(workflow.queue.config.keyPrefix).workflowRunOrder;
     const before = await workflow.queue.inspect.zcard(order);
     await expect(
@@ -133,6 +133,17 @@ describe('workflow run limits with the @upstash/workflow SDK', () => {
         body: 'x'.repeat(MAX_CONTEXT_BYTES + 1),
       }),
     ).rejects.toMatchObject({ status: 412, message: expect.stringContaining('maxWorkflowContextBytes') });
+    expect(await workflow.queue.inspect.zcard(order)).toBe(before);
+
+    // One trigger of more runs than a batch takes: the same 412, worded for a trigger too.
+    await expect(
+      client().trigger(
+        Array.from({ length: MAX_BATCH + 1 }, () => ({
+          url: workflow.endpoints.expressUrl('steps'),
+          body: {},
+        })),
+      ),
+    ).rejects.toMatchObject({ status: 412, message: expect.stringContaining('the runs one trigger starts') });
     expect(await workflow.queue.inspect.zcard(order)).toBe(before);
   }, 60_000);
 });

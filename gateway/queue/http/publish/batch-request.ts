@@ -7,6 +7,7 @@ import { validateDestination } from './destination.js';
 import type { AddressPolicy } from '../../core/address-policy.js';
 import { validateResourceName } from '../../core/resource-name.js';
 import { isUrlGroupName } from '../../core/url-group.js';
+import { WORKFLOW_RUN_ID_HEADER } from '../../core/workflow-message.js';
 
 export interface BatchLimits extends PublishLimits {
   maxBatchSize: number;
@@ -21,14 +22,14 @@ function itemBody(item: BatchItemInput, headers: Record<string, string>): Buffer
   return Buffer.from(JSON.stringify(item.body), 'utf8');
 }
 
-/** An item carrying a workflow run id: a step of a run (the schema is checked after). */
-function isWorkflowStep(item: unknown): boolean {
+/** An item carrying a workflow run id: a run's trigger or step (the schema is checked after). */
+function isWorkflowMessage(item: unknown): boolean {
   const headers =
     typeof item === 'object' && item !== null ? (item as { headers?: unknown }).headers : undefined;
   return (
     typeof headers === 'object' &&
     headers !== null &&
-    Object.keys(headers).some((name) => name.toLowerCase() === 'upstash-workflow-runid')
+    Object.keys(headers).some((name) => name.toLowerCase() === WORKFLOW_RUN_ID_HEADER)
   );
 }
 
@@ -71,8 +72,11 @@ export function parseBatchRequest(
     const message = `the batch has ${parsed.length} messages, more than the allowed ${limits.maxBatchSize}`;
     // A workflow's parallel group is one batch of its steps (the SDK's submitParallelSteps). The
     // SDK takes a 400 there as "the run was cancelled" and stops silently; a 412 fails the run.
-    if (isWorkflowStep(parsed[0]))
-      throw new QuotaExceededError(`${message}: a workflow's parallel group takes at most that many steps`);
+    // client.trigger([...]) sends its runs as one batch too.
+    if (parsed.some(isWorkflowMessage))
+      throw new QuotaExceededError(
+        `${message}: a workflow's batch (a parallel group's steps, or the runs one trigger starts) takes at most that many`,
+      );
     throw new InvalidRequestError(message);
   }
   if (!validateBatch(parsed)) throw new InvalidRequestError(describeSchemaError(validateBatch.errors));
