@@ -5,6 +5,7 @@ import {
   buildRawStep,
   isCallRequest,
   workflowDeliveryHeaders,
+  type RawStep,
   type WorkflowRunConfig,
 } from '../core/workflow-message.js';
 import type { WorkflowRunStore } from './workflow-run-store.js';
@@ -126,14 +127,13 @@ async function prepareOne(
 
 /** A request's steps of one run (a parallel group's plan steps) are refused together when they do not all fit. */
 async function assertRoomForSteps(runs: WorkflowRunStore, messages: readonly QueueMessage[]): Promise<void> {
-  const perRun = new Map<string, { steps: number; bytes: number }>();
-  for (const { workflowPublish, body } of messages) {
+  const perRun = new Map<string, RawStep[]>();
+  for (const { workflowPublish, body, id, createdAt } of messages) {
     if (workflowPublish === undefined || workflowPublish.init || isCallRequest(workflowPublish)) continue;
-    const sum = perRun.get(workflowPublish.runId) ?? { steps: 0, bytes: 0 };
-    perRun.set(workflowPublish.runId, { steps: sum.steps + 1, bytes: sum.bytes + body.length });
+    const steps = perRun.get(workflowPublish.runId) ?? [];
+    perRun.set(workflowPublish.runId, [...steps, buildRawStep(id, body, createdAt)]);
   }
-  for (const [runId, { steps, bytes }] of perRun)
-    if (steps > 1) await runs.assertRoomFor(runId, steps, bytes);
+  for (const [runId, steps] of perRun) if (steps.length > 1) await runs.assertRoomFor(runId, steps);
 }
 
 /**

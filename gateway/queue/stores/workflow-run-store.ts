@@ -155,20 +155,24 @@ export class WorkflowRunStore {
   }
 
   /**
-   * Refuses (412) `steps` more steps of `bodyBytes` in all that would pass the run's limits: a
-   * parallel group's steps come in one request, and none of them is appended when they do not
-   * all fit (append checks each again, for a request racing this one).
+   * Refuses (412) `steps` that would pass the run's limits: a parallel group's steps come in one
+   * request, and none of them is appended when they do not all fit (append checks each again, for
+   * a request racing this one). Steps the run already counted (a group published again by a
+   * retried delivery) take no room, as append does not count them.
    */
-  async assertRoomFor(runId: string, steps: number, bodyBytes: number): Promise<void> {
+  async assertRoomFor(runId: string, steps: readonly RawStep[]): Promise<void> {
     const k = this.keys;
-    const [count, [context, repeated]] = await Promise.all([
+    const [count, [context, repeated], counted] = await Promise.all([
       this.redis.llen(k.workflowSteps(runId)),
       this.redis.hmget(k.workflowRun(runId), 'contextBytes', 'repeatedSteps'),
+      Promise.all(steps.map((step) => this.redis.sismember(k.workflowStepIds(runId), stepIdentity(step)))),
     ]);
+    const fresh = steps.filter((_, i) => counted[i] === 0);
     const stepsSoFar = Math.max(0, count - 1 - Number(repeated ?? 0));
-    if (stepsSoFar + steps > this.limits.maxSteps)
+    if (stepsSoFar + fresh.length > this.limits.maxSteps)
       throw overRunLimit(runId, this.limits, { steps: stepsSoFar });
     const contextSoFar = Number(context ?? 0);
+    const bodyBytes = fresh.reduce((sum, step) => sum + Buffer.byteLength(step.body, 'base64'), 0);
     if (contextSoFar + bodyBytes > this.limits.maxContextBytes)
       throw overRunLimit(runId, this.limits, { context: contextSoFar });
   }

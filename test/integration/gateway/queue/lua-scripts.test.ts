@@ -138,7 +138,12 @@ describe("the queue's Lua scripts against a real Redis", () => {
     // The payload ({}) and steps 1, 2 and the plan step once each.
     const counted = [{}, body(1), body(2), { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' }];
     expect(Number(context)).toBe(counted.reduce((sum: number, json) => sum + JSON.stringify(json).length, 0));
-    await expect(runs.assertRoomFor(runId, 1, 1)).rejects.toThrow(/3 steps, 3 at most/);
+    // A group's check: the plan step published again takes no room, one more step does.
+    const plan = step('msg_pc', { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' });
+    await expect(runs.assertRoomFor(runId, [plan])).resolves.toBeUndefined();
+    await expect(runs.assertRoomFor(runId, [plan, step('msg_5', body(5))])).rejects.toThrow(
+      /3 steps, 3 at most/,
+    );
     await expect(runs.append(runId, step('msg_4', body(4)))).rejects.toThrow(/maxWorkflowSteps/);
     await expect(runs.append(runId, step('msg_2c', body(2)))).resolves.toMatchObject({ appended: true });
   });
