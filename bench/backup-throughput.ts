@@ -21,7 +21,7 @@ import { startS3Server } from '../local/s3-server.js';
 import type { CompressionOptions } from '../operator/backup/archive-compressor.js';
 import { measureRunEnv } from './backup/run-env.js';
 import { startTsProcess } from './lib/processes.js';
-import { median, quantile, round } from './lib/stats.js';
+import { median, quantile, round, spread } from './lib/stats.js';
 
 const DOCS = Number(process.env.BENCH_BACKUP_DOCS ?? 100_000);
 const ATTACHMENT_MB = Number(process.env.BENCH_BACKUP_ATTACHMENT_MB ?? 256);
@@ -138,9 +138,6 @@ async function measureRestore(env: NodeJS.ProcessEnv): Promise<Run> {
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 }
-
-const spread = (values: number[], digits = 1) =>
-  `${round(Math.min(...values), digits)}-${round(Math.max(...values), digits)}`;
 
 function report(label: string, runs: Record<Mode, Run[]>, dataMb: number, docs: number): void {
   const mbps = (list: Run[]) => list.map((r) => dataMb / (r.ms / 1000));

@@ -30,7 +30,7 @@ import { connectAsGateway, connectTestRedis } from '../test/helpers/queue/redis-
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
 import { callsBetween, commandCalls, countSentCommands, redisCpuSeconds } from './lib/process-usage.js';
-import { median, quantile, round } from './lib/stats.js';
+import { median, medianSpreadText, quantile, round } from './lib/stats.js';
 
 const KEY_PREFIX = '{fckeys}:';
 const keys = queueKeys(KEY_PREFIX);
@@ -228,9 +228,6 @@ async function benchSize(
   }
 }
 
-const spread = (values: number[], digits = 1) =>
-  `${round(median(values), digits)} (${round(Math.min(...values), digits)}-${round(Math.max(...values), digits)})`;
-
 function report(size: number, figures: SizeFigures): void {
   console.log(`${size} keys, ${PASSES} passes per round, median (min-max) over ${ROUNDS} rounds`);
   console.log(
@@ -241,22 +238,22 @@ function report(size: number, figures: SizeFigures): void {
     const rounds = figures.passes.get(kind.name)!;
     const p50 = rounds.map((f) => median(f.durationsMs));
     console.log(
-      `  ${kind.name.padEnd(19)}  ${spread(p50).padEnd(16)}  ${spread(rounds.map((f) => quantile(f.durationsMs, 0.99))).padEnd(16)}  ${spread(
+      `  ${kind.name.padEnd(19)}  ${medianSpreadText(p50).padEnd(16)}  ${medianSpreadText(rounds.map((f) => quantile(f.durationsMs, 0.99))).padEnd(16)}  ${medianSpreadText(
         rounds.map((f) => f.sent),
         0,
-      ).padEnd(14)}  ${spread(
+      ).padEnd(14)}  ${medianSpreadText(
         rounds.map((f) => f.run),
         0,
       ).padEnd(
         18,
-      )}  ${spread(rounds.map((f) => f.redisCpuMs))}   (p50 / one key per script: ${round(median(p50) / baseline, 3)})`,
+      )}  ${medianSpreadText(rounds.map((f) => f.redisCpuMs))}   (p50 / one key per script: ${round(median(p50) / baseline, 3)})`,
     );
   }
   const p50 = figures.lateness.map((l) => median(l));
   const p99 = figures.lateness.map((l) => quantile(l, 0.99));
   const max = figures.lateness.map((l) => Math.max(...l));
   console.log(
-    `  rate-limited message after its window opened, ms: p50 ${spread(p50, 0)}, p99 ${spread(p99, 0)}, max ${spread(max, 0)}`,
+    `  rate-limited message after its window opened, ms: p50 ${medianSpreadText(p50, 0)}, p99 ${medianSpreadText(p99, 0)}, max ${medianSpreadText(max, 0)}`,
   );
   console.log('');
 }

@@ -30,19 +30,12 @@ import { startCouchEngine } from '../local/couch-engine/index.js';
 import { getFreePort } from '../local/ports.js';
 import { createCouchInstance, setInstancePod } from '../test/helpers/gateway/gateway-harness.js';
 import { basicAuth } from '../test/helpers/gateway/http-request.js';
-import {
-  comparePaired,
-  measure,
-  medianSpread,
-  ROUNDS_OF,
-  roundRatios,
-  type Target,
-} from './gateway/load-rounds.js';
+import { comparePaired, measure, ROUNDS_OF, roundRatios, type Target } from './gateway/load-rounds.js';
 import { NGINX_BIN, startNginx } from './gateway/nginx.js';
 import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
-import { round } from './lib/stats.js';
+import { medianSpread, round } from './lib/stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);

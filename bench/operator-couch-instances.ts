@@ -24,6 +24,7 @@ import { compilePlatform } from './lib/compiled-platform.js';
 import { watchInstancesReaching } from './lib/instance-watch.js';
 import { inPool } from './lib/pool.js';
 import { peakRssMb } from './lib/proc-memory.js';
+import { quantileOfSorted } from './lib/stats.js';
 
 const NAMESPACE = 'bench';
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
@@ -104,10 +105,6 @@ async function writeHeapSnapshot(
     { timeoutMs: 300_000, intervalMs: 1_000 },
   );
   log(`operator heap snapshot: ${path.join(HEAP_SNAPSHOT_DIR ?? '.', file)}`);
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
 export async function runCouchInstanceBench(
@@ -239,8 +236,8 @@ export async function runCouchInstanceBench(
       instances: count,
       totalMs,
       latencyMs: {
-        p50: percentile(latencies, 50),
-        p99: percentile(latencies, 99),
+        p50: quantileOfSorted(latencies, 0.5),
+        p99: quantileOfSorted(latencies, 0.99),
         max: latencies.at(-1) ?? NaN,
       },
       operatorPeakRssMb,

@@ -31,7 +31,7 @@ import { watchInstancesReaching } from './lib/instance-watch.js';
 import { inPool } from './lib/pool.js';
 import { startTsProcess } from './lib/processes.js';
 import { childPids, commandLine, memAvailableGb, peakRssMb, pssMb, rssMb } from './lib/proc-memory.js';
-import { median, quantile, round } from './lib/stats.js';
+import { medianSpread, quantile, round } from './lib/stats.js';
 
 const NAMESPACE = 'bench';
 const SCALES = (process.env.BENCH_SCALES ?? '25,50,100').split(',').map(Number);
@@ -195,12 +195,13 @@ interface Spread {
   max: number;
 }
 
+/** The report's shape of a median and its spread (min and max as fields of their own). */
 function spread(values: readonly number[], digits = 0): Spread {
-  return {
-    median: round(median(values), digits),
-    min: round(Math.min(...values), digits),
-    max: round(Math.max(...values), digits),
-  };
+  const {
+    median,
+    spread: [min, max],
+  } = medianSpread(values, digits);
+  return { median, min, max };
 }
 
 /** Least-squares line through (x, y), and its value at `at`. */

@@ -21,7 +21,7 @@ import type { QueueTarget } from '../gateway/queue/core/binding-registry.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { startArrivalReceiver, type ArrivalReceiver } from './lib/arrival-receiver.js';
-import { median, quantile, round } from './lib/stats.js';
+import { median, medianSpreadText, quantile, round } from './lib/stats.js';
 import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 import { queueApi } from './queue/queue-api.js';
 
@@ -91,9 +91,6 @@ async function delayRound(
   return { p50: median(late), p99: quantile(late, 0.99), max: Math.max(...late) };
 }
 
-const spread = (values: readonly number[]) =>
-  `${round(median(values))} (${round(Math.min(...values))}-${round(Math.max(...values))})`;
-
 async function main(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-queue-delay-bench-'));
   let redis: RedisServer | undefined;
@@ -130,7 +127,16 @@ async function main(): Promise<void> {
     console.log('| path | p50 | p99 | max |\n|---|---|---|---|');
     for (const [name, rounds] of results)
       console.log(
-        `| ${name} | ${spread(rounds.map((l) => l.p50))} | ${spread(rounds.map((l) => l.p99))} | ${spread(rounds.map((l) => l.max))} |`,
+        `| ${name} | ${medianSpreadText(
+          rounds.map((l) => l.p50),
+          0,
+        )} | ${medianSpreadText(
+          rounds.map((l) => l.p99),
+          0,
+        )} | ${medianSpreadText(
+          rounds.map((l) => l.max),
+          0,
+        )} |`,
       );
     const [before, after] = [...results.values()];
     const ratio = (pick: (l: Lateness) => number) =>

@@ -31,7 +31,7 @@ import { waitFor } from '../local/wait.js';
 import { startBenchCluster } from './lib/bench-cluster.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { buildCompiledGatewayEnv } from './lib/gateway-bench-env.js';
-import { median, round } from './lib/stats.js';
+import { median, round, spread } from './lib/stats.js';
 import { runSdkPublishLoad, type SdkLoadMode, type SdkPublishLoadResult } from './queue/sdk-publish-load.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -89,9 +89,6 @@ async function cpuTimeUs(pid: number): Promise<number> {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / TICKS_PER_SECOND;
 }
-
-const spread = (values: number[]): string =>
-  `${Math.round(Math.min(...values))}-${Math.round(Math.max(...values))}`;
 
 async function main(): Promise<void> {
   const stops: (() => Promise<void>)[] = [];
@@ -249,10 +246,10 @@ async function main(): Promise<void> {
         redis: median(rounds.map((x) => x.redisCpuUs)),
       };
       console.log(
-        `${mode.padEnd(8)} ${String(Math.round(median(publishes))).padStart(6)} (${spread(publishes)})`.padEnd(
+        `${mode.padEnd(8)} ${String(Math.round(median(publishes))).padStart(6)} (${spread(publishes, 0)})`.padEnd(
           33,
         ) +
-          `${String(Math.round(median(delivered))).padStart(6)} (${spread(delivered)})`.padEnd(24) +
+          `${String(Math.round(median(delivered))).padStart(6)} (${spread(delivered, 0)})`.padEnd(24) +
           `${round(p50, 2)} / ${round(p99, 2)}`.padEnd(25) +
           `${Math.round(cpu.client)} ${Math.round(cpu.gateway)} ${Math.round(cpu.redis)}`.padEnd(35) +
           String(errors),

@@ -42,7 +42,7 @@ import {
   startArrivalReceiver as startReceiver,
   type ArrivalReceiver as Receiver,
 } from './lib/arrival-receiver.js';
-import { median, quantile, round } from './lib/stats.js';
+import { median, medianSpreadText, quantile, round } from './lib/stats.js';
 import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 import { queueApi } from './queue/queue-api.js';
 
@@ -222,15 +222,12 @@ async function benchQueues(bases: readonly string[], token: string, receiver: Re
     console.log('  kind              messages/s          / publish   request to delivery p50 ms    p99 ms');
     for (const kind of kinds)
       console.log(
-        `  ${kind.padEnd(16)}  ${spread(rate.get(kind)!).padEnd(18)}  ${String(round(median(rate.get(kind)!) / plain, 3)).padEnd(10)}  ${spread(p50.get(kind)!).padEnd(28)}  ${spread(p99.get(kind)!)}`,
+        `  ${kind.padEnd(16)}  ${medianSpreadText(rate.get(kind)!, 0).padEnd(18)}  ${String(round(median(rate.get(kind)!) / plain, 3)).padEnd(10)}  ${medianSpreadText(p50.get(kind)!, 0).padEnd(28)}  ${medianSpreadText(p99.get(kind)!, 0)}`,
       );
     console.log('');
   }
   receiver.delayMs = 0;
 }
-
-const spread = (values: number[], digits = 0) =>
-  `${round(median(values), digits)} (${round(Math.min(...values), digits)}-${round(Math.max(...values), digits)})`;
 
 /** Commands a benchmark's own reads add to INFO commandstats, left out of the per-tick counts. */
 const BENCH_COMMANDS = /^(info|ping|config|xrange)/;
@@ -384,10 +381,10 @@ async function benchSchedules(
   }
   await inspect.del(keys.stream, keys.streamIndex);
 
-  const of = (pick: (r: TickRound) => number, digits = 0) => spread(rounds.map(pick), digits);
+  const of = (pick: (r: TickRound) => number, digits = 0) => medianSpreadText(rounds.map(pick), digits);
   const lateAt = (q: number) => (r: TickRound) => quantile(r.late, q);
   console.log(
-    `${SCHEDULES} schedules ticking at the same instant, claim lease ${claimLeaseMs} ms        median (min-max) over ${ROUNDS} rounds, load average ${spread(load, 1)}`,
+    `${SCHEDULES} schedules ticking at the same instant, claim lease ${claimLeaseMs} ms        median (min-max) over ${ROUNDS} rounds, load average ${medianSpreadText(load, 1)}`,
   );
   console.log(`  two replicas, delivered: lateness p50 ms          ${of(lateAt(0.5))}`);
   console.log(`                           lateness p99 ms          ${of(lateAt(0.99))}`);
@@ -405,10 +402,10 @@ async function benchSchedules(
   console.log(
     `                             ${names.map((n) => `${n} ${of((r) => r.calls.get(n) ?? 0, 2)}`).join(', ')}`,
   );
-  console.log(`  one ticker, no delivery: firing all ticks ms      ${spread(fireMs)}`);
-  console.log(`                           commands sent per tick   ${spread(sentPerTick, 3)}`);
+  console.log(`  one ticker, no delivery: firing all ticks ms      ${medianSpreadText(fireMs, 0)}`);
+  console.log(`                           commands sent per tick   ${medianSpreadText(sentPerTick, 3)}`);
   console.log(
-    `                           commands Redis ran/tick  ${spread(runPerTick, 2)} (the scripts' own included)\n`,
+    `                           commands Redis ran/tick  ${medianSpreadText(runPerTick, 2)} (the scripts' own included)\n`,
   );
   await inspect.del(keys.schedules, keys.scheduleMessages, keys.scheduleTicks, keys.scheduleLastTicks);
 }
@@ -451,8 +448,10 @@ async function benchFanOut(base: string, token: string, receiver: Receiver): Pro
   console.log(
     `fan-out to ${ENDPOINTS} endpoints, request to last delivery     median (min-max) over ${ROUNDS * 3}`,
   );
-  console.log(`  publish to the URL group ms                        ${spread(groupMs)}`);
-  console.log(`  batch of the same ${ENDPOINTS} messages ms                  ${spread(batchMs)}`);
+  console.log(`  publish to the URL group ms                        ${medianSpreadText(groupMs, 0)}`);
+  console.log(
+    `  batch of the same ${ENDPOINTS} messages ms                  ${medianSpreadText(batchMs, 0)}`,
+  );
   console.log(
     `  group / batch                                      ${round(median(groupMs) / median(batchMs), 2)}`,
   );

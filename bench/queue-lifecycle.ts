@@ -24,7 +24,7 @@ import { eventJson } from '../gateway/queue/core/message-event.js';
 import { MessageStore } from '../gateway/queue/stores/message-store.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
-import { median, quantile, round } from './lib/stats.js';
+import { median, quantile, round, spread } from './lib/stats.js';
 import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
 import { runPublishLoad } from './queue/publish-load.js';
@@ -173,14 +173,13 @@ async function eventsOnOff(
     ratios.publish.push(on.publish / off.publish);
     ratios.deliver.push(on.deliver / off.deliver);
   }
-  const spread = (values: number[]) => `${round(Math.min(...values), 2)}-${round(Math.max(...values), 2)}`;
   console.log(
     `1. events recorded vs off (${ROUNDS} rounds, ${SECONDS} s publish runs, ${BACKLOG}-message backlogs)`,
   );
   for (const kind of ['publish', 'deliver'] as const) {
     console.log(
       `   ${kind.padEnd(8)} on ${Math.round(median(absolute.on.map((r) => r[kind])))}/s, off ${Math.round(median(absolute.off.map((r) => r[kind])))}/s; ` +
-        `ratio median ${round(median(ratios[kind]), 2)} (spread ${spread(ratios[kind])})`,
+        `ratio median ${round(median(ratios[kind]), 2)} (spread ${spread(ratios[kind], 2)})`,
     );
   }
   for (const [kind, cpuOf] of [
@@ -199,7 +198,7 @@ async function eventsOnOff(
     console.log(
       `   ${kind.padEnd(8)} CPU µs per message, gateway + Redis: on ${round(median(gatewayOn), 0)} + ${round(median(redisOn), 0)}, ` +
         `off ${round(median(gatewayOff), 0)} + ${round(median(redisOff), 0)}; ` +
-        `throughput ratio this implies when CPU-bound (off/on CPU) median ${round(median(perRound), 2)} (spread ${spread(perRound)})`,
+        `throughput ratio this implies when CPU-bound (off/on CPU) median ${round(median(perRound), 2)} (spread ${spread(perRound, 2)})`,
     );
   }
 }

@@ -3,7 +3,7 @@
  * between targets, back-to-back pairs for a ratio of two, medians and spreads.
  */
 import fs from 'node:fs';
-import { median, round } from '../lib/stats.js';
+import { median, medianSpread, minMax, round, type MedianSpread } from '../lib/stats.js';
 import { runLoad, type LoadResult } from './load-generator.js';
 
 export interface Target {
@@ -23,28 +23,12 @@ export interface Summary {
   errors: number;
 }
 
-const spread = (values: number[], digits = 0): [number, number] => [
-  round(Math.min(...values), digits),
-  round(Math.max(...values), digits),
-];
-
-export interface MedianSpread {
-  median: number;
-  /** The lowest and the highest value. */
-  spread: [number, number];
-}
-
-export const medianSpread = (values: number[], digits = 0): MedianSpread => ({
-  median: round(median(values), digits),
-  spread: spread(values, digits),
-});
-
 export function summarize(results: LoadResult[]): Summary {
   return {
     rps: round(median(results.map((r) => r.rps))),
-    rpsSpread: spread(results.map((r) => r.rps)),
+    rpsSpread: minMax(results.map((r) => r.rps)),
     p50Us: round(median(results.map((r) => r.latencyUs.p50))),
-    p50SpreadUs: spread(results.map((r) => r.latencyUs.p50)),
+    p50SpreadUs: minMax(results.map((r) => r.latencyUs.p50)),
     p99Us: round(median(results.map((r) => r.latencyUs.p99))),
     little: round(median(results.map((r) => r.littleConcurrency)), 2),
     errors: results.reduce((sum, r) => sum + r.errors + r.non2xx, 0),

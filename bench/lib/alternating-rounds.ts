@@ -4,7 +4,7 @@
  * the median of its rounds, reported with their spread.
  */
 import type { PublishLoadResult } from '../queue/publish-load.js';
-import { median, round } from './stats.js';
+import { median, spread } from './stats.js';
 
 /** A publish load's result with the CPU the serving process spent per message stored. */
 export type MeasuredPublishRun = PublishLoadResult & { cpuUs: number };
@@ -18,10 +18,6 @@ export async function alternateRounds<T>(
   for (let i = 0; i < rounds; i++) for (const [s, side] of sides.entries()) results[s]!.push(await side());
   return results;
 }
-
-/** The lowest and the highest of `values`, as "low-high", to stand beside their median. */
-export const spread = (values: readonly number[], digits = 1): string =>
-  `${round(Math.min(...values), digits)}-${round(Math.max(...values), digits)}`;
 
 /** Each field of one side's runs, their median: one line standing for the alternating rounds. */
 export function medianRun(runs: readonly MeasuredPublishRun[]): MeasuredPublishRun & { cpuSpread: string } {

@@ -20,3 +20,28 @@ export function quantileOfSorted(sorted: ArrayLike<number>, q: number): number {
 }
 
 export const round = (value: number, digits = 0): number => Number(value.toFixed(digits));
+
+/** The lowest and the highest of `values`, rounded to `digits`. */
+export const minMax = (values: readonly number[], digits = 0): [number, number] => [
+  round(Math.min(...values), digits),
+  round(Math.max(...values), digits),
+];
+
+/** The lowest and the highest of `values`, as "low-high", to stand beside their median. */
+export const spread = (values: readonly number[], digits = 1): string => minMax(values, digits).join('-');
+
+export interface MedianSpread {
+  median: number;
+  /** The lowest and the highest value. */
+  spread: [number, number];
+}
+
+/** The median of `values` and their lowest and highest, rounded to `digits`. */
+export const medianSpread = (values: readonly number[], digits = 0): MedianSpread => ({
+  median: round(median(values), digits),
+  spread: minMax(values, digits),
+});
+
+/** The median of `values` with their spread beside it, as "median (low-high)". */
+export const medianSpreadText = (values: readonly number[], digits = 1): string =>
+  `${round(median(values), digits)} (${spread(values, digits)})`;
