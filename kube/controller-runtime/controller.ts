@@ -23,9 +23,11 @@ export interface WatchSource<T extends KubernetesObject = KubernetesObject> {
    * Whether an added or updated object is the version the controller's own last write of it
    * produced: the reconcile that wrote it went on with the write's answer, so its watch event
    * wakes nothing. Without it each object a reconcile creates or changes costs its owner one more
-   * reconcile that finds nothing to do. Deletes always enqueue.
+   * reconcile that finds nothing to do. Deletes always enqueue. A promise: not known yet (the write
+   * is still waiting for its answer); the event's keys are queued once it resolves false. It must
+   * never reject.
    */
-  isOwnWrite?(object: T): boolean;
+  isOwnWrite?(object: T): boolean | Promise<boolean>;
 }
 
 /** What a controller module provides; the loop adds queueing, workers, retries and resync. */
@@ -150,14 +152,20 @@ export class Controller {
   private subscribe(source: WatchSource): void {
     source.informer.onEvent((event) => {
       if (!this.queue) return;
-      if (event.type !== 'delete' && source.isOwnWrite?.(event.object)) return;
+      const own = event.type === 'delete' ? false : (source.isOwnWrite?.(event.object) ?? false);
+      if (own === true) return;
       if (
         event.type === 'update' &&
         source.updatePredicate &&
         !source.updatePredicate(event.previous, event.object)
       )
         return;
-      for (const key of source.toKeys(event.object)) this.queue.add(key);
+      const keys = source.toKeys(event.object);
+      if (own === false) for (const key of keys) this.queue.add(key);
+      else
+        void own.then((isOwn) => {
+          if (!isOwn) for (const key of keys) this.queue?.add(key);
+        });
     });
   }
 

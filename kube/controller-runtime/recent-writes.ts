@@ -19,6 +19,12 @@ interface Slot {
   pending: PendingWrite | undefined;
 }
 
+/** A watch event of a slot that arrived while a write of it was in flight, decided once it is answered. */
+interface HeldEvent {
+  object: KubernetesObject;
+  decide(own: boolean): void;
+}
+
 /**
  * The objects a controller wrote, per owner key and slot (e.g. `StatefulSet/orders`).
  *
@@ -36,6 +42,35 @@ interface Slot {
  */
 export class RecentWrites {
   private readonly byOwner = new Map<ObjectKey, Map<string, Slot>>();
+  /** Per `owner slot`, the events that arrived while a write of it was in flight (write). */
+  private readonly inFlight = new Map<string, HeldEvent[]>();
+
+  /**
+   * Sends a write of `slot` (`send`, which returns the API's answer in the cache's shape) and
+   * remembers it. The write is known as this controller's own before it is sent: its watch event may
+   * arrive before its answer, when its resourceVersion is not known yet, and would then look like
+   * someone else's change. Events of the slot that arrive meanwhile are held (observeEvent returns a
+   * promise) and decided once the write is answered, by the answer's version; if the write fails,
+   * by the last write's, so that a change not this controller's still wakes its owner.
+   */
+  async write<T extends KubernetesObject>(
+    owner: ObjectKey,
+    slot: string,
+    supersedes: KubernetesObject | undefined,
+    send: () => Promise<T>,
+  ): Promise<T> {
+    const key = inFlightKey(owner, slot);
+    const held: HeldEvent[] = [];
+    this.inFlight.set(key, held);
+    try {
+      const written = await send();
+      this.remember(owner, slot, supersedes, written);
+      return written;
+    } finally {
+      this.inFlight.delete(key);
+      for (const event of held) event.decide(this.observeEvent(owner, slot, event.object) === true);
+    }
+  }
 
   remember(
     owner: ObjectKey,
@@ -92,8 +127,12 @@ export class RecentWrites {
    * version someone else made, even of the status only, is never this). If it is, the informer's
    * cache holds that version now and the write's copy is dropped: the event wakes no reconcile that
    * would read the slot and drop it, and a quiet owner would keep it until the next resync.
+   * While a write of the slot is in flight, the answer comes once it is answered (write); the
+   * promise never rejects.
    */
-  observeEvent(owner: ObjectKey, slot: string, object: KubernetesObject): boolean {
+  observeEvent(owner: ObjectKey, slot: string, object: KubernetesObject): boolean | Promise<boolean> {
+    const held = this.inFlight.get(inFlightKey(owner, slot));
+    if (held) return new Promise((decide) => held.push({ object, decide }));
     const version = object.metadata?.resourceVersion;
     const entry = this.byOwner.get(owner)?.get(slot);
     if (version === undefined || entry?.writtenVersion !== version) return false;
@@ -104,6 +143,10 @@ export class RecentWrites {
   forget(owner: ObjectKey): void {
     this.byOwner.delete(owner);
   }
+}
+
+function inFlightKey(owner: ObjectKey, slot: string): string {
+  return `${owner} ${slot}`;
 }
 
 /**

@@ -43,15 +43,20 @@ export class OwnedObjects {
    * The watch source of objects this controller writes, mapped to their owners: an event that shows
    * an owner's last write of the object (RecentWrites.observeEvent, which then drops the write's
    * copy, the cache holding it now) wakes nothing; the reconcile that wrote it went on with the answer.
+   * An event that arrives before its write's answer is decided when the answer comes.
    */
   watchSource<T extends KubernetesObject>(informer: Informer<T>, toOwner: KeyMapper): WatchSource<T> {
     return {
       informer,
       toKeys: toOwner,
-      isOwnWrite: (object) =>
-        toOwner(object).some((owner) =>
-          this.recent.observeEvent(owner, slotOf(informer, object.metadata?.name ?? ''), object),
-        ),
+      isOwnWrite: (object) => {
+        const slot = slotOf(informer, object.metadata?.name ?? '');
+        const answers = toOwner(object).map((owner) => this.recent.observeEvent(owner, slot, object));
+        if (answers.includes(true)) return true;
+        // A write of the slot in flight: decided once it is answered (RecentWrites.write).
+        const held = answers.filter((answer) => answer instanceof Promise);
+        return held.length === 0 ? false : Promise.all(held).then((owns) => owns.includes(true));
+      },
     };
   }
 
@@ -66,10 +71,11 @@ export class OwnedObjects {
       appliedDigestOf(existing) === appliedDigestOf(desired)
     )
       return existing;
-    const applied = await callKube(() => applyObject(this.clients.objects, desired));
-    informer.trim(applied);
-    this.recent.remember(owner, slot, existing, applied);
-    return applied;
+    return this.recent.write(owner, slot, existing, async () => {
+      const applied = await callKube(() => applyObject(this.clients.objects, desired));
+      informer.trim(applied);
+      return applied;
+    });
   }
 
   /**
@@ -92,11 +98,13 @@ export class OwnedObjects {
       const credentials = generateCredentials();
       const body = buildAdminSecret({ instance, credentials, endpoint });
       try {
-        const created = await callKube(() =>
-          this.clients.core.createNamespacedSecret({ namespace, body, fieldManager: FIELD_MANAGER }),
-        );
-        informer.trim(created);
-        this.recent.remember(owner, slotOf(informer, secretName), undefined, created);
+        await this.recent.write(owner, slotOf(informer, secretName), undefined, async () => {
+          const created = await callKube(() =>
+            this.clients.core.createNamespacedSecret({ namespace, body, fieldManager: FIELD_MANAGER }),
+          );
+          informer.trim(created);
+          return created;
+        });
         return { credentials, created: true };
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;

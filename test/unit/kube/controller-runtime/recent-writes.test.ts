@@ -124,4 +124,57 @@ describe('RecentWrites', () => {
     expect(recent.observeEvent('ns/x', 'slot', object('1'))).toBe(false);
     expect(recent.read('ns/x', 'slot', object('1'))?.metadata?.resourceVersion).toBe('2');
   });
+
+  describe('when a watch event arrives while a write of its slot is in flight', () => {
+    const answered = () => {
+      let answer!: (written: ReturnType<typeof object>) => void;
+      let fail!: (err: Error) => void;
+      const sent = new Promise<ReturnType<typeof object>>((resolve, reject) => {
+        answer = resolve;
+        fail = reject;
+      });
+      return { send: () => sent, answer, fail };
+    };
+
+    it('then it is held, and is the own write once the answer shows its version; its copy is dropped', async () => {
+      const recent = new RecentWrites();
+      const write = answered();
+      const writing = recent.write('ns/x', 'slot', object('1'), write.send);
+      const held = recent.observeEvent('ns/x', 'slot', object('2'));
+      expect(held).toBeInstanceOf(Promise);
+      // Another slot of the owner is not held.
+      expect(recent.observeEvent('ns/x', 'other', object('2'))).toBe(false);
+      write.answer(object('2'));
+      await expect(writing).resolves.toEqual(object('2'));
+      await expect(held).resolves.toBe(true);
+      expect(recent.read('ns/x', 'slot', object('1'))?.metadata?.resourceVersion).toBe('1');
+      expect(recent.isOwnLastWrite('ns/x', 'slot', object('2'))).toBe(true);
+    });
+
+    it("then a version the answer does not show is someone else's, and the write's copy is kept", async () => {
+      const recent = new RecentWrites();
+      const write = answered();
+      const writing = recent.write('ns/x', 'slot', object('1'), write.send);
+      const held = recent.observeEvent('ns/x', 'slot', object('3'));
+      write.answer(object('4'));
+      await writing;
+      await expect(held).resolves.toBe(false);
+      expect(recent.read('ns/x', 'slot', object('1'))?.metadata?.resourceVersion).toBe('4');
+    });
+
+    it('then, if the write fails, the event is decided by the last write that succeeded', async () => {
+      const recent = new RecentWrites();
+      recent.remember('ns/x', 'slot', object('1'), object('2'));
+      const write = answered();
+      const writing = recent.write('ns/x', 'slot', object('2'), write.send);
+      const lateOwn = recent.observeEvent('ns/x', 'slot', object('2'));
+      const foreign = recent.observeEvent('ns/x', 'slot', object('3'));
+      write.fail(new Error('refused'));
+      await expect(writing).rejects.toThrow('refused');
+      await expect(lateOwn).resolves.toBe(true);
+      await expect(foreign).resolves.toBe(false);
+      // Nothing is held any more.
+      expect(recent.observeEvent('ns/x', 'slot', object('3'))).toBe(false);
+    });
+  });
 });
