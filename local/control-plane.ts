@@ -61,9 +61,18 @@ export interface ControlPlane {
   tools: KubeTools;
   /** etcd, kube-apiserver, the controller manager and the scheduler as they run now. */
   running(): Array<{ name: string; pid: number }>;
+  /**
+   * Kills `name` (SIGKILL, a crash) and starts it again on the same port and data `downMs` later:
+   * an outage as its clients see it, refused connections, for tests and benches of how they come
+   * back. Resolves once it is started again (not yet ready). Not with restartOnExit, whose
+   * supervisor restarts at once.
+   */
+  outage(name: ControlPlaneProcessName, downMs: number): Promise<void>;
   /** Stops every process and removes the temporary data. Safe to call twice. */
   stop(): Promise<void>;
 }
+
+export type ControlPlaneProcessName = 'etcd' | 'kube-apiserver';
 
 const READY_TIMEOUT_MS = 60_000;
 
@@ -78,17 +87,38 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const log = options.log ?? (() => undefined);
   const tools = await locateKubeTools();
   const workDir = await fs.mkdtemp(path.join(fastTempRoot(), 'settee-control-plane-'));
-  const processes: Array<Pick<ManagedProcess, 'stop'>> = [];
-  const running: Array<() => { name: string; pid: number }> = [];
+  // Each process as it runs now; an outage replaces an unsupervised one by its restart.
+  const processes: Array<{
+    name: string;
+    current: () => Pick<ManagedProcess, 'pid' | 'stop'>;
+    again?: () => ManagedProcess;
+    replace?: (next: ManagedProcess) => void;
+  }> = [];
   // Once started and seen ready, each process is kept running from here on (with restartOnExit).
   const keep = (name: string, first: ManagedProcess, again: () => ManagedProcess): void => {
     const restartOnExit = options.restartOnExit;
-    const kept = restartOnExit ? supervise({ name, first, start: again, log: restartOnExit.log }) : undefined;
-    processes.push(kept ?? first);
-    running.push(() => ({ name, pid: (kept?.current() ?? first).pid }));
+    if (restartOnExit) {
+      const kept = supervise({ name, first, start: again, log: restartOnExit.log });
+      processes.push({
+        name,
+        current: () => ({ pid: kept.current().pid, stop: (grace) => kept.stop(grace) }),
+      });
+      return;
+    }
+    let proc = first;
+    processes.push({ name, current: () => proc, again, replace: (next) => (proc = next) });
+  };
+  const outage = async (name: ControlPlaneProcessName, downMs: number): Promise<void> => {
+    const entry = processes.find((p) => p.name === name);
+    if (!entry?.again || !entry.replace)
+      throw new Error(`${name} is not running, or is supervised (restartOnExit): no outage`);
+    await entry.current().stop(0);
+    // The outage's length is what is asked for: a sleep, not a wait on some condition.
+    await new Promise((resolve) => setTimeout(resolve, downMs));
+    entry.replace(entry.again());
   };
   const stop = async (): Promise<void> => {
-    for (const proc of processes.reverse()) await proc.stop();
+    for (const entry of processes.reverse()) await entry.current().stop();
     processes.length = 0;
     await fs.rm(workDir, { recursive: true, force: true });
   };
@@ -128,7 +158,15 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       kubeConfig,
       components.map((c) => c.process),
     );
-    return { server, kubeconfigPath, kubeConfig, tools, stop, running: () => running.map((r) => r()) };
+    return {
+      server,
+      kubeconfigPath,
+      kubeConfig,
+      tools,
+      stop,
+      outage,
+      running: () => processes.map((p) => ({ name: p.name, pid: p.current().pid })),
+    };
   } catch (err) {
     await stop();
     throw err;
