@@ -6,7 +6,7 @@ import {
 } from '@kubernetes/client-node';
 import type { Logger } from 'winston';
 import { errorMessage } from '../observability/logger.js';
-import { exponentialBackoffMs, type BackoffPolicy } from './controller-runtime/backoff.js';
+import { exponentialBackoffMs, jitteredMs, type BackoffPolicy } from './controller-runtime/backoff.js';
 import { objectKeyOf, type ObjectRef } from './controller-runtime/object-key.js';
 import { toKubeApiError } from './errors.js';
 import { listObjects } from './list-objects.js';
@@ -70,7 +70,16 @@ export interface InformerOptions {
   trims?: ObjectTrims | undefined;
 }
 
-export const DEFAULT_INFORMER_RESTART_BACKOFF: BackoffPolicy = Object.freeze({ baseMs: 200, maxMs: 30_000 });
+/**
+ * Capped at 5 s, not client-go's 30 s: once the API server is back after an outage, an informer
+ * sees changes again by its next attempt, and a cache blind for up to 30 s would make every
+ * recovery (a wake, a binding, a failover) wait that long; the retries it costs a down API server
+ * (one every 2.5-5 s per informer, spread by the jitter) are cheap.
+ */
+export const DEFAULT_INFORMER_RESTART_BACKOFF: BackoffPolicy = Object.freeze({ baseMs: 200, maxMs: 5_000 });
+
+/** Each restart delay is shortened by a random share of up to this much (jitteredMs). */
+const RESTART_JITTER = 0.5;
 
 /** client-node's ListWatch, restarted on error, with a real synced signal and old objects on update. */
 export class ResilientInformer<T extends KubernetesObject> implements Informer<T> {
@@ -107,7 +116,9 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
     this.synced.catch(() => undefined);
     this.listWatch = new ListWatch<T>(
       this.path,
-      new TimedWatch(options.kubeConfig, options.watchTimeout ?? DEFAULT_WATCH_TIMEOUT),
+      new TimedWatch(options.kubeConfig, options.watchTimeout ?? DEFAULT_WATCH_TIMEOUT, Math.random, () =>
+        this.resetBackoff(),
+      ),
       () => this.listIntoCache(),
       false,
       options.resource.labelSelector,
@@ -155,20 +166,27 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
 
   private async run(): Promise<void> {
     if (this.stopped) return;
-    const failuresBefore = this.consecutiveFailures;
     await this.listWatch.start();
     // A stop() that came while start() was waiting for the watch's response could not abort a
     // request ListWatch had not stored yet; abort it now that it has.
     if (this.stopped) return this.listWatch.stop();
-    // start() settles once the list (if one was needed) succeeded and the watch answered 200, or
-    // once an error was reported; only the first is a success that ends the backoff.
-    if (this.consecutiveFailures === failuresBefore) this.consecutiveFailures = 0;
+  }
+
+  /**
+   * The API server answered (a list, or a watch answered 200): the next failure starts the back-off
+   * from its base again. Not on start() settling: it settles before a refused watch's error is
+   * reported (watch.ts reports it a tick later), so taken as a success it would end the back-off
+   * at every failure and have every informer retry a down API server every 200 ms.
+   */
+  private resetBackoff(): void {
+    this.consecutiveFailures = 0;
   }
 
   private async listIntoCache(): Promise<KubernetesListObject<T>> {
     const list = await listObjects<T>(this.options.kubeConfig, this.resource);
     // Stopped during the list: failing it keeps ListWatch from opening a watch nobody will close.
     if (this.stopped) throw new InformerStoppedError(this.path);
+    this.resetBackoff();
     // ListWatch fills its cache synchronously after this promise settles; setImmediate runs after
     // that continuation, so `synced` never resolves before the cache holds the list.
     setImmediate(() => {
@@ -183,7 +201,9 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
   private onWatchError(err: unknown): void {
     if (this.stopped) return;
     this.consecutiveFailures += 1;
-    const delayMs = exponentialBackoffMs(this.options.restartBackoff, this.consecutiveFailures);
+    const delayMs = Math.round(
+      jitteredMs(exponentialBackoffMs(this.options.restartBackoff, this.consecutiveFailures), RESTART_JITTER),
+    );
     const apiError = toKubeApiError(err);
     this.logger.warn('informer stopped on an error; restarting', {
       error: errorMessage(err),

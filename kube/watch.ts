@@ -44,6 +44,8 @@ export class TimedWatch extends Watch {
     config: KubeConfig,
     private readonly policy: WatchTimeoutPolicy,
     private readonly random: () => number = Math.random,
+    /** Told each time the API server answers a watch 200: it is up, whatever comes next. */
+    private readonly onAnswered: () => void = () => undefined,
   ) {
     super(config);
   }
@@ -93,6 +95,7 @@ export class TimedWatch extends Watch {
               );
             }
             resolve(controller);
+            this.onAnswered();
             const lines = createInterface({ input: response, crlfDelay: Infinity });
             lines.on('line', (line) => {
               if (finished) return;

@@ -15,3 +15,12 @@ export function exponentialBackoffMs(policy: BackoffPolicy, failures: number): n
   const exponent = Math.min(failures - 1, 52);
   return Math.min(policy.baseMs * 2 ** exponent, policy.maxMs);
 }
+
+/**
+ * `delayMs` less a random share of it, up to `fraction`: clients that failed together (every
+ * informer of every replica when the API server went down) retry spread out instead of at once,
+ * and never later than the delay itself, so a cap stays a bound.
+ */
+export function jitteredMs(delayMs: number, fraction: number, random: () => number = Math.random): number {
+  return delayMs * (1 - fraction * random());
+}

@@ -1,4 +1,4 @@
-import { exponentialBackoffMs } from '../../../../kube/controller-runtime/backoff.js';
+import { exponentialBackoffMs, jitteredMs } from '../../../../kube/controller-runtime/backoff.js';
 import {
   ItemExponentialRateLimiter,
   MaxOfRateLimiter,
@@ -15,6 +15,12 @@ describe('exponentialBackoffMs', () => {
 
   it('when failures are huge, then the delay is the cap, not Infinity', () => {
     expect(exponentialBackoffMs({ baseMs: 5, maxMs: 60_000 }, 10_000)).toBe(60_000);
+  });
+});
+
+describe('jitteredMs', () => {
+  it('when jittered by half, then a delay falls between half of it and all of it, never past it', () => {
+    expect([0, 0.5, 1].map((r) => jitteredMs(5_000, 0.5, () => r))).toEqual([5_000, 3_750, 2_500]);
   });
 });
 
