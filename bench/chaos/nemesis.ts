@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import { CoordinationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { PlatformProcess } from '../../local/platform.js';
 import { isProcessAlive } from '../../local/process.js';
@@ -157,6 +158,10 @@ export async function injectFault(
     if (await probe().catch(() => false)) {
       const recoveryMs = Date.now() - faultEnd;
       const backoff = restartBackoffMs?.();
+      // Each fault's own time, not only the slowest of its kind: to tell a slow one's cause from the log.
+      context.log(
+        `${kind}: ${target.name} recovered in ${(recoveryMs / 1000).toFixed(1)} s${backoff ? ` (restart back-off ${(backoff / 1000).toFixed(1)} s)` : ''}, load ${os.loadavg()[0]?.toFixed(1)}`,
+      );
       return {
         kind,
         target: target.name,
