@@ -48,6 +48,8 @@ const RESPONSE_BODY_KEPT = 1_024;
 /** A response body longer than this is not drained: the connection is closed instead. */
 const RESPONSE_BODY_DRAINED = 64 * 1_024;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** What a response without a body keeps: one empty Buffer for all of them (it cannot change). */
+const NO_BYTES = Buffer.alloc(0);
 /** Methods that send Content-Length: 0 for an empty body, as clients usually do. */
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 /** Credentials of the destination's origin that must not follow a redirect to another origin. */
@@ -107,13 +109,11 @@ function isStaleConnection(err: Error, request: http.ClientRequest): boolean {
  */
 async function sendFresh(
   url: URL,
-  init: Omit<Parameters<typeof sendOnce>[1], 'timeoutMs'>,
+  init: Parameters<typeof sendOnce>[1],
   agents: GuardedAgents,
   deadline: number,
 ): Promise<Hop> {
-  // Object.assign rather than a spread followed by a property: several times cheaper on Node 20.
-  const send = () =>
-    sendOnce(url, Object.assign({}, init, { timeoutMs: Math.max(1, deadline - Date.now()) }), agents);
+  const send = () => sendOnce(url, init, Math.max(1, deadline - Date.now()), agents);
   try {
     return await send();
   } catch (err) {
@@ -129,7 +129,8 @@ async function sendFresh(
 /** One request, through the guarded agents, answered with the status, headers and the body's start. */
 function sendOnce(
   url: URL,
-  init: { method: string; headers: Record<string, string>; body: Buffer; timeoutMs: number; keep: number },
+  init: { method: string; headers: Record<string, string>; body: Buffer; keep: number },
+  timeoutMs: number,
   agents: GuardedAgents,
 ): Promise<Hop> {
   const transport = url.protocol === 'https:' ? https : http;
@@ -140,7 +141,7 @@ function sendOnce(
     : init.headers;
   return new Promise((resolve, reject) => {
     const request = transport.request(url, { method: init.method, headers, agent }, (response) => {
-      let kept = Buffer.alloc(0);
+      let kept = NO_BYTES;
       let received = 0;
       const done = (): void => {
         clearTimeout(timer);
@@ -158,7 +159,7 @@ function sendOnce(
       // The status is known; a body cut short does not change the answer.
       response.on('error', done);
     });
-    const timer = setTimeout(() => request.destroy(new DeliveryTimeoutError(init.timeoutMs)), init.timeoutMs);
+    const timer = setTimeout(() => request.destroy(new DeliveryTimeoutError(timeoutMs)), timeoutMs);
     request.on('error', (err) => {
       clearTimeout(timer);
       reject(isStaleConnection(err, request) ? new StaleConnectionError(err) : err);
@@ -194,7 +195,9 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
     // Not the URL itself in the error, which is logged: a destination may hold credentials.
     if (url === null) return { ok: false, refused: false, error: 'the destination is not a URL' };
     const keep = request.keepResponseBytes ?? RESPONSE_BODY_KEPT;
-    let init = { method: request.method, headers: { ...request.headers }, body: request.body, keep };
+    // The caller's headers as they are: sendOnce copies them to add Content-Length, and a redirect
+    // copies them before it drops any, so nothing here changes the caller's object.
+    let init = { method: request.method, headers: request.headers, body: request.body, keep };
     for (let redirects = 0; ; redirects++) {
       let hop: Hop;
       try {
@@ -236,7 +239,7 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
         if (next.origin !== url.origin) for (const name of ORIGIN_BOUND_HEADERS) delete headers[name];
         if (hop.status === 303) {
           delete headers['content-type'];
-          init = { method: 'GET', headers, body: Buffer.alloc(0), keep };
+          init = { method: 'GET', headers, body: NO_BYTES, keep };
         } else {
           init = { ...init, headers };
         }
