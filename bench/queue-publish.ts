@@ -28,7 +28,6 @@ import type { QueueTarget } from '../gateway/queue/core/binding-registry.js';
 import { MESSAGE_FIELD, queueKeys } from '../gateway/queue/core/keys.js';
 import { encodeMessage } from '../gateway/queue/core/message-codec.js';
 import { createMessage } from '../gateway/queue/core/message.js';
-import { createDeliverySigner } from '../gateway/queue/workers/signer.js';
 import { spawnQueueGateway, type QueueGatewayProcess } from '../test/helpers/queue/spawn-queue-gateway.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { callsBetween, commandCalls, cpuSeconds } from './lib/process-usage.js';
@@ -37,8 +36,10 @@ import { alternateRounds, medianRun, type MeasuredPublishRun } from './lib/alter
 import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
 import { startFloorQueue, type FloorSpec } from './queue/floor-queue.js';
+import { GC_TRACE_FLAGS, GcCount, garbagePerMessage, type Garbage } from './queue/gc-count.js';
 import { offerAtFixedRate } from './queue/offer-at-rate.js';
 import { runPublishLoad } from './queue/publish-load.js';
+import { signingCostUs } from './queue/signing-cost.js';
 
 const KEY_PREFIX = '{bench}:';
 const FLOOR_PREFIX = '{floor}:';
@@ -66,26 +67,17 @@ const GOALS = {
   deliveries: 15_000,
 };
 
-function startGateway(target: QueueTarget, workers: boolean): Promise<QueueGatewayProcess> {
+function startGateway(target: QueueTarget, workers: boolean, gc?: GcCount): Promise<QueueGatewayProcess> {
   return spawnQueueGateway({
     targets: [target],
     workers,
+    ...(gc ? { nodeFlags: GC_TRACE_FLAGS, onLine: gc.onLine } : {}),
     env: buildQueueGatewayEnv(KEY_PREFIX, {
       SETTEE_QUEUE_WORKER_CONCURRENCY: String(CONCURRENCY),
       SETTEE_QUEUE_POLL_INTERVAL_MS: '200',
       SETTEE_QUEUE_MAX_BATCH_SIZE: String(BATCH),
     }),
   });
-}
-
-async function signingCostUs(): Promise<number> {
-  const signer = createDeliverySigner(SIGNING_KEY);
-  const body = Buffer.from(BODY);
-  for (let i = 0; i < 2_000; i++) await signer.sign({ destination: 'https://a.example/hook', body });
-  const count = 20_000;
-  const started = performance.now();
-  for (let i = 0; i < count; i++) await signer.sign({ destination: 'https://a.example/hook', body });
-  return ((performance.now() - started) * 1_000) / count;
 }
 
 const us = (value: number): string => `${round(value / 1_000, 2)} ms`;
@@ -135,16 +127,21 @@ async function drain(receiver: CountingReceiver, pid: number): Promise<{ perSeco
   };
 }
 
-/** One latency round at OFFERED_RATE through `baseUrl`: p50/p99 and Redis commands per message. */
+/**
+ * One latency round at OFFERED_RATE through `baseUrl`: p50/p99, Redis commands per message, and
+ * the serving process's garbage per message (`gc`).
+ */
 async function latencyRound(
   receiver: CountingReceiver,
   inspect: Redis,
   publishUrl: string,
   token: string,
+  gc: GcCount,
   seconds = SECONDS,
-): Promise<{ p50: number; p99: number; commands: number; byCommand: string; failed: number }> {
+): Promise<{ p50: number; p99: number; commands: number; byCommand: string; failed: number } & Garbage> {
   receiver.reset();
   const before = await commandCalls(inspect);
+  const garbageBefore = gc.totals();
   const offered = await offerAtFixedRate({ publishUrl, token, rate: OFFERED_RATE, seconds });
   await waitFor(
     'every offered message',
@@ -163,6 +160,7 @@ async function latencyRound(
       .map(([name, count]) => `${name} ${round(count / receiver.received, 2)}`)
       .join(', '),
     failed: offered.failed,
+    ...garbagePerMessage(garbageBefore, gc.totals(), receiver.received),
   };
 }
 
@@ -269,11 +267,16 @@ async function main(): Promise<void> {
     // 2. Sustained delivery of a backlog: the gateway's, then the floor's.
     await storeBacklog(inspect, stream, receiver.url);
     receiver.reset();
-    gateway = await startGateway(target, true);
+    const gatewayGc = new GcCount();
+    gateway = await startGateway(target, true, gatewayGc);
     const delivered = await drain(receiver, gateway.proc.pid);
     await storeBacklog(inspect, floorStream, receiver.url);
     receiver.reset();
-    floor = await startFloorQueue({ ...floorSpec, concurrency: CONCURRENCY });
+    const floorGc = new GcCount();
+    floor = await startFloorQueue(
+      { ...floorSpec, concurrency: CONCURRENCY },
+      { flags: GC_TRACE_FLAGS, onLine: floorGc.onLine },
+    );
     const floorDelivered = await drain(receiver, floor.proc.pid);
     console.log(
       `sustained delivery of a ${BACKLOG}-message backlog (signed, to a 2xx): gateway ${Math.round(delivered.perSecond)}/s, ${round(delivered.cpuUs)} µs CPU each; ` +
@@ -284,16 +287,22 @@ async function main(): Promise<void> {
     // after an uncounted warm-up round of each (neither has served a publish at this rate yet).
     const gatewayPublishUrl = `${gateway.baseUrl}/queue/bench/db/v2/publish/${receiver.url}`;
     const floorPublishUrl = `${floor.baseUrl}/v2/publish/${receiver.url}`;
-    for (const url of [gatewayPublishUrl, floorPublishUrl])
-      await latencyRound(receiver, inspect, url, target.token, WARMUP_SECONDS);
+    const latencySides = [
+      { url: gatewayPublishUrl, gc: gatewayGc },
+      { url: floorPublishUrl, gc: floorGc },
+    ];
+    for (const { url, gc } of latencySides)
+      await latencyRound(receiver, inspect, url, target.token, gc, WARMUP_SECONDS);
     const [gatewayRounds, floorRounds] = await alternateRounds(
       ROUNDS,
-      [gatewayPublishUrl, floorPublishUrl].map(
-        (url) => () => latencyRound(receiver!, inspect!, url, target.token),
+      latencySides.map(
+        ({ url, gc }) =>
+          () =>
+            latencyRound(receiver!, inspect!, url, target.token, gc),
       ),
     );
     const rounds = gatewayRounds!.map((gateway, i) => ({ gateway, floor: floorRounds![i]! }));
-    const of = (side: 'gateway' | 'floor', field: 'p50' | 'p99' | 'commands') =>
+    const of = (side: 'gateway' | 'floor', field: 'p50' | 'p99' | 'commands' | keyof Garbage) =>
       rounds.map((r) => r[side][field]);
     console.log(
       `latency at ${OFFERED_RATE}/s offered (open model, ${OFFERED_RATE * SECONDS} messages a round), publish to delivery:`,
@@ -307,9 +316,15 @@ async function main(): Promise<void> {
     );
     console.log(`  gateway, last round: ${rounds.at(-1)!.gateway.byCommand}`);
     console.log(`  floor, last round: ${rounds.at(-1)!.floor.byCommand}`);
+    // Bytes, not time: the load of a shared machine does not move them (bench/queue/gc-count.ts).
+    const garbage = (side: 'gateway' | 'floor') =>
+      `${side} ${round(median(of(side, 'kb')), 1)} KB [${spread(of(side, 'kb'), 1)}] (${round(median(of(side, 'scavengesPer1k')), 1)} scavenges per 1,000)`;
+    console.log(
+      `V8 heap allocated per message (publish + delivery): ${garbage('gateway')}, ${garbage('floor')}\n`,
+    );
 
     // 4. Signing.
-    const signUs = await signingCostUs();
+    const signUs = await signingCostUs(SIGNING_KEY, Buffer.from(BODY));
     console.log(
       `signing (HS256 with node:crypto + SHA-256 of a ${BODY.length}-byte body): ${round(signUs, 1)} µs per message\n`,
     );

@@ -9,20 +9,23 @@ const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).
 
 /**
  * Starts a repository TypeScript file as one Node.js process (`node --import tsx`, not the tsx
- * CLI, which would put a wrapper process between us and the one whose memory is measured).
+ * CLI, which would put a wrapper process between us and the one whose memory is measured);
+ * `node.flags` go to node, `node.onLine` hears each output line.
  */
 export function startTsProcess(
   name: string,
   file: string,
   args: string[],
   env: NodeJS.ProcessEnv = process.env,
+  node: { flags?: readonly string[]; onLine?: (line: string) => void } = {},
 ): ManagedProcess {
   return startProcess({
     name,
     command: process.execPath,
-    args: ['--import', TSX_LOADER, path.join(ROOT, file), ...args],
+    args: [...(node.flags ?? []), '--import', TSX_LOADER, path.join(ROOT, file), ...args],
     env,
     cwd: ROOT,
+    ...(node.onLine ? { onLine: node.onLine } : {}),
   });
 }
 

@@ -143,9 +143,21 @@ async function main(spec: FloorSpec): Promise<void> {
   if (spec.concurrency > 0) await deliverForever(spec, redis, stream);
 }
 
-/** Parent side: starts the floor process; resolves once it listens, with its base URL. */
-export async function startFloorQueue(spec: FloorSpec): Promise<{ proc: ManagedProcess; baseUrl: string }> {
-  const proc = startTsProcess('floor-queue', 'bench/queue/floor-queue.ts', [JSON.stringify(spec)]);
+/**
+ * Parent side: starts the floor process (with `node`'s flags and output reader, as startTsProcess
+ * takes them); resolves once it listens, with its base URL.
+ */
+export async function startFloorQueue(
+  spec: FloorSpec,
+  node: Parameters<typeof startTsProcess>[4] = {},
+): Promise<{ proc: ManagedProcess; baseUrl: string }> {
+  const proc = startTsProcess(
+    'floor-queue',
+    'bench/queue/floor-queue.ts',
+    [JSON.stringify(spec)],
+    process.env,
+    node,
+  );
   const baseUrl = await waitFor(
     'the floor queue to listen',
     async () => /listening (\S+)/.exec(proc.output())?.[1],

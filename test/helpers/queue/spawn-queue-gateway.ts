@@ -31,13 +31,16 @@ export async function spawnQueueGateway(options: {
   env: Record<string, string>;
   /** false leaves the delivery workers off; default on. */
   workers?: boolean;
+  /** Node flags besides QUEUE_GATEWAY_NODE_FLAGS (a benchmark's GC trace), and who reads the output lines. */
+  nodeFlags?: readonly string[];
+  onLine?: (line: string) => void;
 }): Promise<QueueGatewayProcess> {
   const proc = startProcess({
     name: 'queue-gateway',
     // node with tsx's loader, not the tsx CLI: the CLI runs the script in a child process, and a
     // SIGKILL to the CLI would leave that child delivering.
     command: process.execPath,
-    args: [...nodeFlags(), '--import', 'tsx', GATEWAY_PROCESS],
+    args: [...nodeFlags(), ...(options.nodeFlags ?? []), '--import', 'tsx', GATEWAY_PROCESS],
     cwd: ROOT,
     env: {
       ...process.env,
@@ -45,6 +48,7 @@ export async function spawnQueueGateway(options: {
       SETTEE_TEST_QUEUE_TARGETS: JSON.stringify(options.targets),
       SETTEE_TEST_QUEUE_WORKERS: String(options.workers ?? true),
     },
+    ...(options.onLine ? { onLine: options.onLine } : {}),
   });
   try {
     const baseUrl = await waitFor(
