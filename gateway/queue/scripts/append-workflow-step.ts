@@ -27,28 +27,35 @@ import { WORKFLOW_STEPS_BODY_LUA } from './workflow-steps-body.js';
  * ARGV[4]  the most steps the run may have, its payload not counted
  * ARGV[5]  the largest context the run may have, bytes
  * ARGV[6]  the step's identity
- * Returns {1, body} when appended, {0, the run's state} when not running ('' when unknown),
- * {2, steps so far} over the step count, {3, context bytes so far} over the context size.
+ * Returns {1, body, the run's createdAt, its config, its payload step or ''} when appended (the
+ * payload step, the first of the list, only for a run with a failure callback, which carries the
+ * payload), {0, the run's state} when not running ('' when unknown), {2, steps so far} over the
+ * step count, {3, context bytes so far} over the context size. What the step's delivery needs of
+ * the run comes back with it: the publish then costs one round trip to Redis, not two.
  */
 export const appendWorkflowStep = new LuaScript(
   'append-workflow-step',
   3,
   `${WORKFLOW_STEPS_BODY_LUA}
-local state = redis.call('HGET', KEYS[1], 'state')
-if state ~= 'RUN_STARTED' then return {0, state or ''} end
+local run = redis.call('HMGET', KEYS[1], 'state', 'createdAt', 'config', 'repeatedSteps', 'contextBytes')
+if run[1] ~= 'RUN_STARTED' then return {0, run[1] or ''} end
+local function appended()
+  local payload = ''
+  if cjson.decode(run[3]).failureCallback ~= nil then payload = redis.call('LINDEX', KEYS[2], 0) end
+  return {1, steps_body(KEYS[2], tonumber(ARGV[2])), run[2], run[3], payload}
+end
 if redis.call('SISMEMBER', KEYS[3], ARGV[6]) == 1 then
   redis.call('RPUSH', KEYS[2], ARGV[1])
   redis.call('HINCRBY', KEYS[1], 'repeatedSteps', 1)
-  return {1, steps_body(KEYS[2], tonumber(ARGV[2]))}
+  return appended()
 end
-local repeated = tonumber(redis.call('HGET', KEYS[1], 'repeatedSteps') or '0')
-local steps = redis.call('LLEN', KEYS[2]) - 1 - repeated
+local steps = redis.call('LLEN', KEYS[2]) - 1 - tonumber(run[4] or '0')
 if steps >= tonumber(ARGV[4]) then return {2, tostring(steps)} end
-local context = tonumber(redis.call('HGET', KEYS[1], 'contextBytes') or '0')
+local context = tonumber(run[5] or '0')
 if context + tonumber(ARGV[3]) > tonumber(ARGV[5]) then return {3, tostring(context)} end
 redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[6])
 redis.call('HINCRBY', KEYS[1], 'contextBytes', ARGV[3])
-return {1, steps_body(KEYS[2], tonumber(ARGV[2]))}
+return appended()
 `,
 );

@@ -32,15 +32,18 @@ function runConfigOf(trigger: QueueMessage, url: string): WorkflowRunConfig {
   return config;
 }
 
-/** One delivery of run `runId` to its URL: `published` gives its id and due time, the run the rest. */
+/**
+ * One delivery of run `runId` to its URL: `published` gives its id and due time, the run the rest.
+ * `initialBody` (the run's payload, base64) is read only for a run with a failure callback.
+ */
 function runMessage(input: {
   published: QueueMessage;
   runId: string;
   createdAt: number;
   config: WorkflowRunConfig;
   body: Buffer;
-  initialBody: () => Promise<string>;
-}): Promise<QueueMessage> | QueueMessage {
+  initialBody?: string;
+}): QueueMessage {
   const { published, runId, createdAt, config, body } = input;
   const message: QueueMessage = {
     id: published.id,
@@ -65,10 +68,8 @@ function runMessage(input: {
   if (config.label !== undefined) message.label = config.label;
   if (config.failureCallback === undefined) return message;
   message.failureCallback = config.failureCallback;
-  return input.initialBody().then((initialBody) => ({
-    ...message,
-    workflow: { runId, createdAt, initialBody },
-  }));
+  message.workflow = { runId, createdAt, initialBody: input.initialBody ?? '' };
+  return message;
 }
 
 function notRunning(runId: string, state: string): InvalidRequestError {
@@ -108,21 +109,13 @@ async function prepareOne(
       createdAt,
       config,
       body: outcome.body,
-      initialBody: () => Promise.resolve(firstStep.body),
+      initialBody: firstStep.body,
     });
   }
-  const run = await runs.get(runId);
-  if (!run || run.state !== 'RUN_STARTED') throw notRunning(runId, run?.state ?? '');
+  // One script: it refuses a run that is not running and answers the run's settings with the body.
   const outcome = await runs.append(runId, buildRawStep(published.id, published.body, published.createdAt));
   if (!outcome.appended) throw notRunning(runId, outcome.state);
-  return runMessage({
-    published,
-    runId,
-    createdAt: run.createdAt,
-    config: run.config,
-    body: outcome.body,
-    initialBody: () => runs.initialBody(runId),
-  });
+  return runMessage({ published, runId, ...outcome });
 }
 
 /** A request's steps of one run (a parallel group's plan steps) are refused together when they do not all fit. */

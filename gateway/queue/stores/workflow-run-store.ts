@@ -92,7 +92,17 @@ function overRunLimit(
 }
 
 export type StartOutcome = { started: true; body: Buffer } | { started: false; firstMessageId: string };
-export type AppendOutcome = { appended: true; body: Buffer } | { appended: false; state: string };
+/**
+ * An appended step comes back with what its delivery needs of the run: its creation time, its
+ * settings, and, for a run with a failure callback, its initial payload (base64), so the publish
+ * reads nothing else.
+ */
+export type AppendOutcome =
+  | { appended: true; body: Buffer; createdAt: number; config: WorkflowRunConfig; initialBody?: string }
+  | { appended: false; state: string };
+
+/** The body (base64) of a stored step's JSON. */
+const bodyOfStep = (stored: string): string => (JSON.parse(stored) as RawStep).body;
 
 /** A binding's workflow runs and their steps (key layout in keys.ts); each change one script. */
 export class WorkflowRunStore {
@@ -135,7 +145,8 @@ export class WorkflowRunStore {
   /** Appends a step; one past the run's limits is a 412. */
   async append(runId: string, step: RawStep): Promise<AppendOutcome> {
     const k = this.keys;
-    const [outcome, value] = (await appendWorkflowStep.run(
+    // As Buffers: the body goes out as the delivery's bytes without a round trip through a string.
+    const [outcome, value, createdAt, config, payload] = (await appendWorkflowStep.runForBuffers(
       this.redis,
       [k.workflowRun(runId), k.workflowSteps(runId), k.workflowStepIds(runId)],
       [
@@ -146,12 +157,18 @@ export class WorkflowRunStore {
         this.limits.maxContextBytes,
         stepIdentity(step),
       ],
-    )) as [number, string];
+    )) as [number, Buffer, Buffer?, Buffer?, Buffer?];
     if (outcome === 2) throw overRunLimit(runId, this.limits, { steps: Number(value) });
     if (outcome === 3) throw overRunLimit(runId, this.limits, { context: Number(value) });
-    return outcome === 1
-      ? { appended: true, body: Buffer.from(value, 'utf8') }
-      : { appended: false, state: value };
+    if (outcome !== 1) return { appended: false, state: value.toString() };
+    const appended: AppendOutcome = {
+      appended: true,
+      body: value,
+      createdAt: Number(createdAt!.toString()),
+      config: JSON.parse(config!.toString()) as WorkflowRunConfig,
+    };
+    if (payload!.length > 0) appended.initialBody = bodyOfStep(payload!.toString());
+    return appended;
   }
 
   /**
@@ -313,7 +330,7 @@ export class WorkflowRunStore {
   /** The run's initial payload, base64, as its first step holds it. */
   async initialBody(runId: string): Promise<string> {
     const first = await this.redis.lindex(this.keys.workflowSteps(runId), 0);
-    return first === null ? '' : (JSON.parse(first) as RawStep).body;
+    return first === null ? '' : bodyOfStep(first);
   }
 
   /** The run's steps in publish order, the initial payload first. */

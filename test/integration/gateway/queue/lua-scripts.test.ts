@@ -147,4 +147,38 @@ describe("the queue's Lua scripts against a real Redis", () => {
     await expect(runs.append(runId, step('msg_4', body(4)))).rejects.toThrow(/maxWorkflowSteps/);
     await expect(runs.append(runId, step('msg_2c', body(2)))).resolves.toMatchObject({ appended: true });
   });
+
+  it("when a step is appended, then the script answers the run's settings and creation time with the body, and the payload only for a run with a failure callback", async () => {
+    const k = queueKeys('{lua-append}:');
+    const runs = new WorkflowRunStore(redis, k);
+    const payload = buildRawStep('msg_payload', Buffer.from('{"order":1}'), 1_000);
+    const start = (runId: string, failureCallback?: { url: string }) =>
+      runs.start({
+        runId,
+        config: {
+          url: 'http://127.0.0.1:9/wf',
+          headers: { 'content-type': 'application/json' },
+          retries: 2,
+          ...(failureCallback && {
+            failureCallback: { ...failureCallback, method: 'POST', headers: {}, retries: 0 },
+          }),
+        },
+        createdAt: 1_000,
+        firstStep: payload,
+      });
+    await start('wfr_plain');
+    await start('wfr_failing', { url: 'http://127.0.0.1:9/failed' });
+    const step = buildRawStep('msg_1', Buffer.from('{"stepId":1}'), 2_000);
+
+    const plain = await runs.append('wfr_plain', step);
+    expect(plain).toEqual({
+      appended: true,
+      body: Buffer.from(`[${JSON.stringify(payload)},${JSON.stringify(step)}]`),
+      createdAt: 1_000,
+      config: { url: 'http://127.0.0.1:9/wf', headers: { 'content-type': 'application/json' }, retries: 2 },
+    });
+    const failing = await runs.append('wfr_failing', step);
+    expect(failing).toMatchObject({ appended: true, initialBody: payload.body });
+    await expect(runs.append('wfr_unknown', step)).resolves.toEqual({ appended: false, state: '' });
+  });
 });
