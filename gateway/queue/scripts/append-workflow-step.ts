@@ -18,7 +18,8 @@ import { WORKFLOW_STEPS_BODY_LUA } from './workflow-steps-body.js';
  * it; counting it would fail a run near its limits for no real step.
  *
  * KEYS[1]  the run (hash; contextBytes: the payload's and the counted steps' body bytes;
- *          repeatedSteps: the steps in the list that were not counted)
+ *          repeatedSteps: the steps in the list that were not counted; inlineBytes:
+ *          workflow-steps-body.ts)
  * KEYS[2]  the run's steps (list; the first is the payload)
  * KEYS[3]  the run's counted steps (set of step identities, workflow-message.ts stepIdentity)
  * ARGV[1]  the step as raw step JSON
@@ -42,7 +43,7 @@ if run[1] ~= 'RUN_STARTED' then return {0, run[1] or ''} end
 local function appended()
   local payload = ''
   if cjson.decode(run[3]).failureCallback ~= nil then payload = redis.call('LINDEX', KEYS[2], 0) end
-  return {1, steps_body(KEYS[2], tonumber(ARGV[2])), run[2], run[3], payload}
+  return {1, steps_body(KEYS[1], KEYS[2], tonumber(ARGV[2]), ARGV[1]), run[2], run[3], payload}
 end
 if redis.call('SISMEMBER', KEYS[3], ARGV[6]) == 1 then
   redis.call('RPUSH', KEYS[2], ARGV[1])

@@ -6,7 +6,7 @@ import { WORKFLOW_STEPS_BODY_LUA } from './workflow-steps-body.js';
  * first step, in one step, so two replicas given the same run id (the SDK's trigger with a
  * `workflowRunId`, sent twice) start it once. The second is told the first trigger's message id.
  *
- * KEYS[1]  the run (hash: config, state, createdAt, firstMessageId, ...)
+ * KEYS[1]  the run (hash: config, state, createdAt, firstMessageId, inlineBytes, ...)
  * KEYS[2]  the run's steps (list of raw step JSON)
  * KEYS[3]  the runs by creation time (sorted set: run id -> createdAt)
  * ARGV[1]  the run id
@@ -28,6 +28,6 @@ if existing then return {0, existing} end
 redis.call('HSET', KEYS[1], 'config', ARGV[2], 'state', 'RUN_STARTED', 'createdAt', ARGV[3], 'firstMessageId', ARGV[5], 'contextBytes', ARGV[7])
 redis.call('RPUSH', KEYS[2], ARGV[4])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
-return {1, steps_body(KEYS[2], tonumber(ARGV[6]))}
+return {1, steps_body(KEYS[1], KEYS[2], tonumber(ARGV[6]), ARGV[4])}
 `,
 );

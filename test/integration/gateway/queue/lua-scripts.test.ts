@@ -6,7 +6,10 @@ import { LuaScript, type ScriptKeyCount } from '../../../../gateway/queue/script
 import { deleteQueue } from '../../../../gateway/queue/scripts/delete-queue.js';
 import { queueKeys } from '../../../../gateway/queue/core/keys.js';
 import { buildRawStep } from '../../../../gateway/queue/core/workflow-message.js';
-import { WorkflowRunStore } from '../../../../gateway/queue/stores/workflow-run-store.js';
+import {
+  WORKFLOW_INLINE_STEPS_BYTES,
+  WorkflowRunStore,
+} from '../../../../gateway/queue/stores/workflow-run-store.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 
 const SCRIPTS_DIR = path.resolve('gateway/queue/scripts');
@@ -180,5 +183,42 @@ describe("the queue's Lua scripts against a real Redis", () => {
     const failing = await runs.append('wfr_failing', step);
     expect(failing).toMatchObject({ appended: true, initialBody: payload.body });
     await expect(runs.append('wfr_unknown', step)).resolves.toEqual({ appended: false, state: '' });
+  });
+
+  it("when a run's steps pass the inline limit, then its bodies are empty without a read of its steps, and a run started before the count still gets its body from the list", async () => {
+    const k = queueKeys('{lua-inline}:');
+    const runs = new WorkflowRunStore(redis, k);
+    const big = (messageId: string) =>
+      buildRawStep(
+        messageId,
+        Buffer.from(JSON.stringify({ out: 'x'.repeat(WORKFLOW_INLINE_STEPS_BYTES / 3) })),
+        1,
+      );
+    await runs.start({
+      runId: 'wfr_long',
+      config: { url: 'http://127.0.0.1:9/wf', headers: {}, retries: 0 },
+      createdAt: 1,
+      firstStep: buildRawStep('msg_payload', Buffer.from('{}'), 1),
+    });
+    await expect(runs.append('wfr_long', big('msg_1'))).resolves.toMatchObject({ appended: true });
+    // Base64 makes a third of the limit four ninths of it: the second such step passes it.
+    const second = await runs.append('wfr_long', big('msg_2'));
+    expect(second).toMatchObject({ appended: true, body: Buffer.alloc(0) });
+    await inspect.config('RESETSTAT');
+    await expect(runs.append('wfr_long', big('msg_3'))).resolves.toMatchObject({ body: Buffer.alloc(0) });
+    expect(await callsOf(inspect, 'lrange')).toBe(0);
+
+    // A run as the gateway stored it before the count: its next body is still the whole list.
+    await runs.start({
+      runId: 'wfr_old',
+      config: { url: 'http://127.0.0.1:9/wf', headers: {}, retries: 0 },
+      createdAt: 1,
+      firstStep: buildRawStep('msg_payload', Buffer.from('{}'), 1),
+    });
+    await inspect.hdel(k.workflowRun('wfr_old'), 'inlineBytes');
+    const small = buildRawStep('msg_s', Buffer.from('{"stepId":1}'), 2);
+    const appended = await runs.append('wfr_old', small);
+    expect(appended).toMatchObject({ appended: true });
+    expect(JSON.parse((appended as { body: Buffer }).body.toString())).toHaveLength(2);
   });
 });
