@@ -64,6 +64,11 @@ export async function startWorkflowEndpoints(input: {
    * `createWorkflow` by the test, so one can `context.invoke` another).
    */
   many?: Parameters<typeof serveMany>[0];
+  /**
+   * Hears each request to the Express app once its body has arrived, before the SDK reads it
+   * (epoch ms, sub-ms): a benchmark splits a step's time into the queue's part and the SDK's.
+   */
+  onArrival?: (req: http.IncomingMessage, at: number) => void;
 }): Promise<WorkflowEndpoints> {
   const { target, queueUrl, workflows } = input;
   const sdkOptions = (url: string) => ({
@@ -85,6 +90,12 @@ export async function startWorkflowEndpoints(input: {
   });
 
   const app = express();
+  const { onArrival } = input;
+  if (onArrival)
+    app.use((req, _res, next) => {
+      req.once('end', () => onArrival(req, performance.timeOrigin + performance.now()));
+      next();
+    });
   app.use(express.json({ limit: MAX_BODY_BYTES }));
   app.use(express.text({ limit: MAX_BODY_BYTES }));
   const expressServer = http.createServer(app);
