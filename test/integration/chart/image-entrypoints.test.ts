@@ -1,42 +1,21 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import {
   AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  KubeConfig,
   PatchStrategy,
-  RbacAuthorizationV1Api,
   setHeaderOptions,
   type KubernetesObject,
-  type V1Deployment,
 } from '@kubernetes/client-node';
 import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import { getFreePort } from '../../../local/ports.js';
-import { startProcess, type ManagedProcess } from '../../../local/process.js';
 import { waitFor } from '../../../local/wait.js';
-import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
-import { ensureWebBuild } from '../../helpers/console/console-harness.js';
+import { testControlPlane } from '../../helpers/kube.js';
 import { provisionTenant } from '../../../local/tenant-access.js';
-import {
-  applyManifests,
-  containerEnvironment,
-  findObject,
-  FULL_VALUES,
-  kubectl,
-  renderChart,
-  runCommand,
-  succeeded,
-  uniqueRelease,
-} from './chart-harness.js';
-import {
-  layOutImage,
-  packagesImportedFrom,
-  readDockerfile,
-  type ImageStage,
-} from '../../helpers/image-layout.js';
+import { packagesImportedFrom } from '../../helpers/image-layout.js';
+import { entryOf, httpStatus, useImageTestbed } from './image-testbed.js';
 
 /*
  * No Docker engine runs here, so the images cannot be built. This suite does the next best thing:
@@ -48,177 +27,16 @@ import {
  * (a link), whose extra dev packages are made harmless by the import check.
  */
 
-const DOCKERFILE = path.resolve('docker/Dockerfile');
 const PACKAGE_JSON = path.resolve('package.json');
-const releaseNamespace = useTestNamespace('chart-image');
-const tenantNamespace = useTestNamespace('chart-image-tenant');
 
 interface PackageJson {
   scripts: Record<string, string>;
   dependencies: Record<string, string>;
 }
 
-let workDir: string;
-let stages: Map<string, ImageStage>;
-let rendered: KubernetesObject[];
-let release: string;
-let consoleClusterRbac: KubernetesObject[] = [];
-
-function stage(name: string): ImageStage {
-  const found = stages.get(name);
-  if (!found) throw new Error(`docker/Dockerfile has no stage ${name}`);
-  return found;
-}
-
-/** `npm run compile`, with the type check left to `npm run build` (the emitted JavaScript is the same). */
-async function compileDist(outDir: string): Promise<void> {
-  const tsc = path.resolve('node_modules/typescript/bin/tsc');
-  succeeded(
-    'tsc',
-    await runCommand(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', outDir, '--noCheck'], {
-      PATH: process.env.PATH,
-    }),
-  );
-}
-
-/** Lays an image target out under workDir/<target>; returns its root (the image's WORKDIR). */
-async function imageRoot(target: string): Promise<string> {
-  const root = path.join(workDir, 'images', target);
-  await fs.rm(root, { recursive: true, force: true });
-  await layOutImage({
-    target: stage(target),
-    root,
-    sourceOf: (copy) => {
-      if (copy.from === 'compile' && copy.source.startsWith('/src/dist/'))
-        return path.join(workDir, 'compile', 'dist', copy.source.slice('/src/dist/'.length));
-      // The console's page, built by Vite in the compile stage (npm run build:web).
-      if (copy.from === 'compile' && copy.source === '/src/console/web/dist')
-        return path.resolve('console/web/dist');
-      if (copy.from === 'production-dependencies' && copy.source.startsWith('/app/'))
-        return path.resolve(copy.source.slice('/app/'.length));
-      throw new Error(`no local source for COPY --from=${copy.from} ${copy.source}`);
-    },
-  });
-  return root;
-}
-
-function entryOf(target: ImageStage, root: string): string {
-  const script = target.cmd.find((arg) => arg.endsWith('.js'));
-  if (!script)
-    throw new Error(`the ${target.name} image's CMD names no script: ${JSON.stringify(target.cmd)}`);
-  return path.join(root, script);
-}
-
-/** A kubeconfig that authenticates as the ServiceAccount, with a token from the TokenRequest API. */
-async function serviceAccountKubeconfig(serviceAccount: string): Promise<string> {
-  const token = succeeded(
-    'kubectl create token',
-    await kubectl([
-      'create',
-      'token',
-      serviceAccount,
-      '--namespace',
-      releaseNamespace.name,
-      '--duration',
-      '1h',
-    ]),
-  ).stdout.trim();
-  const cluster = testControlPlane().kubeConfig.getCurrentCluster();
-  if (!cluster) throw new Error('the test kubeconfig names no cluster');
-  const config = new KubeConfig();
-  config.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: serviceAccount, token }],
-    contexts: [{ name: serviceAccount, cluster: cluster.name, user: serviceAccount }],
-    currentContext: serviceAccount,
-  });
-  const file = path.join(workDir, `${serviceAccount}.kubeconfig`);
-  await fs.writeFile(file, config.exportConfig(), { mode: 0o600 });
-  return file;
-}
-
-async function launchImage(options: {
-  target: string;
-  deployment: string;
-  serviceAccount: string;
-  listen: Record<string, string>;
-}): Promise<ManagedProcess> {
-  const target = stage(options.target);
-  const root = await imageRoot(options.target);
-  const deployment = findObject<V1Deployment>(rendered, 'Deployment', options.deployment);
-  return startProcess({
-    name: options.target,
-    command: process.execPath,
-    args: target.cmd,
-    cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      HOME: workDir,
-      ...target.env,
-      ...containerEnvironment({
-        deployment,
-        objects: rendered,
-        podName: `${options.deployment}-image-test`,
-        namespace: releaseNamespace.name,
-      }),
-      ...options.listen,
-      KUBECONFIG: await serviceAccountKubeconfig(options.serviceAccount),
-    },
-  });
-}
-
-async function httpStatus(url: string): Promise<number | undefined> {
-  return fetch(url).then(
-    (response) => response.status,
-    () => undefined,
-  );
-}
-
 describe('the images, as docker/Dockerfile lays them out', () => {
-  const running: ManagedProcess[] = [];
-
-  beforeAll(async () => {
-    await ensureWebBuild();
-    workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-images-'));
-    stages = await readDockerfile(DOCKERFILE);
-    await compileDist(path.join(workDir, 'compile', 'dist'));
-    release = uniqueRelease('img');
-    rendered = await renderChart({
-      release,
-      namespace: releaseNamespace.name,
-      valuesFiles: [FULL_VALUES],
-      // One watched namespace keeps the processes off other suites' objects; the gateway's own
-      // certificate is off because no Secret backs it here. A short drain: the gateway keeps an
-      // idle keep-alive connection open to the end of its drain time, and 25 s would slow the suite.
-      set: {
-        watchNamespace: tenantNamespace.name,
-        'gateway.tls.existingSecret': '',
-        'gateway.shutdownTimeoutSeconds': '2',
-      },
-    });
-    const rbacKinds = new Set(['ServiceAccount', 'Role', 'RoleBinding']);
-    await applyManifests(rendered.filter((o) => rbacKinds.has(o.kind ?? '')));
-    // The console's TokenReview grant is cluster-scoped (named after this release; removed in afterAll).
-    consoleClusterRbac = rendered.filter(
-      (o) =>
-        o.kind?.startsWith('Cluster') && o.metadata?.labels?.['app.kubernetes.io/component'] === 'console',
-    );
-    await applyManifests(consoleClusterRbac);
-  }, 180_000);
-
-  afterEach(async () => {
-    await Promise.all(running.splice(0).map((child) => child.stop(5_000)));
-  });
-
-  afterAll(async () => {
-    const rbac = testControlPlane().kubeConfig.makeApiClient(RbacAuthorizationV1Api);
-    for (const object of consoleClusterRbac) {
-      const name = object.metadata?.name ?? '';
-      if (object.kind === 'ClusterRole') await rbac.deleteClusterRole({ name }).catch(() => undefined);
-      else await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
-    }
-    if (workDir) await fs.rm(workDir, { recursive: true, force: true });
-  });
+  const testbed = useImageTestbed();
+  const { stage, imageRoot, launchImage, releaseNamespace, tenantNamespace } = testbed;
 
   it('when the Dockerfile compiles, then it runs `npm run compile` (tsc -p tsconfig.build.json) and installs production dependencies only', async () => {
     const pkg = JSON.parse(await fs.readFile(PACKAGE_JSON, 'utf8')) as PackageJson;
@@ -259,11 +77,10 @@ describe('the images, as docker/Dockerfile lays them out', () => {
     const port = await getFreePort();
     const operator = await launchImage({
       target: 'operator',
-      deployment: `${release}-couch-operator`,
+      deployment: `${testbed.release}-couch-operator`,
       serviceAccount: 'couch-operator-sa',
       listen: { SETTEE_METRICS_HOST: '127.0.0.1', SETTEE_METRICS_PORT: String(port) },
     });
-    running.push(operator);
     const fail = (err: Error): never => {
       throw new Error(`${err.message}\n--- operator output ---\n${operator.output()}`);
     };
@@ -323,11 +140,10 @@ describe('the images, as docker/Dockerfile lays them out', () => {
     const port = await getFreePort();
     const gateway = await launchImage({
       target: 'gateway',
-      deployment: `${release}-couch-gateway`,
+      deployment: `${testbed.release}-couch-gateway`,
       serviceAccount: 'couch-gateway-sa',
       listen: { SETTEE_GATEWAY_HOST: '127.0.0.1', SETTEE_GATEWAY_PORT: String(port) },
     });
-    running.push(gateway);
     const fail = (err: Error): never => {
       throw new Error(`${err.message}\n--- gateway output ---\n${gateway.output()}`);
     };
@@ -399,7 +215,7 @@ describe('the images, as docker/Dockerfile lays them out', () => {
             .spec?.holderIdentity,
         { timeoutMs: 30_000, abort: gateway.exited },
       ).catch(fail);
-      expect(holder).toBe(`${release}-couch-gateway-image-test`);
+      expect(holder).toBe(`${testbed.release}-couch-gateway-image-test`);
     } finally {
       held.abort();
       await request;
@@ -416,11 +232,10 @@ describe('the images, as docker/Dockerfile lays them out', () => {
     const { kubeConfig } = testControlPlane();
     const consoleProcess = await launchImage({
       target: 'console',
-      deployment: `${release}-couch-console`,
+      deployment: `${testbed.release}-couch-console`,
       serviceAccount: 'couch-console-sa',
       listen: { SETTEE_CONSOLE_HOST: '127.0.0.1', SETTEE_CONSOLE_PORT: String(port) },
     });
-    running.push(consoleProcess);
     const fail = (err: Error): never => {
       throw new Error(`${err.message}\n--- console output ---\n${consoleProcess.output()}`);
     };
