@@ -7,10 +7,13 @@ import { createMessage } from '../../../../gateway/queue/core/message.js';
 import { decodeMessage } from '../../../../gateway/queue/core/message-codec.js';
 import { ScheduleStore, type TickToFire } from '../../../../gateway/queue/stores/schedule-store.js';
 import { ScheduleTicker } from '../../../../gateway/queue/workers/schedule-ticker.js';
-import { claimScheduleTicks } from '../../../../gateway/queue/scripts/claim-schedule-ticks.js';
-import { fireScheduleTicks } from '../../../../gateway/queue/scripts/fire-schedule-ticks.js';
 import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
 import { saveTestSchedule } from '../../../helpers/queue/store-fixture.js';
+import {
+  failingNextFire,
+  killedAfterClaim,
+  slowLoads,
+} from '../../../helpers/queue/ticker-connection-faults.js';
 import { clearOfMinute } from '../../../helpers/clock-boundary.js';
 
 const keys = queueKeys('{t}:');
@@ -58,73 +61,6 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     return entries.map(([, fields]) => {
       const at = fields.findIndex((f) => f.toString() === MESSAGE_FIELD);
       return decodeMessage(fields[at + 1]!).scheduleId ?? '';
-    });
-  }
-
-  /**
-   * The replica's connection, except that its next fire script run fails as a connection lost
-   * mid-round makes it fail: 'unsent' before Redis ran it, 'reply lost' after Redis ran it.
-   */
-  function failingNextFire(connection: Redis, how: 'unsent' | 'reply lost'): Redis {
-    let failed = false;
-    return new Proxy(connection, {
-      get(target, property) {
-        const value: unknown = Reflect.get(target, property, target);
-        if (typeof value !== 'function') return value;
-        if (property !== 'evalsha') return (value as (...args: unknown[]) => unknown).bind(target);
-        return async (sha: string, ...args: unknown[]) => {
-          if (failed || sha !== fireScheduleTicks.sha)
-            return (value as (...a: unknown[]) => Promise<unknown>).call(target, sha, ...args);
-          failed = true;
-          if (how === 'reply lost')
-            await (value as (...a: unknown[]) => Promise<unknown>).call(target, sha, ...args);
-          throw new Error('Connection is closed.');
-        };
-      },
-    });
-  }
-
-  /**
-   * The replica's connection, except that every call after its first claim never reaches Redis:
-   * the replica is killed right after claiming (no fire, no renewal). `release` fails the calls
-   * left hanging, so the dead ticker's promises settle when the test ends.
-   */
-  function killedAfterClaim(connection: Redis): { redis: Redis; release(): void } {
-    let claimed = false;
-    const hanging: (() => void)[] = [];
-    const hang = () => new Promise((_, reject) => hanging.push(() => reject(new Error('killed'))));
-    const redis = new Proxy(connection, {
-      get(target, property) {
-        const value: unknown = Reflect.get(target, property, target);
-        if (typeof value !== 'function') return value;
-        const call = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
-        return async (...args: unknown[]) => {
-          if (claimed) return hang();
-          // Killed once the claim is stored: by EVALSHA, or by EVAL when the server did not have
-          // the script yet (the first claim on a fresh Redis answers NOSCRIPT and is sent again).
-          const claims = args[0] === claimScheduleTicks.sha || args[0] === claimScheduleTicks.lua;
-          const result = await call(...args);
-          if (claims) claimed = true;
-          return result;
-        };
-      },
-    });
-    return { redis, release: () => hanging.splice(0).forEach((fail) => fail()) };
-  }
-
-  /** The replica's connection, with loading schedules slowed by `delayMs` (a slow, loaded round). */
-  function slowLoads(connection: Redis, delayMs: number): Redis {
-    return new Proxy(connection, {
-      get(target, property) {
-        const value: unknown = Reflect.get(target, property, target);
-        if (typeof value !== 'function') return value;
-        const call = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
-        if (property !== 'hmget' && property !== 'hmgetBuffer') return call;
-        return async (...args: unknown[]) => {
-          await new Promise((resolve) => setTimeout(resolve, delayMs));
-          return call(...args);
-        };
-      },
     });
   }
 
