@@ -9,8 +9,6 @@ import {
   setHeaderOptions,
   type V1Container,
   type V1Pod,
-  type V1StatefulSet,
-  type V1Volume,
 } from '@kubernetes/client-node';
 import { adminSecretName, LABEL_INSTANCE } from '../../../api/contract.js';
 import { COUCHDB_PROBES } from '../../../operator/resources/couch-instance/statefulset.js';
@@ -23,60 +21,7 @@ import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import { testLogger } from '../../helpers/gateway/gateway-harness.js';
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import { waitFor } from '../../../local/wait.js';
-
-const NAME = 'standin';
-const UUID = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
-const admin = { username: 'admin', password: 'stand-in-secret' };
-
-/** The container the tests' pods run: the official image given its admin and the ConfigMap's ini. */
-function couchContainer(probes: Partial<V1Container> = {}): V1Container {
-  return {
-    name: 'couchdb',
-    image: 'couchdb:3.5.1',
-    ports: [{ name: 'http', containerPort: 5984, protocol: 'TCP' }],
-    // The official image's way to name its admin; Apache CouchDB hashes the password itself.
-    env: ['username', 'password'].map((key) => ({
-      name: key === 'username' ? 'COUCHDB_USER' : 'COUCHDB_PASSWORD',
-      valueFrom: { secretKeyRef: { name: adminSecretName(NAME), key } },
-    })),
-    volumeMounts: [
-      { name: 'data', mountPath: '/opt/couchdb/data' },
-      { name: 'config', mountPath: '/opt/couchdb/etc/local.d' },
-    ],
-    ...probes,
-  };
-}
-
-const CONFIG_VOLUME: V1Volume = {
-  name: 'config',
-  projected: { sources: [{ configMap: { name: `${NAME}-config` } }] },
-};
-
-function statefulSet(replicas: number): V1StatefulSet {
-  const labels = { [LABEL_INSTANCE]: NAME };
-  return {
-    metadata: { name: NAME, labels },
-    spec: {
-      replicas,
-      serviceName: `${NAME}-headless`,
-      persistentVolumeClaimRetentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Delete' },
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          containers: [couchContainer()],
-          volumes: [CONFIG_VOLUME],
-        },
-      },
-      volumeClaimTemplates: [
-        {
-          metadata: { name: 'data' },
-          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
-        },
-      ],
-    },
-  };
-}
+import { admin, CONFIG_VOLUME, couchContainer, NAME, statefulSet, UUID } from './stand-in-statefulset.js';
 
 /**
  * A pod's engine started (or restarted) by the stand-in, Ready: claim, scheduling by the real
