@@ -4,6 +4,7 @@ import os from 'node:os';
 import { CoordinationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { PlatformProcess } from '../../local/platform.js';
 import { isProcessAlive } from '../../local/process.js';
+import { cpuSeconds } from '../lib/process-usage.js';
 
 /** The faults the soak injects, each with the probe that says the platform recovered from it. */
 export const FAULT_KINDS = [
@@ -158,9 +159,15 @@ export async function injectFault(
     if (await probe().catch(() => false)) {
       const recoveryMs = Date.now() - faultEnd;
       const backoff = restartBackoffMs?.();
-      // Each fault's own time, not only the slowest of its kind: to tell a slow one's cause from the log.
+      // Each fault's own time, not only the slowest of its kind: to tell a slow one's cause from the
+      // log. A restarted process's CPU time so far tells a start starved of CPU (recovery far
+      // longer than that) from one that waited on something else.
+      const restarted = context
+        .running()
+        .find((p) => p.name === target.name && p.pid !== target.pid && isProcessAlive(p.pid));
+      const cpuMs = restarted ? processCpuMs(restarted.pid) : undefined;
       context.log(
-        `${kind}: ${target.name} recovered in ${(recoveryMs / 1000).toFixed(1)} s${backoff ? ` (restart back-off ${(backoff / 1000).toFixed(1)} s)` : ''}, load ${os.loadavg()[0]?.toFixed(1)}`,
+        `${kind}: ${target.name} recovered in ${(recoveryMs / 1000).toFixed(1)} s${backoff ? ` (restart back-off ${(backoff / 1000).toFixed(1)} s)` : ''}${cpuMs !== undefined ? `, its restart used ${(cpuMs / 1000).toFixed(2)} s of CPU` : ''}, load ${os.loadavg()[0]?.toFixed(1)}`,
       );
       return {
         kind,
@@ -263,6 +270,15 @@ async function aimAt(kind: FaultKind, context: NemesisContext, random: Random): 
       break;
   }
   return { target, probe, ...(restartBackoffMs ? { restartBackoffMs } : {}) };
+}
+
+/** CPU time (ms) a process has used so far; undefined once it is gone. */
+function processCpuMs(pid: number): number | undefined {
+  try {
+    return cpuSeconds(pid) * 1000;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Every process below `pid` (the engines the kubelet stand-in started), from /proc. */
