@@ -47,6 +47,7 @@ import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
 import { runClosedLoop, type LoopControl } from './lib/closed-loop.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { buildCompiledGatewayEnv } from './lib/gateway-bench-env.js';
+import { cpuSeconds } from './lib/process-usage.js';
 import { median, quantileOfSorted, round } from './lib/stats.js';
 import { startCountingReceiver } from './queue/counting-receiver.js';
 
@@ -57,6 +58,8 @@ const FLOOD_CONNECTIONS = Number(process.env.BENCH_FLOOD_CONNECTIONS ?? 16);
 /** Tenant A's binding's spec.limits.maxRequestsPerSecond, which it publishes at in 'A at its limits'. */
 const A_LIMIT_PER_SECOND = 200;
 const GOAL_RATIO = 2;
+/** Issue 29's own goal: a tenant at its limit raises another's p99 by 10% at most. */
+const ISSUE_GOAL_RATIO = 1.1;
 const ADMIN = { username: 'admin', password: 'bench' };
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -166,7 +169,9 @@ async function atItsLimits(
 }
 
 /** B's publish and read latencies (ms, p50 and p99) for one phase, beside what A sends. */
-async function measurePhase(phase: Phase, a: Tenant, b: Tenant) {
+async function measurePhase(phase: Phase, a: Tenant, b: Tenant, gatewayPid: number) {
+  const cpuBefore = cpuSeconds(gatewayPid);
+  const started = performance.now();
   let stopped = false;
   const stop = () => stopped;
   const flooding =
@@ -191,6 +196,8 @@ async function measurePhase(phase: Phase, a: Tenant, b: Tenant) {
     errors: publishes.errors + reads.errors + publishes.non2xx + reads.non2xx,
     floodPerSecond: flooded ? flooded.requests / SECONDS : 0,
     floodRefused: flooded?.refused ?? 0,
+    // The share of one core the gateway's process used: near 100% its one event loop is what B waits on.
+    gatewayCpu: (cpuSeconds(gatewayPid) - cpuBefore) / ((performance.now() - started) / 1000),
   };
 }
 
@@ -338,7 +345,7 @@ async function main(): Promise<void> {
       PHASES.map((p) => [p, []]),
     );
     for (let round_ = 0; round_ < ROUNDS; round_++) {
-      for (const phase of PHASES) results.get(phase)?.push(await measurePhase(phase, a, b));
+      for (const phase of PHASES) results.get(phase)?.push(await measurePhase(phase, a, b, gateway.pid));
     }
 
     const figure = (phase: Phase, key: 'publishP50' | 'publishP99' | 'readP50' | 'readP99'): string => {
@@ -353,14 +360,16 @@ async function main(): Promise<void> {
         .map((l) => l.toFixed(1))
         .join(' ')} (shared: figures are ratios within this run)`,
     );
-    console.log('| phase | A sent/s (429s) | B publish p50 / p99 ms | B read p50 / p99 ms | B errors |');
-    console.log('|---|---|---|---|---|');
+    console.log(
+      '| phase | A sent/s (429s) | B publish p50 / p99 ms | B read p50 / p99 ms | B errors | gateway CPU, % of a core |',
+    );
+    console.log('|---|---|---|---|---|---|');
     for (const phase of PHASES) {
       const list = results.get(phase) ?? [];
       const offered = round(median(list.map((r) => r.floodPerSecond)));
       const refused = list.reduce((n, r) => n + r.floodRefused, 0);
       console.log(
-        `| ${phase} | ${offered} (${refused}) | ${figure(phase, 'publishP50')} / ${figure(phase, 'publishP99')} | ${figure(phase, 'readP50')} / ${figure(phase, 'readP99')} | ${list.reduce((n, r) => n + r.errors, 0)} |`,
+        `| ${phase} | ${offered} (${refused}) | ${figure(phase, 'publishP50')} / ${figure(phase, 'publishP99')} | ${figure(phase, 'readP50')} / ${figure(phase, 'readP99')} | ${list.reduce((n, r) => n + r.errors, 0)} | ${round(median(list.map((r) => r.gatewayCpu * 100)))} |`,
       );
     }
     console.log(`\n| B's p99 against B alone | publish | read | goal |`);
@@ -369,8 +378,11 @@ async function main(): Promise<void> {
       const publish = medianOf(phase, 'publishP99') / medianOf('alone', 'publishP99');
       const read = medianOf(phase, 'readP99') / medianOf('alone', 'readP99');
       // The goal is about a tenant at its limits; a flood over them is shown for what it costs.
-      const met = publish <= GOAL_RATIO && read <= GOAL_RATIO ? 'met' : 'MISSED';
-      const goal = phase === 'A floods' ? 'none (over its limits)' : `<= ${GOAL_RATIO}x: ${met}`;
+      const met = (ratio: number) => (publish <= ratio && read <= ratio ? 'met' : 'MISSED');
+      const goal =
+        phase === 'A floods'
+          ? 'none (over its limits)'
+          : `<= ${GOAL_RATIO}x: ${met(GOAL_RATIO)}; issue 29's <= ${ISSUE_GOAL_RATIO}x: ${met(ISSUE_GOAL_RATIO)}`;
       console.log(`| ${phase} | ${publish.toFixed(2)}x | ${read.toFixed(2)}x | ${goal} |`);
     }
   } finally {
