@@ -19,6 +19,12 @@ export interface ForwardOptions {
   forwarded: ForwardedFor;
   /** More response headers, flat [name, value, ...] (X-Settee-Cold-Start). */
   extraHeaders?: readonly string[] | undefined;
+  /**
+   * Time the instance's part: a `Server-Timing: upstream;dur=<ms>` response header tells how long
+   * the instance took from the request's dispatch to its response head (set on a request released
+   * from a wake, where it splits the engine's first request from the gateway's own forward).
+   */
+  timeUpstream?: boolean;
   /** Told when the instance could not be reached or broke off. */
   errors: UpstreamErrorListener;
   /**
@@ -41,6 +47,9 @@ export interface UpstreamExchange {
   /** The client closed its connection: the upstream request is aborted unless it already ended. */
   clientClosed(): void;
 }
+
+/** The W3C Server-Timing header: where the time of a response went, read by browsers' developer tools. */
+export const SERVER_TIMING_HEADER = 'Server-Timing';
 
 /** Whether a request carries a body to stream (a GET without one must not be sent as chunked). */
 export function hasRequestBody(req: http.IncomingMessage): boolean {
@@ -104,8 +113,12 @@ class ForwardExchange implements Dispatcher.DispatchHandlers, UpstreamExchange, 
   private finished = false;
   /** The gateway answered the client itself meanwhile: see onHeaders. */
   private superseded = false;
+  /** performance.now() at dispatch, when the upstream's time is reported (timeUpstream). */
+  private readonly dispatchedAt: number | undefined;
 
-  constructor(private readonly options: ForwardOptions) {}
+  constructor(private readonly options: ForwardOptions) {
+    this.dispatchedAt = options.timeUpstream ? performance.now() : undefined;
+  }
 
   clientClosed(): void {
     if (!this.finished) this.abortUpstream?.(new Error('the client closed the connection'));
@@ -128,6 +141,11 @@ class ForwardExchange implements Dispatcher.DispatchHandlers, UpstreamExchange, 
     this.resume = resume;
     const headers = buildClientHeaders(rawHeaders, this, this.options.extraHeaders);
     if (isolatesResponse(basePath, upstreamPath)) headers.push(...PATH_FORM_ISOLATION_HEADERS);
+    if (this.dispatchedAt !== undefined)
+      headers.push(
+        SERVER_TIMING_HEADER,
+        `upstream;dur=${(performance.now() - this.dispatchedAt).toFixed(1)}`,
+      );
     // No cork of our own: node:http corks the socket on the first write and flushes on the next
     // tick, so the head and a body that arrived in the same read leave in one write.
     res.writeHead(statusCode, statusText, headers);

@@ -69,7 +69,7 @@ export interface InstanceHandlerOptions {
  * An instance request, start to end: the route table says which instance (or 404), the request
  * counts as activity until its response ends, and it is forwarded at once when the instance is up,
  * or held while the instance is woken (the waker asks the operator, await-ready waits for /_up)
- * and then forwarded with X-Settee-Cold-Start. Plain node:http, no middleware stack: this is the
+ * and then forwarded with X-Settee-Cold-Start (and Server-Timing: the instance's own time). Plain node:http, no middleware stack: this is the
  * hot path.
  */
 export function createInstanceHandler(options: InstanceHandlerOptions): InstanceRequestHandler {
@@ -220,6 +220,7 @@ class InstanceRequest implements UpstreamErrorListener {
       basePath: target.basePath,
       forwarded: deriveForwardedFor(req, this.options.trustedProxies),
       extraHeaders: heldMs === undefined ? undefined : [COLD_START_HEADER, String(heldMs)],
+      timeUpstream: heldMs !== undefined,
       errors: this,
       counts: this.counts,
       body: this.body,

@@ -176,6 +176,8 @@ describe('the gateway wakes hibernated instances and reports activity', () => {
     for (const response of answered) {
       expect((JSON.parse(response.body) as { userCtx: { name: string } }).userCtx.name).toBe(admin.username);
       expect(Number(response.headers['x-settee-cold-start'])).toBeGreaterThan(0);
+      // The engine's own part of the released request, apart from the hold and the gateway's forward.
+      expect(response.headers['server-timing']).toMatch(/^upstream;dur=\d+\.\d$/);
     }
     expect(wakeWrites.filter((w) => w.startsWith('sleepy@'))).toHaveLength(1);
     // Up: the requests' activity is reported after all, within an interval or so.
@@ -188,6 +190,7 @@ describe('the gateway wakes hibernated instances and reports activity', () => {
     const warm = await request(`${gateway.url}/db/${namespace.name}/sleepy/_up`);
     expect(warm.status).toBe(200);
     expect(warm.headers['x-settee-cold-start']).toBeUndefined();
+    expect(warm.headers['server-timing']).toBeUndefined();
   }, 90_000);
 
   it('when a wake cannot succeed, then held requests get 503 with Retry-After at the deadline, and overflow gets it at once', async () => {
