@@ -40,6 +40,8 @@ export interface ApacheCouchDbEngineOptions {
   name?: string;
   /** Each line of the engine's output as it arrives (bench/couchdb-boot.ts times the boot by it). */
   onOutputLine?: (line: string) => void;
+  /** Called once the process is spawned, before it serves (CouchEngineOptions.onStarted). */
+  onStarted?: (pid: number) => void;
 }
 
 /**
@@ -54,44 +56,51 @@ export async function startApacheCouchDbEngine(options: ApacheCouchDbEngineOptio
   const host = network.kind === 'pod' ? network.podIP : network.host;
   const dataDir = path.resolve(options.dataDir);
   assertNoSpace(dataDir);
-  await fs.mkdir(dataDir, { recursive: true });
-  const etc = buildImageEtc({
-    releaseLocalIni: await fs.readFile(path.join(release.root, 'etc', 'local.ini'), 'utf8'),
-    releaseVmArgs: await fs.readFile(path.join(release.root, 'etc', 'vm.args'), 'utf8'),
-    mounted: options.container.etc,
-  });
-  const entry = applyImageEntrypoint({ etc, env: options.container.env });
-  if (!entry.started) throw new ContainerExitedError(entry.exitCode, entry.message);
-  etc.set(DOCKER_INI, entry.dockerIni);
-  etc.set('vm.args', withRuntimeDistribution(entry.vmArgs));
-
+  // A container's start is on the wake path: what does not depend on each other is done at once
+  // (each await is a turn of the thread pool, milliseconds apiece on a loaded machine).
+  const [releaseLocalIni, releaseVmArgs, fauxtonDocroot] = await Promise.all([
+    fs.readFile(path.join(release.root, 'etc', 'local.ini'), 'utf8'),
+    fs.readFile(path.join(release.root, 'etc', 'vm.args'), 'utf8'),
+    requireFauxtonRelease(),
+    fs.mkdir(dataDir, { recursive: true }),
+  ]);
   const runDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-couchdb-'));
   try {
-    const write = async (file: string, text: string): Promise<string> => {
-      const target = path.join(runDir, 'etc', file);
-      await fs.mkdir(path.dirname(target), { recursive: true });
-      await fs.writeFile(target, text, { mode: 0o600 });
-      return target;
-    };
-    const ini = async (files: string[]): Promise<string[]> =>
-      Promise.all(files.map((file) => write(file, etc.get(file) ?? '')));
+    const etc = buildImageEtc({ releaseLocalIni, releaseVmArgs, mounted: options.container.etc });
+    const entry = applyImageEntrypoint({ etc, env: options.container.env });
+    if (!entry.started) throw new ContainerExitedError(entry.exitCode, entry.message);
+    etc.set(DOCKER_INI, entry.dockerIni);
+    etc.set('vm.args', withRuntimeDistribution(entry.vmArgs));
+    const inEtc = (file: string): string => path.join(runDir, 'etc', file);
+    const write = (file: string, text: string): Promise<void> =>
+      fs.writeFile(inEtc(file), text, { mode: 0o600 });
     // CouchDB reads them in this order and writes runtime changes to the last one, docker.ini.
+    const written = [
+      ...iniFilesIn(etc, 'default.d'),
+      'local.ini',
+      ...iniFilesIn(etc, 'local.d').filter((file) => file !== DOCKER_INI),
+    ];
     const iniFiles = [
       path.join(release.root, 'etc', 'default.ini'),
-      ...(await ini(iniFilesIn(etc, 'default.d'))),
-      ...(await ini(['local.ini'])),
-      ...(await ini(iniFilesIn(etc, 'local.d').filter((file) => file !== DOCKER_INI))),
-      path.join(runDir, 'etc', 'runtime.ini'),
-      ...(await ini([DOCKER_INI])),
+      ...written.map(inEtc),
+      inEtc('runtime.ini'),
+      inEtc(DOCKER_INI),
     ];
-    const vmArgsFile = await write('vm.args', etc.get('vm.args') ?? '');
-    if (entry.erlangCookie)
-      await fs.writeFile(path.join(runDir, '.erlang.cookie'), entry.erlangCookie, { mode: 0o600 });
+    const folders = new Set([...written, DOCKER_INI].map((file) => path.dirname(inEtc(file))));
+    await Promise.all([...folders].map((folder) => fs.mkdir(folder, { recursive: true })));
+    await Promise.all([
+      ...[...written, DOCKER_INI].map((file) => write(file, etc.get(file) ?? '')),
+      write('vm.args', etc.get('vm.args') ?? ''),
+      ...(entry.erlangCookie
+        ? [fs.writeFile(path.join(runDir, '.erlang.cookie'), entry.erlangCookie, { mode: 0o600 })]
+        : []),
+    ]);
+    const vmArgsFile = inEtc('vm.args');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       // The image serves Fauxton from share/www; this release is built without it (its README), so
       // the same Fauxton release the stand-in serves is its /_utils.
-      COUCHDB_FAUXTON_DOCROOT: await requireFauxtonRelease(),
+      COUCHDB_FAUXTON_DOCROOT: fauxtonDocroot,
       ...options.container.env,
       // The image's HOME is /opt/couchdb: the Erlang cookie file lives there.
       HOME: runDir,
@@ -104,6 +113,7 @@ export async function startApacheCouchDbEngine(options: ApacheCouchDbEngineOptio
       port: network.kind === 'pod' ? network.containerPort : network.port,
       host,
       readyTimeoutMs: READY_TIMEOUT_MS,
+      onStarted: options.onStarted,
       start: async (port) => {
         const published = network.kind === 'published' ? { port } : {};
         await write('runtime.ini', runtimeIni({ podIP: host, dataDir, ...published }));

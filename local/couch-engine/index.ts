@@ -71,6 +71,7 @@ export async function startCouchEngine(options: StartCouchEngineOptions): Promis
       },
     },
     ...(engineOptions.name ? { name: engineOptions.name } : {}),
+    ...(engineOptions.onStarted ? { onStarted: engineOptions.onStarted } : {}),
   });
   try {
     await waitUntilServing(engine, engineOptions.admin);

@@ -12,6 +12,8 @@ export interface EngineLaunchOptions {
   host?: string;
   /** Starts the engine on `port`; it must answer GET /_up there once ready. */
   start(port: number): Promise<ManagedProcess>;
+  /** Told as soon as the process is spawned, before it serves (see CouchEngineOptions.onStarted). */
+  onStarted?: ((pid: number) => void) | undefined;
   readyTimeoutMs?: number;
 }
 
@@ -24,7 +26,11 @@ export function launchUntilUp(options: EngineLaunchOptions): Promise<Launched> {
   return launchOnFreePort({
     what: `${options.what} GET /_up`,
     port: options.port,
-    start: options.start,
+    start: async (port) => {
+      const proc = await options.start(port);
+      options.onStarted?.(proc.pid);
+      return proc;
+    },
     // The port must accept before /_up is asked: a refused connect costs a fraction of a refused
     // fetch's CPU, taken from the cores the engine boots on (docs/cold-start.md).
     isReady: async (port) =>

@@ -32,6 +32,7 @@ export async function startPouchDbEngine(
     what: 'pouchdb-server stand-in',
     port: options.port,
     host,
+    onStarted: options.onStarted,
     start: async (port) => {
       const config: StandInConfig = {
         host,

@@ -22,6 +22,11 @@ export interface CouchEngineOptions {
   uuid?: string;
   /** A label for process names and logs (default: the port). */
   name?: string;
+  /**
+   * Called once the engine's process is spawned, before it serves: the moment a container runtime
+   * reports the container started (the kubelet stand-in records its pid and the Started Event then).
+   */
+  onStarted?: (pid: number) => void;
 }
 
 /** A CouchDB-compatible server on a loopback address, answering GET /_up. */

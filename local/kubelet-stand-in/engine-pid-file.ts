@@ -7,20 +7,21 @@ import path from 'node:path';
  * orphan before it starts the pod's engine again on the same data. A container runtime does the
  * same for a kubelet: containers are found again by their runtime's records, not left running
  * beside new ones (two engines on one volume: the second cannot take the data's lock and the
- * instance never comes back).
+ * instance never comes back). Written when the process is spawned, so its mtime is the container's
+ * start (bench/cold-start.ts reads it).
  */
-const PID_FILE = '.settee-engine.pid';
+export const ENGINE_PID_FILE = '.settee-engine.pid';
 
 /** `<pid> <start time in clock ticks since boot>`: a pid reused by another process does not match. */
 export async function recordEnginePid(folder: string, pid: number): Promise<void> {
   const started = await startTimeOf(pid);
   if (started === undefined) return;
-  await fs.writeFile(path.join(folder, PID_FILE), `${pid} ${started}\n`);
+  await fs.writeFile(path.join(folder, ENGINE_PID_FILE), `${pid} ${started}\n`);
 }
 
 /** Kills (SIGKILL) the engine recorded in `folder` if that very process still runs; true if it did. */
 export async function killLeftoverEngine(folder: string): Promise<boolean> {
-  const file = path.join(folder, PID_FILE);
+  const file = path.join(folder, ENGINE_PID_FILE);
   const recorded = await fs.readFile(file, 'utf8').catch(() => '');
   const [pid, started] = recorded.trim().split(' ').map(Number);
   await fs.rm(file, { force: true });

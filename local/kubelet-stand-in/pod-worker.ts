@@ -188,15 +188,25 @@ export class PodWorker {
     // Running (not started, not ready) while the engine starts: the pod has its IP from now on.
     const reported = this.report({ kind: 'running', startedAt, started: false, ready: false });
     let engine: CouchEngine;
+    // As a kubelet does once the runtime has started the container, not once it serves: the
+    // Started Event, and the pid a stand-in started after this one was killed must find.
+    let spawned: Promise<void> = Promise.resolve();
+    const onStarted = (pid: number): void => {
+      spawned = recordEnginePid(prepared.folder, pid).then(() =>
+        this.event({ type: 'Normal', reason: 'Started', message: `Started container ${container.name}` }),
+      );
+      // Awaited once the engine serves (or fails): a failure meanwhile is not an unhandled rejection.
+      spawned.catch(() => undefined);
+    };
     try {
       if (await killLeftoverEngine(prepared.folder))
         this.deps.logger.warn('killed the engine a stand-in killed before left running', {
           pod: this.describe(),
         });
-      engine = await this.startEngine(port, prepared);
-      await recordEnginePid(prepared.folder, engine.pid);
+      engine = await this.startEngine(port, prepared, onStarted);
+      await spawned;
     } catch (err) {
-      await reported;
+      await Promise.all([reported, spawned.catch(() => undefined)]);
       this.deps.logger.warn('container failed to start', { pod: this.describe(), error: errorMessage(err) });
       await this.event({
         type: 'Warning',
@@ -208,7 +218,6 @@ export class PodWorker {
     await reported;
     this.engine = engine;
     if (this.stopping) await engine.stop();
-    await this.event({ type: 'Normal', reason: 'Started', message: `Started container ${container.name}` });
     try {
       return await this.probeUntilEnd(engine, container, startedAt);
     } finally {
@@ -219,6 +228,7 @@ export class PodWorker {
   private async startEngine(
     port: number,
     prepared: { inputs: EngineInputs; folder: string },
+    onStarted: (pid: number) => void,
   ): Promise<CouchEngine> {
     const { inputs, folder } = prepared;
     const podIP = this.podIP ?? '';
@@ -231,6 +241,7 @@ export class PodWorker {
         admin: inputs.admin,
         uuid: inputs.uuid,
         name: this.describe(),
+        onStarted,
       });
     }
     const release = locateCouchDbRelease();
@@ -241,6 +252,7 @@ export class PodWorker {
       network: { kind: 'pod', podIP, containerPort: port },
       container: inputs.container,
       name: this.describe(),
+      onStarted,
     });
   }
 

@@ -10,7 +10,7 @@ import {
   type CouchEngineKind,
 } from '../../../local/couch-engine/index.js';
 import { STAND_IN_VENDOR_NAME } from '../../../local/couch-engine/stand-in-config.js';
-import { isPortOpen } from '../../../local/ports.js';
+import { getFreePort, isPortOpen } from '../../../local/ports.js';
 import { isProcessAlive, ProcessExitedError } from '../../../local/process.js';
 
 const admin = { username: 'admin', password: 'engine-test-password' };
@@ -200,6 +200,28 @@ describe.each(availableCouchEngineKinds())('the %s engine', (kind: CouchEngineKi
     expect(isProcessAlive(engine.pid)).toBe(false);
     expect(await isPortOpen(engine.port)).toBe(false);
     await expect(engine.stop()).resolves.toBeUndefined();
+  });
+
+  it('when started with onStarted, then it is told the pid once, at the spawn, before the engine listens', async () => {
+    const port = await getFreePort();
+    const told: number[] = [];
+    let listeningWhenTold: Promise<boolean> | undefined;
+    const engine = await startCouchEngine({
+      kind,
+      dataDir: await newDataDir(),
+      admin,
+      port,
+      onStarted: (pid) => {
+        told.push(pid);
+        listeningWhenTold = isPortOpen(port);
+      },
+    });
+    try {
+      expect(told).toEqual([engine.pid]);
+      expect(await listeningWhenTold).toBe(false);
+    } finally {
+      await engine.stop();
+    }
   });
 
   it('when a fixed port is already taken, then starting fails fast with the engine output saying so', async () => {
