@@ -185,13 +185,15 @@ export class PodWorker {
     startedAt: Date,
     prepared: { inputs: EngineInputs; folder: string },
   ): Promise<RunEnd> {
-    // Running (not started, not ready) while the engine starts: the pod has its IP from now on.
-    const reported = this.report({ kind: 'running', startedAt, started: false, ready: false });
     let engine: CouchEngine;
-    // As a kubelet does once the runtime has started the container, not once it serves: the
-    // Started Event, and the pid a stand-in started after this one was killed must find.
+    // As a kubelet does once the runtime has started the container, not once it serves: Running
+    // (not started, not ready) while the engine boots, so the pod has its IP from now on, the
+    // Started Event, and the pid a stand-in started after this one was killed must find. Not
+    // before the spawn: the status patch's request would take the event loop the spawn waits for.
+    let reported: Promise<void> = Promise.resolve();
     let spawned: Promise<void> = Promise.resolve();
     const onStarted = (pid: number): void => {
+      reported = this.report({ kind: 'running', startedAt, started: false, ready: false });
       spawned = recordEnginePid(prepared.folder, pid).then(() =>
         this.event({ type: 'Normal', reason: 'Started', message: `Started container ${container.name}` }),
       );
