@@ -30,6 +30,7 @@ import {
 } from '../local/couch-engine/index.js';
 import { probeUp } from '../couchdb/probe-up.js';
 import { readContainerInputs } from '../local/kubelet-stand-in/container-inputs.js';
+import { ENGINE_PID_FILE } from '../local/kubelet-stand-in/engine-pid-file.js';
 import { getFreePort } from '../local/ports.js';
 import type { ManagedProcess } from '../local/process.js';
 import type { CouchInstance } from '../api/couch-instance.js';
@@ -69,9 +70,11 @@ function get(url: string, auth: string): Promise<Answer> {
         res.resume();
         res.on('end', () => {
           const header = res.headers['x-settee-cold-start'];
+          const upstream = /upstream;dur=([\d.]+)/.exec(String(res.headers['server-timing'] ?? ''));
           resolve({
             status: res.statusCode ?? 0,
             coldStartHeader: header ? Number(header) : undefined,
+            upstreamMs: upstream ? Number(upstream[1]) : undefined,
             ms: performance.now() - started,
           });
         });
@@ -210,6 +213,18 @@ function writesBetween(perWake: readonly WriteWindow[]): Record<string, number> 
   return { total, ...Object.fromEntries(medians.filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1])) };
 }
 
+/**
+ * When the stand-in spawned the instance's engine, on the bench's clock: the mtime of the pid file
+ * it writes at the spawn into the instance's volume (the one volume under `volumesDir`).
+ */
+async function containerStartedAt(volumesDir: string): Promise<number | undefined> {
+  for (const folder of await fsp.readdir(volumesDir)) {
+    const stat = await fsp.stat(path.join(volumesDir, folder, ENGINE_PID_FILE)).catch(() => undefined);
+    if (stat) return stat.mtimeMs - performance.timeOrigin;
+  }
+  return undefined;
+}
+
 /** Resident memory of a process, from /proc (Linux). */
 async function rssMb(proc: ManagedProcess): Promise<number> {
   const status = await fsp.readFile(`/proc/${proc.pid}/status`, 'utf8');
@@ -226,6 +241,7 @@ async function main(): Promise<void> {
     stops.push(() => fsp.rm(dataRoot, { recursive: true, force: true }));
 
     console.log('==> gateway, operator, kubelet stand-in');
+    const volumesDir = path.join(dataRoot, 'volumes');
     const gatewayPort = await getFreePort();
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     const common = {
@@ -249,7 +265,7 @@ async function main(): Promise<void> {
     });
     const standIn = startTsProcess('kubelet-stand-in', 'local/kubelet-stand-in/main.ts', [], {
       ...common,
-      SETTEE_KUBELET_DATA_DIR: path.join(dataRoot, 'volumes'),
+      SETTEE_KUBELET_DATA_DIR: volumesDir,
     });
     for (const proc of [standIn, operator, gateway]) stops.push(() => proc.stop());
     await waitForHttp(`${gatewayUrl}/readyz`, 'the gateway', 200, gateway.exited);
@@ -291,7 +307,7 @@ async function main(): Promise<void> {
       cpuPerWake.push(cpuBetween(cpuBefore, cpuByProcess()));
       if (answer.status !== 200) throw new Error(`wake ${i} answered ${answer.status}`);
       wakes.push(answer);
-      const seen = timeline.current();
+      const seen = { ...timeline.current(), containerStarted: await containerStartedAt(volumesDir) };
       steps.push(wakeSteps(sentAt, answer, seen));
       bootWrites.push({ writes: timeline.writes(), from: seen.podRunning, to: seen.engineUp });
       wakeWrites.push({ writes: timeline.writes(), from: sentAt, to: sentAt + answer.ms });
@@ -337,7 +353,7 @@ async function main(): Promise<void> {
         ),
       },
       wakeStepsMsMedian: {
-        note: 'from API watches: request -> wake annotation (gateway) -> StatefulSet at 1 (operator) -> pod created (StatefulSet controller) -> pod bound (scheduler) -> pod Running (kubelet stand-in, engine starting) -> request released (gateway saw /_up); release -> response is after the gateway let the held request go',
+        note: "from API watches: request -> wake annotation (gateway) -> StatefulSet at 1 (operator) -> pod created (StatefulSet controller) -> pod bound (scheduler) -> pod Running reported (kubelet stand-in, with the pod's IP) and, from the stand-in's pid file, the engine spawned -> request released (gateway saw /_up); release -> response is after the gateway let the held request go, engineFirstRequest the engine's own part of it (the gateway's Server-Timing)",
         ...wakeStepMedians(steps),
       },
       platformPartMs: platformPart(steps.map((wake, i) => platformSteps(wake, alone[i] as EngineAlone))),

@@ -10,6 +10,8 @@ export interface WakeAnswer {
   ms: number;
   /** X-Settee-Cold-Start: how long the gateway held the request. */
   coldStartHeader: number | undefined;
+  /** Server-Timing upstream: the engine's own time for it, dispatch to response head (a released request). */
+  upstreamMs: number | undefined;
 }
 
 /** The engine started alone just before a wake (same load). */
@@ -27,9 +29,15 @@ export interface WakeSteps {
   scaledUpToPod: number;
   podToScheduled: number;
   scheduledToRunning: number;
+  /** Bound -> the engine's process spawned: the stand-in's reaction, the container's files, the spawn. */
+  scheduledToStarted: number;
+  /** The engine's boot inside the wake: spawned -> its first 200 from /_up. */
+  startedToEngineUp: number;
   runningToReleased: number;
   engineUpToReleased: number;
   releasedToResponse: number;
+  /** The engine's part of releasedToResponse: its first request, as the gateway timed it (Server-Timing). */
+  engineFirstRequest: number;
 }
 
 export function wakeSteps(sentAt: number, answer: WakeAnswer, seen: WakeMilestones): WakeSteps {
@@ -44,9 +52,12 @@ export function wakeSteps(sentAt: number, answer: WakeAnswer, seen: WakeMileston
     scaledUpToPod: gap(seen.scaledUp, seen.podCreated),
     podToScheduled: gap(seen.podCreated, seen.podScheduled),
     scheduledToRunning: gap(seen.podScheduled, seen.podRunning),
+    scheduledToStarted: gap(seen.podScheduled, seen.containerStarted),
+    startedToEngineUp: gap(seen.containerStarted, seen.engineUp),
     runningToReleased: gap(seen.podRunning, releasedAt),
     engineUpToReleased: gap(seen.engineUp, releasedAt),
     releasedToResponse: gap(releasedAt, sentAt + answer.ms),
+    engineFirstRequest: answer.upstreamMs ?? Number.NaN,
   };
 }
 
@@ -54,21 +65,30 @@ export function wakeSteps(sentAt: number, answer: WakeAnswer, seen: WakeMileston
 const PLATFORM_PART_GOAL_P95_MS = 50;
 
 /**
- * The platform's steps of each wake: those the API shows, then release (the engine's first 200 from
+ * The platform's steps of each wake: those the API shows, then start (bound -> the engine's process
+ * spawned: what a kubelet does before the container runs; the Running report with the pod's IP is
+ * sent meanwhile and is on the path only if it reaches the gateway after the engine is up, which
+ * release would show), then release (the engine's first 200 from
  * /_up to the gateway releasing the held request: its probing and its watch of the pod), then
- * response less the engine's own /_up -> first answer measured alone just before this wake (same
- * load): the forward. Pod Running -> engine up is the engine's spawn and boot, not counted. A
- * response step can come out below zero when this wake's engine served faster than the one alone.
+ * response less the engine's own time for that request, as the gateway timed it from dispatch to
+ * the response head (Server-Timing): the gateway's forward. Spawn -> engine up is the engine's
+ * boot, not counted; nor is its first request (auth, first document read).
+ * Where the gateway sent no timing, the engine's first request is taken from the engine alone
+ * (/_up -> first answer, just before this wake, same load): two engines' first requests, so that
+ * estimate's spread is theirs, not the forward's.
  */
 export function platformSteps(steps: WakeSteps, alone: EngineAlone): Record<string, number> {
+  const engineFirstRequest = Number.isNaN(steps.engineFirstRequest)
+    ? alone.firstAnswerMs - alone.readyMs
+    : steps.engineFirstRequest;
   return {
     annotation: steps.requestToAnnotation,
     scale: steps.annotationToScaledUp,
     pod: steps.scaledUpToPod,
     bind: steps.podToScheduled,
-    running: steps.scheduledToRunning,
+    start: steps.scheduledToStarted,
     release: steps.engineUpToReleased,
-    response: steps.releasedToResponse - (alone.firstAnswerMs - alone.readyMs),
+    response: steps.releasedToResponse - engineFirstRequest,
   };
 }
 

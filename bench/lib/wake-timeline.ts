@@ -29,8 +29,13 @@ export interface WakeMilestones {
   podCreated?: number;
   /** The scheduler bound the pod to a node (spec.nodeName set). */
   podScheduled?: number;
-  /** The kubelet stand-in reported the pod Running: its engine process is starting. */
+  /** The kubelet stand-in reported the pod Running (with its IP): its engine process is starting. */
   podRunning?: number;
+  /**
+   * The engine's process was spawned (the container started): not in the API (a pod's timestamps
+   * are whole seconds), so read by the bench from the mtime of the stand-in's pid file (cold-start.ts).
+   */
+  containerStarted?: number;
   /** The engine's /_up first answered 200 (probed every 5 ms): its boot ended. */
   engineUp?: number;
   podReady?: number;
