@@ -359,7 +359,9 @@ export const QUEUE_BINDING_STATUS_SCHEMA = object({
     }),
     envSecret: string({
       description:
-        'Name of the Secret with exactly the keys VQUEUE_URL, VQUEUE_TOKEN, VQUEUE_CURRENT_SIGNING_KEY (signs ' +
+        'Name of the Secret with exactly the keys VQUEUE_URL, VQUEUE_TOKEN, VQUEUE_QSTASH_TOKEN (the same ' +
+        'token in QStash\'s format, base64 of {"UserID": "<namespace>.<name>", "Password": <token>}: give ' +
+        'it to the workflow SDK, whose context.createWebhook needs it), VQUEUE_CURRENT_SIGNING_KEY (signs ' +
         'every delivery) and VQUEUE_NEXT_SIGNING_KEY (the key that signs after the next rotation); verify ' +
         "deliveries with both, as the QStash SDK's Receiver does.",
     }),

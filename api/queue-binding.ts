@@ -116,15 +116,23 @@ export const ANNOTATION_ROTATE_SIGNING_KEYS = 'settee.dev/rotate-signing-keys';
 export const LABEL_QUEUE_BINDING = 'settee.dev/queue-binding';
 export const COMPONENT_QUEUE = 'queue';
 
-/** The keys of the env Secret, exactly these four. */
+/** The keys of the env Secret, exactly these five. */
 export const QueueEnvKey = {
   Url: 'VQUEUE_URL',
   Token: 'VQUEUE_TOKEN',
+  /**
+   * The same token in QStash's format (base64 of `{"UserID": "<namespace>.<name>", "Password":
+   * <token>}`), taken wherever the plain one is: the workflow SDK's `context.createWebhook` reads
+   * the binding's user id from it to build the webhook URL, and fails with any other token.
+   */
+  QStashToken: 'VQUEUE_QSTASH_TOKEN',
   CurrentSigningKey: 'VQUEUE_CURRENT_SIGNING_KEY',
   NextSigningKey: 'VQUEUE_NEXT_SIGNING_KEY',
 } as const;
 export type QueueEnvKey = (typeof QueueEnvKey)[keyof typeof QueueEnvKey];
 export type QueueEnv = Record<QueueEnvKey, string>;
+/** What the env Secret is built from: every value but the QStash-format token, derived from the token. */
+export type QueueEnvSource = Omit<QueueEnv, typeof QueueEnvKey.QStashToken>;
 
 export function queueEnvSecretName(binding: string): string {
   return `${binding}-vqueue`;

@@ -46,12 +46,14 @@ export function buildBindingRow(binding: QueueBinding): BindingRow {
 }
 
 /**
- * The names the QStash SDK reads for the same four values: `new Client()` and `new Receiver()` pick
- * up QSTASH_URL, QSTASH_TOKEN, QSTASH_CURRENT_SIGNING_KEY and QSTASH_NEXT_SIGNING_KEY by themselves.
+ * The names the QStash SDK reads for the same values: `new Client()` and `new Receiver()` pick up
+ * QSTASH_URL, QSTASH_TOKEN, QSTASH_CURRENT_SIGNING_KEY and QSTASH_NEXT_SIGNING_KEY by themselves.
+ * QSTASH_TOKEN is the token in QStash's format, as QStash issues it: the workflow SDK's `serve()`
+ * reads it from the environment, and its `context.createWebhook` needs that format.
  */
-export const QSTASH_NAMES: Record<QueueEnvKey, string> = {
+const QSTASH_NAMES: Partial<Record<QueueEnvKey, string>> = {
   [QueueEnvKey.Url]: 'QSTASH_URL',
-  [QueueEnvKey.Token]: 'QSTASH_TOKEN',
+  [QueueEnvKey.QStashToken]: 'QSTASH_TOKEN',
   [QueueEnvKey.CurrentSigningKey]: 'QSTASH_CURRENT_SIGNING_KEY',
   [QueueEnvKey.NextSigningKey]: 'QSTASH_NEXT_SIGNING_KEY',
 };
@@ -68,7 +70,10 @@ export function renderDotenv(env: QueueEnv, binding: { namespace: string; name: 
     `# Webhook queue of QueueBinding ${binding.namespace}/${binding.name} (Settee)`,
     ...keys.map((key) => `${key}=${dotenvValue(env[key])}`),
     '# The same values under the names the QStash SDK reads',
-    ...keys.map((key) => `${QSTASH_NAMES[key]}=${dotenvValue(env[key])}`),
+    ...keys.flatMap((key) => {
+      const name = QSTASH_NAMES[key];
+      return name === undefined ? [] : [`${name}=${dotenvValue(env[key])}`];
+    }),
     '',
   ].join('\n');
 }

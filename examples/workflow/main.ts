@@ -8,14 +8,14 @@ import { fulfilOrder, type Order } from './order-workflow.js';
 /**
  * Serves the order workflow with @upstash/workflow's serve() on Express, starts one run with the
  * workflow Client, prints how the run ended with its steps, and exits:
- *   VQUEUE_URL=... VQUEUE_TOKEN=... VQUEUE_CURRENT_SIGNING_KEY=... VQUEUE_NEXT_SIGNING_KEY=... \
+ *   VQUEUE_URL=... VQUEUE_QSTASH_TOKEN=... VQUEUE_CURRENT_SIGNING_KEY=... VQUEUE_NEXT_SIGNING_KEY=... \
  *     npx tsx examples/workflow/main.ts
- * (the four values of a QueueBinding's env Secret; `make run` prints the example binding's).
+ * (values of a QueueBinding's env Secret; `make run` prints the example binding's).
  */
-const { VQUEUE_URL, VQUEUE_TOKEN, VQUEUE_CURRENT_SIGNING_KEY, VQUEUE_NEXT_SIGNING_KEY } = process.env;
-if (!VQUEUE_URL || !VQUEUE_TOKEN || !VQUEUE_CURRENT_SIGNING_KEY || !VQUEUE_NEXT_SIGNING_KEY) {
+const { VQUEUE_URL, VQUEUE_QSTASH_TOKEN, VQUEUE_CURRENT_SIGNING_KEY, VQUEUE_NEXT_SIGNING_KEY } = process.env;
+if (!VQUEUE_URL || !VQUEUE_QSTASH_TOKEN || !VQUEUE_CURRENT_SIGNING_KEY || !VQUEUE_NEXT_SIGNING_KEY) {
   console.error(
-    'set VQUEUE_URL, VQUEUE_TOKEN, VQUEUE_CURRENT_SIGNING_KEY and VQUEUE_NEXT_SIGNING_KEY (from the binding’s env Secret)',
+    'set VQUEUE_URL, VQUEUE_QSTASH_TOKEN, VQUEUE_CURRENT_SIGNING_KEY and VQUEUE_NEXT_SIGNING_KEY (from the binding’s env Secret)',
   );
   process.exit(1);
 }
@@ -30,8 +30,9 @@ const workflowUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/
 app.use(
   '/orders',
   serve<Order>(fulfilOrder, {
-    // The queue instead of Upstash: the SDK's QStash client pointed at the binding.
-    qstashClient: new QStashClient({ baseUrl: VQUEUE_URL, token: VQUEUE_TOKEN }),
+    // The queue instead of Upstash: the SDK's QStash client pointed at the binding, with the
+    // binding's token in QStash's format (context.createWebhook reads the binding's id from it).
+    qstashClient: new QStashClient({ baseUrl: VQUEUE_URL, token: VQUEUE_QSTASH_TOKEN }),
     // Every delivery is verified with the binding's signing keys.
     receiver: new Receiver({
       currentSigningKey: VQUEUE_CURRENT_SIGNING_KEY,
@@ -42,7 +43,7 @@ app.use(
 );
 console.log(`workflow served at ${workflowUrl}`);
 
-const client = new Client({ baseUrl: VQUEUE_URL, token: VQUEUE_TOKEN });
+const client = new Client({ baseUrl: VQUEUE_URL, token: VQUEUE_QSTASH_TOKEN });
 const order: Order = { orderId: 'o-1', amount: 42.5, items: ['book', 'pen'] };
 const { workflowRunId } = await client.trigger({ url: workflowUrl, body: order });
 console.log(`started run ${workflowRunId}`);

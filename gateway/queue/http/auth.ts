@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { UnauthorizedError } from '../core/errors.js';
-import { parseQStashFormatToken, workflowUserIdOf } from '../core/workflow-token.js';
+import { parseQStashFormatToken, workflowUserIdOf } from '../../../api/qstash-token.js';
 
 const BEARER = /^Bearer\s+(.+)$/i;
 
@@ -25,7 +25,7 @@ function expectedDigest(token: string): Buffer {
 
 /**
  * Checks `Authorization: Bearer <token>` against the binding's database password, sent as it is
- * or in QStash's token format with the binding's user id (workflow-token.ts: what the workflow
+ * or in QStash's token format with the binding's user id (api/qstash-token.ts: what the workflow
  * SDK's createWebhook needs). Both sides are hashed first so the comparison takes the same time
  * whatever the length or content of the guess; an empty password never authorizes anything.
  */

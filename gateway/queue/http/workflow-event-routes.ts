@@ -8,7 +8,7 @@ import { forwardedHeaders, single } from './publish/publish-headers.js';
 import { InvalidRequestError, ResourceNotFoundError } from '../core/errors.js';
 import { parseEventId, parseWaitRequest } from '../core/workflow-event.js';
 import { WORKFLOW_RUN_ID_HEADER, type WorkflowRunRecord } from '../core/workflow-message.js';
-import { workflowUserIdOf } from '../core/workflow-token.js';
+import { workflowUserIdOf } from '../../../api/qstash-token.js';
 import { BindingStores } from '../stores/binding-stores.js';
 
 /**
@@ -85,7 +85,7 @@ const WEBHOOK_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
  * A run's webhook is called: the request, as the SDK's waitForWebhook reads it (`{method, proto,
  * host, url, header, body}`, the body base64), is event `eventId` notified to the run, and kept
  * for its next wait when it is not waiting yet (a webhook may be called before the run waits). No
- * token: the path's user id must be this binding's (workflow-token.ts), else 404, as is an
+ * token: the path's user id must be this binding's (api/qstash-token.ts), else 404, as is an
  * unknown run; a run that ended is a 400 as for a notify. Nothing is stored on a refusal.
  */
 const callWebhook: ApiHandler = async (request) => {

@@ -8,6 +8,7 @@ import { startTestQueueGateway, type TestQueueGateway } from '../../helpers/queu
 import { testQueueConfig } from '../../helpers/queue/queue-config.js';
 import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
+import { buildQStashFormatToken, workflowUserIdOf } from '../../../api/qstash-token.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 
@@ -141,7 +142,8 @@ describe('the programs under examples/', () => {
   it('when the workflow example runs, then its run of the order workflow ends RUN_SUCCESS with the fulfilment as its result, every step in its logs, and it exits 0', async () => {
     const workflow = runExample('examples/workflow/main.ts', {
       VQUEUE_URL: gateway.queueUrl(target),
-      VQUEUE_TOKEN: target.token,
+      // As the operator writes it into the env Secret.
+      VQUEUE_QSTASH_TOKEN: buildQStashFormatToken(workflowUserIdOf(target), target.token),
       VQUEUE_CURRENT_SIGNING_KEY: target.signingKey,
       VQUEUE_NEXT_SIGNING_KEY: target.nextSigningKey,
       PORT: String(await freePort()),

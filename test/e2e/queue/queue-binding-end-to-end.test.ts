@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Receiver } from '@upstash/qstash';
+import { Client as WorkflowClient } from '@upstash/workflow';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
 import type { QueueEnv } from '../../../api/queue-binding.js';
@@ -27,6 +28,7 @@ import {
 } from '../../helpers/queue/recording-destination.js';
 import { randomSigningKey } from '../../helpers/queue/signing-keys.js';
 import { closeServer } from '../../helpers/queue/test-receiver.js';
+import { startWorkflowEndpoints } from '../../helpers/queue/workflow-endpoints.js';
 
 /**
  * The whole queue on the real control plane: the operator writes a binding's env Secret, the
@@ -327,4 +329,71 @@ describe('a QueueBinding, from kubectl apply to a verified delivery', () => {
     );
     expect((await client.queue().list()).map((q) => q.name).sort()).toEqual(['one', 'three', 'two']);
   });
+
+  it("when the workflow SDK is given the env Secret's VQUEUE_QSTASH_TOKEN unchanged, then context.createWebhook builds the binding's webhook URL and a call to it resumes the run", async () => {
+    await createBinding(ns.name, 'flows', {
+      engine: 'redis',
+      connection: {
+        host: redis.host,
+        port: redis.port,
+        db: 4,
+        passwordSecretRef: { name: 'db-auth', key: 'password' },
+      },
+    });
+    const env = await waitForQueueEnv(ns.name, 'flows', 'written', () => true);
+    const target = await waitFor(
+      'the gateway to serve the binding',
+      async () => queue.registry.get(ns.name, 'flows'),
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    const hooks = new Map<string, string>();
+    const received = new Map<string, string>();
+    const endpoints = await startWorkflowEndpoints({
+      target,
+      queueUrl: env.VQUEUE_URL,
+      qstashToken: env.VQUEUE_QSTASH_TOKEN,
+      workflows: {
+        hooked: {
+          route: async (context) => {
+            const webhook = await context.createWebhook('create');
+            await context.run('hand out', () => hooks.set(context.workflowRunId, webhook.webhookUrl));
+            const called = await context.waitForWebhook('wait', webhook, '60s');
+            const body = called.timeout ? 'timed out' : await called.request!.text();
+            await context.run('record', () => received.set(context.workflowRunId, body));
+          },
+        },
+      },
+    });
+    try {
+      const client = new WorkflowClient({ baseUrl: env.VQUEUE_URL, token: env.VQUEUE_QSTASH_TOKEN });
+      const { workflowRunId } = await client.trigger({ url: endpoints.expressUrl('hooked'), body: {} });
+      const hook = await waitFor('the webhook URL', async () => hooks.get(workflowRunId), {
+        timeoutMs: 20_000,
+      });
+      expect(hook).toMatch(
+        new RegExp(
+          `^${env.VQUEUE_URL}/v2/workflows/hooks/${ns.name}\\.flows/${workflowRunId}/evt_[A-Za-z0-9_-]+$`,
+        ),
+      );
+      // An outside system, without a token; a call before the wait is kept for it.
+      const called = await fetch(hook, { method: 'POST', body: 'shipped' });
+      expect(called.status).toBe(200);
+      expect(
+        await waitFor('the run resumed', async () => received.get(workflowRunId), { timeoutMs: 20_000 }),
+      ).toBe('shipped');
+      const logs = await waitFor(
+        'the run to end',
+        async () => {
+          const [run] = (await client.logs({ workflowRunId })).runs;
+          return run?.workflowState === 'RUN_STARTED' ? undefined : run;
+        },
+        { timeoutMs: 20_000 },
+      );
+      expect(logs.workflowState).toBe('RUN_SUCCESS');
+    } finally {
+      await endpoints.close();
+    }
+  }, 90_000);
 });

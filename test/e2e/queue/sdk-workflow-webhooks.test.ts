@@ -2,7 +2,7 @@ import http from 'node:http';
 import { Client } from '@upstash/workflow';
 import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
-import { buildQStashFormatToken } from '../../../gateway/queue/core/workflow-token.js';
+import { buildQStashFormatToken } from '../../../api/qstash-token.js';
 import { useWorkflowSuite } from '../../helpers/queue/workflow-suite.js';
 import { snapshotDatabase } from '../../helpers/queue/redis-snapshot.js';
 

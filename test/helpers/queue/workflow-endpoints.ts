@@ -6,7 +6,7 @@ import { serve as serveExpress, serveMany } from '@upstash/workflow/express';
 import express from 'express';
 import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
 import { readBody } from '../../../gateway/queue/http/read-body.js';
-import { buildQStashFormatToken, workflowUserIdOf } from '../../../gateway/queue/core/workflow-token.js';
+import { buildQStashFormatToken, workflowUserIdOf } from '../../../api/qstash-token.js';
 import { closeServer } from './test-receiver.js';
 
 /** As the Express app's body parsers: a step result up to a message body and its JSON around it. */
@@ -69,6 +69,11 @@ export async function startWorkflowEndpoints(input: {
    * (epoch ms, sub-ms): a benchmark splits a step's time into the queue's part and the SDK's.
    */
   onArrival?: (req: http.IncomingMessage, at: number) => void;
+  /**
+   * The token of the endpoints' QStash client: by default the binding's token in QStash's format,
+   * as the env Secret's VQUEUE_QSTASH_TOKEN holds it; a test with the operator passes that value.
+   */
+  qstashToken?: string;
 }): Promise<WorkflowEndpoints> {
   const { target, queueUrl, workflows } = input;
   const sdkOptions = (url: string) => ({
@@ -78,7 +83,7 @@ export async function startWorkflowEndpoints(input: {
     // context.createWebhook reads the binding's user id from it.
     qstashClient: new QStashClient({
       baseUrl: queueUrl,
-      token: buildQStashFormatToken(workflowUserIdOf(target), target.token),
+      token: input.qstashToken ?? buildQStashFormatToken(workflowUserIdOf(target), target.token),
     }),
     receiver: new Receiver({
       currentSigningKey: target.signingKey,

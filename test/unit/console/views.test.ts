@@ -100,6 +100,7 @@ describe('the .env download', () => {
       {
         VQUEUE_URL: 'http://127.0.0.1:8080/queue/ns/q',
         VQUEUE_TOKEN: 'pa"ss\\word\nINJECTED=1',
+        VQUEUE_QSTASH_TOKEN: 'qs"tash\nINJECTED=2',
         VQUEUE_CURRENT_SIGNING_KEY: 'sig_current',
         VQUEUE_NEXT_SIGNING_KEY: '',
       },
@@ -108,7 +109,10 @@ describe('the .env download', () => {
     const lines = text.trim().split('\n');
     expect(lines.filter((line) => line.startsWith('INJECTED'))).toEqual([]);
     expect(lines).toContain('VQUEUE_TOKEN="pa\\"ss\\\\word\\nINJECTED=1"');
-    expect(lines).toContain('QSTASH_TOKEN="pa\\"ss\\\\word\\nINJECTED=1"');
+    expect(lines).toContain('VQUEUE_QSTASH_TOKEN="qs\\"tash\\nINJECTED=2"');
+    // QSTASH_TOKEN is the QStash-format token, as QStash issues it (the workflow SDK's webhooks need it).
+    expect(lines).toContain('QSTASH_TOKEN="qs\\"tash\\nINJECTED=2"');
+    expect(lines.filter((line) => line.startsWith('QSTASH_TOKEN='))).toHaveLength(1);
     expect(lines).toContain('QSTASH_URL="http://127.0.0.1:8080/queue/ns/q"');
     expect(lines).toContain('QSTASH_NEXT_SIGNING_KEY=""');
   });

@@ -3,6 +3,7 @@ import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-n
 import { DATABASE_SERVER_BINS, startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { getFreePort } from '../../../../local/ports.js';
 import { waitFor } from '../../../../local/wait.js';
+import { buildQStashFormatToken } from '../../../../api/qstash-token.js';
 import {
   deriveSigningKey,
   SIGNING_KEY_PATTERN,
@@ -83,6 +84,7 @@ describe('the QueueBinding controller', () => {
     expect(env).toEqual({
       VQUEUE_URL: `http://127.0.0.1:8080/queue/${ns.name}/cache`,
       VQUEUE_TOKEN: redis.password,
+      VQUEUE_QSTASH_TOKEN: buildQStashFormatToken(`${ns.name}.cache`, redis.password),
       VQUEUE_CURRENT_SIGNING_KEY: keyOf(created.metadata.uid ?? '', 0),
       VQUEUE_NEXT_SIGNING_KEY: keyOf(created.metadata.uid ?? '', 1),
     });
@@ -162,6 +164,13 @@ describe('the QueueBinding controller', () => {
       'queuebinding.status.signingKeys.nextGeneration',
     ]).toString();
     expect(keys).toMatch(/VQUEUE_NEXT_SIGNING_KEY\), always\s+currentGeneration \+ 1/);
+    const secret = execFileSync(plane.kubectl, [
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      'explain',
+      'queuebinding.status.envSecret',
+    ]).toString();
+    expect(secret.replace(/\s+/g, ' ')).toMatch(/VQUEUE_QSTASH_TOKEN \(the same token in QStash's format/);
   });
 
   it('when a rotation is requested, then the next key becomes current and a new next key is published, in one step', async () => {
@@ -296,7 +305,10 @@ describe('the QueueBinding controller', () => {
       'Ready after the fix',
       (b) => conditionOf(b, 'Ready')?.status === 'True',
     );
-    expect((await readQueueEnv(ns.name, 'wrong'))?.VQUEUE_TOKEN).toBe(redis.password);
+    const fixed = await readQueueEnv(ns.name, 'wrong');
+    expect(fixed?.VQUEUE_TOKEN).toBe(redis.password);
+    // The QStash-format token follows the password: it wraps the new one.
+    expect(fixed?.VQUEUE_QSTASH_TOKEN).toBe(buildQStashFormatToken(`${ns.name}.wrong`, redis.password));
   });
 
   it('when nothing listens at the address, then DatabaseReachable is False with Unreachable', async () => {

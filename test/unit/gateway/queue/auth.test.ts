@@ -1,6 +1,6 @@
 import { authenticate } from '../../../../gateway/queue/http/auth.js';
 import { UnauthorizedError } from '../../../../gateway/queue/core/errors.js';
-import { buildQStashFormatToken } from '../../../../gateway/queue/core/workflow-token.js';
+import { buildQStashFormatToken } from '../../../../api/qstash-token.js';
 
 const binding = (token: string) => ({ token, namespace: 'tenant-a', name: 'cache' });
 

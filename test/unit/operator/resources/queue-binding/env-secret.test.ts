@@ -1,5 +1,6 @@
 import { SETTEE_API_VERSION } from '../../../../../api/contract.js';
 import type { QueueBinding } from '../../../../../api/queue-binding.js';
+import { parseQStashFormatToken } from '../../../../../api/qstash-token.js';
 import {
   buildQueueEnvSecret,
   isEnvSecretUpToDate,
@@ -26,11 +27,38 @@ const decode = (data: Record<string, string> | undefined) =>
   );
 
 describe('the env Secret builder', () => {
-  it('when built, then it holds exactly the four VQUEUE_* keys with their values, the next key empty', () => {
+  it('when built, then it holds exactly the five VQUEUE_* keys: the four given, the next key empty, and the token in QStash format', () => {
     const secret = buildQueueEnvSecret(binding, env);
-    expect(decode(secret.data)).toEqual(env);
+    const { VQUEUE_QSTASH_TOKEN: qstashToken, ...given } = decode(secret.data);
+    expect(given).toEqual(env);
+    // What the workflow SDK decodes (base64 of {"UserID", "Password"}) and the gateway accepts.
+    expect(JSON.parse(Buffer.from(qstashToken ?? '', 'base64').toString('utf8'))).toEqual({
+      UserID: 'tenant-a.cache',
+      Password: 'p@ss',
+    });
+    expect(parseQStashFormatToken(qstashToken ?? '')).toEqual({ userId: 'tenant-a.cache', password: 'p@ss' });
     expect(secret.stringData).toBeUndefined();
     expect(secret.type).toBe('Opaque');
+  });
+
+  it('when the token changes, then the QStash-format token follows it, and another binding gets its own user id', () => {
+    const qstashTokenOf = (secret: ReturnType<typeof buildQueueEnvSecret>) =>
+      parseQStashFormatToken(decode(secret.data).VQUEUE_QSTASH_TOKEN ?? '');
+    expect(qstashTokenOf(buildQueueEnvSecret(binding, { ...env, VQUEUE_TOKEN: 'new "pass"' }))).toEqual({
+      userId: 'tenant-a.cache',
+      password: 'new "pass"',
+    });
+    const other = { ...binding, metadata: { ...binding.metadata, namespace: 'tenant-b', name: 'jobs' } };
+    expect(qstashTokenOf(buildQueueEnvSecret(other, env))).toEqual({
+      userId: 'tenant-b.jobs',
+      password: 'p@ss',
+    });
+    expect(
+      isEnvSecretUpToDate(
+        buildQueueEnvSecret(binding, env),
+        buildQueueEnvSecret(binding, { ...env, VQUEUE_TOKEN: 'rotated' }),
+      ),
+    ).toBe(false);
   });
 
   it('when built, then it is named after the binding, labelled for the gateway, and owned by the binding', () => {

@@ -3,8 +3,9 @@
  * `context.createWebhook` decodes the UserID from the endpoint's QStash client token to build the
  * webhook URL, `{baseUrl}/v2/workflows/hooks/{UserID}/{workflowRunId}/{eventId}`
  * (@upstash/workflow 1.3.3, getUserIdFromToken), and fails on any other token. A binding's token
- * (its database password) wrapped this way, with the binding's user id, is taken as the token
- * itself; the plain token stays valid.
+ * (its database password) wrapped this way, with the binding's user id, is taken by the gateway as
+ * the token itself (the plain token stays valid); the operator writes it into the env Secret as
+ * VQUEUE_QSTASH_TOKEN.
  */
 
 /** A binding's user id: namespace and name joined by a dot (a namespace holds none, so it is unique). */
