@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { CallbackRequest, WorkflowPublish } from './message.js';
 import type { FlowControl } from './flow-control.js';
 import { InvalidRequestError } from './errors.js';
@@ -77,10 +78,20 @@ export interface RawStep {
   createdAt: number;
 }
 
+/** A run id the gateway makes (a DLQ resume or restart): as the SDK makes them, `wfr_` and a random id. */
+export function newWorkflowRunId(): string {
+  return `wfr_${randomUUID()}`;
+}
+
 /** The header that makes a publish a workflow's (a trigger or a step of the run it names). */
 export const WORKFLOW_RUN_ID_HEADER = 'upstash-workflow-runid';
 
 const RUN_ID = /^wfr_[A-Za-z0-9_.-]{1,200}$/;
+
+/** A run id as the SDK makes them and the gateway takes them: `wfr_` and letters, digits, -, _ or . */
+export function isWorkflowRunId(value: string): boolean {
+  return RUN_ID.test(value);
+}
 
 type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -96,7 +107,7 @@ function single(headers: HeaderBag, name: string): string | undefined {
 export function parseWorkflowPublish(headers: HeaderBag): WorkflowPublish | undefined {
   const runId = single(headers, WORKFLOW_RUN_ID_HEADER);
   if (runId === undefined) return undefined;
-  if (!RUN_ID.test(runId))
+  if (!isWorkflowRunId(runId))
     throw new InvalidRequestError(
       `Upstash-Workflow-RunId ${JSON.stringify(runId)} is not a workflow run id (wfr_ followed by letters, digits, -, _ or .)`,
     );

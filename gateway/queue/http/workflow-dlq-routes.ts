@@ -1,18 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import type { ApiHandler, ApiRequest } from './api-request.js';
 import type { ApiRoute } from './api-router.js';
-import {
-  applyRetryOverrides,
-  buildRetriedMessage,
-  retryOverridesOf,
-  type RetryOverrides,
-} from './dlq-retry.js';
+import { buildRetriedMessage, retryOverridesOf } from './dlq-retry.js';
 import { sendJson } from './json-response.js';
 import { storeCall } from './store-call.js';
+import {
+  isWorkflowLetter,
+  notActionable,
+  restartAsNewRun,
+  resumeAsNewRun,
+  type WorkflowLetter,
+} from './workflow-dlq-actions.js';
 import { onlyQuery } from './workflow-routes.js';
-import type { DeadLetter } from '../core/dead-letter.js';
 import { InvalidRequestError, ResourceNotFoundError } from '../core/errors.js';
-import { createMessage } from '../core/message.js';
 import { quotasOf } from '../core/quotas.js';
 import {
   buildWorkflowDeadLetterAnswer,
@@ -21,33 +20,26 @@ import {
   WORKFLOW_DLQ_MAX_PAGE,
   type WorkflowDlqQuery,
 } from '../core/workflow-dlq.js';
-import type { WorkflowRunRecord } from '../core/workflow-message.js';
+import { newWorkflowRunId, type WorkflowRunRecord } from '../core/workflow-message.js';
 import { BindingStores } from '../stores/binding-stores.js';
-import type { WorkflowRunStore } from '../stores/workflow-run-store.js';
-import { isEnqueueAnswer, prepareWorkflowMessages } from '../stores/workflow-publish.js';
 
 /**
  * The workflow DLQ (docs/workflow.md), everything @upstash/workflow 1.3.3's `client.dlq` calls:
  *   GET    /v2/dlq?source=workflow (and /v2/workflows/dlq)  list: {messages, cursor?}
- *   POST   /v2/workflows/dlq/resume       each failed run runs again from its failed step
+ *   POST   /v2/workflows/dlq/resume       each failed run resumes as a new run from its failed step
  *   POST   /v2/workflows/dlq/restart      each failed run's payload starts a new run
  *   POST   /v2/workflows/dlq/callback/{dlqId}  the run's failed failure callback is sent again
  *   DELETE /v2/workflows/dlq              the entries are deleted: {deleted, cursor?}
  * Resume and restart answer {workflowRuns: [{workflowRunId, workflowCreatedAt}], cursor?}. The
  * bulk routes take dlqIds (every one checked before anything changes: unknown 404, not
- * actionable 400), filters, or `count` alone for every entry, a page at a time.
+ * actionable 400), filters, or `count` alone for every entry, a page at a time. The single-entry
+ * routes are in workflow-dlq-entry-routes.ts, what resume and restart do in workflow-dlq-actions.ts.
  */
-
-type WorkflowLetter = DeadLetter & { workflow: NonNullable<DeadLetter['workflow']> };
 
 /** QStash resumes or restarts at most 50 runs a request and answers a cursor for the rest. */
 const MAX_RUNS_PER_ACTION = 50;
 const MAX_BULK_COUNT = 1_000;
 const DEFAULT_PAGE = 100;
-
-function isWorkflowLetter(letter: DeadLetter | undefined): letter is WorkflowLetter {
-  return letter?.workflow !== undefined;
-}
 
 /** The entries the query names: its dlqIds (each one must be a workflow's entry), or a page of matches. */
 async function selected(
@@ -110,12 +102,7 @@ function failedRuns(
   for (const [i, letter] of letters.entries()) {
     const run = runs[i];
     if (run?.state === 'RUN_FAILED') found.push({ letter, run });
-    else if (byIds)
-      throw new InvalidRequestError(
-        run === undefined
-          ? `workflow run ${letter.workflow.runId} of dead letter ${letter.dlqId} is no longer kept`
-          : `workflow run ${run.runId} is not failed (${run.state}): nothing to resume or restart`,
-      );
+    else if (byIds) throw notActionable(letter, run);
   }
   return found;
 }
@@ -139,94 +126,21 @@ async function bulkSelection(request: ApiRequest, maxCount: number, pageSize: nu
 const resume: ApiHandler = async (request) => {
   const overrides = retryOverridesOf(request);
   const { query, letters, cursor } = await bulkSelection(request, MAX_BULK_COUNT, MAX_RUNS_PER_ACTION);
-  const stores = new BindingStores(request);
-  const runs = stores.workflowRuns();
-  const now = Date.now();
   const workflowRuns = [];
   for (const { letter, run } of failedRuns(query, letters, await runsOf(request, letters))) {
-    if (!(await storeCall('reopen the workflow run', () => runs.reopen(run.runId)))) continue;
-    // A reopened run whose step is not resent (its entry went meanwhile, or the store failed) has
-    // nothing in flight and would run forever: it fails again as it was, and is not answered.
-    const failAgain = () => storeCall('fail the workflow run again', () => failedAsBefore(runs, run));
-    let resent: boolean | undefined;
-    try {
-      const message = buildRetriedMessage(letter, overrides, now);
-      // Still a step of its run: failing again fails the run again, with its failure callback.
-      message.workflow = {
-        runId: run.runId,
-        createdAt: run.createdAt,
-        ...(message.failureCallback ? { initialBody: await runs.initialBody(run.runId) } : {}),
-      };
-      [resent] = await storeCall('resend the failed step', () =>
-        stores.deadLetters().retry([{ dlqId: letter.dlqId, message }], quotasOf(request.target), now),
-      );
-    } catch (err) {
-      await failAgain();
-      throw err;
-    }
-    if (!resent) {
-      await failAgain();
-      continue;
-    }
-    workflowRuns.push({ workflowRunId: run.runId, workflowCreatedAt: run.createdAt });
+    const resumed = await resumeAsNewRun(request, { letter, run, overrides, runId: newWorkflowRunId() });
+    if (resumed) workflowRuns.push(resumed);
   }
   sendJson(request.res, 200, { workflowRuns, ...(cursor && { cursor }) });
 };
 
-/** A run `resume` reopened is failed again with the end, failure and callback state it had. */
-async function failedAsBefore(runs: WorkflowRunStore, run: WorkflowRunRecord): Promise<void> {
-  const at = run.finishedAt ?? Date.now();
-  await runs.finish(run.runId, {
-    state: 'RUN_FAILED',
-    at,
-    ...(run.failure !== undefined && { failure: run.failure }),
-  });
-  if (run.callback) await runs.setCallbackState(run.runId, run.callback.state, { dlqId: run.callback.dlqId });
-}
-
-/** The trigger of a new run with `run`'s URL, settings and payload, the request's overrides applied. */
-function restartTrigger(run: WorkflowRunRecord, payload: Buffer, overrides: RetryOverrides, now: number) {
-  const { config } = run;
-  const runId = `wfr_${randomUUID()}`;
-  const trigger = createMessage(
-    {
-      destination: config.url,
-      method: 'POST',
-      headers: config.headers,
-      body: payload,
-      retries: config.retries,
-      workflowPublish: { runId, init: true, url: config.url },
-    },
-    now,
-  );
-  return applyRetryOverrides(trigger, config, overrides);
-}
-
-/**
- * Each failed run starts over as a new run (a new id, its payload and settings; not its invoker,
- * which its failure already resumed). The entry is taken out of the DLQ first, so two restarts of
- * one entry start one run; a replica dying between the two loses that restart (docs/workflow.md).
- */
 const restart: ApiHandler = async (request) => {
   const overrides = retryOverridesOf(request);
   const { query, letters, cursor } = await bulkSelection(request, MAX_BULK_COUNT, MAX_RUNS_PER_ACTION);
-  const stores = new BindingStores(request);
-  const runs = stores.workflowRuns();
   const workflowRuns = [];
   for (const { letter, run } of failedRuns(query, letters, await runsOf(request, letters))) {
-    const payload = Buffer.from(await storeCall('read the run', () => runs.initialBody(run.runId)), 'base64');
-    if ((await storeCall('take the dead letter', () => stores.deadLetters().delete([letter.dlqId]))) !== 1)
-      continue;
-    const now = Date.now();
-    const [started] = await storeCall('start the run', () =>
-      prepareWorkflowMessages(runs, [restartTrigger(run, payload, overrides, now)]),
-    );
-    if (started === undefined || isEnqueueAnswer(started)) continue;
-    await storeCall('store the run', () => stores.enqueueOne(started));
-    workflowRuns.push({
-      workflowRunId: started.workflow!.runId,
-      workflowCreatedAt: started.workflow!.createdAt,
-    });
+    const restarted = await restartAsNewRun(request, { letter, run, overrides, runId: newWorkflowRunId() });
+    if (restarted) workflowRuns.push(restarted);
   }
   sendJson(request.res, 200, { workflowRuns, ...(cursor && { cursor }) });
 };

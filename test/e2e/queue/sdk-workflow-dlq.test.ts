@@ -19,6 +19,8 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
   const brokenCallback = new Set<string>();
   const ran = new Map<string, number>();
   const failures = new Map<string, number>();
+  /** The run id each key's 'maybe' step last ran in, as the SDK's context saw it. */
+  const ranIn = new Map<string, string>();
   const count = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
 
   const workflow = useWorkflowSuite(() => ({
@@ -30,6 +32,7 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
           await context.run('maybe', () => {
             if (broken.has(key)) throw new Error(`broken ${key}`);
             count(ran, `${key}/maybe`);
+            ranIn.set(key, context.workflowRunId);
           });
         },
         options: {
@@ -66,10 +69,16 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
     const { dlqId } = JSON.parse((await runs().get(workflowRunId))!.failure!) as { dlqId: string };
     return { runId: workflowRunId, dlqId };
   };
-  const ask = async (path: string, method: string, token = suite.target.token) => {
-    const response = await fetch(`${suite.replicas[0]!.queueUrl(suite.target)}${path}`, {
+  const ask = async (
+    path: string,
+    method: string,
+    token = suite.target.token,
+    headers: Record<string, string> = {},
+    target = suite.target,
+  ) => {
+    const response = await fetch(`${suite.replicas[0]!.queueUrl(target)}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}` },
+      headers: { ...headers, authorization: `Bearer ${token}` },
     });
     return [response.status, await response.json().catch(() => undefined)] as const;
   };
@@ -115,7 +124,7 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
     expect((await runs().get(a.runId))?.state).toBe('RUN_FAILED');
   }, 240_000);
 
-  it('when failed runs are resumed, then each runs again from its failed step; when restarted, a new run starts from the beginning; bad ids change nothing', async () => {
+  it('when failed runs are resumed, then each resumes as a new run (a new id) from its failed step, its steps so far kept; when restarted, a new run starts from the beginning; bad ids change nothing', async () => {
     const resumed = await failedRun('resume', 'acted');
     const restarted = await failedRun('restart', 'acted');
     expect(await ask(`/v2/workflows/dlq/resume?dlqIds=${resumed.dlqId}&dlqIds=nope`, 'POST')).toEqual([
@@ -128,9 +137,27 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
     broken.delete('resume');
     broken.delete('restart');
     const [again] = (await client().dlq.resume([resumed.dlqId], { retries: 1 })).workflowRuns;
-    expect(again).toEqual({ workflowRunId: resumed.runId, workflowCreatedAt: expect.any(Number) });
-    await stateIs(resumed.runId, 'RUN_SUCCESS');
+    // As Upstash documents: a new run id, the steps so far kept.
+    expect(again).toEqual({
+      workflowRunId: expect.stringMatching(/^wfr_/),
+      workflowCreatedAt: expect.any(Number),
+    });
+    expect(again!.workflowRunId).not.toBe(resumed.runId);
+    await stateIs(again!.workflowRunId, 'RUN_SUCCESS');
     expect([ran.get('resume/before'), ran.get('resume/maybe')]).toEqual([1, 1]);
+    expect(ranIn.get('resume')).toBe(again!.workflowRunId);
+    expect((await runs().get(resumed.runId))?.state).toBe('RUN_FAILED');
+    const [log] = (await client().logs({ workflowRunId: again!.workflowRunId })).runs;
+    expect(log).toMatchObject({
+      workflowState: 'RUN_SUCCESS',
+      workflowRunCreatedAt: again!.workflowCreatedAt,
+    });
+    const stepNames = log!.steps.flatMap((group) => group.steps.map((step) => step.stepName));
+    expect(stepNames).toEqual(expect.arrayContaining(['before', 'maybe']));
+    // The request's Upstash-Retries is the new run's, for its remaining steps.
+    expect((await runs().get(again!.workflowRunId))?.config.retries).toBe(1);
+    // The entry left the DLQ: a second resume of it is a 404.
+    await expect(client().dlq.resume([resumed.dlqId])).rejects.toMatchObject({ status: 404 });
 
     const result = await client().dlq.restart(restarted.dlqId, {
       retries: 2,
@@ -227,9 +254,11 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
     broken.delete('bulk-1');
     const resumed = await client().dlq.resume({ filter: { label: 'bulk', workflowRunId: one.runId } });
     expect(resumed).toEqual({
-      workflowRuns: [{ workflowRunId: one.runId, workflowCreatedAt: expect.any(Number) }],
+      workflowRuns: [
+        { workflowRunId: expect.stringMatching(/^wfr_/), workflowCreatedAt: expect.any(Number) },
+      ],
     });
-    await stateIs(one.runId, 'RUN_SUCCESS');
+    await stateIs(resumed.workflowRuns[0]!.workflowRunId, 'RUN_SUCCESS');
     expect(await client().dlq.delete({ filter: { label: 'bulk' } })).toEqual({ deleted: 1 });
     expect((await client().dlq.list({ filter: { workflowRunId: two.runId } })).messages).toEqual([]);
     expect((await client().dlq.list({ filter: { label: 'bulk-kept' } })).messages).toHaveLength(1);

@@ -221,4 +221,40 @@ describe("the queue's Lua scripts against a real Redis", () => {
     expect(appended).toMatchObject({ appended: true });
     expect(JSON.parse((appended as { body: Buffer }).body.toString())).toHaveLength(2);
   });
+
+  it('when a failed run resumes as a new run, then the new one has its steps, counted steps and context and runs, the failed one stays as it ended; a run not failed or a taken id is refused', async () => {
+    const k = queueKeys('{lua-resume}:');
+    const runs = new WorkflowRunStore(redis, k, { maxSteps: 3, maxContextBytes: 1_000 });
+    const config = { url: 'http://127.0.0.1:9/wf', headers: {}, retries: 0 };
+    const step = (messageId: string, json: object) =>
+      buildRawStep(messageId, Buffer.from(JSON.stringify(json)), Date.now());
+    await runs.start({ runId: 'wfr_failed', config, createdAt: 1, firstStep: step('msg_p', {}) });
+    await runs.append('wfr_failed', step('msg_1', { stepId: 1, out: 'a' }));
+    await runs.append('wfr_failed', step('msg_1b', { stepId: 1, out: 'a' }));
+    const as = { runId: 'wfr_resumed', config: { ...config, retries: 2 }, createdAt: 5 };
+    expect(await runs.resume('wfr_failed', as)).toBe('not-failed');
+    await runs.finish('wfr_failed', { state: 'RUN_FAILED', at: 3, failure: '{"dlqId":"d"}' });
+
+    expect(await runs.resume('wfr_failed', as)).toBe('resumed');
+    expect(await runs.get('wfr_resumed')).toEqual({ ...as, state: 'RUN_STARTED' });
+    expect(await runs.steps('wfr_resumed')).toEqual(await runs.steps('wfr_failed'));
+    expect(await inspect.smembers(k.workflowStepIds('wfr_resumed'))).toEqual(['step:1']);
+    const counts = ['contextBytes', 'repeatedSteps', 'inlineBytes'];
+    expect(await inspect.hmget(k.workflowRun('wfr_resumed'), ...counts)).toEqual(
+      await inspect.hmget(k.workflowRun('wfr_failed'), ...counts),
+    );
+    expect(await inspect.zscore(k.workflowRunOrder, 'wfr_resumed')).toBe('5');
+    expect(await runs.get('wfr_failed')).toMatchObject({ state: 'RUN_FAILED', finishedAt: 3 });
+    // The limits count on from the failed run's: two steps more fit, a third does not.
+    await runs.append('wfr_resumed', step('msg_2', { stepId: 2 }));
+    await runs.append('wfr_resumed', step('msg_3', { stepId: 3 }));
+    await expect(runs.append('wfr_resumed', step('msg_4', { stepId: 4 }))).rejects.toThrow(
+      /maxWorkflowSteps/,
+    );
+    expect(await runs.steps('wfr_failed')).toHaveLength(3);
+
+    expect(await runs.resume('wfr_failed', as)).toBe('id-taken');
+    expect(await runs.resume('wfr_unknown', { ...as, runId: 'wfr_other' })).toBe('not-failed');
+    expect(await inspect.exists(k.workflowRun('wfr_other'))).toBe(0);
+  });
 });

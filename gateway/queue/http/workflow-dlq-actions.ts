@@ -1,0 +1,158 @@
+import type { ApiRequest } from './api-request.js';
+import { applyRetryOverrides, buildRetriedMessage, type RetryOverrides } from './dlq-retry.js';
+import { storeCall } from './store-call.js';
+import type { DeadLetter } from '../core/dead-letter.js';
+import { InvalidRequestError } from '../core/errors.js';
+import { createMessage, type QueueMessage } from '../core/message.js';
+import {
+  workflowDeliveryHeaders,
+  type WorkflowRunConfig,
+  type WorkflowRunRecord,
+} from '../core/workflow-message.js';
+import { BindingStores } from '../stores/binding-stores.js';
+import { isEnqueueAnswer, prepareWorkflowMessages } from '../stores/workflow-publish.js';
+
+/**
+ * What the workflow DLQ does with one entry, for the bulk routes (workflow-dlq-routes.ts) and the
+ * single-entry ones (workflow-dlq-entry-routes.ts) alike: resume its failed run as a new run from
+ * the failed step, or restart it as a new run from its payload. Both take the entry out of the DLQ
+ * first, so two actions on one entry start one run; a replica dying before the new run is stored
+ * loses that action (docs/workflow.md).
+ */
+
+export type WorkflowLetter = DeadLetter & { workflow: NonNullable<DeadLetter['workflow']> };
+
+/** The new run an action started, as QStash answers it. */
+export interface StartedRun {
+  workflowRunId: string;
+  workflowCreatedAt: number;
+}
+
+export interface EntryAction {
+  letter: WorkflowLetter;
+  /** The letter's run, RUN_FAILED. */
+  run: WorkflowRunRecord;
+  overrides: RetryOverrides;
+  /** The new run's id. */
+  runId: string;
+}
+
+export function isWorkflowLetter(letter: DeadLetter | undefined): letter is WorkflowLetter {
+  return letter?.workflow !== undefined;
+}
+
+/** A dlqIds request needs every entry's run kept and failed: the 400 when it is not. */
+export function notActionable(
+  letter: WorkflowLetter,
+  run: WorkflowRunRecord | undefined,
+): InvalidRequestError {
+  return new InvalidRequestError(
+    run === undefined
+      ? `workflow run ${letter.workflow.runId} of dead letter ${letter.dlqId} is no longer kept`
+      : `workflow run ${run.runId} is not failed (${run.state}): nothing to resume or restart`,
+  );
+}
+
+/**
+ * The failed step of `run` sent again as the first delivery of the run it resumes as: the dead
+ * letter with the request's overrides, under the new run's id and creation time. The new run's
+ * settings are the failed run's with the same overrides (Upstash: they apply to the remaining
+ * steps), without its invoker, which the failure already resumed.
+ */
+function resumedStep(input: {
+  letter: WorkflowLetter;
+  run: WorkflowRunRecord;
+  overrides: RetryOverrides;
+  as: { runId: string; createdAt: number };
+  /** The run's payload, which a failure callback's body carries (none without a failure callback). */
+  initialBody?: string;
+}): { message: QueueMessage; config: WorkflowRunConfig } {
+  const { letter, run, overrides, as } = input;
+  const message = buildRetriedMessage(letter, overrides, as.createdAt);
+  // The letter's settings are the run's, as each step's delivery took them, the overrides applied.
+  const { invoker: _invoker, ...kept } = run.config;
+  const config: WorkflowRunConfig = { ...kept, retries: message.retries };
+  if (message.retryDelay !== undefined) config.retryDelay = message.retryDelay;
+  if (message.flowControl !== undefined) config.flowControl = message.flowControl;
+  if (message.failureCallback !== undefined) config.failureCallback = message.failureCallback;
+  if (message.label !== undefined) config.label = message.label;
+  message.headers = { ...message.headers, ...workflowDeliveryHeaders(as.runId, as.createdAt, config) };
+  // Still a step of a run: failing again fails the new run, with its failure callback.
+  message.workflow = {
+    ...as,
+    ...(message.failureCallback !== undefined && { initialBody: input.initialBody ?? '' }),
+  };
+  return { message, config };
+}
+
+/**
+ * Resumes one failed run as a new run `runId` (Upstash: "a new workflow run ID is generated, but
+ * the workflow maintains the state and results from previously completed steps"): once the entry
+ * is taken, the run's steps are copied to the new id and its failed step is sent again there. The
+ * failed run stays RUN_FAILED. Undefined when another request took the entry or the run first.
+ */
+export async function resumeAsNewRun(
+  request: ApiRequest,
+  input: EntryAction,
+): Promise<StartedRun | undefined> {
+  const stores = new BindingStores(request);
+  const runs = stores.workflowRuns();
+  const { letter, run, overrides, runId } = input;
+  const initialBody = run.config.failureCallback
+    ? await storeCall('read the run', () => runs.initialBody(run.runId))
+    : undefined;
+  if ((await storeCall('take the dead letter', () => stores.deadLetters().delete([letter.dlqId]))) !== 1)
+    return undefined;
+  const as = { runId, createdAt: Date.now() };
+  const { message, config } = resumedStep({ letter, run, overrides, as, initialBody });
+  const outcome = await storeCall('resume the workflow run', () => runs.resume(run.runId, { ...as, config }));
+  if (outcome === 'id-taken') throw new InvalidRequestError(`workflow run ${runId} exists`);
+  if (outcome !== 'resumed') return undefined;
+  await storeCall('resend the failed step', () => stores.enqueueOne(message));
+  return { workflowRunId: runId, workflowCreatedAt: as.createdAt };
+}
+
+/** The trigger of a new run with `run`'s URL, settings and payload, the request's overrides applied. */
+function restartTrigger(
+  run: WorkflowRunRecord,
+  input: { payload: Buffer; overrides: RetryOverrides; runId: string; now: number },
+) {
+  const { config } = run;
+  const { payload, overrides, runId, now } = input;
+  const trigger = createMessage(
+    {
+      destination: config.url,
+      method: 'POST',
+      headers: config.headers,
+      body: payload,
+      retries: config.retries,
+      workflowPublish: { runId, init: true, url: config.url },
+    },
+    now,
+  );
+  return applyRetryOverrides(trigger, config, overrides);
+}
+
+/**
+ * Restarts one failed run as a new run `runId` (its payload, URL and settings, the overrides
+ * applied; not its invoker, which its failure already resumed). Undefined when another request
+ * took the entry first, or a run `runId` exists.
+ */
+export async function restartAsNewRun(
+  request: ApiRequest,
+  input: EntryAction,
+): Promise<StartedRun | undefined> {
+  const stores = new BindingStores(request);
+  const runs = stores.workflowRuns();
+  const { letter, run, overrides, runId } = input;
+  const payload = Buffer.from(await storeCall('read the run', () => runs.initialBody(run.runId)), 'base64');
+  if ((await storeCall('take the dead letter', () => stores.deadLetters().delete([letter.dlqId]))) !== 1)
+    return undefined;
+  const now = Date.now();
+  const [started] = await storeCall('start the run', () =>
+    prepareWorkflowMessages(runs, [restartTrigger(run, { payload, overrides, runId, now })]),
+  );
+  if (started === undefined || isEnqueueAnswer(started)) return undefined;
+  await storeCall('store the run', () => stores.enqueueOne(started));
+  return { workflowRunId: started.workflow!.runId, workflowCreatedAt: started.workflow!.createdAt };
+}
