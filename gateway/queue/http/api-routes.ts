@@ -27,6 +27,7 @@ import { urlGroupRoutes } from './url-group-routes.js';
 import { UrlGroupStore } from '../stores/url-group-store.js';
 import { workflowRoutes } from './workflow-routes.js';
 import { workflowEventRoutes } from './workflow-event-routes.js';
+import { workflowDlqEntryRoutes } from './workflow-dlq-entry-routes.js';
 import { workflowDlqRoutes } from './workflow-dlq-routes.js';
 
 export interface ApiRoutesOptions {
@@ -75,5 +76,7 @@ export function apiRoutes(options: ApiRoutesOptions): ApiRoute[] {
     ...workflowRoutes(),
     ...workflowEventRoutes(),
     ...workflowDlqRoutes(),
+    // After the bulk routes: `workflows/dlq/resume` is theirs, not an entry's id.
+    ...workflowDlqEntryRoutes(),
   ];
 }
