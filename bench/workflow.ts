@@ -92,6 +92,26 @@ function ratioLine(
   );
 }
 
+/**
+ * CPU per step (a run's over its steps: its trigger and its end included) against CPU per round
+ * trip, over all rounds: the gateway's, and the endpoint process's, which for a step is the
+ * SDK's serve() and client and for a round trip the QStash client and the receiver.
+ */
+function reportSequentialCpu(seq: SequentialRound[]): void {
+  const total = (pick: (r: SequentialRound) => number) => seq.reduce((sum, r) => sum + pick(r), 0);
+  const steps = total((r) => r.stepMs.length);
+  const trips = total((r) => r.roundTripMs.length);
+  for (const side of ['gateway', 'endpoint'] as const) {
+    const step = total((r) => r.runCpuUs[side]) / steps;
+    const trip = total((r) => r.chainCpuUs[side]) / trips;
+    goalLine(
+      `${side} CPU per step / per round trip`,
+      `${round(step / trip, 2)}x (${Math.round(step)} / ${Math.round(trip)} µs)`,
+      'where a step goes',
+    );
+  }
+}
+
 function reportFanOut(fan: ConcurrentRound[]): void {
   const noGoal = 'no goal in issue 28';
   goalLine(
@@ -204,6 +224,7 @@ async function main(): Promise<void> {
       part: (r) => r.run,
       anchor: (r) => r.chain,
     });
+    reportSequentialCpu(seq);
     if (fan.length > 0) reportFanOut(fan);
     if (WAITERS > 0) {
       const tripP50 = median(of(perRound, (r) => r.tripP50));

@@ -9,8 +9,10 @@
  */
 import type http from 'node:http';
 import type { WorkflowContext } from '@upstash/workflow';
+import { waitFor } from '../../local/wait.js';
 import { WORKFLOW_RUN_ID_HEADER } from '../../gateway/queue/core/workflow-message.js';
 import { alternateRounds } from './alternating-rounds.js';
+import { cpuSeconds } from './process-usage.js';
 import { finishedRuns, now, type WorkflowHarness } from './workflow-bench-harness.js';
 
 export const SEQUENTIAL_STEPS = 10;
@@ -51,21 +53,56 @@ export interface SequentialRound {
   /** Trigger to the gateway's finish of each run, and 10 round trips one after another, ms. */
   runMs: number[];
   chainMs: number[];
+  /**
+   * CPU time of the runs and of the chains, µs: the gateway's, and this process's (the SDK's
+   * serve() and clients for a run; the QStash client and the receiver for a chain).
+   */
+  runCpuUs: ProcessCpu;
+  chainCpuUs: ProcessCpu;
 }
 
-type RunTimes = Pick<SequentialRound, 'stepMs' | 'queueMs' | 'sdkMs' | 'runMs'>;
-type ChainTimes = Pick<SequentialRound, 'roundTripMs' | 'chainMs'>;
+export interface ProcessCpu {
+  gateway: number;
+  endpoint: number;
+}
+
+type RunTimes = Pick<SequentialRound, 'stepMs' | 'queueMs' | 'sdkMs' | 'runMs'> & { cpuUs: ProcessCpu };
+type ChainTimes = Pick<SequentialRound, 'roundTripMs' | 'chainMs'> & { cpuUs: ProcessCpu };
+
+/** The CPU `h`'s gateway and this process spend from now until the returned function is called, µs. */
+function cpuFrom(h: WorkflowHarness): () => ProcessCpu {
+  const [gateway, endpoint] = [cpuSeconds(h.gateway.proc.pid), process.cpuUsage()];
+  return () => {
+    const used = process.cpuUsage(endpoint);
+    return { gateway: (cpuSeconds(h.gateway.proc.pid) - gateway) * 1e6, endpoint: used.user + used.system };
+  };
+}
 
 async function oneRun(h: WorkflowHarness): Promise<RunTimes> {
+  const cpu = cpuFrom(h);
   const started = now();
   const { workflowRunId } = await h.workflows.trigger({
     url: h.endpoints.expressUrl('sequential'),
     body: BODY,
   });
+  // Its last step seen in this process first: Redis is read only for the run's end, so the
+  // bench's own reads stay off the steps it measures.
+  await waitFor(
+    'the last step',
+    async () => (stepTimes.get(workflowRunId)?.[SEQUENTIAL_STEPS - 1] === undefined ? undefined : true),
+    { timeoutMs: 30_000, intervalMs: 1 },
+  );
   const [run] = await finishedRuns(h, [workflowRunId], 30_000);
+  const cpuUs = cpu();
   const times = stepTimes.get(workflowRunId)!;
   const arrived = arrivals.get(workflowRunId) ?? [];
-  const result: RunTimes = { stepMs: [], queueMs: [], sdkMs: [], runMs: [run!.finishedAt! - started] };
+  const result: RunTimes = {
+    stepMs: [],
+    queueMs: [],
+    sdkMs: [],
+    runMs: [run!.finishedAt! - started],
+    cpuUs,
+  };
   for (const [i, at] of times.entries()) {
     const from = i === 0 ? started : times[i - 1]!;
     // The delivery that ran the step: the last to arrive before it (a retried one arrives again).
@@ -78,17 +115,22 @@ async function oneRun(h: WorkflowHarness): Promise<RunTimes> {
 }
 
 async function oneChain(h: WorkflowHarness): Promise<ChainTimes> {
-  const result: ChainTimes = { roundTripMs: [], chainMs: [] };
+  const roundTripMs: number[] = [];
+  const cpu = cpuFrom(h);
   const chainStarted = now();
   for (let i = 0; i < SEQUENTIAL_STEPS; i++) {
     const sent = now();
     const arrived = h.receiver.next();
     await h.qstash.publishJSON({ url: `${h.receiver.url}/plain`, body: { ...BODY, i } });
-    result.roundTripMs.push((await arrived) - sent);
+    roundTripMs.push((await arrived) - sent);
   }
-  result.chainMs.push(now() - chainStarted);
-  return result;
+  return { roundTripMs, chainMs: [now() - chainStarted], cpuUs: cpu() };
 }
+
+const sum = (all: ProcessCpu[]): ProcessCpu => ({
+  gateway: all.reduce((total, c) => total + c.gateway, 0),
+  endpoint: all.reduce((total, c) => total + c.endpoint, 0),
+});
 
 /** `runs` runs and as many chains of round trips, alternating. */
 export async function sequentialRound(h: WorkflowHarness, runs: number): Promise<SequentialRound> {
@@ -103,5 +145,7 @@ export async function sequentialRound(h: WorkflowHarness, runs: number): Promise
     runMs: runSides.flatMap((r) => r.runMs),
     roundTripMs: chainSides.flatMap((c) => c.roundTripMs),
     chainMs: chainSides.flatMap((c) => c.chainMs),
+    runCpuUs: sum(runSides.map((r) => r.cpuUs)),
+    chainCpuUs: sum(chainSides.map((c) => c.cpuUs)),
   };
 }
