@@ -57,7 +57,7 @@ describe('backups and hibernation', () => {
       hibernation: { idleAfter: '6s' },
       addons: { backups: { schedule: scheduleNotDueDuringTests(), retain: 3 } },
     });
-    await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 60_000);
+    await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 120_000);
     const couch = await instanceCouch(testControlPlane().kubeConfig, ref);
     expect((await couch('PUT', '/entries')).status).toBe(201);
     expect(
@@ -74,7 +74,7 @@ describe('backups and hibernation', () => {
       ref.name,
       'phase Hibernating or Hibernated',
       (i) => i.status?.hibernatedAt !== undefined,
-      60_000,
+      120_000,
     );
     const [done] = (await listBackups(ns.name, ref.name)).filter(
       (b) => b.metadata.name === final.metadata.name,
@@ -104,7 +104,7 @@ describe('backups and hibernation', () => {
       'Hibernated',
       'BackupSkipped',
     ]);
-  }, 150_000);
+  }, 300_000);
 
   it('when an instance goes idle with nothing changed since its last backup, then it hibernates without another backup', async () => {
     const ref = { namespace: ns.name, name: 'ledger' };
@@ -113,13 +113,13 @@ describe('backups and hibernation', () => {
       hibernation: { idleAfter: '6s' },
       addons: { backups: { schedule: scheduleNotDueDuringTests() } },
     });
-    await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 60_000);
+    await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 120_000);
     await waitForInstance(
       ns.name,
       ref.name,
       'hibernated',
       (i) => i.status?.hibernatedAt !== undefined,
-      60_000,
+      120_000,
     );
     const first = (await listBackups(ns.name, ref.name)).filter((b) => b.spec.trigger === 'Hibernation');
     expect(first.map((b) => b.status?.phase)).toEqual(['Completed']);
@@ -128,18 +128,18 @@ describe('backups and hibernation', () => {
     await patchInstance(ns.name, ref.name, {
       metadata: { annotations: { 'settee.dev/wake-requested': new Date().toISOString() } },
     });
-    await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 60_000);
+    await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 120_000);
     await waitForInstance(
       ns.name,
       ref.name,
       'hibernated again',
       (i) => i.status?.hibernatedAt !== undefined,
-      60_000,
+      120_000,
     );
     expect(
       (await listBackups(ns.name, ref.name)).filter((b) => b.spec.trigger === 'Hibernation'),
     ).toHaveLength(1);
-  }, 150_000);
+  }, 300_000);
 
   it('when object storage is unreachable, then the final backup fails visibly after its retries, and the instance still hibernates', async () => {
     const ref = { namespace: ns.name, name: 'offline' };
@@ -162,7 +162,7 @@ describe('backups and hibernation', () => {
       hibernation: { idleAfter: '6s' },
       addons: { backups: { schedule: scheduleNotDueDuringTests(), storageSecret: 'unreachable-bucket' } },
     });
-    await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 60_000);
+    await waitForInstance(ns.name, ref.name, 'phase Running', hasPhase('Running'), 120_000);
     const hibernated = await waitForInstance(
       ns.name,
       ref.name,
@@ -184,5 +184,5 @@ describe('backups and hibernation', () => {
       (i) => conditionOf(i, 'BackedUp')?.status === 'False',
     );
     expect(conditionOf(backedUp, 'BackedUp')).toMatchObject({ reason: 'BackupFailed' });
-  }, 150_000);
+  }, 300_000);
 });
