@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { KubernetesObject } from '../kubernetes-object.js';
 import { trimObject } from '../object-trim.js';
 import { stableStringify } from '../stable-stringify.js';
@@ -12,9 +13,12 @@ interface PendingWrite {
 interface Slot {
   /** The resourceVersion the API returned for this controller's last write; kept after the cache catches up. */
   writtenVersion: string | undefined;
-  /** That write's metadata.generation (kinds with a status have one) and the rest of its metadata. */
+  /**
+   * That write's metadata.generation (kinds with a status have one) and a digest of the rest of its
+   * metadata, kept only with a generation (the only case that compares it).
+   */
   writtenGeneration: number | undefined;
-  writtenMetadata: string;
+  writtenMetadata: string | undefined;
   /** The write itself, only until the cache shows a version it did not replace. */
   pending: PendingWrite | undefined;
 }
@@ -90,7 +94,8 @@ export class RecentWrites {
     slots.set(slot, {
       writtenVersion: written.metadata?.resourceVersion,
       writtenGeneration: written.metadata?.generation,
-      writtenMetadata: metadataOutsideVersion(written),
+      writtenMetadata:
+        written.metadata?.generation === undefined ? undefined : metadataOutsideVersion(written),
       pending: { supersedes: replaced, object: written },
     });
   }
@@ -150,11 +155,16 @@ function inFlightKey(owner: ObjectKey, slot: string): string {
 }
 
 /**
- * What a write can change in metadata besides the spec (labels, annotations, owners, finalizers),
- * and the uid: an object deleted and made again by someone else starts over at generation 1, which
- * may equal the generation this controller wrote.
+ * A digest of what a write can change in metadata besides the spec (labels, annotations, owners,
+ * finalizers), and the uid: an object deleted and made again by someone else starts over at
+ * generation 1, which may equal the generation this controller wrote. A digest, not the JSON: kept
+ * per written object, the JSON stayed in memory as the many-piece string its concatenation built
+ * (about 3 KB a slot, 18 MB of a 78 MB heap at 1,000 instances).
  */
 function metadataOutsideVersion(object: KubernetesObject | undefined): string {
   const { uid, labels, annotations, ownerReferences, finalizers } = object?.metadata ?? {};
-  return stableStringify([uid, labels, annotations, ownerReferences, finalizers]);
+  return crypto
+    .createHash('sha256')
+    .update(stableStringify([uid, labels, annotations, ownerReferences, finalizers]))
+    .digest('base64');
 }
