@@ -22,6 +22,7 @@ import { getFreePort } from '../local/ports.js';
 import { waitFor } from '../local/wait.js';
 import { createCouchInstance } from '../test/helpers/gateway/gateway-harness.js';
 import { COUCH_OWNED_SELECTOR } from '../api/well-known.js';
+import { isAlreadyExists } from '../kube/errors.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { watchInstancesReaching } from './lib/instance-watch.js';
 import { inPool } from './lib/pool.js';
@@ -115,6 +116,22 @@ async function writeHeapSnapshot(
   log(`operator heap snapshot: ${path.join(HEAP_SNAPSHOT_DIR ?? '.', file)}`);
 }
 
+/**
+ * Creates one CouchInstance; a connection the loaded API server reset is tried again (a create that
+ * landed before the reset then answers AlreadyExists, which is the instance created).
+ */
+async function createRetryingResets(kubeConfig: KubeConfig, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await createCouchInstance(kubeConfig, { namespace: NAMESPACE, name }, {});
+      return;
+    } catch (err) {
+      if (attempt > 1 && isAlreadyExists(err)) return;
+      if ((err as { code?: unknown }).code !== 'ECONNRESET' || attempt === 5) throw err;
+    }
+  }
+}
+
 export async function runCouchInstanceBench(
   options: { instances?: number; concurrency?: number; log?: (line: string) => void } = {},
 ): Promise<CouchInstanceBenchResult> {
@@ -174,7 +191,7 @@ export async function runCouchInstanceBench(
     const started = Date.now();
     const cpuBefore = cpuSeconds(operator.pid);
     await inPool(names, options.concurrency ?? 50, async (name) => {
-      await createCouchInstance(plane.kubeConfig, { namespace: NAMESPACE, name }, {});
+      await createRetryingResets(plane.kubeConfig, name);
       createdAt.set(name, Date.now());
     });
     log(`created ${count} CouchInstances in ${Date.now() - started} ms`);
