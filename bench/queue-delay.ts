@@ -47,6 +47,7 @@ interface Lateness {
 function startGateway(target: QueueTarget, env: Record<string, string>): Promise<QueueGatewayProcess> {
   return spawnQueueGateway({
     targets: [target],
+    bundled: true,
     env: buildQueueGatewayEnv(KEY_PREFIX, env),
   });
 }

@@ -53,6 +53,7 @@ const SCHEDULE_CLAIM_LEASES = (process.env.QUEUE_FLOWS_SCHEDULE_LEASES ?? '2000'
 function startGateway(target: QueueTarget, env: Record<string, string> = {}): Promise<QueueGatewayProcess> {
   return spawnQueueGateway({
     targets: [target],
+    bundled: true,
     env: buildQueueGatewayEnv(KEY_PREFIX, { SETTEE_QUEUE_WORKER_CONCURRENCY: '128', ...env }),
   });
 }

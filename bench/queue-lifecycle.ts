@@ -43,6 +43,7 @@ const BODY = JSON.stringify({ event: 'order.created', id: 12345, amount: 42.5, c
 function startGateway(target: QueueTarget, options: { workers: boolean; events: boolean }) {
   return spawnQueueGateway({
     targets: [target],
+    bundled: true,
     workers: options.workers,
     env: buildQueueGatewayEnv(KEY_PREFIX, {
       SETTEE_QUEUE_WORKER_CONCURRENCY: '128',

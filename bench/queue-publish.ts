@@ -70,6 +70,7 @@ const GOALS = {
 function startGateway(target: QueueTarget, workers: boolean, gc?: GcCount): Promise<QueueGatewayProcess> {
   return spawnQueueGateway({
     targets: [target],
+    bundled: true,
     workers,
     ...(gc ? { nodeFlags: GC_TRACE_FLAGS, onLine: gc.onLine } : {}),
     env: buildQueueGatewayEnv(KEY_PREFIX, {

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { bundleEntry } from '../../local/bundle.js';
 import { startProcess, type ManagedProcess } from '../../local/process.js';
 import { waitFor } from '../../local/wait.js';
 
@@ -23,6 +24,29 @@ export function startTsProcess(
     name,
     command: process.execPath,
     args: [...(node.flags ?? []), '--import', TSX_LOADER, path.join(ROOT, file), ...args],
+    env,
+    cwd: ROOT,
+    ...(node.onLine ? { onLine: node.onLine } : {}),
+  });
+}
+
+/**
+ * Starts a repository TypeScript file as its esbuild bundle (local/bundle.ts) with plain node, as
+ * the local platform runs the gateway: for a process whose CPU a benchmark sets beside a bundled
+ * gateway's (the queue's floor), so neither pays tsx's loader output (its `__name` wrappers).
+ */
+export async function startBundledProcess(
+  name: string,
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  node: { flags?: readonly string[]; onLine?: (line: string) => void } = {},
+): Promise<ManagedProcess> {
+  const script = await bundleEntry(file);
+  return startProcess({
+    name,
+    command: process.execPath,
+    args: [...(node.flags ?? []), script, ...args],
     env,
     cwd: ROOT,
     ...(node.onLine ? { onLine: node.onLine } : {}),

@@ -67,6 +67,7 @@ export async function startWorkflowHarness(options: {
     const target = testQueueTarget(redis, { namespace: 'bench', name: 'wf' });
     parts.gateway = await spawnQueueGateway({
       targets: [target],
+      bundled: true,
       env: buildQueueGatewayEnv(KEY_PREFIX, {
         SETTEE_QUEUE_WORKER_CONCURRENCY: '128',
         SETTEE_QUEUE_MAX_BATCH_SIZE: String(options.batch),

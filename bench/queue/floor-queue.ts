@@ -9,7 +9,8 @@
  * No events, no stream index, no entry check, no leases, no flow control or queues: what those
  * cost is the gateway's distance from this floor.
  *
- *   node --import tsx bench/queue/floor-queue.ts '<FloorSpec JSON>'   (prints `listening <url>`)
+ *   node --import tsx bench/queue/floor-queue.ts '<FloorSpec JSON>'   (prints `listening <url>`;
+ *   the bench runs its bundle, startFloorQueue)
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
@@ -22,7 +23,7 @@ import { createMessage } from '../../gateway/queue/core/message.js';
 import { createDeliverySigner } from '../../gateway/queue/workers/signer.js';
 import type { ManagedProcess } from '../../local/process.js';
 import { waitFor } from '../../local/wait.js';
-import { startTsProcess } from '../lib/processes.js';
+import { startBundledProcess } from '../lib/processes.js';
 
 export interface FloorSpec {
   redis: { host: string; port: number; password: string };
@@ -144,14 +145,15 @@ async function main(spec: FloorSpec): Promise<void> {
 }
 
 /**
- * Parent side: starts the floor process (with `node`'s flags and output reader, as startTsProcess
- * takes them); resolves once it listens, with its base URL.
+ * Parent side: starts the floor process from its bundle, as the bench runs the gateway (with
+ * `node`'s flags and output reader, as startBundledProcess takes them); resolves once it listens,
+ * with its base URL.
  */
 export async function startFloorQueue(
   spec: FloorSpec,
-  node: Parameters<typeof startTsProcess>[4] = {},
+  node: Parameters<typeof startBundledProcess>[4] = {},
 ): Promise<{ proc: ManagedProcess; baseUrl: string }> {
-  const proc = startTsProcess(
+  const proc = await startBundledProcess(
     'floor-queue',
     'bench/queue/floor-queue.ts',
     [JSON.stringify(spec)],

@@ -1,11 +1,14 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleEntry } from '../../../local/bundle.js';
 import { startProcess, type ManagedProcess } from '../../../local/process.js';
 import { waitFor } from '../../../local/wait.js';
 import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const GATEWAY_PROCESS = path.join(ROOT, 'test/helpers/queue/queue-gateway-process.ts');
+const GATEWAY_PROCESS = 'test/helpers/queue/queue-gateway-process.ts';
+
+let bundled: Promise<string> | undefined;
 
 /**
  * QUEUE_GATEWAY_NODE_FLAGS (space-separated) are given to each spawned gateway's node, to profile
@@ -31,16 +34,29 @@ export async function spawnQueueGateway(options: {
   env: Record<string, string>;
   /** false leaves the delivery workers off; default on. */
   workers?: boolean;
+  /**
+   * true runs the process from its esbuild bundle (local/bundle.ts) with plain node, as the local
+   * platform runs the gateway: benchmarks measure that JavaScript, not tsx's loader output, whose
+   * `__name` wrapper on every closure made per request cost about 5% of a publish's CPU. Tests
+   * keep tsx's loader (default), which needs no build.
+   */
+  bundled?: boolean;
   /** Node flags besides QUEUE_GATEWAY_NODE_FLAGS (a benchmark's GC trace), and who reads the output lines. */
   nodeFlags?: readonly string[];
   onLine?: (line: string) => void;
 }): Promise<QueueGatewayProcess> {
+  // Built once per process: every later gateway a benchmark starts is plain node from the same file.
+  const script = options.bundled ? await (bundled ??= bundleEntry(GATEWAY_PROCESS)) : undefined;
   const proc = startProcess({
     name: 'queue-gateway',
     // node with tsx's loader, not the tsx CLI: the CLI runs the script in a child process, and a
     // SIGKILL to the CLI would leave that child delivering.
     command: process.execPath,
-    args: [...nodeFlags(), ...(options.nodeFlags ?? []), '--import', 'tsx', GATEWAY_PROCESS],
+    args: [
+      ...nodeFlags(),
+      ...(options.nodeFlags ?? []),
+      ...(script ? [script] : ['--import', 'tsx', path.join(ROOT, GATEWAY_PROCESS)]),
+    ],
     cwd: ROOT,
     env: {
       ...process.env,
