@@ -21,6 +21,19 @@ function setup(intervalMs = 100, postpone?: (instanceKey: string) => boolean) {
   return { reporter, renewals };
 }
 
+/** The last request ends: once its last renewal has gone out, no more come (then the reporter stops). */
+async function endsThenSettles(
+  reporter: ActivityReporter,
+  renewals: readonly ActivityRenewal[],
+): Promise<void> {
+  reporter.end(KEY);
+  await sleep(120);
+  const settled = renewals.length;
+  await sleep(150);
+  expect(renewals.length).toBe(settled);
+  await reporter.stop();
+}
+
 describe('ActivityReporter', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
@@ -55,12 +68,7 @@ describe('ActivityReporter', () => {
     await sleep(280);
     expect(renewals.length).toBeGreaterThanOrEqual(4);
     expect(reporter.openCount(KEY)).toBe(1);
-    reporter.end(KEY);
-    await sleep(120);
-    const settled = renewals.length;
-    await sleep(150);
-    expect(renewals.length).toBe(settled);
-    await reporter.stop();
+    await endsThenSettles(reporter, renewals);
   });
 
   it('when the instance is waking while its request is held, then no renewal is sent until it is up, and the first comes within an interval of that', async () => {
@@ -73,12 +81,7 @@ describe('ActivityReporter', () => {
     await sleep(50);
     expect(renewals).toHaveLength(1);
     expect(renewals[0]).toMatchObject({ instance, openStreams: 1 });
-    reporter.end(KEY);
-    await sleep(120);
-    const settled = renewals.length;
-    await sleep(150);
-    expect(renewals.length).toBe(settled);
-    await reporter.stop();
+    await endsThenSettles(reporter, renewals);
   });
 
   it('when a held request gives up while the instance is still waking, then nothing is renewed, and a request once it is up renews at once', async () => {
