@@ -22,7 +22,7 @@ import { startCouchEngine, type CouchEngine } from '../local/couch-engine/index.
 import { startS3Server, type S3Server } from '../local/s3-server.js';
 import { measureRunEnv } from './backup/run-env.js';
 import { startTsProcess } from './lib/processes.js';
-import { median, round } from './lib/stats.js';
+import { median, round, spread } from './lib/stats.js';
 
 const SIZES_MB = (process.env.BENCH_ATTACHMENT_MEMORY_SIZES ?? '32,96').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_ATTACHMENT_MEMORY_ROUNDS ?? 2);
@@ -118,7 +118,7 @@ for (const mode of MODES) {
     const rss = list.map((run) => run.peakRssMb);
     const mbps = median(list.map((run) => megabytes / (run.ms / 1000)));
     return (
-      `${megabytes} MB: RSS ${round(median(rss))} [${round(Math.min(...rss))}-${round(Math.max(...rss))}], ` +
+      `${megabytes} MB: RSS ${round(median(rss))} [${spread(rss, 0)}], ` +
       `buffers ${round(median(list.map((run) => run.peakArrayBuffersMb)))}, ` +
       `heap ${round(median(list.map((run) => run.peakHeapUsedMb)))}, ${round(mbps, 1)} MB/s`
     );

@@ -12,7 +12,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startControlPlane } from '../local/control-plane.js';
-import { median, quantile, round } from './lib/stats.js';
+import { median, minMax, quantile, round } from './lib/stats.js';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 5);
 
@@ -41,7 +41,7 @@ function summary(starts: readonly Start[], baselineMedian: number) {
   return {
     medianMs: round(median(totals)),
     p99Ms: round(quantile(totals, 0.99)),
-    spreadMs: [round(Math.min(...totals)), round(Math.max(...totals))],
+    spreadMs: minMax(totals),
     ratioToTestsMedian: round(median(totals) / baselineMedian, 2),
     stepsOfMedianStart: [...starts].sort((a, b) => a.totalMs - b.totalMs)[Math.floor(starts.length / 2)]
       ?.steps,

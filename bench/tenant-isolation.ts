@@ -48,7 +48,7 @@ import { runClosedLoop, type LoopControl } from './lib/closed-loop.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { buildCompiledGatewayEnv } from './lib/gateway-bench-env.js';
 import { cpuSeconds } from './lib/process-usage.js';
-import { median, quantileOfSorted, round } from './lib/stats.js';
+import { median, quantileOfSorted, round, spread } from './lib/stats.js';
 import { startCountingReceiver } from './queue/counting-receiver.js';
 
 const NAMESPACE = 'isolation';
@@ -350,7 +350,7 @@ async function main(): Promise<void> {
 
     const figure = (phase: Phase, key: 'publishP50' | 'publishP99' | 'readP50' | 'readP99'): string => {
       const values = (results.get(phase) ?? []).map((r) => r[key]);
-      return `${round(median(values), 2)} [${round(Math.min(...values), 2)}-${round(Math.max(...values), 2)}]`;
+      return `${round(median(values), 2)} [${spread(values, 2)}]`;
     };
     const medianOf = (phase: Phase, key: 'publishP99' | 'readP99'): number =>
       median((results.get(phase) ?? []).map((r) => r[key]));
