@@ -13,7 +13,7 @@ const DAY_MS = 86_400_000;
  * Resolves once the next whole multiple of `periodMs` since the epoch is at least `needMs` away:
  * at once when it already is, else just after that boundary has passed.
  */
-export async function clearOfBoundary(periodMs: number, needMs: number): Promise<void> {
+async function clearOfBoundary(periodMs: number, needMs: number): Promise<void> {
   if (needMs >= periodMs)
     throw new RangeError(`needMs ${needMs} must be shorter than the period ${periodMs}`);
   const untilBoundary = periodMs - (Date.now() % periodMs);

@@ -21,7 +21,7 @@ export interface NetworkTripwire {
   uninstall(): void;
 }
 
-export const isNotLoopback = (address: string): boolean => {
+const isNotLoopback = (address: string): boolean => {
   const plain = address.replace(/^::ffff:/i, '');
   return !(net.isIPv4(plain) && plain.startsWith('127.')) && plain !== '::1';
 };

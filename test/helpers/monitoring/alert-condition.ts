@@ -5,7 +5,7 @@ export interface Sample {
 }
 
 /** The samples of one metric on a /metrics page (Prometheus text format), labels parsed. */
-export function samplesOf(page: string, metric: string): Sample[] {
+function samplesOf(page: string, metric: string): Sample[] {
   return page
     .split('\n')
     .filter((line) => line.startsWith(`${metric}{`) || line.startsWith(`${metric} `))

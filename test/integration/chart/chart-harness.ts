@@ -119,11 +119,11 @@ export function templateArgs(options: RenderOptions): string[] {
 }
 
 /** `helm template` output as YAML text; throws with helm's message when rendering fails. */
-export async function renderChartYaml(options: RenderOptions): Promise<string> {
+async function renderChartYaml(options: RenderOptions): Promise<string> {
   return succeeded('helm template', await helm(['template', ...templateArgs(options)])).stdout;
 }
 
-export function parseManifests(yamlText: string): KubernetesObject[] {
+function parseManifests(yamlText: string): KubernetesObject[] {
   return parseAllDocuments(yamlText)
     .map((doc) => {
       if (doc.errors.length > 0) throw new Error(`helm rendered invalid YAML: ${doc.errors[0]?.message}`);
