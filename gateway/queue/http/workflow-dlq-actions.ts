@@ -1,4 +1,3 @@
-import type { ApiRequest } from './api-request.js';
 import { applyRetryOverrides, buildRetriedMessage, type RetryOverrides } from './dlq-retry.js';
 import { storeCall } from './store-call.js';
 import type { DeadLetter } from '../core/dead-letter.js';
@@ -16,9 +15,14 @@ import { isEnqueueAnswer, prepareWorkflowMessages } from '../stores/workflow-pub
  * What the workflow DLQ does with one entry, for the bulk routes (workflow-dlq-routes.ts) and the
  * single-entry ones (workflow-dlq-entry-routes.ts) alike: resume its failed run as a new run from
  * the failed step, or restart it as a new run from its payload. Both take the entry out of the DLQ
- * first, so two actions on one entry start one run; a replica dying before the new run is stored
- * loses that action (docs/workflow.md).
+ * last, once the new run and its first delivery are stored: a replica dying in between leaves the
+ * entry in the DLQ, so the action can be sent again (at worst a second run, as at-least-once
+ * allows), where taking it first lost it (docs/workflow.md). Not one script: the delivery is
+ * stored by enqueue-messages or, with flow control, enqueue-flow-control-messages.
  */
+
+/** What an action reads and writes: the binding's stores (an ApiRequest has them). */
+type StoresOf = ConstructorParameters<typeof BindingStores>[0];
 
 export type WorkflowLetter = DeadLetter & { workflow: NonNullable<DeadLetter['workflow']> };
 
@@ -86,29 +90,34 @@ function resumedStep(input: {
 }
 
 /**
- * Resumes one failed run as a new run `runId` (Upstash: "a new workflow run ID is generated, but
- * the workflow maintains the state and results from previously completed steps"): once the entry
- * is taken, the run's steps are copied to the new id and its failed step is sent again there. The
- * failed run stays RUN_FAILED. Undefined when another request took the entry or the run first.
+ * The entry leaves the DLQ once its new run is stored. Another request that acted on it meanwhile
+ * took it first and started a run of its own: both run, the duplicate at-least-once allows.
  */
-export async function resumeAsNewRun(
-  request: ApiRequest,
-  input: EntryAction,
-): Promise<StartedRun | undefined> {
+async function takeEntry(stores: BindingStores, letter: WorkflowLetter): Promise<void> {
+  await storeCall('take the dead letter', () => stores.deadLetters().delete([letter.dlqId]));
+}
+
+/**
+ * Resumes one failed run as a new run `runId` (Upstash: "a new workflow run ID is generated, but
+ * the workflow maintains the state and results from previously completed steps"): the run's steps
+ * are copied to the new id, its failed step is sent again there, then the entry leaves the DLQ.
+ * The failed run stays RUN_FAILED. Undefined, the entry kept, when the run is no longer failed; a
+ * run `runId` that exists is a 400, the entry kept.
+ */
+export async function resumeAsNewRun(request: StoresOf, input: EntryAction): Promise<StartedRun | undefined> {
   const stores = new BindingStores(request);
   const runs = stores.workflowRuns();
   const { letter, run, overrides, runId } = input;
   const initialBody = run.config.failureCallback
     ? await storeCall('read the run', () => runs.initialBody(run.runId))
     : undefined;
-  if ((await storeCall('take the dead letter', () => stores.deadLetters().delete([letter.dlqId]))) !== 1)
-    return undefined;
   const as = { runId, createdAt: Date.now() };
   const { message, config } = resumedStep({ letter, run, overrides, as, initialBody });
   const outcome = await storeCall('resume the workflow run', () => runs.resume(run.runId, { ...as, config }));
   if (outcome === 'id-taken') throw new InvalidRequestError(`workflow run ${runId} exists`);
   if (outcome !== 'resumed') return undefined;
   await storeCall('resend the failed step', () => stores.enqueueOne(message));
+  await takeEntry(stores, letter);
   return { workflowRunId: runId, workflowCreatedAt: as.createdAt };
 }
 
@@ -135,24 +144,22 @@ function restartTrigger(
 
 /**
  * Restarts one failed run as a new run `runId` (its payload, URL and settings, the overrides
- * applied; not its invoker, which its failure already resumed). Undefined when another request
- * took the entry first, or a run `runId` exists.
+ * applied; not its invoker, which its failure already resumed), then the entry leaves the DLQ.
+ * A run `runId` that exists is a 400, the entry kept.
  */
-export async function restartAsNewRun(
-  request: ApiRequest,
-  input: EntryAction,
-): Promise<StartedRun | undefined> {
+export async function restartAsNewRun(request: StoresOf, input: EntryAction): Promise<StartedRun> {
   const stores = new BindingStores(request);
   const runs = stores.workflowRuns();
   const { letter, run, overrides, runId } = input;
   const payload = Buffer.from(await storeCall('read the run', () => runs.initialBody(run.runId)), 'base64');
-  if ((await storeCall('take the dead letter', () => stores.deadLetters().delete([letter.dlqId]))) !== 1)
-    return undefined;
   const now = Date.now();
   const [started] = await storeCall('start the run', () =>
     prepareWorkflowMessages(runs, [restartTrigger(run, { payload, overrides, runId, now })]),
   );
-  if (started === undefined || isEnqueueAnswer(started)) return undefined;
+  // A trigger of a run that exists is answered as its duplicate: the id was taken.
+  if (started === undefined || isEnqueueAnswer(started))
+    throw new InvalidRequestError(`workflow run ${runId} exists`);
   await storeCall('store the run', () => stores.enqueueOne(started));
+  await takeEntry(stores, letter);
   return { workflowRunId: started.workflow!.runId, workflowCreatedAt: started.workflow!.createdAt };
 }

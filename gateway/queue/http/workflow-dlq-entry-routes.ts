@@ -90,7 +90,7 @@ function entryAction(
     if (run?.state !== 'RUN_FAILED') throw notActionable(letter, run);
     const runId = await newRunIdOf(request);
     const started = await act(request, { letter, run, overrides, runId });
-    // Another request took the entry (or the run) between the reads above and the action.
+    // The run was dropped (its retention) between the read above and the action: nothing changed.
     if (!started) throw new ResourceNotFoundError(`workflow dead letter ${letter.dlqId} not found`);
     sendJson(request.res, 200, started);
   };
