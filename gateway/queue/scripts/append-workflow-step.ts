@@ -30,15 +30,19 @@ import { WORKFLOW_STEPS_BODY_LUA } from './workflow-steps-body.js';
  * ARGV[6]  the step's identity
  * Returns {1, body, the run's createdAt, its config, its payload step or ''} when appended (the
  * payload step, the first of the list, only for a run with a failure callback, which carries the
- * payload), {0, the run's state} when not running ('' when unknown), {2, steps so far} over the
- * step count, {3, context bytes so far} over the context size. What the step's delivery needs of
- * the run comes back with it: the publish then costs one round trip to Redis, not two.
+ * payload), {0, the run's state} when not running ('' when unknown or without its config),
+ * {2, steps so far} over the step count, {3, context bytes so far} over the context size. What the
+ * step's delivery needs of the run comes back with it: the publish then costs one round trip to
+ * Redis, not two.
  */
 export const appendWorkflowStep = new LuaScript(
   'append-workflow-step',
   3,
   `${WORKFLOW_STEPS_BODY_LUA}
 local run = redis.call('HMGET', KEYS[1], 'state', 'createdAt', 'config', 'repeatedSteps', 'contextBytes')
+-- A hash without its config is no run (the store's get reads none there): unknown, not a script
+-- error from cjson.decode below.
+if not run[3] then return {0, ''} end
 if run[1] ~= 'RUN_STARTED' then return {0, run[1] or ''} end
 local function appended()
   local payload = ''

@@ -158,8 +158,8 @@ export class WorkflowRunStore {
         stepIdentity(step),
       ],
     )) as [number, Buffer, Buffer?, Buffer?, Buffer?];
-    if (outcome === 2) throw overRunLimit(runId, this.limits, { steps: Number(value) });
-    if (outcome === 3) throw overRunLimit(runId, this.limits, { context: Number(value) });
+    if (outcome === 2) throw overRunLimit(runId, this.limits, { steps: Number(value.toString()) });
+    if (outcome === 3) throw overRunLimit(runId, this.limits, { context: Number(value.toString()) });
     if (outcome !== 1) return { appended: false, state: value.toString() };
     const appended: AppendOutcome = {
       appended: true,

@@ -147,7 +147,10 @@ describe("the queue's Lua scripts against a real Redis", () => {
     await expect(runs.assertRoomFor(runId, [plan, step('msg_5', body(5))])).rejects.toThrow(
       /3 steps, 3 at most/,
     );
-    await expect(runs.append(runId, step('msg_4', body(4)))).rejects.toThrow(/maxWorkflowSteps/);
+    // The count comes back from the script as bytes: the message names it as a number.
+    await expect(runs.append(runId, step('msg_4', body(4)))).rejects.toThrow(
+      /has 3 steps, 3 at most \(maxWorkflowSteps\)/,
+    );
     await expect(runs.append(runId, step('msg_2c', body(2)))).resolves.toMatchObject({ appended: true });
   });
 
@@ -183,6 +186,11 @@ describe("the queue's Lua scripts against a real Redis", () => {
     const failing = await runs.append('wfr_failing', step);
     expect(failing).toMatchObject({ appended: true, initialBody: payload.body });
     await expect(runs.append('wfr_unknown', step)).resolves.toEqual({ appended: false, state: '' });
+    // A running hash without its config is no run (runs.get reads none): refused as unknown, not
+    // a script error, and nothing joins its steps.
+    await inspect.hset(k.workflowRun('wfr_configless'), 'state', 'RUN_STARTED', 'createdAt', '1000');
+    await expect(runs.append('wfr_configless', step)).resolves.toEqual({ appended: false, state: '' });
+    expect(await inspect.exists(k.workflowSteps('wfr_configless'))).toBe(0);
   });
 
   it("when a run's steps pass the inline limit, then its bodies are empty without a read of its steps, and a run started before the count still gets its body from the list", async () => {
