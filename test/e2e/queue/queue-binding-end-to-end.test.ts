@@ -4,7 +4,7 @@ import { Client, Receiver } from '@upstash/qstash';
 import { Client as WorkflowClient } from '@upstash/workflow';
 import { startRedis, type RedisServer } from '../../../local/redis-server.js';
 import { waitFor } from '../../../local/wait.js';
-import type { QueueEnv } from '../../../api/queue-binding.js';
+import type { QueueBindingSpec, QueueEnv } from '../../../api/queue-binding.js';
 import { createSilentLogger } from '../../../observability/logger.js';
 import type { RunningOperator } from '../../../operator/operator.js';
 import { createQueueService, type QueueService } from '../../../gateway/queue/index.js';
@@ -88,6 +88,17 @@ describe('a QueueBinding, from kubectl apply to a verified delivery', () => {
     Object.assign(process.env, qstashEnv);
   });
 
+  /** A binding's spec on the test Redis: database `db` (its default when none), password from Secret `secret`. */
+  const redisBinding = (db?: number, secret = 'db-auth'): QueueBindingSpec => ({
+    engine: 'redis',
+    connection: {
+      host: redis.host,
+      port: redis.port,
+      ...(db !== undefined && { db }),
+      passwordSecretRef: { name: secret, key: 'password' },
+    },
+  });
+
   /** Publishes with the SDK and returns what the destination received, as a receiver checks it. */
   async function publish(
     env: QueueEnv,
@@ -123,14 +134,7 @@ describe('a QueueBinding, from kubectl apply to a verified delivery', () => {
 
   it('when a binding is applied, then publishing with its env values delivers, signed with its current key; after a rotation by annotation, with the former next key', async () => {
     await createPasswordSecret(ns.name, 'db-auth', redis.password);
-    await createBinding(ns.name, 'db', {
-      engine: 'redis',
-      connection: {
-        host: redis.host,
-        port: redis.port,
-        passwordSecretRef: { name: 'db-auth', key: 'password' },
-      },
-    });
+    await createBinding(ns.name, 'db', redisBinding());
     await waitForBinding(ns.name, 'db', 'Ready', (b) => conditionOf(b, 'Ready')?.status === 'True');
     const env = await waitForQueueEnv(ns.name, 'db', 'written', () => true);
     expect(env.VQUEUE_NEXT_SIGNING_KEY).toMatch(/^sig_/);
@@ -170,27 +174,11 @@ describe('a QueueBinding, from kubectl apply to a verified delivery', () => {
   });
 
   it('when GET /v2/keys and POST /v2/keys/rotate are called, then the answered pairs verify real deliveries with the SDK Receiver, before and right after the rotation', async () => {
-    await createBinding(ns.name, 'keys', {
-      engine: 'redis',
-      connection: {
-        host: redis.host,
-        port: redis.port,
-        // Its own database: the other binding's worker must not take (and sign) these messages.
-        db: 1,
-        passwordSecretRef: { name: 'db-auth', key: 'password' },
-      },
-    });
+    // Its own database: the other binding's worker must not take (and sign) these messages.
+    await createBinding(ns.name, 'keys', redisBinding(1));
     // Another tenant: its own binding and password, in another database.
     await createPasswordSecret(ns.name, 'other-auth', 'other-tenant-password');
-    await createBinding(ns.name, 'other', {
-      engine: 'redis',
-      connection: {
-        host: redis.host,
-        port: redis.port,
-        db: 2,
-        passwordSecretRef: { name: 'other-auth', key: 'password' },
-      },
-    });
+    await createBinding(ns.name, 'other', redisBinding(2, 'other-auth'));
     const env = await waitForQueueEnv(ns.name, 'keys', 'written', () => true);
     const otherEnv = await waitForQueueEnv(ns.name, 'other', 'written', () => true);
     expect(otherEnv.VQUEUE_TOKEN).toBe('other-tenant-password');
@@ -289,15 +277,7 @@ describe('a QueueBinding, from kubectl apply to a verified delivery', () => {
   });
 
   it("when the operator publishes a binding's limits, then the gateway enforces status.limits: the operator's default, then a spec.limits override", async () => {
-    await createBinding(ns.name, 'quota', {
-      engine: 'redis',
-      connection: {
-        host: redis.host,
-        port: redis.port,
-        db: 3,
-        passwordSecretRef: { name: 'db-auth', key: 'password' },
-      },
-    });
+    await createBinding(ns.name, 'quota', redisBinding(3));
     const published = await waitForBinding(ns.name, 'quota', 'limits', (b) => !!b.status?.limits);
     expect(published.status?.limits?.maxQueues).toBe(2);
     const env = await waitForQueueEnv(ns.name, 'quota', 'written', () => true);
@@ -331,15 +311,7 @@ describe('a QueueBinding, from kubectl apply to a verified delivery', () => {
   });
 
   it("when the workflow SDK is given the env Secret's VQUEUE_QSTASH_TOKEN unchanged, then context.createWebhook builds the binding's webhook URL and a call to it resumes the run", async () => {
-    await createBinding(ns.name, 'flows', {
-      engine: 'redis',
-      connection: {
-        host: redis.host,
-        port: redis.port,
-        db: 4,
-        passwordSecretRef: { name: 'db-auth', key: 'password' },
-      },
-    });
+    await createBinding(ns.name, 'flows', redisBinding(4));
     const env = await waitForQueueEnv(ns.name, 'flows', 'written', () => true);
     const target = await waitFor(
       'the gateway to serve the binding',
