@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { GuardedAgents } from './guarded-agents.js';
+import { NON_RETRYABLE_HEADER } from './retry-policy.js';
 
 /** How one delivery attempt ended, as the retry policy and the logs need it. */
 export interface AttemptResult {
@@ -253,7 +254,7 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
       };
       const retryAfter = first(hop.headers['retry-after']);
       if (retryAfter !== undefined) result.retryAfter = retryAfter;
-      const nonRetryable = first(hop.headers['upstash-nonretryable-error']);
+      const nonRetryable = first(hop.headers[NON_RETRYABLE_HEADER]);
       if (nonRetryable !== undefined) result.nonRetryableHeader = nonRetryable;
       if (hop.body.length > 0)
         result.responseBody = hop.body.subarray(0, RESPONSE_BODY_KEPT).toString('utf8');
