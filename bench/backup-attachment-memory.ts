@@ -71,7 +71,7 @@ async function measure(mode: Mode, env: NodeJS.ProcessEnv): Promise<Run> {
   const operatorRun = mode === 'backup' || mode === 'restore';
   const childEnv =
     operatorRun && OPERATOR_NODE_OPTIONS ? { ...env, NODE_OPTIONS: OPERATOR_NODE_OPTIONS } : env;
-  const child = startTsProcess(`measure-${mode}`, 'bench/backup/measure-run.ts', [mode], childEnv);
+  const child = startTsProcess(`measure-${mode}`, 'bench/backup/measure-run.ts', [mode], { env: childEnv });
   const exit = await child.exited;
   if (exit !== 0) throw new Error(`${mode} run exited ${exit}: ${child.output()}`);
   return JSON.parse(child.output().trim().split('\n').pop() ?? '') as Run;

@@ -120,7 +120,7 @@ const OPERATOR_NODE_OPTIONS = process.env.BENCH_BACKUP_NODE_OPTIONS;
 async function measure(mode: 'anchor' | 'backup' | 'restore', env: NodeJS.ProcessEnv): Promise<Run> {
   const childEnv =
     mode !== 'anchor' && OPERATOR_NODE_OPTIONS ? { ...env, NODE_OPTIONS: OPERATOR_NODE_OPTIONS } : env;
-  const child = startTsProcess(`measure-${mode}`, 'bench/backup/measure-run.ts', [mode], childEnv);
+  const child = startTsProcess(`measure-${mode}`, 'bench/backup/measure-run.ts', [mode], { env: childEnv });
   const exit = await child.exited;
   const line = child.output().trim().split('\n').pop() ?? '';
   if (exit !== 0) throw new Error(`${mode} run exited ${exit}: ${child.output()}`);

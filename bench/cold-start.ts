@@ -264,8 +264,10 @@ async function main(): Promise<void> {
       SETTEE_ENDPOINT_TEMPLATE: `${gatewayUrl}/db/{namespace}/{name}`,
     });
     const standIn = startTsProcess('kubelet-stand-in', 'local/kubelet-stand-in/main.ts', [], {
-      ...common,
-      SETTEE_KUBELET_DATA_DIR: volumesDir,
+      env: {
+        ...common,
+        SETTEE_KUBELET_DATA_DIR: volumesDir,
+      },
     });
     for (const proc of [standIn, operator, gateway]) stops.push(() => proc.stop());
     await waitForHttp(`${gatewayUrl}/readyz`, 'the gateway', 200, gateway.exited);

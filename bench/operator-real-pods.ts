@@ -110,8 +110,10 @@ async function oneRun(compiled: CompiledPlatform, count: number): Promise<RunRes
     });
     stops.unshift(() => operator.stop());
     const standIn = startTsProcess('kubelet-stand-in', 'local/kubelet-stand-in/main.ts', [], {
-      ...common,
-      SETTEE_KUBELET_DATA_DIR: dataRoot,
+      env: {
+        ...common,
+        SETTEE_KUBELET_DATA_DIR: dataRoot,
+      },
     });
     // Before the operator: the stand-in stops its engines, then the pods may go.
     stops.unshift(() => standIn.stop(30_000));

@@ -129,16 +129,18 @@ async function drain(receiver: CountingReceiver, pid: number): Promise<{ perSeco
 }
 
 /**
- * One latency round at OFFERED_RATE through `baseUrl`: p50/p99, Redis commands per message, and
- * the serving process's garbage per message (`gc`).
+ * One latency round at OFFERED_RATE through `publishUrl` for `seconds`: p50/p99, Redis commands
+ * per message, and the serving process's garbage per message (`gc`).
  */
 async function latencyRound(
   receiver: CountingReceiver,
   inspect: Redis,
-  publishUrl: string,
-  token: string,
-  gc: GcCount,
-  seconds = SECONDS,
+  {
+    publishUrl,
+    token,
+    gc,
+    seconds = SECONDS,
+  }: { publishUrl: string; token: string; gc: GcCount; seconds?: number },
 ): Promise<{ p50: number; p99: number; commands: number; byCommand: string; failed: number } & Garbage> {
   receiver.reset();
   const before = await commandCalls(inspect);
@@ -293,13 +295,18 @@ async function main(): Promise<void> {
       { url: floorPublishUrl, gc: floorGc },
     ];
     for (const { url, gc } of latencySides)
-      await latencyRound(receiver, inspect, url, target.token, gc, WARMUP_SECONDS);
+      await latencyRound(receiver, inspect, {
+        publishUrl: url,
+        token: target.token,
+        gc,
+        seconds: WARMUP_SECONDS,
+      });
     const [gatewayRounds, floorRounds] = await alternateRounds(
       ROUNDS,
       latencySides.map(
         ({ url, gc }) =>
           () =>
-            latencyRound(receiver!, inspect!, url, target.token, gc),
+            latencyRound(receiver!, inspect!, { publishUrl: url, token: target.token, gc }),
       ),
     );
     const rounds = gatewayRounds!.map((gateway, i) => ({ gateway, floor: floorRounds![i]! }));

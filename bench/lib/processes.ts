@@ -8,25 +8,30 @@ import { waitFor } from '../../local/wait.js';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
+/** How a started file runs: its environment (default this process's), node's flags, an output line reader. */
+export interface TsProcessOptions {
+  env?: NodeJS.ProcessEnv;
+  flags?: readonly string[];
+  onLine?: (line: string) => void;
+}
+
 /**
  * Starts a repository TypeScript file as one Node.js process (`node --import tsx`, not the tsx
- * CLI, which would put a wrapper process between us and the one whose memory is measured);
- * `node.flags` go to node, `node.onLine` hears each output line.
+ * CLI, which would put a wrapper process between us and the one whose memory is measured).
  */
 export function startTsProcess(
   name: string,
   file: string,
   args: string[],
-  env: NodeJS.ProcessEnv = process.env,
-  node: { flags?: readonly string[]; onLine?: (line: string) => void } = {},
+  { env = process.env, flags = [], onLine }: TsProcessOptions = {},
 ): ManagedProcess {
   return startProcess({
     name,
     command: process.execPath,
-    args: [...(node.flags ?? []), '--import', TSX_LOADER, path.join(ROOT, file), ...args],
+    args: [...flags, '--import', TSX_LOADER, path.join(ROOT, file), ...args],
     env,
     cwd: ROOT,
-    ...(node.onLine ? { onLine: node.onLine } : {}),
+    ...(onLine ? { onLine } : {}),
   });
 }
 
@@ -39,17 +44,16 @@ export async function startBundledProcess(
   name: string,
   file: string,
   args: string[],
-  env: NodeJS.ProcessEnv = process.env,
-  node: { flags?: readonly string[]; onLine?: (line: string) => void } = {},
+  { env = process.env, flags = [], onLine }: TsProcessOptions = {},
 ): Promise<ManagedProcess> {
   const script = await bundleEntry(file);
   return startProcess({
     name,
     command: process.execPath,
-    args: [...(node.flags ?? []), script, ...args],
+    args: [...flags, script, ...args],
     env,
     cwd: ROOT,
-    ...(node.onLine ? { onLine: node.onLine } : {}),
+    ...(onLine ? { onLine } : {}),
   });
 }
 

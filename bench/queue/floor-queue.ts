@@ -23,7 +23,7 @@ import { createMessage } from '../../gateway/queue/core/message.js';
 import { createDeliverySigner } from '../../gateway/queue/workers/signer.js';
 import type { ManagedProcess } from '../../local/process.js';
 import { waitFor } from '../../local/wait.js';
-import { startBundledProcess } from '../lib/processes.js';
+import { startBundledProcess, type TsProcessOptions } from '../lib/processes.js';
 
 export interface FloorSpec {
   redis: { host: string; port: number; password: string };
@@ -151,13 +151,12 @@ async function main(spec: FloorSpec): Promise<void> {
  */
 export async function startFloorQueue(
   spec: FloorSpec,
-  node: Parameters<typeof startBundledProcess>[4] = {},
+  node: Pick<TsProcessOptions, 'flags' | 'onLine'> = {},
 ): Promise<{ proc: ManagedProcess; baseUrl: string }> {
   const proc = await startBundledProcess(
     'floor-queue',
     'bench/queue/floor-queue.ts',
     [JSON.stringify(spec)],
-    process.env,
     node,
   );
   const baseUrl = await waitFor(
