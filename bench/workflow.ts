@@ -2,15 +2,15 @@
  * Upstash Workflow on the queue (issue 28's benchmarks), through the unchanged @upstash/workflow
  * 1.3.3: its Client triggers, its Express serve() runs the steps (in this process, verifying every
  * delivery's signature), one gateway process (delivery workers on) on a Redis with AOF everysec
- * (lib/workflow-bench-harness.ts).
+ * (workflow/workflow-bench-harness.ts).
  *   1. A 10-step sequential workflow against 10 plain publish-and-deliver round trips, alternating
- *      (lib/workflow-sequential-round.ts): each step's time against a round trip's, p50 and p99,
+ *      (workflow/workflow-sequential-round.ts): each step's time against a round trip's, p50 and p99,
  *      as ratios, with the step split into the queue's part and the SDK's handler; and a run end to
  *      end (trigger to the gateway's finish) against 10 round trips one after another.
  *   2. N runs at once of a 5-step workflow with a parallel fan-out of 10, against as many plain
- *      messages (lib/workflow-fan-out-round.ts): runs/s, steps/s, p99 run time, Redis memory per
+ *      messages (workflow/workflow-fan-out-round.ts): runs/s, steps/s, p99 run time, Redis memory per
  *      finished run, gateway CPU per step.
- *   3. W runs waiting on an event each, then notified (lib/workflow-notify-round.ts):
+ *   3. W runs waiting on an event each, then notified (workflow/workflow-notify-round.ts):
  *      notify-to-resume latency p50/p99, beside part 1's plain round trip.
  * Figures are medians of the rounds with their spread; the summary sets each beside its goal.
  *
@@ -20,22 +20,22 @@
  */
 import os from 'node:os';
 import { median, quantile, round, spread } from './lib/stats.js';
-import { startWorkflowHarness } from './lib/workflow-bench-harness.js';
+import { startWorkflowHarness } from './workflow/workflow-bench-harness.js';
 import {
   concurrentRound,
   fanOutWorkflow,
   FANOUT,
   FANOUT_STEPS,
   type ConcurrentRound,
-} from './lib/workflow-fan-out-round.js';
-import { NOTIFY_IN_FLIGHT, notifyRound, waiterWorkflow } from './lib/workflow-notify-round.js';
+} from './workflow/workflow-fan-out-round.js';
+import { NOTIFY_IN_FLIGHT, notifyRound, waiterWorkflow } from './workflow/workflow-notify-round.js';
 import {
   recordArrival,
   SEQUENTIAL_STEPS as STEPS,
   sequentialRound,
   sequentialWorkflow,
   type SequentialRound,
-} from './lib/workflow-sequential-round.js';
+} from './workflow/workflow-sequential-round.js';
 
 const ROUNDS = Number(process.env.WORKFLOW_BENCH_ROUNDS ?? '5');
 const RUNS_PER_ROUND = Number(process.env.WORKFLOW_BENCH_RUNS ?? '4');

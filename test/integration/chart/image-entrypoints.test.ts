@@ -15,7 +15,7 @@ import { waitFor } from '../../../local/wait.js';
 import { testControlPlane } from '../../helpers/kube.js';
 import { provisionTenant } from '../../../local/tenant-access.js';
 import { packagesImportedFrom } from '../../helpers/image-layout.js';
-import { entryOf, httpStatus, useImageTestbed } from './image-testbed.js';
+import { entryOf, httpStatus, useImageTestbed } from '../../helpers/chart/image-testbed.js';
 
 /*
  * No Docker engine runs here, so the images cannot be built. This suite does the next best thing:

@@ -21,7 +21,14 @@ import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import { testLogger } from '../../helpers/gateway/gateway-harness.js';
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import { waitFor } from '../../../local/wait.js';
-import { admin, CONFIG_VOLUME, couchContainer, NAME, statefulSet, UUID } from './stand-in-statefulset.js';
+import {
+  admin,
+  CONFIG_VOLUME,
+  couchContainer,
+  NAME,
+  statefulSet,
+  UUID,
+} from '../../helpers/local/stand-in-statefulset.js';
 
 /**
  * A pod's engine started (or restarted) by the stand-in, Ready: claim, scheduling by the real

@@ -22,8 +22,8 @@ import {
   type WorkflowDefinition,
   type WorkflowEndpoints,
 } from '../../test/helpers/queue/workflow-endpoints.js';
-import { startArrivalReceiver, type ArrivalReceiver } from './arrival-receiver.js';
-import { buildQueueGatewayEnv } from './gateway-bench-env.js';
+import { startArrivalReceiver, type ArrivalReceiver } from '../lib/arrival-receiver.js';
+import { buildQueueGatewayEnv } from '../lib/gateway-bench-env.js';
 
 const KEY_PREFIX = '{wfbench}:';
 

@@ -7,8 +7,8 @@
 import type { WorkflowContext } from '@upstash/workflow';
 import type { Redis } from 'ioredis';
 import { waitFor } from '../../local/wait.js';
-import { cpuSeconds } from './process-usage.js';
-import { quantile } from './stats.js';
+import { cpuSeconds } from '../lib/process-usage.js';
+import { quantile } from '../lib/stats.js';
 import { finishedRuns, now, type WorkflowHarness } from './workflow-bench-harness.js';
 
 export const FANOUT = 10;

@@ -11,8 +11,8 @@ import type http from 'node:http';
 import type { WorkflowContext } from '@upstash/workflow';
 import { waitFor } from '../../local/wait.js';
 import { WORKFLOW_RUN_ID_HEADER } from '../../gateway/queue/core/workflow-message.js';
-import { alternateRounds } from './alternating-rounds.js';
-import { cpuSeconds } from './process-usage.js';
+import { alternateRounds } from '../lib/alternating-rounds.js';
+import { cpuSeconds } from '../lib/process-usage.js';
 import { finishedRuns, now, type WorkflowHarness } from './workflow-bench-harness.js';
 
 export const SEQUENTIAL_STEPS = 10;

@@ -15,9 +15,9 @@ import {
   type V1Deployment,
 } from '@kubernetes/client-node';
 import { startProcess, type ManagedProcess } from '../../../local/process.js';
-import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
-import { ensureWebBuild } from '../../helpers/console/console-harness.js';
-import { layOutImage, readDockerfile, type ImageStage } from '../../helpers/image-layout.js';
+import { testControlPlane, useTestNamespace } from '../kube.js';
+import { ensureWebBuild } from '../console/console-harness.js';
+import { layOutImage, readDockerfile, type ImageStage } from '../image-layout.js';
 import {
   applyManifests,
   containerEnvironment,
@@ -27,7 +27,7 @@ import {
   renderChart,
   succeeded,
   uniqueRelease,
-} from './chart-harness.js';
+} from '../../integration/chart/chart-harness.js';
 
 const DOCKERFILE = path.resolve('docker/Dockerfile');
 /** Compiling dist/ took over 60 s here at load 30-40 (2 cores). */
