@@ -81,6 +81,14 @@ export const DEFAULT_INFORMER_RESTART_BACKOFF: BackoffPolicy = Object.freeze({ b
 /** Each restart delay is shortened by a random share of up to this much (jitteredMs). */
 const RESTART_JITTER = 0.5;
 
+/**
+ * How long a watch answered 200 must stay open before the back-off starts from its base again
+ * (client-go too resets only after a healthy stretch). Not at a list's success or a watch's 200
+ * alone: a watch answered 200 and cut at once (a proxy, a booting API server), or refused after a
+ * relist, would have every restart retry within 200 ms, forever.
+ */
+const HEALTHY_WATCH_MS = 3_000;
+
 /** client-node's ListWatch, restarted on error, with a real synced signal and old objects on update. */
 export class ResilientInformer<T extends KubernetesObject> implements Informer<T> {
   readonly resource: WatchedResource;
@@ -99,6 +107,7 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
   private stopped = false;
   private consecutiveFailures = 0;
   private restartTimer: NodeJS.Timeout | undefined;
+  private healthyTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: InformerOptions) {
     this.resource = options.resource;
@@ -117,7 +126,7 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
     this.listWatch = new ListWatch<T>(
       this.path,
       new TimedWatch(options.kubeConfig, options.watchTimeout ?? DEFAULT_WATCH_TIMEOUT, Math.random, () =>
-        this.resetBackoff(),
+        this.onWatchAnswered(),
       ),
       () => this.listIntoCache(),
       false,
@@ -160,6 +169,7 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.restartTimer);
+    clearTimeout(this.healthyTimer);
     await this.listWatch.stop();
     if (!this.isSynced) this.rejectSynced(new InformerStoppedError(this.path));
   }
@@ -173,20 +183,22 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
   }
 
   /**
-   * The API server answered (a list, or a watch answered 200): the next failure starts the back-off
-   * from its base again. Not on start() settling: it settles before a refused watch's error is
-   * reported (watch.ts reports it a tick later), so taken as a success it would end the back-off
+   * A watch was answered 200: once it has stayed open HEALTHY_WATCH_MS, the next failure starts the
+   * back-off from its base again. Not on start() settling: it settles before a refused watch's error
+   * is reported (watch.ts reports it a tick later), so taken as a success it would end the back-off
    * at every failure and have every informer retry a down API server every 200 ms.
    */
-  private resetBackoff(): void {
-    this.consecutiveFailures = 0;
+  private onWatchAnswered(): void {
+    clearTimeout(this.healthyTimer);
+    this.healthyTimer = setTimeout(() => (this.consecutiveFailures = 0), HEALTHY_WATCH_MS);
+    // Only a back-off to forget: it must not keep a process alive.
+    this.healthyTimer.unref();
   }
 
   private async listIntoCache(): Promise<KubernetesListObject<T>> {
     const list = await listObjects<T>(this.options.kubeConfig, this.resource);
     // Stopped during the list: failing it keeps ListWatch from opening a watch nobody will close.
     if (this.stopped) throw new InformerStoppedError(this.path);
-    this.resetBackoff();
     // ListWatch fills its cache synchronously after this promise settles; setImmediate runs after
     // that continuation, so `synced` never resolves before the cache holds the list.
     setImmediate(() => {
@@ -200,6 +212,8 @@ export class ResilientInformer<T extends KubernetesObject> implements Informer<T
 
   private onWatchError(err: unknown): void {
     if (this.stopped) return;
+    // The watch did not stay healthy long enough to forget the failures before it.
+    clearTimeout(this.healthyTimer);
     this.consecutiveFailures += 1;
     const delayMs = Math.round(
       jitteredMs(exponentialBackoffMs(this.options.restartBackoff, this.consecutiveFailures), RESTART_JITTER),
