@@ -12,6 +12,7 @@ import {
 } from '@kubernetes/client-node';
 import { applyObject, makeObjectClient } from '../kube/apply.js';
 import { assertStillRunning, startControllersAndScheduler } from './control-plane-components.js';
+import { Outages, type OutageTarget } from './control-plane-outage.js';
 import { installFreePlanChangePolicy } from './free-plan-change-policy.js';
 import { locateKubeTools, type KubeTools } from './kube-tools.js';
 import { buildLocalStorageClass } from './kubelet-stand-in/local-volumes.js';
@@ -88,12 +89,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const tools = await locateKubeTools();
   const workDir = await fs.mkdtemp(path.join(fastTempRoot(), 'settee-control-plane-'));
   // Each process as it runs now; an outage replaces an unsupervised one by its restart.
-  const processes: Array<{
-    name: string;
-    current: () => Pick<ManagedProcess, 'pid' | 'stop'>;
-    again?: () => ManagedProcess;
-    replace?: (next: ManagedProcess) => void;
-  }> = [];
+  const processes: Array<OutageTarget & { name: string }> = [];
   // Once started and seen ready, each process is kept running from here on (with restartOnExit).
   const keep = (name: string, first: ManagedProcess, again: () => ManagedProcess): void => {
     const restartOnExit = options.restartOnExit;
@@ -108,16 +104,16 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     let proc = first;
     processes.push({ name, current: () => proc, again, replace: (next) => (proc = next) });
   };
-  const outage = async (name: ControlPlaneProcessName, downMs: number): Promise<void> => {
-    const entry = processes.find((p) => p.name === name);
-    if (!entry?.again || !entry.replace)
-      throw new Error(`${name} is not running, or is supervised (restartOnExit): no outage`);
-    await entry.current().stop(0);
-    // The outage's length is what is asked for: a sleep, not a wait on some condition.
-    await new Promise((resolve) => setTimeout(resolve, downMs));
-    entry.replace(entry.again());
-  };
+  const outages = new Outages();
+  const outage = (name: ControlPlaneProcessName, downMs: number): Promise<void> =>
+    outages.run(
+      name,
+      processes.find((p) => p.name === name),
+      downMs,
+    );
   const stop = async (): Promise<void> => {
+    // Before the processes: an outage in its sleep would start its process again after them.
+    await outages.stop();
     for (const entry of processes.reverse()) await entry.current().stop();
     processes.length = 0;
     await fs.rm(workDir, { recursive: true, force: true });
