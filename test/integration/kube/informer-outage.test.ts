@@ -38,18 +38,23 @@ describe('ResilientInformer across a kube-apiserver outage', () => {
       await informer.synced;
       await plane.outage('kube-apiserver', OUTAGE_MS);
       const attemptsDuringOutage = attempts;
-      await waitFor(
+      // A new name per attempt: a create committed while its answer was lost to the booting API
+      // server would have every retry of the same name answered 409 until the deadline.
+      let writes = 0;
+      const name = await waitFor(
         'kube-apiserver to take a write again',
-        () =>
-          core
-            .createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'after-outage' } } })
-            .then(() => true as const),
+        () => {
+          const attempt = `after-outage-${++writes}`;
+          return core
+            .createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: attempt } } })
+            .then(() => attempt);
+        },
         { timeoutMs: 120_000, intervalMs: 100 },
       );
       const written = Date.now();
       await waitFor(
         'the informer to see the ConfigMap written after the outage',
-        async () => (informer.get({ namespace: 'default', name: 'after-outage' }) ? true : undefined),
+        async () => (informer.get({ namespace: 'default', name }) ? true : undefined),
         { timeoutMs: SEEN_WITHIN_MS, intervalMs: 20 },
       );
       expect(Date.now() - written).toBeLessThan(SEEN_WITHIN_MS);
