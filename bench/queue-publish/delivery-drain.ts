@@ -1,0 +1,45 @@
+/** bench/queue-publish.ts, phase 2: sustained delivery of a stored backlog. */
+import type { Redis } from 'ioredis';
+import { MESSAGE_FIELD } from '../../gateway/queue/core/keys.js';
+import { encodeMessage } from '../../gateway/queue/core/message-codec.js';
+import { createMessage } from '../../gateway/queue/core/message.js';
+import { waitFor } from '../../local/wait.js';
+import { cpuSeconds } from '../lib/process-usage.js';
+import type { CountingReceiver } from '../queue/counting-receiver.js';
+import { BACKLOG, BODY } from './publish-settings.js';
+
+/** BACKLOG messages to `destination`, stored on `stream` directly (the stream emptied first). */
+export async function storeBacklog(inspect: Redis, stream: string, destination: string): Promise<void> {
+  await inspect.del(stream);
+  const pipeline = inspect.pipeline();
+  for (let i = 0; i < BACKLOG; i++) {
+    const message = createMessage({
+      destination,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(BODY),
+      retries: 3,
+    });
+    pipeline.xadd(stream, '*', MESSAGE_FIELD, encodeMessage(message));
+  }
+  await pipeline.exec();
+}
+
+/**
+ * Drains the stored backlog with a just started process (`pid`): deliveries a second, first to
+ * last, and its CPU per delivery from the moment it listens (what it delivered before is left out).
+ */
+export async function drain(
+  receiver: CountingReceiver,
+  pid: number,
+): Promise<{ perSecond: number; cpuUs: number }> {
+  const [cpu, before] = [cpuSeconds(pid), receiver.received];
+  await waitFor('the backlog to drain', async () => (receiver.received >= BACKLOG ? true : undefined), {
+    timeoutMs: 300_000,
+    intervalMs: 20,
+  });
+  return {
+    perSecond: ((BACKLOG - 1) / (receiver.lastAt - receiver.firstAt)) * 1_000,
+    cpuUs: ((cpuSeconds(pid) - cpu) * 1e6) / (BACKLOG - before),
+  };
+}
