@@ -25,7 +25,7 @@ import { MissingEngineInputError, type EngineInputs } from './engine-inputs.js';
 import { allocatePodAddress, isPodLoopbackAddress } from './loopback-address.js';
 import { buildPodStatus, type ContainerPhase } from './pod-status.js';
 import { ProbeState } from './probe-state.js';
-import { KUBELET_RESTART_BACKOFF, restartDelayMs, STABLE_RUN_MS } from './restart-backoff.js';
+import { CrashLoopBackOff } from './restart-backoff.js';
 import { killLeftoverEngine, recordEnginePid } from './engine-pid-file.js';
 import { canRunLocally, IMAGE_NOT_RUNNABLE_REASON, imageNotRunnableMessage } from './runnable-image.js';
 
@@ -119,7 +119,7 @@ export class PodWorker {
     }
     const container = this.pod.spec?.containers[0] as V1Container;
     const port = container.ports?.find((p) => (p.protocol ?? 'TCP') === 'TCP')?.containerPort ?? COUCHDB_PORT;
-    let shortRuns = 0;
+    const backoff = new CrashLoopBackOff(this.deps.restartBackoff);
     while (!this.stopping) {
       const prepared = await this.prepare();
       if ('waiting' in prepared) {
@@ -138,19 +138,21 @@ export class PodWorker {
         await this.report({ kind: 'terminated', ...end, startedAt });
         return;
       }
-      shortRuns = end.finishedAt.getTime() - startedAt.getTime() >= STABLE_RUN_MS ? 1 : shortRuns + 1;
       this.restartCount += 1;
-      const delayMs = restartDelayMs(shortRuns, this.deps.restartBackoff ?? KUBELET_RESTART_BACKOFF);
-      if (delayMs > 0) {
-        const message = `back-off ${Math.round(delayMs / 1000)}s restarting failed container=${container.name} pod=${this.describe()}`;
+      const finishedAt = end.finishedAt.getTime();
+      if (backoff.remainingMs(finishedAt, Date.now()) > 0) {
+        const message = `back-off ${Math.round(backoff.delayMs(finishedAt) / 1000)}s restarting failed container=${container.name} pod=${this.describe()}`;
         await this.report({ kind: 'waiting', reason: 'CrashLoopBackOff', message });
         await this.event({
           type: 'Warning',
           reason: 'BackOff',
           message: 'Back-off restarting failed container',
         });
-        await this.waits.sleep(delayMs);
+        // Counted from the exit, as the kubelet's: the report and the Event above took part of it.
+        await this.waits.sleep(backoff.remainingMs(finishedAt, Date.now()));
+        if (this.stopping) return;
       }
+      backoff.restarted(finishedAt, Date.now());
     }
   }
 
