@@ -8,9 +8,15 @@
  *                                                     BENCH_CPU_PROF=<dir> writes the operator's CPU profile,
  *                                                     BENCH_HEAP_SNAPSHOT=<dir> its heap once all converged,
  *                                                     BENCH_OPERATOR_NODE_ARGS='--a --b' node flags for the
- *                                                     operator before its image's, e.g. to compare V8 flags)
+ *                                                     operator before its image's, e.g. to compare V8 flags,
+ *                                                     BENCH_TIMELINE_SECONDS=10 how often the timeline samples)
  *
- * There is no kubelet, so instances stop at phase Starting: that is "has its objects and status".
+ * "Converged" is each instance's status showing a phase and its endpoint, with its StatefulSet,
+ * Services, ConfigMap and Secret created. New instances start awake (replicas 1, hibernating only
+ * once idle), so the real StatefulSet controller creates their pods and claims meanwhile; there is
+ * no kubelet, so they stop at phase Starting. The timeline (convergence-timeline.ts) shows which
+ * stage lags and which process takes the cores meanwhile; CPU seconds per process are printed for
+ * the whole run.
  */
 import fs from 'node:fs/promises';
 import https from 'node:https';
@@ -24,9 +30,11 @@ import { createCouchInstance } from '../test/helpers/gateway/gateway-harness.js'
 import { COUCH_OWNED_SELECTOR } from '../api/well-known.js';
 import { isAlreadyExists } from '../kube/errors.js';
 import { compilePlatform } from './lib/compiled-platform.js';
+import { formatTimeline, startConvergenceTimeline } from './lib/convergence-timeline.js';
 import { watchInstancesReaching } from './lib/instance-watch.js';
 import { inPool } from './lib/pool.js';
 import { peakRssMb, rssMb } from './lib/proc-memory.js';
+import { cpuBetween, cpuByProcess } from './lib/process-tree-cpu.js';
 import { cpuSeconds } from './lib/process-usage.js';
 import { quantileOfSorted } from './lib/stats.js';
 
@@ -36,6 +44,7 @@ const HEAP_SNAPSHOT_DIR = process.env.BENCH_HEAP_SNAPSHOT;
 const OPERATOR_NODE_ARGS = (process.env.BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean);
 /** How long after the last create the bench waits for every status (on a loaded machine 2,000 need more than 180 s). */
 const CONVERGE_SECONDS = Number(process.env.BENCH_CONVERGE_SECONDS ?? 180);
+const TIMELINE_SECONDS = Number(process.env.BENCH_TIMELINE_SECONDS ?? 10);
 
 export interface CouchInstanceBenchResult {
   instances: number;
@@ -53,9 +62,17 @@ export interface CouchInstanceBenchResult {
   requestsPerReconcile: number;
   requestsPerInstance: number;
   requestsByVerbAndResource: Record<string, number>;
+  /** CPU seconds of each kind of process (the bench itself included) from the first create until all converged. */
+  cpuSecondsByProcess: Map<string, number>;
+  /** Requests the API server refused with 429 (max-requests-inflight; priority and fairness is off). */
+  tooManyRequests: number;
+  timeline: string[];
 }
 
 type Counts = Map<string, number>;
+
+/** The key under which apiserverRequestCounts counts every request answered 429, whatever its verb. */
+const TOO_MANY_REQUESTS = '429';
 
 /** apiserver_request_total by verb and resource, from the API server's own /metrics. */
 async function apiserverRequestCounts(kubeConfig: KubeConfig): Promise<Counts> {
@@ -75,7 +92,10 @@ async function apiserverRequestCounts(kubeConfig: KubeConfig): Promise<Counts> {
   for (const line of text.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
     const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
+    const key =
+      labels.code === '429'
+        ? TOO_MANY_REQUESTS
+        : `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
     counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
   }
   return counts;
@@ -188,8 +208,18 @@ export async function runCouchInstanceBench(
       Boolean(instance.status?.phase && instance.status.endpoint),
     );
     cleanups.unshift(async () => watch.stop());
+    const timeline = startConvergenceTimeline({
+      kubeConfig: plane.kubeConfig,
+      namespace: NAMESPACE,
+      intervalMs: TIMELINE_SECONDS * 1000,
+      created: () => createdAt.size,
+      converged: () => watch.progress(),
+      operatorMetrics: () => fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()),
+    });
+    cleanups.unshift(async () => void (await timeline.stop()));
     const started = Date.now();
     const cpuBefore = cpuSeconds(operator.pid);
+    const cpuByProcessBefore = cpuByProcess();
     await inPool(names, options.concurrency ?? 50, async (name) => {
       await createRetryingResets(plane.kubeConfig, name);
       createdAt.set(name, Date.now());
@@ -219,6 +249,10 @@ export async function runCouchInstanceBench(
       ),
     ]).finally(() => clearTimeout(timer));
     const operatorCpuSeconds = cpuSeconds(operator.pid) - cpuBefore;
+    const cpuSecondsByProcess = new Map(
+      [...cpuBetween(cpuByProcessBefore, cpuByProcess())].map(([label, ms]) => [label, ms / 1000]),
+    );
+    const timelineRows = await timeline.stop();
     const totalMs = Math.max(...statusSeenAt.values()) - started;
 
     const labelSelector = COUCH_OWNED_SELECTOR;
@@ -250,7 +284,7 @@ export async function runCouchInstanceBench(
       // LIST and WATCH are the informers' and the bench's streams; POST couchinstances is the bench;
       // endpoints are the API server's own (the `kubernetes` Service).
       if (delta <= 0 || verb === 'LIST' || verb === 'WATCH') continue;
-      if (key === 'POST couchinstances' || key.endsWith(' endpoints')) continue;
+      if (key === 'POST couchinstances' || key.endsWith(' endpoints') || key === TOO_MANY_REQUESTS) continue;
       byKey[key] = delta;
     }
     const operatorRequests = Object.values(byKey).reduce((a, b) => a + b, 0);
@@ -277,6 +311,10 @@ export async function runCouchInstanceBench(
       requestsPerReconcile: operatorRequests / reconciles,
       requestsPerInstance: operatorRequests / count,
       requestsByVerbAndResource: byKey,
+      cpuSecondsByProcess,
+      tooManyRequests:
+        (requestsAfter.get(TOO_MANY_REQUESTS) ?? 0) - (requestsBefore.get(TOO_MANY_REQUESTS) ?? 0),
+      timeline: formatTimeline(timelineRows),
     };
   } finally {
     for (const cleanup of cleanups) await cleanup();
@@ -305,4 +343,13 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   );
   for (const [key, value] of Object.entries(result.requestsByVerbAndResource).sort())
     console.log(`  ${key.padEnd(32)} ${value}`);
+  console.log(`requests answered 429               ${result.tooManyRequests}`);
+  console.log('CPU seconds until all converged, by process (per 1,000 instances):');
+  for (const [label, seconds] of [...result.cpuSecondsByProcess].sort((a, b) => b[1] - a[1]))
+    if (seconds >= 0.1)
+      console.log(
+        `  ${label.padEnd(32)} ${seconds.toFixed(1).padStart(6)} (${((seconds * 1000) / result.instances).toFixed(1)})`,
+      );
+  console.log('\ntimeline:');
+  for (const line of result.timeline) console.log(line);
 }
