@@ -5,7 +5,6 @@ import {
   buildRawStep,
   isCallRequest,
   workflowDeliveryHeaders,
-  type RawStep,
   type WorkflowRunConfig,
 } from '../core/workflow-message.js';
 import type { WorkflowRunStore } from './workflow-run-store.js';
@@ -80,70 +79,91 @@ function notRunning(runId: string, state: string): InvalidRequestError {
   );
 }
 
-async function prepareOne(
+/** A trigger starts its run and is its first delivery; one of a run that exists answers as its duplicate. */
+async function startRun(
   runs: WorkflowRunStore,
   published: QueueMessage,
   workflow: WorkflowPublish,
 ): Promise<QueueMessage | EnqueueAnswer> {
   const { runId } = workflow;
-  if (isCallRequest(workflow)) return { ...published, workflowCall: true };
-  if (workflow.init) {
-    const config = runConfigOf(published, workflow.url);
-    const createdAt = published.createdAt;
-    let payload = published.body;
-    if (workflow.invoke) {
-      const invoke = parseInvokeRequest(published.body);
-      // The invoker must be a running run of this binding: it is what the invoked run resumes.
-      const invoker = await runs.get(invoke.invoker.runId);
-      if (!invoker) throw new ResourceNotFoundError(`workflow run ${invoke.invoker.runId} not found`);
-      if (invoker.state !== 'RUN_STARTED') throw notRunning(invoke.invoker.runId, invoker.state);
-      payload = invoke.payload;
-      config.invoker = invoke.invoker;
-    }
-    const firstStep = buildRawStep(published.id, payload, createdAt);
-    const outcome = await runs.start({ runId, config, createdAt, firstStep });
-    if (!outcome.started) return { messageId: outcome.firstMessageId, deduplicated: true };
-    return runMessage({
-      published,
-      runId,
-      createdAt,
-      config,
-      body: outcome.body,
-      initialBody: firstStep.body,
-    });
+  const config = runConfigOf(published, workflow.url);
+  const createdAt = published.createdAt;
+  let payload = published.body;
+  if (workflow.invoke) {
+    const invoke = parseInvokeRequest(published.body);
+    // The invoker must be a running run of this binding: it is what the invoked run resumes.
+    const invoker = await runs.get(invoke.invoker.runId);
+    if (!invoker) throw new ResourceNotFoundError(`workflow run ${invoke.invoker.runId} not found`);
+    if (invoker.state !== 'RUN_STARTED') throw notRunning(invoke.invoker.runId, invoker.state);
+    payload = invoke.payload;
+    config.invoker = invoke.invoker;
   }
-  // One script: it refuses a run that is not running and answers the run's settings with the body.
-  const outcome = await runs.append(runId, buildRawStep(published.id, published.body, published.createdAt));
-  if (!outcome.appended) throw notRunning(runId, outcome.state);
-  return runMessage({ published, runId, ...outcome });
+  const firstStep = buildRawStep(published.id, payload, createdAt);
+  const outcome = await runs.start({ runId, config, createdAt, firstStep });
+  if (!outcome.started) return { messageId: outcome.firstMessageId, deduplicated: true };
+  return runMessage({
+    published,
+    runId,
+    createdAt,
+    config,
+    body: outcome.body,
+    initialBody: firstStep.body,
+  });
 }
 
-/** A request's steps of one run (a parallel group's plan steps) are refused together when they do not all fit. */
-async function assertRoomForSteps(runs: WorkflowRunStore, messages: readonly QueueMessage[]): Promise<void> {
-  const perRun = new Map<string, RawStep[]>();
-  for (const { workflowPublish, body, id, createdAt } of messages) {
-    if (workflowPublish === undefined || workflowPublish.init || isCallRequest(workflowPublish)) continue;
-    const steps = perRun.get(workflowPublish.runId) ?? [];
-    perRun.set(workflowPublish.runId, [...steps, buildRawStep(id, body, createdAt)]);
-  }
-  for (const [runId, steps] of perRun) if (steps.length > 1) await runs.assertRoomFor(runId, steps);
+/** A step of a run (not a trigger, not context.call's request): appended with its request's others. */
+function isStep(workflow: WorkflowPublish | undefined): workflow is WorkflowPublish {
+  return workflow !== undefined && !workflow.init && !isCallRequest(workflow);
+}
+
+/**
+ * Appends run `runId`'s steps of a request (one step, or a parallel group's plan steps) in one
+ * script, all or none, and keeps each one's delivery by its message id.
+ */
+async function appendSteps(
+  runs: WorkflowRunStore,
+  runId: string,
+  steps: readonly QueueMessage[],
+  into: Map<string, QueueMessage>,
+): Promise<void> {
+  const raw = steps.map(({ id, body, createdAt }) => buildRawStep(id, body, createdAt));
+  // One script: it refuses a run that is not running and answers the run's settings with the bodies.
+  const outcome = await runs.append(runId, raw);
+  if (!outcome.appended) throw notRunning(runId, outcome.state);
+  const { bodies, ...run } = outcome;
+  steps.forEach(({ workflowPublish: _, ...published }, i) =>
+    into.set(published.id, runMessage({ published, runId, ...run, body: bodies[i]! })),
+  );
 }
 
 /**
  * Each message as the queue stores it, or, for a trigger of a run that exists, its answer. Plain
- * messages pass unchanged; every message leaves without its `workflowPublish`.
+ * messages pass unchanged; every message leaves without its `workflowPublish`. A run's steps are
+ * appended together where its first one stands (after any trigger before it in the request).
  */
 export async function prepareWorkflowMessages(
   runs: WorkflowRunStore,
   messages: readonly QueueMessage[],
 ): Promise<(QueueMessage | EnqueueAnswer)[]> {
-  await assertRoomForSteps(runs, messages);
+  const stepsOf = new Map<string, QueueMessage[]>();
+  for (const message of messages)
+    if (isStep(message.workflowPublish))
+      stepsOf.set(message.workflowPublish.runId, [
+        ...(stepsOf.get(message.workflowPublish.runId) ?? []),
+        message,
+      ]);
+  const appended = new Map<string, QueueMessage>();
   const prepared: (QueueMessage | EnqueueAnswer)[] = [];
   for (const message of messages) {
     const { workflowPublish, ...published } = message;
-    prepared.push(
-      workflowPublish === undefined ? message : await prepareOne(runs, published, workflowPublish),
-    );
+    if (workflowPublish === undefined) prepared.push(message);
+    else if (isCallRequest(workflowPublish)) prepared.push({ ...published, workflowCall: true });
+    else if (workflowPublish.init) prepared.push(await startRun(runs, published, workflowPublish));
+    else {
+      if (!appended.has(message.id))
+        await appendSteps(runs, workflowPublish.runId, stepsOf.get(workflowPublish.runId)!, appended);
+      prepared.push(appended.get(message.id)!);
+    }
   }
   return prepared;
 }

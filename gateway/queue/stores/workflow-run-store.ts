@@ -93,12 +93,12 @@ function overRunLimit(
 
 export type StartOutcome = { started: true; body: Buffer } | { started: false; firstMessageId: string };
 /**
- * An appended step comes back with what its delivery needs of the run: its creation time, its
- * settings, and, for a run with a failure callback, its initial payload (base64), so the publish
- * reads nothing else.
+ * Appended steps come back with what their deliveries need of the run: each one's body, the run's
+ * creation time, its settings, and, for a run with a failure callback, its initial payload
+ * (base64), so the publish reads nothing else.
  */
 export type AppendOutcome =
-  | { appended: true; body: Buffer; createdAt: number; config: WorkflowRunConfig; initialBody?: string }
+  | { appended: true; bodies: Buffer[]; createdAt: number; config: WorkflowRunConfig; initialBody?: string }
   | { appended: false; state: string };
 
 /** The body (base64) of a stored step's JSON. */
@@ -142,56 +142,39 @@ export class WorkflowRunStore {
       : { started: false, firstMessageId: value };
   }
 
-  /** Appends a step; one past the run's limits is a 412. */
-  async append(runId: string, step: RawStep): Promise<AppendOutcome> {
+  /**
+   * Appends a run's steps published in one request (one step, or a parallel group's plan steps),
+   * all or none: steps past the run's limits are a 412, none of them stored, checked in the same
+   * script as the appends (a step of the run published at the same moment through another replica
+   * cannot leave the group half stored). Steps the run already counted (a group published again by
+   * a retried delivery) take no room.
+   */
+  async append(runId: string, steps: readonly RawStep[]): Promise<AppendOutcome> {
     const k = this.keys;
-    // As Buffers: the body goes out as the delivery's bytes without a round trip through a string.
-    const [outcome, value, createdAt, config, payload] = (await appendWorkflowStep.runForBuffers(
+    const args: (string | number)[] = [
+      WORKFLOW_INLINE_STEPS_BYTES,
+      this.limits.maxSteps,
+      this.limits.maxContextBytes,
+    ];
+    for (const step of steps)
+      args.push(JSON.stringify(step), Buffer.byteLength(step.body, 'base64'), stepIdentity(step));
+    // As Buffers: the bodies go out as the deliveries' bytes without a round trip through a string.
+    const [outcome, value, config, payload, ...bodies] = (await appendWorkflowStep.runForBuffers(
       this.redis,
       [k.workflowRun(runId), k.workflowSteps(runId), k.workflowStepIds(runId)],
-      [
-        JSON.stringify(step),
-        WORKFLOW_INLINE_STEPS_BYTES,
-        Buffer.byteLength(step.body, 'base64'),
-        this.limits.maxSteps,
-        this.limits.maxContextBytes,
-        stepIdentity(step),
-      ],
-    )) as [number, Buffer, Buffer?, Buffer?, Buffer?];
+      args,
+    )) as [number, Buffer, Buffer?, Buffer?, ...Buffer[]];
     if (outcome === 2) throw overRunLimit(runId, this.limits, { steps: Number(value.toString()) });
     if (outcome === 3) throw overRunLimit(runId, this.limits, { context: Number(value.toString()) });
     if (outcome !== 1) return { appended: false, state: value.toString() };
     const appended: AppendOutcome = {
       appended: true,
-      body: value,
-      createdAt: Number(createdAt!.toString()),
+      bodies,
+      createdAt: Number(value.toString()),
       config: JSON.parse(config!.toString()) as WorkflowRunConfig,
     };
     if (payload!.length > 0) appended.initialBody = bodyOfStep(payload!.toString());
     return appended;
-  }
-
-  /**
-   * Refuses (412) `steps` that would pass the run's limits: a parallel group's steps come in one
-   * request, and none of them is appended when they do not all fit (append checks each again, for
-   * a request racing this one). Steps the run already counted (a group published again by a
-   * retried delivery) take no room, as append does not count them.
-   */
-  async assertRoomFor(runId: string, steps: readonly RawStep[]): Promise<void> {
-    const k = this.keys;
-    const [count, [context, repeated], counted] = await Promise.all([
-      this.redis.llen(k.workflowSteps(runId)),
-      this.redis.hmget(k.workflowRun(runId), 'contextBytes', 'repeatedSteps'),
-      Promise.all(steps.map((step) => this.redis.sismember(k.workflowStepIds(runId), stepIdentity(step)))),
-    ]);
-    const fresh = steps.filter((_, i) => counted[i] === 0);
-    const stepsSoFar = Math.max(0, count - 1 - Number(repeated ?? 0));
-    if (stepsSoFar + fresh.length > this.limits.maxSteps)
-      throw overRunLimit(runId, this.limits, { steps: stepsSoFar });
-    const contextSoFar = Number(context ?? 0);
-    const bodyBytes = fresh.reduce((sum, step) => sum + Buffer.byteLength(step.body, 'base64'), 0);
-    if (contextSoFar + bodyBytes > this.limits.maxContextBytes)
-      throw overRunLimit(runId, this.limits, { context: contextSoFar });
   }
 
   /** Ends a running run; false when it was not running. */

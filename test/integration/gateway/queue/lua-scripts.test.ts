@@ -128,13 +128,13 @@ describe("the queue's Lua scripts against a real Redis", () => {
       createdAt: Date.now(),
       firstStep: step('msg_payload', {}),
     });
-    await runs.append(runId, step('msg_1', body(1)));
-    await runs.append(runId, step('msg_2', body(2)));
+    await runs.append(runId, [step('msg_1', body(1))]);
+    await runs.append(runId, [step('msg_2', body(2))]);
     // Step 2 again (a new message id, as the SDK publishes it again), and a parallel group's
     // plan step twice: the SDK's parser tells plan steps apart by targetStep.
-    await runs.append(runId, step('msg_2b', body(2)));
-    await runs.append(runId, step('msg_p', { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' }));
-    await runs.append(runId, step('msg_pb', { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' }));
+    await runs.append(runId, [step('msg_2b', body(2))]);
+    await runs.append(runId, [step('msg_p', { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' })]);
+    await runs.append(runId, [step('msg_pb', { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' })]);
     expect(await runs.steps(runId)).toHaveLength(6);
     const [context, repeated] = await inspect.hmget(k.workflowRun(runId), 'contextBytes', 'repeatedSteps');
     expect(repeated).toBe('2');
@@ -143,15 +143,13 @@ describe("the queue's Lua scripts against a real Redis", () => {
     expect(Number(context)).toBe(counted.reduce((sum: number, json) => sum + JSON.stringify(json).length, 0));
     // A group's check: the plan step published again takes no room, one more step does.
     const plan = step('msg_pc', { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' });
-    await expect(runs.assertRoomFor(runId, [plan])).resolves.toBeUndefined();
-    await expect(runs.assertRoomFor(runId, [plan, step('msg_5', body(5))])).rejects.toThrow(
-      /3 steps, 3 at most/,
-    );
+    await expect(runs.append(runId, [plan])).resolves.toMatchObject({ appended: true });
+    await expect(runs.append(runId, [plan, step('msg_5', body(5))])).rejects.toThrow(/3 steps, 3 at most/);
     // The count comes back from the script as bytes: the message names it as a number.
-    await expect(runs.append(runId, step('msg_4', body(4)))).rejects.toThrow(
+    await expect(runs.append(runId, [step('msg_4', body(4))])).rejects.toThrow(
       /has 3 steps, 3 at most \(maxWorkflowSteps\)/,
     );
-    await expect(runs.append(runId, step('msg_2c', body(2)))).resolves.toMatchObject({ appended: true });
+    await expect(runs.append(runId, [step('msg_2c', body(2))])).resolves.toMatchObject({ appended: true });
   });
 
   it("when a step is appended, then the script answers the run's settings and creation time with the body, and the payload only for a run with a failure callback", async () => {
@@ -176,20 +174,20 @@ describe("the queue's Lua scripts against a real Redis", () => {
     await start('wfr_failing', { url: 'http://127.0.0.1:9/failed' });
     const step = buildRawStep('msg_1', Buffer.from('{"stepId":1}'), 2_000);
 
-    const plain = await runs.append('wfr_plain', step);
+    const plain = await runs.append('wfr_plain', [step]);
     expect(plain).toEqual({
       appended: true,
-      body: Buffer.from(`[${JSON.stringify(payload)},${JSON.stringify(step)}]`),
+      bodies: [Buffer.from(`[${JSON.stringify(payload)},${JSON.stringify(step)}]`)],
       createdAt: 1_000,
       config: { url: 'http://127.0.0.1:9/wf', headers: { 'content-type': 'application/json' }, retries: 2 },
     });
-    const failing = await runs.append('wfr_failing', step);
+    const failing = await runs.append('wfr_failing', [step]);
     expect(failing).toMatchObject({ appended: true, initialBody: payload.body });
-    await expect(runs.append('wfr_unknown', step)).resolves.toEqual({ appended: false, state: '' });
+    await expect(runs.append('wfr_unknown', [step])).resolves.toEqual({ appended: false, state: '' });
     // A running hash without its config is no run (runs.get reads none): refused as unknown, not
     // a script error, and nothing joins its steps.
     await inspect.hset(k.workflowRun('wfr_configless'), 'state', 'RUN_STARTED', 'createdAt', '1000');
-    await expect(runs.append('wfr_configless', step)).resolves.toEqual({ appended: false, state: '' });
+    await expect(runs.append('wfr_configless', [step])).resolves.toEqual({ appended: false, state: '' });
     expect(await inspect.exists(k.workflowSteps('wfr_configless'))).toBe(0);
   });
 
@@ -208,12 +206,14 @@ describe("the queue's Lua scripts against a real Redis", () => {
       createdAt: 1,
       firstStep: buildRawStep('msg_payload', Buffer.from('{}'), 1),
     });
-    await expect(runs.append('wfr_long', big('msg_1'))).resolves.toMatchObject({ appended: true });
+    await expect(runs.append('wfr_long', [big('msg_1')])).resolves.toMatchObject({ appended: true });
     // Base64 makes a third of the limit four ninths of it: the second such step passes it.
-    const second = await runs.append('wfr_long', big('msg_2'));
-    expect(second).toMatchObject({ appended: true, body: Buffer.alloc(0) });
+    const second = await runs.append('wfr_long', [big('msg_2')]);
+    expect(second).toMatchObject({ appended: true, bodies: [Buffer.alloc(0)] });
     await inspect.config('RESETSTAT');
-    await expect(runs.append('wfr_long', big('msg_3'))).resolves.toMatchObject({ body: Buffer.alloc(0) });
+    await expect(runs.append('wfr_long', [big('msg_3')])).resolves.toMatchObject({
+      bodies: [Buffer.alloc(0)],
+    });
     expect(await callsOf(inspect, 'lrange')).toBe(0);
 
     // A run as the gateway stored it before the count: its next body is still the whole list.
@@ -225,9 +225,9 @@ describe("the queue's Lua scripts against a real Redis", () => {
     });
     await inspect.hdel(k.workflowRun('wfr_old'), 'inlineBytes');
     const small = buildRawStep('msg_s', Buffer.from('{"stepId":1}'), 2);
-    const appended = await runs.append('wfr_old', small);
+    const appended = await runs.append('wfr_old', [small]);
     expect(appended).toMatchObject({ appended: true });
-    expect(JSON.parse((appended as { body: Buffer }).body.toString())).toHaveLength(2);
+    expect(JSON.parse((appended as { bodies: Buffer[] }).bodies[0]!.toString())).toHaveLength(2);
   });
 
   it('when a failed run resumes as a new run, then the new one has its steps, counted steps and context and runs, the failed one stays as it ended; a run not failed or a taken id is refused', async () => {
@@ -237,8 +237,8 @@ describe("the queue's Lua scripts against a real Redis", () => {
     const step = (messageId: string, json: object) =>
       buildRawStep(messageId, Buffer.from(JSON.stringify(json)), Date.now());
     await runs.start({ runId: 'wfr_failed', config, createdAt: 1, firstStep: step('msg_p', {}) });
-    await runs.append('wfr_failed', step('msg_1', { stepId: 1, out: 'a' }));
-    await runs.append('wfr_failed', step('msg_1b', { stepId: 1, out: 'a' }));
+    await runs.append('wfr_failed', [step('msg_1', { stepId: 1, out: 'a' })]);
+    await runs.append('wfr_failed', [step('msg_1b', { stepId: 1, out: 'a' })]);
     const as = { runId: 'wfr_resumed', config: { ...config, retries: 2 }, createdAt: 5 };
     expect(await runs.resume('wfr_failed', as)).toBe('not-failed');
     await runs.finish('wfr_failed', { state: 'RUN_FAILED', at: 3, failure: '{"dlqId":"d"}' });
@@ -254,9 +254,9 @@ describe("the queue's Lua scripts against a real Redis", () => {
     expect(await inspect.zscore(k.workflowRunOrder, 'wfr_resumed')).toBe('5');
     expect(await runs.get('wfr_failed')).toMatchObject({ state: 'RUN_FAILED', finishedAt: 3 });
     // The limits count on from the failed run's: two steps more fit, a third does not.
-    await runs.append('wfr_resumed', step('msg_2', { stepId: 2 }));
-    await runs.append('wfr_resumed', step('msg_3', { stepId: 3 }));
-    await expect(runs.append('wfr_resumed', step('msg_4', { stepId: 4 }))).rejects.toThrow(
+    await runs.append('wfr_resumed', [step('msg_2', { stepId: 2 })]);
+    await runs.append('wfr_resumed', [step('msg_3', { stepId: 3 })]);
+    await expect(runs.append('wfr_resumed', [step('msg_4', { stepId: 4 })])).rejects.toThrow(
       /maxWorkflowSteps/,
     );
     expect(await runs.steps('wfr_failed')).toHaveLength(3);

@@ -28,7 +28,7 @@ describe('retention of finished workflow runs on a real Redis', () => {
       createdAt: times.createdAt,
       firstStep: buildRawStep(`msg_${runId}`, Buffer.from('{}'), times.createdAt),
     });
-    await runs.append(runId, buildRawStep(`msg_${runId}_1`, Buffer.from('"step"'), times.createdAt + 1));
+    await runs.append(runId, [buildRawStep(`msg_${runId}_1`, Buffer.from('"step"'), times.createdAt + 1)]);
     if (times.finishedAt !== undefined)
       expect(await runs.finish(runId, { state: times.state ?? 'RUN_SUCCESS', at: times.finishedAt })).toBe(
         true,
