@@ -1,0 +1,33 @@
+import { queueKeys } from '../../../gateway/queue/core/keys.js';
+import { sleep, type SdkQueueSuite } from './sdk-queue-suite.js';
+import type { RecordedDelivery } from './test-receiver.js';
+
+/** What the SDK schedule suites add to {@link SdkQueueSuite}; see {@link useScheduleTicks}. */
+export interface ScheduleTicks {
+  /** The deliveries the receiver got from the schedule's ticks. */
+  deliveriesOf(scheduleId: string): RecordedDelivery[];
+  /** Makes the schedule's next tick come `agoMs` ago, as the clock reaching it would. */
+  makeTickDue(scheduleId: string, agoMs?: number): Promise<unknown>;
+  /** Long enough for both replicas' tickers (25 ms) and the deliveries to have run several times. */
+  settle(): Promise<unknown>;
+}
+
+/**
+ * Registers a beforeEach (after the suite's own) that deletes every schedule of the suite's binding
+ * and then forgets the deliveries, so a tick of the previous test's schedules is not counted.
+ */
+export function useScheduleTicks(suite: SdkQueueSuite): ScheduleTicks {
+  const keys = queueKeys(suite.config.keyPrefix);
+  beforeEach(async () => {
+    for (const schedule of await suite.client().schedules.list())
+      await suite.client().schedules.delete(schedule.scheduleId);
+    suite.receiver.deliveries.length = 0;
+  });
+  return {
+    deliveriesOf: (scheduleId) =>
+      suite.receiver.deliveries.filter((d) => d.headers['upstash-schedule-id'] === scheduleId),
+    makeTickDue: (scheduleId, agoMs = 1_000) =>
+      suite.inspect.zadd(keys.scheduleTicks, 'XX', Date.now() - agoMs, scheduleId),
+    settle: () => sleep(500),
+  };
+}
