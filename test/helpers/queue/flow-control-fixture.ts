@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../local/redis-server.js';
+import type { RedisServer } from '../../../local/redis-server.js';
 import type { FlowControl } from '../../../gateway/queue/core/flow-control.js';
 import { FlowControlStore } from '../../../gateway/queue/stores/flow-control-store.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
 import type { QueueMessage } from '../../../gateway/queue/core/message.js';
 import { MessageStore } from '../../../gateway/queue/stores/message-store.js';
-import { connectAsGateway, connectTestRedis } from './redis-snapshot.js';
+import { useGatewayRedis } from './gateway-redis.js';
 import { testMessage } from './store-fixture.js';
 
 /** The flow-control store suites' keys: each describe block has a Redis of its own, emptied per test. */
@@ -40,32 +40,24 @@ export interface FlowControlFixture {
  * per describe block (call it there), and an empty database before each test.
  */
 export function useFlowControlFixture(options: { blocking?: boolean } = {}): FlowControlFixture {
-  let server: RedisServer;
-  let client: Redis;
+  const db = useGatewayRedis();
   let blocking: Redis | undefined;
   let flows: FlowControlStore;
   let messages: MessageStore;
 
-  beforeAll(async () => {
-    server = await startRedis();
-    client = connectTestRedis(server);
-    if (options.blocking) blocking = connectAsGateway(server, { blocking: true });
-    flows = new FlowControlStore(client, flowControlKeys);
-    messages = new MessageStore(client, flowControlKeys);
+  beforeAll(() => {
+    if (options.blocking) blocking = db.connect({ blocking: true });
+    flows = new FlowControlStore(db.inspect, flowControlKeys);
+    messages = new MessageStore(db.inspect, flowControlKeys);
   });
-  afterAll(async () => {
-    blocking?.disconnect();
-    client?.disconnect();
-    await server?.stop();
-  });
-  beforeEach(() => client.flushdb());
+  beforeEach(() => db.inspect.flushdb());
 
   return {
     get server() {
-      return server;
+      return db.server;
     },
     get client() {
-      return client;
+      return db.inspect;
     },
     get blocking() {
       if (!blocking) throw new Error('useFlowControlFixture was called without { blocking: true }');
@@ -79,6 +71,8 @@ export function useFlowControlFixture(options: { blocking?: boolean } = {}): Flo
     },
     enqueue: (...batch) => flows.enqueue(batch, { deduplicationWindowMs: 0 }),
     startedBodies: async () =>
-      (await client.xrange(flowControlKeys.stream, '-', '+')).map(([, fields]) => fields[1]!.split('\n')[1]!),
+      (await db.inspect.xrange(flowControlKeys.stream, '-', '+')).map(
+        ([, fields]) => fields[1]!.split('\n')[1]!,
+      ),
   };
 }

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../local/redis-server.js';
+import type { RedisServer } from '../../../local/redis-server.js';
 import { queueKeys, type QueueKeys } from '../../../gateway/queue/core/keys.js';
 import {
   createMessage,
@@ -8,7 +8,7 @@ import {
 } from '../../../gateway/queue/core/message.js';
 import { MessageStore } from '../../../gateway/queue/stores/message-store.js';
 import type { ScheduleStore } from '../../../gateway/queue/stores/schedule-store.js';
-import { connectAsGateway } from './redis-snapshot.js';
+import { useGatewayRedis } from './gateway-redis.js';
 
 /** What the message-store suites share; see {@link useStoreFixture}. */
 export interface StoreFixture {
@@ -28,36 +28,28 @@ export interface StoreFixture {
  * it there), and before each test a fresh key prefix with its store, so tests stay apart.
  */
 export function useStoreFixture(name: string): StoreFixture {
-  let server: RedisServer;
-  let redis: Redis;
+  const db = useGatewayRedis();
   let blocking: Redis;
   let keys: QueueKeys;
   let store: MessageStore;
   let prefix = 0;
 
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = connectAsGateway(server, { blocking: false });
-    blocking = connectAsGateway(server, { blocking: true });
-  });
-  afterAll(async () => {
-    redis?.disconnect();
-    blocking?.disconnect();
-    await server?.stop();
+  beforeAll(() => {
+    blocking = db.connect({ blocking: true });
   });
   beforeEach(async () => {
     prefix += 1;
     keys = queueKeys(`{${name}-${prefix}}:`);
-    store = new MessageStore(redis, keys);
+    store = new MessageStore(db.redis, keys);
     await store.ensureGroup();
   });
 
   return {
     get server() {
-      return server;
+      return db.server;
     },
     get redis() {
-      return redis;
+      return db.redis;
     },
     get blocking() {
       return blocking;

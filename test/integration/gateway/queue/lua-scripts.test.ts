@@ -1,7 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { LuaScript, type ScriptKeyCount } from '../../../../gateway/queue/scripts/lua-script.js';
 import { deleteQueue } from '../../../../gateway/queue/scripts/delete-queue.js';
 import { queueKeys } from '../../../../gateway/queue/core/keys.js';
@@ -10,7 +9,7 @@ import {
   WORKFLOW_INLINE_STEPS_BYTES,
   WorkflowRunStore,
 } from '../../../../gateway/queue/stores/workflow-run-store.js';
-import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { useGatewayRedis } from '../../../helpers/queue/gateway-redis.js';
 
 const SCRIPTS_DIR = path.resolve('gateway/queue/scripts');
 
@@ -46,20 +45,7 @@ async function callsOf(redis: Redis, command: string): Promise<number> {
 }
 
 describe("the queue's Lua scripts against a real Redis", () => {
-  let server: RedisServer;
-  let redis: Redis;
-  let inspect: Redis;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = connectAsGateway(server, { blocking: false });
-    inspect = connectTestRedis(server);
-  });
-  afterAll(async () => {
-    redis?.disconnect();
-    inspect?.disconnect();
-    await server?.stop();
-  });
+  const db = useGatewayRedis();
 
   it('when every script of scripts/ is loaded with SCRIPT LOAD, then each compiles to its own sha and reads no KEYS[n] beyond its declared key count', async () => {
     const scripts = await allScripts();
@@ -75,7 +61,7 @@ describe("the queue's Lua scripts against a real Redis", () => {
     expect(new Set(scripts.map(({ script }) => script.name)).size).toBe(scripts.length);
 
     for (const { file, script } of scripts) {
-      expect({ file, sha: await inspect.script('LOAD', script.lua) }).toEqual({ file, sha: script.sha });
+      expect({ file, sha: await db.inspect.script('LOAD', script.lua) }).toEqual({ file, sha: script.sha });
       const beyond = literalKeyIndexes(script.lua).filter(
         (n) => n < 1 || n > highestLiteralKey(script.numberOfKeys),
       );
@@ -85,34 +71,34 @@ describe("the queue's Lua scripts against a real Redis", () => {
 
   it('when the server does not have a script (first use, SCRIPT FLUSH, a restart), then the run falls back to EVAL once and later runs use EVALSHA alone', async () => {
     const keys = ['{lua-noscript}:queues', '{lua-noscript}:waiting', '{lua-noscript}:active'];
-    await inspect.script('FLUSH');
-    await inspect.config('RESETSTAT');
-    expect(await inspect.script('EXISTS', deleteQueue.sha)).toEqual([0]);
+    await db.inspect.script('FLUSH');
+    await db.inspect.config('RESETSTAT');
+    expect(await db.inspect.script('EXISTS', deleteQueue.sha)).toEqual([0]);
 
-    expect(await deleteQueue.run(redis, keys, ['orders'])).toBeNull();
-    expect(await callsOf(inspect, 'eval')).toBe(1);
-    expect(await inspect.script('EXISTS', deleteQueue.sha)).toEqual([1]);
+    expect(await deleteQueue.run(db.redis, keys, ['orders'])).toBeNull();
+    expect(await callsOf(db.inspect, 'eval')).toBe(1);
+    expect(await db.inspect.script('EXISTS', deleteQueue.sha)).toEqual([1]);
 
-    await inspect.hset(keys[0]!, 'orders', '{}');
-    await inspect.rpush(keys[1]!, 'm1', 'm2');
-    expect(await deleteQueue.run(redis, keys, ['orders'])).toEqual(['m1', 'm2']);
-    expect(await callsOf(inspect, 'eval')).toBe(1);
-    expect(await callsOf(inspect, 'evalsha')).toBeGreaterThanOrEqual(2);
+    await db.inspect.hset(keys[0]!, 'orders', '{}');
+    await db.inspect.rpush(keys[1]!, 'm1', 'm2');
+    expect(await deleteQueue.run(db.redis, keys, ['orders'])).toEqual(['m1', 'm2']);
+    expect(await callsOf(db.inspect, 'eval')).toBe(1);
+    expect(await callsOf(db.inspect, 'evalsha')).toBeGreaterThanOrEqual(2);
   });
 
   it('when a script fails for another reason than NOSCRIPT, then the error is thrown and the script is not sent again with EVAL', async () => {
     const keys = ['{lua-wrongtype}:queues', '{lua-wrongtype}:waiting', '{lua-wrongtype}:active'];
-    await inspect.set(keys[0]!, 'not a hash');
-    await deleteQueue.run(redis, ['{lua-load}:q', '{lua-load}:w', '{lua-load}:a'], ['none']);
-    await inspect.config('RESETSTAT');
+    await db.inspect.set(keys[0]!, 'not a hash');
+    await deleteQueue.run(db.redis, ['{lua-load}:q', '{lua-load}:w', '{lua-load}:a'], ['none']);
+    await db.inspect.config('RESETSTAT');
 
-    await expect(deleteQueue.run(redis, keys, ['orders'])).rejects.toThrow(/WRONGTYPE/);
-    expect(await callsOf(inspect, 'eval')).toBe(0);
+    await expect(deleteQueue.run(db.redis, keys, ['orders'])).rejects.toThrow(/WRONGTYPE/);
+    expect(await callsOf(db.inspect, 'eval')).toBe(0);
   });
 
   it("when a retried delivery publishes a run's step again, then the repeat joins the list but is not counted, so a run at its limits goes on; a new step past them is still refused", async () => {
     const k = queueKeys('{lua-steps}:');
-    const runs = new WorkflowRunStore(redis, k, { maxSteps: 3, maxContextBytes: 1_000 });
+    const runs = new WorkflowRunStore(db.redis, k, { maxSteps: 3, maxContextBytes: 1_000 });
     const runId = 'wfr_repeated';
     const step = (messageId: string, json: object) =>
       buildRawStep(messageId, Buffer.from(JSON.stringify(json)), Date.now());
@@ -136,7 +122,7 @@ describe("the queue's Lua scripts against a real Redis", () => {
     await runs.append(runId, [step('msg_p', { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' })]);
     await runs.append(runId, [step('msg_pb', { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' })]);
     expect(await runs.steps(runId)).toHaveLength(6);
-    const [context, repeated] = await inspect.hmget(k.workflowRun(runId), 'contextBytes', 'repeatedSteps');
+    const [context, repeated] = await db.inspect.hmget(k.workflowRun(runId), 'contextBytes', 'repeatedSteps');
     expect(repeated).toBe('2');
     // The payload ({}) and steps 1, 2 and the plan step once each.
     const counted = [{}, body(1), body(2), { stepId: 0, targetStep: 3, concurrent: 2, stepType: 'Run' }];
@@ -154,7 +140,7 @@ describe("the queue's Lua scripts against a real Redis", () => {
 
   it("when a step is appended, then the script answers the run's settings and creation time with the body, and the payload only for a run with a failure callback", async () => {
     const k = queueKeys('{lua-append}:');
-    const runs = new WorkflowRunStore(redis, k);
+    const runs = new WorkflowRunStore(db.redis, k);
     const payload = buildRawStep('msg_payload', Buffer.from('{"order":1}'), 1_000);
     const start = (runId: string, failureCallback?: { url: string }) =>
       runs.start({
@@ -186,14 +172,14 @@ describe("the queue's Lua scripts against a real Redis", () => {
     await expect(runs.append('wfr_unknown', [step])).resolves.toEqual({ appended: false, state: '' });
     // A running hash without its config is no run (runs.get reads none): refused as unknown, not
     // a script error, and nothing joins its steps.
-    await inspect.hset(k.workflowRun('wfr_configless'), 'state', 'RUN_STARTED', 'createdAt', '1000');
+    await db.inspect.hset(k.workflowRun('wfr_configless'), 'state', 'RUN_STARTED', 'createdAt', '1000');
     await expect(runs.append('wfr_configless', [step])).resolves.toEqual({ appended: false, state: '' });
-    expect(await inspect.exists(k.workflowSteps('wfr_configless'))).toBe(0);
+    expect(await db.inspect.exists(k.workflowSteps('wfr_configless'))).toBe(0);
   });
 
   it("when a run's steps pass the inline limit, then its bodies are empty without a read of its steps, and a run started before the count still gets its body from the list", async () => {
     const k = queueKeys('{lua-inline}:');
-    const runs = new WorkflowRunStore(redis, k);
+    const runs = new WorkflowRunStore(db.redis, k);
     const big = (messageId: string) =>
       buildRawStep(
         messageId,
@@ -210,11 +196,11 @@ describe("the queue's Lua scripts against a real Redis", () => {
     // Base64 makes a third of the limit four ninths of it: the second such step passes it.
     const second = await runs.append('wfr_long', [big('msg_2')]);
     expect(second).toMatchObject({ appended: true, bodies: [Buffer.alloc(0)] });
-    await inspect.config('RESETSTAT');
+    await db.inspect.config('RESETSTAT');
     await expect(runs.append('wfr_long', [big('msg_3')])).resolves.toMatchObject({
       bodies: [Buffer.alloc(0)],
     });
-    expect(await callsOf(inspect, 'lrange')).toBe(0);
+    expect(await callsOf(db.inspect, 'lrange')).toBe(0);
 
     // A run as the gateway stored it before the count: its next body is still the whole list.
     await runs.start({
@@ -223,7 +209,7 @@ describe("the queue's Lua scripts against a real Redis", () => {
       createdAt: 1,
       firstStep: buildRawStep('msg_payload', Buffer.from('{}'), 1),
     });
-    await inspect.hdel(k.workflowRun('wfr_old'), 'inlineBytes');
+    await db.inspect.hdel(k.workflowRun('wfr_old'), 'inlineBytes');
     const small = buildRawStep('msg_s', Buffer.from('{"stepId":1}'), 2);
     const appended = await runs.append('wfr_old', [small]);
     expect(appended).toMatchObject({ appended: true });
@@ -232,7 +218,7 @@ describe("the queue's Lua scripts against a real Redis", () => {
 
   it('when a failed run resumes as a new run, then the new one has its steps, counted steps and context and runs, the failed one stays as it ended; a run not failed or a taken id is refused', async () => {
     const k = queueKeys('{lua-resume}:');
-    const runs = new WorkflowRunStore(redis, k, { maxSteps: 3, maxContextBytes: 1_000 });
+    const runs = new WorkflowRunStore(db.redis, k, { maxSteps: 3, maxContextBytes: 1_000 });
     const config = { url: 'http://127.0.0.1:9/wf', headers: {}, retries: 0 };
     const step = (messageId: string, json: object) =>
       buildRawStep(messageId, Buffer.from(JSON.stringify(json)), Date.now());
@@ -246,12 +232,12 @@ describe("the queue's Lua scripts against a real Redis", () => {
     expect(await runs.resume('wfr_failed', as)).toBe('resumed');
     expect(await runs.get('wfr_resumed')).toEqual({ ...as, state: 'RUN_STARTED' });
     expect(await runs.steps('wfr_resumed')).toEqual(await runs.steps('wfr_failed'));
-    expect(await inspect.smembers(k.workflowStepIds('wfr_resumed'))).toEqual(['step:1']);
+    expect(await db.inspect.smembers(k.workflowStepIds('wfr_resumed'))).toEqual(['step:1']);
     const counts = ['contextBytes', 'repeatedSteps', 'inlineBytes'];
-    expect(await inspect.hmget(k.workflowRun('wfr_resumed'), ...counts)).toEqual(
-      await inspect.hmget(k.workflowRun('wfr_failed'), ...counts),
+    expect(await db.inspect.hmget(k.workflowRun('wfr_resumed'), ...counts)).toEqual(
+      await db.inspect.hmget(k.workflowRun('wfr_failed'), ...counts),
     );
-    expect(await inspect.zscore(k.workflowRunOrder, 'wfr_resumed')).toBe('5');
+    expect(await db.inspect.zscore(k.workflowRunOrder, 'wfr_resumed')).toBe('5');
     expect(await runs.get('wfr_failed')).toMatchObject({ state: 'RUN_FAILED', finishedAt: 3 });
     // The limits count on from the failed run's: two steps more fit, a third does not.
     await runs.append('wfr_resumed', [step('msg_2', { stepId: 2 })]);
@@ -263,6 +249,6 @@ describe("the queue's Lua scripts against a real Redis", () => {
 
     expect(await runs.resume('wfr_failed', as)).toBe('id-taken');
     expect(await runs.resume('wfr_unknown', { ...as, runId: 'wfr_other' })).toBe('not-failed');
-    expect(await inspect.exists(k.workflowRun('wfr_other'))).toBe(0);
+    expect(await db.inspect.exists(k.workflowRun('wfr_other'))).toBe(0);
   });
 });

@@ -1,5 +1,3 @@
-import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { queueKeys } from '../../../../gateway/queue/core/keys.js';
 import type { QueueMessage } from '../../../../gateway/queue/core/message.js';
 import { MessageStore } from '../../../../gateway/queue/stores/message-store.js';
@@ -11,7 +9,7 @@ import { DeadLetterQueue } from '../../../../gateway/queue/stores/dead-letter-qu
 import { buildDeadLetter } from '../../../../gateway/queue/core/dead-letter.js';
 import { buildRetriedMessage } from '../../../../gateway/queue/http/dlq-retry.js';
 import { QuotaExceededError } from '../../../../gateway/queue/core/errors.js';
-import { connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { useGatewayRedis } from '../../../helpers/queue/gateway-redis.js';
 import { testMessage } from '../../../helpers/queue/store-fixture.js';
 
 const keys = queueKeys('{t}:');
@@ -22,27 +20,20 @@ function message(queueName: string, body: string): QueueMessage {
 }
 
 describe('the queue store: slots in Redis', () => {
-  let redis: RedisServer;
-  let client: Redis;
+  const db = useGatewayRedis();
   let queues: QueueStore;
   let messages: MessageStore;
 
-  beforeAll(async () => {
-    redis = await startRedis();
-    client = connectTestRedis(redis);
-    queues = new QueueStore(client, keys);
-    messages = new MessageStore(client, keys);
+  beforeAll(() => {
+    queues = new QueueStore(db.redis, keys);
+    messages = new MessageStore(db.redis, keys);
   });
-  afterAll(async () => {
-    client?.disconnect();
-    await redis?.stop();
-  });
-  beforeEach(() => client.flushdb());
+  beforeEach(() => db.inspect.flushdb());
 
   const enqueue = (name: string, body: string) =>
     queues.enqueue(name, [message(name, body)], { deduplicationWindowMs: 0, quota });
   const started = async (): Promise<string[]> =>
-    (await client.xrange(keys.stream, '-', '+')).map(([, fields]) => fields[1]!.split('\n')[1]!);
+    (await db.inspect.xrange(keys.stream, '-', '+')).map(([, fields]) => fields[1]!.split('\n')[1]!);
   /** A message of `queue` dead-lettered after its retries, stored as the DLQ keeps it. */
   const storeDeadLetter = async (queue: string, body: string) => {
     const letter = buildDeadLetter({
@@ -50,8 +41,8 @@ describe('the queue store: slots in Redis', () => {
       reason: 'retries-exhausted',
       failedAt: Date.now(),
     });
-    await client.hset(keys.deadLetters, letter.dlqId, JSON.stringify(letter));
-    await client.zadd(keys.deadLetterOrder, 0, letter.dlqId);
+    await db.inspect.hset(keys.deadLetters, letter.dlqId, JSON.stringify(letter));
+    await db.inspect.zadd(keys.deadLetterOrder, 0, letter.dlqId);
     return letter;
   };
 
@@ -60,19 +51,19 @@ describe('the queue store: slots in Redis', () => {
     for (let i = 0; i < 40; i += 1) await enqueue('q', `m${String(i).padStart(2, '0')}`);
     await Promise.all(Array.from({ length: 40 }, (_, i) => enqueue('q', `late${i}`)));
     expect(await started()).toEqual(['m00', 'm01']);
-    expect(await client.scard(keys.queueActive('q'))).toBe(2);
-    expect(await client.llen(keys.queueWaiting('q'))).toBe(78);
+    expect(await db.inspect.scard(keys.queueActive('q'))).toBe(2);
+    expect(await db.inspect.llen(keys.queueWaiting('q'))).toBe(78);
   });
 
   it('when a started message finished but its release never reached Redis, then the audit frees its slot and starts the next', async () => {
     await enqueue('q', 'first');
     await enqueue('q', 'second');
-    const entryId = (await client.xrange(keys.stream, '-', '+'))[0]![0];
-    const [firstId] = await client.smembers(keys.queueActive('q'));
+    const entryId = (await db.inspect.xrange(keys.stream, '-', '+'))[0]![0];
+    const [firstId] = await db.inspect.smembers(keys.queueActive('q'));
     // The delivery is recorded (entry and index gone), then the gateway dies before releasing.
     await messages.ensureGroup();
     await messages.complete(entryId, firstId!);
-    expect(await client.scard(keys.queueActive('q'))).toBe(1);
+    expect(await db.inspect.scard(keys.queueActive('q'))).toBe(1);
     expect(await queues.audit('q')).toEqual({ freed: 1, started: 1 });
     expect(await started()).toEqual(['second']);
     expect(await queues.audit('q')).toEqual({ freed: 0, started: 0 });
@@ -81,10 +72,10 @@ describe('the queue store: slots in Redis', () => {
   it('when a release comes for a message still parked for a retry, or comes twice, then no slot in use is freed', async () => {
     await enqueue('q', 'first');
     await enqueue('q', 'second');
-    const [firstId] = await client.smembers(keys.queueActive('q'));
-    const entryId = (await client.xrange(keys.stream, '-', '+'))[0]![0];
+    const [firstId] = await db.inspect.smembers(keys.queueActive('q'));
+    const entryId = (await db.inspect.xrange(keys.stream, '-', '+'))[0]![0];
     await messages.ensureGroup();
-    await client.xreadgroup('GROUP', 'settee-delivery', 'c', 'COUNT', 1, 'STREAMS', keys.stream, '>');
+    await db.inspect.xreadgroup('GROUP', 'settee-delivery', 'c', 'COUNT', 1, 'STREAMS', keys.stream, '>');
     // Another consumer parked it for a retry: it keeps its slot through the retry.
     await messages.scheduleRetry({
       entryId: entryId,
@@ -93,14 +84,14 @@ describe('the queue store: slots in Redis', () => {
       dueAt: Date.now() + 60_000,
     });
     await messages.releaseQueueSlot('q', firstId!);
-    expect(await client.smembers(keys.queueActive('q'))).toEqual([firstId]);
+    expect(await db.inspect.smembers(keys.queueActive('q'))).toEqual([firstId]);
     expect(await queues.audit('q')).toEqual({ freed: 0, started: 0 });
     // Cancelled while parked: now the release frees it, once, and the next starts.
-    await client.hdel(keys.scheduledMessages, firstId!);
-    await client.zrem(keys.schedule, firstId!);
+    await db.inspect.hdel(keys.scheduledMessages, firstId!);
+    await db.inspect.zrem(keys.schedule, firstId!);
     await messages.releaseQueueSlot('q', firstId!);
     await messages.releaseQueueSlot('q', firstId!);
-    expect(await client.scard(keys.queueActive('q'))).toBe(1);
+    expect(await db.inspect.scard(keys.queueActive('q'))).toBe(1);
     expect(await started()).toEqual(['second']);
   });
 
@@ -113,7 +104,7 @@ describe('the queue store: slots in Redis', () => {
     await queues.upsert('q', { parallelism: 3, create: false }, quota);
     expect(await started()).toEqual(['a', 'b', 'c']);
     expect(await queues.upsert('missing', { paused: true, create: false }, quota)).toBe(false);
-    expect(await client.hexists(keys.queues, 'missing')).toBe(0);
+    expect(await db.inspect.hexists(keys.queues, 'missing')).toBe(0);
   });
 
   it('when the oldest waiting message is not due yet (Upstash-Delay), then nothing behind it starts either, and both start in order once it is due', async () => {
@@ -141,11 +132,11 @@ describe('the queue store: slots in Redis', () => {
   const firstMessageWithCallback = async () => {
     await enqueue('q', 'first');
     await enqueue('q', 'second');
-    const [firstId] = await client.smembers(keys.queueActive('q'));
+    const [firstId] = await db.inspect.smembers(keys.queueActive('q'));
     const callback = { ...message('q', 'callback'), queueName: undefined, holdsSlotOf: 'q' };
     await messages.ensureGroup();
     await messages.enqueueHoldingQueueSlot('q', callback);
-    const [firstEntry, callbackEntry] = (await client.xrange(keys.stream, '-', '+')).map(([id]) => id);
+    const [firstEntry, callbackEntry] = (await db.inspect.xrange(keys.stream, '-', '+')).map(([id]) => id);
     await messages.complete(firstEntry!, firstId!);
     await messages.releaseQueueSlot('q', firstId!);
     return { callback, callbackEntry: callbackEntry! };
@@ -153,7 +144,7 @@ describe('the queue store: slots in Redis', () => {
 
   it("when a queue's message has a callback, then the callback holds a slot past the message's release, and frees it once it finishes", async () => {
     const { callback, callbackEntry } = await firstMessageWithCallback();
-    expect(await client.smembers(keys.queueActive('q'))).toEqual([callback.id]);
+    expect(await db.inspect.smembers(keys.queueActive('q'))).toEqual([callback.id]);
     expect(await started()).toEqual(['callback']);
     // The audit keeps it: the callback is still on the stream.
     expect(await queues.audit('q')).toEqual({ freed: 0, started: 0 });
@@ -168,8 +159,8 @@ describe('the queue store: slots in Redis', () => {
     );
     await messages.ensureGroup();
     const readOne = async (): Promise<string> => {
-      await client.xreadgroup('GROUP', 'settee-delivery', 'w', 'COUNT', 1, 'STREAMS', keys.stream, '>');
-      const entries = await client.xrange(keys.stream, '-', '+');
+      await db.inspect.xreadgroup('GROUP', 'settee-delivery', 'w', 'COUNT', 1, 'STREAMS', keys.stream, '>');
+      const entries = await db.inspect.xrange(keys.stream, '-', '+');
       return entries[entries.length - 1]![0];
     };
     // c1 is read by a worker, which releases its slot itself once it finds the message gone.
@@ -189,13 +180,13 @@ describe('the queue store: slots in Redis', () => {
     expect(await started()).toEqual(['c1', 'a1']);
 
     // As a cancel by filter passes them: whole, with ids of messages of other queues among them.
-    const pending = new PendingMessages(client, keys);
+    const pending = new PendingMessages(db.redis, keys);
     expect(await pending.cancel([a1!, b1!.id, c1!.id, 'msg_unknown'])).toBe(3);
 
     expect(await started()).toEqual(['a2', 'b2']);
-    expect(await client.smembers(keys.queueActive('a'))).toEqual([a2!.id]);
-    expect(await client.smembers(keys.queueActive('b'))).toEqual([b2!.id]);
-    expect(await client.smembers(keys.queueActive('c'))).toEqual([c1!.id]);
+    expect(await db.inspect.smembers(keys.queueActive('a'))).toEqual([a2!.id]);
+    expect(await db.inspect.smembers(keys.queueActive('b'))).toEqual([b2!.id]);
+    expect(await db.inspect.smembers(keys.queueActive('c'))).toEqual([c1!.id]);
     expect(await messages.checkEntry(c1Entry, c1!)).toBe('gone');
     await messages.complete(c1Entry, c1!.id);
     await messages.releaseQueueSlot('c', c1!.id);
@@ -207,9 +198,9 @@ describe('the queue store: slots in Redis', () => {
     const { callback } = await firstMessageWithCallback();
     expect(await started()).toEqual(['callback']);
 
-    expect(await new PendingMessages(client, keys).cancel([callback.id])).toBe(1);
+    expect(await new PendingMessages(db.redis, keys).cancel([callback.id])).toBe(1);
     expect(await started()).toEqual(['second']);
-    expect(await client.scard(keys.queueActive('q'))).toBe(1);
+    expect(await db.inspect.scard(keys.queueActive('q'))).toBe(1);
     expect(await queues.audit('q')).toEqual({ freed: 0, started: 0 });
   });
 
@@ -218,14 +209,14 @@ describe('the queue store: slots in Redis', () => {
     // Due well after the cancel below: its four Redis calls are assumed to take under 3 s.
     const delayed = { ...message('q', 'later'), notBefore: Date.now() + 3_000 };
     await queues.enqueue('q', [delayed], { deduplicationWindowMs: 0, quota });
-    const [firstId] = await client.smembers(keys.queueActive('q'));
+    const [firstId] = await db.inspect.smembers(keys.queueActive('q'));
 
     // No maintenance pass runs here: only a wake-up armed by the cancel can start it.
     const wakeups = new QueueWakeups(async (queue) => (await queues.audit(queue)).waitMs);
     try {
-      expect(await new PendingMessages(client, keys, 0, wakeups).cancel([firstId!])).toBe(1);
+      expect(await new PendingMessages(db.redis, keys, 0, wakeups).cancel([firstId!])).toBe(1);
       expect(wakeups.size).toBe(1);
-      expect(await client.scard(keys.queueActive('q'))).toBe(0);
+      expect(await db.inspect.scard(keys.queueActive('q'))).toBe(0);
       await waitFor(
         'the delayed message started',
         async () => ((await started()).includes('later') ? true : undefined),
@@ -235,7 +226,7 @@ describe('the queue store: slots in Redis', () => {
         },
       );
       // Not before its time: the stream entry id's ms are Redis' clock at the start.
-      const [entryId] = (await client.xrange(keys.stream, '-', '+'))[0]!;
+      const [entryId] = (await db.inspect.xrange(keys.stream, '-', '+'))[0]!;
       expect(Number(entryId.split('-')[0])).toBeGreaterThanOrEqual(delayed.notBefore);
     } finally {
       wakeups.stop();
@@ -256,10 +247,10 @@ describe('the queue store: slots in Redis', () => {
     // No maintenance pass runs here: only the cancel's own dispatch can start or arm anything.
     const wakeups = new QueueWakeups(async (queue) => (await queues.audit(queue)).waitMs);
     try {
-      expect(await new PendingMessages(client, keys, 0, wakeups).cancel([aHead, bHead])).toBe(2);
+      expect(await new PendingMessages(db.redis, keys, 0, wakeups).cancel([aHead, bHead])).toBe(2);
       expect(await started()).toEqual(['a-next']);
-      expect(await client.lrange(keys.queueWaiting('a'), 0, -1)).toEqual([]);
-      expect(await client.lrange(keys.queueWaiting('b'), 0, -1)).toEqual([bNext.id]);
+      expect(await db.inspect.lrange(keys.queueWaiting('a'), 0, -1)).toEqual([]);
+      expect(await db.inspect.lrange(keys.queueWaiting('b'), 0, -1)).toEqual([bNext.id]);
       // b's new oldest is delayed: the cancel armed b's wake-up for it (a has nothing left waiting).
       expect(wakeups.size).toBe(1);
       expect(await queues.audit('a')).toEqual({ freed: 0, started: 0 });
@@ -277,17 +268,17 @@ describe('the queue store: slots in Redis', () => {
       queues.enqueue('q', [message('q', 'one')], { deduplicationWindowMs: 0, quota: none }),
     ).rejects.toThrow(QuotaExceededError);
     const letter = await storeDeadLetter('q', 'two');
-    const dlq = new DeadLetterQueue(client, keys, 0, undefined);
+    const dlq = new DeadLetterQueue(db.redis, keys, 0, undefined);
     await expect(
       dlq.retry([{ dlqId: letter.dlqId, message: buildRetriedMessage(letter, {}, Date.now()) }], none),
     ).rejects.toThrow(QuotaExceededError);
-    expect(await client.hlen(keys.queues)).toBe(0);
-    expect(await client.exists(keys.stream, keys.queueWaiting('q'))).toBe(0);
-    expect(await client.hexists(keys.deadLetters, letter.dlqId)).toBe(1);
+    expect(await db.inspect.hlen(keys.queues)).toBe(0);
+    expect(await db.inspect.exists(keys.stream, keys.queueWaiting('q'))).toBe(0);
+    expect(await db.inspect.hexists(keys.deadLetters, letter.dlqId)).toBe(1);
   });
 
   it("when a queue's dead letter is retried, then its message joins the end of its queue, which comes back (parallelism 1) if deleted, within the queue quota", async () => {
-    const dlq = new DeadLetterQueue(client, keys, 0, undefined);
+    const dlq = new DeadLetterQueue(db.redis, keys, 0, undefined);
     const letter = await storeDeadLetter('gone', 'again');
     const retried = buildRetriedMessage(letter, {}, Date.now());
     expect(retried.queueName).toBe('gone');
@@ -295,14 +286,14 @@ describe('the queue store: slots in Redis', () => {
     await expect(dlq.retry([{ dlqId: letter.dlqId, message: retried }], { maxQueues: 1 })).rejects.toThrow(
       QuotaExceededError,
     );
-    expect(await client.hexists(keys.deadLetters, letter.dlqId)).toBe(1);
-    expect(await client.hexists(keys.queues, 'gone')).toBe(0);
+    expect(await db.inspect.hexists(keys.deadLetters, letter.dlqId)).toBe(1);
+    expect(await db.inspect.hexists(keys.queues, 'gone')).toBe(0);
 
     expect(await dlq.retry([{ dlqId: letter.dlqId, message: retried }], { maxQueues: 2 })).toEqual([true]);
-    expect(JSON.parse((await client.hget(keys.queues, 'gone'))!)).toMatchObject({ parallelism: 1 });
-    expect(await client.smembers(keys.queueActive('gone'))).toEqual([retried.id]);
+    expect(JSON.parse((await db.inspect.hget(keys.queues, 'gone'))!)).toMatchObject({ parallelism: 1 });
+    expect(await db.inspect.smembers(keys.queueActive('gone'))).toEqual([retried.id]);
     expect(await started()).toEqual(['holds the binding its one queue', 'again']);
-    expect(await client.hexists(keys.deadLetters, letter.dlqId)).toBe(0);
+    expect(await db.inspect.hexists(keys.deadLetters, letter.dlqId)).toBe(0);
     // Retried twice at once: once.
     expect(await dlq.retry([{ dlqId: letter.dlqId, message: retried }], { maxQueues: 2 })).toEqual([false]);
   });

@@ -1,5 +1,3 @@
-import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { queueKeys } from '../../../../gateway/queue/core/keys.js';
 import type { QueueMessage } from '../../../../gateway/queue/core/message.js';
 import { MessageStore } from '../../../../gateway/queue/stores/message-store.js';
@@ -9,7 +7,7 @@ import { buildRetriedMessage } from '../../../../gateway/queue/http/dlq-retry.js
 import { QueueStore, queueWakeupsOf } from '../../../../gateway/queue/stores/queue-store.js';
 import { QueueWakeups } from '../../../../gateway/queue/stores/queue-wakeups.js';
 import { waitFor } from '../../../../local/wait.js';
-import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { useGatewayRedis } from '../../../helpers/queue/gateway-redis.js';
 import { testMessage } from '../../../helpers/queue/store-fixture.js';
 
 const keys = queueKeys('{t}:');
@@ -37,21 +35,23 @@ function delayed(queueName: string, body: string, notBefore: number): QueueMessa
  * with no maintenance pass running in these tests: without the wake-up nothing would start it.
  */
 describe('the wake-ups of queues held back by a delayed message (real Redis)', () => {
-  let redis: RedisServer;
-  let inspect: Redis;
-  const connections: Redis[] = [];
+  const db = useGatewayRedis();
 
   /** Each started message's body and when it reached the stream (the entry id's ms, Redis' clock). */
   const started = async (): Promise<{ body: string; at: number }[]> =>
-    (await inspect.xrange(keys.stream, '-', '+')).map(([id, fields]) => ({
+    (await db.inspect.xrange(keys.stream, '-', '+')).map(([id, fields]) => ({
       body: fields[1]!.split('\n')[1]!,
       at: Number(id.split('-')[0]),
     }));
   const waitForStarted = (count: number) =>
-    waitFor(`${count} started`, async () => ((await inspect.xlen(keys.stream)) >= count ? true : undefined), {
-      timeoutMs: 15_000,
-      intervalMs: 20,
-    });
+    waitFor(
+      `${count} started`,
+      async () => ((await db.inspect.xlen(keys.stream)) >= count ? true : undefined),
+      {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+      },
+    );
   /** Waits for `message`, the only one to start, and checks it started at its due time, not before. */
   const expectStartedOnTime = async (message: QueueMessage) => {
     await waitForStarted(1);
@@ -62,22 +62,12 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
   };
   /** A replica's connection, with this replica's wake-ups (as the gateway's shared connection has). */
   const replica = () => {
-    const connection = connectAsGateway(redis, { blocking: false });
-    connections.push(connection);
+    const connection = db.connect();
     const wakeups = queueWakeupsOf(connection, keys, { delayWakeups: true })!;
     return { store: new QueueStore(connection, keys, 0, wakeups), wakeups, connection };
   };
 
-  beforeAll(async () => {
-    redis = await startRedis();
-    inspect = connectTestRedis(redis);
-  });
-  afterAll(async () => {
-    for (const connection of connections) connection.disconnect();
-    inspect?.disconnect();
-    await redis?.stop();
-  });
-  beforeEach(() => inspect.flushdb());
+  beforeEach(() => db.inspect.flushdb());
 
   it('when delayed messages are enqueued into one queue, then one wake-up is armed and each starts at its own due time, in order', async () => {
     const { store, wakeups } = replica();
@@ -103,8 +93,7 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
   });
 
   it('when a later-due message blocks an earlier-due one behind it (FIFO), then the wake-up moves to the head and both start at its time', async () => {
-    const connection = connectAsGateway(redis, { blocking: false });
-    connections.push(connection);
+    const connection = db.connect();
     // queueWakeupsOf's dispatch (the audit), recording what each run reported, so that the test
     // looks once the early wake-up has run rather than after a guessed sleep.
     const reported: (number | undefined)[] = [];
@@ -151,7 +140,7 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
           quota,
         });
     expect(wakeups.size).toBe(20);
-    expect(await inspect.xlen(keys.stream)).toBe(0);
+    expect(await db.inspect.xlen(keys.stream)).toBe(0);
     wakeups.stop();
   });
 
@@ -185,9 +174,9 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
     expect(wakeups.size).toBe(0);
 
     // The first message finishes: its entry leaves the stream, then its slot is released.
-    const [entry] = await inspect.xrange(keys.stream, '-', '+');
-    await inspect.xdel(keys.stream, entry![0]);
-    await inspect.hdel(keys.streamIndex, head.id);
+    const [entry] = await db.inspect.xrange(keys.stream, '-', '+');
+    await db.inspect.xdel(keys.stream, entry![0]);
+    await db.inspect.hdel(keys.streamIndex, head.id);
     await new MessageStore(connection, keys, 0, wakeups).releaseQueueSlot('q', head.id);
     expect(wakeups.size).toBe(1);
     await expectStartedOnTime(held);
@@ -216,8 +205,8 @@ describe('the wake-ups of queues held back by a delayed message (real Redis)', (
       reason: 'retries-exhausted',
       failedAt: Date.now(),
     });
-    await inspect.hset(keys.deadLetters, letter.dlqId, JSON.stringify(letter));
-    await inspect.zadd(keys.deadLetterOrder, 0, letter.dlqId);
+    await db.inspect.hset(keys.deadLetters, letter.dlqId, JSON.stringify(letter));
+    await db.inspect.zadd(keys.deadLetterOrder, 0, letter.dlqId);
     // As the DLQ API's retry with Upstash-Delay: the queue is created by the retry, idle, its one
     // message delayed, so only the retry can arm a wake-up here.
     const retried = buildRetriedMessage(letter, { notBefore: Date.now() + HELD_MS }, Date.now());

@@ -1,5 +1,3 @@
-import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import type { QueueTarget } from '../../../../gateway/queue/core/binding-registry.js';
 import { QuotaExceededError } from '../../../../gateway/queue/core/errors.js';
 import { queueKeys } from '../../../../gateway/queue/core/keys.js';
@@ -9,7 +7,7 @@ import type { ScheduleRecord } from '../../../../gateway/queue/core/schedule.js'
 import { ScheduleStore } from '../../../../gateway/queue/stores/schedule-store.js';
 import { startTestQueueGateway, type TestQueueGateway } from '../../../helpers/queue/queue-gateway.js';
 import { testQueueConfig } from '../../../helpers/queue/queue-config.js';
-import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { useGatewayRedis } from '../../../helpers/queue/gateway-redis.js';
 import { testMessage } from '../../../helpers/queue/store-fixture.js';
 import { testQueueTarget } from '../../../helpers/queue/test-queue-target.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,9 +27,7 @@ const DESTINATION = 'http://127.0.0.1:9/hook';
  * (save-schedule.ts), on a real Redis, from two replicas' connections and through the API.
  */
 describe('a schedule into a missing queue is checked against the queue quota by its save script', () => {
-  let redis: RedisServer;
-  let inspect: Redis;
-  const connections: Redis[] = [];
+  const db = useGatewayRedis();
   /** One schedule store and one queue store per replica, each replica on its own connection. */
   let replicas: { schedules: ScheduleStore; queues: QueueStore }[];
 
@@ -70,24 +66,13 @@ describe('a schedule into a missing queue is checked against the queue quota by 
       { maxQueues: MAX_QUEUES, maxParallelism: 10 },
     );
 
-  beforeAll(async () => {
-    redis = await startRedis();
-    inspect = connectTestRedis(redis);
-    connections.push(
-      connectAsGateway(redis, { blocking: false }),
-      connectAsGateway(redis, { blocking: false }),
-    );
-    replicas = connections.map((connection) => ({
+  beforeAll(() => {
+    replicas = [db.redis, db.connect()].map((connection) => ({
       schedules: new ScheduleStore(connection, keys),
       queues: new QueueStore(connection, keys),
     }));
   });
-  afterAll(async () => {
-    for (const connection of connections) connection.disconnect();
-    inspect?.disconnect();
-    await redis?.stop();
-  });
-  beforeEach(() => inspect.flushdb());
+  beforeEach(() => db.inspect.flushdb());
 
   it("when its queue is missing and the binding has its most queues, then the save is refused with the queues' 412 and stores nothing; an existing queue or a free place lets it in, and the queue waits for the first tick", async () => {
     await createQueue(0, 'a');
@@ -99,11 +84,11 @@ describe('a schedule into a missing queue is checked against the queue quota by 
     expect(refused).toBeInstanceOf(QuotaExceededError);
     expect((refused as QuotaExceededError).status).toBe(412);
     expect((refused as QuotaExceededError).message).toBe(QUEUE_LIMIT_REACHED);
-    expect(await inspect.hlen(keys.schedules)).toBe(0);
-    expect(await inspect.hlen(keys.scheduleMessages)).toBe(0);
-    expect(await inspect.zcard(keys.scheduleTicks)).toBe(0);
+    expect(await db.inspect.hlen(keys.schedules)).toBe(0);
+    expect(await db.inspect.hlen(keys.scheduleMessages)).toBe(0);
+    expect(await db.inspect.zcard(keys.scheduleTicks)).toBe(0);
     // A refused create holds no deduplication key: the same create is taken once there is room.
-    expect(await inspect.hlen(keys.deduplicationIds)).toBe(0);
+    expect(await db.inspect.hlen(keys.deduplicationIds)).toBe(0);
 
     await expect(save(1, 'into-a', 'a')).resolves.toEqual({ created: true });
     await replicas[0]!.queues.delete('b');
@@ -111,7 +96,7 @@ describe('a schedule into a missing queue is checked against the queue quota by 
       created: true,
     });
     expect((await replicas[0]!.schedules.get('into-c'))?.template.queueName).toBe('c');
-    expect(await inspect.hexists(keys.queues, 'c')).toBe(0);
+    expect(await db.inspect.hexists(keys.queues, 'c')).toBe(0);
   });
 
   it('when schedule creates into a queue race with the enqueues that create that queue, from two replicas at the last free place, then every create succeeds', async () => {
@@ -131,7 +116,7 @@ describe('a schedule into a missing queue is checked against the queue quota by 
       await replicas[0]!.schedules.delete(`s-${round}`);
       await replicas[0]!.queues.delete(name);
     }
-    expect(await inspect.hkeys(keys.queues)).toEqual(['filler']);
+    expect(await db.inspect.hkeys(keys.queues)).toEqual(['filler']);
   });
 
   it('when a schedule names no queue, then it needs no queue quota; naming one without it is a programming error, refused before Redis', async () => {
@@ -165,13 +150,13 @@ describe('a schedule into a missing queue is checked against the queue quota by 
     await save(0, 's0', 'a', { key: 'schedule:short', windowMs: 1 });
     // The window ends 1 ms after the create by the server's clock; no create has forgotten it yet.
     await sleep(20);
-    expect(await inspect.hexists(keys.deduplicationIds, 'schedule:short')).toBe(1);
+    expect(await db.inspect.hexists(keys.deduplicationIds, 'schedule:short')).toBe(1);
 
     await expect(save(1, 'over', 'a', { key: 'schedule:short', windowMs: 60_000 })).rejects.toThrow(
       /^schedule limit reached: the binding has its most active schedules \(5,/,
     );
-    expect(await inspect.hexists(keys.schedules, 'over')).toBe(0);
-    expect(await inspect.zcard(keys.scheduleTicks)).toBe(MAX_SCHEDULES);
+    expect(await db.inspect.hexists(keys.schedules, 'over')).toBe(0);
+    expect(await db.inspect.zcard(keys.scheduleTicks)).toBe(MAX_SCHEDULES);
   });
 
   describe('through the API', () => {
@@ -181,7 +166,7 @@ describe('a schedule into a missing queue is checked against the queue quota by 
     let target: QueueTarget;
 
     beforeAll(async () => {
-      target = testQueueTarget(redis, { limits: { maxQueues: MAX_QUEUES } });
+      target = testQueueTarget(db.server, { limits: { maxQueues: MAX_QUEUES } });
       gateway = await startTestQueueGateway({ config, targets: [target], workers: false });
     });
     afterAll(() => gateway?.stop());
@@ -222,7 +207,7 @@ describe('a schedule into a missing queue is checked against the queue quota by 
       const another = await createSchedule('later', 'another');
       expect(another.status).toBe(412);
       expect(await another.json()).toEqual({ error: QUEUE_LIMIT_REACHED });
-      expect(await inspect.hkeys(gatewayKeys.schedules)).toEqual([scheduleId]);
+      expect(await db.inspect.hkeys(gatewayKeys.schedules)).toEqual([scheduleId]);
     });
   });
 });

@@ -1,11 +1,9 @@
-import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { QuotaExceededError } from '../../../../gateway/queue/core/errors.js';
 import { queueKeys } from '../../../../gateway/queue/core/keys.js';
 import { createMessage } from '../../../../gateway/queue/core/message.js';
 import type { ScheduleRecord } from '../../../../gateway/queue/core/schedule.js';
 import { ScheduleStore } from '../../../../gateway/queue/stores/schedule-store.js';
-import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { useGatewayRedis } from '../../../helpers/queue/gateway-redis.js';
 
 const keys = queueKeys('{t}:');
 const MINUTE = 60_000;
@@ -17,9 +15,7 @@ const QUOTA = 5;
  * do: creates, resumes and replaces raced from two replicas' connections on a real Redis.
  */
 describe('the schedule quota counts active schedules (save and pause scripts, real Redis)', () => {
-  let redis: RedisServer;
-  let inspect: Redis;
-  const connections: Redis[] = [];
+  const db = useGatewayRedis();
   /** One store per replica, each on its own connection as the gateway's. */
   let replicas: ScheduleStore[];
 
@@ -44,31 +40,20 @@ describe('the schedule quota counts active schedules (save and pause scripts, re
 
   /** Ids whose record says paused, and ids in the ticks set; the two must never disagree. */
   async function pausedAndActive(): Promise<{ paused: string[]; active: string[] }> {
-    const records = await inspect.hgetall(keys.schedules);
+    const records = await db.inspect.hgetall(keys.schedules);
     const paused = Object.entries(records)
       .filter(([, json]) => (JSON.parse(json) as ScheduleRecord).isPaused)
       .map(([id]) => id)
       .sort();
-    const active = (await inspect.zrange(keys.scheduleTicks, '0', '-1')).sort();
+    const active = (await db.inspect.zrange(keys.scheduleTicks, '0', '-1')).sort();
     expect([...paused, ...active].sort()).toEqual(Object.keys(records).sort());
     return { paused, active };
   }
 
-  beforeAll(async () => {
-    redis = await startRedis();
-    inspect = connectTestRedis(redis);
-    connections.push(
-      connectAsGateway(redis, { blocking: false }),
-      connectAsGateway(redis, { blocking: false }),
-    );
-    replicas = connections.map((connection) => new ScheduleStore(connection, keys));
+  beforeAll(() => {
+    replicas = [db.redis, db.connect()].map((connection) => new ScheduleStore(connection, keys));
   });
-  afterAll(async () => {
-    for (const connection of connections) connection.disconnect();
-    inspect?.disconnect();
-    await redis?.stop();
-  });
-  beforeEach(() => inspect.flushdb());
+  beforeEach(() => db.inspect.flushdb());
 
   it('when schedules are paused, then racing creates on two replicas fill only the room the active ones leave, and the rest get the quota error', async () => {
     for (let i = 0; i < QUOTA; i += 1) await save(replicas[0]!, `old${i}`);
@@ -92,8 +77,8 @@ describe('the schedule quota counts active schedules (save and pause scripts, re
     expect(paused).toEqual(['old0', 'old1']);
     expect(active).toHaveLength(QUOTA);
     // A refused create stored nothing: 5 active and 2 paused.
-    expect(await inspect.hlen(keys.schedules)).toBe(QUOTA + 2);
-    expect(await inspect.hlen(keys.scheduleMessages)).toBe(QUOTA + 2);
+    expect(await db.inspect.hlen(keys.schedules)).toBe(QUOTA + 2);
+    expect(await db.inspect.hlen(keys.scheduleMessages)).toBe(QUOTA + 2);
   });
 
   it('when two replicas race to resume paused schedules at the quota, then exactly the room is resumed and the rest stay paused with the quota error', async () => {

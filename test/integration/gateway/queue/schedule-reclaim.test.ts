@@ -1,10 +1,8 @@
-import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { createSilentLogger } from '../../../../observability/logger.js';
 import { queueKeys } from '../../../../gateway/queue/core/keys.js';
 import { ScheduleStore } from '../../../../gateway/queue/stores/schedule-store.js';
 import { ScheduleTicker } from '../../../../gateway/queue/workers/schedule-ticker.js';
-import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { useGatewayRedis } from '../../../helpers/queue/gateway-redis.js';
 import { saveTestSchedule } from '../../../helpers/queue/store-fixture.js';
 
 const keys = queueKeys('{t}:');
@@ -20,16 +18,14 @@ const TICK = Math.floor(Date.now() / MINUTE) * MINUTE - 2 * MINUTE;
  * already in the past, with no waiting.
  */
 describe('a tick claimed again after its claim ran out fires as its own tick (real Redis)', () => {
-  let redis: RedisServer;
-  let inspect: Redis;
-  let survivorConnection: Redis;
+  const db = useGatewayRedis();
   let store: ScheduleStore;
 
   const save = (scheduleId: string, nextTick: number) => saveTestSchedule(store, scheduleId, nextTick, 10);
   /** The surviving replica's ticker: it claims what has come by now and fires it. */
   const survivor = () =>
     new ScheduleTicker({
-      redis: survivorConnection,
+      redis: db.redis,
       keys,
       pollIntervalMs: 60_000,
       maxQueues: () => 10,
@@ -38,41 +34,33 @@ describe('a tick claimed again after its claim ran out fires as its own tick (re
   /** A replica that claims the due ticks as of `asOf` and dies: its claim holds until just after `asOf`. */
   const claimAndDie = (asOf: number) => store.claimDue(asOf, 10, asOf + 1);
 
-  beforeAll(async () => {
-    redis = await startRedis();
-    inspect = connectTestRedis(redis);
-    survivorConnection = connectAsGateway(redis, { blocking: false });
-    store = new ScheduleStore(inspect, keys);
+  beforeAll(() => {
+    store = new ScheduleStore(db.inspect, keys);
   });
-  afterAll(async () => {
-    survivorConnection?.disconnect();
-    inspect?.disconnect();
-    await redis?.stop();
-  });
-  beforeEach(() => inspect.flushdb());
+  beforeEach(() => db.inspect.flushdb());
 
   it('when a replica dies holding a claimed tick, then the replica that claims it again fires it recording the tick, and no claim is left behind', async () => {
     await save('s0', TICK);
     const dead = await claimAndDie(TICK + 10);
     expect(dead.ticks).toEqual([{ scheduleId: 's0', tick: TICK }]);
-    expect(Number(await inspect.zscore(keys.scheduleTicks, 's0'))).toBe(dead.claim);
+    expect(Number(await db.inspect.zscore(keys.scheduleTicks, 's0'))).toBe(dead.claim);
     expect(dead.claim).not.toBe(TICK);
 
     expect(await survivor().fireDue()).toBe(1);
-    expect(await inspect.hget(keys.scheduleLastTicks, 's0')).toBe(String(TICK));
+    expect(await db.inspect.hget(keys.scheduleLastTicks, 's0')).toBe(String(TICK));
     expect(await store.get('s0')).toMatchObject({ lastTick: TICK });
-    expect(await inspect.hlen(keys.scheduleClaims)).toBe(0);
+    expect(await db.inspect.hlen(keys.scheduleClaims)).toBe(0);
   });
 
   it('when a tick is claimed, then get and list report the tick as the next schedule time, not the claim, and a claim left behind by a replace counts for nothing', async () => {
     await save('claimed', TICK);
     await save('replaced', TICK);
     const dead = await claimAndDie(TICK + 10);
-    expect(Number(await inspect.zscore(keys.scheduleTicks, 'claimed'))).toBe(dead.claim);
+    expect(Number(await db.inspect.zscore(keys.scheduleTicks, 'claimed'))).toBe(dead.claim);
     expect(dead.claim).not.toBe(TICK);
     // Replaced while claimed: its score is the new tick, and the entry the claim left names TICK.
     await save('replaced', TICK + MINUTE);
-    expect(await inspect.hlen(keys.scheduleClaims)).toBe(2);
+    expect(await db.inspect.hlen(keys.scheduleClaims)).toBe(2);
 
     expect((await store.get('claimed'))?.nextTick).toBe(TICK);
     expect((await store.get('replaced'))?.nextTick).toBe(TICK + MINUTE);
@@ -93,7 +81,7 @@ describe('a tick claimed again after its claim ran out fires as its own tick (re
     expect((await claimAndDie(TICK + 30)).ticks).toEqual([{ scheduleId: 's0', tick: TICK }]);
 
     expect(await survivor().fireDue()).toBe(1);
-    expect(await inspect.hget(keys.scheduleLastTicks, 's0')).toBe(String(TICK));
+    expect(await db.inspect.hget(keys.scheduleLastTicks, 's0')).toBe(String(TICK));
   });
 
   it('when a claimed schedule is replaced or paused and resumed before it fires, then its next claim is of the new tick, not the one the old claim kept', async () => {
@@ -104,21 +92,21 @@ describe('a tick claimed again after its claim ran out fires as its own tick (re
     await save('replaced', TICK + MINUTE);
     await store.setPaused('resumed', true, { nextTick: TICK + MINUTE, maxSchedules: 10 });
     await store.setPaused('resumed', false, { nextTick: TICK + MINUTE, maxSchedules: 10 });
-    expect(await inspect.hlen(keys.scheduleClaims)).toBe(2);
+    expect(await db.inspect.hlen(keys.scheduleClaims)).toBe(2);
 
     expect(await survivor().fireDue()).toBe(2);
-    expect(await inspect.hmget(keys.scheduleLastTicks, 'replaced', 'resumed')).toEqual([
+    expect(await db.inspect.hmget(keys.scheduleLastTicks, 'replaced', 'resumed')).toEqual([
       String(TICK + MINUTE),
       String(TICK + MINUTE),
     ]);
-    expect(await inspect.hlen(keys.scheduleClaims)).toBe(0);
+    expect(await db.inspect.hlen(keys.scheduleClaims)).toBe(0);
   });
 
   it('when a claimed schedule is deleted, then its claim entry goes with it', async () => {
     await save('s0', TICK);
     await claimAndDie(TICK + 10);
-    expect(await inspect.hexists(keys.scheduleClaims, 's0')).toBe(1);
+    expect(await db.inspect.hexists(keys.scheduleClaims, 's0')).toBe(1);
     expect(await store.delete('s0')).toBe(true);
-    expect(await inspect.exists(keys.scheduleClaims)).toBe(0);
+    expect(await db.inspect.exists(keys.scheduleClaims)).toBe(0);
   });
 });

@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { waitFor } from '../../../../local/wait.js';
 import { createSilentLogger } from '../../../../observability/logger.js';
 import { MESSAGE_FIELD, queueKeys } from '../../../../gateway/queue/core/keys.js';
@@ -7,7 +6,7 @@ import { createMessage } from '../../../../gateway/queue/core/message.js';
 import { decodeMessage } from '../../../../gateway/queue/core/message-codec.js';
 import { ScheduleStore, type TickToFire } from '../../../../gateway/queue/stores/schedule-store.js';
 import { ScheduleTicker } from '../../../../gateway/queue/workers/schedule-ticker.js';
-import { connectAsGateway, connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { useGatewayRedis } from '../../../helpers/queue/gateway-redis.js';
 import { saveTestSchedule } from '../../../helpers/queue/store-fixture.js';
 import {
   failingNextFire,
@@ -32,10 +31,9 @@ const claimRunOut = (claim: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.max(0, claim - Date.now()) + 50));
 
 describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
-  let redis: RedisServer;
-  let inspect: Redis;
+  const db = useGatewayRedis();
   /** One connection per replica, set up as the gateway's. */
-  const replicas: Redis[] = [];
+  let replicas: Redis[];
   let store: ScheduleStore;
 
   const tickerOn = (connection: Redis, claimLeaseMs?: number) =>
@@ -57,7 +55,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
 
   /** The schedule id of every message on the stream, one per stored message. */
   async function firedScheduleIds(): Promise<string[]> {
-    const entries = await inspect.xrangeBuffer(keys.stream, '-', '+');
+    const entries = await db.inspect.xrangeBuffer(keys.stream, '-', '+');
     return entries.map(([, fields]) => {
       const at = fields.findIndex((f) => f.toString() === MESSAGE_FIELD);
       return decodeMessage(fields[at + 1]!).scheduleId ?? '';
@@ -82,18 +80,11 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     ],
   });
 
-  beforeAll(async () => {
-    redis = await startRedis();
-    inspect = connectTestRedis(redis);
-    replicas.push(connectAsGateway(redis, { blocking: false }), connectAsGateway(redis, { blocking: false }));
-    store = new ScheduleStore(inspect, keys);
+  beforeAll(() => {
+    replicas = [db.redis, db.connect()];
+    store = new ScheduleStore(db.inspect, keys);
   });
-  afterAll(async () => {
-    for (const connection of replicas) connection.disconnect();
-    inspect?.disconnect();
-    await redis?.stop();
-  });
-  beforeEach(() => inspect.flushdb());
+  beforeEach(() => db.inspect.flushdb());
 
   it('when two tickers fire 2,000 due ticks at once, then each tick fires once and both fire a share', async () => {
     const ids = await createSchedules(2_000);
@@ -107,11 +98,11 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     expect(fired).toHaveLength(2_000);
     expect(new Set(fired).size).toBe(2_000);
     // Every schedule moved on to a tick after now and recorded the one fired.
-    const scores = await inspect.zrange(keys.scheduleTicks, '0', '-1', 'WITHSCORES');
+    const scores = await db.inspect.zrange(keys.scheduleTicks, '0', '-1', 'WITHSCORES');
     for (let i = 1; i < scores.length; i += 2) expect(Number(scores[i]) % MINUTE).toBe(0);
     expect(Number(scores[1])).toBeGreaterThan(Date.now() - MINUTE);
-    expect(new Set(await inspect.hvals(keys.scheduleLastTicks))).toEqual(new Set([String(TICK)]));
-    expect(await inspect.hlen(keys.scheduleLastTicks)).toBe(ids.length);
+    expect(new Set(await db.inspect.hvals(keys.scheduleLastTicks))).toEqual(new Set([String(TICK)]));
+    expect(await db.inspect.hlen(keys.scheduleLastTicks)).toBe(ids.length);
   });
 
   it('when ten minutes of ticks were missed while no ticker ran, then two tickers fire the schedule once and it ticks on from now', async () => {
@@ -126,8 +117,8 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     expect(await b!.fireDue(now)).toBe(0);
 
     expect(await firedScheduleIds()).toEqual(['s0']);
-    expect(await inspect.hget(keys.scheduleLastTicks, 's0')).toBe(String(missedSince));
-    const next = Number(await inspect.zscore(keys.scheduleTicks, 's0'));
+    expect(await db.inspect.hget(keys.scheduleLastTicks, 's0')).toBe(String(missedSince));
+    const next = Number(await db.inspect.zscore(keys.scheduleTicks, 's0'));
     expect(next % MINUTE).toBe(0);
     expect(next).toBeGreaterThan(now);
     expect(next - now).toBeLessThanOrEqual(MINUTE);
@@ -186,7 +177,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
       // a minute passing during the test cannot make them due (real time could).
       const asOf = Date.now();
       await expect(ticker.fireDue(asOf)).rejects.toThrow('Connection is closed.');
-      const firedBefore = await inspect.xlen(keys.stream);
+      const firedBefore = await db.inspect.xlen(keys.stream);
 
       expect(firedBefore + (await ticker.fireDue(asOf))).toBe(100);
       const fired = await firedScheduleIds();
@@ -213,9 +204,9 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
       10,
     );
     expect(fired).toEqual([false, false, false]);
-    expect(await inspect.xlen(keys.stream)).toBe(0);
-    expect(await inspect.zscore(keys.scheduleTicks, 's0')).toBeNull();
-    expect(await inspect.zscore(keys.scheduleTicks, 's1')).toBe(String(next));
+    expect(await db.inspect.xlen(keys.stream)).toBe(0);
+    expect(await db.inspect.zscore(keys.scheduleTicks, 's0')).toBeNull();
+    expect(await db.inspect.zscore(keys.scheduleTicks, 's1')).toBe(String(next));
   });
 
   it('when a round takes longer than the claim lease, then the ticker renews its claim and no other ticker fires its ticks meanwhile', async () => {
@@ -244,7 +235,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     const firstClaim = await waitFor(
       'the slow round claimed',
       async () => {
-        const claim = Number(await inspect.zscore(keys.scheduleTicks, 's0'));
+        const claim = Number(await db.inspect.zscore(keys.scheduleTicks, 's0'));
         return claim > TICK ? claim : undefined;
       },
       { timeoutMs: 5_000, intervalMs: 5 },
@@ -255,15 +246,15 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
       expect(await other.fireDue()).toBe(0);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(Number(await inspect.zscore(keys.scheduleTicks, 's0'))).toBeGreaterThan(firstClaim + leaseMs);
+    expect(Number(await db.inspect.zscore(keys.scheduleTicks, 's0'))).toBeGreaterThan(firstClaim + leaseMs);
     expect(await slowRound).toBe(100);
     const fired = await firedScheduleIds();
     expect(fired).toHaveLength(100);
     expect(new Set(fired).size).toBe(100);
     const following = Math.floor(asOf / MINUTE) * MINUTE + MINUTE;
-    const scores = await inspect.zrange(keys.scheduleTicks, '0', '-1', 'WITHSCORES');
+    const scores = await db.inspect.zrange(keys.scheduleTicks, '0', '-1', 'WITHSCORES');
     expect(new Set(scores.filter((_, i) => i % 2 === 1))).toEqual(new Set([String(following)]));
-    expect(await inspect.hlen(keys.scheduleClaims)).toBe(0);
+    expect(await db.inspect.hlen(keys.scheduleClaims)).toBe(0);
   });
 
   it('when a ticker is killed holding a claim (default lease), then a running survivor fires its ticks once within about 2 s of the claim', async () => {
@@ -284,7 +275,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     const deadRound = dead.fireDue().catch(() => undefined);
     await waitFor(
       'the dead ticker claimed',
-      async () => (Number(await inspect.zscore(keys.scheduleTicks, 's0')) > TICK ? true : undefined),
+      async () => (Number(await db.inspect.zscore(keys.scheduleTicks, 's0')) > TICK ? true : undefined),
       { timeoutMs: 5_000, intervalMs: 5 },
     );
     const survivor = tickerOn(replicas[1]!);
@@ -292,7 +283,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     try {
       const allFired = await waitFor(
         'the survivor fired the ticks',
-        async () => ((await inspect.xlen(keys.stream)) >= 100 ? Date.now() : undefined),
+        async () => ((await db.inspect.xlen(keys.stream)) >= 100 ? Date.now() : undefined),
         { timeoutMs: 10_000, intervalMs: 20 },
       );
       // Not before the dead claim ran out (2 s), and well before the old lease of 10 s would have
@@ -313,7 +304,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     await createSchedules(1);
     const claimed = await store.claimDue(Date.now(), 10, TICK + 5 * MINUTE);
     expect(claimed.claim % MINUTE).not.toBe(0);
-    expect(await inspect.zscore(keys.scheduleTicks, 's0')).toBe(String(claimed.claim));
+    expect(await db.inspect.zscore(keys.scheduleTicks, 's0')).toBe(String(claimed.claim));
     // Claimed ticks are not due for anyone else until the claim runs out.
     expect((await store.claimDue(Date.now(), 10, Date.now() + 1_000)).ticks).toEqual([]);
   });
@@ -326,7 +317,7 @@ describe('the schedule tickers (claim and fire scripts, real Redis)', () => {
     try {
       const fired = await waitFor(
         'the tick fired',
-        async () => ((await inspect.xlen(keys.stream)) > 0 ? Date.now() : undefined),
+        async () => ((await db.inspect.xlen(keys.stream)) > 0 ? Date.now() : undefined),
         {
           timeoutMs: 10_000,
           intervalMs: 20,

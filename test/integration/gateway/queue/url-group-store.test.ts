@@ -1,25 +1,16 @@
-import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { queueKeys } from '../../../../gateway/queue/core/keys.js';
 import { QuotaExceededError } from '../../../../gateway/queue/core/errors.js';
 import { UrlGroupStore } from '../../../../gateway/queue/stores/url-group-store.js';
-import { connectTestRedis } from '../../../helpers/queue/redis-snapshot.js';
+import { useGatewayRedis } from '../../../helpers/queue/gateway-redis.js';
 
 describe('the URL group store', () => {
-  let redis: RedisServer;
-  let client: Redis;
+  const db = useGatewayRedis();
   let store: UrlGroupStore;
 
-  beforeAll(async () => {
-    redis = await startRedis();
-    client = connectTestRedis(redis);
-    store = new UrlGroupStore(client, queueKeys('{t}:'));
+  beforeAll(() => {
+    store = new UrlGroupStore(db.redis, queueKeys('{t}:'));
   });
-  afterAll(async () => {
-    client?.disconnect();
-    await redis?.stop();
-  });
-  beforeEach(() => client.flushdb());
+  beforeEach(() => db.inspect.flushdb());
 
   it('when many adds to one group run at once, then every endpoint is kept (no lost update)', async () => {
     await Promise.all(
@@ -61,7 +52,7 @@ describe('the URL group store', () => {
           ),
         }),
       );
-    expect(await client.hlen('{t}:url-groups')).toBe(5);
+    expect(await db.inspect.hlen('{t}:url-groups')).toBe(5);
     // An existing group still takes endpoints at the group quota.
     await store.addEndpoints((await store.list())[0]!.name, [{ url: 'https://b.example/' }], {
       maxEndpoints: 5,
@@ -85,7 +76,7 @@ describe('the URL group store', () => {
     await store.addEndpoints('g', [{ url: 'https://a.example/' }], { maxEndpoints: 5, maxGroups: 1 });
     expect(await store.removeEndpoints('g', [{ url: 'https://a.example/' }])).toBe(0);
     expect(await store.get('g')).toBeUndefined();
-    expect(await client.exists('{t}:url-groups')).toBe(0);
+    expect(await db.inspect.exists('{t}:url-groups')).toBe(0);
     expect(await store.removeEndpoints('g', [{ url: 'https://a.example/' }])).toBeUndefined();
   });
 });

@@ -1,5 +1,3 @@
-import type { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../../../local/redis-server.js';
 import { queueKeys } from '../../../../gateway/queue/core/keys.js';
 import { buildDeadLetter } from '../../../../gateway/queue/core/dead-letter.js';
 import { createMessage } from '../../../../gateway/queue/core/message.js';
@@ -12,11 +10,8 @@ import {
 import { BindingStores } from '../../../../gateway/queue/stores/binding-stores.js';
 import { testQueueConfig } from '../../../helpers/queue/queue-config.js';
 import { testQueueTarget } from '../../../helpers/queue/test-queue-target.js';
-import {
-  connectAsGateway,
-  connectTestRedis,
-  snapshotDatabase,
-} from '../../../helpers/queue/redis-snapshot.js';
+import { useGatewayRedis } from '../../../helpers/queue/gateway-redis.js';
+import { snapshotDatabase } from '../../../helpers/queue/redis-snapshot.js';
 
 /**
  * A workflow DLQ entry's resume and restart on a real Redis: the entry leaves the DLQ only once
@@ -24,28 +19,15 @@ import {
  * loses it.
  */
 describe('resuming or restarting a workflow dead letter', () => {
-  let server: RedisServer;
-  let redis: Redis;
-  let inspect: Redis;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = connectAsGateway(server, { blocking: false });
-    inspect = connectTestRedis(server);
-  });
-  afterAll(async () => {
-    redis?.disconnect();
-    inspect?.disconnect();
-    await server?.stop();
-  });
+  const db = useGatewayRedis();
 
   /** A binding's stores with run `wfr_failed` failed on its step, whose letter is in the DLQ. */
   async function failedRun(prefix: string) {
     const stores = {
-      redis,
+      redis: db.redis,
       keys: queueKeys(prefix),
       config: testQueueConfig(),
-      target: testQueueTarget(server),
+      target: testQueueTarget(db.server),
     };
     const runs = new BindingStores(stores).workflowRuns();
     const config = { url: 'http://127.0.0.1:9/wf', headers: {}, retries: 0 };
@@ -59,8 +41,8 @@ describe('resuming or restarting a workflow dead letter', () => {
       ...buildDeadLetter({ message: step, reason: 'retries-exhausted', failedAt: 3 }),
       workflow: { runId: 'wfr_failed', createdAt: 1 },
     } satisfies WorkflowLetter;
-    await inspect.hset(stores.keys.deadLetters, letter.dlqId, JSON.stringify(letter));
-    await inspect.zadd(stores.keys.deadLetterOrder, 0, letter.dlqId);
+    await db.inspect.hset(stores.keys.deadLetters, letter.dlqId, JSON.stringify(letter));
+    await db.inspect.zadd(stores.keys.deadLetterOrder, 0, letter.dlqId);
     await runs.finish('wfr_failed', {
       state: 'RUN_FAILED',
       at: 3,
@@ -72,11 +54,11 @@ describe('resuming or restarting a workflow dead letter', () => {
 
   it('when the new run id is taken, then resume and restart are a 400 and change nothing: the entry stays in the DLQ', async () => {
     const { stores, letter, run } = await failedRun('{dlq-taken}:');
-    const before = await snapshotDatabase(inspect);
+    const before = await snapshotDatabase(db.inspect);
     const action = { letter, run, overrides: {}, runId: 'wfr_taken' };
     await expect(resumeAsNewRun(stores, action)).rejects.toThrow('workflow run wfr_taken exists');
     await expect(restartAsNewRun(stores, action)).rejects.toThrow('workflow run wfr_taken exists');
-    expect(await snapshotDatabase(inspect)).toEqual(before);
+    expect(await snapshotDatabase(db.inspect)).toEqual(before);
   });
 
   it('when an entry resumes or restarts, then the new run and its first delivery are stored and the entry is gone', async () => {
@@ -90,7 +72,7 @@ describe('resuming or restarting a workflow dead letter', () => {
       const dlq = new BindingStores(stores).deadLetters();
       expect(await dlq.get([letter.dlqId])).toEqual([undefined]);
       expect((await new BindingStores(stores).workflowRuns().get('wfr_new'))?.state).toBe('RUN_STARTED');
-      expect(await inspect.xlen(stores.keys.stream)).toBe(1);
+      expect(await db.inspect.xlen(stores.keys.stream)).toBe(1);
     }
   });
 });
