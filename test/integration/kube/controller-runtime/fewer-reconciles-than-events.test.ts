@@ -26,6 +26,20 @@ describe('Controller: fewer reconciles than events', () => {
     metadata: { name: bed.prefix + name, labels: { 'settee.dev/instance': bed.prefix + owner } },
     stringData: { k: 'v' },
   });
+  /**
+   * Creates a Secret owned by `woken` (reconciled once already) and waits for woken's reconcile of
+   * it: one watch delivers the Secrets' events in order, so every earlier Secret event was handled.
+   */
+  const otherOwnerReconciled = async () => {
+    await bed
+      .core()
+      .createNamespacedSecret({ namespace: namespace.name, body: ownedSecret('other', 'woken') });
+    await waitFor(
+      'the owner of the other Secret reconciled',
+      async () => (bed.reconciler.callsFor(bed.key('woken')).length >= 2 ? true : undefined),
+      { timeoutMs: ROUND_TRIP_MS },
+    );
+  };
 
   describe('with a stand-in for own writes (Secrets named own-*)', () => {
     beforeEach(() => {
@@ -61,14 +75,7 @@ describe('Controller: fewer reconciles than events', () => {
       });
       // One watch delivers the Secrets' events in order: once this one's reconcile ran, the own
       // write's events were handled before it.
-      await bed
-        .core()
-        .createNamespacedSecret({ namespace: namespace.name, body: ownedSecret('other', 'woken') });
-      await waitFor(
-        'the owner of the other Secret reconciled',
-        async () => (bed.reconciler.callsFor(bed.key('woken')).length >= 2 ? true : undefined),
-        { timeoutMs: ROUND_TRIP_MS },
-      );
+      await otherOwnerReconciled();
       expect(bed.reconciler.callsFor(bed.key('quiet'))).toHaveLength(1);
       await bed.core().deleteNamespacedSecret({ namespace: namespace.name, name: `${bed.prefix}own-1` });
       await waitFor(
@@ -240,14 +247,7 @@ describe('Controller: fewer reconciles than events', () => {
       );
       // One watch delivers the Secrets' events in order: once this one's reconcile ran, the applied
       // Secrets' events were handled before it (and every answer came before it was created).
-      await bed
-        .core()
-        .createNamespacedSecret({ namespace: namespace.name, body: ownedSecret('other', 'woken') });
-      await waitFor(
-        'the owner of the other Secret reconciled',
-        async () => (bed.reconciler.callsFor(bed.key('woken')).length >= 2 ? true : undefined),
-        { timeoutMs: ROUND_TRIP_MS },
-      );
+      await otherOwnerReconciled();
       const reconciles = Object.fromEntries(
         quiet.map((q) => [q, bed.reconciler.callsFor(bed.key(q)).length]),
       );
