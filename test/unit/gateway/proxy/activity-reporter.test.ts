@@ -21,6 +21,17 @@ function setup(intervalMs = 100, postpone?: (instanceKey: string) => boolean) {
   return { reporter, renewals };
 }
 
+/**
+ * A reporter whose instance is waking (its renewals postponed) until `wake()`, at a 50 ms interval,
+ * with one request held for it.
+ */
+function heldWhileWaking() {
+  let waking = true;
+  const { reporter, renewals } = setup(50, () => waking);
+  reporter.begin(KEY, ref, 'u');
+  return { reporter, renewals, wake: () => void (waking = false) };
+}
+
 /** The last request ends: once its last renewal has gone out, no more come (then the reporter stops). */
 async function endsThenSettles(
   reporter: ActivityReporter,
@@ -72,12 +83,10 @@ describe('ActivityReporter', () => {
   });
 
   it('when the instance is waking while its request is held, then no renewal is sent until it is up, and the first comes within an interval of that', async () => {
-    let waking = true;
-    const { reporter, renewals } = setup(50, () => waking);
-    reporter.begin(KEY, ref, 'u');
+    const { reporter, renewals, wake } = heldWhileWaking();
     await sleep(400);
     expect(renewals).toHaveLength(0);
-    waking = false;
+    wake();
     await sleep(50);
     expect(renewals).toHaveLength(1);
     expect(renewals[0]).toMatchObject({ instance, openStreams: 1 });
@@ -85,14 +94,12 @@ describe('ActivityReporter', () => {
   });
 
   it('when a held request gives up while the instance is still waking, then nothing is renewed, and a request once it is up renews at once', async () => {
-    let waking = true;
-    const { reporter, renewals } = setup(50, () => waking);
-    reporter.begin(KEY, ref, 'u');
+    const { reporter, renewals, wake } = heldWhileWaking();
     await sleep(120);
     reporter.end(KEY);
     await sleep(300);
     expect(renewals).toHaveLength(0);
-    waking = false;
+    wake();
     reporter.begin(KEY, ref, 'u');
     await sleep(5);
     expect(renewals).toHaveLength(1);
