@@ -5,6 +5,7 @@ import { quietly } from '../../helpers/queue/quietly.js';
 import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
 import { useScheduleTicks } from '../../helpers/queue/schedule-ticks.js';
 import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
+import { expectErrorAnswers, type ErrorAnswerCase } from '../../helpers/queue/error-answers.js';
 
 /**
  * The binding's schedule quota and the schedule API's refusals through the unchanged SDK, with two
@@ -111,7 +112,7 @@ describe('schedule quotas and refusals with the @upstash/qstash SDK, two gateway
         body: 'x',
       });
     const url = `${suite.receiver.baseUrl}/bad`;
-    const cases: [Promise<Response>, number, RegExp][] = [
+    const cases: ErrorAnswerCase[] = [
       [create(url, {}), 400, /Upstash-Cron is missing/],
       [create(url, { 'Upstash-Cron': '* * * *' }), 400, /Upstash-Cron "\* \* \* \*" must have five fields/],
       [create(url, { 'Upstash-Cron': '*/10 * * * * *' }), 400, /five fields/],
@@ -149,16 +150,7 @@ describe('schedule quotas and refusals with the @upstash/qstash SDK, two gateway
         /method not allowed: this route takes GET, DELETE, POST/,
       ],
     ];
-    for (const [response, status, error] of cases) {
-      const answered = await response;
-      expect({
-        status: answered.status,
-        error: ((await answered.json()) as { error: string }).error,
-      }).toEqual({
-        status,
-        error: expect.stringMatching(error),
-      });
-    }
+    await expectErrorAnswers(cases);
     expect(await snapshotDatabase(suite.inspect)).toEqual(snapshot);
   });
 

@@ -15,6 +15,7 @@ import { testQueueTarget } from '../../helpers/queue/test-queue-target.js';
 import { startTestReceiver, type TestReceiver } from '../../helpers/queue/test-receiver.js';
 import { quietly } from '../../helpers/queue/quietly.js';
 import { queueSdkClient } from '../../helpers/queue/queue-sdk-client.js';
+import { expectErrorAnswers, type ErrorAnswerCase } from '../../helpers/queue/error-answers.js';
 
 /**
  * URL groups (`client.urlGroups.*`, publishing with `urlGroup`) through the unchanged SDK: the
@@ -218,7 +219,7 @@ describe('URL groups with the @upstash/qstash SDK', () => {
       });
     const add = (name: string, endpoints: unknown) =>
       raw(`/v2/topics/${name}/endpoints`, 'POST', { endpoints });
-    const cases: [Promise<Response>, number, RegExp][] = [
+    const cases: ErrorAnswerCase[] = [
       [
         add(encodeURIComponent('https://evil.example/x'), [{ url: `${receiver.baseUrl}/a` }]),
         400,
@@ -248,16 +249,7 @@ describe('URL groups with the @upstash/qstash SDK', () => {
       ],
       [raw('/v2/publish/missing-group', 'POST', {}), 404, /url group missing-group not found/],
     ];
-    for (const [response, status, error] of cases) {
-      const answered = await response;
-      expect({
-        status: answered.status,
-        error: ((await answered.json()) as { error: string }).error,
-      }).toEqual({
-        status,
-        error: expect.stringMatching(error),
-      });
-    }
+    await expectErrorAnswers(cases);
     // A batch item for a missing group is refused in its place (QStash answers a batch per item).
     const batch = await raw('/v2/batch', 'POST', [{ destination: 'missing-group' }]);
     expect(batch.status).toBe(201);
