@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import type { ManagedProcess } from '../../local/process.js';
-import { startTsProcess } from './processes.js';
+import { startTsProcess, type TsProcessOptions } from './processes.js';
 
 /**
  * Load generators run as processes of their own, so they do not share an event loop with what
@@ -8,8 +8,12 @@ import { startTsProcess } from './processes.js';
  */
 
 /** Parent side: runs the load generator `file` (relative to the repository) with `spec`. */
-export async function runLoadProcess<Spec, Result>(file: string, spec: Spec): Promise<Result> {
-  const proc: ManagedProcess = startTsProcess('load', file, [JSON.stringify(spec)]);
+export async function runLoadProcess<Spec, Result>(
+  file: string,
+  spec: Spec,
+  options: Pick<TsProcessOptions, 'onLine'> = {},
+): Promise<Result> {
+  const proc: ManagedProcess = startTsProcess('load', file, [JSON.stringify(spec)], options);
   const exit = await proc.exited;
   const line = proc
     .output()

@@ -1,0 +1,73 @@
+/**
+ * The windows of the tenant-isolation bench, shared by its processes on the wall clock: the
+ * orchestrator writes one start time to a file once every process is ready, and each process runs
+ * its part of every window from it. B's probe measures without a break and keeps only the samples
+ * inside a window (after its settling time), so B is measured the same way whatever A does.
+ */
+import fs from 'node:fs/promises';
+
+/** What tenant A does during a window; B always sends the same. */
+export type Phase = 'alone' | 'A at its limits' | "A at its limits, in B's process" | 'A floods';
+
+/**
+ * One round, in order. 'alone' comes twice, so B alone is also set against B alone (the run's own
+ * noise); 'A at its limits' is the issue's comparison; "in B's process" runs A's same load inside
+ * B's probe process (the former bench's harness) to show what a shared event loop adds; the flood
+ * comes last, after the comparison, so its aftermath falls on the gap before the next round.
+ */
+export const ROUND: readonly Phase[] = [
+  'alone',
+  'A at its limits',
+  'alone',
+  "A at its limits, in B's process",
+  'A floods',
+];
+
+export interface Window {
+  phase: Phase;
+  round: number;
+  /** Milliseconds after the run's start. */
+  fromMs: number;
+  toMs: number;
+}
+
+/** `rounds` rounds of ROUND, each window `seconds` long with `gapMs` between windows. */
+export function buildWindows(rounds: number, seconds: number, gapMs: number): Window[] {
+  const windows: Window[] = [];
+  let at = 0;
+  for (let round = 0; round < rounds; round++) {
+    for (const phase of ROUND) {
+      windows.push({ phase, round, fromMs: at, toMs: at + seconds * 1000 });
+      at += seconds * 1000 + gapMs;
+    }
+  }
+  return windows;
+}
+
+/** Waits for the orchestrator's start time (epoch ms) in `file`, polling; resolves with it. */
+export async function waitForStart(file: string): Promise<number> {
+  for (;;) {
+    const text = await fs.readFile(file, 'utf8').catch(() => '');
+    if (/^\d+$/.test(text.trim())) return Number(text.trim());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Resolves at epoch ms `at` (at once when it has passed). */
+export const sleepUntil = (at: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
+
+/** Runs `during(window, stop)` for each of `windows` from its start until its end, one after another. */
+export async function runWindows<W extends Window, T>(
+  startAt: number,
+  windows: readonly W[],
+  during: (window: W, stop: () => boolean) => Promise<T>,
+): Promise<T[]> {
+  const results: T[] = [];
+  for (const window of windows) {
+    await sleepUntil(startAt + window.fromMs);
+    const endAt = startAt + window.toMs;
+    results.push(await during(window, () => Date.now() >= endAt));
+  }
+  return results;
+}

@@ -1,0 +1,114 @@
+/**
+ * What the orchestrator reads around each window: the CPU each group of processes used (the
+ * gateway, each tenant's Redis and engine, A's load generator, B's probe, the whole machine) and
+ * the gateway's event-loop delay (prom-client's histogram on its /metrics, reset by each scrape).
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import { promisify } from 'node:util';
+import { cpuSeconds } from '../lib/process-usage.js';
+import { runWindows, sleepUntil, type Window } from './schedule.js';
+
+/** Every process under `root` (itself included), from /proc, at the time of the call. */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {
+      // it ended meanwhile
+    }
+  }
+  const tree: number[] = [];
+  const visit = (pid: number): void => {
+    tree.push(pid);
+    for (const child of children.get(pid) ?? []) visit(child);
+  };
+  visit(root);
+  return tree;
+}
+
+/** Pins `pids` (every thread of each) to CPU `cpu`, as `taskset -a -p -c` does. */
+export async function pinToCpu(pids: readonly number[], cpu: number): Promise<void> {
+  for (const pid of pids) await promisify(execFile)('taskset', ['-a', '-p', '-c', String(cpu), String(pid)]);
+}
+
+/** The machine's busy CPU seconds and all CPU seconds so far, every core together (/proc/stat). */
+function machineSeconds(): { busy: number; total: number } {
+  const fields = fs
+    .readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  // idle and iowait are the 4th and 5th fields.
+  return { busy: (total - fields[3]! - fields[4]!) / 100, total: total / 100 };
+}
+
+export interface WindowReading {
+  /** Share of one core each group used in the window (%). */
+  cpuPercent: Record<string, number>;
+  /** The whole machine's busy share of all its cores (%), and its 1-minute load at the window's end. */
+  machineBusyPercent: number;
+  load: number;
+  /** The gateway's event-loop delay in the window: p99 and max (ms). */
+  gatewayLagP99Ms: number;
+  gatewayLagMaxMs: number;
+}
+
+async function scrapeLag(metricsUrl: string): Promise<{ p99: number; max: number }> {
+  const text = await (await fetch(metricsUrl)).text();
+  const value = (name: string) =>
+    Number(new RegExp(`^${name} ([\\d.e+-]+)`, 'm').exec(text)?.[1] ?? NaN) * 1000;
+  return {
+    p99: value('settee_gateway_nodejs_eventloop_lag_p99_seconds'),
+    max: value('settee_gateway_nodejs_eventloop_lag_max_seconds'),
+  };
+}
+
+/** Reads the groups' CPU and the gateway's event-loop delay over each window of the run. */
+export function monitorWindows(options: {
+  startAt: number;
+  windows: readonly Window[];
+  groups: Record<string, readonly number[]>;
+  metricsUrl: string;
+}): Promise<WindowReading[]> {
+  const cpu = (): Record<string, number> =>
+    Object.fromEntries(
+      Object.entries(options.groups).map(([group, pids]) => [
+        group,
+        pids.reduce((sum, pid) => {
+          try {
+            return sum + cpuSeconds(pid);
+          } catch {
+            return sum;
+          }
+        }, 0),
+      ]),
+    );
+  return runWindows(options.startAt, options.windows, async (window) => {
+    await scrapeLag(options.metricsUrl);
+    const [cpuBefore, machineBefore, before] = [cpu(), machineSeconds(), performance.now()];
+    await sleepUntil(options.startAt + window.toMs);
+    const [cpuAfter, machineAfter, seconds] = [cpu(), machineSeconds(), (performance.now() - before) / 1000];
+    const lag = await scrapeLag(options.metricsUrl);
+    return {
+      cpuPercent: Object.fromEntries(
+        Object.keys(cpuAfter).map((group) => [
+          group,
+          ((cpuAfter[group]! - cpuBefore[group]!) / seconds) * 100,
+        ]),
+      ),
+      machineBusyPercent:
+        ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100,
+      load: Number(fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0]),
+      gatewayLagP99Ms: lag.p99,
+      gatewayLagMaxMs: lag.max,
+    };
+  });
+}
