@@ -66,8 +66,8 @@ export function startConsole(
 export interface RunOptions {
   echo: boolean;
   stateDir: string;
-  /** Entry points run from their bundle (local/bundle.ts) rather than through tsx. */
-  bundles: ReadonlyMap<string, string>;
+  /** Entry points run from their bundle (local/bundle.ts: node's arguments) rather than through tsx. */
+  bundles: ReadonlyMap<string, readonly string[]>;
 }
 
 /**
@@ -84,7 +84,7 @@ export function startComponent(component: Component, run: RunOptions): ManagedPr
     // tsx as a loader, not its CLI: the CLI runs the program in a child process of its own, which
     // would outlive the CLI if that were killed.
     command: process.execPath,
-    args: bundle ? [bundle] : ['--import', 'tsx', path.join(ROOT, component.entry)],
+    args: bundle ? [...bundle] : ['--import', 'tsx', path.join(ROOT, component.entry)],
     env: component.env,
     cwd: ROOT,
     echo: run.echo,

@@ -29,7 +29,7 @@ import {
   writeEnvFile,
 } from './platform-guide.js';
 import { supervise } from './supervise.js';
-import { bundleEntry } from './bundle.js';
+import { bundleWithCodeCache } from './bundle.js';
 import { assertPortFree, lockStateDir } from './run-lock.js';
 import { chooseConsolePort } from './console-port.js';
 import { createDemoTenant, writeConsoleKubeconfig, type DemoTenant } from './demo-tenant.js';
@@ -165,7 +165,9 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
     if (release) common[COUCHDB_RELEASE_ENV] = release.root;
     say(describeCouchEngine());
     const bundles = new Map(
-      await Promise.all(BUNDLED_ENTRIES.map(async (entry) => [entry, await bundleEntry(entry)] as const)),
+      await Promise.all(
+        BUNDLED_ENTRIES.map(async (entry) => [entry, await bundleWithCodeCache(entry)] as const),
+      ),
     );
     const run: RunOptions = { echo: options.echo ?? false, stateDir, bundles };
     // The gateway goes first: its port is part of every instance's endpoint, which the operator writes.

@@ -7,13 +7,14 @@ import { promisify } from 'node:util';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 /**
- * Bundles gateway/main.ts and operator/main.ts at once in a process of its own (jest's process.env
- * is not the one its children get), after marking its environment, and prints the bundles and the
- * processes that still carry the marker once they are gone or 15 s have passed.
+ * Bundles gateway/main.ts and operator/main.ts at once as the platform does, in a process of its
+ * own (jest's process.env is not the one its children get), after marking its environment, and
+ * prints node's arguments for each and the processes that still carry the marker once they are
+ * gone or 15 s have passed.
  */
 const SCRIPT = `
 import fs from 'node:fs';
-const { bundleEntry } = await import(${JSON.stringify(path.join(ROOT, 'local', 'bundle.ts'))});
+const { bundleWithCodeCache: bundleEntry } = await import(${JSON.stringify(path.join(ROOT, 'local', 'bundle.ts'))});
 const { processesWithEnv } = await import(${JSON.stringify(path.join(ROOT, 'local', 'process.ts'))});
 // Marked only now: what was started before (tsx's own esbuild) does not carry it.
 process.env.SETTEE_BUNDLE_TEST = String(process.pid);
@@ -62,6 +63,20 @@ console.log(
 );
 `;
 
+/**
+ * Bundles a small entry of its own (argv: its folder, inside the repository) that imports an npm
+ * package, with its code cache, and prints the bundle's text and node's arguments for it.
+ */
+const CACHE_SCRIPT = `
+import fs from 'node:fs/promises';
+import path from 'node:path';
+const { bundleWithCodeCache } = await import(${JSON.stringify(path.join(ROOT, 'local', 'bundle.ts'))});
+const entry = path.join(process.argv[1], 'entry.ts');
+await fs.writeFile(entry, "import ipaddr from 'ipaddr.js';\\nconsole.log(JSON.stringify({ argv: process.argv.slice(1), loopback: ipaddr.parse('127.0.0.1').range() }));\\n");
+const args = await bundleWithCodeCache(entry);
+console.log(JSON.stringify({ args, text: await fs.readFile(args[1], 'utf8') }));
+`;
+
 describe('bundleEntry', () => {
   it('when two entry points are bundled at once, then each is one file named by its entry and content, the same content gives the same file, and no esbuild process of the builds outlives them', async () => {
     const { stdout } = await promisify(execFile)(
@@ -70,13 +85,21 @@ describe('bundleEntry', () => {
       { cwd: ROOT, timeout: 120_000 },
     );
     const { bundles, again, marked } = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as {
-      bundles: [string, string];
-      again: string;
+      bundles: [string[], string[]];
+      again: string[];
       marked: number[];
     };
-    expect(path.basename(bundles[0])).toMatch(/^gateway-main\.[0-9a-f]{16}\.mjs$/);
-    expect(path.basename(bundles[1])).toMatch(/^operator-main\.[0-9a-f]{16}\.mjs$/);
-    expect(again).toBe(bundles[0]);
+    expect(bundles.map((args) => args.map((file) => path.basename(file)))).toEqual([
+      [
+        expect.stringMatching(/^local-bundle-runner\.[0-9a-f]{16}\.cjs$/),
+        expect.stringMatching(/^gateway-main\.[0-9a-f]{16}\.cjs$/),
+      ],
+      [
+        expect.stringMatching(/^local-bundle-runner\.[0-9a-f]{16}\.cjs$/),
+        expect.stringMatching(/^operator-main\.[0-9a-f]{16}\.cjs$/),
+      ],
+    ]);
+    expect(again).toEqual(bundles[0]);
     // esbuild's service is stopped once no build is left: a make run or a chaos soak keeps no child of it.
     expect(marked).toEqual([]);
   }, 150_000);
@@ -126,6 +149,49 @@ describe('bundleEntry', () => {
     } finally {
       const build = path.join(ROOT, '.settee', 'build');
       await Promise.all(files.map((file) => fs.rm(path.join(build, file), { force: true })));
+      await fs.rm(folder, { recursive: true, force: true });
+    }
+  }, 150_000);
+
+  it('when an entry is bundled with its code cache, then its npm packages are in its one file; the runner runs it as node would, writes the cache at its first exit, keeps a cache V8 accepts and replaces one it rejects', async () => {
+    const folder = await fs.mkdtemp(path.join(ROOT, '.settee', 'bundle-test-'));
+    let bundle = '';
+    try {
+      const built = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', CACHE_SCRIPT, folder],
+        { cwd: ROOT, timeout: 120_000 },
+      );
+      const { args, text } = JSON.parse(built.stdout.trim().split('\n').at(-1) ?? '{}') as {
+        args: [string, string];
+        text: string;
+      };
+      bundle = args[1];
+      expect(text).not.toMatch(/require\(["']ipaddr\.js["']\)/);
+      const cache = `${bundle}.v8cache`;
+      const run = async (): Promise<unknown> =>
+        JSON.parse((await promisify(execFile)(process.execPath, [...args, 'extra'], { cwd: ROOT })).stdout);
+
+      expect(await run()).toEqual({ argv: [bundle, 'extra'], loopback: 'loopback' });
+      const written = await fs.readFile(cache);
+      expect(written.length).toBeGreaterThan(0);
+      await run();
+      expect((await fs.readFile(cache)).equals(written)).toBe(true);
+
+      await fs.writeFile(cache, 'not a code cache');
+      expect(await run()).toEqual({ argv: [bundle, 'extra'], loopback: 'loopback' });
+      const replaced = await fs.readFile(cache);
+      expect(replaced.toString('latin1')).not.toBe('not a code cache');
+      // V8 takes the new one: the next run leaves it as it is.
+      await run();
+      expect((await fs.readFile(cache)).equals(replaced)).toBe(true);
+    } finally {
+      const build = path.join(ROOT, '.settee', 'build');
+      if (bundle !== '') {
+        const name = path.basename(bundle);
+        const files = (await fs.readdir(build)).filter((file) => file.startsWith(name));
+        await Promise.all(files.map((file) => fs.rm(path.join(build, file), { force: true })));
+      }
       await fs.rm(folder, { recursive: true, force: true });
     }
   }, 150_000);
