@@ -30,7 +30,7 @@ import {
 } from '../local/couch-engine/index.js';
 import { probeUp } from '../couchdb/probe-up.js';
 import { readContainerInputs } from '../local/kubelet-stand-in/container-inputs.js';
-import { ENGINE_PID_FILE } from '../local/kubelet-stand-in/engine-pid-file.js';
+import { ENGINE_PID_FILE, parseEnginePidRecord } from '../local/kubelet-stand-in/engine-pid-file.js';
 import { getFreePort } from '../local/ports.js';
 import type { ManagedProcess } from '../local/process.js';
 import type { CouchInstance } from '../api/couch-instance.js';
@@ -214,13 +214,14 @@ function writesBetween(perWake: readonly WriteWindow[]): Record<string, number> 
 }
 
 /**
- * When the stand-in spawned the instance's engine, on the bench's clock: the mtime of the pid file
- * it writes at the spawn into the instance's volume (the one volume under `volumesDir`).
+ * When the stand-in spawned the instance's engine, on the bench's clock: the spawn time it records
+ * in the pid file it writes into the instance's volume (the one volume under `volumesDir`).
  */
 async function containerStartedAt(volumesDir: string): Promise<number | undefined> {
   for (const folder of await fsp.readdir(volumesDir)) {
-    const stat = await fsp.stat(path.join(volumesDir, folder, ENGINE_PID_FILE)).catch(() => undefined);
-    if (stat) return stat.mtimeMs - performance.timeOrigin;
+    const text = await fsp.readFile(path.join(volumesDir, folder, ENGINE_PID_FILE), 'utf8').catch(() => '');
+    const spawnedAtMs = parseEnginePidRecord(text)?.spawnedAtMs;
+    if (spawnedAtMs !== undefined && !Number.isNaN(spawnedAtMs)) return spawnedAtMs - performance.timeOrigin;
   }
   return undefined;
 }

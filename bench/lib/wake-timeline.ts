@@ -33,7 +33,8 @@ export interface WakeMilestones {
   podRunning?: number;
   /**
    * The engine's process was spawned (the container started): not in the API (a pod's timestamps
-   * are whole seconds), so read by the bench from the mtime of the stand-in's pid file (cold-start.ts).
+   * are whole seconds), so read by the bench from the spawn time the stand-in records in its pid file
+   * (cold-start.ts).
    */
   containerStarted?: number;
   /** The engine's /_up first answered 200 (probed every 5 ms): its boot ended. */

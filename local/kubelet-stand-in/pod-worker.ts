@@ -188,17 +188,23 @@ export class PodWorker {
     prepared: { inputs: EngineInputs; folder: string },
   ): Promise<RunEnd> {
     let engine: CouchEngine;
-    // As a kubelet does once the runtime has started the container, not once it serves: Running
-    // (not started, not ready) while the engine boots, so the pod has its IP from now on, the
-    // Started Event, and the pid a stand-in started after this one was killed must find. Not
-    // before the spawn: the status patch's request would take the event loop the spawn waits for.
+    // As a kubelet does once the runtime has started the container, not once it serves: the
+    // runtime's record (the pid file, with the start time), Running (not started, not ready) while
+    // the engine boots, so the pod has its IP from now on, and the Started Event. Not before the
+    // spawn: the status patch's request would take the event loop the spawn waits for.
     let reported: Promise<void> = Promise.resolve();
     let spawned: Promise<void> = Promise.resolve();
     const onStarted = (pid: number): void => {
+      const spawnedAtMs = performance.timeOrigin + performance.now();
+      spawned = (async () => {
+        recordEnginePid(prepared.folder, pid, spawnedAtMs);
+        await this.event({
+          type: 'Normal',
+          reason: 'Started',
+          message: `Started container ${container.name}`,
+        });
+      })();
       reported = this.report({ kind: 'running', startedAt, started: false, ready: false });
-      spawned = recordEnginePid(prepared.folder, pid).then(() =>
-        this.event({ type: 'Normal', reason: 'Started', message: `Started container ${container.name}` }),
-      );
       // Awaited once the engine serves (or fails): a failure meanwhile is not an unhandled rejection.
       spawned.catch(() => undefined);
     };

@@ -2,7 +2,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { killLeftoverEngine, recordEnginePid } from '../../../local/kubelet-stand-in/engine-pid-file.js';
+import {
+  ENGINE_PID_FILE,
+  killLeftoverEngine,
+  parseEnginePidRecord,
+  recordEnginePid,
+} from '../../../local/kubelet-stand-in/engine-pid-file.js';
 import { isProcessAlive } from '../../../local/process.js';
 import { waitFor } from '../../../local/wait.js';
 
@@ -31,7 +36,11 @@ describe('the engine pid file of a kubelet stand-in volume', () => {
   it('when the engine recorded in a volume still runs (its stand-in was killed), then the next stand-in kills it before starting another', async () => {
     const orphan = startOrphanLike();
     started.push(orphan);
-    await recordEnginePid(folder, orphan);
+    const spawnedAtMs = Date.now() + 0.25;
+    recordEnginePid(folder, orphan, spawnedAtMs);
+    // The container's start time, to the millisecond (bench/cold-start.ts times the wake by it).
+    const record = parseEnginePidRecord(await fs.readFile(path.join(folder, ENGINE_PID_FILE), 'utf8'));
+    expect(record).toMatchObject({ pid: orphan, spawnedAtMs });
     expect(await killLeftoverEngine(folder)).toBe(true);
     // Killed, it is a zombie until this process (its parent here) reaps it, which kill(pid, 0) still
     // finds: failed once in a fresh-clone CI run.
@@ -45,7 +54,7 @@ describe('the engine pid file of a kubelet stand-in volume', () => {
     const other = startOrphanLike();
     started.push(other);
     // The right pid with another start time: what a reused pid looks like.
-    await fs.writeFile(path.join(folder, '.settee-engine.pid'), `${other} 1\n`);
+    await fs.writeFile(path.join(folder, ENGINE_PID_FILE), `${other} 1\n`);
     expect(await killLeftoverEngine(folder)).toBe(false);
     expect(isProcessAlive(other)).toBe(true);
     expect(await killLeftoverEngine(folder)).toBe(false);
