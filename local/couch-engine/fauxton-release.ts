@@ -1,4 +1,4 @@
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FauxtonReleaseMissingError } from './errors.js';
@@ -35,17 +35,25 @@ export function fauxtonCache(env: NodeJS.ProcessEnv = process.env): FauxtonCache
   return { dir, releaseDir: path.join(dir, 'release'), stampFile: path.join(dir, 'fetched-integrity') };
 }
 
-/** Whether the cache holds the release fetched and verified against the pinned integrity. */
-export async function isFauxtonFetched(cache: FauxtonCache): Promise<boolean> {
-  const stamp = await fs.readFile(cache.stampFile, 'utf8').catch(() => '');
+/**
+ * Whether the cache holds the release fetched and verified against the pinned integrity.
+ * Synchronous: an engine's start, on the wake path, checks it, and two small local reads finish
+ * sooner than their thread-pool round trips are handed back on a loaded machine (docs/cold-start.md).
+ */
+export function isFauxtonFetched(cache: FauxtonCache): boolean {
+  let stamp = '';
+  try {
+    stamp = fs.readFileSync(cache.stampFile, 'utf8');
+  } catch {
+    return false;
+  }
   if (stamp.trim() !== FAUXTON_TARBALL_INTEGRITY) return false;
-  return (await fs.stat(path.join(cache.releaseDir, 'index.html')).catch(() => undefined))?.isFile() ?? false;
+  return fs.statSync(path.join(cache.releaseDir, 'index.html'), { throwIfNoEntry: false })?.isFile() ?? false;
 }
 
 /** The release folder to serve; fails, naming the command that fetches it, when it is not cached. */
-export async function requireFauxtonRelease(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export function requireFauxtonRelease(env: NodeJS.ProcessEnv = process.env): string {
   const cache = fauxtonCache(env);
-  if (!(await isFauxtonFetched(cache)))
-    throw new FauxtonReleaseMissingError(cache.dir, FAUXTON_FETCH_COMMAND);
+  if (!isFauxtonFetched(cache)) throw new FauxtonReleaseMissingError(cache.dir, FAUXTON_FETCH_COMMAND);
   return cache.releaseDir;
 }

@@ -21,7 +21,7 @@ export async function startPouchDbEngine(
   },
 ): Promise<CouchEngine> {
   // Before anything starts: without it /_utils would not be CouchDB's, so the engine does not run.
-  const fauxtonDir = await requireFauxtonRelease(options.env);
+  const fauxtonDir = requireFauxtonRelease(options.env);
   const dataDir = path.resolve(options.dataDir);
   await fs.mkdir(dataDir, { recursive: true });
   const identity = await loadEngineIdentity(dataDir, options.uuid);

@@ -1,4 +1,4 @@
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
 import path from 'node:path';
 import { COUCHDB_RELEASE_ENV, type CouchEngineKind } from '../couch-engine/index.js';
 
@@ -17,17 +17,18 @@ const HOW_TO_RUN: Record<CouchEngineKind, string> = {
  * files the other cannot read (a real CouchDB's folder made the stand-in reset every connection).
  * A volume is marked with the engine kind that first used it; an engine of the other kind is not
  * started on it. Nothing is deleted: the message says how to use the data, or how to start clean.
- * Resolves undefined when `kind` may use the folder, else the waiting message.
+ * Undefined when `kind` may use the folder, else the waiting message. Synchronous: it is on the
+ * wake path before every spawn, one small local file (see startApacheCouchDbEngine).
  */
-export async function claimVolumeForEngine(options: {
+export function claimVolumeForEngine(options: {
   folder: string;
   kind: CouchEngineKind;
   claim: string;
-}): Promise<string | undefined> {
+}): string | undefined {
   const file = path.join(options.folder, ENGINE_KIND_FILE);
-  const recorded = (await fs.readFile(file, 'utf8').catch(() => '')).trim();
+  const recorded = readMark(file);
   if (recorded === '') {
-    await fs.writeFile(file, `${options.kind}\n`);
+    fs.writeFileSync(file, `${options.kind}\n`);
     return undefined;
   }
   if (recorded === options.kind) return undefined;
@@ -37,4 +38,13 @@ export async function claimVolumeForEngine(options: {
     `volume of claim ${options.claim} holds data written by ${recorded}, and this node runs ${options.kind}` +
     `${runWith}, or delete the instance (its volume goes with it) to start clean. Nothing was deleted.`
   );
+}
+
+/** The kind a volume is marked with; '' when it is not marked yet. */
+function readMark(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return '';
+  }
 }

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -43,9 +42,17 @@ export function parseEnginePidRecord(recorded: string): EnginePidRecord | undefi
 
 /** Kills (SIGKILL) the engine recorded in `folder` if that very process still runs; true if it did. */
 export async function killLeftoverEngine(folder: string): Promise<boolean> {
+  // Synchronous: it is on the wake path before every spawn (see recordEnginePid), and the file is
+  // almost always absent or names an engine that has ended.
   const file = path.join(folder, ENGINE_PID_FILE);
-  const record = parseEnginePidRecord(await fsp.readFile(file, 'utf8').catch(() => ''));
-  await fsp.rm(file, { force: true });
+  let recorded = '';
+  try {
+    recorded = fs.readFileSync(file, 'utf8');
+  } catch {
+    return false;
+  }
+  fs.rmSync(file, { force: true });
+  const record = parseEnginePidRecord(recorded);
   if (!record || startTimeOf(record.pid) !== record.startTicks) return false;
   const { pid, startTicks } = record;
   try {

@@ -170,7 +170,7 @@ export class PodWorker {
     }
     const data = await this.deps.dataFolder(this.pod);
     if ('waiting' in data) return { waiting: { reason: 'ContainerCreating', message: data.waiting } };
-    const mismatch = await claimVolumeForEngine({
+    const mismatch = claimVolumeForEngine({
       folder: data.folder,
       kind,
       claim: data.claim ?? this.describe(),

@@ -46,7 +46,7 @@ function integrityOf(file: string): string {
 
 async function fetchFauxton(): Promise<string> {
   const cache = fauxtonCache();
-  if (await isFauxtonFetched(cache)) return cache.releaseDir;
+  if (isFauxtonFetched(cache)) return cache.releaseDir;
 
   log(`fetching ${PACKAGE} from the npm registry (first run only)`);
   fs.mkdirSync(path.dirname(cache.dir), { recursive: true });
