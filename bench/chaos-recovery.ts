@@ -50,6 +50,7 @@ const context = {
   gatewayUrls: platform.gatewayUrls,
   redisAnswers: notMeasured,
   instancesAnswer: notMeasured,
+  wakeInstance: notMeasured,
   instancePods: notMeasured,
   log: (m: string) => console.log(`[recovery] ${m}`),
 };

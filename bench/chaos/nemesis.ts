@@ -54,6 +54,8 @@ export interface NemesisContext {
   redisAnswers(): Promise<boolean>;
   /** Answers once an instance's engine serves through the gateway again. */
   instancesAnswer(): Promise<boolean>;
+  /** Wakes one of the instances the soak drives (through any gateway); true once one answered. */
+  wakeInstance(): Promise<boolean>;
   /** The pods of the instances the soak drives (and instancesAnswer watches). */
   instancePods(): Promise<InstancePod[]>;
   log(message: string): void;
@@ -250,8 +252,9 @@ async function aimAt(kind: FaultKind, context: NemesisContext, random: Random): 
             .map((pid) => ({ name: `engine ${pod.name}`, pid, pod: pod.name })),
         );
       };
-      // Every instance may have hibernated: a request wakes them, so the crash has a pod to hit.
-      if ((await engines()).length === 0) await context.instancesAnswer().catch(() => false);
+      // Every instance may have hibernated: one is woken first (through any gateway), so the crash
+      // has a pod to hit even while a gateway or another instance's wake fails.
+      if ((await engines()).length === 0) await context.wakeInstance().catch(() => false);
       const hit = pick(await engines());
       target = hit;
       const backoff = hit ? watchRestartBackoff(context, hit.pod) : undefined;

@@ -177,6 +177,16 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
             return false;
         return true;
       },
+      wakeInstance: async () => {
+        for (const urls of instances.values())
+          for (const url of urls) {
+            const answer = await couchFetch(`${url}/`, { signal: AbortSignal.timeout(60_000) }).catch(
+              () => undefined,
+            );
+            if (answer?.status === 200) return true;
+          }
+        return false;
+      },
       instancePods: async (): Promise<InstancePod[]> =>
         (
           await core.listNamespacedPod({

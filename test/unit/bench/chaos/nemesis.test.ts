@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -45,6 +45,7 @@ describe('a fault with no target at first', () => {
     gatewayUrls: [],
     redisAnswers: () => Promise.resolve(true),
     instancesAnswer: () => Promise.resolve(true),
+    wakeInstance: () => Promise.resolve(false),
     instancePods: () => Promise.resolve([]),
     log: () => undefined,
     ...(targetWaitMs !== undefined ? { targetWaitMs } : {}),
@@ -81,4 +82,30 @@ describe('a fault with no target at first', () => {
     expect(fault.recoveryMs).toBeUndefined();
     expect(faultsHit([fault])).toEqual([]);
   });
+
+  it('when no engine runs at a kill-engine, then the nemesis wakes one instance first and hits its engine', async () => {
+    // A pod's engine as the nemesis finds one: a descendant of the kubelet stand-in (here this
+    // process) named as the stand-in's server, listening on the pod's own loopback address.
+    const podIP = '127.0.0.29';
+    let engine: ChildProcess | undefined;
+    const listening = `require('node:net').createServer().listen(0, '${podIP}', () => console.log('up'))`;
+    const hibernated: NemesisContext = {
+      ...context(() => [{ name: 'kubelet-stand-in', pid: process.pid }], 5_000),
+      // Some instance does not answer (a gateway restarting): asking for every one wakes none.
+      instancesAnswer: () => Promise.resolve(engine !== undefined && engine.signalCode !== null),
+      wakeInstance: async () => {
+        engine = spawn(process.execPath, ['-e', listening, 'pouchdb-stand-in-server'], { stdio: 'pipe' });
+        await once(engine.stdout!, 'data');
+        return true;
+      },
+      instancePods: () => Promise.resolve([{ name: 'soak-0', podIP }]),
+    };
+    try {
+      const fault = await injectFault('kill-engine', hibernated, seededRandom(29), Date.now());
+      expect(fault).toMatchObject({ kind: 'kill-engine', target: 'engine soak-0', pid: engine?.pid });
+      expect(faultsHit([fault])).toEqual([fault]);
+    } finally {
+      engine?.kill('SIGKILL');
+    }
+  }, 30_000);
 });
