@@ -71,12 +71,13 @@ export interface EventDetails {
 export const EVENT_BODY_BYTES = 1_024;
 
 /**
- * The message's part of every event, as JSON members without braces. Built afresh for each event:
- * remembering it per message object in a WeakMap cost a publish (one event per message) more than
- * building it (about 2.5 of 10 us), and saved a delivery's two events next to nothing.
+ * The message's part of every event, added to `fields` (the event's own, which come first). Built
+ * afresh for each event: remembering it per message object in a WeakMap cost a publish (one event
+ * per message) more than building it (about 2.5 of 10 us), and saved a delivery's two events next
+ * to nothing.
  */
-function membersOf(message: EventMessage): string {
-  const fields: Partial<MessageEvent> = { url: message.destination };
+function addMembersOf(message: EventMessage, fields: Partial<MessageEvent>): void {
+  fields.url = message.destination;
   if (message.method !== undefined) fields.method = message.method;
   if (message.headers !== undefined)
     fields.header = redactHeaderLists(headerLists(message.headers, message.headerNames), message.redact);
@@ -100,9 +101,8 @@ function membersOf(message: EventMessage): string {
   if (message.scheduleId !== undefined) fields.scheduleId = message.scheduleId;
   if (message.queueName !== undefined) fields.queueName = message.queueName;
   if (message.flowControl !== undefined) fields.flowControlKey = message.flowControl.key;
-  Object.assign(fields, labelFields(message.label));
+  if (message.label !== undefined) Object.assign(fields, labelFields(message.label));
   if (message.callerIp !== undefined) fields.callerIp = message.callerIp;
-  return JSON.stringify(fields).slice(1, -1);
 }
 
 /** A message as events describe it: its id and destination, and what else is known of it. */
@@ -116,12 +116,14 @@ export function hasEvents(message: Pick<QueueMessage, 'workflowWait'>): boolean 
   return message.workflowWait === undefined;
 }
 
+const NO_DETAILS: EventDetails = Object.freeze({});
+
 /** The event's JSON as the scripts store it on the events stream. */
 export function eventJson(
   message: EventMessage,
   state: EventState,
   time: number,
-  details: EventDetails = {},
+  details: EventDetails = NO_DETAILS,
 ): string {
   const own: Partial<MessageEvent> = { time, state, messageId: message.id };
   if (details.error !== undefined) own.error = details.error;
@@ -130,7 +132,10 @@ export function eventJson(
   if (details.responseBody !== undefined && details.responseBody.length > 0)
     own.responseBody = details.responseBody.subarray(0, EVENT_BODY_BYTES).toString('base64');
   if (details.nextDeliveryTime !== undefined) own.nextDeliveryTime = details.nextDeliveryTime;
-  return `${JSON.stringify(own).slice(0, -1)},${membersOf(message)}}`;
+  // One object, one stringify: its string is flat, where two stringified halves joined were a
+  // rope that ioredis copied flat again for each script call (docs/queue.md, Performance).
+  addMembersOf(message, own);
+  return JSON.stringify(own);
 }
 
 /** How many events a binding keeps, or 0 when the gateway records none (SETTEE_QUEUE_RECORD_EVENTS). */

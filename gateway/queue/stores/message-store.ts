@@ -12,7 +12,8 @@ import { EntryCompletions } from './entry-completions.js';
 import type { FlowControl } from '../core/flow-control.js';
 import { FlowControlStore, type EntryCheck } from './flow-control-store.js';
 import { deadLetter } from '../scripts/dead-letter.js';
-import { eventJson, hasEvents, type EventDetails } from '../core/message-event.js';
+import { eventJson, hasEvents, type EventDetails, type EventMessage } from '../core/message-event.js';
+import type { EventState } from '../core/list-query.js';
 import { enqueueMessages } from '../scripts/enqueue-messages.js';
 import { promoteDueMessages } from '../scripts/promote-due-messages.js';
 import { enqueueQueueCallback } from '../scripts/enqueue-queue-callback.js';
@@ -72,8 +73,8 @@ export class MessageStore {
   }
 
   /** The event's JSON, or '' when events are not recorded (nothing is built then). */
-  private event(...args: Parameters<typeof eventJson>): string {
-    return this.eventCap > 0 && hasEvents(args[0]) ? eventJson(...args) : '';
+  private event(message: EventMessage, state: EventState, time: number, details?: EventDetails): string {
+    return this.eventCap > 0 && hasEvents(message) ? eventJson(message, state, time, details) : '';
   }
 
   /**
@@ -94,7 +95,7 @@ export class MessageStore {
     ];
     for (const message of messages) {
       const due = message.notBefore !== undefined && message.notBefore > now ? message.notBefore : 0;
-      const created = this.event(message, 'CREATED', now, due > 0 ? { nextDeliveryTime: due } : {});
+      const created = this.event(message, 'CREATED', now, due > 0 ? { nextDeliveryTime: due } : undefined);
       args.push(message.id, due, encodeMessage(message), message.deduplicationKey ?? '', created);
     }
     const k = this.keys;
