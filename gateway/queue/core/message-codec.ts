@@ -20,7 +20,14 @@ export class CorruptMessageError extends Error {
 
 export function encodeMessage(message: QueueMessage): Buffer {
   const { body, ...metadata } = message;
-  return Buffer.concat([Buffer.from(`${JSON.stringify(metadata satisfies StoredMetadata)}\n`, 'utf8'), body]);
+  const json = JSON.stringify(metadata satisfies StoredMetadata);
+  // Written into one buffer: a `${json}\n` string, its own Buffer and a concat each made a copy.
+  const length = Buffer.byteLength(json);
+  const stored = Buffer.allocUnsafe(length + 1 + body.length);
+  stored.write(json, 0, 'utf8');
+  stored[length] = NEWLINE;
+  body.copy(stored, length + 1);
+  return stored;
 }
 
 export function decodeMessage(stored: Buffer): QueueMessage {
