@@ -35,6 +35,9 @@ import { isEnqueueAnswer, prepareWorkflowMessages } from '../stores/workflow-pub
 import { storeCall } from './store-call.js';
 import { RateLimits } from '../stores/rate-limits.js';
 
+/** What a binding without a daily limit does with each script's outcomes: nothing to count. */
+const IGNORED = (): void => undefined;
+
 /** Which script stores a message: its queue's, its flow-control key's, or the plain publish one. */
 function storeGroupOf(message: { queueName?: string; flowControl?: { key: string } }): string {
   if (message.queueName !== undefined) return `queue:${message.queueName}`;
@@ -110,10 +113,15 @@ export function publishRoutes(options: {
    * refused (its messages answer the quota error) while the other groups are stored, so a client
    * told which items failed does not send the stored ones again.
    */
-  const store = async (target: QueueTarget, requests: readonly MessageRequest[]): Promise<StoreOutcome[]> => {
+  const store = (target: QueueTarget, requests: readonly MessageRequest[]): Promise<StoreOutcome[]> =>
     // A binding without a daily limit (the default) has nothing to count or give back: its
     // publishes skip both steps and their promises.
-    if (target.limits.maxMessagesPerDay <= 0) return storeTaken(target, requests, () => undefined);
+    target.limits.maxMessagesPerDay <= 0 ? storeTaken(target, requests, IGNORED) : storeCounted(target, requests);
+
+  const storeCounted = async (
+    target: QueueTarget,
+    requests: readonly MessageRequest[],
+  ): Promise<StoreOutcome[]> => {
     const redis = connections.get(target);
     // Counted first, all or none: a request over the daily limit stores nothing, workflow runs included.
     const taken = await storeCall('count the messages', () =>
@@ -145,10 +153,18 @@ export function publishRoutes(options: {
     const redis = connections.get(target);
     const stores = new BindingStores({ redis, keys, config, target });
     const { eventCap } = stores;
-    const created = requests.map((request) => createMessage(request));
+    // Indexed loops, not map/some/entries(): this runs once per publish, and each of those made a
+    // closure or an iterator with an array per item (docs/queue.md, Performance).
+    const created: QueueMessage[] = new Array<QueueMessage>(requests.length);
+    let workflows = false;
+    for (let i = 0; i < requests.length; i++) {
+      const message = createMessage(requests[i]!);
+      created[i] = message;
+      workflows ||= message.workflowPublish !== undefined;
+    }
     // Workflow messages become their run's deliveries first (a trigger of a run that exists is
     // answered there); the rest of the path stores them as any message.
-    const prepared = created.some((message) => message.workflowPublish !== undefined)
+    const prepared = workflows
       ? await storeCall('store the workflow run', () =>
           prepareWorkflowMessages(stores.workflowRuns(), created),
         )
@@ -157,7 +173,8 @@ export function publishRoutes(options: {
     const deduplicationWindowMs = target.limits.deduplicationWindowMs;
     const groups = new Map<string, number[]>();
     const answers: StoreOutcome[] = new Array<StoreOutcome>(prepared.length);
-    for (const [i, message] of prepared.entries()) {
+    for (let i = 0; i < prepared.length; i++) {
+      const message = prepared[i]!;
       if (isEnqueueAnswer(message)) {
         answers[i] = message;
         continue;
@@ -192,9 +209,12 @@ export function publishRoutes(options: {
       }
     };
     for (const indexes of groups.values()) {
-      const stored = await storeGroup(indexes.map((i) => messages[i]!));
+      // Every message in one group (a single publish, a batch of plain messages): no copy.
+      const stored = await storeGroup(
+        indexes.length === prepared.length ? messages : indexes.map((i) => messages[i]!),
+      );
       onStored(stored);
-      for (const [j, i] of indexes.entries()) answers[i] = stored[j]!;
+      for (let j = 0; j < indexes.length; j++) answers[indexes[j]!] = stored[j]!;
     }
     return answers;
   };
