@@ -116,7 +116,9 @@ export function publishRoutes(options: {
   const store = (target: QueueTarget, requests: readonly MessageRequest[]): Promise<StoreOutcome[]> =>
     // A binding without a daily limit (the default) has nothing to count or give back: its
     // publishes skip both steps and their promises.
-    target.limits.maxMessagesPerDay <= 0 ? storeTaken(target, requests, IGNORED) : storeCounted(target, requests);
+    target.limits.maxMessagesPerDay <= 0
+      ? storeTaken(target, requests, IGNORED)
+      : storeCounted(target, requests);
 
   const storeCounted = async (
     target: QueueTarget,

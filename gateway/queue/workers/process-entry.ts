@@ -2,7 +2,7 @@ import type { Logger } from 'winston';
 import { DomainError } from '../../domain-error.js';
 import { publishCallCallback, publishCallback, publishFailureCallback } from './callback-publisher.js';
 import { buildDeadLetter, UNREADABLE_MESSAGE_ID, type DeadLetter } from '../core/dead-letter.js';
-import { USER_AGENT, type AttemptResult, type Deliverer } from './http-delivery.js';
+import { USER_AGENT, type AttemptResult, type Deliverer, type DeliveryRequest } from './http-delivery.js';
 import { slotQueueOf, type QueueMessage } from '../core/message.js';
 import { CorruptMessageError, decodeMessage } from '../core/message-codec.js';
 import type { MessageStore } from '../stores/message-store.js';
@@ -124,29 +124,31 @@ export async function processEntry(ctx: ProcessEntryContext, entry: StreamEntry)
   return outcome;
 }
 
+/**
+ * A delivery's log fields, built only for a log line that is written: hashing the destination on
+ * every delivery cost more than the rest of the bookkeeping.
+ */
+function logFieldsOf(message: QueueMessage): Record<string, unknown> {
+  return { messageId: message.id, ...redactDestination(message.destination), attempt: message.retried + 1 };
+}
+
 async function deliverMessage(
   ctx: ProcessEntryContext,
   entry: StreamEntry,
   message: QueueMessage,
   now: () => number,
 ): Promise<EntryOutcome> {
-  // Built only for a log line that is written: hashing the destination on every delivery cost
-  // more than the rest of the bookkeeping.
-  const logFields = () => ({
-    messageId: message.id,
-    ...redactDestination(message.destination),
-    attempt: message.retried + 1,
-  });
   const check = await ctx.store.checkEntry(entry.entryId, message, now());
   if (check === 'admitted') {
     if (ctx.logger.isDebugEnabled())
-      ctx.logger.debug('message admitted to its flow-control key', logFields());
+      ctx.logger.debug('message admitted to its flow-control key', logFieldsOf(message));
     return 'admitted';
   }
   if (check === 'gone') {
     // Cancelled while this worker held it (or finished by another consumer): never sent.
     await ctx.store.complete(entry.entryId, message.id);
-    if (ctx.logger.isDebugEnabled()) ctx.logger.debug('cancelled message not delivered', logFields());
+    if (ctx.logger.isDebugEnabled())
+      ctx.logger.debug('cancelled message not delivered', logFieldsOf(message));
     return 'cancelled';
   }
   if (message.workflowWait !== undefined) {
@@ -162,7 +164,10 @@ async function deliverMessage(
     // A bug, not the destination's doing; left pending, the entry would be reclaimed and fail the
     // same way forever without its retry count ever rising. It fails this attempt instead.
     const failure = new UnexpectedDeliveryError(err);
-    ctx.logger.error('delivery attempt failed unexpectedly', { ...logFields(), error: failure.message });
+    ctx.logger.error('delivery attempt failed unexpectedly', {
+      ...logFieldsOf(message),
+      error: failure.message,
+    });
     return handleFailure(ctx, entry, message, { ok: false, refused: false, error: failure.message }, now());
   }
   await publishCallback(ctx.store, message, result);
@@ -173,25 +178,26 @@ async function deliverMessage(
     // winston builds and filters a filtered-out line through its streams: asked first, a
     // delivery spends nothing on it.
     if (ctx.logger.isDebugEnabled())
-      ctx.logger.debug('message delivered', { ...logFields(), status: result.status });
+      ctx.logger.debug('message delivered', { ...logFieldsOf(message), status: result.status });
     return 'delivered';
   }
-  ctx.logger.warn('delivery failed', { ...logFields(), status: result.status, error: result.error });
+  ctx.logger.warn('delivery failed', { ...logFieldsOf(message), status: result.status, error: result.error });
   return handleFailure(ctx, entry, message, result, now());
 }
 
 async function attemptDelivery(ctx: ProcessEntryContext, message: QueueMessage): Promise<AttemptResult> {
   const signature = await ctx.signer.sign({ destination: message.destination, body: message.body });
-  return ctx.deliverer({
+  const request: DeliveryRequest = {
     url: message.destination,
     method: message.method,
     headers: deliveryHeaders(message, signature),
     body: message.body,
     timeoutMs: message.timeoutMs ?? ctx.deliveryTimeoutMs,
-    // A failure callback reports the last answer whole too: the Workflow SDK's failureFunction
-    // parses it as JSON (its error message and stack).
-    ...(message.callback || message.failureCallback ? { keepResponseBytes: ctx.maxCallbackBodyBytes } : {}),
-  });
+  };
+  // A failure callback reports the last answer whole too: the Workflow SDK's failureFunction
+  // parses it as JSON (its error message and stack). Set, not spread: no empty object per delivery.
+  if (message.callback || message.failureCallback) request.keepResponseBytes = ctx.maxCallbackBodyBytes;
+  return ctx.deliverer(request);
 }
 
 async function handleFailure(
