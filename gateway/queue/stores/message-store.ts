@@ -202,7 +202,7 @@ export class MessageStore {
           delivered.message,
           'DELIVERED',
           delivered.now,
-          delivered.status === undefined ? {} : { responseStatus: delivered.status },
+          delivered.status === undefined ? undefined : { responseStatus: delivered.status },
         )
       : '';
     await this.completions.complete(entryId, messageId, event);
