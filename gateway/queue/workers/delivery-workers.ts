@@ -6,7 +6,7 @@ import type { DeliveryMetrics } from './delivery-metrics.js';
 import { DeliveryWorker } from './delivery-worker.js';
 import { createHttpDeliverer, type Deliverer } from './http-delivery.js';
 import { compileAddressPolicy } from '../core/address-policy.js';
-import { createGuardedAgents } from './guarded-agents.js';
+import { createGuardedAgents, type GuardedAgents } from './guarded-agents.js';
 import type { HostResolver } from './guarded-lookup.js';
 
 export interface DeliveryWorkersOptions {
@@ -32,20 +32,21 @@ export interface DeliveryWorkers {
 export function startDeliveryWorkers(options: DeliveryWorkersOptions): DeliveryWorkers {
   const { registry, connections, config } = options;
   const logger = options.logger.child({ component: 'queue-delivery' });
-  const agents = createGuardedAgents({
-    policy: compileAddressPolicy(config.ssrfAllowlist),
-    resolve: options.resolve,
-    maxSockets: config.workerConcurrency,
-  });
-  const deliverer: Deliverer = createHttpDeliverer({ agents, maxRedirects: config.maxRedirects });
-  const workers = new Map<string, { fingerprint: string; worker: DeliveryWorker }>();
+  const policy = compileAddressPolicy(config.ssrfAllowlist);
+  const workers = new Map<string, { fingerprint: string; worker: DeliveryWorker; agents: GuardedAgents }>();
   const stopping = new Set<Promise<void>>();
 
   const stopWorker = (key: string): void => {
     const running = workers.get(key);
     if (!running) return;
     workers.delete(key);
-    const done = running.worker.stop().finally(() => stopping.delete(done));
+    const done = running.worker
+      .stop()
+      .finally(() => {
+        running.agents.http.destroy();
+        running.agents.https.destroy();
+      })
+      .finally(() => stopping.delete(done));
     stopping.add(done);
   };
 
@@ -54,6 +55,15 @@ export function startDeliveryWorkers(options: DeliveryWorkersOptions): DeliveryW
     const running = workers.get(target.key);
     if (running?.fingerprint === fingerprint) return running.worker.update(target);
     stopWorker(target.key);
+    // Agents of the binding's own: an agent queues the requests to one host beyond its sockets
+    // (the worker's concurrency) in one line, so agents shared by the bindings held one tenant's
+    // deliveries behind another's slow ones to the same host (delivery-isolation.test.ts).
+    const agents = createGuardedAgents({
+      policy,
+      resolve: options.resolve,
+      maxSockets: config.workerConcurrency,
+    });
+    const deliverer: Deliverer = createHttpDeliverer({ agents, maxRedirects: config.maxRedirects });
     const worker = new DeliveryWorker({
       target,
       redis: connections.get(target),
@@ -62,7 +72,7 @@ export function startDeliveryWorkers(options: DeliveryWorkersOptions): DeliveryW
       logger,
       metrics: options.metrics,
     });
-    workers.set(target.key, { fingerprint, worker });
+    workers.set(target.key, { fingerprint, worker, agents });
     worker.start();
     logger.info('delivery worker started', { binding: target.key });
   };
@@ -78,8 +88,6 @@ export function startDeliveryWorkers(options: DeliveryWorkersOptions): DeliveryW
       unsubscribe();
       for (const key of [...workers.keys()]) stopWorker(key);
       await Promise.all([...stopping]);
-      agents.http.destroy();
-      agents.https.destroy();
     },
   };
 }
