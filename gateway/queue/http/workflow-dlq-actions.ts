@@ -9,16 +9,15 @@ import {
   type WorkflowRunRecord,
 } from '../core/workflow-message.js';
 import { BindingStores } from '../stores/binding-stores.js';
-import { isEnqueueAnswer, prepareWorkflowMessages } from '../stores/workflow-publish.js';
+import type { LetterOutcome } from '../stores/workflow-letter-store.js';
+import { newRunOf } from '../stores/workflow-publish.js';
 
 /**
  * What the workflow DLQ does with one entry, for the bulk routes (workflow-dlq-routes.ts) and the
  * single-entry ones (workflow-dlq-entry-routes.ts) alike: resume its failed run as a new run from
- * the failed step, or restart it as a new run from its payload. Both take the entry out of the DLQ
- * last, once the new run and its first delivery are stored: a replica dying in between leaves the
- * entry in the DLQ, so the action can be sent again (at worst a second run, as at-least-once
- * allows), where taking it first lost it (docs/workflow.md). Not one script: the delivery is
- * stored by enqueue-messages or, with flow control, enqueue-flow-control-messages.
+ * the failed step, or restart it as a new run from its payload. Each is one script
+ * (act-on-workflow-letter): the new run, its first delivery and the entry's removal together, so
+ * two requests on one entry start one run and a replica dying midway changes nothing.
  */
 
 /** What an action reads and writes: the binding's stores (an ApiRequest has them). */
@@ -89,20 +88,19 @@ function resumedStep(input: {
   return { message, config };
 }
 
-/**
- * The entry leaves the DLQ once its new run is stored. Another request that acted on it meanwhile
- * took it first and started a run of its own: both run, the duplicate at-least-once allows.
- */
-async function takeEntry(stores: BindingStores, letter: WorkflowLetter): Promise<void> {
-  await storeCall('take the dead letter', () => stores.deadLetters().delete([letter.dlqId]));
+/** What an action answers: the new run once it started; none when the entry went or its run is no longer failed. */
+function startedOf(outcome: LetterOutcome, as: { runId: string; createdAt: number }): StartedRun | undefined {
+  if (outcome === 'id-taken') throw new InvalidRequestError(`workflow run ${as.runId} exists`);
+  return outcome === 'started' ? { workflowRunId: as.runId, workflowCreatedAt: as.createdAt } : undefined;
 }
 
 /**
  * Resumes one failed run as a new run `runId` (Upstash: "a new workflow run ID is generated, but
  * the workflow maintains the state and results from previously completed steps"): the run's steps
- * are copied to the new id, its failed step is sent again there, then the entry leaves the DLQ.
- * The failed run stays RUN_FAILED. Undefined, the entry kept, when the run is no longer failed; a
- * run `runId` that exists is a 400, the entry kept.
+ * are copied to the new id, its failed step is sent again there, and the entry leaves the DLQ, in
+ * one script. The failed run stays RUN_FAILED. Undefined, nothing changed, when the entry is gone
+ * (another request acted on it) or the run is no longer failed; a run `runId` that exists is a
+ * 400, the entry kept.
  */
 export async function resumeAsNewRun(request: StoresOf, input: EntryAction): Promise<StartedRun | undefined> {
   const stores = new BindingStores(request);
@@ -113,12 +111,15 @@ export async function resumeAsNewRun(request: StoresOf, input: EntryAction): Pro
     : undefined;
   const as = { runId, createdAt: Date.now() };
   const { message, config } = resumedStep({ letter, run, overrides, as, initialBody });
-  const outcome = await storeCall('resume the workflow run', () => runs.resume(run.runId, { ...as, config }));
-  if (outcome === 'id-taken') throw new InvalidRequestError(`workflow run ${runId} exists`);
-  if (outcome !== 'resumed') return undefined;
-  await storeCall('resend the failed step', () => stores.enqueueOne(message));
-  await takeEntry(stores, letter);
-  return { workflowRunId: runId, workflowCreatedAt: as.createdAt };
+  const outcome = await storeCall('resume the workflow run', () =>
+    stores.workflowLetters().resume({
+      dlqId: letter.dlqId,
+      failedRunId: run.runId,
+      run: { ...as, config },
+      delivery: message,
+    }),
+  );
+  return startedOf(outcome, as);
 }
 
 /** The trigger of a new run with `run`'s URL, settings and payload, the request's overrides applied. */
@@ -144,22 +145,32 @@ function restartTrigger(
 
 /**
  * Restarts one failed run as a new run `runId` (its payload, URL and settings, the overrides
- * applied; not its invoker, which its failure already resumed), then the entry leaves the DLQ.
- * A run `runId` that exists is a 400, the entry kept.
+ * applied; not its invoker, which its failure already resumed), and the entry leaves the DLQ, in
+ * one script. Undefined, nothing changed, when the entry is gone or its run no longer failed; a
+ * run `runId` that exists is a 400, the entry kept.
  */
-export async function restartAsNewRun(request: StoresOf, input: EntryAction): Promise<StartedRun> {
+export async function restartAsNewRun(
+  request: StoresOf,
+  input: EntryAction,
+): Promise<StartedRun | undefined> {
   const stores = new BindingStores(request);
-  const runs = stores.workflowRuns();
   const { letter, run, overrides, runId } = input;
-  const payload = Buffer.from(await storeCall('read the run', () => runs.initialBody(run.runId)), 'base64');
-  const now = Date.now();
-  const [started] = await storeCall('start the run', () =>
-    prepareWorkflowMessages(runs, [restartTrigger(run, { payload, overrides, runId, now })]),
+  const payload = Buffer.from(
+    await storeCall('read the run', () => stores.workflowRuns().initialBody(run.runId)),
+    'base64',
   );
-  // A trigger of a run that exists is answered as its duplicate: the id was taken.
-  if (started === undefined || isEnqueueAnswer(started))
-    throw new InvalidRequestError(`workflow run ${runId} exists`);
-  await storeCall('store the run', () => stores.enqueueOne(started));
-  await takeEntry(stores, letter);
-  return { workflowRunId: started.workflow!.runId, workflowCreatedAt: started.workflow!.createdAt };
+  const now = Date.now();
+  const { workflowPublish, ...trigger } = restartTrigger(run, { payload, overrides, runId, now });
+  const { config, firstStep, delivery } = newRunOf(trigger, workflowPublish!);
+  const outcome = await storeCall('restart the workflow run', () =>
+    stores.workflowLetters().restart({
+      dlqId: letter.dlqId,
+      failedRunId: run.runId,
+      run: { runId, config, createdAt: now },
+      delivery,
+      firstStep,
+    }),
+  );
+  return startedOf(outcome, { runId, createdAt: now });
 }
+

@@ -139,7 +139,8 @@ const restart: ApiHandler = async (request) => {
   const { query, letters, cursor } = await bulkSelection(request, MAX_BULK_COUNT, MAX_RUNS_PER_ACTION);
   const workflowRuns = [];
   for (const { letter, run } of failedRuns(query, letters, await runsOf(request, letters))) {
-    workflowRuns.push(await restartAsNewRun(request, { letter, run, overrides, runId: newWorkflowRunId() }));
+    const restarted = await restartAsNewRun(request, { letter, run, overrides, runId: newWorkflowRunId() });
+    if (restarted) workflowRuns.push(restarted);
   }
   sendJson(request.res, 200, { workflowRuns, ...(cursor && { cursor }) });
 };

@@ -5,6 +5,25 @@ import { RECORD_EVENT_LUA } from './record-event.js';
 import { SERVER_NOW_LUA } from './server-now.js';
 
 /**
+ * Lua for storing one message of a flow-control key, shared with act-on-workflow-letter:
+ * `store_flow_control_message(k, key, now, id, due, message, limits)` (k: flow_control_keys) puts
+ * it in the key's list, or in its due set while `due` is after `now`, its body in the messages off
+ * the stream, and joins it to the key with its `limits` (a table). The caller dispatches the key
+ * after (dispatch_flow_control), once its messages are stored.
+ */
+export const STORE_FLOW_CONTROL_MESSAGE_LUA = `${DISPATCH_FLOW_CONTROL_LUA}
+local function store_flow_control_message(k, key, now, id, due, message, limits)
+  redis.call('HSET', k.pending, id, message)
+  if due > now then
+    redis.call('ZADD', k.due, due, id)
+  else
+    redis.call('RPUSH', k.waiting, id)
+  end
+  apply_flow_limits(k, key, now, limits)
+end
+`;
+
+/**
  * Stores messages of one flow-control key, all or none: each waits in the key's list (or, when
  * delayed, in its due set), its body in the messages off the stream, so the messages API finds
  * and cancels it. The key is created when missing and each stored message joins it with its own
@@ -33,7 +52,7 @@ import { SERVER_NOW_LUA } from './server-now.js';
 export const enqueueFlowControlMessages = new LuaScript(
   'enqueue-flow-control-messages',
   10,
-  `${DEDUPLICATE_LUA}${RECORD_EVENT_LUA}${SERVER_NOW_LUA}${DISPATCH_FLOW_CONTROL_LUA}
+  `${DEDUPLICATE_LUA}${RECORD_EVENT_LUA}${SERVER_NOW_LUA}${STORE_FLOW_CONTROL_MESSAGE_LUA}
 local k = flow_control_keys(1)
 local now = server_now()
 local answers = {}
@@ -44,13 +63,7 @@ for i = 5, #ARGV, 6 do
   if first then
     answers[#answers + 1] = first
   else
-    redis.call('HSET', k.pending, id, message)
-    if due > now then
-      redis.call('ZADD', k.due, due, id)
-    else
-      redis.call('RPUSH', k.waiting, id)
-    end
-    apply_flow_limits(k, ARGV[4], now, cjson.decode(ARGV[i + 5]))
+    store_flow_control_message(k, ARGV[4], now, id, due, message, cjson.decode(ARGV[i + 5]))
     record_event(KEYS[10], ARGV[3], ARGV[i + 4])
     answers[#answers + 1] = ''
   end

@@ -2,6 +2,24 @@ import { LuaScript } from './lua-script.js';
 import { WORKFLOW_STEPS_BODY_LUA } from './workflow-steps-body.js';
 
 /**
+ * Lua snippet: `start_run(k, id, config, created_at, first_step, first_message_id, limit,
+ * payload_bytes)` starts run `id` in the keys `k` = {run, steps, order} (as the script below names
+ * them) and returns the script's answer; the script below and act-on-workflow-letter (a DLQ
+ * restart) share it.
+ */
+export const START_WORKFLOW_RUN_LUA = `${WORKFLOW_STEPS_BODY_LUA}
+local function start_run(k, id, config, created_at, first_step, first_message_id, limit, payload_bytes)
+  local existing = redis.call('HGET', k.run, 'firstMessageId')
+  if existing then return {0, existing} end
+  redis.call('HSET', k.run, 'config', config, 'state', 'RUN_STARTED', 'createdAt', created_at,
+    'firstMessageId', first_message_id, 'contextBytes', payload_bytes)
+  redis.call('RPUSH', k.steps, first_step)
+  redis.call('ZADD', k.order, created_at, id)
+  return {1, steps_body(k.run, k.steps, tonumber(limit), first_step)}
+end
+`;
+
+/**
  * A trigger starts a workflow run: its settings, state RUN_STARTED and its initial payload as the
  * first step, in one step, so two replicas given the same run id (the SDK's trigger with a
  * `workflowRunId`, sent twice) start it once. The second is told the first trigger's message id.
@@ -22,12 +40,7 @@ import { WORKFLOW_STEPS_BODY_LUA } from './workflow-steps-body.js';
 export const startWorkflowRun = new LuaScript(
   'start-workflow-run',
   3,
-  `${WORKFLOW_STEPS_BODY_LUA}
-local existing = redis.call('HGET', KEYS[1], 'firstMessageId')
-if existing then return {0, existing} end
-redis.call('HSET', KEYS[1], 'config', ARGV[2], 'state', 'RUN_STARTED', 'createdAt', ARGV[3], 'firstMessageId', ARGV[5], 'contextBytes', ARGV[7])
-redis.call('RPUSH', KEYS[2], ARGV[4])
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
-return {1, steps_body(KEYS[1], KEYS[2], tonumber(ARGV[6]), ARGV[4])}
+  `${START_WORKFLOW_RUN_LUA}
+return start_run({run = KEYS[1], steps = KEYS[2], order = KEYS[3]}, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 `,
 );

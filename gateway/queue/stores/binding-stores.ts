@@ -10,6 +10,7 @@ import { QueueStore, queueWakeupsOf } from './queue-store.js';
 import type { QueueWakeups } from './queue-wakeups.js';
 import { WorkflowRunStore, type WorkflowRunLimits } from './workflow-run-store.js';
 import { WorkflowEventStore } from './workflow-event-store.js';
+import { WorkflowLetterStore } from './workflow-letter-store.js';
 import { FlowControlStore } from './flow-control-store.js';
 import type { QueueMessage } from '../core/message.js';
 
@@ -59,6 +60,10 @@ export class BindingStores {
 
   workflowRuns(): WorkflowRunStore {
     return new WorkflowRunStore(this.redis, this.keys, this.runLimits);
+  }
+
+  workflowLetters(): WorkflowLetterStore {
+    return new WorkflowLetterStore(this.redis, this.keys, this.eventCap);
   }
 
   workflowEvents(): WorkflowEventStore {

@@ -18,6 +18,22 @@ import {
 } from '../core/flow-control.js';
 
 /**
+ * The keys of flow-control key `key` in the order flow_control_keys names them
+ * (dispatch-flow-control.ts): every script that stores into a key or dispatches it takes these.
+ */
+export function flowControlScriptKeys(k: QueueKeys, key: string): string[] {
+  return [
+    k.flowControls,
+    k.flowControlWaiting(key),
+    k.flowControlActive(key),
+    k.flowControlDue(key),
+    k.scheduledMessages,
+    k.stream,
+    k.streamIndex,
+  ];
+}
+
+/**
  * Keys per script run of the mover's pass: a run holds Redis for about 20 µs per key, so 100 keep
  * each run near 2 ms while a pass at 5,000 keys takes 50 round trips instead of 5,000.
  */
@@ -56,16 +72,7 @@ export class FlowControlStore {
   ) {}
 
   private scriptKeys(key: string): string[] {
-    const k = this.keys;
-    return [
-      k.flowControls,
-      k.flowControlWaiting(key),
-      k.flowControlActive(key),
-      k.flowControlDue(key),
-      k.scheduledMessages,
-      k.stream,
-      k.streamIndex,
-    ];
+    return flowControlScriptKeys(this.keys, key);
   }
 
   /**

@@ -5,9 +5,10 @@ import {
   buildRawStep,
   isCallRequest,
   workflowDeliveryHeaders,
+  type RawStep,
   type WorkflowRunConfig,
 } from '../core/workflow-message.js';
-import type { WorkflowRunStore } from './workflow-run-store.js';
+import { WORKFLOW_INLINE_STEPS_BYTES, type WorkflowRunStore } from './workflow-run-store.js';
 import { parseInvokeRequest } from '../core/workflow-invoke.js';
 
 /**
@@ -77,6 +78,37 @@ function notRunning(runId: string, state: string): InvalidRequestError {
       ? `workflow run ${runId} not found: a step needs a run started by a trigger`
       : `workflow run ${runId} is not running (${state}): it takes no more steps`,
   );
+}
+
+/**
+ * The body of a new run's first delivery, as start-workflow-run's steps_body makes it for a run of
+ * one step: the payload step as the SDK's step list, or empty past the inline limit (LazyFetch;
+ * steps_body counts each step with its comma, so one byte more than the list).
+ */
+function firstDeliveryBody(firstStep: RawStep): Buffer {
+  const list = `[${JSON.stringify(firstStep)}]`;
+  return Buffer.from(Buffer.byteLength(list) + 1 > WORKFLOW_INLINE_STEPS_BYTES ? '' : list, 'utf8');
+}
+
+/**
+ * The run a trigger (not an invoke) would start and its first delivery, stored by the caller (a
+ * DLQ restart stores them with the entry's removal in one script, workflow-letter-store.ts).
+ */
+export function newRunOf(
+  trigger: QueueMessage,
+  workflow: WorkflowPublish,
+): { config: WorkflowRunConfig; firstStep: RawStep; delivery: QueueMessage } {
+  const config = runConfigOf(trigger, workflow.url);
+  const firstStep = buildRawStep(trigger.id, trigger.body, trigger.createdAt);
+  const delivery = runMessage({
+    published: trigger,
+    runId: workflow.runId,
+    createdAt: trigger.createdAt,
+    config,
+    body: firstDeliveryBody(firstStep),
+    initialBody: firstStep.body,
+  });
+  return { config, firstStep, delivery };
 }
 
 /** A trigger starts its run and is its first delivery; one of a run that exists answers as its duplicate. */

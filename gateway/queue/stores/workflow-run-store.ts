@@ -4,7 +4,6 @@ import type { QueueKeys } from '../core/keys.js';
 import { appendWorkflowStep } from '../scripts/append-workflow-step.js';
 import { dropWorkflowRuns } from '../scripts/drop-workflow-runs.js';
 import { finishWorkflowRun } from '../scripts/finish-workflow-run.js';
-import { resumeWorkflowRun } from '../scripts/resume-workflow-run.js';
 import { setWorkflowCallbackState } from '../scripts/set-workflow-callback-state.js';
 import { startWorkflowRun } from '../scripts/start-workflow-run.js';
 import {
@@ -238,32 +237,6 @@ export class WorkflowRunStore {
       if (runIds.length < TRIM_STEP) break;
     }
     return dropped;
-  }
-
-  /**
-   * A failed run resumes as a new run (client.dlq.resume) with its steps and context, and `as`'s
-   * id, settings and creation time; the failed run stays as it ended. 'not-failed' when the run is
-   * not RUN_FAILED (or unknown), 'id-taken' when a run `as.runId` exists.
-   */
-  async resume(
-    failedRunId: string,
-    as: { runId: string; config: WorkflowRunConfig; createdAt: number },
-  ): Promise<'resumed' | 'not-failed' | 'id-taken'> {
-    const k = this.keys;
-    const outcome = await resumeWorkflowRun.run(
-      this.redis,
-      [
-        k.workflowRun(failedRunId),
-        k.workflowSteps(failedRunId),
-        k.workflowStepIds(failedRunId),
-        k.workflowRun(as.runId),
-        k.workflowSteps(as.runId),
-        k.workflowStepIds(as.runId),
-        k.workflowRunOrder,
-      ],
-      [as.runId, JSON.stringify(as.config), as.createdAt],
-    );
-    return outcome === 1 ? 'resumed' : outcome === 0 ? 'not-failed' : 'id-taken';
   }
 
   /**

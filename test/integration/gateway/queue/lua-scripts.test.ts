@@ -5,6 +5,8 @@ import { LuaScript, type ScriptKeyCount } from '../../../../gateway/queue/script
 import { deleteQueue } from '../../../../gateway/queue/scripts/delete-queue.js';
 import { queueKeys } from '../../../../gateway/queue/core/keys.js';
 import { buildRawStep } from '../../../../gateway/queue/core/workflow-message.js';
+import { createMessage } from '../../../../gateway/queue/core/message.js';
+import { WorkflowLetterStore } from '../../../../gateway/queue/stores/workflow-letter-store.js';
 import {
   WORKFLOW_INLINE_STEPS_BYTES,
   WorkflowRunStore,
@@ -226,10 +228,22 @@ describe("the queue's Lua scripts against a real Redis", () => {
     await runs.append('wfr_failed', [step('msg_1', { stepId: 1, out: 'a' })]);
     await runs.append('wfr_failed', [step('msg_1b', { stepId: 1, out: 'a' })]);
     const as = { runId: 'wfr_resumed', config: { ...config, retries: 2 }, createdAt: 5 };
-    expect(await runs.resume('wfr_failed', as)).toBe('not-failed');
+    // The run's entry in the DLQ, which each resume takes (workflow-dlq-actions.test.ts tests the rest).
+    const resume = async (failedRunId: string, run: typeof as) => {
+      await db.inspect.hset(k.deadLetters, 'dlq_1', '{}');
+      const delivery = createMessage({
+        destination: config.url,
+        method: 'POST',
+        headers: {},
+        body: Buffer.from('s'),
+        retries: 0,
+      });
+      return new WorkflowLetterStore(db.redis, k, 0).resume({ dlqId: 'dlq_1', failedRunId, run, delivery });
+    };
+    expect(await resume('wfr_failed', as)).toBe('not-failed');
     await runs.finish('wfr_failed', { state: 'RUN_FAILED', at: 3, failure: '{"dlqId":"d"}' });
 
-    expect(await runs.resume('wfr_failed', as)).toBe('resumed');
+    expect(await resume('wfr_failed', as)).toBe('started');
     expect(await runs.get('wfr_resumed')).toEqual({ ...as, state: 'RUN_STARTED' });
     expect(await runs.steps('wfr_resumed')).toEqual(await runs.steps('wfr_failed'));
     expect(await db.inspect.smembers(k.workflowStepIds('wfr_resumed'))).toEqual(['step:1']);
@@ -247,8 +261,8 @@ describe("the queue's Lua scripts against a real Redis", () => {
     );
     expect(await runs.steps('wfr_failed')).toHaveLength(3);
 
-    expect(await runs.resume('wfr_failed', as)).toBe('id-taken');
-    expect(await runs.resume('wfr_unknown', { ...as, runId: 'wfr_other' })).toBe('not-failed');
+    expect(await resume('wfr_failed', as)).toBe('id-taken');
+    expect(await resume('wfr_unknown', { ...as, runId: 'wfr_other' })).toBe('not-failed');
     expect(await db.inspect.exists(k.workflowRun('wfr_other'))).toBe(0);
   });
 });

@@ -1,6 +1,8 @@
+import type { Redis } from 'ioredis';
 import { queueKeys } from '../../../../gateway/queue/core/keys.js';
 import { buildDeadLetter } from '../../../../gateway/queue/core/dead-letter.js';
 import { createMessage } from '../../../../gateway/queue/core/message.js';
+import type { FlowControl } from '../../../../gateway/queue/core/flow-control.js';
 import { buildRawStep } from '../../../../gateway/queue/core/workflow-message.js';
 import {
   restartAsNewRun,
@@ -11,7 +13,7 @@ import { BindingStores } from '../../../../gateway/queue/stores/binding-stores.j
 import { testQueueConfig } from '../../../helpers/queue/queue-config.js';
 import { testQueueTarget } from '../../../helpers/queue/test-queue-target.js';
 import { useGatewayRedis } from '../../../helpers/queue/gateway-redis.js';
-import { snapshotDatabase } from '../../../helpers/queue/redis-snapshot.js';
+import { connectAsGateway, snapshotDatabase } from '../../../helpers/queue/redis-snapshot.js';
 
 /**
  * A workflow DLQ entry's resume and restart on a real Redis: the entry leaves the DLQ only once
@@ -21,20 +23,36 @@ import { snapshotDatabase } from '../../../helpers/queue/redis-snapshot.js';
 describe('resuming or restarting a workflow dead letter', () => {
   const db = useGatewayRedis();
 
-  /** A binding's stores with run `wfr_failed` failed on its step, whose letter is in the DLQ. */
-  async function failedRun(prefix: string) {
+  /**
+   * A binding's stores with run `wfr_failed` failed on its step, whose letter is in the DLQ; the
+   * run's settings and the step with `flowControl` when given. `through`: the replica's connection.
+   */
+  async function failedRun(prefix: string, options: { flowControl?: FlowControl; through?: Redis } = {}) {
+    const { flowControl } = options;
     const stores = {
-      redis: db.redis,
+      redis: options.through ?? db.redis,
       keys: queueKeys(prefix),
       config: testQueueConfig(),
       target: testQueueTarget(db.server),
     };
     const runs = new BindingStores(stores).workflowRuns();
-    const config = { url: 'http://127.0.0.1:9/wf', headers: {}, retries: 0 };
+    const config = {
+      url: 'http://127.0.0.1:9/wf',
+      headers: {},
+      retries: 0,
+      ...(flowControl && { flowControl }),
+    };
     const firstStep = buildRawStep('msg_p', Buffer.from('{"order":1}'), 1);
     await runs.start({ runId: 'wfr_failed', config, createdAt: 1, firstStep });
     const step = createMessage(
-      { destination: config.url, method: 'POST', headers: {}, body: Buffer.from('s'), retries: 0 },
+      {
+        destination: config.url,
+        method: 'POST',
+        headers: {},
+        body: Buffer.from('s'),
+        retries: 0,
+        ...(flowControl && { flowControl }),
+      },
       2,
     );
     const letter = {
@@ -73,6 +91,43 @@ describe('resuming or restarting a workflow dead letter', () => {
       expect(await dlq.get([letter.dlqId])).toEqual([undefined]);
       expect((await new BindingStores(stores).workflowRuns().get('wfr_new'))?.state).toBe('RUN_STARTED');
       expect(await db.inspect.xlen(stores.keys.stream)).toBe(1);
+    }
+  });
+
+  it('when two replicas resume or restart one entry at once, with or without flow control, then exactly one run starts with one delivery and the entry is gone', async () => {
+    const other = connectAsGateway(db.server, { blocking: false });
+    try {
+      const flowControl = { key: 'wf-letters', parallelism: 1 };
+      for (const [act, prefix, options] of [
+        [resumeAsNewRun, '{dlq-race-resume}:', {}],
+        [restartAsNewRun, '{dlq-race-restart}:', {}],
+        [resumeAsNewRun, '{dlq-race-resume-fc}:', { flowControl }],
+        [restartAsNewRun, '{dlq-race-restart-fc}:', { flowControl }],
+      ] as const) {
+        const { stores, letter, run } = await failedRun(prefix, options);
+        const replicas = [stores, { ...stores, redis: other }];
+        const answers = await Promise.all(
+          replicas.map((through, i) => act(through, { letter, run, overrides: {}, runId: `wfr_new${i}` })),
+        );
+        const started = answers.filter((answer) => answer !== undefined);
+        expect([prefix, started.length]).toEqual([prefix, 1]);
+        const k = stores.keys;
+        // Runs by creation time: the failed one, the taken one and one new run.
+        expect([prefix, await db.inspect.zcard(k.workflowRunOrder)]).toEqual([prefix, 3]);
+        const deliveries =
+          (await db.inspect.xlen(k.stream)) +
+          (await db.inspect.llen(k.flowControlWaiting(flowControl.key))) +
+          (await db.inspect.zcard(k.flowControlDue(flowControl.key)));
+        expect([prefix, deliveries]).toEqual([prefix, 1]);
+        // With flow control the delivery went through its key.
+        expect([prefix, await db.inspect.hexists(k.flowControls, flowControl.key)]).toEqual([
+          prefix,
+          'flowControl' in options ? 1 : 0,
+        ]);
+        expect(await new BindingStores(stores).deadLetters().get([letter.dlqId])).toEqual([undefined]);
+      }
+    } finally {
+      other.disconnect();
     }
   });
 });
