@@ -54,8 +54,11 @@ export interface WorkflowRunRecord {
   response?: string;
   /** The failed step's last answer or error (JSON: dlqId, status, error, body), for a RUN_FAILED run. */
   failure?: string;
-  /** A failed run's failure callback: how it went, and its own dead letter once it failed. */
-  callback?: { state: FailureCallbackState; dlqId?: string };
+  /**
+   * A failed run's failure callback: how it went, its own dead letter once it failed, and the
+   * message it was sent again as (retryFailureFunction) while that is in progress.
+   */
+  callback?: { state: FailureCallbackState; dlqId?: string; messageId?: string };
 }
 
 /** QStash's failureFunctionState / failureCallbackInfo.state of a failed run's failure callback. */

@@ -174,3 +174,31 @@ export async function restartAsNewRun(
   return startedOf(outcome, { runId, createdAt: now });
 }
 
+/**
+ * Cancels the failure callback of run `runId` that retryFailureFunction sent again, while it is
+ * in progress: its message is cancelled, then the run's callback is CALLBACK_CANCELED (only while
+ * it is still in progress as that message). A 400, nothing changed, when no such callback is in
+ * progress, or when its message is no longer pending (delivered, or dead-lettered again: its
+ * outcome is then the state). A send that had started before the cancel still arrives, and its
+ * outcome replaces CALLBACK_CANCELED.
+ */
+export async function cancelResentCallback(
+  request: StoresOf,
+  input: { runId: string; callback: WorkflowRunRecord['callback'] },
+): Promise<void> {
+  const { runId, callback } = input;
+  const messageId = callback?.state === 'CALLBACK_INPROGRESS' ? callback.messageId : undefined;
+  if (messageId === undefined)
+    throw new InvalidRequestError(
+      `workflow run ${runId} has no failure callback in progress that was sent again (${callback?.state ?? 'none'})`,
+    );
+  const stores = new BindingStores(request);
+  const cancelled = await storeCall('cancel the failure callback', () =>
+    stores.pending().cancel([messageId]),
+  );
+  if (cancelled === 0)
+    throw new InvalidRequestError(`the failure callback of workflow run ${runId} is no longer pending`);
+  await storeCall('record the callback', () =>
+    stores.workflowRuns().setCallbackState(runId, 'CALLBACK_CANCELED', { ifSendingAs: messageId }),
+  );
+}

@@ -4,6 +4,7 @@ import { buildRetriedMessage, retryOverridesOf } from './dlq-retry.js';
 import { sendJson } from './json-response.js';
 import { storeCall } from './store-call.js';
 import {
+  cancelResentCallback,
   isWorkflowLetter,
   notActionable,
   restartAsNewRun,
@@ -29,6 +30,7 @@ import { BindingStores } from '../stores/binding-stores.js';
  *   POST   /v2/workflows/dlq/resume       each failed run resumes as a new run from its failed step
  *   POST   /v2/workflows/dlq/restart      each failed run's payload starts a new run
  *   POST   /v2/workflows/dlq/callback/{dlqId}  the run's failed failure callback is sent again
+ *   DELETE /v2/workflows/dlq/callback/{dlqId}  that callback, while in progress, is cancelled (REST docs only)
  *   DELETE /v2/workflows/dlq              the entries are deleted: {deleted, cursor?}
  * Resume and restart answer {workflowRuns: [{workflowRunId, workflowCreatedAt}], cursor?}. The
  * bulk routes take dlqIds (every one checked before anything changes: unknown 404, not
@@ -176,17 +178,18 @@ const retryFailureCallback: ApiHandler = async (request) => {
   );
   if (!callbackLetter)
     throw new InvalidRequestError(`the failure callback of workflow run ${runId} is no longer in the DLQ`);
+  const now = Date.now();
+  const message = { ...buildRetriedMessage(callbackLetter, {}, now), workflowFailureOf: { runId } };
   // In progress before it is sent: another replica may deliver it and record its outcome at once.
-  // Only while it is still this failure, so of two retries at once one sends it.
+  // Only while it is still this failure, so of two retries at once one sends it. Its message id
+  // is kept with the run: what a cancel of it (below) takes.
   const claimed = await storeCall('record the callback', () =>
-    runs.setCallbackState(runId, 'CALLBACK_INPROGRESS', { ifFailedAs: callbackDlqId }),
+    runs.setCallbackState(runId, 'CALLBACK_INPROGRESS', { ifFailedAs: callbackDlqId, messageId: message.id }),
   );
   if (!claimed)
     throw new InvalidRequestError(
       `the failure callback of workflow run ${runId} is already being sent again`,
     );
-  const now = Date.now();
-  const message = { ...buildRetriedMessage(callbackLetter, {}, now), workflowFailureOf: { runId } };
   const restore = () =>
     storeCall('record the callback', () =>
       runs.setCallbackState(runId, 'CALLBACK_FAIL', { dlqId: callbackDlqId }),
@@ -204,11 +207,32 @@ const retryFailureCallback: ApiHandler = async (request) => {
   sendJson(request.res, 200, { workflowRunId: runId, workflowCreatedAt: createdAt });
 };
 
+/**
+ * DELETE /v2/workflows/dlq/callback/{dlqId} (Upstash's REST docs, "Cancel In-Progress Failure
+ * Callback"; the SDK does not call it): the failure callback that retryFailureFunction sent again
+ * and that is still in progress is cancelled (CALLBACK_CANCELED); with none in progress a 400, as
+ * Upstash documents. Answers {workflowRunId, workflowCreatedAt}, as the retry does.
+ */
+const cancelFailureCallback: ApiHandler = async (request) => {
+  onlyQuery(request, []);
+  const dlqId = request.params.id ?? '';
+  const stores = new BindingStores(request);
+  const [letter] = await storeCall('read the dead letter', () => stores.deadLetters().get([dlqId]));
+  if (!isWorkflowLetter(letter)) throw new ResourceNotFoundError(`workflow dead letter ${dlqId} not found`);
+  const { runId, createdAt } = letter.workflow;
+  const run = await storeCall('read the workflow run', () => stores.workflowRuns().get(runId));
+  await cancelResentCallback(request, { runId, callback: run?.callback });
+  sendJson(request.res, 200, { workflowRunId: runId, workflowCreatedAt: createdAt });
+};
+
 export function workflowDlqRoutes(): ApiRoute[] {
   return [
     { path: 'workflows/dlq', methods: { GET: listWorkflowDeadLetters, DELETE: deleteEntries } },
     { path: 'workflows/dlq/resume', methods: { POST: resume } },
     { path: 'workflows/dlq/restart', methods: { POST: restart } },
-    { path: 'workflows/dlq/callback/:id', methods: { POST: retryFailureCallback } },
+    {
+      path: 'workflows/dlq/callback/:id',
+      methods: { POST: retryFailureCallback, DELETE: cancelFailureCallback },
+    },
   ];
 }

@@ -44,6 +44,7 @@ function recordOf(runId: string, fields: Record<string, string>): WorkflowRunRec
     record.callback = {
       state: fields.callbackState as FailureCallbackState,
       ...(fields.callbackDlqId !== undefined && { dlqId: fields.callbackDlqId }),
+      ...(fields.callbackMessageId !== undefined && { messageId: fields.callbackMessageId }),
     };
   return record;
 }
@@ -242,18 +243,32 @@ export class WorkflowRunStore {
   /**
    * A failed run's failure callback state (and its dead letter once it failed). `published`: the
    * callback was just stored, which never overwrites an outcome its delivery already recorded.
-   * `ifFailedAs`: only while the callback is still the failed one with that dlqId. False when
-   * it set nothing.
+   * `ifFailedAs`: only while the callback is still the failed one with that dlqId. `messageId`:
+   * the message it is sent again as (retryFailureFunction), which `ifSendingAs` names: only while
+   * the callback is in progress as that message (its cancel). False when it set nothing.
    */
   async setCallbackState(
     runId: string,
     state: FailureCallbackState,
-    options: { dlqId?: string; published?: boolean; ifFailedAs?: string } = {},
+    options: {
+      dlqId?: string;
+      published?: boolean;
+      ifFailedAs?: string;
+      messageId?: string;
+      ifSendingAs?: string;
+    } = {},
   ): Promise<boolean> {
     const set = await setWorkflowCallbackState.run(
       this.redis,
       [this.keys.workflowRun(runId)],
-      [state, options.dlqId ?? '', options.published ? '1' : '0', options.ifFailedAs ?? ''],
+      [
+        state,
+        options.dlqId ?? '',
+        options.published ? '1' : '0',
+        options.ifFailedAs ?? '',
+        options.messageId ?? '',
+        options.ifSendingAs ?? '',
+      ],
     );
     return set === 1;
   }

@@ -202,6 +202,18 @@ describe('the workflow DLQ with the @upstash/workflow SDK', () => {
       404,
       { error: 'workflow dead letter 0000000000000-00000000 not found' },
     ]);
+    // Upstash's cancel of a callback sent again (REST docs only): none in progress is a 400.
+    const callbackPath = `/v2/workflows/dlq/callback/${failed.dlqId}`;
+    expect(await ask(callbackPath, 'DELETE')).toEqual([
+      400,
+      {
+        error: `workflow run ${failed.runId} has no failure callback in progress that was sent again (CALLBACK_SUCCESS)`,
+      },
+    ]);
+    expect((await ask(callbackPath, 'DELETE', suite.otherTarget.token))[0]).toBe(401);
+    expect((await ask('/v2/workflows/dlq/callback/0000000000000-00000000', 'DELETE'))[0]).toBe(404);
+    expect((await ask(callbackPath, 'PUT'))[0]).toBe(405);
+    expect((await runs().get(failed.runId))?.callback?.state).toBe('CALLBACK_SUCCESS');
   }, 240_000);
 
   it('when entries are resumed and deleted by filter and all, then exactly those named go; a request that names nothing or cannot be read is a 400 and changes nothing', async () => {

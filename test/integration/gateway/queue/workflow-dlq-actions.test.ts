@@ -5,6 +5,7 @@ import { createMessage } from '../../../../gateway/queue/core/message.js';
 import type { FlowControl } from '../../../../gateway/queue/core/flow-control.js';
 import { buildRawStep } from '../../../../gateway/queue/core/workflow-message.js';
 import {
+  cancelResentCallback,
   restartAsNewRun,
   resumeAsNewRun,
   type WorkflowLetter,
@@ -129,5 +130,41 @@ describe('resuming or restarting a workflow dead letter', () => {
     } finally {
       other.disconnect();
     }
+  });
+
+  it('when the failure callback sent again is pending, then a cancel takes its message and marks it CALLBACK_CANCELED; a second cancel, or one whose message is gone, is a 400 and changes nothing', async () => {
+    const { stores } = await failedRun('{dlq-callback-cancel}:');
+    const bound = new BindingStores(stores);
+    const runs = bound.workflowRuns();
+    const callback = createMessage({
+      destination: 'http://127.0.0.1:9/failed',
+      method: 'POST',
+      headers: {},
+      body: Buffer.from('{}'),
+      retries: 0,
+      workflowFailureOf: { runId: 'wfr_failed' },
+    });
+    await runs.setCallbackState('wfr_failed', 'CALLBACK_INPROGRESS', { messageId: callback.id });
+    await bound.enqueueOne(callback);
+    const cancel = async () =>
+      cancelResentCallback(stores, {
+        runId: 'wfr_failed',
+        callback: (await runs.get('wfr_failed'))?.callback,
+      });
+
+    await cancel();
+    expect((await runs.get('wfr_failed'))?.callback).toEqual({ state: 'CALLBACK_CANCELED' });
+    expect(await bound.pending().cancel([callback.id])).toBe(0);
+    let before = await snapshotDatabase(db.inspect);
+    await expect(cancel()).rejects.toThrow(
+      /has no failure callback in progress that was sent again \(CALLBACK_CANCELED\)/,
+    );
+    expect(await snapshotDatabase(db.inspect)).toEqual(before);
+
+    // Sent again, and delivered before the cancel came: no longer pending, its state kept.
+    await runs.setCallbackState('wfr_failed', 'CALLBACK_INPROGRESS', { messageId: 'msg_delivered' });
+    before = await snapshotDatabase(db.inspect);
+    await expect(cancel()).rejects.toThrow(/is no longer pending/);
+    expect(await snapshotDatabase(db.inspect)).toEqual(before);
   });
 });
