@@ -27,7 +27,7 @@ import {
   renderChart,
   succeeded,
   uniqueRelease,
-} from '../../integration/chart/chart-harness.js';
+} from './chart-harness.js';
 
 const DOCKERFILE = path.resolve('docker/Dockerfile');
 /** Compiling dist/ took over 60 s here at load 30-40 (2 cores). */

@@ -2,7 +2,12 @@ import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
 import { loadOperatorConfig } from '../../../operator/config.js';
 import { loadGatewayConfig } from '../../../gateway/config.js';
 import { loadQueueConfig, QUEUE_CONFIG_DEFAULTS } from '../../../gateway/queue/core/config.js';
-import { containerEnvironment, findObject, FULL_VALUES, renderChart } from './chart-harness.js';
+import {
+  containerEnvironment,
+  findObject,
+  FULL_VALUES,
+  renderChart,
+} from '../../helpers/chart/chart-harness.js';
 
 const NAMESPACE = 'settee-system';
 const POD = 'pod-0';

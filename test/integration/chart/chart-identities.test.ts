@@ -32,7 +32,7 @@ import {
   findObject,
   renderChart,
   uniqueRelease,
-} from './chart-harness.js';
+} from '../../helpers/chart/chart-harness.js';
 import { mayConnect } from './network-policy-check.js';
 
 /*

@@ -4,7 +4,7 @@ import {
   buildFreePlanChangeBinding,
   buildFreePlanChangePolicy,
 } from '../../../api/free-plan-change-policy.js';
-import { FULL_VALUES, renderChart } from './chart-harness.js';
+import { FULL_VALUES, renderChart } from '../../helpers/chart/chart-harness.js';
 
 const RELEASE_NAMESPACE = 'settee-system';
 const byKind = (objects: readonly KubernetesObject[], kind: string) =>

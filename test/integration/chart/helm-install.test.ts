@@ -1,6 +1,6 @@
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
-import { CHART_DIR, helm, succeeded } from './chart-harness.js';
+import { CHART_DIR, helm, succeeded } from '../../helpers/chart/chart-harness.js';
 
 const namespace = useTestNamespace('chart-install');
 const RELEASE = 'couch';

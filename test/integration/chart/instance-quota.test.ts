@@ -2,7 +2,7 @@ import { CoreV1Api, type KubernetesObject, type V1ResourceQuota } from '@kuberne
 import { toKubeApiError } from '../../../kube/errors.js';
 import { createCouchInstance } from '../../helpers/gateway/gateway-harness.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
-import { FULL_VALUES, renderChart } from './chart-harness.js';
+import { FULL_VALUES, renderChart } from '../../helpers/chart/chart-harness.js';
 
 const COUNT = 'count/couchinstances.settee.dev';
 const quotasOf = (objects: readonly KubernetesObject[]): V1ResourceQuota[] =>

@@ -16,7 +16,7 @@ import {
   renderChart,
   templateArgs,
   type RenderOptions,
-} from './chart-harness.js';
+} from '../../helpers/chart/chart-harness.js';
 
 const NAMESPACE = 'settee-system';
 const DEFAULTS: RenderOptions = { release: 'prod', namespace: NAMESPACE };

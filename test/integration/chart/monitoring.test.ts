@@ -12,7 +12,7 @@ import {
   startTestOperator,
   waitForInstance,
 } from '../operator/couch-instance-harness.js';
-import { findObject, renderChart, type RenderOptions } from './chart-harness.js';
+import { findObject, renderChart, type RenderOptions } from '../../helpers/chart/chart-harness.js';
 
 interface Rule {
   alert: string;

@@ -1,7 +1,7 @@
 import type { KubernetesObject, V1Deployment, V1NetworkPolicy } from '@kubernetes/client-node';
 import { COUCHDB_PORT } from '../../../api/contract.js';
 import { buildPodLabels } from '../../../operator/resources/couch-instance/labels.js';
-import { findObject, FULL_VALUES, renderChart } from './chart-harness.js';
+import { findObject, FULL_VALUES, renderChart } from '../../helpers/chart/chart-harness.js';
 import { mayConnect } from './network-policy-check.js';
 
 /** The operator's pods and an instance pod as the operator's template labels it. */

@@ -8,7 +8,12 @@ import {
   type V1RoleBinding,
 } from '@kubernetes/client-node';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
-import { applyManifests, deleteClusterScoped, renderChart, uniqueRelease } from './chart-harness.js';
+import {
+  applyManifests,
+  deleteClusterScoped,
+  renderChart,
+  uniqueRelease,
+} from '../../helpers/chart/chart-harness.js';
 import { GATEWAY_API_CALLS, OPERATOR_API_CALLS, type ApiCall } from './code-api-calls.js';
 
 const releaseNamespace = useTestNamespace('chart-rbac');

@@ -15,7 +15,7 @@ import {
   toYamlStream,
   uniqueRelease,
   type CommandResult,
-} from './chart-harness.js';
+} from '../../helpers/chart/chart-harness.js';
 import { buildPrometheusRuleStandInCrd, buildServiceMonitorStandInCrd } from './service-monitor-crd.js';
 
 const releaseNamespace = useTestNamespace('chart-dry-run');

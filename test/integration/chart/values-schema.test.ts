@@ -1,4 +1,4 @@
-import { CHART_DIR, helm, templateArgs } from './chart-harness.js';
+import { CHART_DIR, helm, templateArgs } from '../../helpers/chart/chart-harness.js';
 
 /** Renders with one --set and returns helm's refusal (stderr), failing the test if helm accepted it. */
 async function refusalOf(key: string, value: string): Promise<string> {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { KubernetesObject, V1Deployment, V1EnvVar, V1Secret } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
-import { testControlPlane } from '../../helpers/kube.js';
+import { testControlPlane } from '../kube.js';
 
 /** The chart under test and the values file that sets every value to something not the default. */
 export const CHART_DIR = path.resolve('charts/settee');
