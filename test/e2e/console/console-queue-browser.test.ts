@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import { Client, Receiver } from '@upstash/qstash';
-import { Client as WorkflowClient } from '@upstash/workflow';
 import type { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Page } from 'playwright-core';
 import { SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
@@ -17,13 +16,15 @@ import {
 import type { LoopbackBrowser } from '../../helpers/gateway/loopback-browser.js';
 import { conditionOf, waitForBinding } from '../../helpers/queue/queue-binding-harness.js';
 import type { RecordingDestination } from '../../helpers/queue/recording-destination.js';
-import { startWorkflowEndpoints } from '../../helpers/queue/workflow-endpoints.js';
+import { workflowRunsTest } from './console-queue-browser/workflow-runs.js';
 
 /**
  * The console's queue pages in real Chromium against the real control plane, operator, gateway with
  * the queue, and Redis (test/helpers/console/browser-fixture.ts): tenant A's Redis QueueBinding, its
  * values and .env used with the real QStash SDK, the messages view, the dead-letter queue, signing-key
- * rotation, the workflow runs view, and the database going away. Every page is checked with axe-core.
+ * rotation, the workflow runs view (console-queue-browser/workflow-runs.ts, registered here so it
+ * runs in this file's one browser and platform), and the database going away. Every page is
+ * checked with axe-core.
  */
 describe("the tenant console's queue pages in a real browser", () => {
   let f: ConsoleBrowserFixture;
@@ -38,7 +39,7 @@ describe("the tenant console's queue pages in a real browser", () => {
   let redis: RedisServer;
   let destination: RecordingDestination;
   /** The values of the downloaded .env. */
-  let queueEnv: Record<string, string> = {};
+  const queueEnv: Record<string, string> = {};
   const expectAccessible = (what: string) => f.expectAccessible(what);
   const screenshot = (name: string) => f.screenshot(name);
 
@@ -99,7 +100,7 @@ describe("the tenant console's queue pages in a real browser", () => {
           JSON.parse(line.slice(line.indexOf('=') + 1)) as string,
         ]),
     );
-    queueEnv = env as Record<string, string>;
+    Object.assign(queueEnv, env);
     expect(env.VQUEUE_URL).toBe(env.QSTASH_URL);
     expect(await block.getByTestId('VQUEUE_URL').textContent()).toBe(env.VQUEUE_URL);
 
@@ -302,94 +303,7 @@ describe("the tenant console's queue pages in a real browser", () => {
     await messages.getByRole('button', { name: 'All' }).click();
   }, 60_000);
 
-  it("when workflow runs finish and wait, then the Workflow runs view shows each run's state, times and steps with their outputs, cancels a running one from its row, and refuses tenant B's runs", async () => {
-    const target = queue.registry.get(tenantA.namespace, 'cache');
-    if (!target) throw new Error('the gateway serves no binding cache');
-    const endpoints = await startWorkflowEndpoints({
-      target,
-      queueUrl: queueEnv.QSTASH_URL ?? '',
-      workflows: {
-        greet: {
-          route: async (context) => {
-            const name = await context.run('name', () => 'Ada');
-            return context.run('greet', () => `hello ${name}`);
-          },
-        },
-        napping: {
-          route: async (context) => {
-            await context.run('before-nap', () => 'awake');
-            await context.sleep('nap', 3_600);
-          },
-        },
-      },
-    });
-    try {
-      const client = new WorkflowClient({ baseUrl: queueEnv.QSTASH_URL, token: queueEnv.QSTASH_TOKEN ?? '' });
-      const { workflowRunId: done } = await client.trigger({ url: endpoints.expressUrl('greet'), body: {} });
-      const { workflowRunId: napping } = await client.trigger({
-        url: endpoints.expressUrl('napping'),
-        body: {},
-      });
-      await waitFor(
-        'one run finished and the other asleep',
-        async () => {
-          const [finished] = (await client.logs({ workflowRunId: done })).runs;
-          const [asleep] = (await client.logs({ workflowRunId: napping })).runs;
-          const names = asleep?.steps.flatMap((group) => group.steps.map((step) => step.stepName)) ?? [];
-          return finished?.workflowState === 'RUN_SUCCESS' && names.includes('nap') ? true : undefined;
-        },
-        { timeoutMs: 20_000, intervalMs: 100 },
-      );
-
-      const runs = page.getByTestId('workflow-runs');
-      await runs.getByRole('button', { name: 'Refresh' }).click();
-      const rowOf = (runId: string) => runs.locator(`tr[data-run-id="${runId}"]`);
-      await rowOf(done).waitFor();
-      expect(await rowOf(done).getByTestId('workflow-state').textContent()).toBe('Succeeded');
-      expect(await rowOf(napping).getByTestId('workflow-state').textContent()).toBe('Running');
-      await rowOf(done).locator('summary').click();
-      const steps = rowOf(done).getByTestId('workflow-steps');
-      expect(await steps.locator('li[data-step="name"]').getByTestId('step-output').textContent()).toBe(
-        'Ada',
-      );
-      expect(await steps.locator('li[data-step="greet"]').getByTestId('step-output').textContent()).toBe(
-        'hello Ada',
-      );
-      expect(await rowOf(done).getByTestId('workflow-result').textContent()).toContain('hello Ada');
-      // A finished run has no Cancel; a running one has.
-      expect(
-        await rowOf(done)
-          .getByRole('button', { name: /^Cancel/ })
-          .count(),
-      ).toBe(0);
-      await expectAccessible('queue page with workflow runs');
-      await screenshot('workflow-runs');
-
-      await rowOf(napping)
-        .getByRole('button', { name: `Cancel ${napping}` })
-        .click();
-      await runs.getByText(`Workflow run ${napping} cancelled.`).waitFor();
-      await waitFor(
-        'the row to show the cancel',
-        async () =>
-          (await rowOf(napping).getByTestId('workflow-state').textContent()) === 'Cancelled'
-            ? true
-            : undefined,
-        { timeoutMs: 5_000 },
-      );
-      expect((await client.logs({ workflowRunId: napping })).runs[0]?.workflowState).toBe('RUN_CANCELED');
-
-      // Tenant B's binding of the same name: A's session may not read its token.
-      const foreign = await page.evaluate(
-        async (namespace) =>
-          (await fetch(`/api/namespaces/${namespace}/bindings/cache/workflow-runs`)).status,
-        tenantB.namespace,
-      );
-      expect(foreign).toBe(403);
-    } finally {
-      await endpoints.close();
-    }
-  }, 60_000);
+  workflowRunsTest(() => f, queueEnv);
 
   it('when Rotate signing keys is clicked, then the binding asks the operator for a rotation and the page shows the next key as current', async () => {
     const readBinding = async () =>
