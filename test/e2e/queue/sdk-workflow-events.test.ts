@@ -205,6 +205,15 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
         'timeout "soon" is not a duration such as 30s, 5m or 7d',
       ],
       [
+        // Longer than the binding's maxDelay (spec.limits), the limit a wait's timeout takes.
+        '/v2/wait/evt_bad',
+        {
+          headers: waitHeaders,
+          body: JSON.stringify({ url: 'http://x', timeout: '10000d', step: waitStep }),
+        },
+        `timeout "10000d" is longer than ${suite.target.limits.maxDelayMs} ms`,
+      ],
+      [
         '/v2/wait/evt_bad',
         {
           headers: waitHeaders,
