@@ -30,6 +30,7 @@ import { startControlPlane } from '../local/control-plane.js';
 import { getFreePort } from '../local/ports.js';
 import { waitFor } from '../local/wait.js';
 import { createCouchInstance } from '../test/helpers/gateway/gateway-harness.js';
+import { ConditionReason } from '../api/conditions.js';
 import { COUCH_OWNED_SELECTOR } from '../api/well-known.js';
 import { isAlreadyExists } from '../kube/errors.js';
 import { compilePlatform } from './lib/compiled-platform.js';
@@ -218,8 +219,15 @@ export async function runCouchInstanceBench(
     );
     const names = Array.from({ length: count }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
     const createdAt = new Map<string, number>();
+    // A failed pass writes status too (phase kept, endpoint, Degraded ReconcileFailed): on a loaded
+    // machine an apply that timed out had one instance counted with a Service missing (2,000 run,
+    // 10:08, load 28), so such a status is not converged.
     const watch = await watchInstancesReaching(plane.kubeConfig, NAMESPACE, count, (instance) =>
-      Boolean(instance.status?.phase && instance.status.endpoint),
+      Boolean(
+        instance.status?.phase &&
+        instance.status.endpoint &&
+        !instance.status.conditions?.some((c) => c.reason === ConditionReason.ReconcileFailed),
+      ),
     );
     cleanups.unshift(async () => watch.stop());
     const timeline = startConvergenceTimeline({
