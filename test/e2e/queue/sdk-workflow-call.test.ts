@@ -125,4 +125,27 @@ describe('context.call with the @upstash/workflow SDK', () => {
     expect(suite.inFlight.started).toBe(3);
     expect(suite.inFlight.most).toBe(1);
   });
+
+  it("when a step's call names an address the SSRF guard refuses, then its publish is a 400 naming it and no run is stored", async () => {
+    const caller = workflow.endpoints.expressUrl('caller');
+    // A call step as the SDK publishes it (context.call), to a private address.
+    const response = await fetch(
+      `${suite.replicas[0]!.queueUrl(suite.target)}/v2/publish/http://10.0.0.1/x`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${suite.target.token}`,
+          'upstash-workflow-runid': 'wfr_guarded',
+          'upstash-workflow-init': 'false',
+          'upstash-workflow-url': caller,
+          'upstash-workflow-calltype': 'toCallback',
+          'upstash-callback': caller,
+        },
+        body: '{}',
+      },
+    );
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toMatch(/10\.0\.0\.1/);
+    expect((await client().logs({ workflowRunId: 'wfr_guarded' })).runs).toEqual([]);
+  });
 });
