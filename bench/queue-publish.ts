@@ -109,8 +109,12 @@ async function main(): Promise<void> {
       inspect,
       token: target.token,
       sides: {
-        gateway: { url: `${gateway.baseUrl}/queue/bench/db/v2/publish/${receiver.url}`, gc: gatewayGc },
-        floor: { url: `${floor.baseUrl}/v2/publish/${receiver.url}`, gc: floorGc },
+        gateway: {
+          url: `${gateway.baseUrl}/queue/bench/db/v2/publish/${receiver.url}`,
+          pid: gateway.proc.pid,
+          gc: gatewayGc,
+        },
+        floor: { url: `${floor.baseUrl}/v2/publish/${receiver.url}`, pid: floor.proc.pid, gc: floorGc },
       },
     });
 

@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { waitFor } from '../../local/wait.js';
 import { alternateRounds } from '../lib/alternating-rounds.js';
-import { callsBetween, commandCalls } from '../lib/process-usage.js';
+import { callsBetween, commandCalls, cpuSeconds } from '../lib/process-usage.js';
 import { median, quantile, round, spread } from '../lib/stats.js';
 import type { CountingReceiver } from '../queue/counting-receiver.js';
 import { garbagePerMessage, type Garbage, type GcCount } from '../queue/gc-count.js';
@@ -22,30 +22,34 @@ export type LatencyRound = {
   commands: number;
   byCommand: string;
   failed: number;
+  /** The serving process's CPU per message, publish and delivery, µs. */
+  cpuUs: number;
 } & Garbage;
 export type LatencySide = 'gateway' | 'floor';
 /** One figure of each round of a side, in round order. */
 export type LatencyFigures = (
   side: LatencySide,
-  field: 'p50' | 'p99' | 'commands' | keyof Garbage,
+  field: 'p50' | 'p99' | 'commands' | 'cpuUs' | keyof Garbage,
 ) => number[];
 
 /**
  * One latency round at OFFERED_RATE through `publishUrl` for `seconds`: p50/p99, Redis commands
- * per message, and the serving process's garbage per message (`gc`).
+ * per message, and the serving process's CPU (`pid`) and garbage (`gc`) per message.
  */
 async function latencyRound(
   receiver: CountingReceiver,
   inspect: Redis,
   {
     publishUrl,
+    pid,
     token,
     gc,
     seconds = SECONDS,
-  }: { publishUrl: string; token: string; gc: GcCount; seconds?: number },
+  }: { publishUrl: string; pid: number; token: string; gc: GcCount; seconds?: number },
 ): Promise<LatencyRound> {
   receiver.reset();
   const before = await commandCalls(inspect);
+  const cpuBefore = cpuSeconds(pid);
   const garbageBefore = gc.totals();
   const offered = await offerAtFixedRate({ publishUrl, token, rate: OFFERED_RATE, seconds });
   await waitFor(
@@ -53,8 +57,10 @@ async function latencyRound(
     async () => (receiver.received >= offered.sent - offered.failed ? true : undefined),
     { timeoutMs: 60_000 },
   );
+  const cpuUs = ((cpuSeconds(pid) - cpuBefore) * 1e6) / receiver.received;
   const calls = callsBetween(before, await commandCalls(inspect), NOT_PER_MESSAGE);
   return {
+    cpuUs,
     p50: quantile(receiver.latenciesMs, 0.5),
     p99: quantile(receiver.latenciesMs, 0.99),
     commands: [...calls.values()].reduce((a, b) => a + b, 0) / receiver.received,
@@ -73,18 +79,18 @@ export async function benchLatency(options: {
   receiver: CountingReceiver;
   inspect: Redis;
   token: string;
-  sides: Record<LatencySide, { url: string; gc: GcCount }>;
+  sides: Record<LatencySide, { url: string; pid: number; gc: GcCount }>;
 }): Promise<LatencyFigures> {
   const { receiver, inspect, token } = options;
   const latencySides = [options.sides.gateway, options.sides.floor];
-  for (const { url, gc } of latencySides)
-    await latencyRound(receiver, inspect, { publishUrl: url, token, gc, seconds: WARMUP_SECONDS });
+  for (const { url, pid, gc } of latencySides)
+    await latencyRound(receiver, inspect, { publishUrl: url, pid, token, gc, seconds: WARMUP_SECONDS });
   const [gatewayRounds, floorRounds] = await alternateRounds(
     ROUNDS,
     latencySides.map(
-      ({ url, gc }) =>
+      ({ url, pid, gc }) =>
         () =>
-          latencyRound(receiver, inspect, { publishUrl: url, token, gc }),
+          latencyRound(receiver, inspect, { publishUrl: url, pid, token, gc }),
     ),
   );
   const rounds = gatewayRounds!.map((gateway, i) => ({ gateway, floor: floorRounds![i]! }));
@@ -105,7 +111,14 @@ export async function benchLatency(options: {
   const garbage = (side: LatencySide) =>
     `${side} ${round(median(of(side, 'kb')), 1)} KB [${spread(of(side, 'kb'), 1)}] (${round(median(of(side, 'scavengesPer1k')), 1)} scavenges per 1,000)`;
   console.log(
-    `V8 heap allocated per message (publish + delivery): ${garbage('gateway')}, ${garbage('floor')}\n`,
+    `V8 heap allocated per message (publish + delivery): ${garbage('gateway')}, ${garbage('floor')}`,
+  );
+  // Both sides served the same offered stream here, so each handled about as many messages per
+  // turn of its event loop: unlike the closed-loop publishes, the load does not set one side's
+  // batching apart from the other's (docs/queue.md, Performance).
+  const ratios = rounds.map((r) => r.gateway.cpuUs / r.floor.cpuUs);
+  console.log(
+    `CPU per message at ${OFFERED_RATE}/s (publish + delivery): gateway ${round(median(of('gateway', 'cpuUs')))} µs, floor ${round(median(of('floor', 'cpuUs')))} µs, ${round(median(ratios), 2)}x [${spread(ratios, 2)}] per pair of rounds\n`,
   );
   return of;
 }

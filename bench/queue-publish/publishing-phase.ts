@@ -26,6 +26,12 @@ import {
 
 export interface PublishingFigures {
   single: ReturnType<typeof medianRun>;
+  /**
+   * The gateway's CPU per publish over the floor's, per pair of adjacent rounds: a ratio of two
+   * rounds that shared the machine's load, where a ratio of the two sides' medians could pair a
+   * round the machine starved with one it did not (docs/queue.md, Performance).
+   */
+  cpuRatios: number[];
   floorSingle: ReturnType<typeof medianRun>;
   direct: PublishLoadResult;
   batch: PublishLoadResult;
@@ -86,6 +92,7 @@ export async function benchPublishing(options: {
     );
     const single = medianRun(singleRuns!);
     const floorSingle = medianRun(floorSingleRuns!);
+    const cpuRatios = singleRuns!.map((run, i) => run.cpuUs / floorSingleRuns![i]!.cpuUs);
     const direct = await runPublishLoad({
       ...common,
       mode: 'xadd',
@@ -109,14 +116,14 @@ export async function benchPublishing(options: {
       messagesPerRequest: BATCH,
     });
     printPublishing({ single, floorSingle, direct, batch });
-    return { single, floorSingle, direct, batch };
+    return { single, cpuRatios, floorSingle, direct, batch };
   } finally {
     await gateway.proc.stop();
     await floor?.proc.stop();
   }
 }
 
-function printPublishing({ single, floorSingle, direct, batch }: PublishingFigures): void {
+function printPublishing({ single, floorSingle, direct, batch }: Omit<PublishingFigures, 'cpuRatios'>): void {
   console.log(
     `publishing (closed loop, workers off; single publishes: medians of ${ROUNDS} alternating rounds)`,
   );
