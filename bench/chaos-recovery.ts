@@ -12,7 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startLocalPlatform } from '../local/platform.js';
-import { FAULT_KINDS, injectFault, seededRandom, sleep, type FaultKind } from './chaos/nemesis.js';
+import { FAULT_KINDS, injectFault, sleep, type FaultKind } from './chaos/nemesis.js';
+import { seededRandom } from './lib/seeded-random.js';
 import { SOAK_PLATFORM_ENV } from './chaos/soak.js';
 import { median } from './lib/stats.js';
 

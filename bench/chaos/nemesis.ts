@@ -5,6 +5,7 @@ import { CoordinationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/clien
 import type { PlatformProcess } from '../../local/platform.js';
 import { isProcessAlive } from '../../local/process.js';
 import { cpuSeconds } from '../lib/process-usage.js';
+import type { Random } from '../lib/seeded-random.js';
 
 /** The faults the soak injects, each with the probe that says the platform recovered from it. */
 export const FAULT_KINDS = [
@@ -74,21 +75,6 @@ const PROBE_INTERVAL_MS = 200;
  */
 export const TARGET_WAIT_MS = 30_000;
 const TARGET_POLL_MS = 500;
-
-/** A source of numbers in [0, 1): the soak's one seeded generator, shared by nemesis and workload. */
-export type Random = () => number;
-
-/** mulberry32: a small seeded generator, so a run's faults can be replayed from its seed. */
-export function seededRandom(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * The kinds of `count` faults in seeded rounds of every kind once, each round shuffled: a short

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Random } from './nemesis.js';
+import type { Random } from '../lib/seeded-random.js';
 
 /** What every published body carries, so a delivery names its operation and its constraints. */
 export interface SoakPayload {

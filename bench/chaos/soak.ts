@@ -10,15 +10,9 @@ import { QueueEnvKey } from '../../api/queue-binding.js';
 import { startLocalPlatform } from '../../local/platform.js';
 import { processesWithEnv } from '../../local/process.js';
 import { waitFor } from '../../local/wait.js';
+import { seededRandom } from '../lib/seeded-random.js';
 import { CATCH_UP_FAULTS, CATCH_UP_MS, catchUpFaults } from './catch-up.js';
-import {
-  faultKindSchedule,
-  injectFault,
-  seededRandom,
-  sleep,
-  type FaultRecord,
-  type InstancePod,
-} from './nemesis.js';
+import { faultKindSchedule, injectFault, sleep, type FaultRecord, type InstancePod } from './nemesis.js';
 import {
   instanceStateOf,
   isSettled,

@@ -1,5 +1,5 @@
 import { Client } from '@upstash/qstash';
-import type { Random } from './nemesis.js';
+import type { Random } from '../lib/seeded-random.js';
 import type { SoakPayload } from './receiver.js';
 
 /** An acknowledged publish: the gateway answered with a message id. */

@@ -4,7 +4,7 @@
  * the gateway's event-loop delay and the CPU each group used; then B's p99 against B alone, pooled
  * and per round, with B alone against B alone (the run's own noise) as the first row.
  */
-import { seededRandom } from '../chaos/nemesis.js';
+import { seededRandom } from '../lib/seeded-random.js';
 import { median, quantile, round, spread } from '../lib/stats.js';
 import { ROUND, type Phase, type Window } from './schedule.js';
 import type { TenantALoadResult } from './tenant-a-load.js';

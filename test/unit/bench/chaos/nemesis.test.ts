@@ -6,9 +6,9 @@ import {
   FAULT_KINDS,
   faultKindSchedule,
   injectFault,
-  seededRandom,
   type NemesisContext,
 } from '../../../../bench/chaos/nemesis.js';
+import { seededRandom } from '../../../../bench/lib/seeded-random.js';
 import { faultsHit } from '../../../../bench/chaos/report.js';
 import type { PlatformProcess } from '../../../../local/platform.js';
 
