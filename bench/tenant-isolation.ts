@@ -50,6 +50,7 @@ import { basicAuth } from '../test/helpers/gateway/http-request.js';
 import { randomSigningKey } from '../test/helpers/queue/signing-keys.js';
 import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
 import { compilePlatform } from './lib/compiled-platform.js';
+import { processTree } from './lib/process-tree-cpu.js';
 import { buildCompiledGatewayEnv } from './lib/gateway-bench-env.js';
 import { startCountingReceiver } from './queue/counting-receiver.js';
 import { printReport } from './tenant-isolation/report.js';
@@ -63,7 +64,7 @@ import {
   readInit,
   type Tenant,
 } from './tenant-isolation/tenant-load.js';
-import { monitorWindows, pinToCpu, processTree } from './tenant-isolation/window-monitor.js';
+import { monitorWindows, pinToCpu } from './tenant-isolation/window-monitor.js';
 
 const NAMESPACE = 'isolation';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);

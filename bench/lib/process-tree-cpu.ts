@@ -38,22 +38,34 @@ function processes(): ProcEntry[] {
   return entries;
 }
 
-/** CPU seconds used so far by each kind of process under `rootPid` (itself included). */
-export function cpuByProcess(rootPid = process.pid): Map<string, number> {
+/** Every process under `rootPid` (itself included), parents before their children. */
+function treeOf(rootPid: number): ProcEntry[] {
   const all = processes();
   const children = new Map<number, ProcEntry[]>();
   for (const entry of all) children.set(entry.ppid, [...(children.get(entry.ppid) ?? []), entry]);
-  const totals = new Map<string, number>();
+  const tree: ProcEntry[] = [];
   const visit = (entry: ProcEntry): void => {
+    tree.push(entry);
+    for (const child of children.get(entry.pid) ?? []) visit(child);
+  };
+  const root = all.find((entry) => entry.pid === rootPid);
+  if (root) visit(root);
+  return tree;
+}
+
+/** The pids of every process under `rootPid` (itself included), at the time of the call. */
+export const processTree = (rootPid: number): number[] => treeOf(rootPid).map((entry) => entry.pid);
+
+/** CPU seconds used so far by each kind of process under `rootPid` (itself included). */
+export function cpuByProcess(rootPid = process.pid): Map<string, number> {
+  const totals = new Map<string, number>();
+  for (const entry of treeOf(rootPid)) {
     try {
       totals.set(entry.label, (totals.get(entry.label) ?? 0) + cpuSeconds(entry.pid));
     } catch {
       // it ended meanwhile
     }
-    for (const child of children.get(entry.pid) ?? []) visit(child);
-  };
-  const root = all.find((entry) => entry.pid === rootPid);
-  if (root) visit(root);
+  }
   return totals;
 }
 

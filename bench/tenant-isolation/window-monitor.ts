@@ -9,28 +9,6 @@ import { promisify } from 'node:util';
 import { cpuSeconds } from '../lib/process-usage.js';
 import { runWindows, sleepUntil, type Window } from './schedule.js';
 
-/** Every process under `root` (itself included), from /proc, at the time of the call. */
-export function processTree(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
-    } catch {
-      // it ended meanwhile
-    }
-  }
-  const tree: number[] = [];
-  const visit = (pid: number): void => {
-    tree.push(pid);
-    for (const child of children.get(pid) ?? []) visit(child);
-  };
-  visit(root);
-  return tree;
-}
-
 /** Pins `pids` (every thread of each) to CPU `cpu`, as `taskset -a -p -c` does. */
 export async function pinToCpu(pids: readonly number[], cpu: number): Promise<void> {
   for (const pid of pids) await promisify(execFile)('taskset', ['-a', '-p', '-c', String(cpu), String(pid)]);
