@@ -39,6 +39,7 @@ import {
 } from '../api/queue-binding.js';
 import { startCouchEngine, type CouchEngine } from '../local/couch-engine/index.js';
 import { getFreePort } from '../local/ports.js';
+import type { ManagedProcess } from '../local/process.js';
 import { startRedis, type RedisServer } from '../local/redis-server.js';
 import { waitFor } from '../local/wait.js';
 import {
@@ -240,9 +241,12 @@ async function main(): Promise<void> {
       publishUrl,
       docUrl,
     });
+    // Each child is stopped on every way out (a failure before the start file too), so none is left running.
+    const stopOnExit = (proc: ManagedProcess) => stops.push(() => proc.stop());
     const aLoad = runTenantALoad(
       { a: asTenant(a), windows, startFile, floodConnections: FLOOD_CONNECTIONS },
       ready('a'),
+      stopOnExit,
     );
     const probe = runTenantBProbe(
       {
@@ -255,6 +259,7 @@ async function main(): Promise<void> {
         settleMs: SETTLE_MS,
       },
       ready('b'),
+      stopOnExit,
     );
     // A process that fails before it is ready ends the wait with its error.
     await Promise.race([bothReady, Promise.all([aLoad, probe])]);
@@ -268,13 +273,17 @@ async function main(): Promise<void> {
     }
     const startAt = Date.now() + 1000;
     await fsp.writeFile(startFile, String(startAt));
-    const readings = await monitorWindows({
-      startAt,
-      windows,
-      metricsUrl: `${gatewayUrl}/metrics`,
-      groups: { gateway: [gateway.pid], ...stacks.a, ...stacks.b, 'bench and receiver': [process.pid] },
-    });
-    const [aSent, probeWindows] = await Promise.all([aLoad, probe]);
+    // A child that fails mid-run ends the run with its error, not after the last window.
+    const [readings, aSent, probeWindows] = await Promise.all([
+      monitorWindows({
+        startAt,
+        windows,
+        metricsUrl: `${gatewayUrl}/metrics`,
+        groups: { gateway: [gateway.pid], ...stacks.a, ...stacks.b, 'bench and receiver': [process.pid] },
+      }),
+      aLoad,
+      probe,
+    ]);
     console.log(
       `\nMachine: ${os.cpus().length} cores, load average ${os
         .loadavg()

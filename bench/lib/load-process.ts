@@ -11,9 +11,14 @@ import { startTsProcess, type TsProcessOptions } from './processes.js';
 export async function runLoadProcess<Spec, Result>(
   file: string,
   spec: Spec,
-  options: Pick<TsProcessOptions, 'onLine'> = {},
+  options: Pick<TsProcessOptions, 'onLine'> & {
+    /** Called with the process once started, so a caller that fails meanwhile can stop it. */
+    onStart?: (proc: ManagedProcess) => void;
+  } = {},
 ): Promise<Result> {
-  const proc: ManagedProcess = startTsProcess('load', file, [JSON.stringify(spec)], options);
+  const { onStart, ...processOptions } = options;
+  const proc: ManagedProcess = startTsProcess('load', file, [JSON.stringify(spec)], processOptions);
+  onStart?.(proc);
   const exit = await proc.exited;
   const line = proc
     .output()

@@ -44,13 +44,21 @@ export function buildWindows(rounds: number, seconds: number, gapMs: number): Wi
   return windows;
 }
 
+/**
+ * How long a process waits for the start time: the orchestrator writes it seconds after both are
+ * ready, so a longer wait means it failed or was killed, and the process ends instead of hanging.
+ */
+export const START_DEADLINE_MS = 120_000;
+
 /** Waits for the orchestrator's start time (epoch ms) in `file`, polling; resolves with it. */
-export async function waitForStart(file: string): Promise<number> {
-  for (;;) {
+export async function waitForStart(file: string, deadlineMs = START_DEADLINE_MS): Promise<number> {
+  const giveUpAt = Date.now() + deadlineMs;
+  while (Date.now() < giveUpAt) {
     const text = await fs.readFile(file, 'utf8').catch(() => '');
     if (/^\d+$/.test(text.trim())) return Number(text.trim());
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  throw new Error(`no start time in ${file} within ${deadlineMs} ms (the orchestrator failed?)`);
 }
 
 /** Resolves at epoch ms `at` (at once when it has passed). */

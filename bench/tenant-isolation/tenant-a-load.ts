@@ -3,6 +3,7 @@
  * its limits or floods. It prints "ready" once loaded, waits for the run's start time and prints
  * what it sent per window.
  */
+import type { ManagedProcess } from '../../local/process.js';
 import { runLoadProcess, serveLoadProcess } from '../lib/load-process.js';
 import { runWindows, waitForStart, type Window } from './schedule.js';
 import { atItsLimits, flood, type SentTally, type Tenant } from './tenant-load.js';
@@ -38,15 +39,20 @@ async function run(spec: TenantALoadSpec): Promise<TenantALoadResult> {
 
 serveLoadProcess(import.meta.url, run);
 
-/** Tenant A's load in its own process; `onReady` with its pid once it waits for the start time. */
+/**
+ * Tenant A's load in its own process; `onStart` with the process once started (to stop it on
+ * failure), `onReady` with its pid once it waits for the start time.
+ */
 export function runTenantALoad(
   spec: TenantALoadSpec,
   onReady: (pid: number) => void,
+  onStart: (proc: ManagedProcess) => void,
 ): Promise<TenantALoadResult> {
   return runLoadProcess<TenantALoadSpec, TenantALoadResult>('bench/tenant-isolation/tenant-a-load.ts', spec, {
     onLine: (line) => {
       const ready = /^ready (\d+)$/.exec(line);
       if (ready) onReady(Number(ready[1]));
     },
+    onStart,
   });
 }

@@ -10,6 +10,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
+import type { ManagedProcess } from '../../local/process.js';
 import { runLoadProcess, serveLoadProcess } from '../lib/load-process.js';
 import { runWindows, sleepUntil, waitForStart, type Window } from './schedule.js';
 import { atItsLimits, publishInit, readInit, type SentTally, type Tenant } from './tenant-load.js';
@@ -110,10 +111,14 @@ async function run(spec: TenantBProbeSpec): Promise<{ windows: ProbeWindow[] }> 
 
 serveLoadProcess(import.meta.url, run);
 
-/** Tenant B's probe in its own process; `onReady` with its pid once it waits for the start time. */
+/**
+ * Tenant B's probe in its own process; `onStart` with the process once started (to stop it on
+ * failure), `onReady` with its pid once it waits for the start time.
+ */
 export function runTenantBProbe(
   spec: TenantBProbeSpec,
   onReady: (pid: number) => void,
+  onStart: (proc: ManagedProcess) => void,
 ): Promise<{ windows: ProbeWindow[] }> {
   return runLoadProcess<TenantBProbeSpec, { windows: ProbeWindow[] }>(
     'bench/tenant-isolation/tenant-b-probe.ts',
@@ -123,6 +128,7 @@ export function runTenantBProbe(
         const ready = /^ready (\d+)$/.exec(line);
         if (ready) onReady(Number(ready[1]));
       },
+      onStart,
     },
   );
 }
