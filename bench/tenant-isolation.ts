@@ -1,12 +1,12 @@
 /**
- * Two tenants on one gateway: tenant B's latency (a queue publish and a CouchDB document read,
- * one connection each, closed loop) alone, while tenant A sends at its limits (publishes at its
+ * Two tenants on one gateway: tenant B's latency (queue publishes and CouchDB document reads,
+ * each on a fixed schedule, measured from the scheduled send time) alone, while tenant A sends at its limits (publishes at its
  * binding's spec.limits.maxRequestsPerSecond, reads and writes at the free plan's 20 and 10 a
  * second, each on schedule), and while A floods (as fast as answered, over those limits; its
  * binding refuses the publishes above its limit with 429). Each tenant has its own Redis and its
  * own CouchDB engine, as tenants do; the gateway runs compiled, as the production image runs it
  * (bench/lib/compiled-platform.ts), with the free envelope's rates raised above the load so that
- * B's closed loop is never refused (A is held to them by its own schedule instead).
+ * B's requests are never refused (A is held to them by its own schedule instead).
  *
  * A's load generator and B's probe are processes of their own (tenant-isolation/), each tenant's
  * processes pinned to a CPU of their own (BENCH_PIN=0: not), and B's probe measures without a
@@ -78,7 +78,7 @@ const FLOOD_CONNECTIONS = Number(process.env.BENCH_FLOOD_CONNECTIONS ?? 16);
  * gateway, the one part they share, and the receiver run anywhere.
  */
 const PIN = process.env.BENCH_PIN !== '0' && os.cpus().length > 1;
-/** B's requests in a window's first 300 ms are not counted: A's load is still starting or stopping. */
+/** B's requests scheduled in a window's first 300 ms are not counted: A's load is still starting or stopping. */
 const SETTLE_MS = 300;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 

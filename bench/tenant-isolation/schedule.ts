@@ -1,8 +1,8 @@
 /**
  * The windows of the tenant-isolation bench, shared by its processes on the wall clock: the
  * orchestrator writes one start time to a file once every process is ready, and each process runs
- * its part of every window from it. B's probe measures without a break and keeps only the samples
- * inside a window (after its settling time), so B is measured the same way whatever A does.
+ * its part of every window from it. B's probe sends without a break and counts each request in the
+ * window it was scheduled in (after its settling time), so B is measured the same way whatever A does.
  */
 import fs from 'node:fs/promises';
 

@@ -1,12 +1,14 @@
 /**
  * Tenant B's probe, a process of its own: from the run's start to its end, without a break, it
- * sends B's publishes and document reads through the gateway (one connection each, closed loop)
- * and, beside them, B's own Redis a PING and B's own CouchDB engine a read directly, on schedule,
- * which no part of the gateway or of tenant A touches: when those rise as much as B's requests
- * through the gateway do, what B waits for is the machine, not the gateway. Each answered request
- * counts in the window it started and ended in (after the window's settling time), so B is
- * measured the same way in every phase. In the "in B's process" windows it also runs A's load
- * itself, as the former bench did.
+ * sends B's publishes and document reads through the gateway and, beside them, B's own Redis a
+ * PING and B's own CouchDB engine a read directly, which no part of the gateway or of tenant A
+ * touches: when those rise as much as B's requests through the gateway do, what B waits for is
+ * the machine, not the gateway. Every series is sent on a fixed schedule (an open model, as a
+ * tenant's many clients send whatever the answers) and its latency runs from the scheduled send
+ * time, so a stall delays every request scheduled during it instead of counting once (coordinated
+ * omission). A request counts in the window it was scheduled in (after the window's settling
+ * time), however long it took: a slow request is never dropped for ending after its window. In
+ * the "in B's process" windows the probe also runs A's load itself, as the former bench did.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -18,8 +20,15 @@ import { atItsLimits, publishInit, readInit, type SentTally, type Tenant } from 
 /** B's request kinds: through the gateway, and straight to B's own Redis and engine. */
 export const SERIES = ['publish', 'read', 'redis', 'engine'] as const;
 export type Series = (typeof SERIES)[number];
-/** The direct requests' rate a second each: a steady sample that costs the machine little. */
+/** Requests a second of each series through the gateway: a p99 of ~1,000 samples per phase. */
+const GATEWAY_PER_SECOND = 100;
+/** Requests a second of each direct series: a steady sample that costs the machine little. */
 const DIRECT_PER_SECOND = 50;
+/**
+ * How long the probe waits, after the last window, for requests still unanswered: those left
+ * are cut off by the run's end, counted (and printed) instead of given a latency.
+ */
+export const CUT_OFF_AFTER_MS = 10_000;
 
 export interface TenantBProbeSpec {
   a: Tenant;
@@ -37,6 +46,8 @@ export interface ProbeWindow {
   /** Latencies (µs, whole) of the requests counted in this window, per series. */
   latenciesUs: Record<Series, number[]>;
   errors: number;
+  /** Requests scheduled in this window still unanswered CUT_OFF_AFTER_MS after the run's end. */
+  cutOff: number;
   /** The p99 of the probe's own event-loop delay in the window (ms). */
   probeLoopP99Ms: number;
   /** What A sent from inside the probe ("in B's process" windows only). */
@@ -49,48 +60,58 @@ async function run(spec: TenantBProbeSpec): Promise<{ windows: ProbeWindow[] }> 
   const results: ProbeWindow[] = spec.windows.map(() => ({
     latenciesUs: { publish: [], read: [], redis: [], engine: [] },
     errors: 0,
+    cutOff: 0,
     probeLoopP99Ms: 0,
   }));
   console.log(`ready ${process.pid}`);
   const startAt = await waitForStart(spec.startFile);
-  const endAt = startAt + (spec.windows.at(-1)?.toMs ?? 0);
-  const windowOf = (from: number, to: number): ProbeWindow | undefined => {
-    const index = spec.windows.findIndex((w) => from >= w.fromMs + spec.settleMs && to <= w.toMs);
+  // The schedule and the latencies on one clock, performance.now(), with the run's start on it.
+  const start = performance.now() + (startAt - Date.now());
+  const endMs = spec.windows.at(-1)?.toMs ?? 0;
+  /** The window a request scheduled `atMs` after the start counts in, whenever it is answered. */
+  const windowOf = (atMs: number): ProbeWindow | undefined => {
+    const index = spec.windows.findIndex((w) => atMs >= w.fromMs + spec.settleMs && atMs < w.toMs);
     return index < 0 ? undefined : results[index];
   };
-  const timed = async (series: Series, request: () => Promise<boolean>): Promise<void> => {
-    const from = Date.now() - startAt;
-    const started = performance.now();
-    const ok = await request().catch(() => false);
-    const window = windowOf(from, Date.now() - startAt);
-    if (!window) return;
-    if (ok) window.latenciesUs[series].push(Math.round((performance.now() - started) * 1000));
-    else window.errors += 1;
+  /** Counted requests not answered yet; what is left here at the cut-off is cut off. */
+  const pending = new Set<{ window: ProbeWindow }>();
+  const inFlight: Array<Promise<void>> = [];
+  const onSchedule = async (
+    series: Series,
+    perSecond: number,
+    request: () => Promise<boolean>,
+  ): Promise<void> => {
+    for (let n = 0; (n * 1000) / perSecond < endMs; n++) {
+      const atMs = (n * 1000) / perSecond;
+      const wait = start + atMs - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const window = windowOf(atMs);
+      // Sent in the gaps and settling times too, so B's load is the same all along.
+      const answered = request().catch(() => false);
+      if (!window) continue;
+      const entry = { window };
+      pending.add(entry);
+      inFlight.push(
+        answered.then((ok) => {
+          if (!pending.delete(entry)) return;
+          if (ok) window.latenciesUs[series].push(Math.round((performance.now() - start - atMs) * 1000));
+          else window.errors += 1;
+        }),
+      );
+    }
   };
   const answered = (url: string, init: RequestInit) => async (): Promise<boolean> => {
     const response = await fetch(url, init);
     await response.arrayBuffer();
     return response.ok;
   };
-  const closedLoop = async (series: Series, request: () => Promise<boolean>): Promise<void> => {
-    while (Date.now() < endAt) await timed(series, request);
-  };
-  const onSchedule = async (series: Series, request: () => Promise<boolean>): Promise<void> => {
-    const inFlight: Array<Promise<void>> = [];
-    for (let n = 0; startAt + (n * 1000) / DIRECT_PER_SECOND < endAt; n++) {
-      await sleepUntil(startAt + (n * 1000) / DIRECT_PER_SECOND);
-      inFlight.push(timed(series, request));
-    }
-    await Promise.all(inFlight);
-  };
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
-  await sleepUntil(startAt);
   await Promise.all([
-    closedLoop('publish', answered(spec.b.publishUrl, publishInit(spec.b))),
-    closedLoop('read', answered(spec.b.docUrl, readInit)),
-    onSchedule('redis', async () => (await redis.ping()) === 'PONG'),
-    onSchedule('engine', answered(spec.engineDocUrl, readInit)),
+    onSchedule('publish', GATEWAY_PER_SECOND, answered(spec.b.publishUrl, publishInit(spec.b))),
+    onSchedule('read', GATEWAY_PER_SECOND, answered(spec.b.docUrl, readInit)),
+    onSchedule('redis', DIRECT_PER_SECOND, async () => (await redis.ping()) === 'PONG'),
+    onSchedule('engine', DIRECT_PER_SECOND, answered(spec.engineDocUrl, readInit)),
     runWindows(
       startAt,
       spec.windows.map((window, index) => ({ ...window, index })),
@@ -105,6 +126,14 @@ async function run(spec: TenantBProbeSpec): Promise<{ windows: ProbeWindow[] }> 
     ),
   ]);
   loopDelay.disable();
+  let cutOffTimer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(inFlight),
+    new Promise((resolve) => (cutOffTimer = setTimeout(resolve, CUT_OFF_AFTER_MS))),
+  ]);
+  clearTimeout(cutOffTimer);
+  for (const { window } of pending) window.cutOff += 1;
+  pending.clear();
   redis.disconnect();
   return { windows: results };
 }
