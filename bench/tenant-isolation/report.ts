@@ -8,7 +8,7 @@ import { seededRandom } from '../lib/seeded-random.js';
 import { median, quantile, round, spread } from '../lib/stats.js';
 import { ROUND, type Phase, type Window } from './schedule.js';
 import type { TenantALoadResult } from './tenant-a-load.js';
-import { SERIES, type ProbeWindow, type Series } from './tenant-b-probe.js';
+import { CUT_OFF_AFTER_MS, SERIES, type ProbeWindow, type Series } from './tenant-b-probe.js';
 import type { WindowReading } from './window-monitor.js';
 
 /** Issue 29's goal: a tenant at its limits raises another's p99 by 10% at most. */
@@ -22,6 +22,9 @@ export interface IsolationRun {
   seconds: number;
 }
 
+/** What the ratios are computed from: the windows and B's samples in each. */
+type Samples = Pick<IsolationRun, 'windows' | 'probe'>;
+
 /** A row's windows: a phase's, or one of the two 'alone' windows of each round (its place in ROUND). */
 type Selector = { phase: Phase } | { aloneAt: number };
 const [FIRST_ALONE, SECOND_ALONE] = ROUND.flatMap((phase, i) => (phase === 'alone' ? [i] : []));
@@ -29,7 +32,7 @@ const selects = (selector: Selector, window: Window, index: number): boolean =>
   'phase' in selector ? window.phase === selector.phase : index % ROUND.length === selector.aloneAt;
 
 /** The windows `selector` picks, of every round or of `rounds` only (a round drawn twice counts twice). */
-function indexes(run: IsolationRun, selector: Selector, rounds?: readonly number[]): number[] {
+function indexes(run: Samples, selector: Selector, rounds?: readonly number[]): number[] {
   const picked = (round: number) =>
     run.windows.flatMap((w, i) => (selects(selector, w, i) && w.round === round ? [i] : []));
   return (rounds ?? [...new Set(run.windows.map((w) => w.round))]).flatMap(picked);
@@ -39,7 +42,7 @@ function indexes(run: IsolationRun, selector: Selector, rounds?: readonly number
  * The 5th and 95th percentiles of `ratio` over rounds drawn with replacement (a bootstrap over
  * rounds: a slow stretch of the shared machine falls on a round, not on single requests).
  */
-function roundsInterval(rounds: number, ratio: (rounds: number[]) => number): [number, number] {
+export function roundsInterval(rounds: number, ratio: (rounds: number[]) => number): [number, number] {
   const random = seededRandom(29);
   const draws = Array.from({ length: 400 }, () =>
     ratio(Array.from({ length: rounds }, () => Math.floor(random() * rounds))),
@@ -48,29 +51,71 @@ function roundsInterval(rounds: number, ratio: (rounds: number[]) => number): [n
   return [quantile(finite, 0.05), quantile(finite, 0.95)];
 }
 
-const p99Ms = (run: IsolationRun, at: number[], series: Series): number =>
+const p99Ms = (run: Samples, at: number[], series: Series): number =>
   quantile(
     at.flatMap((i) => run.probe[i]!.latenciesUs[series]),
     0.99,
   ) / 1000;
 
-/** Median [spread] of `values`, leaving out a window that had no sample (a stall longer than it). */
+/** Median [spread] of `values`, leaving out a window that had no sample (every request of it cut off). */
 const figure = (values: number[], digits = 1): string => {
   const finite = values.filter(Number.isFinite);
   return `${round(median(finite), digits)} [${spread(finite, digits)}]`;
 };
 
+type Ratio = (of?: readonly number[]) => number;
+interface Row {
+  label: string;
+  selector: Selector;
+  against: Selector;
+  goal: string;
+}
+
+/** B alone against B alone (the run's noise) first, then each phase with A against B alone. */
+function rowsOf(run: Samples): Row[] {
+  const phases: Phase[] = [...new Set(run.windows.map((w) => w.phase))];
+  return [
+    {
+      label: "alone (a round's 2nd) vs alone (its 1st)",
+      selector: { aloneAt: SECOND_ALONE! },
+      against: { aloneAt: FIRST_ALONE! },
+      goal: 'the noise: 1.00x',
+    },
+    ...phases
+      .filter((p) => p !== 'alone')
+      .map((phase) => ({
+        label: phase,
+        selector: { phase },
+        against: { phase: 'alone' as Phase },
+        goal: phase === 'A at its limits' ? `<= ${ISSUE_GOAL_RATIO}x (publish, read)` : 'none',
+      })),
+  ];
+}
+
+/** B's p99 of `series` in `row`'s windows over that in its `against` windows, of every round or some. */
+const ratioOf =
+  (run: Samples, row: Row, series: Series): Ratio =>
+  (of) =>
+    p99Ms(run, indexes(run, row.selector, of), series) / p99Ms(run, indexes(run, row.against, of), series);
+
+const roundsOf = (run: Samples): number => Math.max(...run.windows.map((w) => w.round)) + 1;
+
 /**
- * Met when the goal row's interval lies under the goal, missed when above it; undecided when it
+ * Issue 29's verdict on B's publish and read p99 with A at its limits against B alone: met when
+ * both 90% intervals lie under the goal, missed when one lies above it; undecided when one
  * straddles it, or when the run's own noise (B alone against B alone) is wider than the goal's 10%.
  */
-function verdict(intervals: ReadonlyMap<string, [number, number]>, noiseLabel: string): string {
-  const of = (label: string) =>
-    (['publish', 'read'] as const).map((series) => intervals.get(`${label} ${series}`)!);
-  const noise = of(noiseLabel);
+export function verdict(run: Samples): string {
+  const [noiseRow, ...phaseRows] = rowsOf(run);
+  const goalRow = phaseRows.find((row) => row.label === 'A at its limits');
+  if (!noiseRow || !goalRow) return "undecided: the run has no 'A at its limits' windows";
+  const rounds = roundsOf(run);
+  const of = (row: Row) =>
+    (['publish', 'read'] as const).map((series) => roundsInterval(rounds, ratioOf(run, row, series)));
+  const noise = of(noiseRow);
   if (noise.some(([low, high]) => low < 1 / ISSUE_GOAL_RATIO || high > ISSUE_GOAL_RATIO))
     return `undecided: this run's noise, B alone against B alone, spans ${noise.map(([l, h]) => `${l.toFixed(2)}-${h.toFixed(2)}x`).join(' and ')}, wider than the goal's 10% (a quieter machine or more rounds)`;
-  const goal = of('A at its limits');
+  const goal = of(goalRow);
   if (goal.every(([, high]) => high <= ISSUE_GOAL_RATIO)) return 'met';
   if (goal.some(([low]) => low > ISSUE_GOAL_RATIO)) return 'MISSED';
   return 'undecided: the interval straddles the goal';
@@ -78,7 +123,7 @@ function verdict(intervals: ReadonlyMap<string, [number, number]>, noiseLabel: s
 
 export function printReport(run: IsolationRun): void {
   const phases: Phase[] = [...new Set(run.windows.map((w) => w.phase))];
-  const rounds = Math.max(...run.windows.map((w) => w.round)) + 1;
+  const rounds = roundsOf(run);
   console.log(
     '\n| phase | B samples (publish, read) | B publish p50 / p99 ms | B read p50 / p99 ms | direct p99 ms: B Redis, B engine | A sent/s (429s) | gateway loop delay p99 / max ms | CPU % of a core: gateway, A Redis+engine+load, B probe | machine busy % | B probe loop p99 ms |',
   );
@@ -115,40 +160,18 @@ export function printReport(run: IsolationRun): void {
     `| phase | ${SERIES.map((s) => (s === 'redis' || s === 'engine' ? `direct ${s}` : s)).join(' | ')} | goal |`,
   );
   console.log(`|---|${SERIES.map(() => '---|').join('')}---|`);
-  type Ratio = (of?: readonly number[]) => number;
-  const intervals = new Map<string, [number, number]>();
-  const cell = (ratio: Ratio, key?: string): string => {
+  const cell = (ratio: Ratio): string => {
     const [low, high] = roundsInterval(rounds, ratio);
-    if (key !== undefined) intervals.set(key, [low, high]);
     const perRound = Array.from({ length: rounds }, (_, r) => ratio([r]));
     return `${ratio().toFixed(2)}x (${low.toFixed(2)}-${high.toFixed(2)}); ${figure(perRound, 2).replace(' ', 'x ')}`;
   };
-  const rows: Array<{ label: string; selector: Selector; against: Selector; goal: string }> = [
-    {
-      label: "alone (a round's 2nd) vs alone (its 1st)",
-      selector: { aloneAt: SECOND_ALONE! },
-      against: { aloneAt: FIRST_ALONE! },
-      goal: 'the noise: 1.00x',
-    },
-    ...phases
-      .filter((p) => p !== 'alone')
-      .map((phase) => ({
-        label: phase,
-        selector: { phase },
-        against: { phase: 'alone' as Phase },
-        goal: phase === 'A at its limits' ? `<= ${ISSUE_GOAL_RATIO}x (publish, read)` : 'none',
-      })),
-  ];
-  const ratioOf =
-    (row: (typeof rows)[number], series: Series): Ratio =>
-    (of) =>
-      p99Ms(run, indexes(run, row.selector, of), series) / p99Ms(run, indexes(run, row.against, of), series);
+  const rows = rowsOf(run);
   for (const row of rows)
     console.log(
-      `| ${row.label} | ${SERIES.map((series) => cell(ratioOf(row, series), `${row.label} ${series}`)).join(' | ')} | ${row.goal} |`,
+      `| ${row.label} | ${SERIES.map((series) => cell(ratioOf(run, row, series))).join(' | ')} | ${row.goal} |`,
     );
   console.log(
-    `\nIssue 29's goal, B's p99 with A at its limits <= ${ISSUE_GOAL_RATIO}x alone: ${verdict(intervals, rows[0]!.label)}`,
+    `\nIssue 29's goal, B's p99 with A at its limits <= ${ISSUE_GOAL_RATIO}x alone: ${verdict(run)}`,
   );
 
   // What the gateway adds beyond the machine: B's ratio through the gateway over the ratio of the
@@ -160,11 +183,15 @@ export function printReport(run: IsolationRun): void {
   console.log('|---|---|---|');
   for (const row of rows) {
     const share = (through: Series, direct: Series): Ratio => {
-      const [a, b] = [ratioOf(row, through), ratioOf(row, direct)];
+      const [a, b] = [ratioOf(run, row, through), ratioOf(run, row, direct)];
       return (of) => a(of) / b(of);
     };
     console.log(`| ${row.label} | ${cell(share('publish', 'redis'))} | ${cell(share('read', 'engine'))} |`);
   }
   const errors = run.probe.reduce((n, w) => n + w.errors, 0);
+  const cutOff = run.probe.reduce((n, w) => n + w.cutOff, 0);
   console.log(`\nB's errors (failed or non-2xx): ${errors}`);
+  console.log(
+    `B's requests cut off by the run's end (scheduled in a window, unanswered ${CUT_OFF_AFTER_MS / 1000} s after the last; not in the p99s): ${cutOff}`,
+  );
 }
