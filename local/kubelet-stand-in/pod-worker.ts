@@ -216,6 +216,8 @@ export class PodWorker {
       engine = await this.startEngine(port, prepared, onStarted);
       await spawned;
     } catch (err) {
+      // The container ended now: the back-off is counted from here, not after the API calls below.
+      const finishedAt = new Date();
       await Promise.all([reported, spawned.catch(() => undefined)]);
       this.deps.logger.warn('container failed to start', { pod: this.describe(), error: errorMessage(err) });
       await this.event({
@@ -223,7 +225,7 @@ export class PodWorker {
         reason: 'Failed',
         message: `Error: ${errorMessage(err).split('\n')[0]}`,
       });
-      return { exitCode: 1, reason: 'Error', finishedAt: new Date() };
+      return { exitCode: 1, reason: 'Error', finishedAt };
     }
     await reported;
     this.engine = engine;
