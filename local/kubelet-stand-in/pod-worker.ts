@@ -187,7 +187,7 @@ export class PodWorker {
     startedAt: Date,
     prepared: { inputs: EngineInputs; folder: string },
   ): Promise<RunEnd> {
-    let engine: CouchEngine;
+    let engine: CouchEngine | undefined;
     // As a kubelet does once the runtime has started the container, not once it serves: the
     // runtime's record (the pid file, with the start time), Running (not started, not ready) while
     // the engine boots, so the pod has its IP from now on, and the Started Event. Not before the
@@ -218,7 +218,10 @@ export class PodWorker {
     } catch (err) {
       // The container ended now: the back-off is counted from here, not after the API calls below.
       const finishedAt = new Date();
-      await Promise.all([reported, spawned.catch(() => undefined)]);
+      // An engine that started but whose record failed (disk full, volume folder gone) is stopped,
+      // not kept: the next run starts another on the same data, and a stand-in started after this
+      // one was killed could not find it to end it. Either way two engines would share the volume.
+      await Promise.all([reported, spawned.catch(() => undefined), engine?.stop()]);
       this.deps.logger.warn('container failed to start', { pod: this.describe(), error: errorMessage(err) });
       await this.event({
         type: 'Warning',

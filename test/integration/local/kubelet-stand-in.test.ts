@@ -16,6 +16,7 @@ import {
   startKubeletStandIn,
   type KubeletStandIn,
 } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
+import { ENGINE_PID_FILE } from '../../../local/kubelet-stand-in/engine-pid-file.js';
 import { TEST_NODES } from '../../helpers/control-plane-env.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import { testLogger } from '../../helpers/gateway/gateway-harness.js';
@@ -99,6 +100,20 @@ describe('the kubelet stand-in', () => {
       { name: NAME, namespace: namespace.name, body: { spec: { replicas } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
+  };
+
+  /** The engine process serving the pod's address. */
+  const listeningPid = (ip: string): number => {
+    const pid = Number(
+      execFileSync('bash', [
+        '-c',
+        `ss -Hltnp 'src ${ip}:5984' | sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' | head -1`,
+      ])
+        .toString()
+        .trim(),
+    );
+    expect(pid).toBeGreaterThan(0);
+    return pid;
   };
 
   const readyPod = () =>
@@ -188,16 +203,7 @@ describe('the kubelet stand-in', () => {
     const before = await readyPod();
     const ip = before.status?.podIP ?? '';
     const crash = async (restarts: number): Promise<V1Pod> => {
-      const pid = Number(
-        execFileSync('bash', [
-          '-c',
-          `ss -Hltnp 'src ${ip}:5984' | sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' | head -1`,
-        ])
-          .toString()
-          .trim(),
-      );
-      expect(pid).toBeGreaterThan(0);
-      process.kill(pid, 'SIGKILL');
+      process.kill(listeningPid(ip), 'SIGKILL');
       return until(
         `the engine restarted ${restarts} time(s) and ready`,
         async () => {
@@ -247,6 +253,40 @@ describe('the kubelet stand-in', () => {
     });
     expect(JSON.parse(doc.body)).toMatchObject({ survives: true });
   }, 90_000);
+
+  it("when the engine's record cannot be written in its volume, then the start fails and the engine it started is stopped, not left serving beside the next one", async () => {
+    const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
+    const pod = await readyPod();
+    const ip = pod.status?.podIP ?? '';
+    const claim = await core.readNamespacedPersistentVolumeClaim({
+      name: `data-${NAME}-0`,
+      namespace: namespace.name,
+    });
+    // A folder where the record goes: its write fails (EISDIR) as on a full disk; the engine runs.
+    const record = path.join(dataRoot, claim.spec?.volumeName ?? '', ENGINE_PID_FILE);
+    await fs.rm(record, { force: true });
+    await fs.mkdir(record);
+    process.kill(listeningPid(ip), 'SIGKILL');
+    await until(
+      'the Failed Event of the restart',
+      async () =>
+        (await core.listNamespacedEvent({ namespace: namespace.name })).items.some(
+          (e) =>
+            e.reason === 'Failed' &&
+            e.involvedObject.uid === pod.metadata?.uid &&
+            e.message?.includes('EISDIR'),
+        ) || undefined,
+      ENGINE_START_MS,
+    );
+    await scale(0);
+    // Its worker may be in a start (an engine booting) when the pod goes: that start is waited out.
+    await until(
+      'the pod gone',
+      async () => ((await readPod()) === undefined ? true : undefined),
+      ENGINE_START_MS,
+    );
+    await expect(request(`http://${ip}:5984/`)).rejects.toThrow(/ECONNREFUSED/);
+  }, 150_000);
 
   it('when a pod names an image the stand-in cannot run, then it waits with a reason that says so', async () => {
     const core = testControlPlane().kubeConfig.makeApiClient(CoreV1Api);
