@@ -17,7 +17,8 @@ import { WORKFLOW_STEPS_BODY_LUA } from './workflow-steps-body.js';
  * retried after its publish landed publishes the same step again) is appended but not counted:
  * the SDK's parser drops the repeat (deduplicateSteps), and a delivery whose last step repeats
  * an earlier one is one it recognises as a retry (checkIfLastOneIsDuplicate), so the list keeps
- * it; counting it would fail a run near its limits for no real step.
+ * it; counting it would fail a run near its limits for no real step. Nor is a request of repeats
+ * only checked: a run over a limit lowered in its binding's spec since still takes them.
  *
  * KEYS[1]  the run (hash; contextBytes: the payload's and the counted steps' body bytes;
  *          repeatedSteps: the steps in the list that were not counted; inlineBytes:
@@ -54,9 +55,11 @@ for i = 4, #ARGV, 3 do
   seen[identity] = true
 end
 local steps = redis.call('LLEN', KEYS[2]) - 1 - tonumber(run[4] or '0')
-if steps + count > tonumber(ARGV[2]) then return {2, tostring(steps)} end
+-- Only new steps are checked: repeats alone take no room, and a run already over a limit lowered
+-- in its binding's spec since must still take a retried delivery's repeats.
+if count > 0 and steps + count > tonumber(ARGV[2]) then return {2, tostring(steps)} end
 local context = tonumber(run[5] or '0')
-if context + bytes > tonumber(ARGV[3]) then return {3, tostring(context)} end
+if count > 0 and context + bytes > tonumber(ARGV[3]) then return {3, tostring(context)} end
 local payload = ''
 if cjson.decode(run[3]).failureCallback ~= nil then payload = redis.call('LINDEX', KEYS[2], 0) end
 local answer = {1, run[2], run[3], payload}

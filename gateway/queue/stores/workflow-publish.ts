@@ -171,7 +171,8 @@ async function appendSteps(
 /**
  * Each message as the queue stores it, or, for a trigger of a run that exists, its answer. Plain
  * messages pass unchanged; every message leaves without its `workflowPublish`. A run's steps are
- * appended together where its first one stands (after any trigger before it in the request).
+ * appended together where its first one stands (after any trigger before it in the request); steps
+ * of two runs in one request are a 400, nothing stored.
  */
 export async function prepareWorkflowMessages(
   runs: WorkflowRunStore,
@@ -184,6 +185,13 @@ export async function prepareWorkflowMessages(
         ...(stepsOf.get(message.workflowPublish.runId) ?? []),
         message,
       ]);
+  // Each run's limits are checked in its own script: steps of two runs in one request could store
+  // the first run's and refuse the second's, a request half taken. The SDK publishes one run's
+  // steps per request (submitParallelSteps: its context's run), so a mix is refused before anything.
+  if (stepsOf.size > 1)
+    throw new InvalidRequestError(
+      `Upstash-Workflow-RunId: a request's steps must be of one run, not ${[...stepsOf.keys()].join(', ')}`,
+    );
   const appended = new Map<string, QueueMessage>();
   const prepared: (QueueMessage | EnqueueAnswer)[] = [];
   for (const message of messages) {
