@@ -11,14 +11,15 @@ import { waitFor } from '../../../local/wait.js';
 
 /**
  * Pids of the platform's processes (gateway, operator, console, kubelet stand-in and its engines),
- * by entry point: `gateway/main.ts` through tsx, or its bundle `.settee/build/gateway-main.<hash>.mjs`.
+ * by entry point: `gateway/main.ts` through tsx, or its bundle `.settee/build/gateway-main.<hash>.cjs`
+ * (the gateway and the operator, run through local/bundle-runner.ts) or `.mjs` (the others).
  */
 function platformPids(stateDir: string): number[] {
   const out = execFileSync('ps', ['-eo', 'pid=,args=']).toString();
   return out
     .split('\n')
     .filter((line) =>
-      /(gateway|operator|kubelet-stand-in|console)(\/main\.ts|-main\.\w+\.mjs)|pouchdb-stand-in-server/.test(
+      /(gateway|operator|kubelet-stand-in|console)(\/main\.ts|-main\.\w+\.[cm]js)|pouchdb-stand-in-server/.test(
         line,
       ),
     )
