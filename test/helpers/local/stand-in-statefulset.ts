@@ -1,5 +1,5 @@
 /**
- * What kubelet-stand-in.test.ts runs: a StatefulSet shaped as the operator writes it (the official
+ * What the kubelet stand-in's suites run: a StatefulSet shaped as the operator writes it (the official
  * CouchDB image given its admin and the ConfigMap's ini), its names, and the admin it names.
  */
 import type { V1Container, V1StatefulSet, V1Volume } from '@kubernetes/client-node';
