@@ -45,4 +45,23 @@ describe('bearer authentication', () => {
       UnauthorizedError,
     );
   });
+
+  it('when a header was accepted, then the same binding refuses a header one character off, shorter or longer', () => {
+    const target = binding('s3cret');
+    expect(() => authenticate('Bearer s3cret', target)).not.toThrow();
+    for (const header of ['Bearer s3creT', 'Bearer s3cre', 'Bearer s3cret2', 'Bearer s3cret\0', '', 'Bearer'])
+      expect(() => authenticate(header, target)).toThrow(UnauthorizedError);
+    expect(() => authenticate(undefined, target)).toThrow(UnauthorizedError);
+    expect(() => authenticate('Bearer s3cret', target)).not.toThrow();
+  });
+
+  it("when a binding's password changes after a header was accepted, then that header is refused and the new one let through", () => {
+    const target = binding('s3cret');
+    expect(() => authenticate('Bearer s3cret', target)).not.toThrow();
+    target.token = 'n3w';
+    expect(() => authenticate('Bearer s3cret', target)).toThrow(UnauthorizedError);
+    expect(() => authenticate('Bearer n3w', target)).not.toThrow();
+    target.token = '';
+    expect(() => authenticate('Bearer n3w', target)).toThrow(UnauthorizedError);
+  });
 });
