@@ -62,7 +62,7 @@ function servePublishes(spec: FloorSpec, redis: Redis, stream: string): http.Ser
         body: Buffer.concat(chunks),
         retries: 3,
       });
-      redis.evalsha(sha(STORE_LUA), 1, stream, MESSAGE_FIELD, encodeMessage(message)).then(
+      redis.evalsha(STORE_SHA, 1, stream, MESSAGE_FIELD, encodeMessage(message)).then(
         () => {
           const answer = `{"messageId":"${message.id}"}`;
           // The load generator reads Content-Length; without it Node would send the body chunked.
@@ -103,7 +103,7 @@ async function deliverForever(spec: FloorSpec, redis: Redis, stream: string): Pr
       request.on('error', () => resolve());
       request.end(message.body);
     });
-    await redis.evalsha(sha(ACK_LUA), 1, stream, DELIVERY_GROUP, entryId);
+    await redis.evalsha(ACK_SHA, 1, stream, DELIVERY_GROUP, entryId);
   };
   for (;;) {
     if (inFlight >= spec.concurrency) await new Promise<void>((resolve) => (slotFreed = resolve));
@@ -131,6 +131,10 @@ async function deliverForever(spec: FloorSpec, redis: Redis, stream: string): Pr
 }
 
 const sha = (lua: string): string => createHash('sha1').update(lua).digest('hex');
+// Hashed once, as the gateway's LuaScript hashes its scripts: hashing per call cost the floor
+// 0.87 us of CPU a publish and a delivery that no server needs to spend.
+const STORE_SHA = sha(STORE_LUA);
+const ACK_SHA = sha(ACK_LUA);
 
 async function main(spec: FloorSpec): Promise<void> {
   const redis = redisOf(spec);
