@@ -27,7 +27,10 @@ export interface LeaderElectionOptions {
   identity: string;
   /** A standby takes over this long after it last saw the Lease change (whole seconds). */
   leaseDurationMs: number;
-  /** The leader stops leading when it has not renewed for this long; shorter than leaseDurationMs. */
+  /**
+   * How long a renewal round (begun a retry period after the last renewal) may try before the
+   * leader stops leading, as client-go's RenewDeadline; shorter than leaseDurationMs.
+   */
   renewDeadlineMs: number;
   /** Interval between renewals and between acquisition attempts. */
   retryPeriodMs: number;
@@ -122,16 +125,12 @@ export class LeaderElector {
     this.leading = true;
     this.logger.info('became leader');
     this.options.onStartedLeading();
-    let lastRenewal = Date.now();
     let lost = false;
     while (!this.stopped) {
       await this.waits.sleep(this.options.retryPeriodMs);
       if (this.stopped) break;
-      const remaining = lastRenewal + this.options.renewDeadlineMs - Date.now();
-      if (remaining > 0 && (await this.attempt(remaining))) {
-        lastRenewal = Date.now();
-      } else if (Date.now() - lastRenewal >= this.options.renewDeadlineMs || this.heldByAnother()) {
-        lost = true;
+      if (!(await this.renew())) {
+        lost = !this.stopped;
         break;
       }
     }
@@ -140,6 +139,23 @@ export class LeaderElector {
     this.logger.info('stepping down');
     await this.options.onStoppedLeading();
     await this.release();
+  }
+
+  /**
+   * One renewal round, as client-go's renew() runs one (wait.PollUntilContextTimeout): tries at
+   * once and every retry period after a failure until one succeeds (true), the renew deadline has
+   * passed since the round began (false), or another holds the Lease (false). The deadline runs
+   * from the round's start, a retry period after the last renewal, not from the renewal: so a
+   * renewal the API server answers slowly has the whole renew deadline, as with controller-runtime.
+   */
+  private async renew(): Promise<boolean> {
+    const deadline = Date.now() + this.options.renewDeadlineMs;
+    for (;;) {
+      if (await this.attempt(deadline - Date.now())) return true;
+      if (this.stopped || this.heldByAnother()) return false;
+      await this.waits.sleep(Math.max(0, Math.min(this.options.retryPeriodMs, deadline - Date.now())));
+      if (this.stopped || Date.now() >= deadline) return false;
+    }
   }
 
   private async onLost(): Promise<void> {

@@ -65,16 +65,22 @@ describe('LeaderElector', () => {
     identity: string,
     timeline: Timeline,
     kubeConfig: KubeConfig = testControlPlane().kubeConfig,
-    options: { stopping?: () => Promise<void>; leaseDurationMs?: number } = {},
+    options: {
+      stopping?: () => Promise<void>;
+      leaseDurationMs?: number;
+      timing?: typeof TIMING;
+      wrap?: (api: CustomObjectsApi) => CustomObjectsApi;
+    } = {},
   ) {
     const counts: LeaseTraffic = { sent: 0, read: 0 };
+    const api = kubeConfig.makeApiClient(CustomObjectsApi);
     const created = new LeaderElector({
-      customObjects: counting(kubeConfig.makeApiClient(CustomObjectsApi), counts),
+      customObjects: counting(options.wrap?.(api) ?? api, counts),
       namespace: namespace.name,
       leaseName,
       identity,
-      ...TIMING,
-      leaseDurationMs: options.leaseDurationMs ?? TIMING.leaseDurationMs,
+      ...(options.timing ?? TIMING),
+      leaseDurationMs: options.leaseDurationMs ?? (options.timing ?? TIMING).leaseDurationMs,
       logger: createSilentLogger(),
       onStartedLeading: () => timeline.entries.push(`${identity} started`),
       onStoppedLeading: async () => {
@@ -199,6 +205,46 @@ describe('LeaderElector', () => {
     expect(traffic.get(a)!.sent).toBe(sentByA);
     expect(a.isLeader).toBe(false);
     expect(b.isLeader).toBe(true);
+  });
+
+  it("when the API server answers the leader's renewal later than the renew deadline less a retry period, but within the deadline, then the leader keeps the Lease, as client-go's does", async () => {
+    // client-go's renew(): a round begins a retry period after the last renewal and may try for
+    // the whole renew deadline. Measured from the last renewal instead, this renewal would have 4 s
+    // (the operator lost its Lease so, to renewals the API server answered after 7.8 s at load 30).
+    const timing = { leaseDurationMs: 10_000, renewDeadlineMs: 6_000, retryPeriodMs: 2_000 };
+    const answerAfterMs = 5_000;
+    const replaces = { sent: 0, answered: 0 };
+    let roundStartedAt = 0;
+    // The first renewal's Lease write answers answerAfterMs after its round began (its read was sent).
+    const slowFirstRenewal = (api: CustomObjectsApi): CustomObjectsApi =>
+      new Proxy(api, {
+        get(target, property, receiver) {
+          const value: unknown = Reflect.get(target, property, receiver);
+          if (typeof value !== 'function') return value;
+          return async (...args: unknown[]) => {
+            if (property === 'getNamespacedCustomObject') roundStartedAt = Date.now();
+            if (property !== 'replaceNamespacedCustomObject') return value.apply(target, args) as unknown;
+            const first = ++replaces.sent === 1;
+            const [answer] = await Promise.all([
+              value.apply(target, args) as unknown,
+              first &&
+                new Promise((resolve) => setTimeout(resolve, roundStartedAt + answerAfterMs - Date.now())),
+            ]);
+            replaces.answered += 1;
+            return answer;
+          };
+        },
+      });
+    const timeline: Timeline = { entries: [] };
+    const a = elector('a', timeline, undefined, { timing, wrap: slowFirstRenewal });
+    await firstLeader(a);
+    await waitFor(
+      'a to renew after the slow renewal, or to lose the Lease',
+      async () => (replaces.answered >= 2 || timeline.entries.includes('a lost') ? true : undefined),
+      { timeoutMs: 30_000, intervalMs: 20 },
+    );
+    expect(timeline.entries).toEqual(['a started']);
+    expect(a.isLeader).toBe(true);
   });
 
   it('when the leader loses the Lease while a reconcile hangs, then it reports the loss after the grace, without waiting for the reconcile, before the other takes over', async () => {
