@@ -1,14 +1,13 @@
 import type { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { Page } from 'playwright-core';
-import { SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import type { ConsoleServer } from '../../../console/console-server.js';
 import { waitFor } from '../../../local/wait.js';
 import {
-  INSTANCE_REF,
   startConsoleBrowserFixture,
   type ConsoleBrowserFixture,
   type Tenant,
 } from '../../helpers/console/browser-fixture.js';
+import { createCouchInstance, INSTANCE_REF } from '../../helpers/console/console-tenants.js';
 import type { LoopbackBrowser } from '../../helpers/gateway/loopback-browser.js';
 import { readAdminCredentials } from '../../helpers/gateway/platform-harness.js';
 import { namespaceSessionAndFailureTests } from './console-browser/namespaces-sessions-failures.js';
@@ -61,16 +60,7 @@ describe('the tenant console in a real browser', () => {
   });
 
   it("when tenant A signs in with the keyboard only, then A's instance list shows and B's instance is neither listed nor readable through the console's API", async () => {
-    await customObjects.createNamespacedCustomObject({
-      ...instanceRef,
-      namespace: tenantA.namespace,
-      body: {
-        apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
-        kind: 'CouchInstance',
-        metadata: { name: 'alpha' },
-        spec: { plan: 'free' },
-      },
-    });
+    await createCouchInstance(customObjects, { namespace: tenantA.namespace, name: 'alpha' });
     await page.getByLabel('Token', { exact: true }).fill('');
     await page.getByLabel('Token', { exact: true }).focus();
     await page.keyboard.insertText(tokenA);
@@ -185,16 +175,11 @@ describe('the tenant console in a real browser', () => {
   });
 
   it('when a paid instance has Keep alive switched on in the page, then its spec says so and it no longer hibernates', async () => {
-    await customObjects.createNamespacedCustomObject({
-      ...instanceRef,
+    await createCouchInstance(customObjects, {
       namespace: tenantA.namespace,
-      body: {
-        apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
-        kind: 'CouchInstance',
-        metadata: { name: 'steady' },
-        // Long enough for a loaded machine to show it Running and switch Keep alive on before it idles out.
-        spec: { plan: 'paid', hibernation: { idleAfter: '8s' } },
-      },
+      name: 'steady',
+      // Long enough for a loaded machine to show it Running and switch Keep alive on before it idles out.
+      spec: { plan: 'paid', hibernation: { idleAfter: '8s' } },
     });
     await page.goto(`${server.url}/instances/steady`);
     // Its first start: an engine run by the kubelet stand-in.

@@ -8,7 +8,6 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import type { Page } from 'playwright-core';
-import { SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import type { CouchInstance } from '../../../api/couch-instance.js';
 import type { ConsoleServer } from '../../../console/console-server.js';
 import { createQueueService, type QueueService } from '../../../gateway/queue/index.js';
@@ -23,6 +22,7 @@ import { testQueueConfig } from '../queue/queue-config.js';
 import { startRecordingDestination, type RecordingDestination } from '../queue/recording-destination.js';
 import { seriousAxeViolations } from './axe.js';
 import { startTestConsole } from './console-harness.js';
+import { createCouchInstance, INSTANCE_REF } from './console-tenants.js';
 
 /**
  * Screenshots of the main pages. Each run writes them under .settee/ (ignored by git);
@@ -33,7 +33,6 @@ const SCREENSHOTS = path.resolve(process.env.SETTEE_SCREENSHOTS_DIR ?? '.settee/
 export const LAPTOP = { width: 1280, height: 860 };
 export const PHONE = { width: 390, height: 844 };
 export const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
-export const INSTANCE_REF = { group: SETTEE_GROUP, version: SETTEE_VERSION, plural: 'couchinstances' };
 
 export interface Tenant {
   namespace: string;
@@ -125,16 +124,7 @@ export async function startConsoleBrowserFixture(options: {
       queue,
       operatorEnv: { SETTEE_SIGNING_MASTER_SECRET: TEST_MASTER_SECRET },
     }));
-    await customObjects.createNamespacedCustomObject({
-      ...INSTANCE_REF,
-      namespace: tenantB.namespace,
-      body: {
-        apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
-        kind: 'CouchInstance',
-        metadata: { name: 'bravo-private' },
-        spec: { plan: 'free' },
-      },
-    });
+    await createCouchInstance(customObjects, { namespace: tenantB.namespace, name: 'bravo-private' });
     await createPasswordSecret(tenantA.namespace, 'cache-auth', redis.password);
     await createBinding(tenantA.namespace, 'cache', {
       engine: 'redis',

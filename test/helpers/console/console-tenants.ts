@@ -1,11 +1,15 @@
 import crypto from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
+import { COUCH_INSTANCE_PLURAL } from '../../../api/couch-instance.js';
 import type { ConsoleServer } from '../../../console/console-server.js';
 import { provisionConsoleIdentity, provisionTenant } from '../../../local/tenant-access.js';
 import { testControlPlane } from '../kube.js';
 import { createMemoryLogger, type MemoryLogger } from '../memory-logger.js';
 import { startTestConsole } from './console-harness.js';
+
+/** Where the CustomObjectsApi finds CouchInstances (add the namespace, and a name or a body). */
+export const INSTANCE_REF = { group: SETTEE_GROUP, version: SETTEE_VERSION, plural: COUCH_INSTANCE_PLURAL };
 
 /** A CouchInstance manifest named `name`, as a tenant would create it. */
 export const couchInstanceBody = (name: string, spec: Record<string, unknown> = { plan: 'free' }) => ({
@@ -14,6 +18,18 @@ export const couchInstanceBody = (name: string, spec: Record<string, unknown> = 
   metadata: { name },
   spec,
 });
+
+/** Creates the CouchInstance `name` in `namespace` as a tenant would: a free one unless `spec` says. */
+export async function createCouchInstance(
+  customObjects: CustomObjectsApi,
+  instance: { namespace: string; name: string; spec?: Record<string, unknown> },
+): Promise<void> {
+  await customObjects.createNamespacedCustomObject({
+    ...INSTANCE_REF,
+    namespace: instance.namespace,
+    body: couchInstanceBody(instance.name, instance.spec),
+  });
+}
 
 /** What useConsoleTenants provides; the tokens and the server are set once beforeAll has run. */
 export interface ConsoleTenants {
@@ -54,13 +70,7 @@ export function useConsoleTenants(): ConsoleTenants {
       [tenants.tenantA.namespace, 'alpha'],
       [tenants.tenantB.namespace, 'bravo-secret-db'],
     ] as const) {
-      await customObjects.createNamespacedCustomObject({
-        group: SETTEE_GROUP,
-        version: SETTEE_VERSION,
-        namespace,
-        plural: 'couchinstances',
-        body: couchInstanceBody(name),
-      });
+      await createCouchInstance(customObjects, { namespace, name });
     }
     await core.createNamespacedSecret({
       namespace: tenants.tenantB.namespace,

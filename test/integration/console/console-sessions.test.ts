@@ -1,10 +1,9 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import { getFreePort } from '../../../local/ports.js';
 import { provisionTenant } from '../../../local/tenant-access.js';
 import { waitFor } from '../../../local/wait.js';
 import { ConsoleClient, startTestConsole } from '../../helpers/console/console-harness.js';
-import { couchInstanceBody, useConsoleTenants } from '../../helpers/console/console-tenants.js';
+import { createCouchInstance, useConsoleTenants } from '../../helpers/console/console-tenants.js';
 import { testControlPlane } from '../../helpers/kube.js';
 
 /**
@@ -178,13 +177,7 @@ describe("the console's sessions", () => {
         }
       };
       await readUntil(/event: snapshot\ndata: .*"alpha"/);
-      await customObjects.createNamespacedCustomObject({
-        group: SETTEE_GROUP,
-        version: SETTEE_VERSION,
-        namespace: t.tenantA.namespace,
-        plural: 'couchinstances',
-        body: couchInstanceBody('live-one'),
-      });
+      await createCouchInstance(customObjects, { namespace: t.tenantA.namespace, name: 'live-one' });
       await readUntil(/event: upsert\ndata: \{"name":"live-one"/);
       // Closing a stream frees its slot, once the server has seen the close: a loaded machine can
       // take longer than a fixed pause for that, so refusals before it are retried.

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import type { ConsoleServer } from '../../../console/console-server.js';
 import { provisionConsoleIdentity, provisionTenant } from '../../../local/tenant-access.js';
 import { ConsoleClient, startTestConsole } from '../../helpers/console/console-harness.js';
+import { createCouchInstance } from '../../helpers/console/console-tenants.js';
 import { testControlPlane } from '../../helpers/kube.js';
 
 /**
@@ -56,18 +56,7 @@ describe('switching namespaces in the console', () => {
         subjects: [{ kind: 'ServiceAccount', name: 'carol', namespace: nsC }],
       },
     });
-    await customObjects.createNamespacedCustomObject({
-      group: SETTEE_GROUP,
-      version: SETTEE_VERSION,
-      namespace: nsC,
-      plural: 'couchinstances',
-      body: {
-        apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
-        kind: 'CouchInstance',
-        metadata: { name: 'charlie' },
-        spec: { plan: 'free' },
-      },
-    });
+    await createCouchInstance(customObjects, { namespace: nsC, name: 'charlie' });
     const consoleToken = await provisionConsoleIdentity(admin, consoleRef);
     server = await startTestConsole({ admin, consoleToken });
   }, 60_000);

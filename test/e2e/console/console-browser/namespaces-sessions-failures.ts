@@ -3,13 +3,13 @@ import { SETTEE_GROUP, SETTEE_VERSION } from '../../../../api/contract.js';
 import { provisionTenant } from '../../../../local/tenant-access.js';
 import {
   HOSTILE,
-  INSTANCE_REF,
   LAPTOP,
   PHONE,
   type ConsoleBrowserFixture,
   type Tenant,
 } from '../../../helpers/console/browser-fixture.js';
 import { startTestConsole } from '../../../helpers/console/console-harness.js';
+import { createCouchInstance, INSTANCE_REF } from '../../../helpers/console/console-tenants.js';
 import { TcpForwarder } from '../../../helpers/tcp-forwarder.js';
 
 /**
@@ -32,16 +32,7 @@ export function namespaceSessionAndFailureTests(fixture: () => ConsoleBrowserFix
         subjects: [{ kind: 'ServiceAccount', name: 'alice', namespace: tenantA.namespace }],
       },
     });
-    await customObjects.createNamespacedCustomObject({
-      ...INSTANCE_REF,
-      namespace: tenantC.namespace,
-      body: {
-        apiVersion: `${SETTEE_GROUP}/${SETTEE_VERSION}`,
-        kind: 'CouchInstance',
-        metadata: { name: 'charlie' },
-        spec: { plan: 'free' },
-      },
-    });
+    await createCouchInstance(customObjects, { namespace: tenantC.namespace, name: 'charlie' });
     const switcher = page.getByLabel('Namespace', { exact: true });
     expect(await switcher.inputValue()).toBe(tenantA.namespace);
     await switcher.selectOption({ label: 'Other namespace…' });
