@@ -153,6 +153,19 @@ function reportFanOut(fan: ConcurrentRound[]): void {
     )}, ${round(median(cpuRatio), 2)}x of ${Math.round(median(of(fan, (r) => r.cpuPerPlainUs)))} µs`,
     noGoal,
   );
+  goalLine(
+    'Redis commands (script runs) per step / msg',
+    `${round(median(of(fan, (r) => r.commandsPerStep)), 1)} (${round(median(of(fan, (r) => r.scriptsPerStep)), 2)}) / ${round(
+      median(of(fan, (r) => r.commandsPerPlain)),
+      1,
+    )} (${round(median(of(fan, (r) => r.scriptsPerPlain)), 2)})`,
+    noGoal,
+  );
+  goalLine(
+    'bytes into Redis per step / per plain msg',
+    `${Math.round(median(of(fan, (r) => r.redisBytesInPerStep)))} / ${Math.round(median(of(fan, (r) => r.redisBytesInPerPlain)))} B`,
+    noGoal,
+  );
 }
 
 async function main(): Promise<void> {
@@ -196,7 +209,9 @@ async function main(): Promise<void> {
         console.log(
           `  round ${i + 1}: ${round(r.runsPerSecond, 1)} runs/s, ${Math.round(r.stepsPerSecond)} steps/s, p99 run ${Math.round(r.p99RunMs)} ms, ` +
             `Redis +${Math.round(r.memoryPerRun)} B per run (its keys ${Math.round(r.runKeysPerRun)} B, events +${Math.round(r.eventsPerRun)} B), gateway CPU ${Math.round(r.cpuPerStepUs)} µs/step, SDK side ${Math.round(r.sdkCpuPerStepUs)} µs/step; ` +
-            `plain ${Math.round(r.plainPerSecond)} msgs/s, ${Math.round(r.cpuPerPlainUs)} µs/msg`,
+            `plain ${Math.round(r.plainPerSecond)} msgs/s, ${Math.round(r.cpuPerPlainUs)} µs/msg; ` +
+            `Redis commands ${round(r.commandsPerStep, 1)}/step (${round(r.scriptsPerStep, 2)} scripts), ${round(r.commandsPerPlain, 1)}/msg (${round(r.scriptsPerPlain, 2)}); ` +
+            `bytes into Redis ${Math.round(r.redisBytesInPerStep)}/step, ${Math.round(r.redisBytesInPerPlain)}/msg`,
         );
     }
 

@@ -7,7 +7,8 @@
 import type { WorkflowContext } from '@upstash/workflow';
 import type { Redis } from 'ioredis';
 import { waitFor } from '../../local/wait.js';
-import { cpuSeconds } from '../lib/process-usage.js';
+import { DELIVERY_GROUP } from '../../gateway/queue/core/keys.js';
+import { callsBetween, commandCalls, cpuSeconds } from '../lib/process-usage.js';
 import { quantile } from '../lib/stats.js';
 import { finishedRuns, now, type WorkflowHarness } from './workflow-bench-harness.js';
 
@@ -41,9 +42,54 @@ export interface ConcurrentRound {
   cpuPerStepUs: number;
   /** CPU per step of this process: the SDK's serve() and Client, and the bench's own polling. */
   sdkCpuPerStepUs: number;
+  /**
+   * Redis commands per step (INFO commandstats: a script's run and each command it runs) and
+   * script runs per step, the gateway's alone; the same per plain message.
+   */
+  commandsPerStep: number;
+  scriptsPerStep: number;
+  redisBytesInPerStep: number;
   /** The anchor: as many plain messages as the runs recorded steps, published in batches. */
   plainPerSecond: number;
   cpuPerPlainUs: number;
+  commandsPerPlain: number;
+  scriptsPerPlain: number;
+  redisBytesInPerPlain: number;
+}
+
+interface CommandCounts {
+  all: number;
+  scripts: number;
+  /** Bytes Redis read from its clients (INFO stats total_net_input_bytes; the bench's few reads in). */
+  bytesIn: number;
+}
+
+async function netInputBytes(inspect: Redis): Promise<number> {
+  return Number(/total_net_input_bytes:(\d+)/.exec(await inspect.info('stats'))?.[1]);
+}
+
+/**
+ * The gateway's Redis commands from now until the returned function is called, once its
+ * deliveries are all acknowledged (a run's end and a receiver's arrival come before the last
+ * completion): everything INFO commandstats counted, less the bench's own (sent on `inspect`) and
+ * this first reading's INFO.
+ */
+async function commandsFrom(h: WorkflowHarness): Promise<() => Promise<CommandCounts>> {
+  const bytesBefore = await netInputBytes(h.inspect);
+  const before = await commandCalls(h.inspect);
+  const sentBefore = h.inspectCommands.sent;
+  return async () => {
+    await waitFor(
+      'every delivery acknowledged',
+      async () => ((await h.inspect.xpending(h.keys.stream, DELIVERY_GROUP))[0] === 0 ? true : undefined),
+      { timeoutMs: 60_000, intervalMs: 20 },
+    );
+    const own = h.inspectCommands.sent - sentBefore;
+    const calls = callsBetween(before, await commandCalls(h.inspect), /^$/);
+    const bytesIn = (await netInputBytes(h.inspect)) - bytesBefore;
+    const all = [...calls.values()].reduce((a, b) => a + b, 0) - own - 1;
+    return { all, scripts: (calls.get('evalsha') ?? 0) + (calls.get('eval') ?? 0), bytesIn };
+  };
 }
 
 async function usedMemory(inspect: Redis): Promise<number> {
@@ -60,6 +106,7 @@ export async function concurrentRound(
   // SAMPLES 0: every entry of the stream counted, not an estimate from a few.
   const eventBytes = async () => Number(await h.inspect.memory('USAGE', k.events, 'SAMPLES', 0));
   const [memoryBefore, eventsBefore] = [await usedMemory(h.inspect), await eventBytes()];
+  const runCommands = await commandsFrom(h);
   const [cpuBefore, sdkCpuBefore, started] = [cpuSeconds(h.gateway.proc.pid), cpuSeconds(process.pid), now()];
   const url = h.endpoints.expressUrl('fanout');
   const triggered = await Promise.all(
@@ -79,6 +126,7 @@ export async function concurrentRound(
   const elapsedMs = Math.max(...records.map((r) => r.finishedAt!)) - started;
   const cpu = cpuSeconds(h.gateway.proc.pid) - cpuBefore;
   const sdkCpu = cpuSeconds(process.pid) - sdkCpuBefore;
+  const stepCommands = await runCommands();
   const stepCounts = await Promise.all(runIds.map((r) => h.inspect.llen(k.workflowSteps(r.workflowRunId))));
   // The first entry of a run's steps is its initial payload.
   const steps = stepCounts.reduce((a, b) => a + b - 1, 0);
@@ -94,6 +142,7 @@ export async function concurrentRound(
 
   const plainCount = steps;
   const arrivedBefore = h.receiver.arrivals.length;
+  const plainCommands = await commandsFrom(h);
   const [plainCpu, plainStarted] = [cpuSeconds(h.gateway.proc.pid), now()];
   await Promise.all(
     Array.from({ length: Math.ceil(plainCount / batch) }, (_, b) =>
@@ -111,6 +160,8 @@ export async function concurrentRound(
     { timeoutMs: 600_000, intervalMs: 20 },
   );
   const plainMs = h.receiver.arrivals.at(-1)!.at - plainStarted;
+  const cpuPerPlainUs = ((cpuSeconds(h.gateway.proc.pid) - plainCpu) * 1e6) / plainCount;
+  const plain = await plainCommands();
   return {
     runsPerSecond: (runIds.length / elapsedMs) * 1_000,
     stepsPerSecond: (steps / elapsedMs) * 1_000,
@@ -120,7 +171,13 @@ export async function concurrentRound(
     eventsPerRun,
     cpuPerStepUs: (cpu * 1e6) / steps,
     sdkCpuPerStepUs: (sdkCpu * 1e6) / steps,
+    commandsPerStep: stepCommands.all / steps,
+    scriptsPerStep: stepCommands.scripts / steps,
+    redisBytesInPerStep: stepCommands.bytesIn / steps,
     plainPerSecond: (plainCount / plainMs) * 1_000,
-    cpuPerPlainUs: ((cpuSeconds(h.gateway.proc.pid) - plainCpu) * 1e6) / plainCount,
+    cpuPerPlainUs,
+    commandsPerPlain: plain.all / plainCount,
+    scriptsPerPlain: plain.scripts / plainCount,
+    redisBytesInPerPlain: plain.bytesIn / plainCount,
   };
 }
