@@ -54,6 +54,11 @@ export function trackChildProcesses(next: ChildProcessTracker): void {
   tracker = next;
 }
 
+/** Whether a child starts in a process group of its own unless told (StartProcessOptions.ownProcessGroup). */
+export function ownProcessGroupByDefault(): boolean {
+  return tracker !== undefined;
+}
+
 /** Thrown when a process ends before it became ready; carries its last output. */
 export class ProcessExitedError extends Error {
   constructor(
@@ -67,16 +72,55 @@ export class ProcessExitedError extends Error {
 }
 
 export function startProcess(options: StartProcessOptions): ManagedProcess {
+  const group = options.ownProcessGroup ?? ownProcessGroupByDefault();
+  const child = spawnTracked({
+    command: options.command,
+    args: options.args,
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+    group,
+    stdin: 'ignore',
+  });
+  return manageChild(child, options);
+}
+
+/**
+ * Spawns a child that the reaper ends with this process and the tracker hears of (its start now,
+ * its exit whenever it comes), whether or not it is ever handed to {@link manageChild}.
+ */
+export function spawnTracked(options: {
+  command: string;
+  args: readonly string[];
+  env: NodeJS.ProcessEnv;
+  cwd?: string | undefined;
+  group: boolean;
+  stdin: 'ignore' | 'pipe';
+}): ChildProcess {
   installReaper();
-  const group = options.ownProcessGroup ?? tracker !== undefined;
+  const { group } = options;
   const child = spawn(options.command, options.args, {
     cwd: options.cwd,
-    env: options.env ?? process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: options.env,
+    stdio: [options.stdin, 'pipe', 'pipe'],
     detached: group,
   });
   running.add(child);
   if (child.pid !== undefined) tracker?.started(child.pid, group);
+  child.once('exit', () => {
+    running.delete(child);
+    if (child.pid !== undefined) tracker?.exited(child.pid, group);
+  });
+  return child;
+}
+
+/**
+ * The {@link ManagedProcess} of a child from {@link spawnTracked} that has not exited yet (its
+ * exit event not yet emitted): its output kept, its exit awaited, its stop.
+ */
+export function manageChild(
+  child: ChildProcess,
+  options: Pick<StartProcessOptions, 'name' | 'command' | 'logFile' | 'echo' | 'onLine'>,
+): ManagedProcess {
   const lines: string[] = [];
   const log = options.logFile ? fs.createWriteStream(options.logFile, { flags: 'a' }) : undefined;
   let partial = '';
@@ -97,14 +141,13 @@ export function startProcess(options: StartProcessOptions): ManagedProcess {
 
   const exited = new Promise<number | string>((resolve) => {
     const done = (code: number | null, signal: NodeJS.Signals | null): void => {
-      running.delete(child);
-      if (child.pid !== undefined) tracker?.exited(child.pid, group);
       log?.end();
       resolve(code ?? signal ?? 'unknown');
     };
     child.once('exit', done);
     child.once('error', (err) => {
       lines.push(`failed to start ${options.command}: ${err.message}`);
+      running.delete(child);
       done(null, null);
     });
   });

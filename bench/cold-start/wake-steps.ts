@@ -29,7 +29,11 @@ export interface WakeSteps {
   scaledUpToPod: number;
   podToScheduled: number;
   scheduledToRunning: number;
-  /** Bound -> the engine's process spawned: the stand-in's reaction, the container's files, the spawn. */
+  /**
+   * Bound -> the engine's process started: the stand-in's reaction, the container's files, and the
+   * start (its ready process told to exec the engine, local/process-launcher.ts; the exec itself is
+   * counted in the boot after it, as the boot of the engine alone counts its spawn).
+   */
   scheduledToStarted: number;
   /** The engine's boot inside the wake: spawned -> its first 200 from /_up. */
   startedToEngineUp: number;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startProcess } from '../process.js';
+import { startProcess, type ManagedProcess, type StartProcessOptions } from '../process.js';
 import type { CouchDbRelease } from './couchdb-release.js';
 import { ContainerExitedError, InvalidCouchEngineConfigError } from './errors.js';
 import { applyImageEntrypoint, DOCKER_INI, iniFilesIn, type EtcFiles } from './image-entrypoint.js';
@@ -43,6 +43,8 @@ export interface ApacheCouchDbEngineOptions {
   onOutputLine?: (line: string) => void;
   /** Called once the process is spawned, before it serves (CouchEngineOptions.onStarted). */
   onStarted?: (pid: number) => void;
+  /** How its process is started (CouchEngineOptions.startProcess). */
+  startProcess?: ((options: StartProcessOptions) => ManagedProcess) | undefined;
 }
 
 /**
@@ -113,7 +115,7 @@ export async function startApacheCouchDbEngine(options: ApacheCouchDbEngineOptio
       start: async (port) => {
         const published = network.kind === 'published' ? { port } : {};
         write('runtime.ini', runtimeIni({ podIP: host, dataDir, ...published }));
-        return startProcess({
+        return (options.startProcess ?? startProcess)({
           name: `couchdb:${options.name ?? port}`,
           command: release.bin,
           args: [],

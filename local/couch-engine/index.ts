@@ -72,6 +72,7 @@ export async function startCouchEngine(options: StartCouchEngineOptions): Promis
     },
     ...(engineOptions.name ? { name: engineOptions.name } : {}),
     ...(engineOptions.onStarted ? { onStarted: engineOptions.onStarted } : {}),
+    startProcess: engineOptions.startProcess,
   });
   try {
     await waitUntilServing(engine, engineOptions.admin);

@@ -43,7 +43,7 @@ export async function startPouchDbEngine(
         secret: identity.secret,
         fauxtonDir,
       };
-      return startProcess({
+      return (options.startProcess ?? startProcess)({
         name: `pouchdb-stand-in:${options.name ?? port}`,
         command: process.execPath,
         args: [script],

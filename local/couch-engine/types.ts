@@ -1,3 +1,5 @@
+import type { ManagedProcess, StartProcessOptions } from '../process.js';
+
 /** The two engines behind {@link CouchEngine}: the npm stand-in, or a real Apache CouchDB 3.x install. */
 export type CouchEngineKind = 'pouchdb-server' | 'apache-couchdb';
 
@@ -27,6 +29,11 @@ export interface CouchEngineOptions {
    * reports the container started (the kubelet stand-in records its pid and the Started Event then).
    */
   onStarted?: (pid: number) => void;
+  /**
+   * How the engine's process is started (default: startProcess, a spawn). The kubelet stand-in
+   * hands its ProcessLauncher's, which execs a process forked ahead of the start.
+   */
+  startProcess?: ((options: StartProcessOptions) => ManagedProcess) | undefined;
 }
 
 /** A CouchDB-compatible server on a loopback address, answering GET /_up. */

@@ -19,6 +19,7 @@ import { ownKey } from '../../kube/controller-runtime/key-mappers.js';
 import { objectKeyOf } from '../../kube/controller-runtime/object-key.js';
 import { anyOf, deletionChanged } from '../../kube/controller-runtime/predicates.js';
 import type { CouchEngineKind } from '../couch-engine/index.js';
+import { ProcessLauncher } from '../process-launcher.js';
 import { IMAGE_DATA } from '../couch-engine/image-layout.js';
 import { engineKindFor } from './engine-kind-for.js';
 import { readEngineInputs, type PodReferences } from './engine-inputs.js';
@@ -124,6 +125,7 @@ export async function startKubeletStandIn(options: KubeletStandInOptions): Promi
         logger,
         engineKind: (p) => options.engineKind ?? engineKindFor(p),
         addresses,
+        startProcess: (start) => launcher.start(start),
         ...(options.restartBackoff ? { restartBackoff: options.restartBackoff } : {}),
         engineInputs: (p, kind) =>
           readEngineInputs(references, p, { instance: p.metadata?.labels?.[LABEL_INSTANCE] ?? '', kind }),
@@ -183,6 +185,9 @@ export async function startKubeletStandIn(options: KubeletStandInOptions): Promi
   informers.startAll();
   clusterInformers.startAll();
   await Promise.all([informers.waitForSync(), clusterInformers.waitForSync()]);
+  // A container's process is forked ahead of its start, off the wake's path (process-launcher.ts);
+  // made here, once nothing can fail before stop() would close it.
+  const launcher = new ProcessLauncher();
   volumeController.start();
   podController.start();
   logger.info('kubelet stand-in running', {
@@ -197,6 +202,7 @@ export async function startKubeletStandIn(options: KubeletStandInOptions): Promi
       await informers.stopAll();
       await clusterInformers.stopAll();
       await podReconciler.stopAll();
+      launcher.close();
       await nodeAgent?.stop();
     },
   };

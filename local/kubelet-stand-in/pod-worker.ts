@@ -12,6 +12,7 @@ import { callKube, isNotFound } from '../../kube/errors.js';
 import type { EventRecord, EventRecorder } from '../../kube/events.js';
 import { InterruptibleSleep } from '../../kube/controller-runtime/interruptible-sleep.js';
 import { errorMessage } from '../../observability/logger.js';
+import type { ManagedProcess, StartProcessOptions } from '../process.js';
 import {
   CouchEngineUnavailableError,
   locateCouchDbRelease,
@@ -24,7 +25,7 @@ import { claimVolumeForEngine, ENGINE_DATA_MISMATCH_REASON } from './engine-data
 import { MissingEngineInputError, type EngineInputs } from './engine-inputs.js';
 import { allocatePodAddress, isPodLoopbackAddress } from './loopback-address.js';
 import { buildPodStatus, type ContainerPhase } from './pod-status.js';
-import { ProbeState } from './probe-state.js';
+import { probeUntilEnd, type RunEnd } from './probe-loop.js';
 import { CrashLoopBackOff } from './restart-backoff.js';
 import { killLeftoverEngine, recordEnginePid } from './engine-pid-file.js';
 import { canRunLocally, IMAGE_NOT_RUNNABLE_REASON, imageNotRunnableMessage } from './runnable-image.js';
@@ -43,9 +44,9 @@ export interface PodWorkerDeps {
   addresses: Set<string>;
   /** Restart delays after a container ends (the kubelet's: 10 s doubling to 5 min). */
   restartBackoff?: { baseMs: number; maxMs: number };
+  /** How the engine's process is started (the stand-in's ProcessLauncher: no fork on the start's path). */
+  startProcess?: (options: StartProcessOptions) => ManagedProcess;
 }
-
-type RunEnd = { exitCode: number; reason: string; finishedAt: Date };
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const WAIT_RETRY_MS = 1_000;
@@ -234,7 +235,20 @@ export class PodWorker {
     this.engine = engine;
     if (this.stopping) await engine.stop();
     try {
-      return await this.probeUntilEnd(engine, container, startedAt);
+      return await probeUntilEnd({
+        worker: {
+          waits: this.waits,
+          isStopping: () => this.stopping,
+          report: (phase) => this.report(phase),
+          event: (record) => this.event(record),
+          containerName: this.containerName(),
+          graceMs: (this.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000,
+        },
+        engine,
+        container,
+        startedAt,
+        podIP: this.podIP ?? '',
+      });
     } finally {
       this.engine = undefined;
     }
@@ -257,6 +271,7 @@ export class PodWorker {
         uuid: inputs.uuid,
         name: this.describe(),
         onStarted,
+        startProcess: this.deps.startProcess,
       });
     }
     const release = locateCouchDbRelease();
@@ -268,105 +283,8 @@ export class PodWorker {
       container: inputs.container,
       name: this.describe(),
       onStarted,
+      startProcess: this.deps.startProcess,
     });
-  }
-
-  /**
-   * The kubelet's probe workers for one run: probes tick every period from the container's start
-   * (after initialDelaySeconds), so readiness lands on the first tick after the engine answers,
-   * as in a cluster. The startup probe gates the others; failureThreshold failures of the startup
-   * or liveness probe kill the container; readiness follows its thresholds.
-   */
-  private async probeUntilEnd(engine: CouchEngine, container: V1Container, startedAt: Date): Promise<RunEnd> {
-    const exited = engine.exited.then((exit) => ({
-      exitCode: typeof exit === 'number' ? exit : 137,
-      reason: exit === 0 ? 'Completed' : 'Error',
-      finishedAt: new Date(),
-    }));
-    let finished: RunEnd | undefined;
-    void exited.then((end) => {
-      finished = end;
-      this.waits.interrupt();
-    });
-    const podIP = this.podIP ?? '';
-    const startup = container.startupProbe ? new ProbeState(container.startupProbe, startedAt) : undefined;
-    const readiness = container.readinessProbe
-      ? new ProbeState(container.readinessProbe, startedAt)
-      : undefined;
-    const liveness = container.livenessProbe ? new ProbeState(container.livenessProbe, startedAt) : undefined;
-    // Ticks while the engine was starting found nothing listening. A kubelet counts them: the
-    // startup probe's (or, without one, the liveness probe's) are failures against its budget, so
-    // a budget shorter than the engine's boot fails here as it would in a cluster; readiness was
-    // false all along. The first tick that can pass is the first at or after now.
-    const gate = startup ?? liveness;
-    const now = Date.now();
-    if (gate?.missTicksBefore(now) === 'failed') {
-      const kind = gate === startup ? 'Startup' : 'Liveness';
-      return this.kill(engine, exited, `${kind} probe failed: ${gate.lastMessage}`);
-    }
-    for (const probe of [startup, readiness, liveness]) if (probe !== gate) probe?.skipTicksBefore(now);
-    let started = !startup;
-    let ready = started && !readiness;
-    await this.report({ kind: 'running', startedAt, started, ready });
-    while (!this.stopping && !finished) {
-      const due = [
-        started ? undefined : startup,
-        started ? readiness : undefined,
-        started ? liveness : undefined,
-      ]
-        .filter((p): p is ProbeState => p !== undefined)
-        .map((p) => p.nextAt)
-        .reduce((a, b) => Math.min(a, b), Infinity);
-      if (due === Infinity) {
-        await exited;
-        break;
-      }
-      await this.waits.sleep(Math.max(0, due - Date.now()));
-      if (this.stopping || finished) break;
-      const now = Date.now();
-      if (!started && startup && startup.nextAt <= now) {
-        const outcome = await startup.probe(container, podIP);
-        if (outcome === 'passed') {
-          started = true;
-          readiness?.dueNow();
-          liveness?.dueNow();
-          if (!readiness) ready = true;
-        } else if (outcome === 'failed') {
-          return this.kill(engine, exited, `Startup probe failed: ${startup.lastMessage}`);
-        }
-      }
-      if (started && readiness && readiness.nextAt <= now) {
-        const outcome = await readiness.probe(container, podIP);
-        if (outcome === 'passed') ready = true;
-        if (outcome === 'failed') {
-          if (ready)
-            await this.event({
-              type: 'Warning',
-              reason: 'Unhealthy',
-              message: `Readiness probe failed: ${readiness.lastMessage}`,
-            });
-          ready = false;
-        }
-      }
-      if (started && liveness && liveness.nextAt <= now) {
-        if ((await liveness.probe(container, podIP)) === 'failed') {
-          return this.kill(engine, exited, `Liveness probe failed: ${liveness.lastMessage}`);
-        }
-      }
-      if (!this.stopping && !finished) await this.report({ kind: 'running', startedAt, started, ready });
-    }
-    return finished ?? (await exited);
-  }
-
-  private async kill(engine: CouchEngine, exited: Promise<RunEnd>, why: string): Promise<RunEnd> {
-    await this.event({ type: 'Warning', reason: 'Unhealthy', message: why });
-    await this.event({
-      type: 'Normal',
-      reason: 'Killing',
-      message: `Container ${this.containerName()} failed a probe, will be restarted`,
-    });
-    await engine.stop((this.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000);
-    return exited;
   }
 
   private async report(container: ContainerPhase): Promise<void> {
