@@ -26,8 +26,8 @@ function expectedDigest(token: string): Buffer {
 /**
  * The header each binding last accepted, with the token it was accepted for. A publisher sends the
  * same header on every request, and checking it afresh (the regular expression, a SHA-256 of the
- * guess) cost about 5 us of a publish's 70-110; the same header again is accepted after a
- * constant-time comparison with the remembered one instead. Keyed by the binding's object, which
+ * guess) took 1.2 us of CPU against 0.2 for the comparison in isolation; the same header again is
+ * accepted after a constant-time comparison with the remembered one instead. Keyed by the binding's object, which
  * the registry replaces when the binding changes, and checked against its token, so a new password
  * is never answered from the old one's header.
  */
