@@ -16,7 +16,7 @@ import {
 import { customObjectHelpers } from '../custom-objects.js';
 import { basicAuth } from '../gateway/http-request.js';
 import { readAdminCredentials } from '../gateway/platform-harness.js';
-import { testClients } from '../../integration/operator/couch-instance-harness.js';
+import { testClients } from '../operator/couch-instance-harness.js';
 
 export const BACKUP_BUCKET = 'settee-backups';
 export const BACKUP_PREFIX = 'tests';
@@ -131,4 +131,4 @@ export async function listBackups(namespace: string, instance: string): Promise<
 }
 
 // Shared with the instance suites, which have the same Events after status to wait for.
-export { waitForEventReasons } from '../../integration/operator/couch-instance-harness.js';
+export { waitForEventReasons } from '../operator/couch-instance-harness.js';

@@ -33,7 +33,7 @@ import {
   renderChart,
   uniqueRelease,
 } from '../../helpers/chart/chart-harness.js';
-import { mayConnect } from './network-policy-check.js';
+import { mayConnect } from '../../helpers/chart/network-policy-check.js';
 
 /*
  * The chart's RBAC on the fuller cluster: the helm-rendered ServiceAccounts, Roles and bindings

@@ -11,7 +11,7 @@ import {
   hasPhase,
   startTestOperator,
   waitForInstance,
-} from '../operator/couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 import { findObject, renderChart, type RenderOptions } from '../../helpers/chart/chart-harness.js';
 
 interface Rule {

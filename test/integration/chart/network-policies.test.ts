@@ -2,7 +2,7 @@ import type { KubernetesObject, V1Deployment, V1NetworkPolicy } from '@kubernete
 import { COUCHDB_PORT } from '../../../api/contract.js';
 import { buildPodLabels } from '../../../operator/resources/couch-instance/labels.js';
 import { findObject, FULL_VALUES, renderChart } from '../../helpers/chart/chart-harness.js';
-import { mayConnect } from './network-policy-check.js';
+import { mayConnect } from '../../helpers/chart/network-policy-check.js';
 
 /** The operator's pods and an instance pod as the operator's template labels it. */
 function operatorMayReachInstances(objects: readonly KubernetesObject[]): boolean {

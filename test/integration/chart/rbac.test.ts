@@ -14,7 +14,7 @@ import {
   renderChart,
   uniqueRelease,
 } from '../../helpers/chart/chart-harness.js';
-import { GATEWAY_API_CALLS, OPERATOR_API_CALLS, type ApiCall } from './code-api-calls.js';
+import { GATEWAY_API_CALLS, OPERATOR_API_CALLS, type ApiCall } from './rbac/code-api-calls.js';
 
 const releaseNamespace = useTestNamespace('chart-rbac');
 const tenantNamespace = useTestNamespace('chart-rbac-tenant');

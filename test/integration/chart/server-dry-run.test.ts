@@ -16,7 +16,10 @@ import {
   uniqueRelease,
   type CommandResult,
 } from '../../helpers/chart/chart-harness.js';
-import { buildPrometheusRuleStandInCrd, buildServiceMonitorStandInCrd } from './service-monitor-crd.js';
+import {
+  buildPrometheusRuleStandInCrd,
+  buildServiceMonitorStandInCrd,
+} from './server-dry-run/service-monitor-crd.js';
 
 const releaseNamespace = useTestNamespace('chart-dry-run');
 const tenantNamespace = useTestNamespace('chart-dry-run-tenant');

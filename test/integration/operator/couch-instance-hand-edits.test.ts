@@ -12,7 +12,7 @@ import {
   testClients,
   useSuitePlatform,
   waitForInstance,
-} from './couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 
 const run = promisify(execFile);
 /**

@@ -17,7 +17,7 @@ import {
   testClients,
   waitForEventReasons,
   waitForInstance,
-} from './couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 
 const IDLE_AFTER_MS = 2_000;
 /** How long the instance takes to say whether replication jobs run, on the first question. */

@@ -15,7 +15,7 @@ import {
   useSuitePlatform,
   waitForEventReasons,
   waitForInstance,
-} from './couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 
 // The real StatefulSet controller makes the pods and the kubelet stand-in runs them: readiness,
 // hibernation's pod deletion and the wake's new pod are what a cluster does.

@@ -11,7 +11,7 @@ import {
   startTestOperator,
   testClients,
   waitForInstance,
-} from './couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 
 async function hasStatefulSet(namespace: string, name: string): Promise<boolean> {
   try {

@@ -8,7 +8,7 @@ import {
   metricValue,
   startTestOperator,
   waitForInstance,
-} from './couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 
 const RECONCILES = 'settee_reconcile_total{controller="couch-instance",outcome="requeue"}';
 

@@ -14,7 +14,7 @@ import {
   startTestOperator,
   testClients,
   waitForInstance,
-} from './couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 
 const env = { SETTEE_USAGE_METER_INTERVAL: '1s' };
 

@@ -18,7 +18,7 @@ import {
   testClients,
   waitForEventReasons,
   waitForInstance,
-} from './couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 
 const run = promisify(execFile);
 const decode = (value: string | undefined) => Buffer.from(value ?? '', 'base64').toString('utf8');

@@ -23,7 +23,7 @@ import {
   readStatefulSet,
   testClients,
   waitForInstance,
-} from './couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 
 const IDLE_AFTER_MS = 2_000;
 /** How long the instance must stay up on its replication alone: several idleAfter periods. */

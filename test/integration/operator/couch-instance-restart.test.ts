@@ -13,7 +13,7 @@ import {
   startTestOperator,
   testClients,
   waitForInstance,
-} from './couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 
 /** Everything that makes up an instance's identity: its Secret's data and CouchDB's ini. */
 async function identityOf(namespace: string, name: string) {

@@ -14,7 +14,7 @@ import {
   testClients,
   useSuitePlatform,
   waitForInstance,
-} from './couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 
 const START_DEADLINE = '3s';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

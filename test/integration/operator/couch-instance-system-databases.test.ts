@@ -11,7 +11,7 @@ import {
   reportPodReady,
   startTestOperator,
   waitForInstance,
-} from './couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 
 const readyMessage = (instance: CouchInstance): string => conditionOf(instance, 'Ready')?.message ?? '';
 

@@ -11,7 +11,7 @@ import {
   startTestOperator,
   waitForEventReasons,
   waitForInstance,
-} from './couch-instance-harness.js';
+} from '../../helpers/operator/couch-instance-harness.js';
 
 /** The API server's answer to creating an instance with `spec`: its 422 message, or "accepted". */
 async function admission(namespace: string, name: string, spec: object): Promise<string> {

@@ -20,7 +20,7 @@ import {
   readStatefulSet,
   testClients,
   waitForInstance,
-} from '../couch-instance-harness.js';
+} from '../../../helpers/operator/couch-instance-harness.js';
 
 /**
  * The final backup before hibernation, and the scheduled run that finds the instance hibernated:

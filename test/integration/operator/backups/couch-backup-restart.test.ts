@@ -18,7 +18,12 @@ import {
   waitForEventReasons,
 } from '../../../helpers/backups/backup-harness.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
-import { conditionOf, eventsFor, hasPhase, waitForInstance } from '../couch-instance-harness.js';
+import {
+  conditionOf,
+  eventsFor,
+  hasPhase,
+  waitForInstance,
+} from '../../../helpers/operator/couch-instance-harness.js';
 
 /**
  * The operator stopped in the middle of a backup (as a rollout or a lost leadership stops it) and

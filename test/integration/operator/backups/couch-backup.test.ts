@@ -34,7 +34,7 @@ import {
   patchInstance,
   testClients,
   waitForInstance,
-} from '../couch-instance-harness.js';
+} from '../../../helpers/operator/couch-instance-harness.js';
 import { waitFor } from '../../../../local/wait.js';
 
 /**

@@ -25,7 +25,7 @@ import {
   instanceApi,
   testClients,
   waitForInstance,
-} from '../couch-instance-harness.js';
+} from '../../../helpers/operator/couch-instance-harness.js';
 
 /** A bucket of the tenant's own, apart from the cluster's: where storageSecret points. */
 const TENANT_BUCKET = 'tenant-vault';

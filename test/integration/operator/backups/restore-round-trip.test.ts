@@ -13,7 +13,7 @@ import {
   startBackupStorage,
 } from '../../../helpers/backups/backup-harness.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
-import { conditionOf, hasPhase, waitForInstance } from '../couch-instance-harness.js';
+import { conditionOf, hasPhase, waitForInstance } from '../../../helpers/operator/couch-instance-harness.js';
 
 /**
  * The issue's round trip through the API, against the real parts (operator, kubelet stand-in running

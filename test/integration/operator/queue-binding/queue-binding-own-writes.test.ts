@@ -24,7 +24,7 @@ import {
   TEST_MASTER_SECRET,
   waitForBinding,
 } from '../../../helpers/queue/queue-binding-harness.js';
-import { metricValue } from '../couch-instance-harness.js';
+import { metricValue } from '../../../helpers/operator/couch-instance-harness.js';
 
 /** How often an Event of `reason` was recorded: repeats of one Event bump its count. */
 function occurrences(events: CoreV1Event[], reason: string): number {

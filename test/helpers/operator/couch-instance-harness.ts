@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startKubeletStandIn } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
 import { waitFor } from '../../../local/wait.js';
-import { TEST_NODES } from '../../helpers/control-plane-env.js';
+import { TEST_NODES } from '../control-plane-env.js';
 import {
   ANNOTATION_WAKE_REQUESTED,
   activityLeaseName,
@@ -34,13 +34,13 @@ import { couchInstanceController } from '../../../operator/controllers/couch-ins
 import { formatMicroTime } from '../../../kube/micro-time.js';
 import { createSilentLogger } from '../../../observability/logger.js';
 import { startOperator, type RunningOperator } from '../../../operator/operator.js';
-import { customObjectHelpers } from '../../helpers/custom-objects.js';
-import { waitForEventsWithReasons } from '../../helpers/events-with-reasons.js';
-import { testControlPlane } from '../../helpers/kube.js';
+import { customObjectHelpers } from '../custom-objects.js';
+import { waitForEventsWithReasons } from '../events-with-reasons.js';
+import { testControlPlane } from '../kube.js';
 
-import { UNLIMITED_FREE_INSTANCES } from '../../helpers/gateway/gateway-harness.js';
+import { UNLIMITED_FREE_INSTANCES } from '../gateway/gateway-harness.js';
 
-export { conditionOf } from '../../helpers/custom-objects.js';
+export { conditionOf } from '../custom-objects.js';
 
 /**
  * Plays the kubelet for an instance whose "CouchDB" is a test server at podIP: the StatefulSet
