@@ -107,7 +107,8 @@ export interface QueueKeys {
    * Hash of one workflow run (workflow-run-store.ts): `config` (its WorkflowRunConfig JSON, set once by the
    * trigger), `state` (RUN_STARTED, RUN_SUCCESS, RUN_FAILED, RUN_CANCELED), `createdAt`,
    * `finishedAt`, `response` (what the run returned), `failure` (the last failed step's answer),
-   * `contextBytes` and `repeatedSteps` (append-workflow-step.ts).
+   * `contextBytes` and `repeatedSteps` (append-workflow-step.ts), and `wait:<timer id>` = event id
+   * for each of its waiters (register-workflow-wait.ts; dropped when a notify or timeout takes it).
    */
   workflowRun(runId: string): string;
   /**

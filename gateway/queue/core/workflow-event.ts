@@ -33,6 +33,18 @@ export interface WorkflowWaiter {
   timeoutUrl: string;
   timeoutHeaders: Record<string, string[]>;
   step: WaitStepInfo;
+  /** When the wait began, epoch ms (absent on waiters stored before it was kept). */
+  since?: number;
+}
+
+/**
+ * The field of the run's hash (keys.ts workflowRun) that points at one of its waiters, valued the
+ * event id: a run's waits are found from the run, never by reading every event's waiters.
+ */
+export const RUN_WAIT_FIELD_PREFIX = 'wait:';
+
+export function runWaitField(timerId: string): string {
+  return `${RUN_WAIT_FIELD_PREFIX}${timerId}`;
 }
 
 /** The body of `POST /v2/wait/{eventId}`, checked. */

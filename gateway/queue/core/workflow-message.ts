@@ -59,6 +59,8 @@ export interface WorkflowRunRecord {
    * message it was sent again as (retryFailureFunction) while that is in progress.
    */
   callback?: { state: FailureCallbackState; dlqId?: string; messageId?: string };
+  /** The waiters the run's hash points at (`wait:<timer id>` = event id; workflow-event.ts). */
+  waits?: { timerId: string; eventId: string }[];
 }
 
 /** QStash's failureFunctionState / failureCallbackInfo.state of a failed run's failure callback. */

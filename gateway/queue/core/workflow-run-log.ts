@@ -1,9 +1,11 @@
+import type { WorkflowWaiter } from './workflow-event.js';
 import type { RawStep, WorkflowRunRecord } from './workflow-message.js';
 
 /**
  * A run as client.logs() reports it (the SDK's WorkflowRunLog, src/client/types.ts): its state,
- * times, result and its steps in groups, each step with its name, type, output and time. Pure: the
- * run and its raw steps in, the answer out.
+ * times, result and its steps in groups, each step with its name, type, output and time, and, for
+ * a run waiting for events, a last `next` group of its waits in progress. Pure: the run, its raw
+ * steps and its waiters in, the answer out.
  */
 
 export interface StepLog {
@@ -27,6 +29,27 @@ export interface StepLogGroup {
   steps: StepLog[];
 }
 
+/**
+ * A wait in progress, as QStash's logs give the step of a `next` group (its StepInfo: the SDK's
+ * WaitEventGroup fields). The deadline is epoch ms, as every time of the logs; the duration is
+ * the wait's whole timeout (`<seconds>s`) when its start is known.
+ */
+export interface WaitStepLog {
+  stepId: number;
+  stepName: string;
+  stepType: string;
+  callType: 'step';
+  /** The wait's timer message: what delivers its timeout. */
+  messageId: string;
+  concurrent: number;
+  state: 'STEP_PROGRESS';
+  createdAt?: number;
+  waitEventId: string;
+  waitTimeoutDeadline: number;
+  waitTimeoutDuration?: string;
+  waitTimeout: false;
+}
+
 export interface WorkflowRunLog {
   workflowRunId: string;
   workflowUrl: string;
@@ -36,7 +59,7 @@ export interface WorkflowRunLog {
   workflowRunResponse?: string;
   label?: string;
   dlqId?: string;
-  steps: StepLogGroup[];
+  steps: (StepLogGroup | { type: 'next'; steps: WaitStepLog[] })[];
 }
 
 /** A step's JSON as the SDK publishes it (context/steps.ts getResultStep). */
@@ -63,7 +86,32 @@ function publishedStep(raw: RawStep): PublishedStep | undefined {
   return typeof parsed === 'object' && parsed !== null ? (parsed as PublishedStep) : undefined;
 }
 
-export function buildWorkflowRunLog(run: WorkflowRunRecord, rawSteps: readonly RawStep[]): WorkflowRunLog {
+function waitStepLog(waiter: WorkflowWaiter): WaitStepLog {
+  const log: WaitStepLog = {
+    stepId: waiter.step.stepId,
+    stepName: waiter.step.stepName,
+    stepType: waiter.step.stepType,
+    callType: 'step',
+    messageId: waiter.timerId,
+    concurrent: waiter.step.concurrent,
+    state: 'STEP_PROGRESS',
+    waitEventId: waiter.eventId,
+    waitTimeoutDeadline: waiter.deadline,
+    waitTimeout: false,
+  };
+  if (waiter.since !== undefined) {
+    log.createdAt = waiter.since;
+    log.waitTimeoutDuration = `${Math.round((waiter.deadline - waiter.since) / 1000)}s`;
+  }
+  return log;
+}
+
+/** `waiters`: the run's own waiters in progress (WorkflowEventStore.waitersOfRun), none when it waits for nothing. */
+export function buildWorkflowRunLog(
+  run: WorkflowRunRecord,
+  rawSteps: readonly RawStep[],
+  waiters: readonly WorkflowWaiter[] = [],
+): WorkflowRunLog {
   const headers = Object.fromEntries(
     Object.entries(run.config.headers).map(([name, value]) => [name, [value]]),
   );
@@ -121,7 +169,7 @@ export function buildWorkflowRunLog(run: WorkflowRunRecord, rawSteps: readonly R
     workflowUrl: run.config.url,
     workflowState: run.state,
     workflowRunCreatedAt: run.createdAt,
-    steps: groups,
+    steps: waiters.length === 0 ? groups : [...groups, { type: 'next', steps: waiters.map(waitStepLog) }],
   };
   if (run.finishedAt !== undefined) log.workflowRunCompletedAt = run.finishedAt;
   if (run.response !== undefined) log.workflowRunResponse = run.response;

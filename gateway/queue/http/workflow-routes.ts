@@ -152,7 +152,10 @@ const cancelRuns: ApiHandler = async (request) => {
   sendJson(request.res, 200, { cancelled });
 };
 
-/** client.logs: the runs newest first with their steps, `count` a page (10 by default), and `cursor`. */
+/**
+ * client.logs: the runs newest first with their steps (and a waiting run's waits, read through its
+ * own pointers), `count` a page (10 by default), and `cursor`.
+ */
 const listRunLogs: ApiHandler = async (request) => {
   const { filters, count, cursor } = parseWorkflowRunQuery(request.query, {
     allowed: ['groupBy', 'workflowRunId', 'state', 'workflowCreatedAt', ...RUN_FILTERS],
@@ -166,8 +169,13 @@ const listRunLogs: ApiHandler = async (request) => {
       matches: (run) => matchesRun(filterableOf(run), filters),
     }),
   );
+  const events = new BindingStores(request).workflowEvents();
   const logs = await storeCall('read the workflow runs', () =>
-    Promise.all(page.runs.map(async (run) => buildWorkflowRunLog(run, await runs.steps(run.runId)))),
+    Promise.all(
+      page.runs.map(async (run) =>
+        buildWorkflowRunLog(run, await runs.steps(run.runId), await events.waitersOfRun(run)),
+      ),
+    ),
   );
   sendJson(request.res, 200, { cursor: page.cursor ?? '', runs: logs });
 };

@@ -4,13 +4,15 @@ import type { QueueKeys } from '../core/keys.js';
 import { createMessage, newMessageId, type QueueMessage } from '../core/message.js';
 import {
   notifiedAnswer,
+  RUN_WAIT_FIELD_PREFIX,
+  runWaitField,
   waiterAnswer,
   waitStepBody,
   type WaitRequest,
   type WorkflowWaiter,
 } from '../core/workflow-event.js';
 import { invokeResultStep } from '../core/workflow-invoke.js';
-import type { FailureCallbackState } from '../core/workflow-message.js';
+import type { FailureCallbackState, WorkflowRunRecord } from '../core/workflow-message.js';
 import { notifyWorkflowRun } from '../scripts/notify-workflow-run.js';
 import { registerWorkflowWait } from '../scripts/register-workflow-wait.js';
 import { isEnqueueAnswer, prepareWorkflowMessages } from './workflow-publish.js';
@@ -70,11 +72,12 @@ export class WorkflowEventStore {
       timeoutUrl: request.timeoutUrl,
       timeoutHeaders: request.timeoutHeaders,
       step: request.step,
+      since: now,
     };
     const [noticed, data] = (await registerWorkflowWait.runForBuffers(
       this.redis,
-      [this.keys.workflowNotices(runId), this.keys.workflowWaiters(eventId)],
-      [eventId, fieldOf(waiter), JSON.stringify(waiter)],
+      [this.keys.workflowNotices(runId), this.keys.workflowWaiters(eventId), this.keys.workflowRun(runId)],
+      [eventId, fieldOf(waiter), JSON.stringify(waiter), runWaitField(waiter.timerId)],
     )) as [number, Buffer];
     if (noticed === 1) {
       const resumed = await this.resume(waiter, { data });
@@ -97,9 +100,10 @@ export class WorkflowEventStore {
   async notify(eventId: string, data: Buffer): Promise<Json[]> {
     const key = this.keys.workflowWaiters(eventId);
     const answers: Json[] = [];
-    for (const [field, json] of Object.entries(await this.redis.hgetall(key))) {
-      if ((await this.redis.hdel(key, field)) !== 1) continue;
-      const answer = await this.resumeNotified(JSON.parse(json) as WorkflowWaiter, data);
+    for (const json of Object.values(await this.redis.hgetall(key))) {
+      const waiter = JSON.parse(json) as WorkflowWaiter;
+      if (!(await this.take(waiter))) continue;
+      const answer = await this.resumeNotified(waiter, data);
       if (answer) answers.push(answer);
     }
     return answers;
@@ -112,8 +116,8 @@ export class WorkflowEventStore {
   async notifyRun(runId: string, eventId: string, data: Buffer): Promise<Json | undefined> {
     const [taken, json] = (await notifyWorkflowRun.runForBuffers(
       this.redis,
-      [this.keys.workflowWaiters(eventId), this.keys.workflowNotices(runId)],
-      [`${runId}/`, eventId, data],
+      [this.keys.workflowWaiters(eventId), this.keys.workflowNotices(runId), this.keys.workflowRun(runId)],
+      [`${runId}/`, eventId, data, RUN_WAIT_FIELD_PREFIX],
     )) as [number, Buffer?];
     if (taken !== 1 || json === undefined) return undefined;
     return this.resumeNotified(JSON.parse(json.toString('utf8')) as WorkflowWaiter, data);
@@ -132,12 +136,44 @@ export class WorkflowEventStore {
     return answers;
   }
 
+  /**
+   * The waiters of running run `run` (as its hash read points at them), each read by its event and
+   * field: what its logs show it waiting for. A pointer whose waiter was taken is skipped.
+   */
+  async waitersOfRun(run: WorkflowRunRecord): Promise<WorkflowWaiter[]> {
+    const waits = run.state === 'RUN_STARTED' ? (run.waits ?? []) : [];
+    if (waits.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const wait of waits)
+      pipeline.hget(
+        this.keys.workflowWaiters(wait.eventId),
+        fieldOf({ runId: run.runId, timerId: wait.timerId }),
+      );
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.flatMap(([, json]) =>
+      typeof json === 'string' ? [JSON.parse(json) as WorkflowWaiter] : [],
+    );
+  }
+
   /** A wait's timer is due: its waiter, if no notify took it, resumes timed out. */
   async timeOut(wait: { eventId: string; field: string }): Promise<void> {
-    const key = this.keys.workflowWaiters(wait.eventId);
-    const json = await this.redis.hget(key, wait.field);
-    if (json === null || (await this.redis.hdel(key, wait.field)) !== 1) return;
-    await this.resume(JSON.parse(json) as WorkflowWaiter, { timedOut: true });
+    const json = await this.redis.hget(this.keys.workflowWaiters(wait.eventId), wait.field);
+    if (json === null) return;
+    const waiter = JSON.parse(json) as WorkflowWaiter;
+    if (await this.take(waiter)) await this.resume(waiter, { timedOut: true });
+  }
+
+  /**
+   * Takes `waiter` from its event's waiters (one HDEL: of a notify and the wait's timer, one wins)
+   * and drops its run's pointer to it, in one MULTI. False when another took it first.
+   */
+  private async take(waiter: WorkflowWaiter): Promise<boolean> {
+    const replies = await this.redis
+      .multi()
+      .hdel(this.keys.workflowWaiters(waiter.eventId), fieldOf(waiter))
+      .hdel(this.keys.workflowRun(waiter.runId), runWaitField(waiter.timerId))
+      .exec();
+    return replies?.[0]?.[1] === 1;
   }
 
   private async resumeNotified(waiter: WorkflowWaiter, data: Buffer): Promise<Json | undefined> {

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { InvalidRequestError, QuotaExceededError } from '../core/errors.js';
 import type { QueueKeys } from '../core/keys.js';
+import { RUN_WAIT_FIELD_PREFIX } from '../core/workflow-event.js';
 import { appendWorkflowStep } from '../scripts/append-workflow-step.js';
 import { dropWorkflowRuns } from '../scripts/drop-workflow-runs.js';
 import { finishWorkflowRun } from '../scripts/finish-workflow-run.js';
@@ -46,6 +47,10 @@ function recordOf(runId: string, fields: Record<string, string>): WorkflowRunRec
       ...(fields.callbackDlqId !== undefined && { dlqId: fields.callbackDlqId }),
       ...(fields.callbackMessageId !== undefined && { messageId: fields.callbackMessageId }),
     };
+  const waits = Object.entries(fields)
+    .filter(([name]) => name.startsWith(RUN_WAIT_FIELD_PREFIX))
+    .map(([name, eventId]) => ({ timerId: name.slice(RUN_WAIT_FIELD_PREFIX.length), eventId }));
+  if (waits.length > 0) record.waits = waits;
   return record;
 }
 

@@ -2,6 +2,7 @@ import type { WorkflowContext } from '@upstash/workflow';
 import { createWorkflow } from '@upstash/workflow/express';
 import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
+import { RUN_WAIT_FIELD_PREFIX } from '../../../gateway/queue/core/workflow-event.js';
 import { useWorkflowSuite } from '../../helpers/queue/workflow-suite.js';
 
 interface WaitPlan {
@@ -77,6 +78,13 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
       },
       { timeoutMs: 10_000, intervalMs: 50 },
     );
+  /** The run's pointers to its waiters (keys.ts workflowRun): each goes when its waiter is taken. */
+  const waitPointersOf = async (runId: string) =>
+    Object.keys(await suite.inspect.hgetall(queueKeys(suite.config.keyPrefix).workflowRun(runId))).filter(
+      (field) => field.startsWith(RUN_WAIT_FIELD_PREFIX),
+    );
+  const lastStepGroupOf = async (runId: string): Promise<unknown> =>
+    (await client().logs({ workflowRunId: runId })).runs[0]?.steps.at(-1);
   const start = async (plan: WaitPlan, plain = false) =>
     (
       await client().trigger({
@@ -85,7 +93,7 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
       })
     ).workflowRunId;
 
-  it('when two runs wait for an event and it is notified, then getWaiters lists both, notify answers both and each run gets the data', async () => {
+  it("when two runs wait for an event and it is notified, then getWaiters lists both, logs show each run's wait in progress, notify answers both and each run gets the data", async () => {
     const eventId = 'evt_order-paid';
     const started = Date.now();
     const runIds = [await start({ eventId }), await start({ eventId }, true)];
@@ -97,6 +105,24 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
       expect(waiter.deadline).toBeGreaterThanOrEqual(Math.floor((started + 30_000) / 1000));
       expect(waiter.deadline).toBeLessThanOrEqual(Math.ceil((Date.now() + 30_000) / 1000));
     }
+    // client.logs: a waiting run ends with QStash's `next` group, its wait in progress.
+    for (const runId of runIds) {
+      const waiter = waiters.find((w) => w.headers['Upstash-Workflow-Runid']?.[0] === runId);
+      expect(await lastStepGroupOf(runId)).toEqual({
+        type: 'next',
+        steps: [
+          expect.objectContaining({
+            stepName: 'wait',
+            stepType: 'Wait',
+            state: 'STEP_PROGRESS',
+            waitEventId: eventId,
+            waitTimeoutDuration: '30s',
+          }),
+        ],
+      });
+      const [wait] = ((await lastStepGroupOf(runId)) as { steps: { waitTimeoutDeadline: number }[] }).steps;
+      expect(Math.floor(wait!.waitTimeoutDeadline / 1000)).toBe(waiter?.deadline);
+    }
 
     const notified = (await client().notify({ eventId, eventData: { paid: 42 } })) as unknown as {
       messageId: string;
@@ -104,8 +130,11 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
     }[];
     expect(notified.map((n) => n.workflowRunId).sort()).toEqual([...runIds].sort());
     expect(notified.every((n) => n.messageId.startsWith('msg_'))).toBe(true);
-    for (const runId of runIds)
+    for (const runId of runIds) {
       expect(await outcomeOf(runId)).toEqual({ eventData: { paid: 42 }, timeout: false });
+      expect(await lastStepGroupOf(runId)).toMatchObject({ type: 'sequential' });
+      expect(await waitPointersOf(runId)).toEqual([]);
+    }
     expect(await client().getWaiters({ eventId })).toEqual([]);
     // Nobody waits any more: a second notify resumes no one.
     expect(await client().notify({ eventId, eventData: 'late' })).toEqual([]);
@@ -122,6 +151,7 @@ describe('workflow events and invoke with the @upstash/workflow SDK', () => {
       },
     );
     expect(await client().getWaiters({ eventId: 'evt_never' })).toEqual([]);
+    expect(await waitPointersOf(runId)).toEqual([]);
   });
 
   it('when a run waits, then its timer is not a message: not found by id, not cancelled by id or by filter, and the run still times out', async () => {
