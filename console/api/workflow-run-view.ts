@@ -1,8 +1,10 @@
 /**
  * The Workflow runs view of a binding (issue 28 item 6): its runs as the gateway's client.logs()
  * route answers them (GET /v2/workflows/events, QStash's WorkflowRunLog shape), folded into rows
- * the page shows as they are. Pure: the logs page in, the rows out. The console reaches the
- * gateway over HTTP only, so the input shape is the QStash API's, not an import from gateway/.
+ * the page shows as they are, a waiting run's waits (the logs' `next` group) beside its steps; and
+ * one run's waiters with what client.getWaiters answers for each event (GET /v2/waiters/{eventId}).
+ * Pure: the queue's answers in, the rows out. The console reaches the gateway over HTTP only, so
+ * the input shapes are the QStash API's, not imports from gateway/.
  */
 
 /** The longest output or error text a row carries; the rest is cut with an ellipsis. */
@@ -24,6 +26,15 @@ export interface WorkflowRunLogInput {
   steps?: { type: string; steps?: StepLogInput[] }[];
 }
 
+/** A waiter as client.getWaiters answers it (QStash's Waiter), the fields the view reads. */
+export interface WaiterInput {
+  url?: string;
+  headers?: Record<string, string[]>;
+  /** Epoch seconds. */
+  deadline?: number;
+  timeoutUrl?: string;
+}
+
 interface StepLogInput {
   stepName?: string;
   stepType?: string;
@@ -31,6 +42,19 @@ interface StepLogInput {
   out?: unknown;
   createdAt?: number;
   errors?: { error?: string; status?: number; body?: string }[];
+  waitEventId?: string;
+  waitTimeoutDeadline?: number;
+}
+
+/** A wait in progress of a running run: the event it waits for and when it times out. */
+export interface WorkflowWaitView {
+  eventId: string;
+  /** The wait step's name. */
+  step: string;
+  /** When the wait times out, epoch ms. */
+  deadline: number;
+  /** When it began, epoch ms, when the queue knows. */
+  since?: number;
 }
 
 export interface WorkflowStepView {
@@ -57,6 +81,30 @@ export interface WorkflowRunRow {
   result?: string;
   dlqId?: string;
   steps: WorkflowStepView[];
+  /** What a running run waits for now (none once notified or timed out). */
+  waits: WorkflowWaitView[];
+}
+
+/** One run of the binding waiting for an event, as client.getWaiters lists it. */
+export interface WaiterView {
+  runId: string;
+  url: string;
+  /** Epoch ms (the queue answers whole seconds). */
+  deadline: number;
+  /** Where the wait's timeout is delivered; null when the queue names none. */
+  timeoutUrl: string | null;
+}
+
+/** GET .../workflow-runs/:runId/waiters: the run's waits, each with every waiter of its event. */
+export interface WorkflowRunWaiters {
+  runId: string;
+  state: WorkflowRunState;
+  waits: (WorkflowWaitView & {
+    /** This run's own waiter for the event: null when it was taken between the two reads. */
+    waiter: WaiterView | null;
+    /** Every run of the binding waiting for the event, this one included (client.getWaiters). */
+    waiters: WaiterView[];
+  })[];
 }
 
 export interface WorkflowRunPage {
@@ -80,9 +128,56 @@ function stateOf(state: string): WorkflowRunState {
     : 'RUN_STARTED';
 }
 
+/** The waits of a run's `next` group: what it waits for while it runs. */
+function waitsOf(run: WorkflowRunLogInput): WorkflowWaitView[] {
+  if (stateOf(run.workflowState) !== 'RUN_STARTED') return [];
+  return (run.steps ?? [])
+    .filter((group) => group.type === 'next')
+    .flatMap((group) => group.steps ?? [])
+    .flatMap((step) =>
+      step.waitEventId === undefined || step.waitTimeoutDeadline === undefined
+        ? []
+        : [
+            {
+              eventId: step.waitEventId,
+              step: step.stepName ?? '',
+              deadline: step.waitTimeoutDeadline,
+              ...(step.createdAt !== undefined && { since: step.createdAt }),
+            },
+          ],
+    );
+}
+
+/** A getWaiters entry as the view shows it; its run id is the header the queue gives it. */
+export function buildWaiterView(waiter: WaiterInput): WaiterView {
+  const timeoutUrl = waiter.timeoutUrl ?? '';
+  return {
+    runId: waiter.headers?.['Upstash-Workflow-Runid']?.[0] ?? '',
+    url: waiter.url ?? '',
+    deadline: (waiter.deadline ?? 0) * 1000,
+    timeoutUrl: timeoutUrl === '' ? null : timeoutUrl,
+  };
+}
+
+/** One row's waits, each with its event's waiters (`waitersOf(eventId)`, getWaiters' answer). */
+export function buildWorkflowRunWaiters(
+  row: WorkflowRunRow,
+  waitersOf: ReadonlyMap<string, readonly WaiterInput[]>,
+): WorkflowRunWaiters {
+  return {
+    runId: row.runId,
+    state: row.state,
+    waits: row.waits.map((wait) => {
+      const waiters = (waitersOf.get(wait.eventId) ?? []).map(buildWaiterView);
+      return { ...wait, waiter: waiters.find((w) => w.runId === row.runId) ?? null, waiters };
+    }),
+  };
+}
+
 export function buildWorkflowRunRows(runs: readonly WorkflowRunLogInput[]): WorkflowRunRow[] {
   return runs.map((run) => {
-    const steps = (run.steps ?? []).flatMap((group, index) =>
+    const groups = (run.steps ?? []).filter((group) => group.type !== 'next');
+    const steps = groups.flatMap((group, index) =>
       (group.steps ?? []).map((step): WorkflowStepView => ({
         name: step.stepName ?? '',
         type: step.stepType ?? '',
@@ -106,6 +201,7 @@ export function buildWorkflowRunRows(runs: readonly WorkflowRunLogInput[]): Work
       ...(run.workflowRunResponse !== undefined && { result: asText(run.workflowRunResponse) }),
       ...(run.dlqId !== undefined && { dlqId: run.dlqId }),
       steps,
+      waits: waitsOf(run),
     };
   });
 }

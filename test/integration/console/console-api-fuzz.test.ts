@@ -50,6 +50,7 @@ const ROUTES = [
   ['POST', `/api/namespaces/${NS}/bindings/cache/dlq/dlq_1/retry`],
   ['DELETE', `/api/namespaces/${NS}/bindings/cache/dlq/dlq_1`],
   ['GET', `/api/namespaces/${NS}/bindings/cache/workflow-runs`],
+  ['GET', `/api/namespaces/${NS}/bindings/cache/workflow-runs/wfr_1/waiters`],
   ['DELETE', `/api/namespaces/${NS}/bindings/cache/workflow-runs/wfr_1`],
 ] as const;
 

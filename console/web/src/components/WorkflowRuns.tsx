@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiError } from '../lib/api-client.js';
 import type { WorkflowRunPage, WorkflowRunRow } from '../lib/api-types.js';
-import { Banner, formatTime } from './common.js';
+import { Banner, formatEpochMs as at } from './common.js';
+import { RunWaits } from './RunWaits.js';
 
 const STATE_LABELS: Record<WorkflowRunRow['state'], string> = {
   RUN_STARTED: 'Running',
@@ -9,9 +10,6 @@ const STATE_LABELS: Record<WorkflowRunRow['state'], string> = {
   RUN_FAILED: 'Failed',
   RUN_CANCELED: 'Cancelled',
 };
-
-const at = (ms: number | undefined): string =>
-  formatTime(ms === undefined ? null : new Date(ms).toISOString());
 
 function Steps({ run }: { run: WorkflowRunRow }) {
   return (
@@ -49,8 +47,8 @@ function Steps({ run }: { run: WorkflowRunRow }) {
 
 /**
  * The binding's workflow runs (its own client.logs() route, through the console server), newest
- * first, each with its state, start and end, its steps with their outputs and errors, and Cancel
- * for a running one. Outputs are shown as text, cut to a readable length by the server.
+ * first, each with its state, start and end, its steps with their outputs and errors, what a
+ * waiting one waits for (RunWaits), and Cancel for a running one. Outputs are shown as text, cut to a readable length by the server.
  */
 export function WorkflowRuns({ base }: { base: string }) {
   const [page, setPage] = useState<WorkflowRunPage>();
@@ -117,6 +115,7 @@ export function WorkflowRuns({ base }: { base: string }) {
                   <td>{at(run.finishedAt)}</td>
                   <td className="wrap">
                     <Steps run={run} />
+                    <RunWaits base={base} run={run} />
                   </td>
                   <td>
                     {run.state === 'RUN_STARTED' && (

@@ -97,6 +97,10 @@ export function formatTime(value: string | null): string {
   return Number.isNaN(date.getTime()) ? value : date.toLocaleString();
 }
 
+/** An epoch-ms time as formatTime shows it; none is '—'. */
+export const formatEpochMs = (ms: number | undefined): string =>
+  formatTime(ms === undefined ? null : new Date(ms).toISOString());
+
 export function EventsTable({
   events,
 }: {

@@ -22,7 +22,12 @@ export type {
   MessageState,
 } from '../../../api/message-view.js';
 export type { SessionView } from '../../../api/session-routes.js';
-export type { WorkflowRunPage, WorkflowRunRow, WorkflowStepView } from '../../../api/workflow-run-view.js';
+export type {
+  WorkflowRunPage,
+  WorkflowRunRow,
+  WorkflowRunWaiters,
+  WorkflowStepView,
+} from '../../../api/workflow-run-view.js';
 export type { ErrorBody } from '../../../http/errors.js';
 export type { Permission } from '../../../kube/access-review.js';
 export type { ReachableNamespaces } from '../../../kube/namespace-access.js';

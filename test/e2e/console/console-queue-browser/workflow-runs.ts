@@ -1,7 +1,11 @@
 import { Client as WorkflowClient } from '@upstash/workflow';
 import { waitFor } from '../../../../local/wait.js';
 import type { ConsoleBrowserFixture } from '../../../helpers/console/browser-fixture.js';
-import { startWorkflowEndpoints } from '../../../helpers/queue/workflow-endpoints.js';
+import {
+  startWorkflowEndpoints,
+  type WorkflowDefinition,
+  type WorkflowEndpoints,
+} from '../../../helpers/queue/workflow-endpoints.js';
 
 /**
  * The Workflow runs view, registered by console-queue-browser.test.ts in its describe block after
@@ -12,25 +16,27 @@ export function workflowRunsTest(
   fixture: () => ConsoleBrowserFixture,
   queueEnv: Readonly<Record<string, string>>,
 ): void {
-  it("when workflow runs finish and wait, then the Workflow runs view shows each run's state, times and steps with their outputs, cancels a running one from its row, and refuses tenant B's runs", async () => {
-    const { page, tenantA, tenantB, queue, expectAccessible, screenshot } = fixture();
+  /** Workflow endpoints on loopback that talk to tenant A's binding cache. */
+  const startEndpoints = (workflows: Record<string, WorkflowDefinition>): Promise<WorkflowEndpoints> => {
+    const { queue, tenantA } = fixture();
     const target = queue.registry.get(tenantA.namespace, 'cache');
     if (!target) throw new Error('the gateway serves no binding cache');
-    const endpoints = await startWorkflowEndpoints({
-      target,
-      queueUrl: queueEnv.QSTASH_URL ?? '',
-      workflows: {
-        greet: {
-          route: async (context) => {
-            const name = await context.run('name', () => 'Ada');
-            return context.run('greet', () => `hello ${name}`);
-          },
+    return startWorkflowEndpoints({ target, queueUrl: queueEnv.QSTASH_URL ?? '', workflows });
+  };
+
+  it("when workflow runs finish and wait, then the Workflow runs view shows each run's state, times and steps with their outputs, cancels a running one from its row, and refuses tenant B's runs", async () => {
+    const { page, tenantB, expectAccessible, screenshot } = fixture();
+    const endpoints = await startEndpoints({
+      greet: {
+        route: async (context) => {
+          const name = await context.run('name', () => 'Ada');
+          return context.run('greet', () => `hello ${name}`);
         },
-        napping: {
-          route: async (context) => {
-            await context.run('before-nap', () => 'awake');
-            await context.sleep('nap', 3_600);
-          },
+      },
+      napping: {
+        route: async (context) => {
+          await context.run('before-nap', () => 'awake');
+          await context.sleep('nap', 3_600);
         },
       },
     });
@@ -97,6 +103,95 @@ export function workflowRunsTest(
         tenantB.namespace,
       );
       expect(foreign).toBe(403);
+    } finally {
+      await endpoints.close();
+    }
+  }, 60_000);
+
+  it('when a run waits for an event, then its row shows the wait and Waiters its event, deadline and timeout URL; once notified the wait is gone and the next step shows; the waiters route refuses strangers, unknown runs and bad ids', async () => {
+    const { page, tenantA, tenantB, expectAccessible } = fixture();
+    const eventId = 'evt_console-paid';
+    const endpoints = await startEndpoints({
+      paying: {
+        route: async (context) => {
+          const { eventData } = await context.waitForEvent('wait for payment', eventId, { timeout: '1h' });
+          await context.run('after payment', () => `paid ${String(eventData)}`);
+        },
+      },
+    });
+    try {
+      const client = new WorkflowClient({ baseUrl: queueEnv.QSTASH_URL, token: queueEnv.QSTASH_TOKEN ?? '' });
+      const url = endpoints.expressUrl('paying');
+      const { workflowRunId: runId } = await client.trigger({ url, body: {} });
+      const [waiter] = await waitFor(
+        'the run to wait',
+        async () => {
+          const waiters = await client.getWaiters({ eventId });
+          return waiters.length === 1 ? waiters : undefined;
+        },
+        { timeoutMs: 20_000, intervalMs: 100 },
+      );
+
+      const runs = page.getByTestId('workflow-runs');
+      const row = runs.locator(`tr[data-run-id="${runId}"]`);
+      await runs.getByRole('button', { name: 'Refresh' }).click();
+      await row.getByTestId('workflow-wait').waitFor();
+      expect(await row.getByTestId('workflow-wait').textContent()).toContain(
+        `Waiting for event ${eventId} (wait for payment) until`,
+      );
+      await row.getByRole('button', { name: `Waiters of ${runId}` }).click();
+      const detail = row.locator(`[data-testid="workflow-waiter"][data-event-id="${eventId}"]`);
+      await detail.waitFor();
+      expect(await detail.getByTestId('waiter-timeout-url').textContent()).toBe(url);
+      expect(await detail.getByTestId('waiter-deadline').textContent()).toBe(
+        await page.evaluate((ms) => new Date(ms).toLocaleString(), waiter!.deadline * 1000),
+      );
+      expect(await detail.getByTestId('event-waiters').textContent()).toContain(runId);
+      await expectAccessible('queue page with a waiting workflow run');
+
+      // The waiters route: another tenant's binding (403), no session (401), an unknown run (404),
+      // a run id the queue never gives (400 naming it), each a JSON error.
+      const answers = await page.evaluate(
+        async ({ own, other, run }) => {
+          const ask = async (path: string, init?: RequestInit) => {
+            const response = await fetch(path, init);
+            return [response.status, ((await response.json()) as { error: string }).error];
+          };
+          return [
+            await ask(`/api/namespaces/${other}/bindings/cache/workflow-runs/${run}/waiters`),
+            await ask(`/api/namespaces/${own}/bindings/cache/workflow-runs/${run}/waiters`, {
+              credentials: 'omit',
+            }),
+            await ask(`/api/namespaces/${own}/bindings/cache/workflow-runs/wfr_unknown/waiters`),
+            await ask(`/api/namespaces/${own}/bindings/cache/workflow-runs/not-a-run/waiters`),
+          ];
+        },
+        { own: tenantA.namespace, other: tenantB.namespace, run: runId },
+      );
+      expect(answers).toEqual([
+        [403, expect.any(String)],
+        [401, expect.any(String)],
+        [404, 'queue-refused'],
+        [400, 'bad-input'],
+      ]);
+
+      await client.notify({ eventId, eventData: 'in full' });
+      await waitFor(
+        'the wait gone and the next step shown',
+        async () => {
+          await runs.getByRole('button', { name: 'Refresh' }).click();
+          await row.locator('summary').waitFor();
+          return (await row.getByTestId('workflow-waits').count()) === 0 &&
+            (await row.locator('li[data-step="after payment"]').count()) === 1
+            ? true
+            : undefined;
+        },
+        { timeoutMs: 20_000, intervalMs: 200 },
+      );
+      await row.locator('summary').click();
+      expect(
+        await row.locator('li[data-step="after payment"]').getByTestId('step-output').textContent(),
+      ).toBe('paid in full');
     } finally {
       await endpoints.close();
     }
