@@ -2,6 +2,7 @@ import type { WorkflowContext } from '@upstash/workflow';
 import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
 import { useWorkflowSuite } from '../../helpers/queue/workflow-suite.js';
+import { recordedSteps } from '../../helpers/queue/workflow-steps.js';
 
 /**
  * Workflow runs through the unchanged @upstash/workflow 1.3.3: its Client triggers through
@@ -12,7 +13,6 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
   /** Per run id: the step names in the order their functions ran, and what the steps saw. */
   const ran = new Map<string, string[]>();
   const seen = new Map<string, Record<string, unknown>>();
-  const attempts = new Map<string, number>();
   let concurrent = 0;
   let mostConcurrent = 0;
 
@@ -81,34 +81,18 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
           });
         },
       },
+      napping: {
+        route: async (context) => {
+          const started = await context.run('start', () => Date.now());
+          await Promise.all([context.sleep('short', 2), context.sleep('long', 3)]);
+          await context.run('after', () => note(context, { napped: Date.now() - started }));
+        },
+      },
       cancelling: {
         route: async (context) => {
           await context.run('first', () => record(context, 'first'));
           await context.cancel();
           await context.run('never', () => record(context, 'never'));
-        },
-      },
-      failing: {
-        route: async (context) => {
-          await context.run('boom', () => {
-            record(context, 'boom');
-            throw new Error(`boom for ${JSON.stringify(context.requestPayload)}`);
-          });
-        },
-        options: {
-          failureFunction: async ({ context, failStatus, failResponse }) => {
-            note(context, { failStatus, failResponse, payload: context.requestPayload });
-          },
-        },
-      },
-      flaky: {
-        route: async (context) => {
-          await context.run('flaky', () => {
-            const attempt = (attempts.get(context.workflowRunId) ?? 0) + 1;
-            attempts.set(context.workflowRunId, attempt);
-            if (attempt < 3) throw new Error(`attempt ${attempt} fails`);
-            record(context, 'flaky');
-          });
         },
       },
       serial: {
@@ -197,6 +181,19 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
     expect(seen.get(workflowRunId)).toEqual({ sum: 5 });
   });
 
+  it('when a run sleeps in a parallel group of two sleeps alone, then the step after them runs once the longer one passed, not their sum', async () => {
+    const { workflowRunId } = await client().trigger({
+      url: workflow.endpoints.plainUrl('napping'),
+      body: {},
+    });
+    expect((await finished(workflowRunId)).state).toBe('RUN_SUCCESS');
+    const { napped } = seen.get(workflowRunId) as { napped: number };
+    expect(napped).toBeGreaterThanOrEqual(3_000);
+    expect(napped).toBeLessThan(5_000);
+    const recorded = await recordedSteps(runs(), workflowRunId);
+    expect(recorded.map((step) => step.stepName).sort()).toEqual(['after', 'long', 'short', 'start']);
+  });
+
   it('when a run calls context.cancel, then it ends RUN_CANCELED and the step after the cancel never runs', async () => {
     const { workflowRunId } = await client().trigger({
       url: workflow.endpoints.expressUrl('cancelling'),
@@ -205,52 +202,6 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
     expect((await finished(workflowRunId)).state).toBe('RUN_CANCELED');
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(ran.get(workflowRunId)).toEqual(['first']);
-  });
-
-  it('when a step keeps failing with retries 0, then the failureFunction gets the error and the payload and the run ends RUN_FAILED', async () => {
-    const { workflowRunId } = await client().trigger({
-      url: workflow.endpoints.expressUrl('failing'),
-      body: { order: 7 },
-      retries: 0,
-    });
-    const run = await finished(workflowRunId);
-    expect(run.state).toBe('RUN_FAILED');
-    await waitFor('the failure function ran', async () => seen.get(workflowRunId), { timeoutMs: 10_000 });
-    expect(seen.get(workflowRunId)).toEqual({
-      failStatus: 500,
-      failResponse: 'boom for {"order":7}',
-      payload: { order: 7 },
-    });
-    expect(ran.get(workflowRunId)).toEqual(['boom']);
-  });
-
-  it('when a step keeps failing and the trigger names a failureUrl, then that URL gets the signed failure callback with the run id', async () => {
-    const failureUrl = `${suite.receiver.baseUrl}/failures`;
-    const { workflowRunId } = await client().trigger({
-      url: workflow.endpoints.plainUrl('failing'),
-      body: { order: 8 },
-      retries: 0,
-      failureUrl,
-    });
-    expect((await finished(workflowRunId)).state).toBe('RUN_FAILED');
-    await suite.delivered(1);
-    const [failure] = suite.receiver.deliveries;
-    expect(failure!.headers['upstash-workflow-runid']).toBe(workflowRunId);
-    expect(failure!.headers['upstash-workflow-failure-callback']).toBe('true');
-    const body = JSON.parse(failure!.body.toString()) as Record<string, unknown>;
-    expect(body).toMatchObject({ status: 500, workflowRunId, url: workflow.endpoints.plainUrl('failing') });
-    expect(Buffer.from(body.sourceBody as string, 'base64').toString()).toBe('{"order":8}');
-  });
-
-  it('when a step fails twice and the trigger allows 2 retries, then the third attempt succeeds and the run ends RUN_SUCCESS', async () => {
-    const { workflowRunId } = await client().trigger({
-      url: workflow.endpoints.expressUrl('flaky'),
-      body: {},
-      retries: 2,
-    });
-    expect((await finished(workflowRunId)).state).toBe('RUN_SUCCESS');
-    expect(attempts.get(workflowRunId)).toBe(3);
-    expect(ran.get(workflowRunId)).toEqual(['flaky']);
   });
 
   it('when three runs share a flow-control key with parallelism 1, then no two of their steps run at once', async () => {

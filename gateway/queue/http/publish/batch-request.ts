@@ -68,12 +68,13 @@ export function parseBatchRequest(
   }
   if (!Array.isArray(parsed)) throw new InvalidRequestError('the batch must be a JSON array');
   if (parsed.length === 0) throw new InvalidRequestError('the batch is empty');
+  const workflowBatch = parsed.some(isWorkflowMessage);
   if (parsed.length > limits.maxBatchSize) {
     const message = `the batch has ${parsed.length} messages, more than the allowed ${limits.maxBatchSize}`;
     // A workflow's parallel group is one batch of its steps (the SDK's submitParallelSteps). The
     // SDK takes a 400 there as "the run was cancelled" and stops silently; a 412 fails the run.
     // client.trigger([...]) sends its runs as one batch too.
-    if (parsed.some(isWorkflowMessage))
+    if (workflowBatch)
       throw new QuotaExceededError(
         `${message}: a workflow's batch (a parallel group's steps, or the runs one trigger starts) takes at most that many`,
       );
@@ -102,9 +103,13 @@ export function parseBatchRequest(
       if (queueName !== undefined) request.queueName = queueName;
       return urlGroup ? { request, urlGroup } : { request };
     } catch (err) {
-      if (err instanceof InvalidRequestError || err instanceof DestinationRefusedError)
-        return { refused: `${where}: ${err.message}` };
-      throw err;
+      if (!(err instanceof InvalidRequestError || err instanceof DestinationRefusedError)) throw err;
+      // The workflow SDK reads no item's answer in its batches: client.trigger would hand back the
+      // id of a run never started, and a step (context.call's request) would wait for an answer
+      // never sent. A workflow's batch is refused whole, nothing stored, as its /v2/publish is:
+      // the trigger throws naming the field, and a step's 400 stops the run as it would on QStash.
+      if (workflowBatch) throw new InvalidRequestError(`${where}: ${err.message}`, { cause: err });
+      return { refused: `${where}: ${err.message}` };
     }
   });
 }

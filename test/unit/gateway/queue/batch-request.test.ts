@@ -128,6 +128,24 @@ describe('batch requests', () => {
     },
   );
 
+  it("when an item of a workflow's batch is bad, then all of it is refused naming the item (the SDK reads no item's answer)", () => {
+    const trigger = (headers: Record<string, string> = {}, destination = 'https://a.example/wf') => ({
+      destination,
+      headers: {
+        'Upstash-Workflow-RunId': 'wfr_a',
+        'Upstash-Workflow-Init': 'true',
+        'Upstash-Workflow-Url': destination,
+        ...headers,
+      },
+      body: '{}',
+    });
+    expect(parse([trigger()])).toHaveLength(1);
+    expect(() => parseAll([trigger(), trigger({ 'Upstash-Retry-Delay': 'pow(2' })])).toThrow(
+      'batch item 1: Upstash-Retry-Delay "pow(2" is not a valid expression: expected )',
+    );
+    expect(() => parseAll([trigger({}, 'http://169.254.169.254/x')])).toThrow(/^batch item 0: .*linkLocal/);
+  });
+
   it('when an item names a queue, then its message is enqueued there, with its delay', () => {
     const inAnHour = Math.floor(Date.now() / 1000) + 3_600;
     const [item, delayed] = parseAll([
