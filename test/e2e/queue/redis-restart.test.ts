@@ -222,7 +222,7 @@ describe('a real redis-server restart under queues, schedules and workflow runs'
       const url = endpoints.expressUrl('restarted');
       const workflowClient = new Client({ baseUrl: replicas[0]!.queueUrl(target), token: target.token });
       const { workflowRunId: held } = await workflowClient.trigger({ url, body: { nap: 1, hold: true } });
-      const { workflowRunId: asleep } = await workflowClient.trigger({ url, body: { nap: 4, hold: false } });
+      const { workflowRunId: asleep } = await workflowClient.trigger({ url, body: { nap: 6, hold: false } });
       const runs = (r: Redis) => new WorkflowRunStore(r, keys);
       await waitFor(
         'one run inside step three, the other asleep',
