@@ -123,12 +123,12 @@ export function manageChild(
 ): ManagedProcess {
   const lines: string[] = [];
   const log = options.logFile ? fs.createWriteStream(options.logFile, { flags: 'a' }) : undefined;
-  let partial = '';
-  const onData = (chunk: Buffer): void => {
+  // Each stream's unfinished line apart: a stderr chunk must not land inside a long stdout line.
+  const partials = { stdout: '', stderr: '' };
+  const onData = (stream: keyof typeof partials) => (chunk: Buffer) => {
     log?.write(chunk);
-    const text = partial + chunk.toString('utf8');
-    const parts = text.split('\n');
-    partial = parts.pop() ?? '';
+    const parts = (partials[stream] + chunk.toString('utf8')).split('\n');
+    partials[stream] = parts.pop() ?? '';
     for (const line of parts) {
       lines.push(line);
       options.onLine?.(line);
@@ -136,8 +136,8 @@ export function manageChild(
     }
     if (lines.length > OUTPUT_LINES_KEPT) lines.splice(0, lines.length - OUTPUT_LINES_KEPT);
   };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
+  child.stdout?.on('data', onData('stdout'));
+  child.stderr?.on('data', onData('stderr'));
 
   const exited = new Promise<number | string>((resolve) => {
     const done = (code: number | null, signal: NodeJS.Signals | null): void => {
@@ -156,7 +156,7 @@ export function manageChild(
     name: options.name,
     pid: child.pid ?? -1,
     exited,
-    output: () => [...lines, partial].join('\n').trim(),
+    output: () => [...lines, partials.stdout, partials.stderr].join('\n').trim(),
     async stop(graceMs = 5_000) {
       if (child.exitCode !== null || child.signalCode !== null || !running.has(child)) {
         await exited;
