@@ -8,16 +8,21 @@
  * (bench/lib/compiled-platform.ts), with the free envelope's rates raised above the load so that
  * B's requests are never refused (A is held to them by its own schedule instead).
  *
- * A's load generator and B's probe are processes of their own (tenant-isolation/), each tenant's
- * processes pinned to a CPU of their own (BENCH_PIN=0: not), and B's probe measures without a
- * break while A's load comes and goes on a shared clock: BENCH_ROUNDS rounds of the windows in
- * schedule.ts's ROUND, each BENCH_SECONDS long with BENCH_GAP_MS between them. B alone is set against B alone (the run's
+ * A's load generator and B's probe are processes of their own (tenant-isolation/), and the
+ * processes are pinned as a cluster places them: A's load, Redis and engine on CPU 0, as on nodes
+ * of their own, with this bench's process (the receiver of both tenants' deliveries, a webhook
+ * endpoint elsewhere); the gateway, the one part the tenants share, on CPU 1 with B's probe, Redis
+ * and engine. So what B loses with A at its limits is what the gateway's work for A costs it; the
+ * "on the gateway's CPU" windows move A's processes onto CPU 1 for the window, which is what this
+ * machine adds by sharing its two cores. B's probe measures without a break while A's load comes
+ * and goes on a shared clock: BENCH_ROUNDS rounds of the windows in schedule.ts's ROUND, each
+ * BENCH_SECONDS long with BENCH_GAP_MS between them. B alone is set against B alone (the run's
  * noise) and B with A at its limits against B alone (issue 29's goal: at most 1.1x), beside B's
- * direct requests to its own Redis and engine (the machine's share) and the gateway's event-loop
- * delay and CPU (the gateway's share).
+ * direct requests to its own Redis and engine and the gateway's event-loop delay and CPU.
  *
- *   npx tsx bench/tenant-isolation.ts     (BENCH_ROUNDS=12, BENCH_SECONDS=2, BENCH_GAP_MS=500,
- *                                          BENCH_FLOOD_CONNECTIONS=16, BENCH_PIN=1)
+ *   npx tsx bench/tenant-isolation.ts     (BENCH_ROUNDS=18, BENCH_SECONDS=2, BENCH_GAP_MS=500,
+ *                                          BENCH_FLOOD_CONNECTIONS=16; BENCH_SAVE=<file>: the
+ *                                          run's samples as JSON, for another look at them)
  */
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -55,7 +60,7 @@ import { processTree } from './lib/process-tree-cpu.js';
 import { buildCompiledGatewayEnv } from './lib/gateway-bench-env.js';
 import { startCountingReceiver } from './queue/counting-receiver.js';
 import { printReport } from './tenant-isolation/report.js';
-import { buildWindows, ROUND } from './tenant-isolation/schedule.js';
+import { buildWindows, ROUND, runWindows, sleepUntil } from './tenant-isolation/schedule.js';
 import { runTenantALoad } from './tenant-isolation/tenant-a-load.js';
 import { runTenantBProbe } from './tenant-isolation/tenant-b-probe.js';
 import {
@@ -68,16 +73,13 @@ import {
 import { monitorWindows, pinToCpu } from './tenant-isolation/window-monitor.js';
 
 const NAMESPACE = 'isolation';
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 18);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 500);
 const FLOOD_CONNECTIONS = Number(process.env.BENCH_FLOOD_CONNECTIONS ?? 16);
-/**
- * Each tenant's own processes on a CPU of their own: A's load generator, Redis and engine on CPU 0,
- * B's probe, Redis and engine on CPU 1, as each tenant's would be on machines of their own; the
- * gateway, the one part they share, and the receiver run anywhere.
- */
-const PIN = process.env.BENCH_PIN !== '0' && os.cpus().length > 1;
+const SAVE = process.env.BENCH_SAVE;
+/** The CPU of A's processes (and of this bench's), and that of the gateway and B's. */
+const [A_CPU, GATEWAY_CPU] = [0, 1];
 /** B's requests scheduled in a window's first 300 ms are not counted: A's load is still starting or stopping. */
 const SETTLE_MS = 300;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -135,6 +137,7 @@ async function createBinding(
 }
 
 async function main(): Promise<void> {
+  if (os.cpus().length < 2) throw new Error('the bench pins the tenants to two CPUs; this machine has one');
   const stops: Array<() => Promise<void>> = [];
   try {
     console.log('==> control plane, two tenants (a Redis and a CouchDB engine each), a receiver');
@@ -223,7 +226,7 @@ async function main(): Promise<void> {
 
     const windows = buildWindows(ROUNDS, SECONDS, GAP_MS);
     console.log(
-      `==> ${ROUNDS} rounds of ${ROUND.join(', ')}, ${SECONDS} s each with ${GAP_MS} ms between; A's load and B's probe each in a process of its own${PIN ? "; A's processes pinned to CPU 0, B's to CPU 1" : ''}`,
+      `==> ${ROUNDS} rounds of ${ROUND.join(', ')}, ${SECONDS} s each with ${GAP_MS} ms between; A's load and B's probe each in a process of its own; A's processes and the receiver pinned to CPU ${A_CPU}, the gateway and B's to CPU ${GATEWAY_CPU}`,
     );
     const startFile = path.join(await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-isolation-')), 'start');
     stops.push(() => fsp.rm(path.dirname(startFile), { recursive: true, force: true }));
@@ -250,7 +253,6 @@ async function main(): Promise<void> {
     );
     const probe = runTenantBProbe(
       {
-        a: asTenant(a),
         b: asTenant(b),
         redis: { host: b.redis.host, port: b.redis.port, password: b.redis.password },
         engineDocUrl: `${b.engine.url}/bench/doc`,
@@ -267,10 +269,9 @@ async function main(): Promise<void> {
       a: { 'A Redis': [a.redis.pid], 'A engine': processTree(a.engine.pid), 'A load': [pids.a!] },
       b: { 'B Redis': [b.redis.pid], 'B engine': processTree(b.engine.pid), 'B probe': [pids.b!] },
     };
-    if (PIN) {
-      await pinToCpu(Object.values(stacks.a).flat(), 0);
-      await pinToCpu(Object.values(stacks.b).flat(), 1);
-    }
+    const aProcesses = Object.values(stacks.a).flat();
+    await pinToCpu([...aProcesses, process.pid], A_CPU);
+    await pinToCpu([gateway.pid, ...Object.values(stacks.b).flat()], GATEWAY_CPU);
     const startAt = Date.now() + 1000;
     await fsp.writeFile(startFile, String(startAt));
     // A child that fails mid-run ends the run with its error, not after the last window.
@@ -283,6 +284,15 @@ async function main(): Promise<void> {
       }),
       aLoad,
       probe,
+      runWindows(
+        startAt,
+        windows.filter((w) => w.phase === "A at its limits, on the gateway's CPU"),
+        async (window) => {
+          await pinToCpu(aProcesses, GATEWAY_CPU);
+          await sleepUntil(startAt + window.toMs);
+          await pinToCpu(aProcesses, A_CPU);
+        },
+      ),
     ]);
     console.log(
       `\nMachine: ${os.cpus().length} cores, load average ${os
@@ -290,7 +300,11 @@ async function main(): Promise<void> {
         .map((l) => l.toFixed(1))
         .join(' ')}, shared with the other engineers' work: the figures are ratios within this run`,
     );
-    printReport({ windows, probe: probeWindows.windows, readings, aLoad: aSent, seconds: SECONDS });
+    // The report's intervals take seconds of CPU: on every CPU again, not on A's alone.
+    await pinToCpu([process.pid], `0-${os.cpus().length - 1}`);
+    const run = { windows, probe: probeWindows.windows, readings, aLoad: aSent, seconds: SECONDS };
+    if (SAVE) await fsp.writeFile(SAVE, JSON.stringify(run));
+    printReport(run);
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   }

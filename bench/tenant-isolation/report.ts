@@ -103,12 +103,16 @@ const roundsOf = (run: Samples): number => Math.max(...run.windows.map((w) => w.
 /**
  * Issue 29's verdict on B's publish and read p99 with A at its limits against B alone: met when
  * both 90% intervals lie under the goal, missed when one lies above it; undecided when one
- * straddles it, or when the run's own noise (B alone against B alone) is wider than the goal's 10%.
+ * straddles it, when the run's own noise (B alone against B alone) is wider than the goal's 10%, or
+ * when some of B's requests were cut off (the p99s would leave the slowest out).
  */
 export function verdict(run: Samples): string {
   const [noiseRow, ...phaseRows] = rowsOf(run);
   const goalRow = phaseRows.find((row) => row.label === 'A at its limits');
   if (!noiseRow || !goalRow) return "undecided: the run has no 'A at its limits' windows";
+  const cutOff = run.probe.reduce((n, w) => n + w.cutOff, 0);
+  if (cutOff > 0)
+    return `undecided: ${cutOff} of B's requests were cut off unanswered or unsent (the machine held the probe or the gateway back by over ${CUT_OFF_AFTER_MS / 1000} s), and the p99s leave them out`;
   const rounds = roundsOf(run);
   const of = (row: Row) =>
     (['publish', 'read'] as const).map((series) => roundsInterval(rounds, ratioOf(run, row, series)));
@@ -144,9 +148,7 @@ export function printReport(run: IsolationRun): void {
         at.map((i) => pick(run.readings[i]!)),
         digits,
       );
-    const sent = run.aLoad.sent.filter((s) => at.includes(s.window));
-    const inProcess = at.flatMap((i) => (run.probe[i]!.inProcess ? [run.probe[i]!.inProcess!] : []));
-    const aSent = [...sent, ...inProcess];
+    const aSent = run.aLoad.sent.filter((s) => at.includes(s.window));
     const samples = (series: Series) => at.reduce((n, i) => n + run.probe[i]!.latenciesUs[series].length, 0);
     console.log(
       `| ${phase} | ${samples('publish')}, ${samples('read')} | ${pooled('publish', 0.5)} / ${pooled('publish', 0.99)} (${perWindowP99('publish')}) | ${pooled('read', 0.5)} / ${pooled('read', 0.99)} (${perWindowP99('read')}) | ${pooled('redis', 0.99)}, ${pooled('engine', 0.99)} | ${round(median(aSent.map((s) => s.requests / run.seconds)) || 0)} (${aSent.reduce((n, s) => n + s.refused, 0)}) | ${reading((r) => r.gatewayLagP99Ms, 1)} / ${reading((r) => r.gatewayLagMaxMs, 1)} | ${reading((r) => r.cpuPercent.gateway!)}, ${reading((r) => r.cpuPercent['A Redis']! + r.cpuPercent['A engine']! + r.cpuPercent['A load']!)}, ${reading((r) => r.cpuPercent['B probe']!)} | ${reading((r) => r.machineBusyPercent)} | ${figure(at.map((i) => run.probe[i]!.probeLoopP99Ms))} |`,
@@ -192,6 +194,6 @@ export function printReport(run: IsolationRun): void {
   const cutOff = run.probe.reduce((n, w) => n + w.cutOff, 0);
   console.log(`\nB's errors (failed or non-2xx): ${errors}`);
   console.log(
-    `B's requests cut off by the run's end (scheduled in a window, unanswered ${CUT_OFF_AFTER_MS / 1000} s after the last; not in the p99s): ${cutOff}`,
+    `B's requests cut off by the run's end (scheduled in a window, unsent or unanswered ${CUT_OFF_AFTER_MS / 1000} s after the last; not in the p99s): ${cutOff}`,
   );
 }

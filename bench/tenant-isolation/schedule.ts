@@ -7,19 +7,21 @@
 import fs from 'node:fs/promises';
 
 /** What tenant A does during a window; B always sends the same. */
-export type Phase = 'alone' | 'A at its limits' | "A at its limits, in B's process" | 'A floods';
+export type Phase = 'alone' | 'A at its limits' | "A at its limits, on the gateway's CPU" | 'A floods';
 
 /**
  * One round, in order. 'alone' comes twice, so B alone is also set against B alone (the run's own
- * noise); 'A at its limits' is the issue's comparison; "in B's process" runs A's same load inside
- * B's probe process (the former bench's harness) to show what a shared event loop adds; the flood
- * comes last, after the comparison, so its aftermath falls on the gap before the next round.
+ * noise). 'A at its limits' is the issue's comparison, with A's load, Redis and engine on a CPU
+ * of their own as on nodes of their own in a cluster: what B loses then is what the gateway's
+ * work for A costs it. "on the gateway's CPU" runs the same load with A's processes moved onto
+ * the CPU of the gateway and B for the window: what this machine adds by sharing its cores. The
+ * flood comes last, after the comparison, so its aftermath falls on the gap before the next round.
  */
 export const ROUND: readonly Phase[] = [
   'alone',
   'A at its limits',
   'alone',
-  "A at its limits, in B's process",
+  "A at its limits, on the gateway's CPU",
   'A floods',
 ];
 

@@ -24,9 +24,7 @@ export interface TenantALoadResult {
 async function run(spec: TenantALoadSpec): Promise<TenantALoadResult> {
   console.log(`ready ${process.pid}`);
   const startAt = await waitForStart(spec.startFile);
-  const own = spec.windows
-    .map((window, index) => ({ ...window, index }))
-    .filter((w) => w.phase === 'A at its limits' || w.phase === 'A floods');
+  const own = spec.windows.map((window, index) => ({ ...window, index })).filter((w) => w.phase !== 'alone');
   const sent = await runWindows(startAt, own, async (window, stop) => {
     const tally =
       window.phase === 'A floods'

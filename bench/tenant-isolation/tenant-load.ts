@@ -1,8 +1,7 @@
 /**
  * What tenant A sends: at its limits (its publishes at its binding's maxRequestsPerSecond, its
  * reads and writes at the free plan's rates, each on schedule) or as a flood (as fast as answered,
- * over those limits). Run by A's own process (tenant-a-load.ts) and, for the harness comparison,
- * inside B's probe.
+ * over those limits). Run by A's own process (tenant-a-load.ts).
  */
 import { DEFAULT_FREE_LIMITS } from '../../api/free-envelope.js';
 import { basicAuth } from '../../test/helpers/gateway/http-request.js';

@@ -9,9 +9,9 @@ import { promisify } from 'node:util';
 import { cpuSeconds } from '../lib/process-usage.js';
 import { runWindows, sleepUntil, type Window } from './schedule.js';
 
-/** Pins `pids` (every thread of each) to CPU `cpu`, as `taskset -a -p -c` does. */
-export async function pinToCpu(pids: readonly number[], cpu: number): Promise<void> {
-  for (const pid of pids) await promisify(execFile)('taskset', ['-a', '-p', '-c', String(cpu), String(pid)]);
+/** Pins `pids` (every thread of each) to `cpus` (a CPU, or a list such as "0-1"), as `taskset -a -p -c` does. */
+export async function pinToCpu(pids: readonly number[], cpus: number | string): Promise<void> {
+  for (const pid of pids) await promisify(execFile)('taskset', ['-a', '-p', '-c', String(cpus), String(pid)]);
 }
 
 /** The machine's busy CPU seconds and all CPU seconds so far, every core together (/proc/stat). */

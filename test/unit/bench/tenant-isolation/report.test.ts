@@ -40,6 +40,12 @@ describe("tenant-isolation verdict on issue 29's 1.1x", () => {
     expect(verdict(noisy)).toMatch(/^undecided: this run's noise, B alone against B alone, spans/);
   });
 
+  it("when some of B's requests were cut off by the run's end, then it is undecided, even with A at its limits as fast as alone", () => {
+    const cut = run(() => 1);
+    cut.probe[ROUND.indexOf('A at its limits')]!.cutOff = 3;
+    expect(verdict(cut)).toMatch(/^undecided: 3 of B's requests were cut off/);
+  });
+
   it('when B with A at its limits is 1.5x slower in one round of 12 only, then the interval straddles the goal: undecided', () => {
     expect(verdict(run((w) => (w.phase === 'A at its limits' && w.round === 0 ? 1.5 : 1)))).toBe(
       'undecided: the interval straddles the goal',
