@@ -25,17 +25,7 @@ describe('flow control through queues, schedules and DLQ retries, with the SDK a
 
   const url = (path: string) => `${replicas.destination.baseUrl}/${path}`;
   const paths = () => replicas.destination.requests.map((r) => r.path);
-  const delivered = (count: number, timeoutMs = 15_000) =>
-    waitFor(`${count} deliveries`, async () => replicas.destination.requests.length >= count || undefined, {
-      timeoutMs,
-      intervalMs: 20,
-    });
-  const forgotten = (key: string) =>
-    waitFor(
-      `flow-control key ${key} forgotten`,
-      async () => (await replicas.inspect.hexists(keys.flowControls, key)) === 0 || undefined,
-      { timeoutMs: 5_000, intervalMs: 20 },
-    );
+  const { delivered, forgotten } = replicas;
   /** Makes the schedule's next tick come now, as the clock reaching it would (sdk-schedules.test.ts). */
   const makeTickDue = (scheduleId: string) =>
     replicas.inspect.zadd(keys.scheduleTicks, 'XX', Date.now() - 1_000, scheduleId);

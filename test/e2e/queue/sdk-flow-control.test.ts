@@ -29,21 +29,7 @@ describe('flow control with the @upstash/qstash SDK across two gateway replicas'
 
   const url = (path: string) => `${replicas.destination.baseUrl}/${path}`;
   const bodies = () => replicas.destination.requests.map((r) => r.body.toString());
-  const delivered = (count: number, timeoutMs = 15_000) =>
-    waitFor(`${count} deliveries`, async () => replicas.destination.requests.length >= count || undefined, {
-      timeoutMs,
-      intervalMs: 20,
-    });
-  /**
-   * Waits until the mover forgets an idle key (nothing waiting or in flight, its rate window over,
-   * neither paused nor pinned), so no later test's snapshot sees it go.
-   */
-  const forgotten = (key: string) =>
-    waitFor(
-      `flow-control key ${key} forgotten`,
-      async () => (await replicas.inspect.hexists(keys.flowControls, key)) === 0 || undefined,
-      { timeoutMs: 5_000, intervalMs: 20 },
-    );
+  const { delivered, forgotten } = replicas;
   /** A raw request to one replica's binding, for what the SDK cannot send. */
   const ask = (path: string, init: RequestInit = {}, token = replicas.target.token) =>
     fetch(`${gateways.get('fc-a')!.baseUrl}/queue/ns/db${path}`, {
