@@ -87,7 +87,7 @@ function addMembersOf(message: EventMessage, fields: Partial<MessageEvent>): voi
   // A workflow run's delivery carries the run's steps so far (up to 64 KiB, rebuilt for each step),
   // not a body of its own: its events name the run (the Upstash-Workflow-RunId header) instead, as
   // QStash's workflow message logs name the step and not the body; the steps are the run's
-  // (GET /v2/workflows/runs/{runId}). Copied into its three events, that list was two thirds of
+  // (GET /v2/workflows/runs/{runId}). Copied into its three events, that list was about 60% of
   // what a finished run left in Redis (docs/workflow.md, Measured).
   if (message.body !== undefined && message.body.length > 0 && message.workflow === undefined)
     fields.body = message.redact?.body
