@@ -9,9 +9,17 @@ import type { KeyMapper } from '../../../kube/controller-runtime/key-mappers.js'
 import type { ObjectKey } from '../../../kube/controller-runtime/object-key.js';
 import {
   buildAdminSecret,
+  readBoundAdminHash,
   readCredentials,
   type InstanceCredentials,
 } from '../../resources/couch-instance/admin-secret.js';
+import {
+  adminPasswordSalt,
+  bindAdminHash,
+  boundAdminHashFor,
+  computeAdminPasswordHash,
+  type AdminHashScheme,
+} from '../../resources/couch-instance/admin-password-hash.js';
 import { appliedDigestOf } from '../../resources/applied-digest.js';
 import type { RecentWrites } from '../../../kube/controller-runtime/recent-writes.js';
 import { generateCredentials } from './generate-credentials.js';
@@ -79,10 +87,13 @@ export class OwnedObjects {
   }
 
   /**
-   * The instance's credentials: read from its admin Secret, or generated and written with a create
-   * (never an apply) when there is none, so an existing Secret can never be overwritten, even when
-   * the cache has not seen it yet: the create then fails with AlreadyExists and the Secret is read.
-   * The Secret is re-applied with the same credentials when its other keys must change (the url).
+   * The instance's credentials and the admin's PBKDF2 hash: read from its admin Secret, or generated
+   * and written with a create (never an apply) when there is none, so an existing Secret can never be
+   * overwritten, even when the cache has not seen it yet: the create then fails with AlreadyExists
+   * and the Secret is read. The hash is made once per password, salt and scheme and kept in the
+   * Secret (in the create's own body for new instances), so a reconcile that finds it, after a
+   * restart too, runs no PBKDF2. The Secret is re-applied with the same credentials when its other
+   * keys must change (the url, a hash for a new password or scheme).
    */
   async ensureCredentials(options: {
     owner: ObjectKey;
@@ -90,13 +101,25 @@ export class OwnedObjects {
     instance: CouchInstance;
     secretName: string;
     endpoint: string;
-  }): Promise<{ credentials: InstanceCredentials; created: boolean }> {
-    const { owner, informer, instance, secretName, endpoint } = options;
+    hashScheme: AdminHashScheme;
+  }): Promise<{ credentials: InstanceCredentials; adminPasswordHash: string; created: boolean }> {
+    const { owner, informer, instance, secretName, endpoint, hashScheme } = options;
     const namespace = instance.metadata.namespace ?? '';
+    const salt = adminPasswordSalt(instance.metadata.uid ?? '');
     let existing = this.current(owner, informer, namespace, secretName);
     if (!existing) {
       const credentials = generateCredentials();
-      const body = buildAdminSecret({ instance, credentials, endpoint });
+      const adminPasswordHash = await computeAdminPasswordHash({
+        password: credentials.password,
+        salt,
+        scheme: hashScheme,
+      });
+      const body = buildAdminSecret({
+        instance,
+        credentials,
+        endpoint,
+        boundAdminHash: bindAdminHash(adminPasswordHash, credentials.password),
+      });
       try {
         await this.recent.write(owner, slotOf(informer, secretName), undefined, async () => {
           const created = await callKube(() =>
@@ -105,7 +128,7 @@ export class OwnedObjects {
           informer.trim(created);
           return created;
         });
-        return { credentials, created: true };
+        return { credentials, adminPasswordHash, created: true };
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
         existing = await callKube(() =>
@@ -114,8 +137,13 @@ export class OwnedObjects {
       }
     }
     const credentials = readCredentials(existing);
-    await this.apply(owner, informer, buildAdminSecret({ instance, credentials, endpoint }));
-    return { credentials, created: false };
+    const { password } = credentials;
+    const adminPasswordHash =
+      boundAdminHashFor(readBoundAdminHash(existing), { password, salt, scheme: hashScheme }) ??
+      (await computeAdminPasswordHash({ password, salt, scheme: hashScheme }));
+    const boundAdminHash = bindAdminHash(adminPasswordHash, password);
+    await this.apply(owner, informer, buildAdminSecret({ instance, credentials, endpoint, boundAdminHash }));
+    return { credentials, adminPasswordHash, created: false };
   }
 }
 

@@ -35,7 +35,6 @@ import { couchInstanceNames } from '../../resources/couch-instance/names.js';
 import { resolveSpec } from '../../resources/couch-instance/resolved-spec.js';
 import { buildClientService, buildHeadlessService } from '../../resources/couch-instance/services.js';
 import { buildStatefulSet, claimShapeOf } from '../../resources/couch-instance/statefulset.js';
-import { AdminHashCache } from './admin-hash-cache.js';
 import type { CouchInstanceConfig } from './config.js';
 import { HibernationGate } from './hibernation-gate.js';
 import type { CouchInstanceMetrics } from './metrics.js';
@@ -96,7 +95,6 @@ const INSTANCE_LIMIT_RECHECK_MS = 15_000;
 export class CouchInstanceReconciler implements Reconciler {
   private readonly recent = new RecentWrites();
   private readonly owned: OwnedObjects;
-  private readonly hashes = new AdminHashCache();
   private readonly volumes: VolumeGrowth;
   private readonly hibernation: HibernationGate;
   private readonly usage: UsageMeter;
@@ -192,12 +190,14 @@ export class CouchInstanceReconciler implements Reconciler {
       resources: config.defaultResources,
     });
 
-    const { credentials, created } = await this.owned.ensureCredentials({
+    const hashScheme = adminHashSchemeFor(spec.version);
+    const { credentials, adminPasswordHash, created } = await this.owned.ensureCredentials({
       owner: key,
       informer: informers.secrets,
       instance,
       secretName: names.adminSecret,
       endpoint,
+      hashScheme,
     });
     if (created) {
       ctx.logger.info('admin credentials generated', { secret: names.adminSecret });
@@ -208,15 +208,10 @@ export class CouchInstanceReconciler implements Reconciler {
       });
     }
 
-    const hashScheme = adminHashSchemeFor(spec.version);
     const configMap = buildCouchDbConfigMap(instance, {
       serverUuid: serverUuidOf(instance),
       adminUsername: credentials.username,
-      adminPasswordHash: await this.hashes.hashFor(key, {
-        password: credentials.password,
-        instanceUid: instance.metadata.uid ?? '',
-        scheme: hashScheme,
-      }),
+      adminPasswordHash,
       hashScheme,
       vendorName: config.vendorName,
     });
@@ -365,7 +360,6 @@ export class CouchInstanceReconciler implements Reconciler {
 
   private forget(key: ObjectKey): void {
     this.recent.forget(key);
-    this.hashes.forget(key);
     this.volumes.forget(key);
     this.hibernation.forget(key);
     this.usage.forget(key);

@@ -20,6 +20,8 @@ export interface InstanceCredentials {
 export const COOKIE_SECRET_KEY = 'cookie-secret';
 /** An ini file with the cookie-auth secret, mounted into CouchDB's local.d (kept out of the ConfigMap). */
 export const AUTH_INI_KEY = 'settee-auth.ini';
+/** The admin's PBKDF2 hash, bound to the password (admin-password-hash.ts): made once, read ever after. */
+export const ADMIN_HASH_KEY = 'admin-password-hash';
 
 export class InvalidAdminSecretError extends Error {
   readonly code = 'InvalidAdminSecret';
@@ -59,9 +61,16 @@ export interface AdminSecretInput {
   instance: CouchInstance;
   credentials: InstanceCredentials;
   endpoint: string;
+  /** bindAdminHash of the password's hash, kept so no reconcile hashes it again. */
+  boundAdminHash: string;
 }
 
-export function buildAdminSecret({ instance, credentials, endpoint }: AdminSecretInput): V1Secret {
+export function buildAdminSecret({
+  instance,
+  credentials,
+  endpoint,
+  boundAdminHash,
+}: AdminSecretInput): V1Secret {
   const name = instance.metadata.name ?? '';
   const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
   return withAppliedDigest<V1Secret>({
@@ -75,8 +84,15 @@ export function buildAdminSecret({ instance, credentials, endpoint }: AdminSecre
       [ADMIN_SECRET_KEYS.url]: base64(buildCredentialedUrl(endpoint, credentials)),
       [COOKIE_SECRET_KEY]: base64(credentials.cookieSecret),
       [AUTH_INI_KEY]: base64(buildAuthIni(credentials)),
+      [ADMIN_HASH_KEY]: base64(boundAdminHash),
     },
   });
+}
+
+/** The bound admin hash an existing admin Secret keeps, if any (one written before it was kept has none). */
+export function readBoundAdminHash(secret: V1Secret): string | undefined {
+  const value = secret.data?.[ADMIN_HASH_KEY];
+  return value ? Buffer.from(value, 'base64').toString('utf8') : undefined;
 }
 
 /** The credentials stored in an existing admin Secret; throws InvalidAdminSecretError when incomplete. */

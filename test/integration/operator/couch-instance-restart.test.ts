@@ -1,5 +1,9 @@
+import crypto from 'node:crypto';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
 import type { RunningOperator } from '../../../operator/operator.js';
+import { ADMIN_HASH_KEY } from '../../../operator/resources/couch-instance/admin-secret.js';
+import { bindAdminHash } from '../../../operator/resources/couch-instance/admin-password-hash.js';
 import { useTestNamespace } from '../../helpers/kube.js';
 import {
   createInstance,
@@ -40,6 +44,21 @@ async function resourceVersionsOf(namespace: string, name: string) {
     // whenever its pod changes; its generation moves only when its spec does.
     (await apps.readNamespacedStatefulSet({ namespace, name })).metadata?.generation,
   ];
+}
+
+/** A reconcile through a loaded API server: 20 s ran out once at load 60 (2026-11-28 12:24 UTC). */
+const KEPT_HASH_WITHIN_MS = 60_000;
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+const decode = (value: string | undefined) => Buffer.from(value ?? '', 'base64').toString('utf8');
+
+/** The admin's hash in the instance's ini ([admins] <user> = <hash>). */
+async function iniAdminHash(namespace: string, name: string): Promise<string | undefined> {
+  const { core } = testClients();
+  const ini = (await core.readNamespacedConfigMap({ namespace, name: `${name}-config` })).data?.[
+    'settee.ini'
+  ];
+  return /^\[admins\]\n[^=]+= (\S+)$/m.exec(ini ?? '')?.[1];
 }
 
 describe('the CouchInstance controller across operator restarts', () => {
@@ -115,6 +134,80 @@ describe('the CouchInstance controller across operator restarts', () => {
     expect(await identityOf(ns.name, 'intact')).toEqual(intactIdentity);
     expect(await resourceVersionsOf(ns.name, 'intact')).toEqual(intactVersions);
   });
+});
+
+// Its own namespace: a new operator re-applies every instance it finds, and the burst above leaves 30.
+describe('the admin hash kept in the Secret across operator restarts', () => {
+  const ns = useTestNamespace('couch-kept-hash');
+  let operator: RunningOperator | undefined;
+
+  afterEach(async () => {
+    await operator?.stop();
+    operator = undefined;
+  });
+
+  it(
+    'when a restarted operator finds the admin hash kept in the Secret, then it uses it without hashing, and a password edited by hand is hashed anew',
+    async () => {
+      operator = await startTestOperator({ namespace: ns.name });
+      await createInstance(ns.name, 'kept', {});
+      await waitForInstance(ns.name, 'kept', 'phase Starting', hasPhase('Starting'), KEPT_HASH_WITHIN_MS);
+      const { core } = testClients();
+      const secret = await core.readNamespacedSecret({ namespace: ns.name, name: 'kept-admin' });
+      const password = decode(secret.data?.password);
+      const hash = await iniAdminHash(ns.name, 'kept');
+      expect(decode(secret.data?.[ADMIN_HASH_KEY])).toBe(bindAdminHash(hash ?? '', password));
+      await operator.stop();
+
+      // A hash no PBKDF2 run gives (its derived key replaced), bound to the password: only an operator
+      // that takes the kept hash as it is writes it into the ini.
+      const planted = (hash ?? '').replace(/-[0-9a-f]+,/, (key) => `-${'ab'.repeat((key.length - 2) / 2)},`);
+      expect(planted).not.toBe(hash);
+      await core.patchNamespacedSecret(
+        {
+          namespace: ns.name,
+          name: 'kept-admin',
+          body: { data: { [ADMIN_HASH_KEY]: base64(bindAdminHash(planted, password)) } },
+        },
+        mergePatch,
+      );
+      operator = await startTestOperator({ namespace: ns.name });
+      await waitFor(
+        'the kept hash in the ini',
+        async () => ((await iniAdminHash(ns.name, 'kept')) === planted ? true : undefined),
+        { timeoutMs: KEPT_HASH_WITHIN_MS, intervalMs: 100 },
+      );
+
+      // The password edited, the kept hash left as it was: it no longer fits, so it is made again.
+      await core.patchNamespacedSecret(
+        { namespace: ns.name, name: 'kept-admin', body: { data: { password: base64('edited-by-hand') } } },
+        mergePatch,
+      );
+      const rehashed = await waitFor(
+        'a new hash in the ini',
+        async () => {
+          const current = await iniAdminHash(ns.name, 'kept');
+          return current !== planted ? current : undefined;
+        },
+        { timeoutMs: KEPT_HASH_WITHIN_MS, intervalMs: 100 },
+      );
+      const [derived, salt, iterations] = rehashed.replace(/^-pbkdf2:sha256-/, '').split(',');
+      expect(
+        crypto.pbkdf2Sync('edited-by-hand', salt ?? '', Number(iterations), 32, 'sha256').toString('hex'),
+      ).toBe(derived);
+      await waitFor(
+        'the new hash kept in the Secret',
+        async () => {
+          const after = await core.readNamespacedSecret({ namespace: ns.name, name: 'kept-admin' });
+          return decode(after.data?.[ADMIN_HASH_KEY]) === bindAdminHash(rehashed, 'edited-by-hand')
+            ? true
+            : undefined;
+        },
+        { timeoutMs: KEPT_HASH_WITHIN_MS, intervalMs: 100 },
+      );
+    },
+    4 * KEPT_HASH_WITHIN_MS,
+  );
 });
 
 // Its own namespace, with pods run by the kubelet stand-in (the burst above runs none).

@@ -1,6 +1,8 @@
 import {
   adminHashSchemeFor,
   adminPasswordSalt,
+  bindAdminHash,
+  boundAdminHashFor,
   computeAdminPasswordHash,
 } from '../../../../../operator/resources/couch-instance/admin-password-hash.js';
 
@@ -31,5 +33,43 @@ describe('admin password hashes', () => {
     ]);
     expect(a).toBe(b);
     expect(a).toMatch(/^-pbkdf2:sha256-[0-9a-f]{64},[0-9a-f]{32},50000$/);
+  });
+
+  it('when a kept hash was made from the same password, salt and scheme, then it is used without hashing again', async () => {
+    const scheme = { ...adminHashSchemeFor('3.5.2'), iterations: 10 };
+    const salt = adminPasswordSalt('uid-1');
+    const hash = await computeAdminPasswordHash({ password: 'p', salt, scheme });
+    const bound = bindAdminHash(hash, 'p');
+    expect(boundAdminHashFor(bound, { password: 'p', salt, scheme })).toBe(hash);
+  });
+
+  it('when the password, salt or scheme changed since the hash was kept, then it is not used', async () => {
+    const scheme = { ...adminHashSchemeFor('3.5.2'), iterations: 10 };
+    const salt = adminPasswordSalt('uid-1');
+    const bound = bindAdminHash(await computeAdminPasswordHash({ password: 'p', salt, scheme }), 'p');
+    expect(boundAdminHashFor(bound, { password: 'edited', salt, scheme })).toBeUndefined();
+    expect(
+      boundAdminHashFor(bound, { password: 'p', salt: adminPasswordSalt('uid-2'), scheme }),
+    ).toBeUndefined();
+    expect(
+      boundAdminHashFor(bound, { password: 'p', salt, scheme: { ...scheme, iterations: 11 } }),
+    ).toBeUndefined();
+    const sha1 = { ...adminHashSchemeFor('3.3.3'), iterations: 10 };
+    expect(boundAdminHashFor(bound, { password: 'p', salt, scheme: sha1 })).toBeUndefined();
+  });
+
+  it('when the kept value is missing, malformed or its tag does not match, then it is not used', async () => {
+    const scheme = { ...adminHashSchemeFor('3.5.2'), iterations: 10 };
+    const salt = adminPasswordSalt('uid-1');
+    const hash = await computeAdminPasswordHash({ password: 'p', salt, scheme });
+    const [tag] = bindAdminHash(hash, 'p').split(' ');
+    const input = { password: 'p', salt, scheme };
+    expect(boundAdminHashFor(undefined, input)).toBeUndefined();
+    expect(boundAdminHashFor(hash, input)).toBeUndefined();
+    expect(boundAdminHashFor(`${tag} ${hash} extra`, input)).toBeUndefined();
+    expect(boundAdminHashFor(`${'0'.repeat(64)} ${hash}`, input)).toBeUndefined();
+    // A tag that fits a hash of another shape (a derived key cut short) is refused by its shape.
+    const short = hash.replace(/-([0-9a-f]{64}),/, (_, key: string) => `-${key.slice(2)},`);
+    expect(boundAdminHashFor(bindAdminHash(short, 'p'), input)).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@ import {
   buildAdminSecret,
   buildCredentialedUrl,
   InvalidAdminSecretError,
+  readBoundAdminHash,
   readCredentials,
 } from '../../../../../operator/resources/couch-instance/admin-secret.js';
 import { buildTestInstance, TEST_CREDENTIALS } from './fixtures.js';
@@ -12,12 +13,14 @@ const decode = (value: string | undefined) => Buffer.from(value ?? '', 'base64')
 
 describe('buildAdminSecret and readCredentials', () => {
   const endpoint = 'https://orders.tenant-a.couch.example.com';
+  const boundAdminHash = 'tag -pbkdf2:sha256-derived,salt,50000';
 
   it('when built, then it holds username, password and the endpoint with credentials in the userinfo', () => {
     const secret = buildAdminSecret({
       instance: buildTestInstance(),
       credentials: TEST_CREDENTIALS,
       endpoint,
+      boundAdminHash,
     });
     expect(secret.metadata?.name).toBe('orders-admin');
     expect(decode(secret.data?.[ADMIN_SECRET_KEYS.username])).toBe(TEST_CREDENTIALS.username);
@@ -47,8 +50,10 @@ describe('buildAdminSecret and readCredentials', () => {
       instance: buildTestInstance(),
       credentials: TEST_CREDENTIALS,
       endpoint,
+      boundAdminHash,
     });
     expect(readCredentials(secret)).toEqual(TEST_CREDENTIALS);
+    expect(readBoundAdminHash(secret)).toBe(boundAdminHash);
   });
 
   it('when a Secret lacks the password, then InvalidAdminSecretError names the missing key', () => {
@@ -56,6 +61,7 @@ describe('buildAdminSecret and readCredentials', () => {
       instance: buildTestInstance(),
       credentials: TEST_CREDENTIALS,
       endpoint,
+      boundAdminHash,
     });
     delete secret.data?.[ADMIN_SECRET_KEYS.password];
     expect(() => readCredentials(secret)).toThrow(InvalidAdminSecretError);
