@@ -3,6 +3,7 @@ import { waitFor } from '../../../local/wait.js';
 import { queueKeys } from '../../../gateway/queue/core/keys.js';
 import { useWorkflowSuite } from '../../helpers/queue/workflow-suite.js';
 import { recordedSteps } from '../../helpers/queue/workflow-steps.js';
+import { startWorkflowEndpoints } from '../../helpers/queue/workflow-endpoints.js';
 
 /**
  * Workflow runs through the unchanged @upstash/workflow 1.3.3: its Client triggers through
@@ -317,5 +318,45 @@ describe('workflow runs with the @upstash/workflow SDK', () => {
     const { workflowRunId } = await client().trigger({ url: workflow.endpoints.plainUrl('big'), body: {} });
     expect((await finished(workflowRunId)).state).toBe('RUN_SUCCESS');
     expect(seen.get(workflowRunId)).toEqual({ length: 80_000 });
+  });
+
+  // The suite's teardown relies on it: a handler still running once the replicas stop retries its
+  // publish into a closed port and the SDK logs after the suite is done (jest exits 1).
+  it('when the endpoints close while a step runs on each server, then close answers new requests 503 and resolves only once both steps answered, their results stored', async () => {
+    let started = 0;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const endpoints = await startWorkflowEndpoints({
+      target: suite.target,
+      queueUrl: suite.replicas[1]!.queueUrl(suite.target),
+      workflows: {
+        held: {
+          route: async (context) => {
+            await context.run('held', async () => {
+              started += 1;
+              await released;
+              return 'released';
+            });
+          },
+        },
+      },
+    });
+    const runIds: string[] = [];
+    for (const url of [endpoints.expressUrl('held'), endpoints.plainUrl('held')])
+      runIds.push((await client().trigger({ url, body: {} })).workflowRunId);
+    await waitFor('both steps running', async () => started === 2 || undefined, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+    });
+
+    const closed = endpoints.close();
+    for (const url of [endpoints.expressUrl('held'), endpoints.plainUrl('held')])
+      expect((await fetch(url, { method: 'POST', body: '{}' })).status).toBe(503);
+    release();
+    await closed;
+    for (const runId of runIds)
+      expect(await recordedSteps(runs(), runId)).toEqual([
+        expect.objectContaining({ stepName: 'held', out: '"released"' }),
+      ]);
   });
 });

@@ -7,6 +7,7 @@ import express from 'express';
 import type { QueueTarget } from '../../../gateway/queue/core/binding-registry.js';
 import { readBody } from '../../../gateway/queue/http/read-body.js';
 import { buildQStashFormatToken, workflowUserIdOf } from '../../../api/qstash-token.js';
+import { waitFor } from '../../../local/wait.js';
 import { closeServer } from './test-receiver.js';
 
 /** As the Express app's body parsers: a step result up to a message body and its JSON around it. */
@@ -37,7 +38,54 @@ export interface WorkflowEndpoints {
   expressUrl(name: string): string;
   /** `http://127.0.0.1:<port>/<name>` on the plain Request/Response server. */
   plainUrl(name: string): string;
+  /**
+   * Answers requests arriving from now on 503 (the queue delivers them again later), waits for
+   * the handlers in flight to answer, then closes both servers. A handler still running after
+   * the queue stopped would send its step results into the SDK's retries, which log after the
+   * suite is done (jest then exits 1 though every test passed).
+   */
   close(): Promise<void>;
+}
+
+/** Most a handler in flight may take to answer once {@link WorkflowEndpoints.close} is called. */
+const DRAIN_TIMEOUT_MS = 30_000;
+
+/**
+ * Counts the requests being handled, from arrival until the handler calls `res.end`: the SDK
+ * answers only after its own calls to the queue, and calls `end` even when the queue's delivery
+ * gave up waiting and closed the socket (so the socket's close is not the handler's end).
+ */
+class HandlersInFlight {
+  private count = 0;
+  private draining = false;
+
+  track(listener: http.RequestListener): http.RequestListener {
+    return (req, res) => {
+      if (this.draining) {
+        res.writeHead(503, { connection: 'close' }).end();
+        return;
+      }
+      this.count += 1;
+      const end = res.end.bind(res);
+      let ended = false;
+      res.end = ((...args: Parameters<typeof res.end>) => {
+        if (!ended) {
+          ended = true;
+          this.count -= 1;
+        }
+        return end(...args);
+      }) as typeof res.end;
+      void listener(req, res);
+    };
+  }
+
+  drain(): Promise<true> {
+    this.draining = true;
+    return waitFor('the workflow handlers in flight to answer', async () => this.count === 0 || undefined, {
+      timeoutMs: DRAIN_TIMEOUT_MS,
+      intervalMs: 20,
+    });
+  }
 }
 
 async function listen(server: http.Server): Promise<string> {
@@ -103,7 +151,8 @@ export async function startWorkflowEndpoints(input: {
     });
   app.use(express.json({ limit: MAX_BODY_BYTES }));
   app.use(express.text({ limit: MAX_BODY_BYTES }));
-  const expressServer = http.createServer(app);
+  const inFlight = new HandlersInFlight();
+  const expressServer = http.createServer(inFlight.track(app));
   const expressBase = await listen(expressServer);
   for (const [name, { route, options }] of Object.entries(workflows))
     app.use(`/${name}`, serveExpress(route, { ...options, ...sdkOptions(`${expressBase}/${name}`) }));
@@ -114,7 +163,7 @@ export async function startWorkflowEndpoints(input: {
   }
 
   const plainHandlers = new Map<string, (request: Request) => Promise<Response>>();
-  const plainServer = http.createServer((req, res) => {
+  const plainListener: http.RequestListener = (req, res) => {
     void (async () => {
       const path = (req.url ?? '/').split('?')[0]!;
       const handler = plainHandlers.get(path.slice(1));
@@ -135,7 +184,8 @@ export async function startWorkflowEndpoints(input: {
     })().catch((err: unknown) => {
       res.writeHead(500).end(String(err));
     });
-  });
+  };
+  const plainServer = http.createServer(inFlight.track(plainListener));
   const plainBase = await listen(plainServer);
   for (const [name, { route, options }] of Object.entries(workflows))
     plainHandlers.set(name, serve(route, { ...options, ...sdkOptions(`${plainBase}/${name}`) }).handler);
@@ -144,6 +194,7 @@ export async function startWorkflowEndpoints(input: {
     expressUrl: (name) => `${expressBase}/${name}`,
     plainUrl: (name) => `${plainBase}/${name}`,
     close: async () => {
+      await inFlight.drain();
       await Promise.all([closeServer(expressServer), closeServer(plainServer)]);
     },
   };

@@ -29,15 +29,22 @@ export interface WorkflowSuite {
 /**
  * Registers the hooks of a workflow SDK suite: {@link useSdkQueueSuite}'s two replicas, and the
  * workflows `serve` names started before the tests (the endpoints' SDK client on replica-b, so a
- * trigger through replica-a's client crosses replicas) and closed after them. `serve` is called
- * in beforeAll, so workflows may use what the describe block defines after this call.
+ * trigger through replica-a's client crosses replicas) and closed after them, before the replicas
+ * stop. `serve` is called in beforeAll, so workflows may use what the describe block defines after
+ * this call.
  */
 export function useWorkflowSuite(
   serve: () => WorkflowSuiteEndpoints,
   options: Parameters<typeof useSdkQueueSuite>[0] = {},
 ): WorkflowSuite {
-  const queue = useSdkQueueSuite(options);
   let endpoints: WorkflowEndpoints;
+  // Declared before the queue suite's hooks because jest runs afterAll hooks in the order they are
+  // declared: the endpoints' handlers in flight finish against running replicas (close waits for
+  // them), and only then do the replicas stop.
+  afterAll(async () => {
+    await endpoints?.close();
+  });
+  const queue = useSdkQueueSuite(options);
 
   beforeAll(async () => {
     endpoints = await startWorkflowEndpoints({
@@ -45,10 +52,6 @@ export function useWorkflowSuite(
       target: queue.target,
       queueUrl: queue.replicas[1]!.queueUrl(queue.target),
     });
-  });
-
-  afterAll(async () => {
-    await endpoints?.close();
   });
 
   const runs = () => new WorkflowRunStore(queue.inspect, queueKeys(queue.config.keyPrefix));
