@@ -128,12 +128,13 @@ describe('the CouchInstance controller across operator restarts', () => {
     await waitFor(
       'the StatefulSet of broken to be recreated',
       () => apps.readNamespacedStatefulSet({ namespace: ns.name, name: 'broken' }).then(() => true),
-      { timeoutMs: 20_000 },
+      // The new operator re-applies every instance it finds first; 20 s was short once at load 60.
+      { timeoutMs: 60_000 },
     );
     expect(await identityOf(ns.name, 'broken')).toEqual(identity);
     expect(await identityOf(ns.name, 'intact')).toEqual(intactIdentity);
     expect(await resourceVersionsOf(ns.name, 'intact')).toEqual(intactVersions);
-  });
+  }, 120_000);
 });
 
 // Its own namespace: a new operator re-applies every instance it finds, and the burst above leaves 30.
