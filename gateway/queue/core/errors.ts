@@ -92,6 +92,17 @@ export class QuotaExceededError extends QueueError {
 }
 
 /**
+ * A bad item in a workflow's step batch (a parallel group's steps, context.call's request), the run
+ * already started: 412, as the run limits answer, which the SDK (context.addStep) makes a
+ * WorkflowNonRetryableError, so the run fails and its failure callback hears why. A 400 there it
+ * takes as "the run was cancelled" and stops silently (triggerRouteFunction). Nothing is stored.
+ */
+export class WorkflowStepRefusedError extends QueueError {
+  readonly code = 'INVALID_REQUEST';
+  readonly status = 412;
+}
+
+/**
  * Over one of the binding's rate limits (spec.limits.maxMessagesPerDay, maxRequestsPerSecond):
  * 429 with the headers QStash sends, which the SDK reads into QstashDailyRatelimitError or
  * QstashRatelimitError, and Retry-After; nothing is stored.

@@ -148,4 +148,17 @@ describe('context.call with the @upstash/workflow SDK', () => {
     expect(((await response.json()) as { error: string }).error).toMatch(/10\.0\.0\.1/);
     expect((await client().logs({ workflowRunId: 'wfr_guarded' })).runs).toEqual([]);
   });
+
+  it("when a running run's context.call names an address the SSRF guard refuses, then its step batch is a 412 and the run ends RUN_FAILED naming it", async () => {
+    // A 400 there the SDK takes as "the run was cancelled": the run would stay RUN_STARTED.
+    const { workflowRunId } = await client().trigger({
+      url: workflow.endpoints.expressUrl('caller'),
+      body: { url: 'http://10.0.0.1/x' } satisfies CallPlan,
+    });
+    const run = await finished(workflowRunId);
+    expect(run.state).toBe('RUN_FAILED');
+    const failure = JSON.parse(run.failure!) as { status: number; body: string };
+    expect(failure.status).toBe(489);
+    expect(failure.body).toMatch(/batch item 0: .*10\.0\.0\.1/);
+  });
 });

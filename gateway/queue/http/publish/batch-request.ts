@@ -1,4 +1,9 @@
-import { DestinationRefusedError, InvalidRequestError, QuotaExceededError } from '../../core/errors.js';
+import {
+  DestinationRefusedError,
+  InvalidRequestError,
+  QuotaExceededError,
+  WorkflowStepRefusedError,
+} from '../../core/errors.js';
 import type { MessageRequest } from '../../core/message.js';
 import { parsePublishExtras } from './publish-extras.js';
 import { lowerCaseHeaders, parsePublishHeaders, type PublishLimits } from './publish-headers.js';
@@ -22,15 +27,18 @@ function itemBody(item: BatchItemInput, headers: Record<string, string>): Buffer
   return Buffer.from(JSON.stringify(item.body), 'utf8');
 }
 
-/** An item carrying a workflow run id: a run's trigger or step (the schema is checked after). */
-function isWorkflowMessage(item: unknown): boolean {
+/** The value of an item's header `name` (lower case), whatever its case; the schema is checked after. */
+function itemHeader(item: unknown, name: string): unknown {
   const headers =
     typeof item === 'object' && item !== null ? (item as { headers?: unknown }).headers : undefined;
-  return (
-    typeof headers === 'object' &&
-    headers !== null &&
-    Object.keys(headers).some((name) => name.toLowerCase() === WORKFLOW_RUN_ID_HEADER)
-  );
+  if (typeof headers !== 'object' || headers === null) return undefined;
+  const key = Object.keys(headers).find((key) => key.toLowerCase() === name);
+  return key === undefined ? undefined : (headers as Record<string, unknown>)[key];
+}
+
+/** An item carrying a workflow run id: a run's trigger or step. */
+function isWorkflowMessage(item: unknown): boolean {
+  return itemHeader(item, WORKFLOW_RUN_ID_HEADER) !== undefined;
 }
 
 /**
@@ -106,9 +114,15 @@ export function parseBatchRequest(
       if (!(err instanceof InvalidRequestError || err instanceof DestinationRefusedError)) throw err;
       // The workflow SDK reads no item's answer in its batches: client.trigger would hand back the
       // id of a run never started, and a step (context.call's request) would wait for an answer
-      // never sent. A workflow's batch is refused whole, nothing stored, as its /v2/publish is:
-      // the trigger throws naming the field, and a step's 400 stops the run as it would on QStash.
-      if (workflowBatch) throw new InvalidRequestError(`${where}: ${err.message}`, { cause: err });
+      // never sent. A workflow's batch is refused whole, nothing stored: a trigger's with a 400
+      // that client.trigger throws naming the field; a running run's step's with a 412, since
+      // the SDK takes a 400 there as "the run was cancelled" and would leave it RUN_STARTED.
+      if (workflowBatch) {
+        const message = `${where}: ${err.message}`;
+        if (itemHeader(item, 'upstash-workflow-init') === 'true')
+          throw new InvalidRequestError(message, { cause: err });
+        throw new WorkflowStepRefusedError(message, { cause: err });
+      }
       return { refused: `${where}: ${err.message}` };
     }
   });

@@ -1,5 +1,6 @@
 import { parseBatchRequest, type BatchItem } from '../../../../gateway/queue/http/publish/batch-request.js';
 import { compileAddressPolicy } from '../../../../gateway/queue/core/address-policy.js';
+import { InvalidRequestError, WorkflowStepRefusedError } from '../../../../gateway/queue/core/errors.js';
 
 const limits = {
   defaultRetries: 3,
@@ -144,6 +145,24 @@ describe('batch requests', () => {
       'batch item 1: Upstash-Retry-Delay "pow(2" is not a valid expression: expected )',
     );
     expect(() => parseAll([trigger({}, 'http://169.254.169.254/x')])).toThrow(/^batch item 0: .*linkLocal/);
+    expect(() => parseAll([trigger({}, 'http://169.254.169.254/x')])).toThrow(InvalidRequestError);
+  });
+
+  it("when an item of a running workflow's step batch is bad, then all of it is refused with a 412 naming the item (a 400 the SDK takes as a cancelled run)", () => {
+    const step = (destination: string) => ({
+      destination,
+      headers: {
+        'Upstash-Workflow-RunId': 'wfr_a',
+        'Upstash-Workflow-Init': 'false',
+        'Upstash-Workflow-Url': 'https://a.example/wf',
+        'Upstash-Workflow-CallType': 'toCallback',
+      },
+      body: '{}',
+    });
+    const steps = [step('https://a.example/ok'), step('http://10.0.0.1/x')];
+    expect(() => parseAll(steps)).toThrow(WorkflowStepRefusedError);
+    expect(() => parseAll(steps)).toThrow(/^batch item 1: .*10\.0\.0\.1/);
+    expect(new WorkflowStepRefusedError('x').status).toBe(412);
   });
 
   it('when an item names a queue, then its message is enqueued there, with its delay', () => {
