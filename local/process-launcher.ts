@@ -10,7 +10,7 @@ import {
 
 /**
  * The ready process reads its whole stdin (the script the start sends, then EOF) with builtins
- * only, and evaluates it: `exec env ... <command>` replaces it, keeping its pid, its output pipes
+ * only, and evaluates it: `exec env -i ... <command>` replaces it, keeping its pid, its output pipes
  * and its exit status for the parent. Told nothing (its parent gone or closing it), it ends.
  */
 const READY_SCRIPT = 's=; while IFS= read -r l; do s="$s$l\n"; done; [ -n "$s" ] || exit 0; eval "$s"';
@@ -23,6 +23,11 @@ export interface ProcessLauncherOptions {
   ownProcessGroup?: boolean;
   /** After a start, when to make the next process ready (default 2 s). */
   refillAfterMs?: number;
+  /**
+   * The shell forked ahead (default /bin/sh). Only the launcher's test sets it (a path that does
+   * not exist): a fork that fails must leave starts to a plain spawn, and no other way makes it fail.
+   */
+  shell?: string;
 }
 
 /**
@@ -36,7 +41,7 @@ export interface ProcessLauncherOptions {
  * program's. With no ready process (two starts within the refill delay) a start spawns as before.
  */
 export class ProcessLauncher {
-  private ready: { child: ChildProcess; env: NodeJS.ProcessEnv } | undefined;
+  private ready: ChildProcess | undefined;
   private refill: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly group: boolean;
@@ -49,82 +54,91 @@ export class ProcessLauncher {
   /** Starts `options` as {@link startProcess} would, through the ready process when there is one. */
   start(options: StartProcessOptions): ManagedProcess {
     const ready = this.takeReady(options);
+    this.scheduleRefill();
     if (!ready) return startProcess({ ...options, ownProcessGroup: this.group });
-    const { child, env } = ready;
-    child.stdin?.end(buildExecScript(options, env));
-    this.refill ??= setTimeout(() => {
-      this.refill = undefined;
-      this.makeReady();
-    }, this.options.refillAfterMs ?? REFILL_AFTER_MS);
-    this.refill.unref();
-    return manageChild(child, options);
+    ready.stdin?.end(buildExecScript(options));
+    return manageChild(ready, options);
   }
 
   /** Ends the ready process (it exits on EOF) and makes no other. */
   close(): void {
     this.closed = true;
     clearTimeout(this.refill);
-    this.ready?.child.stdin?.end();
+    this.ready?.stdin?.end();
     this.ready = undefined;
   }
 
-  private takeReady(
-    options: StartProcessOptions,
-  ): { child: ChildProcess; env: NodeJS.ProcessEnv } | undefined {
+  /**
+   * The next ready process, after the refill delay: on a miss too, so a missed start costs its one
+   * fork as before, not a second fork of the stand-in on its path.
+   */
+  private scheduleRefill(): void {
+    this.refill ??= setTimeout(() => {
+      this.refill = undefined;
+      this.makeReady();
+    }, this.options.refillAfterMs ?? REFILL_AFTER_MS);
+    this.refill.unref();
+  }
+
+  private takeReady(options: StartProcessOptions): ChildProcess | undefined {
     const ready = this.ready;
     this.ready = undefined;
-    // Alive (its exit not yet seen, so manageChild will see it) and in the group the start asks for.
+    // Spawned (a pid), alive (its exit not yet seen, so manageChild will see it) and in the group
+    // the start asks for.
     const usable =
       ready &&
-      ready.child.exitCode === null &&
-      ready.child.signalCode === null &&
+      ready.pid !== undefined &&
+      ready.exitCode === null &&
+      ready.signalCode === null &&
       (options.ownProcessGroup ?? this.group) === this.group;
     if (usable) return ready;
-    ready?.child.stdin?.end();
-    this.makeReady();
+    ready?.stdin?.end();
     return undefined;
   }
 
   private makeReady(): void {
     if (this.closed || this.ready) return;
-    const env = { ...process.env };
-    const child = spawnTracked({
-      command: '/bin/sh',
-      args: ['-c', READY_SCRIPT],
-      env,
-      group: this.group,
-      stdin: 'pipe',
-    });
+    let child: ChildProcess;
+    try {
+      child = spawnTracked({
+        command: this.options.shell ?? '/bin/sh',
+        args: ['-c', READY_SCRIPT],
+        env: process.env,
+        group: this.group,
+        stdin: 'pipe',
+      });
+    } catch {
+      return; // A fork that fails (EMFILE, EAGAIN): starts spawn as before until the next refill.
+    }
     // A write to a process that died meanwhile fails; its exit says so to whoever manages it.
     child.stdin?.on('error', () => undefined);
-    child.once('exit', () => {
-      if (this.ready?.child === child) this.ready = undefined;
+    // A fork that fails after the call (ENOENT, EAGAIN) is reported here, not thrown: not ready.
+    child.once('error', () => {
+      if (this.ready === child) this.ready = undefined;
     });
-    this.ready = { child, env };
+    child.once('exit', () => {
+      if (this.ready === child) this.ready = undefined;
+    });
+    this.ready = child;
   }
 }
 
 /**
- * What the ready process evaluates: change to the folder, then exec the command through `env`
- * with exactly the environment asked for (`env -u` for what the ready process has but the start
- * does not want, `NAME=value` for what differs), its stdin /dev/null as startProcess gives it.
- * Every word single-quoted, so no value is expanded.
+ * What the ready process evaluates: change to the folder, then exec the command through `env -i`
+ * with the whole environment asked for, its stdin /dev/null as startProcess gives it. Nothing of the
+ * shell's own environment reaches the program: not the names it drops (`A.B`, `FOO-BAR`, which are
+ * no shell identifiers), not the PWD and OLDPWD its `cd` rewrites, not its script's variables.
+ * Every word single-quoted, so no value is expanded; `--` so a name starting with `-` is no option.
  */
-export function buildExecScript(options: StartProcessOptions, readyEnv: NodeJS.ProcessEnv): string {
+export function buildExecScript(options: StartProcessOptions): string {
   const quote = (word: string): string => `'${word.replaceAll("'", "'\\''")}'`;
-  const wanted = options.env ?? readyEnv;
-  // The shell's `cd` rewrites PWD and sets OLDPWD in what it passes on: those two always go as asked.
-  const shellSets = new Set(['PWD', 'OLDPWD']);
-  const unset = [...new Set([...Object.keys(readyEnv), ...shellSets])].filter(
-    (name) => wanted[name] === undefined,
-  );
-  const set = Object.entries(wanted).filter(
-    (entry): entry is [string, string] =>
-      entry[1] !== undefined && (shellSets.has(entry[0]) || readyEnv[entry[0]] !== entry[1]),
+  const set = Object.entries(options.env ?? process.env).filter(
+    (entry): entry is [string, string] => entry[1] !== undefined,
   );
   const words = [
     'env',
-    ...unset.flatMap((name) => ['-u', name]),
+    '-i',
+    '--',
     ...set.map(([name, value]) => `${name}=${value}`),
     options.command,
     ...options.args,

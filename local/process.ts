@@ -104,8 +104,11 @@ export function spawnTracked(options: {
     stdio: [options.stdin, 'pipe', 'pipe'],
     detached: group,
   });
-  running.add(child);
-  if (child.pid !== undefined) tracker?.started(child.pid, group);
+  // No pid: the spawn failed (its 'error' follows), so there is nothing to reap or track.
+  if (child.pid !== undefined) {
+    running.add(child);
+    tracker?.started(child.pid, group);
+  }
   child.once('exit', () => {
     running.delete(child);
     if (child.pid !== undefined) tracker?.exited(child.pid, group);
