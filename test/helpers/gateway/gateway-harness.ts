@@ -6,7 +6,6 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import nano from 'nano';
-import type { Logger } from 'winston';
 import { TEST_NODES } from '../control-plane-env.js';
 import { LABEL_INSTANCE, SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import {
@@ -16,21 +15,9 @@ import {
   type CouchInstanceSpec,
   type CouchInstanceStatus,
 } from '../../../api/couch-instance.js';
-import {
-  createLogger,
-  createSilentLogger,
-  LOG_LEVELS,
-  type LogLevel,
-} from '../../../observability/logger.js';
+import { testLogger } from '../test-logger.js';
 import { loadGatewayConfig } from '../../../gateway/config.js';
 import { startGateway, type Gateway, type GatewayOptions } from '../../../gateway/gateway.js';
-
-/** SETTEE_TEST_LOG_LEVEL=debug shows the components' logs while a test runs; silent otherwise. */
-export function testLogger(component: string): Logger {
-  const level = process.env.SETTEE_TEST_LOG_LEVEL as LogLevel | undefined;
-  if (!level || !LOG_LEVELS.includes(level)) return createSilentLogger();
-  return createLogger({ level, component, stream: process.stderr });
-}
 
 export const UNLIMITED_FREE_RATES = {
   SETTEE_GATEWAY_FREE_READS_PER_SECOND: '1000000',

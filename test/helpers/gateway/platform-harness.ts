@@ -18,9 +18,9 @@ import {
   createCouchInstance,
   readCouchInstance,
   startTestGateway,
-  testLogger,
   UNLIMITED_FREE_INSTANCES,
 } from './gateway-harness.js';
+import { testLogger } from '../test-logger.js';
 
 /** The whole platform for one namespace, in this process: gateway, operator and kubelet stand-in. */
 export interface TestPlatform {

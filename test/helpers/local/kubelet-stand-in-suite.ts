@@ -14,7 +14,7 @@ import {
 } from '../../../local/kubelet-stand-in/kubelet-stand-in.js';
 import { waitFor } from '../../../local/wait.js';
 import { TEST_NODES } from '../control-plane-env.js';
-import { testLogger } from '../gateway/gateway-harness.js';
+import { testLogger } from '../test-logger.js';
 import { testControlPlane, useTestNamespace } from '../kube.js';
 import { admin, NAME, statefulSet, UUID } from './stand-in-statefulset.js';
 
