@@ -66,6 +66,23 @@ export function lostLeadershipGraceMs(
   return Math.max(0, Math.min(MAX_LOST_LEADERSHIP_GRACE_MS, Math.floor(gapMs / 2)));
 }
 
+/**
+ * When a renewal round gives up: a renew deadline after its start, as client-go's renew(), but
+ * with the start counted no later than a retry period after the last renewal. The round begins
+ * when a timer fires, and a late timer (GC pauses of up to 648 ms were recorded) would otherwise
+ * add its lateness to how long a leader that can no longer renew keeps leading, while a standby
+ * may take over a lease duration after the last write whatever this process's timers do. When
+ * timers are on time this is client-go's deadline; it never grows with their lag.
+ */
+export function renewalRoundDeadline(round: {
+  lastRenewalAt: number;
+  startedAt: number;
+  retryPeriodMs: number;
+  renewDeadlineMs: number;
+}): number {
+  return Math.min(round.startedAt, round.lastRenewalAt + round.retryPeriodMs) + round.renewDeadlineMs;
+}
+
 const LEASE_API = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' } as const;
 
 class AttemptTimeoutError extends Error {
@@ -126,13 +143,15 @@ export class LeaderElector {
     this.logger.info('became leader');
     this.options.onStartedLeading();
     let lost = false;
+    let lastRenewalAt = Date.now();
     while (!this.stopped) {
       await this.waits.sleep(this.options.retryPeriodMs);
       if (this.stopped) break;
-      if (!(await this.renew())) {
+      if (!(await this.renew(lastRenewalAt))) {
         lost = !this.stopped;
         break;
       }
+      lastRenewalAt = Date.now();
     }
     this.leading = false;
     if (lost) return this.onLost();
@@ -146,10 +165,11 @@ export class LeaderElector {
    * once and every retry period after a failure until one succeeds (true), the renew deadline has
    * passed since the round began (false), or another holds the Lease (false). The deadline runs
    * from the round's start, a retry period after the last renewal, not from the renewal: so a
-   * renewal the API server answers slowly has the whole renew deadline, as with controller-runtime.
+   * renewal the API server answers slowly has the whole renew deadline, as with controller-runtime
+   * (see renewalRoundDeadline for a round that starts late).
    */
-  private async renew(): Promise<boolean> {
-    const deadline = Date.now() + this.options.renewDeadlineMs;
+  private async renew(lastRenewalAt: number): Promise<boolean> {
+    const deadline = renewalRoundDeadline({ ...this.options, lastRenewalAt, startedAt: Date.now() });
     for (;;) {
       if (await this.attempt(deadline - Date.now())) return true;
       if (this.stopped || this.heldByAnother()) return false;

@@ -209,10 +209,12 @@ describe('LeaderElector', () => {
 
   it("when the API server answers the leader's renewal later than the renew deadline less a retry period, but within the deadline, then the leader keeps the Lease, as client-go's does", async () => {
     // client-go's renew(): a round begins a retry period after the last renewal and may try for
-    // the whole renew deadline. Measured from the last renewal instead, this renewal would have 4 s
-    // (the operator lost its Lease so, to renewals the API server answered after 7.8 s at load 30).
-    const timing = { leaseDurationMs: 10_000, renewDeadlineMs: 6_000, retryPeriodMs: 2_000 };
-    const answerAfterMs = 5_000;
+    // the whole renew deadline, 12 s here. Measured from the last renewal instead, this renewal
+    // would have 6 s (the operator lost its Lease so, to renewals the API server answered after
+    // 7.8 s at load 30). Answered at 8 s: 2 s past the old budget, 4 s before the deadline, room
+    // for a real write and late timers on a loaded machine either way.
+    const timing = { leaseDurationMs: 30_000, renewDeadlineMs: 12_000, retryPeriodMs: 6_000 };
+    const answerAfterMs = 8_000;
     const replaces = { sent: 0, answered: 0 };
     let roundStartedAt = 0;
     // The first renewal's Lease write answers answerAfterMs after its round began (its read was sent).
@@ -241,7 +243,7 @@ describe('LeaderElector', () => {
     await waitFor(
       'a to renew after the slow renewal, or to lose the Lease',
       async () => (replaces.answered >= 2 || timeline.entries.includes('a lost') ? true : undefined),
-      { timeoutMs: 30_000, intervalMs: 20 },
+      { timeoutMs: 45_000, intervalMs: 20 },
     );
     expect(timeline.entries).toEqual(['a started']);
     expect(a.isLeader).toBe(true);
