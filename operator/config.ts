@@ -55,7 +55,10 @@ export interface OperatorConfig {
     readonly identity: string;
     /** SETTEE_LEASE_DURATION (15s, whole seconds): how long a standby waits after the last renewal before taking over. */
     readonly leaseDurationMs: number;
-    /** SETTEE_LEASE_RENEW_DEADLINE (10s): the leader gives up leading if it cannot renew for this long. */
+    /**
+     * SETTEE_LEASE_RENEW_DEADLINE (10s): how long a renewal round, begun a retry period after the
+     * last renewal, may try before the leader gives up leading (client-go's RenewDeadline).
+     */
     readonly renewDeadlineMs: number;
     /** SETTEE_LEASE_RETRY_PERIOD (2s): interval between renewals, and between acquisition attempts. */
     readonly retryPeriodMs: number;
@@ -91,6 +94,9 @@ export interface OperatorConfig {
   readonly backups: BackupConfig;
 }
 
+/** Least time between a leader that cannot renew stopping and a standby taking over; see below. */
+const LEASE_MARGIN_MS = 1_000;
+
 export function loadOperatorConfig(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): OperatorConfig {
@@ -108,8 +114,15 @@ export function loadOperatorConfig(
   const retryPeriodMs = read.durationMs('SETTEE_LEASE_RETRY_PERIOD', 2_000, { minMs: 1 });
   // The Lease stores whole seconds; a fraction would make the holder and the standby disagree.
   if (leaseDurationMs % 1_000 !== 0) read.problem('SETTEE_LEASE_DURATION must be a whole number of seconds');
-  if (renewDeadlineMs >= leaseDurationMs)
-    read.problem('SETTEE_LEASE_RENEW_DEADLINE must be shorter than SETTEE_LEASE_DURATION');
+  // A leader that cannot renew leads until a retry period plus the renew deadline after its last
+  // renewal, then stops within the grace (half what is left, at most 1 s); a standby may take over
+  // a lease duration after that renewal. 1 s between them holds the grace and late timers (GC
+  // pauses of 648 ms were recorded), so the two never lead at once by design.
+  if (leaseDurationMs < renewDeadlineMs + retryPeriodMs + LEASE_MARGIN_MS)
+    read.problem(
+      'SETTEE_LEASE_DURATION must be at least SETTEE_LEASE_RENEW_DEADLINE + SETTEE_LEASE_RETRY_PERIOD + 1s ' +
+        `(${leaseDurationMs} ms < ${renewDeadlineMs} + ${retryPeriodMs} + ${LEASE_MARGIN_MS} ms)`,
+    );
   if (retryPeriodMs >= renewDeadlineMs)
     read.problem('SETTEE_LEASE_RETRY_PERIOD must be shorter than SETTEE_LEASE_RENEW_DEADLINE');
 

@@ -207,7 +207,7 @@ export async function startTestOperator(options: TestOperatorOptions): Promise<R
     SETTEE_LEADER_ELECTION: options.identity ? 'true' : 'false',
     SETTEE_LEADER_ELECTION_NAMESPACE: options.namespace,
     SETTEE_LEADER_ELECTION_IDENTITY: options.identity ?? 'solo',
-    SETTEE_LEASE_DURATION: '2s',
+    SETTEE_LEASE_DURATION: '3s',
     SETTEE_LEASE_RENEW_DEADLINE: '1500ms',
     SETTEE_LEASE_RETRY_PERIOD: '300ms',
     SETTEE_ENDPOINT_TEMPLATE: 'http://127.0.0.1:8080/db/{namespace}/{name}',

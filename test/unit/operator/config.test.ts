@@ -36,7 +36,7 @@ describe('loadOperatorConfig', () => {
       SETTEE_INSTANCE_WORKERS: '32',
       SETTEE_RESYNC_PERIOD: '1m30s',
       SETTEE_LEADER_ELECTION: 'false',
-      SETTEE_LEASE_DURATION: '2s',
+      SETTEE_LEASE_DURATION: '3s',
       SETTEE_LEASE_RENEW_DEADLINE: '1500ms',
       SETTEE_LEASE_RETRY_PERIOD: '200ms',
       SETTEE_LOG_LEVEL: 'debug',
@@ -51,7 +51,7 @@ describe('loadOperatorConfig', () => {
       enabled: false,
       namespace: 'tenants',
       identity: 'settee-operator-0',
-      leaseDurationMs: 2_000,
+      leaseDurationMs: 3_000,
       renewDeadlineMs: 1_500,
       retryPeriodMs: 200,
     });
@@ -92,10 +92,38 @@ describe('loadOperatorConfig', () => {
     expect((error as ConfigError).code).toBe('INVALID_CONFIG');
   });
 
+  it('when the lease duration leaves less than 1 s after the renew deadline and a retry period, then start-up is refused naming the three settings', () => {
+    // 15/14/2 s: a leader that cannot renew would lead until 16 s, past a standby's takeover at 15 s.
+    expect(() =>
+      loadOperatorConfig({
+        SETTEE_LEASE_DURATION: '15s',
+        SETTEE_LEASE_RENEW_DEADLINE: '14s',
+        SETTEE_LEASE_RETRY_PERIOD: '2s',
+      }),
+    ).toThrow(
+      /SETTEE_LEASE_DURATION must be at least SETTEE_LEASE_RENEW_DEADLINE \+ SETTEE_LEASE_RETRY_PERIOD \+ 1s \(15000 ms < 14000 \+ 2000 \+ 1000 ms\)/,
+    );
+    expect(() =>
+      loadOperatorConfig({
+        SETTEE_LEASE_DURATION: '15s',
+        SETTEE_LEASE_RENEW_DEADLINE: '12001ms',
+        SETTEE_LEASE_RETRY_PERIOD: '2s',
+      }),
+    ).toThrow(/SETTEE_LEASE_DURATION must be at least/);
+    // Exactly 1 s left passes, as the soak's 6/4/1 s does.
+    expect(
+      loadOperatorConfig({
+        SETTEE_LEASE_DURATION: '6s',
+        SETTEE_LEASE_RENEW_DEADLINE: '4s',
+        SETTEE_LEASE_RETRY_PERIOD: '1s',
+      }).leaderElection,
+    ).toMatchObject({ leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000 });
+  });
+
   it('when the lease timings are out of order, then start-up is refused', () => {
     expect(() =>
       loadOperatorConfig({ SETTEE_LEASE_DURATION: '5s', SETTEE_LEASE_RENEW_DEADLINE: '5s' }),
-    ).toThrow(/RENEW_DEADLINE must be shorter than SETTEE_LEASE_DURATION/);
+    ).toThrow(/SETTEE_LEASE_DURATION must be at least SETTEE_LEASE_RENEW_DEADLINE/);
     expect(() => loadOperatorConfig({ SETTEE_LEASE_RETRY_PERIOD: '10s' })).toThrow(
       /RETRY_PERIOD must be shorter than SETTEE_LEASE_RENEW_DEADLINE/,
     );
