@@ -130,28 +130,47 @@ export class LeaderElector {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
-      if (await this.attempt(this.options.renewDeadlineMs)) {
-        await this.lead();
+      const acquiredAt = await this.attempt(this.options.renewDeadlineMs);
+      if (acquiredAt !== undefined) {
+        await this.lead(acquiredAt);
       } else {
         await this.waits.sleep(this.options.retryPeriodMs);
       }
     }
   }
 
-  private async lead(): Promise<void> {
+  /**
+   * Leads from the Lease write whose renewTime was `acquiredAt`, renewing until a round fails.
+   * The last renewal is always the renewTime the leader wrote, taken before the write was sent,
+   * never the moment its answer arrived. Why: the write is committed at some moment C after it was
+   * sent and before it answered. A standby sees it only in a read that answers after C and takes
+   * over no sooner than a lease duration after that answer (tryAcquireOrRenew), so not before
+   * renewTime + leaseDuration. The leader gives up a retry period plus the renew deadline after
+   * its renewTime (renewalRoundDeadline) and stops within lostLeadershipGraceMs, which the options
+   * keep inside the lease duration (the operator refuses leaseDuration < renewDeadline + retry +
+   * 1 s): it has stopped before any standby may start. Counted from the answer, a renewal
+   * answered late (7.8 s after it was sent, recorded at load 30) would push the leader's end
+   * later by that delay while the standbys' lease duration already runs from the commit: two
+   * leaders for up to that delay. Each side compares only its own clock's readings, so clock
+   * skew between replicas does not enter. The next round begins a retry period after the
+   * renewTime, or at once when the answer came later, so a slow answer does not also cost the
+   * next round a retry period of its deadline.
+   */
+  private async lead(acquiredAt: number): Promise<void> {
     this.leading = true;
     this.logger.info('became leader');
     this.options.onStartedLeading();
     let lost = false;
-    let lastRenewalAt = Date.now();
+    let lastRenewalAt = acquiredAt;
     while (!this.stopped) {
-      await this.waits.sleep(this.options.retryPeriodMs);
+      await this.waits.sleep(Math.max(0, lastRenewalAt + this.options.retryPeriodMs - Date.now()));
       if (this.stopped) break;
-      if (!(await this.renew(lastRenewalAt))) {
+      const renewedAt = await this.renew(lastRenewalAt);
+      if (renewedAt === undefined) {
         lost = !this.stopped;
         break;
       }
-      lastRenewalAt = Date.now();
+      lastRenewalAt = renewedAt;
     }
     this.leading = false;
     if (lost) return this.onLost();
@@ -162,19 +181,20 @@ export class LeaderElector {
 
   /**
    * One renewal round, as client-go's renew() runs one (wait.PollUntilContextTimeout): tries at
-   * once and every retry period after a failure until one succeeds (true), the renew deadline has
-   * passed since the round began (false), or another holds the Lease (false). The deadline runs
-   * from the round's start, a retry period after the last renewal, not from the renewal: so a
-   * renewal the API server answers slowly has the whole renew deadline, as with controller-runtime
-   * (see renewalRoundDeadline for a round that starts late).
+   * once and every retry period after a failure until one succeeds (the renewTime it wrote), the
+   * renew deadline has passed since the round began (undefined), or another holds the Lease
+   * (undefined). The deadline runs from the round's start, a retry period after the last
+   * renewal, not from the renewal: so a renewal the API server answers slowly has the whole renew
+   * deadline, as with controller-runtime (see renewalRoundDeadline for a round that starts late).
    */
-  private async renew(lastRenewalAt: number): Promise<boolean> {
+  private async renew(lastRenewalAt: number): Promise<number | undefined> {
     const deadline = renewalRoundDeadline({ ...this.options, lastRenewalAt, startedAt: Date.now() });
     for (;;) {
-      if (await this.attempt(deadline - Date.now())) return true;
-      if (this.stopped || this.heldByAnother()) return false;
+      const renewedAt = await this.attempt(deadline - Date.now());
+      if (renewedAt !== undefined) return renewedAt;
+      if (this.stopped || this.heldByAnother()) return undefined;
       await this.waits.sleep(Math.max(0, Math.min(this.options.retryPeriodMs, deadline - Date.now())));
-      if (this.stopped || Date.now() >= deadline) return false;
+      if (this.stopped || Date.now() >= deadline) return undefined;
     }
   }
 
@@ -202,17 +222,25 @@ export class LeaderElector {
     );
   }
 
-  /** One acquire-or-renew; false when another holds the Lease, or on any failure. */
-  private async attempt(timeoutMs: number): Promise<boolean> {
+  /**
+   * One acquire-or-renew: the renewTime written (ms), or undefined when another holds the Lease,
+   * or on any failure.
+   */
+  private async attempt(timeoutMs: number): Promise<number | undefined> {
     try {
       return await withTimeout(this.tryAcquireOrRenew(), timeoutMs);
     } catch (err) {
       this.logger.warn('lease attempt failed', { error: errorMessage(err) });
-      return false;
+      return undefined;
     }
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  /**
+   * The renewTime is taken before the read, so it is no later than the commit of the write that
+   * carries it; a holder's expiry is judged when the read answered, so no earlier than the commit
+   * of the Lease version it returned (the safety argument is at lead()).
+   */
+  private async tryAcquireOrRenew(): Promise<number | undefined> {
     const now = new Date();
     const existing = await this.read();
     if (!existing) {
@@ -223,16 +251,17 @@ export class LeaderElector {
             body: this.desired(undefined, now),
           }),
         );
-        return true;
+        return now.getTime();
       } catch (err) {
-        if (isAlreadyExists(err) || isConflict(err)) return false;
+        if (isAlreadyExists(err) || isConflict(err)) return undefined;
         throw err;
       }
     }
-    this.observe(existing, now.getTime());
+    const readAt = Date.now();
+    this.observe(existing, readAt);
     const holder = existing.spec?.holderIdentity ?? '';
-    if (holder !== '' && holder !== this.options.identity && !this.isExpired(existing, now.getTime()))
-      return false;
+    if (holder !== '' && holder !== this.options.identity && !this.isExpired(existing, readAt))
+      return undefined;
     try {
       await callKube(() =>
         this.options.customObjects.replaceNamespacedCustomObject({
@@ -241,10 +270,10 @@ export class LeaderElector {
           body: this.desired(existing, now),
         }),
       );
-      return true;
+      return now.getTime();
     } catch (err) {
       // Another candidate wrote first; it holds the Lease now.
-      if (isConflict(err)) return false;
+      if (isConflict(err)) return undefined;
       throw err;
     }
   }
