@@ -18,7 +18,7 @@ const BUILD_DIR = path.join(ROOT, '.settee', 'build');
  * it lives: it may start processes from it at any time.
  */
 export function bundleEntry(entry: string): Promise<string> {
-  return building(() => bundle(entry, 'esm'));
+  return building(() => bundleOnce(entry, 'esm'));
 }
 
 /**
@@ -32,7 +32,25 @@ export function bundleEntry(entry: string): Promise<string> {
  * bundleEntry's.
  */
 export function bundleWithCodeCache(entry: string): Promise<string[]> {
-  return building(() => Promise.all([bundle(RUNNER, 'cjs'), bundle(entry, 'cjs')]));
+  return building(() => Promise.all([bundleOnce(RUNNER, 'cjs'), bundleOnce(entry, 'cjs')]));
+}
+
+const bundlesInFlight = new Map<string, Promise<string>>();
+
+/**
+ * One build of an entry at a time in this process, shared by its callers: the local platform
+ * bundles the gateway and the operator at once, and each needs the runner. Two writes of the same
+ * bundle from one process share its temporary file's name, so the second rename found the file
+ * gone (a fresh clone's `make chaos` failed at its start, 1 start in 4 reproduced).
+ */
+function bundleOnce(entry: string, format: 'esm' | 'cjs'): Promise<string> {
+  const key = `${format}:${entry}`;
+  let pending = bundlesInFlight.get(key);
+  if (pending === undefined) {
+    pending = bundle(entry, format).finally(() => bundlesInFlight.delete(key));
+    bundlesInFlight.set(key, pending);
+  }
+  return pending;
 }
 
 let builds = 0;

@@ -77,7 +77,44 @@ const args = await bundleWithCodeCache(entry);
 console.log(JSON.stringify({ args, text: await fs.readFile(args[1], 'utf8') }));
 `;
 
+/**
+ * Bundles a new entry of its own (argv: its folder, inside the repository) four times at once in
+ * one process, as the platform bundles the runner for the gateway and the operator, and prints
+ * the bundles or the error.
+ */
+const CONCURRENT_SCRIPT = `
+import fs from 'node:fs/promises';
+import path from 'node:path';
+const { bundleEntry } = await import(${JSON.stringify(path.join(ROOT, 'local', 'bundle.ts'))});
+const entry = path.join(process.argv[1], 'entry.ts');
+await fs.writeFile(entry, 'export const made: string = ' + JSON.stringify(process.argv[1]) + ';\\n');
+const settled = await Promise.allSettled([1, 2, 3, 4].map(() => bundleEntry(entry)));
+console.log(JSON.stringify(settled.map((s) => (s.status === 'fulfilled' ? s.value : String(s.reason)))));
+`;
+
 describe('bundleEntry', () => {
+  it('when one process bundles a new entry several times at once, then every call gets the one bundle (their writes shared one temporary file, and every rename but the first failed)', async () => {
+    const folder = await fs.mkdtemp(path.join(ROOT, '.settee', 'bundle-test-'));
+    let bundles: string[] = [];
+    try {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', CONCURRENT_SCRIPT, folder],
+        { cwd: ROOT, timeout: 120_000 },
+      );
+      bundles = JSON.parse(stdout.trim().split('\n').at(-1) ?? '[]') as string[];
+      expect(bundles).toHaveLength(4);
+      expect(new Set(bundles).size).toBe(1);
+      expect(path.basename(bundles[0] ?? '')).toMatch(/\.[0-9a-f]{16}\.mjs$/);
+    } finally {
+      const build = path.join(ROOT, '.settee', 'build');
+      const name = path.basename(bundles[0] ?? 'none');
+      const files = (await fs.readdir(build).catch(() => [])).filter((file) => file.startsWith(name));
+      await Promise.all(files.map((file) => fs.rm(path.join(build, file), { force: true })));
+      await fs.rm(folder, { recursive: true, force: true });
+    }
+  }, 150_000);
+
   it('when two entry points are bundled at once, then each is one file named by its entry and content, the same content gives the same file, and no esbuild process of the builds outlives them', async () => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
