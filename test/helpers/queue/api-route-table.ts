@@ -9,9 +9,11 @@ import { compileAddressPolicy } from '../../../gateway/queue/core/address-policy
 
 /**
  * The gateway's own route table (api-routes.ts), every optional route included, for tests that
- * must cover each route: building it touches neither the registry nor a database.
+ * must cover each route: building it touches neither the registry nor a database. The fallbacks
+ * (a name holding `/`, slashed-name-route.ts) only with `withFallbacks`: they answer a 400 to
+ * every request, so only the fuzz suite asks them.
  */
-export function queueApiRouteTable(): ApiRoute[] {
+export function queueApiRouteTable(options: { withFallbacks?: boolean } = {}): ApiRoute[] {
   const config = loadQueueConfig({});
   return apiRoutes({
     registry: {} as BindingRegistry,
@@ -20,7 +22,7 @@ export function queueApiRouteTable(): ApiRoute[] {
     config,
     policy: compileAddressPolicy(config.ssrfAllowlist),
     rotationWriter: (() => Promise.reject(new Error('not served here'))) as RotationRequestWriter,
-  }).filter((route) => !route.fallback);
+  }).filter((route) => options.withFallbacks === true || !route.fallback);
 }
 
 /** One value per path param name, so each route's path can be asked as a concrete URL. */
@@ -33,6 +35,8 @@ const SAMPLE_PARAMS: Readonly<Record<string, string>> = {
   runId: 'wfr_x1',
   userId: 'ns.db',
   eventId: 'evt_x1',
+  // A fallback's name with a `/` in it.
+  rest: 'a.example/x',
 };
 
 /** `/v2/<path>` with each `:param` and `*param` of the route replaced by a sample value. */
