@@ -15,6 +15,7 @@ import {
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import {
   adversarialBody,
+  adversarialHeaderValue,
   adversarialHeaders,
   adversarialQuery,
   adversarialSegment,
@@ -91,6 +92,16 @@ const QUERY = [
 ];
 
 const RUNS_PER_ROUTE = 12;
+/** Cases over all routes asked in the host form, and over the gateway's own routes. */
+const HOST_FORM_RUNS = 40;
+const OWN_ROUTE_RUNS = 8;
+const DOMAIN = 'couch.settee.test';
+
+/**
+ * The gateway's own routes (gateway/app.ts, health.ts), and paths that name no instance: the
+ * bare prefix, a namespace without a name, a queue path on a gateway that serves no queue.
+ */
+const OWN_ROUTES = ['/healthz', '/readyz', '/metrics', '/', '/db', '/db/ns', '/queue/ns/q/v2/messages'];
 /** Below this a body is written whole before CouchDB can answer and close (loopback socket buffers). */
 const RESET_RACE_BODY_BYTES = 64 * 1024;
 const DOWN_RUNS = 10;
@@ -103,8 +114,9 @@ const BOUNDED = { seed: SEED, endOnFailure: true } as const;
  * segments (the instance's own included), headers, query parameters, bodies and credentials.
  * Whatever comes in: no 5xx (the engine is up), an answer within the timeout, CouchDB's error
  * shape `{"error", "reason"}` on every error, and nothing in the engine changed by a 4xx (its
- * databases, their update sequences and its configuration, read back). An instance whose pod never
- * becomes ready may answer 503, never another 5xx.
+ * databases, their update sequences and its configuration, read back). The same through the host
+ * form (`<name>.<namespace>.<domain>`, Host headers fuzzed too) and on the gateway's own routes.
+ * An instance whose pod never becomes ready may answer 503, never another 5xx.
  */
 describe('the instance path under fuzzed requests', () => {
   const namespace = useTestNamespace('gw-fuzz');
@@ -133,7 +145,7 @@ describe('the instance path under fuzzed requests', () => {
     gateway = await startTestGateway({
       kubeConfig,
       namespace: namespace.name,
-      env: { SETTEE_GATEWAY_WAKE_TIMEOUT: '1s' },
+      env: { SETTEE_GATEWAY_WAKE_TIMEOUT: '1s', SETTEE_GATEWAY_DOMAIN: DOMAIN },
     });
     up = instanceUrl(gateway, ref).replace(/\/$/, '');
     down = instanceUrl(gateway, downRef).replace(/\/$/, '');
@@ -232,11 +244,13 @@ describe('the instance path under fuzzed requests', () => {
   }
 
   /**
-   * Who made an answer that breaks a property: 'engine' when CouchDB itself gives it (a read sent
-   * to the engine directly answers the same: its 500 for `_changes?timeout=x`, its 404 without a
-   * reason), or when CouchDB refused a large upload before reading it and reset the connection
-   * (a TCP race the gateway cannot win: the answer is lost with the reset, nodejs/undici#259);
-   * 'gateway' otherwise, which fails the property.
+   * Who made an answer that breaks a property: 'engine' when CouchDB itself gives it (the request
+   * sent to the engine directly answers the same: its 500 for `_changes?timeout=x`, its 404 without
+   * a reason, its 500 `missing_padding` to `Authorization: Basic !!!` whatever the method: a write
+   * is sent to it again only when the gateway's answer was a 5xx), or when CouchDB refused
+   * a large upload before reading it and reset the connection (a TCP race the gateway cannot win:
+   * the answer is lost with the reset, nodejs/undici#259); 'gateway' otherwise, which fails the
+   * property.
    */
   async function causeOf(fuzzed: FuzzRequest, answer: FuzzResponse): Promise<'engine' | 'gateway'> {
     if (
@@ -245,7 +259,7 @@ describe('the instance path under fuzzed requests', () => {
       /did not answer \((ECONNRESET|EPIPE)\)/.test(answer.body)
     )
       return 'engine';
-    if (fuzzed.method !== 'GET' && fuzzed.method !== 'HEAD') return 'gateway';
+    if (fuzzed.method !== 'GET' && fuzzed.method !== 'HEAD' && answer.status < 500) return 'gateway';
     const direct = await sendFuzzRequest(engine.url, fuzzed).catch(() => undefined);
     return direct?.status === answer.status && direct.body === answer.body ? 'engine' : 'gateway';
   }
@@ -263,32 +277,108 @@ describe('the instance path under fuzzed requests', () => {
     return `${url.origin}${parts.join('/')}`;
   }
 
+  /**
+   * Sends `fuzzed` to `base` and checks the properties: no 5xx and CouchDB's error shape unless the
+   * engine itself answers so (causeOf), and nothing in the engine changed by a 4xx.
+   */
+  async function askUp(name: string, base: string, fuzzed: FuzzRequest): Promise<void> {
+    counter.count(name);
+    const before = await engineState();
+    const response = await sendFuzzRequest(base, fuzzed);
+    counter.answered(response.status);
+    const wellFormed = response.status < 400 || fuzzed.method === 'HEAD' || isCouchError(response.body);
+    if (response.status >= 500 || !wellFormed) {
+      const cause = await causeOf(fuzzed, response);
+      expect([response.status, response.body, cause]).toEqual([response.status, response.body, 'engine']);
+      counter.count(`(engine's own answer) ${name}`);
+    }
+    if (response.status >= 400 && response.status < 500) expect(await engineState()).toEqual(before);
+  }
+
   it.each(ROUTES.map(([method, route]) => [`${method} ${route}`, method, route] as const))(
     'when %s is asked with fuzzed input, then no 5xx, every error is {"error","reason"}, and a 4xx changes nothing',
     async (name, method, route) => {
       await ensureFixtures();
       await fc.assert(
-        fc.asyncProperty(requestFor(method, route), async ({ instanceMangle, ...fuzzed }) => {
-          counter.count(name);
-          const before = await engineState();
-          const response = await sendFuzzRequest(baseFor(up, instanceMangle), fuzzed);
-          counter.answered(response.status);
-          const wellFormed = response.status < 400 || fuzzed.method === 'HEAD' || isCouchError(response.body);
-          if (response.status >= 500 || !wellFormed) {
-            const cause = await causeOf(fuzzed, response);
-            expect([response.status, response.body, cause]).toEqual([
-              response.status,
-              response.body,
-              'engine',
-            ]);
-            counter.count(`(engine's own answer) ${name}`);
-          }
-          if (response.status >= 400 && response.status < 500) expect(await engineState()).toEqual(before);
-        }),
+        fc.asyncProperty(requestFor(method, route), ({ instanceMangle, ...fuzzed }) =>
+          askUp(name, baseFor(up, instanceMangle), fuzzed),
+        ),
         { numRuns: RUNS_PER_ROUTE, ...BOUNDED },
       );
     },
   );
+
+  /** Host headers for the host form: the instance's own, with a label mangled, or not a host at all. */
+  const hostHeader = (ref: { namespace: string; name: string }): fc.Arbitrary<string> =>
+    fc.oneof(
+      { arbitrary: fc.constant(`${ref.name}.${ref.namespace}.${DOMAIN}`), weight: 4 },
+      fc
+        .tuple(fc.constantFrom(0, 1), adversarialSegment.map(decodeURIComponentOr))
+        .map(
+          ([i, label]) =>
+            [ref.name, ref.namespace].map((l, j) => (j === i ? label : l)).join('.') + `.${DOMAIN}`,
+        ),
+      fc.constantFrom(
+        `${ref.name}.${ref.namespace}.${DOMAIN}.`,
+        `${ref.name.toUpperCase()}.${ref.namespace}.${DOMAIN}:80`,
+        `x.${ref.name}.${ref.namespace}.${DOMAIN}`,
+        `${ref.namespace}.${DOMAIN}`,
+        DOMAIN,
+        `${ref.name}.${ref.namespace}.${DOMAIN}:99999`,
+        '[::1]:80',
+        '',
+      ),
+      adversarialHeaderValue,
+    );
+
+  it('when routes are asked through the host form with fuzzed input and Host headers, then no 5xx, every error is {"error","reason"}, and a 4xx changes nothing', async () => {
+    await ensureFixtures();
+    const ref = { namespace: namespace.name, name: 'up' };
+    const root = new URL(up).origin;
+    await fc.assert(
+      fc.asyncProperty(
+        fc
+          .constantFrom(...ROUTES)
+          .chain(([method, route]) =>
+            fc.tuple(
+              fc.constant(`(host form) ${method} ${route}`),
+              requestFor(method, route),
+              hostHeader(ref),
+            ),
+          ),
+        ([name, { instanceMangle: _pathForm, ...fuzzed }, host]) =>
+          askUp(name, root, { ...fuzzed, headers: { ...fuzzed.headers, host } }),
+      ),
+      { numRuns: HOST_FORM_RUNS, ...BOUNDED },
+    );
+  });
+
+  it('when the gateway\'s own routes, and paths that name no instance, are asked with fuzzed input, then no 5xx but /readyz\'s 503, every error is {"error","reason"}, and nothing changes', async () => {
+    const root = new URL(up).origin;
+    await fc.assert(
+      fc.asyncProperty(
+        fc
+          .constantFrom(...OWN_ROUTES)
+          .chain((route) => fc.tuple(fc.constant(route), requestFor('GET', route))),
+        async ([route, { instanceMangle: _pathForm, ...fuzzed }]) => {
+          counter.count(`(gateway) ${route}`);
+          const before = await engineState();
+          const response = await sendFuzzRequest(root, fuzzed);
+          counter.answered(response.status);
+          const readiness = response.status === 503 && fuzzed.path.startsWith('/readyz');
+          expect([fuzzed.method, fuzzed.path, response.status < 500 || readiness]).toEqual([
+            fuzzed.method,
+            fuzzed.path,
+            true,
+          ]);
+          if (response.status >= 400 && !readiness && fuzzed.method !== 'HEAD')
+            expect([response.body, isCouchError(response.body)]).toEqual([response.body, true]);
+          expect(await engineState()).toEqual(before);
+        },
+      ),
+      { numRuns: OWN_ROUTES.length * OWN_ROUTE_RUNS, ...BOUNDED },
+    );
+  });
 
   it('when any route of an instance whose pod never becomes ready is asked with fuzzed input, then it is a 4xx or a 503 with Retry-After, with {"error","reason"}', async () => {
     await fc.assert(
@@ -315,3 +405,16 @@ describe('the instance path under fuzzed requests', () => {
     );
   });
 });
+
+/**
+ * A label as it would appear in a Host header: the segment decoded where it decodes to what a
+ * header may carry (Node's client refuses to send other characters), else as it is.
+ */
+function decodeURIComponentOr(segment: string): string {
+  try {
+    const decoded = decodeURIComponent(segment);
+    return /^[\x20-\x7e\xa0-\xff]*$/.test(decoded) ? decoded : segment;
+  } catch {
+    return segment;
+  }
+}
