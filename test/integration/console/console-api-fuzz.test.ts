@@ -1,10 +1,13 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from '../../../api/contract.js';
 import { COUCH_INSTANCE_PLURAL } from '../../../api/couch-instance.js';
 import { QUEUE_BINDING_PLURAL } from '../../../api/queue-binding.js';
 import type { ConsoleServer } from '../../../console/console-server.js';
+import { DEFAULT_WEB_DIR } from '../../../console/http/static-files.js';
 import { provisionConsoleIdentity, provisionTenant } from '../../../local/tenant-access.js';
 import { ConsoleClient, startTestConsole } from '../../helpers/console/console-harness.js';
 import { testControlPlane } from '../../helpers/kube.js';
@@ -54,6 +57,22 @@ const ROUTES = [
   ['DELETE', `/api/namespaces/${NS}/bindings/cache/workflow-runs/wfr_1`],
 ] as const;
 
+/**
+ * The console's routes outside its API: health, the page and its own routes, an asset (`{asset}`,
+ * one of the build's), one missing, and paths that try to leave the build's folder.
+ */
+const PAGE_ROUTES = [
+  '/healthz',
+  '/readyz',
+  '/',
+  '/instances/alpha',
+  '/assets/{asset}',
+  '/assets/missing.js',
+  '/assets/..%2f..%2f..%2fpackage.json',
+  '/..%2f..%2f..%2fpackage.json',
+];
+const RUNS_PER_PAGE_ROUTE = 5;
+
 const HEADERS = ['Content-Type', 'Accept', 'Sec-Fetch-Site', 'X-Forwarded-Proto', 'X-Forwarded-For'];
 const QUERY = ['cursor', 'count', 'state', 'namespace', 'watch', 'resourceVersion'];
 const RUNS_PER_ROUTE = 10;
@@ -77,6 +96,8 @@ describe('the console API under fuzzed requests', () => {
   let server: ConsoleServer;
   let token: string;
   let session: { cookie: string; csrf: string };
+  /** The built page's files (console/web/dist, built by startTestConsole): what its routes may answer. */
+  let page: { contents: Set<string>; assets: string[] };
 
   const crd = (plural: string) => ({
     group: SETTEE_GROUP,
@@ -110,6 +131,7 @@ describe('the console API under fuzzed requests', () => {
       },
     });
     server = await startTestConsole({ admin, consoleToken });
+    page = pageFiles(DEFAULT_WEB_DIR);
     const client = new ConsoleClient(server.url);
     expect((await client.signIn(token, tenant.namespace)).status).toBe(201);
     session = { cookie: client.cookie ?? '', csrf: client.csrfToken };
@@ -249,4 +271,45 @@ describe('the console API under fuzzed requests', () => {
       );
     },
   );
+
+  it('when the page, its assets and the health routes are asked with fuzzed input, then no 5xx, a 200 to a GET is health or a file of the build, an error to a GET is {"error","message"}, and nothing changes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc
+          .constantFrom(...PAGE_ROUTES)
+          .chain((route) => fc.tuple(fc.constant(route), requestFor('GET', route))),
+        async ([route, request]) => {
+          counter.count(`(page) ${route}`);
+          const before = await namespaceState();
+          const response = await sendFuzzRequest(server.url, request);
+          counter.answered(response.status);
+          const said = [request.method, request.path, response.status];
+          expect([...said, response.status < 500]).toEqual([...said, true]);
+          const health = /^\/(healthz|readyz)(\?|$)/.test(request.path);
+          if (response.status === 200 && request.method === 'GET' && !health)
+            expect([...said, page.contents.has(response.body)]).toEqual([...said, true]);
+          // Other methods are Express's own answers (serve-static's bare 405, the HTML 404): not the API.
+          if (response.status >= 400 && request.method === 'GET')
+            expect([...said, response.body, isConsoleError(response.body)]).toEqual([
+              ...said,
+              response.body,
+              true,
+            ]);
+          expect(await namespaceState()).toEqual(before);
+        },
+      ),
+      { numRuns: PAGE_ROUTES.length * RUNS_PER_PAGE_ROUTE, ...BOUNDED },
+    );
+  });
 });
+
+/** The build's files as the console sends them (utf8 text), and its assets' names. */
+function pageFiles(dir: string): { contents: Set<string>; assets: string[] } {
+  const files = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((f) => f.isFile());
+  return {
+    contents: new Set(files.map((f) => fs.readFileSync(path.join(f.parentPath, f.name)).toString('utf8'))),
+    assets: files
+      .filter((f) => f.parentPath.endsWith('assets') && !f.name.endsWith('.map'))
+      .map((f) => f.name),
+  };
+}
