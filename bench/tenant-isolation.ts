@@ -22,11 +22,14 @@
  *
  *   npx tsx bench/tenant-isolation.ts     (BENCH_ROUNDS=18, BENCH_SECONDS=2, BENCH_GAP_MS=500,
  *                                          BENCH_FLOOD_CONNECTIONS=16; BENCH_SAVE=<file>: the
- *                                          run's samples as JSON, for another look at them)
+ *                                          run's samples as JSON, for another look at them;
+ *                                          BENCH_TRACE=<folder>: the gateway's and the probe's
+ *                                          GCs and loop stalls, tenant-isolation/stall-trace.mjs)
  */
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -57,6 +60,7 @@ import { randomSigningKey } from '../test/helpers/queue/signing-keys.js';
 import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { processTree } from './lib/process-tree-cpu.js';
+import { ROOT } from './lib/processes.js';
 import { buildCompiledGatewayEnv } from './lib/gateway-bench-env.js';
 import { startCountingReceiver } from './queue/counting-receiver.js';
 import { printReport } from './tenant-isolation/report.js';
@@ -78,6 +82,11 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 500);
 const FLOOD_CONNECTIONS = Number(process.env.BENCH_FLOOD_CONNECTIONS ?? 16);
 const SAVE = process.env.BENCH_SAVE;
+/** A folder: the gateway and B's probe write their GCs and event-loop stalls there (stall-trace.mjs). */
+const TRACE = process.env.BENCH_TRACE;
+const traceFlags = TRACE
+  ? ['--import', pathToFileURL(path.join(ROOT, 'bench/tenant-isolation/stall-trace.mjs')).href]
+  : [];
 /** The CPU of A's processes (and of this bench's), and that of the gateway and B's. */
 const [A_CPU, GATEWAY_CPU] = [0, 1];
 /** B's requests scheduled in a window's first 300 ms are not counted: A's load is still starting or stopping. */
@@ -178,10 +187,14 @@ async function main(): Promise<void> {
     stops.push(() => compiled.remove());
     const gateway = compiled.start(
       'gateway',
-      buildCompiledGatewayEnv(
-        { kubeconfigPath: plane.kubeconfigPath, port: gatewayPort, namespace: NAMESPACE },
-        UNLIMITED_FREE_RATES,
-      ),
+      {
+        ...buildCompiledGatewayEnv(
+          { kubeconfigPath: plane.kubeconfigPath, port: gatewayPort, namespace: NAMESPACE },
+          UNLIMITED_FREE_RATES,
+        ),
+        SETTEE_TRACE_NAME: 'gateway',
+      },
+      traceFlags,
     );
     stops.push(() => gateway.stop());
     for (const tenant of tenants) {
@@ -262,6 +275,7 @@ async function main(): Promise<void> {
       },
       ready('b'),
       stopOnExit,
+      { flags: traceFlags, env: { ...process.env, SETTEE_TRACE_NAME: 'probe' } },
     );
     // A process that fails before it is ready ends the wait with its error.
     await Promise.race([bothReady, Promise.all([aLoad, probe])]);
@@ -302,8 +316,15 @@ async function main(): Promise<void> {
     );
     // The report's intervals take seconds of CPU: on every CPU again, not on A's alone.
     await pinToCpu([process.pid], `0-${os.cpus().length - 1}`);
-    const run = { windows, probe: probeWindows.windows, readings, aLoad: aSent, seconds: SECONDS };
-    if (SAVE) await fsp.writeFile(SAVE, JSON.stringify(run));
+    const run = {
+      windows,
+      probe: probeWindows.windows,
+      probeStalls: probeWindows.stalls,
+      readings,
+      aLoad: aSent,
+      seconds: SECONDS,
+    };
+    if (SAVE) await fsp.writeFile(SAVE, JSON.stringify({ startAt, ...run }));
     printReport(run);
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);

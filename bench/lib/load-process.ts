@@ -16,7 +16,7 @@ import { startTsProcess, type TsProcessOptions } from './processes.js';
 export async function runLoadProcess<Spec, Result>(
   file: string,
   spec: Spec,
-  options: Pick<TsProcessOptions, 'onLine'> & {
+  options: Pick<TsProcessOptions, 'onLine' | 'flags' | 'env'> & {
     /** Called with the process once started, so a caller that fails meanwhile can stop it. */
     onStart?: (proc: ManagedProcess) => void;
   } = {},

@@ -29,6 +29,10 @@ const DIRECT_PER_SECOND = 50;
  * printed) instead of given a latency.
  */
 export const CUT_OFF_AFTER_MS = 10_000;
+/** The probe's stall ticker: its period, and how late it must be to count as a stall (ms). */
+const TICK_MS = 5;
+const STALL_MS = 2;
+const LOOP_RESOLUTION_MS = 10;
 
 export interface TenantBProbeSpec {
   b: Tenant;
@@ -44,6 +48,12 @@ export interface TenantBProbeSpec {
 export interface ProbeWindow {
   /** Latencies (µs, whole) of the requests counted in this window, per series. */
   latenciesUs: Record<Series, number[]>;
+  /**
+   * Beside each latency: how late the probe sent the request (µs after its scheduled time, the
+   * probe's own delay: its event loop or its CPU) and when it was scheduled (ms after the start).
+   */
+  sendLateUs: Record<Series, number[]>;
+  scheduledMs: Record<Series, number[]>;
   errors: number;
   /** Requests scheduled in this window unsent or unanswered CUT_OFF_AFTER_MS after the run's end. */
   cutOff: number;
@@ -51,11 +61,19 @@ export interface ProbeWindow {
   probeLoopP99Ms: number;
 }
 
-async function run(spec: TenantBProbeSpec): Promise<{ windows: ProbeWindow[] }> {
+export interface ProbeResult {
+  windows: ProbeWindow[];
+  /** When the probe itself was stalled, [from, to) in ms after the run's start. */
+  stalls: Array<[number, number]>;
+}
+
+async function run(spec: TenantBProbeSpec): Promise<ProbeResult> {
   const redis = new Redis({ ...spec.redis, protocol: 2, lazyConnect: true });
   await redis.connect();
   const results: ProbeWindow[] = spec.windows.map(() => ({
     latenciesUs: { publish: [], read: [], redis: [], engine: [] },
+    sendLateUs: { publish: [], read: [], redis: [], engine: [] },
+    scheduledMs: { publish: [], read: [], redis: [], engine: [] },
     errors: 0,
     cutOff: 0,
     probeLoopP99Ms: 0,
@@ -65,14 +83,27 @@ async function run(spec: TenantBProbeSpec): Promise<{ windows: ProbeWindow[] }> 
   // The schedule and the latencies on one clock, performance.now(), with the run's start on it.
   const start = performance.now() + (startAt - Date.now());
   const endMs = spec.windows.at(-1)?.toMs ?? 0;
+  // The probe's own stalls: a TICK_MS timer late by more than STALL_MS means the probe could not
+  // send or read an answer meanwhile (its own work or GC, or no CPU for it).
+  const stalls: Array<[number, number]> = [];
+  let lastTick = performance.now();
+  const stallTicker = setInterval(() => {
+    const now = performance.now();
+    if (now - lastTick > TICK_MS + STALL_MS) stalls.push([lastTick + TICK_MS - start, now - start]);
+    lastTick = now;
+  }, TICK_MS);
   /** The window a request scheduled `atMs` after the start counts in, whenever it is answered. */
   const windowOf = (atMs: number): ProbeWindow | undefined => {
     const index = spec.windows.findIndex((w) => atMs >= w.fromMs + spec.settleMs && atMs < w.toMs);
     return index < 0 ? undefined : results[index];
   };
-  /** Counted requests not answered yet; what is left here at the cut-off is cut off. */
+  /**
+   * Counted requests not answered yet; what is left here at the cut-off is cut off. Their promises
+   * are not kept beyond their answer: kept for the whole run (tens of thousands), they grew the
+   * probe's heap and with it its own GC pauses, which its samples then carried.
+   */
   const pending = new Set<{ window: ProbeWindow }>();
-  const inFlight: Array<Promise<void>> = [];
+  let allAnswered = (): void => undefined;
   const onSchedule = async (
     series: Series,
     perSecond: number,
@@ -90,17 +121,20 @@ async function run(spec: TenantBProbeSpec): Promise<{ windows: ProbeWindow[] }> 
         continue;
       }
       // Sent in the gaps and settling times too, so B's load is the same all along.
+      const lateUs = Math.round((performance.now() - start - atMs) * 1000);
       const answered = request().catch(() => false);
       if (!window) continue;
       const entry = { window };
       pending.add(entry);
-      inFlight.push(
-        answered.then((ok) => {
-          if (!pending.delete(entry)) return;
-          if (ok) window.latenciesUs[series].push(Math.round((performance.now() - start - atMs) * 1000));
-          else window.errors += 1;
-        }),
-      );
+      void answered.then((ok) => {
+        if (!pending.delete(entry)) return;
+        if (ok) {
+          window.latenciesUs[series].push(Math.round((performance.now() - start - atMs) * 1000));
+          window.sendLateUs[series].push(lateUs);
+          window.scheduledMs[series].push(atMs);
+        } else window.errors += 1;
+        if (pending.size === 0) allAnswered();
+      });
     }
   };
   const answered = (url: string, init: RequestInit) => async (): Promise<boolean> => {
@@ -108,7 +142,8 @@ async function run(spec: TenantBProbeSpec): Promise<{ windows: ProbeWindow[] }> 
     await response.arrayBuffer();
     return response.ok;
   };
-  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  // Its values are the whole time between the calls of a timer of this period: taken off below.
+  const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   loopDelay.enable();
   await Promise.all([
     onSchedule('publish', GATEWAY_PER_SECOND, answered(spec.b.publishUrl, publishInit(spec.b))),
@@ -121,21 +156,26 @@ async function run(spec: TenantBProbeSpec): Promise<{ windows: ProbeWindow[] }> 
       async (window) => {
         loopDelay.reset();
         await sleepUntil(startAt + window.toMs);
-        results[window.index]!.probeLoopP99Ms = loopDelay.percentile(99) / 1e6;
+        results[window.index]!.probeLoopP99Ms = Math.max(
+          0,
+          loopDelay.percentile(99) / 1e6 - LOOP_RESOLUTION_MS,
+        );
       },
     ),
   ]);
   loopDelay.disable();
   let cutOffTimer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.all(inFlight),
-    new Promise((resolve) => (cutOffTimer = setTimeout(resolve, CUT_OFF_AFTER_MS))),
-  ]);
+  await new Promise<void>((resolve) => {
+    allAnswered = resolve;
+    if (pending.size === 0) resolve();
+    cutOffTimer = setTimeout(resolve, CUT_OFF_AFTER_MS);
+  });
   clearTimeout(cutOffTimer);
+  clearInterval(stallTicker);
   for (const { window } of pending) window.cutOff += 1;
   pending.clear();
   redis.disconnect();
-  return { windows: results };
+  return { windows: results, stalls };
 }
 
 serveLoadProcess(import.meta.url, run);
@@ -148,16 +188,14 @@ export function runTenantBProbe(
   spec: TenantBProbeSpec,
   onReady: (pid: number) => void,
   onStart: (proc: ManagedProcess) => void,
-): Promise<{ windows: ProbeWindow[] }> {
-  return runLoadProcess<TenantBProbeSpec, { windows: ProbeWindow[] }>(
-    'bench/tenant-isolation/tenant-b-probe.ts',
-    spec,
-    {
-      onLine: (line) => {
-        const ready = /^ready (\d+)$/.exec(line);
-        if (ready) onReady(Number(ready[1]));
-      },
-      onStart,
+  trace: { flags: readonly string[]; env: NodeJS.ProcessEnv } = { flags: [], env: process.env },
+): Promise<ProbeResult> {
+  return runLoadProcess<TenantBProbeSpec, ProbeResult>('bench/tenant-isolation/tenant-b-probe.ts', spec, {
+    onLine: (line) => {
+      const ready = /^ready (\d+)$/.exec(line);
+      if (ready) onReady(Number(ready[1]));
     },
-  );
+    onStart,
+    ...trace,
+  });
 }

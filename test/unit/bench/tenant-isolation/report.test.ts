@@ -1,3 +1,4 @@
+import { withoutProbeHeld } from '../../../../bench/tenant-isolation/probe-hold.js';
 import { verdict } from '../../../../bench/tenant-isolation/report.js';
 import { buildWindows, ROUND, type Window } from '../../../../bench/tenant-isolation/schedule.js';
 import type { ProbeWindow } from '../../../../bench/tenant-isolation/tenant-b-probe.js';
@@ -12,8 +13,11 @@ function run(scaleOf: (window: Window, index: number) => number) {
   const windows = buildWindows(ROUNDS, 2, 500);
   const probe: ProbeWindow[] = windows.map((window, index) => {
     const samples = latencies(scaleOf(window, index));
+    const zeros = samples.map(() => 0);
     return {
       latenciesUs: { publish: samples, read: samples, redis: samples, engine: samples },
+      sendLateUs: { publish: zeros, read: zeros, redis: zeros, engine: zeros },
+      scheduledMs: { publish: zeros, read: zeros, redis: zeros, engine: zeros },
       errors: 0,
       cutOff: 0,
       probeLoopP99Ms: 0,
@@ -49,6 +53,37 @@ describe("tenant-isolation verdict on issue 29's 1.1x", () => {
   it('when B with A at its limits is 1.5x slower in one round of 12 only, then the interval straddles the goal: undecided', () => {
     expect(verdict(run((w) => (w.phase === 'A at its limits' && w.round === 0 ? 1.5 : 1)))).toBe(
       'undecided: the interval straddles the goal',
+    );
+  });
+
+  it("when the slowest samples of some 'alone' windows are ones B's probe sent late (its own stall), then they are left out and the verdict is met; counted, they make it undecided", () => {
+    const stalled = run((w) => (w.phase === 'A at its limits' ? 1.02 : 1));
+    // In every third round, the first 'alone' window's last 4 samples were sent 100 ms late.
+    for (const [index, w] of stalled.windows.entries()) {
+      if (w.phase !== 'alone' || index % ROUND.length === secondAlone || w.round % 3 !== 0) continue;
+      const probe = stalled.probe[index]!;
+      const late = probe.latenciesUs.publish.map((latency, i) => (i >= 196 ? 100_000 : 0));
+      const latencies = probe.latenciesUs.publish.map((latency, i) => latency + late[i]!);
+      stalled.probe[index] = {
+        ...probe,
+        latenciesUs: { publish: latencies, read: latencies, redis: latencies, engine: latencies },
+        sendLateUs: { publish: late, read: late, redis: late, engine: late },
+      };
+    }
+    expect(verdict(stalled)).toMatch(/^undecided: this run's noise/);
+    const { probe, heldOut } = withoutProbeHeld(stalled.probe, []);
+    expect(verdict({ windows: stalled.windows, probe }, heldOut)).toBe('met');
+  });
+
+  it("when the probe held more than 1% of a phase's samples, then it is undecided, naming the probe", () => {
+    const held = run((w) => (w.phase === 'A at its limits' ? 1.02 : 1));
+    const { probe } = withoutProbeHeld(held.probe, []);
+    const heldOut = held.windows.map((w) => {
+      const n = w.phase === 'A at its limits' ? 5 : 0;
+      return { publish: n, read: n, redis: n, engine: n };
+    });
+    expect(verdict({ windows: held.windows, probe }, heldOut)).toMatch(
+      /^undecided: the probe itself held over 5 ms .* 2\.4% \/ 2\.4% in 'A at its limits'/,
     );
   });
 });
