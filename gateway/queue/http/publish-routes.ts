@@ -10,6 +10,7 @@ import { QueueError, QuotaExceededError, StoreUnavailableError } from '../core/e
 import { sendJson } from './json-response.js';
 import type { QueueKeys } from '../core/keys.js';
 import { createMessage, type MessageRequest, type QueueMessage } from '../core/message.js';
+import type { EnqueueAnswer } from '../core/enqueue-answer.js';
 import { FlowControlStore } from '../stores/flow-control-store.js';
 import { MessageStore } from '../stores/message-store.js';
 import { parsePublishExtras } from './publish/publish-extras.js';
@@ -165,20 +166,24 @@ export function publishRoutes(options: {
       workflows ||= message.workflowPublish !== undefined;
     }
     // Workflow messages become their run's deliveries first (a trigger of a run that exists is
-    // answered there); the rest of the path stores them as any message.
+    // answered there, a step of a run this replica knows is stored with its append); the rest of
+    // the path stores them as any message.
     const prepared = workflows
       ? await storeCall('store the workflow run', () =>
-          prepareWorkflowMessages(stores.workflowRuns(), created),
+          prepareWorkflowMessages(stores.workflowRuns(), created, stores.messages()),
         )
       : created;
     const messages: QueueMessage[] = [];
     const deduplicationWindowMs = target.limits.deduplicationWindowMs;
     const groups = new Map<string, number[]>();
     const answers: StoreOutcome[] = new Array<StoreOutcome>(prepared.length);
+    const storedWithRun: EnqueueAnswer[] = [];
     for (let i = 0; i < prepared.length; i++) {
       const message = prepared[i]!;
       if (isEnqueueAnswer(message)) {
         answers[i] = message;
+        // Not a trigger's duplicate: a step stored with its append, which the daily count keeps.
+        if (!message.deduplicated) storedWithRun.push(message);
         continue;
       }
       messages[i] = message;
@@ -210,6 +215,7 @@ export function publishRoutes(options: {
         );
       }
     };
+    if (storedWithRun.length > 0) onStored(storedWithRun);
     for (const indexes of groups.values()) {
       // Every message in one group (a single publish, a batch of plain messages): no copy.
       const stored = await storeGroup(

@@ -60,7 +60,7 @@ export class MessageStore {
   constructor(
     private readonly redis: Redis,
     private readonly keys: QueueKeys,
-    private readonly eventCap = 0,
+    readonly eventCap = 0,
     private readonly wakeups?: QueueWakeups,
   ) {}
 
@@ -75,6 +75,16 @@ export class MessageStore {
   /** The event's JSON, or '' when events are not recorded (nothing is built then). */
   private event(message: EventMessage, state: EventState, time: number, details?: EventDetails): string {
     return this.eventCap > 0 && hasEvents(message) ? eventJson(message, state, time, details) : '';
+  }
+
+  /**
+   * `message` as the enqueue scripts store it at `now`: its due time (0: now, else its notBefore),
+   * its encoded form and its CREATED event ('' when none is recorded).
+   */
+  storedForm(message: QueueMessage, now: number): { due: number; encoded: Buffer; created: string } {
+    const due = message.notBefore !== undefined && message.notBefore > now ? message.notBefore : 0;
+    const created = this.event(message, 'CREATED', now, due > 0 ? { nextDeliveryTime: due } : undefined);
+    return { due, encoded: encodeMessage(message), created };
   }
 
   /**
@@ -94,9 +104,8 @@ export class MessageStore {
       this.eventCap,
     ];
     for (const message of messages) {
-      const due = message.notBefore !== undefined && message.notBefore > now ? message.notBefore : 0;
-      const created = this.event(message, 'CREATED', now, due > 0 ? { nextDeliveryTime: due } : undefined);
-      args.push(message.id, due, encodeMessage(message), message.deduplicationKey ?? '', created);
+      const { due, encoded, created } = this.storedForm(message, now);
+      args.push(message.id, due, encoded, message.deduplicationKey ?? '', created);
     }
     const k = this.keys;
     const answers = (await enqueueMessages.run(

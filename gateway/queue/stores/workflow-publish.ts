@@ -8,8 +8,14 @@ import {
   type RawStep,
   type WorkflowRunConfig,
 } from '../core/workflow-message.js';
-import { WORKFLOW_INLINE_STEPS_BYTES, type WorkflowRunStore } from './workflow-run-store.js';
+import {
+  WORKFLOW_INLINE_STEPS_BYTES,
+  type StepDeliveries,
+  type WorkflowRunStore,
+} from './workflow-run-store.js';
+import type { KnownWorkflowRun } from './known-workflow-runs.js';
 import { parseInvokeRequest } from '../core/workflow-invoke.js';
+import type { MessageStore } from './message-store.js';
 
 /**
  * Turns the workflow messages of a publish into the messages the queue stores, on the publish
@@ -20,6 +26,9 @@ import { parseInvokeRequest } from '../core/workflow-invoke.js';
  *   the steps so far as its body;
  * - context.call's request is an ordinary message (its callback brings the answer back).
  * A step of a run that is not running is refused with a 400, which the SDK takes as "finished".
+ * Given the binding's message store, the steps of a run this replica knows (known-workflow-runs.ts)
+ * and that has no flow-control key are stored with their append, in its script, and answered as
+ * stored: a step costs one script and its delivery's body never comes back through the gateway.
  */
 
 /** The settings of the run `trigger` starts: what the SDK put on the trigger for every step. */
@@ -148,20 +157,55 @@ function isStep(workflow: WorkflowPublish | undefined): workflow is WorkflowPubl
   return workflow !== undefined && !workflow.init && !isCallRequest(workflow);
 }
 
+const NO_BODY = Buffer.alloc(0);
+
 /**
- * Appends run `runId`'s steps of a request (one step, or a parallel group's plan steps) in one
- * script, all or none, and keeps each one's delivery by its message id.
+ * The deliveries of `steps` of run `runId` built from what this replica knows of the run, but for
+ * their bodies, for the append's script to store; none for a run it does not know, or with a
+ * flow-control key (its deliveries wait for the key's token: FlowControlStore stores them).
  */
-async function appendSteps(
-  runs: WorkflowRunStore,
+function deliveriesOf(
+  store: MessageStore,
+  run: KnownWorkflowRun | undefined,
   runId: string,
   steps: readonly QueueMessage[],
-  into: Map<string, QueueMessage>,
-): Promise<void> {
+): StepDeliveries | undefined {
+  if (run === undefined || run.config.flowControl !== undefined) return undefined;
+  const now = Date.now();
+  return {
+    run,
+    eventCap: store.eventCap,
+    messages: steps.map(({ workflowPublish: _, ...published }) => {
+      const message = runMessage({ published, runId, ...run, body: NO_BODY });
+      const { due, encoded, created } = store.storedForm(message, now);
+      return { id: message.id, due, head: encoded, created };
+    }),
+  };
+}
+
+/**
+ * Appends run `runId`'s steps of a request (one step, or a parallel group's plan steps) in one
+ * script, all or none, and keeps each one's delivery by its message id, or, when `store` is given
+ * and the run is known, its answer once that script stored the delivery.
+ */
+async function appendSteps(input: {
+  runs: WorkflowRunStore;
+  runId: string;
+  steps: readonly QueueMessage[];
+  into: Map<string, QueueMessage | EnqueueAnswer>;
+  store: MessageStore | undefined;
+}): Promise<void> {
+  const { runs, runId, steps, into, store } = input;
   const raw = steps.map(({ id, body, createdAt }) => buildRawStep(id, body, createdAt));
-  // One script: it refuses a run that is not running and answers the run's settings with the bodies.
-  const outcome = await runs.append(runId, raw);
+  const deliveries = store && deliveriesOf(store, runs.known(runId), runId, steps);
+  // One script: it refuses a run that is not running and either stores the deliveries or answers
+  // the run's settings with their bodies.
+  const outcome = await runs.append(runId, raw, deliveries);
   if (!outcome.appended) throw notRunning(runId, outcome.state);
+  if ('stored' in outcome) {
+    for (const { id } of steps) into.set(id, { messageId: id, deduplicated: false });
+    return;
+  }
   const { bodies, ...run } = outcome;
   steps.forEach(({ workflowPublish: _, ...published }, i) =>
     into.set(published.id, runMessage({ published, runId, ...run, body: bodies[i]! })),
@@ -169,14 +213,16 @@ async function appendSteps(
 }
 
 /**
- * Each message as the queue stores it, or, for a trigger of a run that exists, its answer. Plain
- * messages pass unchanged; every message leaves without its `workflowPublish`. A run's steps are
- * appended together where its first one stands (after any trigger before it in the request); steps
- * of two runs in one request are a 400, nothing stored.
+ * Each message as the queue stores it, or, for a trigger of a run that exists, its answer, and,
+ * given `store` (the binding's message store), for a step stored with its append, its answer
+ * (not deduplicated). Plain messages pass unchanged; every message leaves without its
+ * `workflowPublish`. A run's steps are appended together where its first one stands (after any
+ * trigger before it in the request); steps of two runs in one request are a 400, nothing stored.
  */
 export async function prepareWorkflowMessages(
   runs: WorkflowRunStore,
   messages: readonly QueueMessage[],
+  store?: MessageStore,
 ): Promise<(QueueMessage | EnqueueAnswer)[]> {
   const stepsOf = new Map<string, QueueMessage[]>();
   for (const message of messages)
@@ -192,7 +238,7 @@ export async function prepareWorkflowMessages(
     throw new InvalidRequestError(
       `Upstash-Workflow-RunId: a request's steps must be of one run, not ${[...stepsOf.keys()].join(', ')}`,
     );
-  const appended = new Map<string, QueueMessage>();
+  const appended = new Map<string, QueueMessage | EnqueueAnswer>();
   const prepared: (QueueMessage | EnqueueAnswer)[] = [];
   for (const message of messages) {
     const { workflowPublish, ...published } = message;
@@ -200,8 +246,9 @@ export async function prepareWorkflowMessages(
     else if (isCallRequest(workflowPublish)) prepared.push({ ...published, workflowCall: true });
     else if (workflowPublish.init) prepared.push(await startRun(runs, published, workflowPublish));
     else {
+      const { runId } = workflowPublish;
       if (!appended.has(message.id))
-        await appendSteps(runs, workflowPublish.runId, stepsOf.get(workflowPublish.runId)!, appended);
+        await appendSteps({ runs, runId, steps: stepsOf.get(runId)!, into: appended, store });
       prepared.push(appended.get(message.id)!);
     }
   }

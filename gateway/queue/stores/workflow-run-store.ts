@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { InvalidRequestError, QuotaExceededError } from '../core/errors.js';
-import type { QueueKeys } from '../core/keys.js';
+import { MESSAGE_FIELD, type QueueKeys } from '../core/keys.js';
 import { RUN_WAIT_FIELD_PREFIX } from '../core/workflow-event.js';
 import { appendWorkflowStep } from '../scripts/append-workflow-step.js';
 import { dropWorkflowRuns } from '../scripts/drop-workflow-runs.js';
@@ -15,6 +15,7 @@ import {
   type WorkflowRunRecord,
   type WorkflowRunState,
 } from '../core/workflow-message.js';
+import { configShaOf, knownWorkflowRunsOf, type KnownWorkflowRun } from './known-workflow-runs.js';
 
 /**
  * The largest delivery body that carries a run's steps; past it the body is empty and the SDK
@@ -104,7 +105,19 @@ export type StartOutcome = { started: true; body: Buffer } | { started: false; f
  */
 export type AppendOutcome =
   | { appended: true; bodies: Buffer[]; createdAt: number; config: WorkflowRunConfig; initialBody?: string }
+  | { appended: true; stored: true }
   | { appended: false; state: string };
+
+/**
+ * The deliveries of appended steps, built from `run` (known-workflow-runs.ts), for the append's
+ * script to store: each one's id, due time (0: now), encoded message up to its body (the steps
+ * so far, which the script adds) and CREATED event ('' = none), under the binding's `eventCap`.
+ */
+export interface StepDeliveries {
+  run: KnownWorkflowRun;
+  eventCap: number;
+  messages: readonly { id: string; due: number; head: Buffer; created: string }[];
+}
 
 /** The body (base64) of a stored step's JSON. */
 const bodyOfStep = (stored: string): string => (JSON.parse(stored) as RawStep).body;
@@ -129,12 +142,13 @@ export class WorkflowRunStore {
     const payloadBytes = Buffer.byteLength(firstStep.body, 'base64');
     if (payloadBytes > this.limits.maxContextBytes) throw overRunLimit(runId, this.limits, { context: 0 });
     const k = this.keys;
+    const configJson = JSON.stringify(config);
     const [started, value] = (await startWorkflowRun.run(
       this.redis,
       [k.workflowRun(runId), k.workflowSteps(runId), k.workflowRunOrder],
       [
         runId,
-        JSON.stringify(config),
+        configJson,
         createdAt,
         JSON.stringify(firstStep),
         firstStep.messageId,
@@ -142,9 +156,29 @@ export class WorkflowRunStore {
         payloadBytes,
       ],
     )) as [number, string];
-    return started === 1
-      ? { started: true, body: Buffer.from(value, 'utf8') }
-      : { started: false, firstMessageId: value };
+    if (started !== 1) return { started: false, firstMessageId: value };
+    this.remember(runId, { createdAt, config, initialBody: firstStep.body }, configJson);
+    return { started: true, body: Buffer.from(value, 'utf8') };
+  }
+
+  /** The run's settings as this replica last started or appended to it, if it did. */
+  known(runId: string): KnownWorkflowRun | undefined {
+    return knownWorkflowRunsOf(this.redis).get(this.keys.workflowRun(runId));
+  }
+
+  private remember(
+    runId: string,
+    run: Omit<KnownWorkflowRun, 'configSha'>,
+    configJson: string | Buffer,
+  ): void {
+    const known: KnownWorkflowRun = {
+      createdAt: run.createdAt,
+      config: run.config,
+      configSha: configShaOf(configJson),
+    };
+    // The payload is kept only where a delivery carries it.
+    if (run.config.failureCallback !== undefined) known.initialBody = run.initialBody ?? '';
+    knownWorkflowRunsOf(this.redis).remember(this.keys.workflowRun(runId), known, configJson.length);
   }
 
   /**
@@ -152,23 +186,47 @@ export class WorkflowRunStore {
    * all or none: steps past the run's limits are a 412, none of them stored, checked in the same
    * script as the appends (a step of the run published at the same moment through another replica
    * cannot leave the group half stored). Steps the run already counted (a group published again by
-   * a retried delivery) take no room.
+   * a retried delivery) take no room. With `deliveries` (one per step, in order) built from the run
+   * as it is, the same script stores them (`stored`); otherwise, or when the run is not the one
+   * they were built from, it answers what the caller needs to build and store them.
    */
-  async append(runId: string, steps: readonly RawStep[]): Promise<AppendOutcome> {
+  async append(
+    runId: string,
+    steps: readonly RawStep[],
+    deliveries?: StepDeliveries,
+  ): Promise<AppendOutcome> {
     const k = this.keys;
-    const args: (string | number)[] = [
+    const args: (string | number | Buffer)[] = [
       WORKFLOW_INLINE_STEPS_BYTES,
       this.limits.maxSteps,
       this.limits.maxContextBytes,
+      deliveries?.run.createdAt ?? '',
+      deliveries?.run.configSha ?? '',
+      MESSAGE_FIELD,
+      deliveries?.eventCap ?? 0,
     ];
-    for (const step of steps)
+    steps.forEach((step, i) => {
+      const delivery = deliveries?.messages[i];
       args.push(JSON.stringify(step), Buffer.byteLength(step.body, 'base64'), stepIdentity(step));
+      if (delivery === undefined) args.push('', '', '', '');
+      else args.push(delivery.id, delivery.due, delivery.head, delivery.created);
+    });
     // As Buffers: the bodies go out as the deliveries' bytes without a round trip through a string.
     const [outcome, value, config, payload, ...bodies] = (await appendWorkflowStep.runForBuffers(
       this.redis,
-      [k.workflowRun(runId), k.workflowSteps(runId), k.workflowStepIds(runId)],
+      [
+        k.workflowRun(runId),
+        k.workflowSteps(runId),
+        k.workflowStepIds(runId),
+        k.stream,
+        k.streamIndex,
+        k.schedule,
+        k.scheduledMessages,
+        k.events,
+      ],
       args,
     )) as [number, Buffer, Buffer?, Buffer?, ...Buffer[]];
+    if (outcome === 4) return { appended: true, stored: true };
     if (outcome === 2) throw overRunLimit(runId, this.limits, { steps: Number(value.toString()) });
     if (outcome === 3) throw overRunLimit(runId, this.limits, { context: Number(value.toString()) });
     if (outcome !== 1) return { appended: false, state: value.toString() };
@@ -179,6 +237,7 @@ export class WorkflowRunStore {
       config: JSON.parse(config!.toString()) as WorkflowRunConfig,
     };
     if (payload!.length > 0) appended.initialBody = bodyOfStep(payload!.toString());
+    this.remember(runId, appended, config!);
     return appended;
   }
 

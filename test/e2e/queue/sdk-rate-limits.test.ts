@@ -25,6 +25,7 @@ describe("a binding's rate limits, through the @upstash/qstash SDK", () => {
   let burst: QueueTarget;
   let refunded: QueueTarget;
   let other: QueueTarget;
+  let stepped: QueueTarget;
   let gateway: TestQueueGateway;
   let replica: TestQueueGateway;
   const config = testQueueConfig();
@@ -63,7 +64,13 @@ describe("a binding's rate limits, through the @upstash/qstash SDK", () => {
       db: 4,
       limits: { maxMessagesPerDay: 3, maxQueues: 1 },
     });
-    const targets = [daily, burst, other, refunded];
+    stepped = testQueueTarget(redis, {
+      namespace: 'a',
+      name: 'stepped',
+      db: 5,
+      limits: { maxMessagesPerDay: 3 },
+    });
+    const targets = [daily, burst, other, refunded, stepped];
     gateway = await startTestQueueGateway({ config, targets });
     replica = await startTestQueueGateway({
       config: { ...config, consumerName: `${config.consumerName}-b` },
@@ -179,6 +186,37 @@ describe("a binding's rate limits, through the @upstash/qstash SDK", () => {
       ).toBeInstanceOf(QstashDailyRatelimitError);
       expect(await db.hlen(keys.scheduledMessages)).toBe(3);
       expect(await used()).toBe(3);
+    } finally {
+      db.disconnect();
+    }
+  });
+
+  it("when a workflow run's steps are published, through the replica that started the run (stored with their append) or another, then each one stays counted for the day", async () => {
+    const url = `${destination.baseUrl}/hooks/stepped`;
+    const db = new Redis({ host: redis.host, port: redis.port, password: redis.password, db: 5 });
+    const used = async (): Promise<number> => Number(await db.hget(keys.dailyMessages, 'used'));
+    // As the workflow SDK publishes them: raw Upstash-Workflow-* headers; delayed, so none is sent.
+    const publish = (via: TestQueueGateway, init: boolean) =>
+      fetch(`${via.queueUrl(stepped)}/v2/publish/${url}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${stepped.token}`,
+          'upstash-workflow-runid': 'wfr_counted',
+          'upstash-workflow-url': url,
+          'upstash-workflow-init': String(init),
+          'upstash-delay': '1d',
+        },
+        body: JSON.stringify({ stepId: init ? 0 : 1, out: 'x' }),
+      });
+    try {
+      expect((await publish(gateway, true)).status).toBe(201);
+      expect(await used()).toBe(1);
+      expect((await publish(gateway, false)).status).toBe(201);
+      expect(await used()).toBe(2);
+      expect((await publish(replica, false)).status).toBe(201);
+      expect(await used()).toBe(3);
+      expect((await publish(gateway, false)).status).toBe(429);
+      expect(await db.hlen(keys.scheduledMessages)).toBe(3);
     } finally {
       db.disconnect();
     }
