@@ -116,6 +116,8 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
   const removeWorkDir = (): Promise<void> => fs.rm(workDir, { recursive: true, force: true });
 
   const configFile = path.join(workDir, 'redis.conf');
+  // Kept with the data (each restart appends): what Redis said before a crash, e.g. a late AOF fsync.
+  const logFile = options.dataDir ? path.join(dataDir, 'redis.log') : undefined;
   const launched = await launchOnFreePort({
     what: 'redis-server',
     port: options.port,
@@ -128,7 +130,7 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
         appendfsync: options.appendfsync ?? 'everysec',
       });
       await fs.writeFile(configFile, config, { mode: 0o600 });
-      return startProcess({ name: `redis-server:${port}`, command: bin, args: [configFile] });
+      return startProcess({ name: `redis-server:${port}`, command: bin, args: [configFile], logFile });
     },
     isReady: (port) => pingWithAuth(port, password),
     readyTimeoutMs: READY_TIMEOUT_MS,
@@ -143,7 +145,7 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     ? supervise({
         name,
         first: launched.process,
-        start: () => startProcess({ name, command: bin, args: [configFile] }),
+        start: () => startProcess({ name, command: bin, args: [configFile], logFile }),
         log: options.restartOnExit.log,
       })
     : undefined;

@@ -15,6 +15,9 @@ export interface SoakPayload {
 export interface Delivery {
   at: number;
   status: number;
+  /** Its Upstash-Retried header and Upstash-Message-Id, to tell attempts apart in a lost op's evidence. */
+  retried: string;
+  messageId: string;
 }
 
 /**
@@ -59,13 +62,14 @@ export class SoakReceiver {
       const max = this.maxInFlight.get(group);
       if (!max || now > max.seen) this.maxInFlight.set(group, { seen: now, limit: payload.limit ?? 0 });
     }
-    const firstAttempt = (req.headers['upstash-retried'] ?? '0') === '0';
+    const retried = String(req.headers['upstash-retried'] ?? '0');
+    const firstAttempt = retried === '0';
     const roll = this.random();
     const status = firstAttempt && roll < 0.05 ? 500 : 200;
     if (roll > 0.97) await new Promise((resolve) => setTimeout(resolve, 2_000));
     if (group) this.inFlight.set(group, (this.inFlight.get(group) ?? 1) - 1);
     const list = this.deliveries.get(payload.op) ?? [];
-    list.push({ at, status });
+    list.push({ at, status, retried, messageId: String(req.headers['upstash-message-id'] ?? '') });
     this.deliveries.set(payload.op, list);
     res.writeHead(status).end();
   }

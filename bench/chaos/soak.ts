@@ -21,6 +21,7 @@ import {
   type InstanceState,
   type SoakReport,
 } from './report.js';
+import { describeLostPublishes, redisLateAofLines } from './lost-evidence.js';
 import { SoakReceiver } from './receiver.js';
 import { couchFetch, publishOne, QUEUE_NAME, QUEUE_PARALLELISM, writeOne, type Ledger } from './workload.js';
 
@@ -75,6 +76,7 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
   const ledger: Ledger = { publishes: [], writes: [], failed: new Map() };
   const faults: FaultRecord[] = [];
   let report: SoakReport | undefined;
+  let keepStateDir = false;
   try {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(platform.kubeconfigPath);
@@ -278,6 +280,19 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
         intervalMs: 1_000,
       },
     ).catch(() => undefined);
+    const lost = ledger.publishes.filter((p) => !delivered(p.op));
+    if (lost.length) {
+      keepStateDir = true;
+      const evidence = await describeLostPublishes({
+        lost,
+        deliveries: receiver.deliveries,
+        faults,
+        startedAt,
+        redis: redis(),
+        token,
+      }).catch((err: unknown) => [`lost publishes' evidence unreadable: ${String(err)}`]);
+      for (const line of evidence) log(line);
+    }
 
     const readable: string[] = [];
     const lostWrites: string[] = [];
@@ -303,6 +318,10 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
       { timeoutMs: 120_000, intervalMs: 1_000 },
     ).catch(() => last);
     redis().disconnect();
+    if (lostWrites.length) keepStateDir = true;
+    if (keepStateDir)
+      for (const line of await redisLateAofLines(stateDir, startedAt).catch(() => []))
+        log(`redis wrote its append-only file late: ${line}`);
 
     const lateness = ledger.publishes.flatMap((p) => {
       const first = (receiver.deliveries.get(p.op) ?? []).find((d) => d.status < 300);
@@ -315,7 +334,7 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
       publishes: {
         acked: ledger.publishes.length,
         delivered: ledger.publishes.filter((p) => delivered(p.op)).length,
-        lost: ledger.publishes.filter((p) => !delivered(p.op)).map((p) => `${p.kind} ${p.op}`),
+        lost: lost.map((p) => `${p.kind} ${p.op}`),
         duplicates: ledger.publishes.filter(
           (p) => (receiver.deliveries.get(p.op) ?? []).filter((d) => d.status < 300).length > 1,
         ).length,
@@ -335,7 +354,9 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
   // The platform's stop ends every child; anything still carrying the run's marker leaked.
   await sleep(1_000);
   report.leakedProcesses = processesWithEnv(`SETTEE_CHAOS_RUN=${marker}`);
-  await fsp.rm(stateDir, { recursive: true, force: true }).catch(() => undefined);
+  // A failed soak keeps its evidence: Redis's append-only file and log, the platform's logs.
+  if (keepStateDir) log(`state dir kept for the lost operations: ${stateDir}`);
+  else await fsp.rm(stateDir, { recursive: true, force: true }).catch(() => undefined);
   return report;
 }
 

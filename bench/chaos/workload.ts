@@ -8,6 +8,12 @@ export interface AckedPublish {
   kind: 'plain' | 'delayed' | 'queue' | 'flow-control' | 'batch';
   ackedAt: number;
   notBefore: number;
+  /** The gateway replica's queue URL it was published through. */
+  url: string;
+  /** Upstash-Delay, s (kind 'delayed'). */
+  delaySeconds?: number;
+  /** The message id the SDK's answer gave it. */
+  messageId: string;
 }
 
 /** An acknowledged CouchDB write: the gateway answered 201/202 with the document's content stored. */
@@ -63,56 +69,84 @@ export async function publishOne(options: {
   });
   const signal = AbortSignal.timeout(PUBLISH_TIMEOUT_MS);
   try {
-    const acked = (ops: string[], notBefore = 0): void => {
-      for (const o of ops) ledger.publishes.push({ op: o, kind, ackedAt: Date.now(), notBefore });
+    const acked = (
+      ops: string[],
+      answers: Array<{ messageId?: string }>,
+      extra: { notBefore?: number; delaySeconds?: number } = {},
+    ): void => {
+      ops.forEach((o, i) =>
+        ledger.publishes.push({
+          op: o,
+          kind,
+          ackedAt: Date.now(),
+          notBefore: extra.notBefore ?? 0,
+          url: baseUrl,
+          messageId: answers[i]?.messageId ?? '',
+          ...(extra.delaySeconds !== undefined ? { delaySeconds: extra.delaySeconds } : {}),
+        }),
+      );
     };
     switch (kind) {
       case 'plain':
-        await withTimeout(
-          client.publishJSON({ url: options.destination, body: body(0), retries: 3 }),
-          signal,
+        acked(
+          [op(0)],
+          [
+            await withTimeout(
+              client.publishJSON({ url: options.destination, body: body(0), retries: 3 }),
+              signal,
+            ),
+          ],
         );
-        acked([op(0)]);
         break;
       case 'delayed': {
         const delay = 2 + Math.floor(random() * 8);
         const notBefore = startedAt + delay * 1000;
-        await withTimeout(
+        const answer = await withTimeout(
           client.publishJSON({ url: options.destination, body: body(0, { notBefore }), delay, retries: 3 }),
           signal,
         );
-        acked([op(0)], notBefore);
+        acked([op(0)], [answer], { notBefore, delaySeconds: delay });
         break;
       }
       case 'queue':
-        await withTimeout(
-          client.queue({ queueName: QUEUE_NAME }).enqueueJSON({
-            url: options.destination,
-            body: body(0, { group: QUEUE_NAME, limit: QUEUE_PARALLELISM }),
-            retries: 3,
-          }),
-          signal,
+        acked(
+          [op(0)],
+          [
+            await withTimeout(
+              client.queue({ queueName: QUEUE_NAME }).enqueueJSON({
+                url: options.destination,
+                body: body(0, { group: QUEUE_NAME, limit: QUEUE_PARALLELISM }),
+                retries: 3,
+              }),
+              signal,
+            ),
+          ],
         );
-        acked([op(0)]);
         break;
       case 'flow-control':
-        await withTimeout(
-          client.publishJSON({
-            url: options.destination,
-            body: body(0, { group: 'fc:chaos', limit: FLOW_CONTROL_PARALLELISM }),
-            flowControl: { key: 'chaos', parallelism: FLOW_CONTROL_PARALLELISM },
-            retries: 3,
-          }),
-          signal,
+        acked(
+          [op(0)],
+          [
+            await withTimeout(
+              client.publishJSON({
+                url: options.destination,
+                body: body(0, { group: 'fc:chaos', limit: FLOW_CONTROL_PARALLELISM }),
+                flowControl: { key: 'chaos', parallelism: FLOW_CONTROL_PARALLELISM },
+                retries: 3,
+              }),
+              signal,
+            ),
+          ],
         );
-        acked([op(0)]);
         break;
       case 'batch':
-        await withTimeout(
-          client.batchJSON([0, 1, 2].map((n) => ({ url: options.destination, body: body(n), retries: 3 }))),
-          signal,
+        acked(
+          [0, 1, 2].map(op),
+          (await withTimeout(
+            client.batchJSON([0, 1, 2].map((n) => ({ url: options.destination, body: body(n), retries: 3 }))),
+            signal,
+          )) as Array<{ messageId?: string }>,
         );
-        acked([0, 1, 2].map(op));
         break;
     }
   } catch {
