@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { DestinationRefusedError } from '../core/errors.js';
 import { checkAddress, isIpLiteral, stripBrackets, type AddressPolicy } from '../core/address-policy.js';
@@ -50,28 +51,46 @@ export interface GuardedAgentOptions {
 export const FREE_SOCKET_TIMEOUT_MS = 4_000;
 
 /**
- * Idle sockets kept per destination host: a quarter of its sockets, the batch the delivery worker
- * reads when a quarter of its slots are free (delivery-worker.ts), so steady deliveries find warm
- * sockets while a burst's surplus is closed as it comes free. Node's default (256) let each
- * binding keep every socket of a burst open to each host until the receiver closed it.
+ * Idle sockets kept per destination host for FREE_SOCKET_TIMEOUT_MS: a quarter of its sockets,
+ * the batch the delivery worker reads when a quarter of its slots are free (delivery-worker.ts), so
+ * steady deliveries find warm sockets. Node's default (256) let each binding keep every socket of a
+ * burst open to each host until the receiver closed it.
  */
 export function freeSocketCap(maxSockets: number): number {
   return Math.max(1, Math.floor(maxSockets / 4));
 }
 
 /**
- * Keep-alive agents for deliveries, with the SSRF guard at the DNS lookup and connect layer, and a
- * bounded idle pool. Node's agent `timeout` closes a socket that idles that long in the pool; on a
- * socket in use it only emits `timeout`, which http-delivery.ts does not act on (its own timer
- * bounds an attempt), so a slow receiver is waited for as before.
+ * How long a socket beyond freeSocketCap may sit idle before it is closed: a burst's surplus goes
+ * a second after the burst. Not at once: a worker draining a backlog frees sockets faster than it
+ * reads the next batch (it waits for a quarter of its slots, then a round trip to Redis), so
+ * closing each one freed beyond the cap made it open a new connection for about every other
+ * delivery (4,774 connections for 10,000 deliveries, 128 in flight; docs/queue.md, Performance).
  */
+export const SURPLUS_SOCKET_TIMEOUT_MS = 1_000;
+
+/**
+ * Gives each socket that joins the free pool beyond `cap` the short SURPLUS_SOCKET_TIMEOUT_MS
+ * (after Node's own 'free' listener, which pushed it and set the agent's timeout). The pool is a
+ * stack (scheduling 'lifo'): sockets beyond the cap are on its top, the next request takes the
+ * last one freed, and those left under the cap keep the agent's timeout.
+ */
+function closeSurplusSoon(agent: http.Agent, cap: number): void {
+  agent.on('free', (socket: Socket, options: http.ClientRequestArgs) => {
+    const pool = agent.freeSockets[agent.getName(options)];
+    if (pool !== undefined && pool.length > cap && pool[pool.length - 1] === socket)
+      socket.setTimeout(Math.min(SURPLUS_SOCKET_TIMEOUT_MS, socket.timeout ?? SURPLUS_SOCKET_TIMEOUT_MS));
+  });
+}
+
 export function createGuardedAgents(options: GuardedAgentOptions): GuardedAgents {
   const lookup = createGuardedLookup(options.policy, options.resolve);
   const maxSockets = options.maxSockets ?? 256;
   const common = {
     keepAlive: true,
     maxSockets,
-    maxFreeSockets: freeSocketCap(maxSockets),
+    maxFreeSockets: maxSockets,
+    scheduling: 'lifo' as const,
     timeout: FREE_SOCKET_TIMEOUT_MS,
     lookup,
   };
@@ -85,5 +104,6 @@ export function createGuardedAgents(options: GuardedAgentOptions): GuardedAgents
     options.policy,
     httpsAgent.createConnection.bind(httpsAgent),
   );
+  for (const agent of [httpAgent, httpsAgent]) closeSurplusSoon(agent, freeSocketCap(maxSockets));
   return { http: httpAgent, https: httpsAgent };
 }
