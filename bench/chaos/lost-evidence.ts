@@ -117,3 +117,14 @@ export async function redisLateAofLines(stateDir: string, startedAt: number): Pr
       }
   return lines;
 }
+
+/**
+ * The fields of INFO persistence that tell whether a SIGKILL now loses answered writes: bytes
+ * answered but not yet written to the file (aof_buffer_length; a write postponed behind a running
+ * fsync keeps them there up to 2 s), fsyncs running (aof_pending_bio_fsync) and the writes postponed
+ * so far by this process (aof_delayed_fsync).
+ */
+export function aofStateOf(info: string): string {
+  const field = (name: string): string => info.match(new RegExp(`^${name}:(\\d+)`, 'm'))?.[1] ?? '?';
+  return `aof_buffer_length ${field('aof_buffer_length')}, aof_pending_bio_fsync ${field('aof_pending_bio_fsync')}, aof_delayed_fsync ${field('aof_delayed_fsync')}`;
+}

@@ -37,6 +37,8 @@ export interface FaultRecord {
    * recoveryMs; 0 for a pod's first crash, restarted at once.
    */
   restartBackoffMs?: number;
+  /** kill-redis: Redis's append-only file state just before the kill (redisAofState). */
+  aofState?: string;
 }
 
 /** A soak instance's pod, as the nemesis sees it. */
@@ -53,6 +55,11 @@ export interface NemesisContext {
   gatewayUrls: string[];
   /** Answers once the queue's database takes a write again. */
   redisAnswers(): Promise<boolean>;
+  /**
+   * Redis's append-only file state just before a kill-redis (INFO persistence): writes it has
+   * answered but not yet written (an everysec write postponed behind a slow fsync) die with it.
+   */
+  redisAofState?(): Promise<string>;
   /** Answers once an instance's engine serves through the gateway again. */
   instancesAnswer(): Promise<boolean>;
   /** Wakes one of the instances the soak drives (through any gateway); true once one answered. */
@@ -125,6 +132,7 @@ export async function injectFault(
     return { kind, target: 'none', pid: -1, at };
   }
   let faultEnd = Date.now();
+  let aofState: string | undefined;
   try {
     if (kind === 'pause-gateway') {
       process.kill(target.pid, 'SIGSTOP');
@@ -132,6 +140,7 @@ export async function injectFault(
       process.kill(target.pid, 'SIGCONT');
       faultEnd = Date.now();
     } else {
+      if (kind === 'kill-redis') aofState = await context.redisAofState?.().catch(() => undefined);
       process.kill(target.pid, 'SIGKILL');
     }
   } catch {
@@ -139,7 +148,9 @@ export async function injectFault(
     context.log(`${kind}: ${target.name} (pid ${target.pid}) was gone already (skipped)`);
     return { kind, target: 'none', pid: -1, at };
   }
-  context.log(`${kind}: ${target.name} (pid ${target.pid}) at +${(at / 1000).toFixed(1)} s`);
+  context.log(
+    `${kind}: ${target.name} (pid ${target.pid}) at +${(at / 1000).toFixed(1)} s${aofState ? ` (${aofState})` : ''}`,
+  );
   const deadline = faultEnd + RECOVERY_BOUND_MS;
   // A killed process is gone before its probe can pass: give its supervisor a moment to notice.
   await sleep(100);
@@ -164,13 +175,14 @@ export async function injectFault(
         at,
         recoveryMs,
         ...(backoff !== undefined ? { restartBackoffMs: backoff } : {}),
+        ...(aofState ? { aofState } : {}),
       };
     }
     await sleep(PROBE_INTERVAL_MS);
   }
   restartBackoffMs?.();
   context.log(`${kind}: no recovery within ${RECOVERY_BOUND_MS} ms`);
-  return { kind, target: target.name, pid: target.pid, at };
+  return { kind, target: target.name, pid: target.pid, at, ...(aofState ? { aofState } : {}) };
 }
 
 /** Where a fault of `kind` would hit now (target undefined: nothing to hit at the moment). */

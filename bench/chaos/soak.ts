@@ -21,7 +21,7 @@ import {
   type InstanceState,
   type SoakReport,
 } from './report.js';
-import { describeLostPublishes, redisLateAofLines } from './lost-evidence.js';
+import { aofStateOf, describeLostPublishes, redisLateAofLines } from './lost-evidence.js';
 import { SoakReceiver } from './receiver.js';
 import { couchFetch, publishOne, QUEUE_NAME, QUEUE_PARALLELISM, writeOne, type Ledger } from './workload.js';
 
@@ -167,6 +167,7 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
       running: () => platform.running(),
       gatewayUrls: platform.gatewayUrls,
       redisAnswers: async () => (await redis().ping()) === 'PONG',
+      redisAofState: async () => aofStateOf(await redis().info('persistence')),
       instancesAnswer: async () => {
         for (const urls of instances.values())
           if ((await couchFetch(`${urls[0]}/`, { signal: AbortSignal.timeout(60_000) })).status !== 200)
