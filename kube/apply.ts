@@ -34,23 +34,53 @@ export class ObjectClient extends KubernetesObjectApi {
   }
 
   async apply<T extends KubernetesObject>(desired: T, options: ApplyOptions = {}): Promise<T> {
-    const context = this.configuration.baseServer.makeRequestContext(
-      await this.specUriPath(desired, 'patch'),
-      HttpMethod.PATCH,
-    );
+    return this.serverSideApply<T>(await this.specUriPath(desired, 'patch'), desired, options);
+  }
+
+  /**
+   * Server-side applies `replicas` through the object's scale subresource, as `kubectl scale` or an
+   * autoscaler changes them: the API server handles a Scale of a few fields instead of the whole
+   * object (a StatefulSet's pod template: about half the cost of an apply of it, measured), and the
+   * kind's own controller sees the same change. `resourceVersion` makes it a precondition: the
+   * write is refused with 409 unless the object is still that version. Returns the Scale's version.
+   */
+  async applyScale(
+    object: KubernetesObject,
+    replicas: number,
+    resourceVersion: string,
+    options: ApplyOptions = {},
+  ): Promise<{ resourceVersion: string | undefined }> {
+    const { name, namespace } = object.metadata ?? {};
+    const body = {
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: { name, namespace, resourceVersion },
+      spec: { replicas },
+    };
+    const path = `${await this.specUriPath(object, 'patch')}/scale`;
+    const scale = await this.serverSideApply(path, body, options);
+    return { resourceVersion: scale.metadata?.resourceVersion };
+  }
+
+  private async serverSideApply<T extends KubernetesObject>(
+    path: string,
+    body: KubernetesObject,
+    options: ApplyOptions,
+  ): Promise<T> {
+    const context = this.configuration.baseServer.makeRequestContext(path, HttpMethod.PATCH);
     context.setHeaderParam('Accept', 'application/json');
     context.setHeaderParam('Content-Type', PatchStrategy.ServerSideApply);
     if (options.dryRun) context.setQueryParam('dryRun', 'All');
     context.setQueryParam('fieldManager', options.fieldManager ?? FIELD_MANAGER);
     context.setQueryParam('force', 'true');
-    context.setBody(JSON.stringify(desired));
+    context.setBody(JSON.stringify(body));
     await this.configuration.authMethods.default?.applySecurityAuthentication(context);
     const response = await this.configuration.httpApi.send(context).toPromise();
-    const body = await response.body.text();
+    const text = await response.body.text();
     // As client-node's own calls fail, so that callKube turns it into a KubeApiError.
     if (response.httpStatusCode < 200 || response.httpStatusCode > 299)
-      throw new ApiException(response.httpStatusCode, 'Unsuccessful HTTP Request', body, response.headers);
-    return JSON.parse(body) as T;
+      throw new ApiException(response.httpStatusCode, 'Unsuccessful HTTP Request', text, response.headers);
+    return JSON.parse(text) as T;
   }
 }
 

@@ -31,6 +31,10 @@ Secret verbs below.
 - apiGroups: ["apps"]
   resources: ["statefulsets"]
   verbs: ["list", "watch", "create", "patch"]
+# A wake or a hibernation applies only the StatefulSet's replicas, through its scale subresource.
+- apiGroups: ["apps"]
+  resources: ["statefulsets/scale"]
+  verbs: ["patch"]
 - apiGroups: [""]
   resources: ["services", "configmaps"]
   verbs: ["list", "watch", "create", "patch"]

@@ -2,7 +2,7 @@ import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { CouchInstance } from '../../../api/couch-instance.js';
 import { applyObject, FIELD_MANAGER } from '../../../kube/apply.js';
 import type { KubeClients } from '../../../kube/clients.js';
-import { callKube, isAlreadyExists } from '../../../kube/errors.js';
+import { callKube, isAlreadyExists, isConflict } from '../../../kube/errors.js';
 import type { Informer } from '../../../kube/informer.js';
 import type { WatchSource } from '../../../kube/controller-runtime/controller.js';
 import type { KeyMapper } from '../../../kube/controller-runtime/key-mappers.js';
@@ -20,7 +20,7 @@ import {
   computeAdminPasswordHash,
   type AdminHashScheme,
 } from '../../resources/couch-instance/admin-password-hash.js';
-import { appliedDigestOf } from '../../resources/applied-digest.js';
+import { appliedDigestOf, replicasOf } from '../../resources/applied-digest.js';
 import type { RecentWrites } from '../../../kube/controller-runtime/recent-writes.js';
 import { generateCredentials } from './generate-credentials.js';
 
@@ -68,21 +68,60 @@ export class OwnedObjects {
     };
   }
 
-  /** Server-side applies `desired` unless the current object is this controller's own write of it. */
+  /**
+   * Server-side applies `desired` unless the current object is this controller's own write of it.
+   * When that write differs from `desired` in its replicas alone (a wake, a hibernation), only they
+   * are applied, through the scale subresource, on the condition that the object is still the
+   * version the cache holds: the API server then handles a Scale, not the whole pod template, which
+   * is most of a wake's scale step. The applied digest leaves replicas out, so it stays true.
+   */
   async apply<T extends KubernetesObject>(owner: ObjectKey, informer: Informer<T>, desired: T): Promise<T> {
     const { namespace = '', name = '' } = desired.metadata ?? {};
     const slot = slotOf(informer, name);
     const existing = this.current(owner, informer, namespace, name);
-    if (
-      existing &&
+    const unchanged =
+      existing !== undefined &&
       this.recent.isOwnLastWrite(owner, slot, existing) &&
-      appliedDigestOf(existing) === appliedDigestOf(desired)
-    )
-      return existing;
+      appliedDigestOf(existing) === appliedDigestOf(desired);
+    const replicas = replicasOf(desired);
+    if (unchanged && replicasOf(existing) === replicas) return existing;
+    if (unchanged && replicas !== undefined && existing.metadata?.resourceVersion) {
+      const scaled = await this.scale(owner, slot, existing, replicas).catch((err: unknown) => {
+        // Someone wrote it since the cache's version: the whole object is applied below instead.
+        if (isConflict(err)) return undefined;
+        throw err;
+      });
+      if (scaled) return scaled;
+    }
     return this.recent.write(owner, slot, existing, async () => {
       const applied = await callKube(() => applyObject(this.clients.objects, desired));
       informer.trim(applied);
       return applied;
+    });
+  }
+
+  /**
+   * `existing` with `replicas`, written through its scale subresource. The answer is a Scale, so
+   * the object is `existing` as the API server stores it after that write: the precondition means
+   * nothing else changed it, and a change of the spec raises the generation by one.
+   */
+  private scale<T extends KubernetesObject>(
+    owner: ObjectKey,
+    slot: string,
+    existing: T,
+    replicas: number,
+  ): Promise<T> {
+    const version = existing.metadata?.resourceVersion ?? '';
+    return this.recent.write(owner, slot, existing, async () => {
+      const { resourceVersion } = await callKube(() =>
+        this.clients.objects.applyScale(existing, replicas, version),
+      );
+      const metadata = existing.metadata ?? {};
+      return {
+        ...existing,
+        metadata: { ...metadata, resourceVersion, generation: (metadata.generation ?? 0) + 1 },
+        spec: { ...(existing as { spec?: object }).spec, replicas },
+      } as T;
     });
   }
 

@@ -1,3 +1,5 @@
+import { ANNOTATION_APPLIED_DIGEST } from '../../../api/well-known.js';
+import { FIELD_MANAGER } from '../../../kube/apply.js';
 import { waitFor } from '../../../local/wait.js';
 import { useTestNamespace } from '../../helpers/kube.js';
 import {
@@ -75,6 +77,7 @@ describe('CouchInstance hibernation', () => {
         waitFor(`phase ${phase}`, async () => watched.versions.find(hasPhase(phase)), {
           timeoutMs: ENGINE_START_MS,
         });
+      const asleep = await readStatefulSet(ns.name, 'idle');
       await requestWake(ns.name, 'idle');
       const waking = await seen('Waking');
       // Scaled up with the Waking status, and so until it hibernates again (Running plus idleAfter).
@@ -85,6 +88,17 @@ describe('CouchInstance hibernation', () => {
 
       const running = await seen('Running');
       expect(conditionOf(running, 'Ready')).toMatchObject({ status: 'True' });
+      // Only the replicas were written, through the scale subresource (the API server handles a
+      // Scale, not the pod template), and the whole object was not applied again while it started:
+      // one change of the spec, the applied digest as it was, the scale's apply still owning replicas.
+      const awake = await readStatefulSet(ns.name, 'idle');
+      expect(awake.metadata?.generation).toBe((asleep.metadata?.generation ?? 0) + 1);
+      expect(awake.metadata?.annotations?.[ANNOTATION_APPLIED_DIGEST]).toBe(
+        asleep.metadata?.annotations?.[ANNOTATION_APPLIED_DIGEST],
+      );
+      expect(awake.metadata?.managedFields).toContainEqual(
+        expect.objectContaining({ manager: FIELD_MANAGER, operation: 'Apply', subresource: 'scale' }),
+      );
     } finally {
       watched.stop();
     }
