@@ -58,8 +58,9 @@ async function scrapeLag(metricsUrl: string): Promise<{ p99: number; max: number
   const value = (name: string) =>
     Number(new RegExp(`^${name} ([\\d.e+-]+)`, 'm').exec(text)?.[1] ?? NaN) * 1000;
   return {
-    p99: value('settee_gateway_nodejs_eventloop_lag_p99_seconds') - LAG_RESOLUTION_MS,
-    max: value('settee_gateway_nodejs_eventloop_lag_max_seconds') - LAG_RESOLUTION_MS,
+    // A window in which the timer never ran reads 0 (no sample), not -10.
+    p99: Math.max(0, value('settee_gateway_nodejs_eventloop_lag_p99_seconds') - LAG_RESOLUTION_MS),
+    max: Math.max(0, value('settee_gateway_nodejs_eventloop_lag_max_seconds') - LAG_RESOLUTION_MS),
   };
 }
 
