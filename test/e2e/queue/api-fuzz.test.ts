@@ -16,7 +16,9 @@ import {
   anyMethod,
   FuzzCaseCounter,
   isQStashError,
+  mangledBase,
   sendFuzzRequest,
+  sometimes,
   type FuzzRequest,
 } from '../../helpers/fuzz/http-fuzz.js';
 
@@ -84,9 +86,10 @@ const QUERY = [
 ];
 
 /**
- * The QStash API, fuzzed route by route: adversarial methods, paths, Upstash-* headers (wrong,
- * repeated, huge), query parameters and cursors, bodies (malformed and deeply nested JSON, huge
- * strings, invalid UTF-8, binary) and tokens. Whatever comes in: never a 5xx (Redis is up), an
+ * The QStash API, fuzzed route by route: adversarial methods, paths (the binding's namespace and
+ * name in the queue's path too), Upstash-* headers (wrong, repeated, huge), query parameters and
+ * cursors, bodies (malformed and deeply nested JSON, huge strings, invalid UTF-8, binary) and
+ * tokens. Whatever comes in: never a 5xx (Redis is up), an
  * answer within the timeout, `{"error": "..."}` on every error, and nothing stored by a 4xx. A
  * second binding whose Redis is down may answer 503, never another 5xx.
  */
@@ -130,11 +133,14 @@ describe('the queue API under fuzzed requests', () => {
     await redis?.stop();
   });
 
-  /** A request aimed at one route: its method or another, its path or one with a param mangled. */
+  /**
+   * A request aimed at one route: its method or another, its path or one with a param mangled,
+   * now and then the binding's namespace or name in the queue's path too (`bindingMangle`).
+   */
   function requestFor(
     route: (typeof ROUTES)[number],
     token: fc.Arbitrary<string | undefined>,
-  ): fc.Arbitrary<FuzzRequest> {
+  ): fc.Arbitrary<FuzzRequest & { bindingMangle: [number, string] | null }> {
     const segments = route.path.split('/');
     return fc
       .record({
@@ -143,18 +149,20 @@ describe('the queue API under fuzzed requests', () => {
           { arbitrary: anyMethod, weight: 1 },
         ),
         mangle: fc.option(fc.tuple(fc.nat({ max: segments.length - 1 }), adversarialSegment), { freq: 2 }),
+        bindingMangle: sometimes(fc.tuple(fc.constantFrom(0, 1), adversarialSegment), 8),
         query: adversarialQuery(QUERY),
         headers: adversarialHeaders(HEADERS),
         body: adversarialBody,
         token,
       })
       .filter(({ mangle }) => mangle === null || mangle[0] > 2)
-      .map(({ method, mangle, query, headers, body, token: bearer }) => {
+      .map(({ method, mangle, bindingMangle, query, headers, body, token: bearer }) => {
         const path = mangle
           ? segments.map((s, i) => (i === mangle[0] ? mangle[1] : s)).join('/')
           : route.path;
         return {
           method,
+          bindingMangle,
           path: `${path}${query}`,
           headers: { ...headers, ...(bearer !== undefined && { authorization: bearer }) },
           ...(body !== undefined && method !== 'GET' && method !== 'HEAD' && { body }),
@@ -181,10 +189,10 @@ describe('the queue API under fuzzed requests', () => {
     async (name, route) => {
       const base = gateway.queueUrl(target);
       await fc.assert(
-        fc.asyncProperty(requestFor(route, tokens(target.token)), async (request) => {
+        fc.asyncProperty(requestFor(route, tokens(target.token)), async ({ bindingMangle, ...request }) => {
           counter.count(name);
           const before = await snapshotDatabase(inspect);
-          const response = await sendFuzzRequest(base, request);
+          const response = await sendFuzzRequest(mangledBase(base, bindingMangle), request);
           counter.answered(response.status);
           expect(response.status).toBeLessThan(500);
           if (response.status >= 400 && request.method !== 'HEAD')
@@ -205,9 +213,9 @@ describe('the queue API under fuzzed requests', () => {
           fc
             .constantFrom(...ROUTES)
             .chain((route) => requestFor(route, tokens(downTarget.token)).map((r) => [route, r] as const)),
-          async ([route, request]) => {
+          async ([route, { bindingMangle, ...request }]) => {
             counter.count(`(database down) ${route.method} ${route.route}`);
-            const response = await sendFuzzRequest(base, request);
+            const response = await sendFuzzRequest(mangledBase(base, bindingMangle), request);
             counter.answered(response.status);
             expect([response.status, response.status < 500 || response.status === 503]).toEqual([
               response.status,

@@ -182,6 +182,22 @@ export function adversarialQuery(names: readonly string[]): fc.Arbitrary<string>
     );
 }
 
+/** One case in `every` is `value`, the others null (fc.option makes null the rare one). */
+export const sometimes = <T>(value: fc.Arbitrary<T>, every: number): fc.Arbitrary<T | null> =>
+  fc.oneof({ arbitrary: fc.constant(null), weight: every - 1 }, { arbitrary: value, weight: 1 });
+
+/**
+ * `base`, `<origin>/<prefix>/<namespace>/<name>` (the instance path's and the queue's form), with
+ * its namespace (`mangle[0]` 0) or name (1) replaced by `mangle[1]`; as it is without a mangle.
+ */
+export function mangledBase(base: string, mangle: readonly [number, string] | null): string {
+  if (!mangle) return base;
+  const url = new URL(base);
+  const parts = url.pathname.split('/'); // ['', prefix, namespace, name]
+  parts[2 + mangle[0]] = mangle[1];
+  return `${url.origin}${parts.join('/')}`;
+}
+
 /** Cases run per route, printed by each suite at its end (the issue's note records them). */
 export class FuzzCaseCounter {
   private readonly counts = new Map<string, number>();

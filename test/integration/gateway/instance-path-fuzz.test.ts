@@ -22,7 +22,9 @@ import {
   anyMethod,
   FuzzCaseCounter,
   isCouchError,
+  mangledBase,
   sendFuzzRequest,
+  sometimes,
   type FuzzRequest,
   type FuzzResponse,
 } from '../../helpers/fuzz/http-fuzz.js';
@@ -264,19 +266,6 @@ describe('the instance path under fuzzed requests', () => {
     return direct?.status === answer.status && direct.body === answer.body ? 'engine' : 'gateway';
   }
 
-  /** One case in `every` is `value`, the others null (fc.option makes null the rare one). */
-  const sometimes = <T>(value: fc.Arbitrary<T>, every: number): fc.Arbitrary<T | null> =>
-    fc.oneof({ arbitrary: fc.constant(null), weight: every - 1 }, { arbitrary: value, weight: 1 });
-
-  /** The instance's base with its namespace (0) or name (1) replaced. */
-  function baseFor(base: string, mangle: [number, string] | null): string {
-    if (!mangle) return base;
-    const url = new URL(base);
-    const parts = url.pathname.split('/'); // ['', 'db', namespace, name]
-    parts[2 + mangle[0]] = mangle[1];
-    return `${url.origin}${parts.join('/')}`;
-  }
-
   /**
    * Sends `fuzzed` to `base` and checks the properties: no 5xx and CouchDB's error shape unless the
    * engine itself answers so (causeOf), and nothing in the engine changed by a 4xx.
@@ -301,7 +290,7 @@ describe('the instance path under fuzzed requests', () => {
       await ensureFixtures();
       await fc.assert(
         fc.asyncProperty(requestFor(method, route), ({ instanceMangle, ...fuzzed }) =>
-          askUp(name, baseFor(up, instanceMangle), fuzzed),
+          askUp(name, mangledBase(up, instanceMangle), fuzzed),
         ),
         { numRuns: RUNS_PER_ROUTE, ...BOUNDED },
       );
@@ -390,7 +379,7 @@ describe('the instance path under fuzzed requests', () => {
           ),
         async ([name, { instanceMangle, ...fuzzed }]) => {
           counter.count(`(not ready) ${name}`);
-          const response = await sendFuzzRequest(baseFor(down, instanceMangle), fuzzed);
+          const response = await sendFuzzRequest(mangledBase(down, instanceMangle), fuzzed);
           counter.answered(response.status);
           expect([response.status, response.status < 500 || response.status === 503]).toEqual([
             response.status,
