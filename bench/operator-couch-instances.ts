@@ -12,17 +12,19 @@
  *                                                     BENCH_TIMELINE_SECONDS=10 how often the timeline samples,
  *                                                     BENCH_OPERATOR_HEAP=pod|machine: V8's heap as in the chart's
  *                                                     pod, from its memory limit (chart-heap-limit.ts), or as
- *                                                     this machine's free memory would size it)
+ *                                                     this machine's free memory would size it,
+ *                                                     BENCH_RESTART=0 leaves out the restart phase)
  *
  * "Converged" is each instance's status showing a phase and its endpoint, with its StatefulSet,
  * Services, ConfigMap and Secret created. New instances start awake (replicas 1, hibernating only
  * once idle), so the real StatefulSet controller creates their pods and claims meanwhile; there is
  * no kubelet, so they stop at phase Starting. The timeline (convergence-timeline.ts) shows which
  * stage lags and which process takes the cores meanwhile; CPU seconds per process are printed for
- * the whole run.
+ * the whole run. Then, unless BENCH_RESTART=0, the operator is stopped and a new one started over
+ * the converged instances (operator-restart.ts): the requests and writes it sends, its CPU and the
+ * time until it has reconciled every instance.
  */
 import fs from 'node:fs/promises';
-import https from 'node:https';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
@@ -33,10 +35,12 @@ import { createCouchInstance } from '../test/helpers/gateway/gateway-harness.js'
 import { ConditionReason } from '../api/conditions.js';
 import { COUCH_OWNED_SELECTOR } from '../api/well-known.js';
 import { isAlreadyExists } from '../kube/errors.js';
+import { apiserverRequestCounts, TOO_MANY_REQUESTS } from './lib/apiserver-requests.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { formatTimeline, startConvergenceTimeline } from './lib/convergence-timeline.js';
 import { chartOperatorMemoryLimitBytes, v8OldGenerationMb } from './lib/chart-heap-limit.js';
 import { watchInstancesReaching } from './lib/instance-watch.js';
+import { measureRestart, type RestartResult } from './lib/operator-restart.js';
 import { inPool } from './lib/pool.js';
 import { peakRssMb, rssMb } from './lib/proc-memory.js';
 import { cpuBetween, cpuByProcess } from './lib/process-tree-cpu.js';
@@ -51,6 +55,7 @@ const OPERATOR_NODE_ARGS = (process.env.BENCH_OPERATOR_NODE_ARGS ?? '').split(' 
 const CONVERGE_SECONDS = Number(process.env.BENCH_CONVERGE_SECONDS ?? 180);
 const TIMELINE_SECONDS = Number(process.env.BENCH_TIMELINE_SECONDS ?? 10);
 const OPERATOR_HEAP = process.env.BENCH_OPERATOR_HEAP ?? 'pod';
+const RESTART = process.env.BENCH_RESTART !== '0';
 
 export interface CouchInstanceBenchResult {
   instances: number;
@@ -75,38 +80,8 @@ export interface CouchInstanceBenchResult {
   /** Requests the API server refused with 429 (max-requests-inflight; priority and fairness is off). */
   tooManyRequests: number;
   timeline: string[];
-}
-
-type Counts = Map<string, number>;
-
-/** The key under which apiserverRequestCounts counts every request answered 429, whatever its verb. */
-const TOO_MANY_REQUESTS = '429';
-
-/** apiserver_request_total by verb and resource, from the API server's own /metrics. */
-async function apiserverRequestCounts(kubeConfig: KubeConfig): Promise<Counts> {
-  const cluster = kubeConfig.getCurrentCluster();
-  const options: https.RequestOptions = {};
-  await kubeConfig.applyToHTTPSOptions(options);
-  const text = await new Promise<string>((resolve, reject) => {
-    https
-      .get(`${cluster?.server}/metrics`, options, (response) => {
-        let body = '';
-        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        response.on('end', () => resolve(body));
-      })
-      .on('error', reject);
-  });
-  const counts: Counts = new Map();
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    const key =
-      labels.code === '429'
-        ? TOO_MANY_REQUESTS
-        : `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
-    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
-  }
-  return counts;
+  /** The restart phase (BENCH_RESTART, on unless 0): a new operator over the converged instances. */
+  restart: RestartResult | undefined;
 }
 
 async function operatorMetric(port: number, prefix: string): Promise<number> {
@@ -178,37 +153,41 @@ export async function runCouchInstanceBench(
     const metricsPort = await getFreePort();
     const oldGenerationMb =
       OPERATOR_HEAP === 'machine' ? undefined : v8OldGenerationMb(await chartOperatorMemoryLimitBytes());
-    const operator = compiled.start(
-      'operator',
-      {
-        ...process.env,
-        KUBECONFIG: plane.kubeconfigPath,
-        SETTEE_WATCH_NAMESPACE: NAMESPACE,
-        SETTEE_LEADER_ELECTION_NAMESPACE: NAMESPACE,
-        // Hundreds of free instances in one namespace: the free-instance limit would hold all but 5.
-        SETTEE_FREE_INSTANCES_PER_NAMESPACE: '1000000',
-        SETTEE_METRICS_PORT: String(metricsPort),
-        SETTEE_LOG_LEVEL: 'warn',
-        // One replica: at load 30-37 the API server answered a Lease renewal after more than 7.8 s,
-        // and the operator stepped down and exited as it must (three runs ended so, 09:22-09:32 on
-        // 2026-11-28); the Lease's requests are not what this bench measures.
-        SETTEE_LEADER_ELECTION: 'false',
-      },
-      [
-        ...(oldGenerationMb === undefined ? [] : [`--max-old-space-size=${oldGenerationMb}`]),
-        ...OPERATOR_NODE_ARGS,
-        ...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []),
-        ...(HEAP_SNAPSHOT_DIR
-          ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOT_DIR}`]
-          : []),
-      ],
-    );
-    cleanups.unshift(() => operator.stop());
-    await waitFor(
-      'the operator to lead',
-      async () => ((await operatorMetric(metricsPort, 'settee_leader ')) === 1 ? true : undefined),
-      { timeoutMs: 60_000, intervalMs: 200, abort: operator.exited },
-    );
+    const startOperator = async () => {
+      const started = compiled.start(
+        'operator',
+        {
+          ...process.env,
+          KUBECONFIG: plane.kubeconfigPath,
+          SETTEE_WATCH_NAMESPACE: NAMESPACE,
+          SETTEE_LEADER_ELECTION_NAMESPACE: NAMESPACE,
+          // Hundreds of free instances in one namespace: the free-instance limit would hold all but 5.
+          SETTEE_FREE_INSTANCES_PER_NAMESPACE: '1000000',
+          SETTEE_METRICS_PORT: String(metricsPort),
+          SETTEE_LOG_LEVEL: 'warn',
+          // One replica: at load 30-37 the API server answered a Lease renewal after more than 7.8 s,
+          // and the operator stepped down and exited as it must (three runs ended so, 09:22-09:32 on
+          // 2026-11-28); the Lease's requests are not what this bench measures.
+          SETTEE_LEADER_ELECTION: 'false',
+        },
+        [
+          ...(oldGenerationMb === undefined ? [] : [`--max-old-space-size=${oldGenerationMb}`]),
+          ...OPERATOR_NODE_ARGS,
+          ...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []),
+          ...(HEAP_SNAPSHOT_DIR
+            ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOT_DIR}`]
+            : []),
+        ],
+      );
+      cleanups.unshift(() => started.stop());
+      await waitFor(
+        'the operator to lead',
+        async () => ((await operatorMetric(metricsPort, 'settee_leader ')) === 1 ? true : undefined),
+        { timeoutMs: 60_000, intervalMs: 200, abort: started.exited },
+      );
+      return started;
+    };
+    const operator = await startOperator();
     const idleRssMb = await peakRssMb(operator.pid);
     log(`operator pid ${operator.pid} leads; peak RSS so far ${idleRssMb.toFixed(0)} MB`);
 
@@ -314,6 +293,18 @@ export async function runCouchInstanceBench(
     const operatorPeakRssMb = await peakRssMb(operator.pid);
     const operatorSettledRssMb = await rssMb(operator.pid);
     if (HEAP_SNAPSHOT_DIR) await writeHeapSnapshot(operator.pid, metricsPort, log);
+    const restart = RESTART
+      ? await measureRestart({
+          kubeConfig: plane.kubeConfig,
+          instances: count,
+          restart: async () => {
+            await operator.stop();
+            return startOperator();
+          },
+          metric: (prefix) => operatorMetric(metricsPort, prefix),
+          timeoutMs: CONVERGE_SECONDS * 1000,
+        })
+      : undefined;
     const latencies = names
       .map((name) => (statusSeenAt.get(name) ?? NaN) - (createdAt.get(name) ?? NaN))
       .sort((a, b) => a - b);
@@ -338,6 +329,7 @@ export async function runCouchInstanceBench(
       tooManyRequests:
         (requestsAfter.get(TOO_MANY_REQUESTS) ?? 0) - (requestsBefore.get(TOO_MANY_REQUESTS) ?? 0),
       timeline: formatTimeline(timelineRows),
+      restart,
     };
   } finally {
     for (const cleanup of cleanups) await cleanup();
@@ -376,6 +368,17 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       console.log(
         `  ${label.padEnd(32)} ${seconds.toFixed(1).padStart(6)} (${((seconds * 1000) / result.instances).toFixed(1)})`,
       );
+  const restart = result.restart;
+  if (restart) {
+    console.log(`\n== a new operator over the ${result.instances} converged instances ==`);
+    console.log(`every instance reconciled, queue empty ${(restart.reconvergeMs / 1000).toFixed(1)} s`);
+    console.log(`reconciles                          ${restart.reconciles}`);
+    console.log(`writes (all but GETs, lists, watches) ${restart.writes}`);
+    for (const [key, value] of Object.entries(restart.requestsByVerbAndResource).sort())
+      console.log(`  ${key.padEnd(32)} ${value}`);
+    console.log(`operator CPU until then              ${restart.operatorCpuSeconds.toFixed(1)} s`);
+    console.log(`its peak RSS                         ${restart.operatorPeakRssMb.toFixed(0)} MB`);
+  }
   console.log('\ntimeline:');
   for (const line of result.timeline) console.log(line);
 }

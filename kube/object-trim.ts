@@ -1,3 +1,4 @@
+import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
 import type { KubernetesObject } from './kubernetes-object.js';
 
 /**
@@ -21,16 +22,22 @@ export function trimKey(kind: { apiVersion?: string | undefined; kind?: string |
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /**
- * What no cache of ours reads, of any kind: managedFields (server-side apply computes them on the
- * server; often the largest part of an object) and kubectl's last-applied copy of the object.
+ * What no cache of ours reads, of any kind: managedFields' field sets (server-side apply computes
+ * them on the server; often the largest part of an object) and kubectl's last-applied copy of the
+ * object. Of each managedFields entry its writer stays (manager, operation, subresource: see
+ * field-writers.ts), so a restarted operator can tell its own last write from someone else's.
  * Then the kind's own trim, if given.
  */
 export function trimObject(object: KubernetesObject, kindTrim?: ObjectTrim): void {
   const metadata = object.metadata;
   if (metadata) {
-    delete metadata.managedFields;
+    if (metadata.managedFields) metadata.managedFields = metadata.managedFields.map(writerOf);
     if (metadata.annotations && LAST_APPLIED_ANNOTATION in metadata.annotations)
       delete metadata.annotations[LAST_APPLIED_ANNOTATION];
   }
   kindTrim?.(object);
+}
+
+function writerOf({ manager, operation, subresource }: V1ManagedFieldsEntry): V1ManagedFieldsEntry {
+  return subresource === undefined ? { manager, operation } : { manager, operation, subresource };
 }

@@ -82,7 +82,8 @@ export class RecentWrites {
     supersedes: KubernetesObject | undefined,
     written: KubernetesObject,
   ): void {
-    // As the informers do: nothing reads managedFields, and an apply's answer carries them whole.
+    // As the informers do: of managedFields only their writers are read (field-writers.ts), and an
+    // apply's answer carries them whole.
     // A write stays pending until its own watch event arrives (observeEvent) or a later reconcile of
     // its owner reads the slot: 2,000 instances applied at once keep that many copies meanwhile.
     // A kind's own trim is its informer's (Informer.trim), applied by the caller.

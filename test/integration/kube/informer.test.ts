@@ -130,7 +130,7 @@ describe('ResilientInformer', () => {
     expect(informer.list().some((cm) => cm.metadata?.namespace === other.name)).toBe(false);
   });
 
-  it('when objects come from the list or from the watch, then the cache and its handlers hold them trimmed: no managedFields, no last-applied copy, nothing the kind’s trim drops', async () => {
+  it('when objects come from the list or from the watch, then the cache and its handlers hold them trimmed: managedFields only naming their writers, no last-applied copy, nothing the kind’s trim drops', async () => {
     const create = (name: string) =>
       core().createNamespacedConfigMap({
         namespace: namespace.name,
@@ -140,7 +140,7 @@ describe('ResilientInformer', () => {
         },
       });
     const listed = await create('cm-listed');
-    // The API server records a field manager on every write: this is what the informer drops.
+    // The API server records a field manager and its fields on every write: the informer keeps the manager.
     expect(listed.metadata?.managedFields?.length).toBeGreaterThan(0);
     // Chosen by the informer's resource: a list's items carry no kind of their own.
     const trims: ObjectTrims = new Map([
@@ -159,7 +159,7 @@ describe('ResilientInformer', () => {
     const cached = [informer.get({ namespace: namespace.name, name: 'cm-listed' }), watched];
     expect(cached.map((cm) => cm?.metadata?.name)).toEqual(['cm-listed', 'cm-watched']);
     for (const cm of [...cached, ...seen.filter((o) => o.metadata?.name?.startsWith('cm-'))]) {
-      expect(cm?.metadata?.managedFields).toBeUndefined();
+      expect(cm?.metadata?.managedFields).toEqual([{ manager: expect.any(String), operation: 'Update' }]);
       expect(cm?.metadata?.annotations).toEqual({ kept: 'yes' });
       expect(cm?.data).toEqual({ v: '1' });
     }

@@ -29,11 +29,8 @@ async function identityOf(namespace: string, name: string) {
 
 /**
  * The versions of the objects the operator server-side applies (of the StatefulSet, its spec's
- * generation): a new operator applies each once (it cannot know who changed them while it was
- * down), which stores nothing when nothing differs.
- * The admin Secret is left out: it is created with a plain create (never overwritten), so the
- * first apply of a new process adds its field manager's apply entry to managedFields, once per
- * Secret, moving its resourceVersion though not its content; identityOf compares that content.
+ * generation): a new operator applies none that only it wrote (couch-instance-restart-writes.test.ts),
+ * and an apply that changes nothing stores nothing. The admin Secret's content is identityOf's.
  */
 async function resourceVersionsOf(namespace: string, name: string) {
   const { core, apps } = testClients();
@@ -128,7 +125,7 @@ describe('the CouchInstance controller across operator restarts', () => {
     await waitFor(
       'the StatefulSet of broken to be recreated',
       () => apps.readNamespacedStatefulSet({ namespace: ns.name, name: 'broken' }).then(() => true),
-      // The new operator re-applies every instance it finds first; 20 s was short once at load 60.
+      // 20 s was short once at load 60, when a new operator still re-applied every instance first.
       { timeoutMs: 60_000 },
     );
     expect(await identityOf(ns.name, 'broken')).toEqual(identity);
@@ -137,7 +134,7 @@ describe('the CouchInstance controller across operator restarts', () => {
   }, 120_000);
 });
 
-// Its own namespace: a new operator re-applies every instance it finds, and the burst above leaves 30.
+// Its own namespace: a new operator reconciles every instance it finds, and the burst above leaves 30.
 describe('the admin hash kept in the Secret across operator restarts', () => {
   const ns = useTestNamespace('couch-kept-hash');
   let operator: RunningOperator | undefined;

@@ -98,16 +98,26 @@ describe('the operator cache trims', () => {
     expect(size(trimmed)).toBeLessThan(size(whole) / 2);
   });
 
-  it('when any object is trimmed, then its managedFields and kubectl’s last-applied copy go and other annotations stay', () => {
+  it('when any object is trimmed, then its managedFields keep only their writers, kubectl’s last-applied copy goes and other annotations stay', () => {
     const object = {
       metadata: {
         name: 'x',
         annotations: { [LAST_APPLIED_ANNOTATION]: '{"big":"copy"}', 'settee.dev/wake': 'now' },
-        managedFields: [{ manager: 'kubectl', operation: 'Apply' }],
+        managedFields: [
+          { manager: 'kubectl', operation: 'Apply', time: new Date(0), fieldsV1: { 'f:data': {} } },
+          { manager: 'kcm', operation: 'Update', subresource: 'status', fieldsType: 'FieldsV1' },
+        ],
       },
     };
     trimObject(object);
-    expect(object.metadata).toEqual({ name: 'x', annotations: { 'settee.dev/wake': 'now' } });
+    expect(object.metadata).toEqual({
+      name: 'x',
+      annotations: { 'settee.dev/wake': 'now' },
+      managedFields: [
+        { manager: 'kubectl', operation: 'Apply' },
+        { manager: 'kcm', operation: 'Update', subresource: 'status' },
+      ],
+    });
   });
 
   it('when the trims are looked up by an informer’s resource, then pods and StatefulSets have theirs and other kinds none', () => {

@@ -1,0 +1,65 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { ManagedProcess } from '../../local/process.js';
+import { waitFor } from '../../local/wait.js';
+import { apiserverRequestCounts } from './apiserver-requests.js';
+import { peakRssMb } from './proc-memory.js';
+import { callsBetween, cpuSeconds } from './process-usage.js';
+
+export interface RestartResult {
+  /** From the new process leading to every instance reconciled and its queue empty. */
+  reconvergeMs: number;
+  reconciles: number;
+  /** Requests the API server answered meanwhile, by verb and resource, lists and watches left out. */
+  requestsByVerbAndResource: Record<string, number>;
+  /** Of those, the writes (server-side applies, creates, patches, updates, deletes). */
+  writes: number;
+  operatorCpuSeconds: number;
+  operatorPeakRssMb: number;
+}
+
+/** Lists and watches are the informers' own streams; endpoints are the API server's (the `kubernetes` Service). */
+const NOT_ASKED = /^(LIST|WATCH) |endpoints$|^429$/;
+const READS = /^GET /;
+
+/**
+ * The restart phase: the converged operator is stopped and a new one started over the same
+ * instances, as a rollout or a crash does; what the new one sends until it has reconciled each
+ * instance once and has nothing queued. Each instance found applied by the operator with the
+ * content its builders produce is not applied again (owned-objects.ts), so the writes are those of
+ * what changed while no operator ran.
+ */
+export async function measureRestart(options: {
+  kubeConfig: KubeConfig;
+  instances: number;
+  /** Stops the running operator and starts a new one; resolves once it leads. */
+  restart: () => Promise<ManagedProcess>;
+  /** The sum of an operator metric's samples whose line starts with `prefix`. */
+  metric: (prefix: string) => Promise<number>;
+  timeoutMs: number;
+}): Promise<RestartResult> {
+  const { kubeConfig, instances, restart, metric } = options;
+  const before = await apiserverRequestCounts(kubeConfig);
+  const operator = await restart();
+  const started = Date.now();
+  const cpuBefore = cpuSeconds(operator.pid);
+  const reconciles = await waitFor(
+    'the restarted operator to reconcile every instance',
+    async () => {
+      const done = await metric('settee_reconcile_total{controller="couch-instance"');
+      const queued = await metric('settee_workqueue_depth{controller="couch-instance"}');
+      return done >= instances && queued === 0 ? done : undefined;
+    },
+    { timeoutMs: options.timeoutMs, intervalMs: 200, abort: operator.exited },
+  );
+  const reconvergeMs = Date.now() - started;
+  const operatorCpuSeconds = cpuSeconds(operator.pid) - cpuBefore;
+  const requests = callsBetween(before, await apiserverRequestCounts(kubeConfig), NOT_ASKED);
+  return {
+    reconvergeMs,
+    reconciles,
+    requestsByVerbAndResource: Object.fromEntries(requests),
+    writes: [...requests].filter(([key]) => !READS.test(key)).reduce((sum, [, n]) => sum + n, 0),
+    operatorCpuSeconds,
+    operatorPeakRssMb: await peakRssMb(operator.pid),
+  };
+}
