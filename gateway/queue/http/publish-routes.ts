@@ -10,7 +10,6 @@ import { QueueError, QuotaExceededError, StoreUnavailableError } from '../core/e
 import { sendJson } from './json-response.js';
 import type { QueueKeys } from '../core/keys.js';
 import { createMessage, type MessageRequest, type QueueMessage } from '../core/message.js';
-import type { EnqueueAnswer } from '../core/enqueue-answer.js';
 import { FlowControlStore } from '../stores/flow-control-store.js';
 import { MessageStore } from '../stores/message-store.js';
 import { parsePublishExtras } from './publish/publish-extras.js';
@@ -33,6 +32,7 @@ import { isUrlGroupName } from '../core/url-group.js';
 import { callerIpField } from '../core/message-answer.js';
 import type { UrlGroupStore } from '../stores/url-group-store.js';
 import { isEnqueueAnswer, prepareWorkflowMessages } from '../stores/workflow-publish.js';
+import type { EnqueueAnswer } from '../core/enqueue-answer.js';
 import { storeCall } from './store-call.js';
 import { RateLimits } from '../stores/rate-limits.js';
 
@@ -64,29 +64,31 @@ export function createPublishReader(options: {
   groupsOf: (target: QueueTarget) => UrlGroupStore;
 }): PublishReader {
   const { config, policy, groupsOf } = options;
-  return async ({ req, callerIp, target, destination }) => {
-    const body = await readBody(req, config.maxBodyBytes);
-    const urlGroup = isUrlGroupName(destination) ? destination : undefined;
-    if (!urlGroup) validateDestination(destination, policy);
-    const limits = publishLimitsOf(config, target);
-    const headerOptions = parsePublishHeaders(req.headers, limits, Date.now(), sentHeaderNames(req));
-    const extras = parsePublishExtras(
-      req.headers,
-      { destination, headers: headerOptions.headers, body },
-      limits,
-      policy,
-    );
-    // Object.assign, not spreads: on Node 20 this object as spreads cost 1.5 us a publish against
-    // 0.1 (docs/queue.md, Performance).
-    const request = Object.assign(
-      {},
-      headerOptions,
-      extras,
-      { destination, body },
-      callerIpField({ callerIp }),
-    );
-    return planPublish(urlGroup ? { request, urlGroup } : { request }, groupsOf(target));
-  };
+  // A then on the body's promise, not an async function: one publish, one promise fewer and no
+  // promise to adopt for a plain URL's plan (docs/queue.md, Performance).
+  return ({ req, callerIp, target, destination }) =>
+    readBody(req, config.maxBodyBytes).then((body) => {
+      const urlGroup = isUrlGroupName(destination) ? destination : undefined;
+      if (!urlGroup) validateDestination(destination, policy);
+      const limits = publishLimitsOf(config, target);
+      const headerOptions = parsePublishHeaders(req.headers, limits, Date.now(), sentHeaderNames(req));
+      const extras = parsePublishExtras(
+        req.headers,
+        { destination, headers: headerOptions.headers, body },
+        limits,
+        policy,
+      );
+      // Object.assign, not spreads: on Node 20 this object as spreads cost 1.5 us a publish against
+      // 0.1 (docs/queue.md, Performance).
+      const request = Object.assign(
+        {},
+        headerOptions,
+        extras,
+        { destination, body },
+        callerIpField({ callerIp }),
+      );
+      return planPublish(urlGroup ? { request, urlGroup } : { request }, groupsOf(target));
+    });
 }
 
 /**
@@ -148,14 +150,11 @@ export function publishRoutes(options: {
   };
 
   /** store's part after the count: `onStored` hears each script's outcomes as they come. */
-  const storeTaken = async (
+  const storeTaken = (
     target: QueueTarget,
     requests: readonly MessageRequest[],
     onStored: (outcomes: readonly StoreOutcome[]) => void,
   ): Promise<StoreOutcome[]> => {
-    const redis = connections.get(target);
-    const stores = new BindingStores({ redis, keys, config, target });
-    const { eventCap } = stores;
     // Indexed loops, not map/some/entries(): this runs once per publish, and each of those made a
     // closure or an iterator with an array per item (docs/queue.md, Performance).
     const created: QueueMessage[] = new Array<QueueMessage>(requests.length);
@@ -165,23 +164,34 @@ export function publishRoutes(options: {
       created[i] = message;
       workflows ||= message.workflowPublish !== undefined;
     }
+    const stores = new BindingStores({ redis: connections.get(target), keys, config, target });
     // Workflow messages become their run's deliveries first (a trigger of a run that exists is
     // answered there, a step of a run this replica knows is stored with its append); the rest of
     // the path stores them as any message.
-    const prepared = workflows
-      ? await storeCall('store the workflow run', () =>
+    return workflows
+      ? storeCall('store the workflow run', () =>
           prepareWorkflowMessages(stores.workflowRuns(), created, stores.messages()),
-        )
-      : created;
+        ).then((prepared) => storePrepared(target, stores, prepared, onStored))
+      : storePrepared(target, stores, created, onStored);
+  };
+
+  /** Stores each group of messages with its script, one group after another, and answers in order. */
+  const storePrepared = (
+    target: QueueTarget,
+    stores: BindingStores,
+    prepared: readonly (QueueMessage | EnqueueAnswer)[],
+    onStored: (outcomes: readonly StoreOutcome[]) => void,
+  ): Promise<StoreOutcome[]> => {
     const messages: QueueMessage[] = [];
-    const deduplicationWindowMs = target.limits.deduplicationWindowMs;
     const groups = new Map<string, number[]>();
     const answers: StoreOutcome[] = new Array<StoreOutcome>(prepared.length);
     const storedWithRun: EnqueueAnswer[] = [];
+    let answered = 0;
     for (let i = 0; i < prepared.length; i++) {
       const message = prepared[i]!;
       if (isEnqueueAnswer(message)) {
         answers[i] = message;
+        answered += 1;
         // Not a trigger's duplicate: a step stored with its append, which the daily count keeps.
         if (!message.deduplicated) storedWithRun.push(message);
         continue;
@@ -193,38 +203,68 @@ export function publishRoutes(options: {
       if (indexes === undefined) groups.set(group, [i]);
       else indexes.push(i);
     }
-    const storeGroup = async (group: ReturnType<typeof createMessage>[]): Promise<StoreOutcome[]> => {
-      const { queueName, flowControl } = group[0]!;
-      try {
-        return queueName !== undefined
-          ? await stores.queues().enqueue(queueName, group, {
-              deduplicationWindowMs,
-              quota: quotasOf(target),
-            })
-          : flowControl !== undefined
-            ? await new FlowControlStore(redis, keys, eventCap).enqueue(group, { deduplicationWindowMs })
-            : await new MessageStore(redis, keys, eventCap).enqueue(group, Date.now(), {
-                deduplicationWindowMs,
-              });
-      } catch (err) {
-        if (err instanceof QuotaExceededError) return group.map(() => ({ refused: err }));
-        if (err instanceof QueueError) throw err;
-        throw new StoreUnavailableError(
-          `the queue's database did not store the message: ${(err as Error).message}`,
-          { cause: err },
-        );
-      }
-    };
+    // Every message in one group (a single publish, a batch of plain messages): one script, no
+    // copy, and its outcomes are the answers (no async step of its own: docs/queue.md, Performance).
+    if (groups.size === 1 && answered === 0)
+      return storeGroup(target, stores, messages).then((stored) => {
+        onStored(stored);
+        return stored;
+      });
     if (storedWithRun.length > 0) onStored(storedWithRun);
+    return storeGroups(target, stores, messages, groups, answers, onStored);
+  };
+
+  const storeGroups = async (
+    target: QueueTarget,
+    stores: BindingStores,
+    messages: readonly QueueMessage[],
+    groups: ReadonlyMap<string, number[]>,
+    answers: StoreOutcome[],
+    onStored: (outcomes: readonly StoreOutcome[]) => void,
+  ): Promise<StoreOutcome[]> => {
     for (const indexes of groups.values()) {
-      // Every message in one group (a single publish, a batch of plain messages): no copy.
       const stored = await storeGroup(
-        indexes.length === prepared.length ? messages : indexes.map((i) => messages[i]!),
+        target,
+        stores,
+        indexes.map((i) => messages[i]!),
       );
       onStored(stored);
       for (let j = 0; j < indexes.length; j++) answers[indexes[j]!] = stored[j]!;
     }
     return answers;
+  };
+
+  /** One group's script (its queue's, its flow-control key's, or the plain one); its store errors typed. */
+  const storeGroup = (
+    target: QueueTarget,
+    stores: BindingStores,
+    group: readonly QueueMessage[],
+  ): Promise<StoreOutcome[]> => {
+    const { queueName, flowControl } = group[0]!;
+    const deduplicationWindowMs = target.limits.deduplicationWindowMs;
+    let stored: Promise<StoreOutcome[]>;
+    try {
+      stored =
+        queueName !== undefined
+          ? stores.queues().enqueue(queueName, group, { deduplicationWindowMs, quota: quotasOf(target) })
+          : flowControl !== undefined
+            ? new FlowControlStore(stores.redis, keys, stores.eventCap).enqueue(group, {
+                deduplicationWindowMs,
+              })
+            : new MessageStore(stores.redis, keys, stores.eventCap).enqueue(group, Date.now(), {
+                deduplicationWindowMs,
+              });
+    } catch (err) {
+      stored = Promise.reject(err);
+    }
+    return stored.then(undefined, (err: unknown) => {
+      if (err instanceof QuotaExceededError) return group.map(() => ({ refused: err }));
+      if (err instanceof QueueError) throw err;
+      throw new StoreUnavailableError(
+        `the queue's database did not store the message: ${(err as Error).message}`,
+        { cause: err },
+      );
+    });
   };
 
   const publish: ApiHandler = async ({ req, res, target, params, callerIp }) => {

@@ -25,26 +25,24 @@ export class LuaScript {
     this.sha = createHash('sha1').update(lua).digest('hex');
   }
 
-  async run(
-    redis: Redis,
-    keys: readonly string[],
-    args: readonly (string | number | Buffer)[],
-  ): Promise<unknown> {
-    return this.call(redis as unknown as EvalCommands, 'evalsha', 'eval', keys, args).catch(typedFailure);
+  run(redis: Redis, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<unknown> {
+    return this.call(redis as unknown as EvalCommands, 'evalsha', 'eval', keys, args);
   }
 
   /** As run, with the reply's strings as Buffers: for scripts that return message bodies (bytes). */
-  async runForBuffers(
+  runForBuffers(
     redis: Redis,
     keys: readonly string[],
     args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
-    return this.call(redis as unknown as EvalCommands, 'evalshaBuffer', 'evalBuffer', keys, args).catch(
-      typedFailure,
-    );
+    return this.call(redis as unknown as EvalCommands, 'evalshaBuffer', 'evalBuffer', keys, args);
   }
 
-  private async call(
+  /**
+   * One promise on ioredis's, not async layers: every publish and delivery runs a script, and each
+   * async wrapper cost a promise and a microtask of its own (docs/queue.md, Performance).
+   */
+  private call(
     redis: EvalCommands,
     bySha: 'evalsha' | 'evalshaBuffer',
     byText: 'eval' | 'evalBuffer',
@@ -52,13 +50,13 @@ export class LuaScript {
     args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
     if (!takesKeyCount(this.numberOfKeys, keys.length))
-      throw new Error(`${this.name} takes ${JSON.stringify(this.numberOfKeys)} keys, got ${keys.length}`);
-    try {
-      return await redis[bySha](this.sha, keys.length, ...keys, ...args);
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      return redis[byText](this.lua, keys.length, ...keys, ...args);
-    }
+      return Promise.reject(
+        new Error(`${this.name} takes ${JSON.stringify(this.numberOfKeys)} keys, got ${keys.length}`),
+      );
+    return redis[bySha](this.sha, keys.length, ...keys, ...args).then(undefined, (err: unknown) => {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) return typedFailure(err);
+      return redis[byText](this.lua, keys.length, ...keys, ...args).then(undefined, typedFailure);
+    });
   }
 }
 

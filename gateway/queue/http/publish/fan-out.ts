@@ -20,13 +20,23 @@ export type PublishPlan =
  * as Upstash-Topic-Name. The endpoints are read once, at publish: a later change to the group does
  * not move messages already stored.
  */
-export async function planPublish(
+export function planPublish(
   item: BatchItem,
   groups: UrlGroupStore,
   where = 'url group',
-): Promise<PublishPlan> {
+): PublishPlan | Promise<PublishPlan> {
   const name = item.urlGroup;
+  // A plain URL's plan is at hand: no promise for the publish path to wait a turn on.
   if (name === undefined) return { kind: 'url', request: item.request };
+  return planGroupPublish(item, name, groups, where);
+}
+
+async function planGroupPublish(
+  item: BatchItem,
+  name: string,
+  groups: UrlGroupStore,
+  where: string,
+): Promise<PublishPlan> {
   const group = await storeCall('read the url group', () => groups.get(name));
   if (!group) throw new ResourceNotFoundError(`${where} ${name} not found`);
   return {
