@@ -21,7 +21,7 @@ import type { AddressPolicy } from '../core/address-policy.js';
 import {
   answersOf,
   messagesOf,
-  planBatchItem,
+  planBatch,
   planPublish,
   type PublishPlan,
   storedOrThrow,
@@ -277,7 +277,7 @@ export function publishRoutes(options: {
   const batch: ApiHandler = async ({ req, res, target, callerIp }) => {
     const limits = { ...config, ...publishLimitsOf(config, target) };
     const items = parseBatchRequest(await readBody(req, config.maxBatchBytes), limits, policy);
-    const plans = await Promise.all(items.map((item, i) => planBatchItem(item, groupsOf(target), i)));
+    const plans = await planBatch(items, groupsOf(target));
     const caller = callerIpField({ callerIp });
     const messages = messagesOf(plans).map((request) => Object.assign({}, request, caller));
     // A batch is per item, as QStash's is: refused items answer their error in their place.

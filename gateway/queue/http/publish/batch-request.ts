@@ -107,7 +107,9 @@ export function parseBatchRequest(
       );
       if (body.length > limits.maxBodyBytes)
         throw new InvalidRequestError(`its body is larger than ${limits.maxBodyBytes} bytes`);
-      const request: MessageRequest = { ...options, ...extras, destination, body };
+      // Object.assign, not spreads followed by properties: several times cheaper on Node 20, once
+      // per item of a batch (docs/queue.md, Performance).
+      const request: MessageRequest = Object.assign({}, options, extras, { destination, body });
       if (queueName !== undefined) request.queueName = queueName;
       return urlGroup ? { request, urlGroup } : { request };
     } catch (err) {

@@ -60,18 +60,41 @@ async function planGroupPublish(
  * A batch item's plan: a refused item stays refused, and an item for a URL group that does not
  * exist is refused alone (the other items are still stored, as QStash does).
  */
-export async function planBatchItem(
+function planBatchItem(
   item: BatchItem | RefusedBatchItem,
   groups: UrlGroupStore,
   index: number,
-): Promise<PublishPlan> {
+): PublishPlan | Promise<PublishPlan> {
   if ('refused' in item) return { kind: 'refused', error: item.refused };
+  // A plain URL's plan at once, not a promise per item: a batch of 100 made 100 (docs/queue.md).
+  if (item.urlGroup === undefined) return { kind: 'url', request: item.request };
+  return planGroupItem(item, groups, index);
+}
+
+async function planGroupItem(item: BatchItem, groups: UrlGroupStore, index: number): Promise<PublishPlan> {
   try {
     return await planPublish(item, groups, `batch item ${index}: url group`);
   } catch (err) {
     if (err instanceof ResourceNotFoundError) return { kind: 'refused', error: err.message };
     throw err;
   }
+}
+
+/** The batch's plans in order; waits only when an item's URL group has to be read. */
+export function planBatch(
+  items: readonly (BatchItem | RefusedBatchItem)[],
+  groups: UrlGroupStore,
+): PublishPlan[] | Promise<PublishPlan[]> {
+  const plans: (PublishPlan | Promise<PublishPlan>)[] = new Array<PublishPlan | Promise<PublishPlan>>(
+    items.length,
+  );
+  let pending = false;
+  for (let i = 0; i < items.length; i++) {
+    const plan = planBatchItem(items[i]!, groups, i);
+    plans[i] = plan;
+    pending ||= plan instanceof Promise;
+  }
+  return pending ? Promise.all(plans) : (plans as PublishPlan[]);
 }
 
 /**
@@ -131,12 +154,19 @@ export function answersOf(
   let next = 0;
   return plans.map((plan, index) => {
     if (plan.kind === 'refused') return { error: plan.error };
-    const requests = plan.kind === 'url' ? [plan.request] : plan.requests;
+    // One message, one outcome: no slice, find, filter and map per item (a single publish, and
+    // every item of a batch of URLs).
+    if (plan.kind === 'url') {
+      const outcome = stored[next++]!;
+      return isRefused(outcome)
+        ? { error: `batch item ${index}: ${outcome.refused.message}` }
+        : answerOf(outcome);
+    }
+    const requests = plan.requests;
     const outcomes = stored.slice(next, (next += requests.length));
     const refused = outcomes.find(isRefused);
     if (refused) return { error: `batch item ${index}: ${refused.refused.message}` };
     const answers = outcomes.filter(isStored).map(answerOf);
-    if (plan.kind === 'url') return answers[0]!;
     return requests.map((request, i) => ({ ...answers[i]!, url: request.destination }));
   });
 }
