@@ -15,7 +15,12 @@ import { startRedis, type RedisServer } from './redis-server.js';
  */
 export async function provideLocalQueueDatabases(
   manifests: KubernetesObject[],
-  options: { dataRoot?: string; log?: (message: string) => void } = {},
+  options: {
+    dataRoot?: string;
+    log?: (message: string) => void;
+    /** The databases' appendfsync (redis-server.ts; default everysec, Redis's own). */
+    appendfsync?: 'always' | 'everysec';
+  } = {},
 ): Promise<{ manifests: KubernetesObject[]; servers: RedisServer[] }> {
   const servers: RedisServer[] = [];
   try {
@@ -28,6 +33,7 @@ export async function provideLocalQueueDatabases(
       const binding = object as QueueBinding;
       const server = await startRedis({
         password: findPassword(manifests, binding),
+        ...(options.appendfsync ? { appendfsync: options.appendfsync } : {}),
         ...(options.dataRoot ? { dataDir: path.join(options.dataRoot, binding.metadata.name ?? '') } : {}),
         ...(options.log && {
           restartOnExit: {

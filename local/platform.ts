@@ -57,6 +57,11 @@ export interface LocalPlatformOptions {
    * Default 1 each.
    */
   replicas?: { gateways?: number; operators?: number };
+  /**
+   * The queue databases' appendfsync (default everysec, Redis's own): the chaos soak runs `always`,
+   * so a SIGKILLed Redis loses nothing it answered and any lost publish is Settee's.
+   */
+  queueDatabaseAppendfsync?: 'always' | 'everysec';
 }
 
 /** One running process of the platform, by the name its restarts are logged under. */
@@ -133,6 +138,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
     const examples = await provideLocalQueueDatabases(exampleManifests, {
       dataRoot: path.join(stateDir, 'redis', 'examples'),
       log: say,
+      ...(options.queueDatabaseAppendfsync ? { appendfsync: options.queueDatabaseAppendfsync } : {}),
     });
     for (const server of examples.servers) {
       stops.push(() => server.stop());

@@ -16,6 +16,8 @@ export type InstanceEnd = InstanceState & { unschedulableBeforeFaults: boolean }
 export interface SoakReport {
   seed: number;
   minutes: number;
+  /** The queue's Redis appendfsync the soak ran with (SoakOptions.redisAppendfsync). */
+  redisAppendfsync?: string;
   faults: FaultRecord[];
   publishes: {
     acked: number;
@@ -86,7 +88,7 @@ export function formatSoakReport(report: SoakReport): string {
   const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
   const p = report.publishes;
   const lines = [
-    `chaos soak: ${report.minutes} min, seed ${report.seed}, ${recoveries.length} faults (${report.faults.length - recoveries.length} skipped: no target)`,
+    `chaos soak: ${report.minutes} min, seed ${report.seed}, ${recoveries.length} faults (${report.faults.length - recoveries.length} skipped: no target)${report.redisAppendfsync ? `, Redis appendfsync ${report.redisAppendfsync}` : ''}`,
     '| fault | count | slowest recovery | slowest beyond the restart back-off | not recovered |',
     '|---|---|---|---|---|',
     ...[...byKind].map(

@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { Client } from '@upstash/qstash';
-import { Redis } from 'ioredis';
 import { LABEL_INSTANCE, SETTEE_API_VERSION, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
 import { COUCH_INSTANCE_KIND, COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
 import { QueueEnvKey } from '../../api/queue-binding.js';
@@ -21,6 +20,7 @@ import {
   type InstanceState,
   type SoakReport,
 } from './report.js';
+import { connectBindingRedis } from './binding-redis.js';
 import { aofStateOf, describeLostPublishes, redisLateAofLines } from './lost-evidence.js';
 import { SoakReceiver } from './receiver.js';
 import { couchFetch, publishOne, QUEUE_NAME, QUEUE_PARALLELISM, writeOne, type Ledger } from './workload.js';
@@ -35,6 +35,13 @@ export interface SoakOptions {
    * shortens it so that a delivery failed twice is retried within its settling time.
    */
   retryDelayScale?: number;
+  /**
+   * The queue's Redis appendfsync. Default `always`: a SIGKILLed Redis loses nothing it answered,
+   * so the soak's 0 lost is Settee's. With `everysec` (Redis's and a tenant's default) a kill may
+   * lose up to ~2 s of answered writes by design (docs/guarantees.md); each kill-redis logs whether
+   * Redis held answered writes unwritten (aofState).
+   */
+  redisAppendfsync?: 'always' | 'everysec';
   log?: (message: string) => void;
 }
 
@@ -71,7 +78,12 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
     SETTEE_LOG_LEVEL: process.env.SETTEE_LOG_LEVEL ?? 'warn',
   });
   const stateDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-chaos-'));
-  const platform = await startLocalPlatform({ stateDir, replicas: { gateways: 2, operators: 2 } });
+  const redisAppendfsync = options.redisAppendfsync ?? 'always';
+  const platform = await startLocalPlatform({
+    stateDir,
+    replicas: { gateways: 2, operators: 2 },
+    queueDatabaseAppendfsync: redisAppendfsync,
+  });
   const receiver = new SoakReceiver(random);
   const ledger: Ledger = { publishes: [], writes: [], failed: new Map() };
   const faults: FaultRecord[] = [];
@@ -331,6 +343,7 @@ export async function runChaosSoak(options: SoakOptions): Promise<SoakReport> {
     report = {
       seed: options.seed,
       minutes: options.minutes,
+      redisAppendfsync,
       faults,
       publishes: {
         acked: ledger.publishes.length,
@@ -375,19 +388,4 @@ async function readBack(base: string, doc: string): Promise<string | null | unde
     await sleep(2_000);
   }
   return undefined;
-}
-
-/** The binding's database, reached as the gateway reaches it, for the Redis fault's probe. */
-function connectBindingRedis(queueUrl: URL, token: string, running: Array<{ name: string }>): () => Redis {
-  const port = Number(running.find((p) => p.name.startsWith('redis-server:'))?.name.split(':')[1]);
-  let client: Redis | undefined;
-  return () =>
-    (client ??= new Redis({
-      host: '127.0.0.1',
-      port,
-      password: token,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 1_000,
-      lazyConnect: false,
-    }).on('error', () => undefined));
 }

@@ -65,6 +65,19 @@ describe('provideLocalQueueDatabases', () => {
     }
   });
 
+  it('when given appendfsync always, then its databases fsync before each answer, and by default every second', async () => {
+    const appendfsync = async (options: { appendfsync?: 'always' }): Promise<unknown> => {
+      const provided = await provideLocalQueueDatabases(examples, options);
+      try {
+        return await withDatabase(provided.manifests, (c) => c.config('GET', 'appendfsync'));
+      } finally {
+        await Promise.all(provided.servers.map((s) => s.stop()));
+      }
+    };
+    expect(await appendfsync({ appendfsync: 'always' })).toEqual(['appendfsync', 'always']);
+    expect(await appendfsync({})).toEqual(['appendfsync', 'everysec']);
+  });
+
   it('when given none, then each start is empty (tests)', async () => {
     const first = await provideLocalQueueDatabases(examples);
     try {
