@@ -121,4 +121,25 @@ describe('workflow step deliveries stored with their append on a real Redis', ()
       workflow: { runId: 'wfr_again', createdAt: 2 },
     });
   });
+
+  it('when a run id was started again with the same settings since the replica learnt it, then its step is delivered with the new run creation time', async () => {
+    const keys = queueKeys('{same-config}:');
+    const [a, b] = replicas.map((redis) => new WorkflowRunStore(redis, keys, LIMITS));
+    const storeA = new MessageStore(replicas[0]!, keys, EVENT_CAP);
+    const firstStep = buildRawStep('msg_payload', Buffer.from('{}'), 1);
+    await a!.start({ runId: 'wfr_same', config: CONFIG, createdAt: 1, firstStep });
+    // The SDK triggers the same run id again with the same settings after its run was dropped:
+    // only the creation time differs, which the SDK sends back on every step (Upstash-Workflow-CreatedAt).
+    await gateway.inspect.del(keys.workflowRun('wfr_same'), keys.workflowSteps('wfr_same'));
+    await b!.start({ runId: 'wfr_same', config: CONFIG, createdAt: 2, firstStep });
+
+    const [prepared] = await prepareWorkflowMessages(a!, [stepPublish('wfr_same', 1)], storeA);
+    expect(prepared).toMatchObject({ workflow: { runId: 'wfr_same', createdAt: 2 } });
+    expect(await gateway.inspect.xlen(keys.stream)).toBe(0);
+    const step2 = stepPublish('wfr_same', 2);
+    await prepareWorkflowMessages(a!, [step2], storeA);
+    expect((await streamed(gateway.inspect, keys)).get(step2.id)).toMatchObject({
+      workflow: { runId: 'wfr_same', createdAt: 2 },
+    });
+  });
 });
