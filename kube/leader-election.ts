@@ -103,6 +103,7 @@ export class LeaderElector {
   private stopped = false;
   private loop: Promise<void> | undefined;
   private readonly waits = new InterruptibleSleep();
+  /** `at`: when this process saw the Lease change, on the monotonic clock. */
   private observed: { holder: string; renewTime: string; at: number } | undefined;
   private readonly logger: Logger;
 
@@ -140,9 +141,9 @@ export class LeaderElector {
   }
 
   /**
-   * Leads from the Lease write whose renewTime was `acquiredAt`, renewing until a round fails.
-   * The last renewal is always the renewTime the leader wrote, taken before the write was sent,
-   * never the moment its answer arrived. Why: the write is committed at some moment C after it was
+   * Leads from the Lease write whose renewTime was taken at `acquiredAt` (monotonic), renewing
+   * until a round fails. The last renewal is always when the leader took the renewTime it wrote,
+   * before the write was sent, never the moment its answer arrived. Why: the write is committed at some moment C after it was
    * sent and before it answered. A standby sees it only in a read that answers after C and takes
    * over no sooner than a lease duration after that answer (tryAcquireOrRenew), so not before
    * renewTime + leaseDuration. The leader gives up a retry period plus the renew deadline after
@@ -154,7 +155,15 @@ export class LeaderElector {
    * leaders for up to that delay. Each side compares only its own clock's readings, so clock
    * skew between replicas does not enter. The next round begins a retry period after the
    * renewTime, or at once when the answer came later, so a slow answer does not also cost the
-   * next round a retry period of its deadline.
+   * next round a retry period of its deadline. Every local deadline (last renewal, round deadline,
+   * a standby's expiry) is on the monotonic clock (monotonicNow): were it wall time, NTP stepping
+   * the clock back by X would keep the leader leading X longer, while the standbys' clocks run on.
+   * Wall time is only written into the Lease (renewTime, acquireTime), for people reading it.
+   * What remains assumed: timers fire roughly on time. A late timer does not lengthen the round
+   * (renewalRoundDeadline), but the grace and the in-flight attempt's timeout may run late; the
+   * slack for that is leaseDuration - renewDeadline - retryPeriod - grace: 2 s with the chart's
+   * defaults, 0.5 s at the narrowest timing the operator accepts. Stalls of up to 848 ms were
+   * recorded (docs/limits.md).
    */
   private async lead(acquiredAt: number): Promise<void> {
     this.leading = true;
@@ -163,7 +172,7 @@ export class LeaderElector {
     let lost = false;
     let lastRenewalAt = acquiredAt;
     while (!this.stopped) {
-      await this.waits.sleep(Math.max(0, lastRenewalAt + this.options.retryPeriodMs - Date.now()));
+      await this.waits.sleep(Math.max(0, lastRenewalAt + this.options.retryPeriodMs - monotonicNow()));
       if (this.stopped) break;
       const renewedAt = await this.renew(lastRenewalAt);
       if (renewedAt === undefined) {
@@ -188,13 +197,13 @@ export class LeaderElector {
    * deadline, as with controller-runtime (see renewalRoundDeadline for a round that starts late).
    */
   private async renew(lastRenewalAt: number): Promise<number | undefined> {
-    const deadline = renewalRoundDeadline({ ...this.options, lastRenewalAt, startedAt: Date.now() });
+    const deadline = renewalRoundDeadline({ ...this.options, lastRenewalAt, startedAt: monotonicNow() });
     for (;;) {
-      const renewedAt = await this.attempt(deadline - Date.now());
+      const renewedAt = await this.attempt(deadline - monotonicNow());
       if (renewedAt !== undefined) return renewedAt;
       if (this.stopped || this.heldByAnother()) return undefined;
-      await this.waits.sleep(Math.max(0, Math.min(this.options.retryPeriodMs, deadline - Date.now())));
-      if (this.stopped || Date.now() >= deadline) return undefined;
+      await this.waits.sleep(Math.max(0, Math.min(this.options.retryPeriodMs, deadline - monotonicNow())));
+      if (this.stopped || monotonicNow() >= deadline) return undefined;
     }
   }
 
@@ -223,8 +232,8 @@ export class LeaderElector {
   }
 
   /**
-   * One acquire-or-renew: the renewTime written (ms), or undefined when another holds the Lease,
-   * or on any failure.
+   * One acquire-or-renew: when the renewTime written was taken (monotonic ms), or undefined when
+   * another holds the Lease, or on any failure.
    */
   private async attempt(timeoutMs: number): Promise<number | undefined> {
     try {
@@ -242,6 +251,7 @@ export class LeaderElector {
    */
   private async tryAcquireOrRenew(): Promise<number | undefined> {
     const now = new Date();
+    const takenAt = monotonicNow();
     const existing = await this.read();
     if (!existing) {
       try {
@@ -251,13 +261,13 @@ export class LeaderElector {
             body: this.desired(undefined, now),
           }),
         );
-        return now.getTime();
+        return takenAt;
       } catch (err) {
         if (isAlreadyExists(err) || isConflict(err)) return undefined;
         throw err;
       }
     }
-    const readAt = Date.now();
+    const readAt = monotonicNow();
     this.observe(existing, readAt);
     const holder = existing.spec?.holderIdentity ?? '';
     if (holder !== '' && holder !== this.options.identity && !this.isExpired(existing, readAt))
@@ -270,7 +280,7 @@ export class LeaderElector {
           body: this.desired(existing, now),
         }),
       );
-      return now.getTime();
+      return takenAt;
     } catch (err) {
       // Another candidate wrote first; it holds the Lease now.
       if (isConflict(err)) return undefined;
@@ -356,6 +366,11 @@ export class LeaderElector {
   private ref() {
     return { ...LEASE_API, namespace: this.options.namespace };
   }
+}
+
+/** The clock of every local deadline: unlike Date.now(), never stepped by NTP or by hand. */
+function monotonicNow(): number {
+  return performance.now();
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -174,4 +174,21 @@ describe('LeaderElector on a slow API server', () => {
     // last renewal was written up to 3 s later, leads until that renewal + 4 s.
     expect(timeline).toEqual(['a started', 'a stopped', 'a lost', 'b started']);
   });
+
+  it('when the wall clock is stepped back 5 s while leading and the leader is then cut off, then it stops leading within a lease duration of its last renewal', async () => {
+    const store = new LeaseStore();
+    let cut = false;
+    const a = elector('a', store, { before: () => (cut ? cutOff() : undefined) });
+    await jest.advanceTimersByTimeAsync(100);
+    expect(a.isLeader).toBe(true);
+    cut = true;
+    // The renewal round that began at 0.5 s is failing when NTP steps this host's clock back 5 s:
+    // Date moves, the monotonic clock (performance.now) does not.
+    await jest.advanceTimersByTimeAsync(900);
+    jest.setSystemTime(Date.now() - 5_000);
+    // A standby on another host, whose clock was not stepped, may start a lease duration after the
+    // acquisition written at 0. On wall time, a would lead until 0.5 + 3.5 + 5 s.
+    await jest.advanceTimersByTimeAsync(TIMING.leaseDurationMs - 1_000);
+    expect(timeline).toEqual(['a started', 'a stopped', 'a lost']);
+  });
 });
