@@ -29,7 +29,8 @@ import { testQueueConfig } from '../test/helpers/queue/queue-config.js';
 import { connectAsGateway, connectTestRedis } from '../test/helpers/queue/redis-snapshot.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
-import { callsBetween, commandCalls, countSentCommands, redisCpuSeconds } from './lib/process-usage.js';
+import { callsBetween } from '../test/helpers/calls-between.js';
+import { commandCalls, countSentCommands, redisCpuSeconds } from './lib/process-usage.js';
 import { median, medianSpreadText, quantile, round } from './lib/stats.js';
 
 const KEY_PREFIX = '{fckeys}:';

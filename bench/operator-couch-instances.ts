@@ -35,7 +35,7 @@ import { createCouchInstance } from '../test/helpers/gateway/gateway-harness.js'
 import { ConditionReason } from '../api/conditions.js';
 import { COUCH_OWNED_SELECTOR } from '../api/well-known.js';
 import { isAlreadyExists } from '../kube/errors.js';
-import { apiserverRequestCounts, TOO_MANY_REQUESTS } from './lib/apiserver-requests.js';
+import { apiserverRequestCounts, TOO_MANY_REQUESTS } from '../test/helpers/kube/apiserver-requests.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { formatTimeline, startConvergenceTimeline } from './lib/convergence-timeline.js';
 import { chartOperatorMemoryLimitBytes, v8OldGenerationMb } from './lib/chart-heap-limit.js';

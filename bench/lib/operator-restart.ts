@@ -1,9 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ManagedProcess } from '../../local/process.js';
 import { waitFor } from '../../local/wait.js';
-import { apiserverRequestCounts } from './apiserver-requests.js';
+import { callsBetween } from '../../test/helpers/calls-between.js';
+import { apiserverRequestCounts } from '../../test/helpers/kube/apiserver-requests.js';
 import { peakRssMb } from './proc-memory.js';
-import { callsBetween, cpuSeconds } from './process-usage.js';
+import { cpuSeconds } from './process-usage.js';
 
 export interface RestartResult {
   /** From the new process leading to every instance reconciled and its queue empty. */

@@ -25,20 +25,6 @@ export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
   return calls;
 }
 
-/** The calls of each command made between two `commandCalls` readings, those in `ignore` left out. */
-export function callsBetween(
-  before: ReadonlyMap<string, number>,
-  after: ReadonlyMap<string, number>,
-  ignore: RegExp,
-): Map<string, number> {
-  const delta = new Map<string, number>();
-  for (const [name, count] of after) {
-    const diff = count - (before.get(name) ?? 0);
-    if (diff > 0 && !ignore.test(name)) delta.set(name, diff);
-  }
-  return delta;
-}
-
 /**
  * Counts the commands `redis` sends from now on: round trips' worth of work for the client, where
  * a script run is one however many commands it runs inside Redis (those INFO commandstats counts).

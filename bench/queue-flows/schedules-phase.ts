@@ -10,13 +10,8 @@ import { waitFor } from '../../local/wait.js';
 import type { QueueTarget } from '../../gateway/queue/core/binding-registry.js';
 import { ScheduleTicker } from '../../gateway/queue/workers/schedule-ticker.js';
 import type { QueueGatewayProcess } from '../../test/helpers/queue/spawn-queue-gateway.js';
-import {
-  callsBetween,
-  commandCalls,
-  countSentCommands,
-  cpuSeconds,
-  redisCpuSeconds,
-} from '../lib/process-usage.js';
+import { callsBetween } from '../../test/helpers/calls-between.js';
+import { commandCalls, countSentCommands, cpuSeconds, redisCpuSeconds } from '../lib/process-usage.js';
 import type { ArrivalReceiver as Receiver } from '../lib/arrival-receiver.js';
 import { medianSpreadText, quantile } from '../lib/stats.js';
 import { queueApi } from '../queue/queue-api.js';

@@ -6,7 +6,8 @@
 import type { Redis } from 'ioredis';
 import { waitFor } from '../../local/wait.js';
 import { alternateRounds } from '../lib/alternating-rounds.js';
-import { callsBetween, commandCalls, cpuSeconds } from '../lib/process-usage.js';
+import { callsBetween } from '../../test/helpers/calls-between.js';
+import { commandCalls, cpuSeconds } from '../lib/process-usage.js';
 import { median, quantile, round, spread } from '../lib/stats.js';
 import type { CountingReceiver } from '../queue/counting-receiver.js';
 import { garbagePerMessage, type Garbage, type GcCount } from '../queue/gc-count.js';

@@ -8,7 +8,8 @@ import type { WorkflowContext } from '@upstash/workflow';
 import type { Redis } from 'ioredis';
 import { waitFor } from '../../local/wait.js';
 import { DELIVERY_GROUP } from '../../gateway/queue/core/keys.js';
-import { callsBetween, commandCalls, cpuSeconds } from '../lib/process-usage.js';
+import { callsBetween } from '../../test/helpers/calls-between.js';
+import { commandCalls, cpuSeconds } from '../lib/process-usage.js';
 import { quantile } from '../lib/stats.js';
 import { finishedRuns, now, type WorkflowHarness } from './workflow-bench-harness.js';
 

@@ -3,8 +3,8 @@ import { promisify } from 'node:util';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
 import type { RunningOperator } from '../../../operator/operator.js';
-import { apiserverRequestCounts } from '../../../bench/lib/apiserver-requests.js';
-import { callsBetween } from '../../../bench/lib/process-usage.js';
+import { apiserverRequestCounts } from '../../helpers/kube/apiserver-requests.js';
+import { callsBetween } from '../../helpers/calls-between.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 import {
   createInstance,
