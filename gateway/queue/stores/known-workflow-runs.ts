@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { WorkflowRunConfig } from '../core/workflow-message.js';
 
 /**
@@ -20,7 +19,11 @@ export interface KnownWorkflowRun {
   initialBody?: string;
 }
 
-/** Runs kept per database, and their config and payload bytes: the oldest go first past either. */
+/**
+ * Runs kept by the whole process, and their config and payload bytes: the oldest go first past
+ * either. One cache, not one per binding database, so its memory does not grow with the tenants
+ * (500 bindings with a cache each could hold 500 times this).
+ */
 const MAX_RUNS = 4096;
 const MAX_BYTES = 8 * 1024 * 1024;
 
@@ -28,40 +31,52 @@ export function configShaOf(configJson: string | Buffer): string {
   return createHash('sha1').update(configJson).digest('hex');
 }
 
-/** One database's known runs by their hash's key (keys.ts workflowRun), oldest first. */
+/**
+ * The runs this replica knows, of every binding database, by their database and their hash's key
+ * (keys.ts workflowRun), oldest first. A database is named by its connection (one per binding:
+ * database-connections.ts), so two bindings with the same key prefix, or a binding whose connection
+ * was replaced, never share an entry; a replaced connection's entries go as the oldest.
+ */
 export class KnownWorkflowRuns {
   private readonly runs = new Map<string, { run: KnownWorkflowRun; bytes: number }>();
+  private readonly databases = new WeakMap<object, number>();
+  private lastDatabase = 0;
   private bytes = 0;
 
-  get(runKey: string): KnownWorkflowRun | undefined {
-    return this.runs.get(runKey)?.run;
+  constructor(private readonly limits = { maxRuns: MAX_RUNS, maxBytes: MAX_BYTES }) {}
+
+  get(database: object, runKey: string): KnownWorkflowRun | undefined {
+    return this.runs.get(this.keyOf(database, runKey))?.run;
   }
 
-  remember(runKey: string, run: KnownWorkflowRun, configBytes: number): void {
-    this.forget(runKey);
-    const bytes = configBytes + (run.initialBody?.length ?? 0);
-    if (bytes > MAX_BYTES) return;
-    this.runs.set(runKey, { run, bytes });
+  /** Remembers `run` as its config JSON `configJson` (a string or the bytes Redis answered) gives it. */
+  remember(database: object, runKey: string, run: KnownWorkflowRun, configJson: string | Buffer): void {
+    const key = this.keyOf(database, runKey);
+    this.forget(key);
+    // Bytes both ways: a config read back from Redis comes as a Buffer, a started one as a string.
+    const bytes = Buffer.byteLength(configJson) + (run.initialBody?.length ?? 0);
+    if (bytes > this.limits.maxBytes) return;
+    this.runs.set(key, { run, bytes });
     this.bytes += bytes;
     for (const [oldest] of this.runs) {
-      if (this.runs.size <= MAX_RUNS && this.bytes <= MAX_BYTES) break;
+      if (this.runs.size <= this.limits.maxRuns && this.bytes <= this.limits.maxBytes) break;
       this.forget(oldest);
     }
   }
 
-  private forget(runKey: string): void {
-    const known = this.runs.get(runKey);
+  private keyOf(database: object, runKey: string): string {
+    let id = this.databases.get(database);
+    if (id === undefined) this.databases.set(database, (id = ++this.lastDatabase));
+    return `${id} ${runKey}`;
+  }
+
+  private forget(key: string): void {
+    const known = this.runs.get(key);
     if (known === undefined) return;
-    this.runs.delete(runKey);
+    this.runs.delete(key);
     this.bytes -= known.bytes;
   }
 }
 
-const byDatabase = new WeakMap<Redis, KnownWorkflowRuns>();
-
-/** The runs this replica knows in the database `redis` connects to (one connection per database). */
-export function knownWorkflowRunsOf(redis: Redis): KnownWorkflowRuns {
-  let known = byDatabase.get(redis);
-  if (known === undefined) byDatabase.set(redis, (known = new KnownWorkflowRuns()));
-  return known;
-}
+/** The runs this replica knows, in every binding's database. */
+export const knownWorkflowRuns = new KnownWorkflowRuns();

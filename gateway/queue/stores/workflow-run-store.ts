@@ -15,7 +15,7 @@ import {
   type WorkflowRunRecord,
   type WorkflowRunState,
 } from '../core/workflow-message.js';
-import { configShaOf, knownWorkflowRunsOf, type KnownWorkflowRun } from './known-workflow-runs.js';
+import { configShaOf, knownWorkflowRuns, type KnownWorkflowRun } from './known-workflow-runs.js';
 
 /**
  * The largest delivery body that carries a run's steps; past it the body is empty and the SDK
@@ -163,7 +163,7 @@ export class WorkflowRunStore {
 
   /** The run's settings as this replica last started or appended to it, if it did. */
   known(runId: string): KnownWorkflowRun | undefined {
-    return knownWorkflowRunsOf(this.redis).get(this.keys.workflowRun(runId));
+    return knownWorkflowRuns.get(this.redis, this.keys.workflowRun(runId));
   }
 
   private remember(
@@ -178,7 +178,7 @@ export class WorkflowRunStore {
     };
     // The payload is kept only where a delivery carries it.
     if (run.config.failureCallback !== undefined) known.initialBody = run.initialBody ?? '';
-    knownWorkflowRunsOf(this.redis).remember(this.keys.workflowRun(runId), known, configJson.length);
+    knownWorkflowRuns.remember(this.redis, this.keys.workflowRun(runId), known, configJson);
   }
 
   /**
