@@ -277,7 +277,16 @@ describe('the console API under fuzzed requests', () => {
       fc.asyncProperty(
         fc
           .constantFrom(...PAGE_ROUTES)
-          .chain((route) => fc.tuple(fc.constant(route), requestFor('GET', route))),
+          .chain((route) =>
+            fc.tuple(
+              fc.constant(route),
+              route.includes('{asset}')
+                ? fc
+                    .constantFrom(...page.assets)
+                    .chain((asset) => requestFor('GET', route.replace('{asset}', asset)))
+                : requestFor('GET', route),
+            ),
+          ),
         async ([route, request]) => {
           counter.count(`(page) ${route}`);
           const before = await namespaceState();
@@ -286,8 +295,10 @@ describe('the console API under fuzzed requests', () => {
           const said = [request.method, request.path, response.status];
           expect([...said, response.status < 500]).toEqual([...said, true]);
           const health = /^\/(healthz|readyz)(\?|$)/.test(request.path);
-          if (response.status === 200 && request.method === 'GET' && !health)
+          if (response.status === 200 && request.method === 'GET' && !health) {
             expect([...said, page.contents.has(response.body)]).toEqual([...said, true]);
+            if (route.includes('{asset}')) counter.count('(page) an asset of the build, served whole');
+          }
           // Other methods are Express's own answers (serve-static's bare 405, the HTML 404): not the API.
           if (response.status >= 400 && request.method === 'GET')
             expect([...said, response.body, isConsoleError(response.body)]).toEqual([
