@@ -254,3 +254,43 @@ function hasStringFields(body: string, fields: readonly string[]): boolean {
     return false;
   }
 }
+
+/**
+ * Host headers for an instance's host form (`<name>.<namespace>.<domain>`): its own, with a label
+ * mangled, or not a host at all.
+ */
+export function hostHeader(ref: { namespace: string; name: string }, domain: string): fc.Arbitrary<string> {
+  return fc.oneof(
+    { arbitrary: fc.constant(`${ref.name}.${ref.namespace}.${domain}`), weight: 4 },
+    fc
+      .tuple(fc.constantFrom(0, 1), adversarialSegment.map(decodeURIComponentOr))
+      .map(
+        ([i, label]) =>
+          [ref.name, ref.namespace].map((l, j) => (j === i ? label : l)).join('.') + `.${domain}`,
+      ),
+    fc.constantFrom(
+      `${ref.name}.${ref.namespace}.${domain}.`,
+      `${ref.name.toUpperCase()}.${ref.namespace}.${domain}:80`,
+      `x.${ref.name}.${ref.namespace}.${domain}`,
+      `${ref.namespace}.${domain}`,
+      domain,
+      `${ref.name}.${ref.namespace}.${domain}:99999`,
+      '[::1]:80',
+      '',
+    ),
+    adversarialHeaderValue,
+  );
+}
+
+/**
+ * A label as it would appear in a Host header: the segment decoded where it decodes to what a
+ * header may carry (Node's client refuses to send other characters), else as it is.
+ */
+function decodeURIComponentOr(segment: string): string {
+  try {
+    const decoded = decodeURIComponent(segment);
+    return /^[\x20-\x7e\xa0-\xff]*$/.test(decoded) ? decoded : segment;
+  } catch {
+    return segment;
+  }
+}

@@ -15,12 +15,12 @@ import {
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import {
   adversarialBody,
-  adversarialHeaderValue,
   adversarialHeaders,
   adversarialQuery,
   adversarialSegment,
   anyMethod,
   FuzzCaseCounter,
+  hostHeader,
   isCouchError,
   mangledBase,
   sendFuzzRequest,
@@ -297,29 +297,6 @@ describe('the instance path under fuzzed requests', () => {
     },
   );
 
-  /** Host headers for the host form: the instance's own, with a label mangled, or not a host at all. */
-  const hostHeader = (ref: { namespace: string; name: string }): fc.Arbitrary<string> =>
-    fc.oneof(
-      { arbitrary: fc.constant(`${ref.name}.${ref.namespace}.${DOMAIN}`), weight: 4 },
-      fc
-        .tuple(fc.constantFrom(0, 1), adversarialSegment.map(decodeURIComponentOr))
-        .map(
-          ([i, label]) =>
-            [ref.name, ref.namespace].map((l, j) => (j === i ? label : l)).join('.') + `.${DOMAIN}`,
-        ),
-      fc.constantFrom(
-        `${ref.name}.${ref.namespace}.${DOMAIN}.`,
-        `${ref.name.toUpperCase()}.${ref.namespace}.${DOMAIN}:80`,
-        `x.${ref.name}.${ref.namespace}.${DOMAIN}`,
-        `${ref.namespace}.${DOMAIN}`,
-        DOMAIN,
-        `${ref.name}.${ref.namespace}.${DOMAIN}:99999`,
-        '[::1]:80',
-        '',
-      ),
-      adversarialHeaderValue,
-    );
-
   it('when routes are asked through the host form with fuzzed input and Host headers, then no 5xx, every error is {"error","reason"}, and a 4xx changes nothing', async () => {
     await ensureFixtures();
     const ref = { namespace: namespace.name, name: 'up' };
@@ -332,7 +309,7 @@ describe('the instance path under fuzzed requests', () => {
             fc.tuple(
               fc.constant(`(host form) ${method} ${route}`),
               requestFor(method, route),
-              hostHeader(ref),
+              hostHeader(ref, DOMAIN),
             ),
           ),
         ([name, { instanceMangle: _pathForm, ...fuzzed }, host]) =>
@@ -394,16 +371,3 @@ describe('the instance path under fuzzed requests', () => {
     );
   });
 });
-
-/**
- * A label as it would appear in a Host header: the segment decoded where it decodes to what a
- * header may carry (Node's client refuses to send other characters), else as it is.
- */
-function decodeURIComponentOr(segment: string): string {
-  try {
-    const decoded = decodeURIComponent(segment);
-    return /^[\x20-\x7e\xa0-\xff]*$/.test(decoded) ? decoded : segment;
-  } catch {
-    return segment;
-  }
-}
