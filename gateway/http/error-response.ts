@@ -18,6 +18,8 @@ interface ErrorAnswer {
 const ANSWERS: Record<GatewayErrorCode, ErrorAnswer> = {
   MALFORMED_HOST: { status: 400, error: 'bad_request', retry: false },
   MALFORMED_INSTANCE_PATH: { status: 400, error: 'bad_request', retry: false },
+  // CouchDB's answer to credentials it cannot accept.
+  MALFORMED_CREDENTIALS: { status: 401, error: 'unauthorized', retry: false },
   UNKNOWN_INSTANCE: { status: 404, error: 'not_found', retry: false },
   INSTANCE_DELETING: { status: 404, error: 'not_found', retry: false },
   UPSTREAM_FAILED: { status: 502, error: 'bad_gateway', retry: false },

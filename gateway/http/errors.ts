@@ -8,6 +8,7 @@ import type { InstanceRef } from '../instance-ref.js';
 export type GatewayErrorCode =
   | 'MALFORMED_HOST'
   | 'MALFORMED_INSTANCE_PATH'
+  | 'MALFORMED_CREDENTIALS'
   | 'UNKNOWN_INSTANCE'
   | 'INSTANCE_DELETING'
   | 'UPSTREAM_FAILED'
@@ -56,6 +57,14 @@ export class MalformedInstancePathError extends GatewayError {
     super(
       `the path ${JSON.stringify(truncateForEcho(path))} does not name an instance as /db/<namespace>/<name>/`,
     );
+  }
+}
+
+/** A Basic Authorization header whose value is not base64 (isUndecodableBasicCredential). */
+export class MalformedCredentialsError extends GatewayError {
+  readonly code = 'MALFORMED_CREDENTIALS';
+  constructor() {
+    super('the Authorization header is Basic but its credentials are not base64 of <name>:<password>');
   }
 }
 

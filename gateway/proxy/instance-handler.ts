@@ -13,6 +13,7 @@ import {
   DatabaseLimitError,
   GatewayError,
   InstanceBusyError,
+  MalformedCredentialsError,
   StorageLimitError,
   UpstreamError,
   UpstreamTimeoutError,
@@ -23,6 +24,7 @@ import type { GatewayMetrics } from '../metrics.js';
 import type { ActivityReporter } from './activity-reporter.js';
 import type { AwaitReady } from './await-ready.js';
 import type { InstanceConcurrency } from './instance-concurrency.js';
+import { isUndecodableBasicCredential } from './basic-credentials.js';
 import { forward, hasRequestBody, type UpstreamErrorListener, type UpstreamExchange } from './forward.js';
 import { deriveForwardedFor } from './forwarded-for.js';
 import type { RequestTarget } from './instance-target.js';
@@ -112,6 +114,11 @@ class InstanceRequest implements UpstreamErrorListener {
       return;
     }
     this.instance = instance;
+    // Before the envelope, the wake and the activity: the engine would answer these a 500.
+    if (isUndecodableBasicCredential(this.req.headers.authorization)) {
+      this.fail(new MalformedCredentialsError());
+      return;
+    }
     const origin = awaitReady.readyOrigin(this.target.key, isFirstStart(instance.status?.phase));
     // Before the wake and the activity: a refused request neither wakes an instance nor keeps it awake.
     const { envelope } = this.options;

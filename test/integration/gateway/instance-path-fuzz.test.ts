@@ -212,6 +212,29 @@ describe('the instance path under fuzzed requests', () => {
     ),
   );
 
+  it('when a request carries a Basic credential that is not base64, then the gateway answers 401 unauthorized naming the Authorization header, without asking the engine (which answers it a 500) or waking the instance', async () => {
+    const bad = { authorization: 'Basic !!!' };
+    const direct = await request(`${engine.url}/fuzz`, { headers: bad });
+    expect(direct.status).toBe(500);
+    for (const credential of ['Basic !!!', 'Basic YWRtaW4', 'Basic YW=RtaW4=']) {
+      for (const base of [up, down]) {
+        const before = await engineState();
+        const answer = await request(`${base}/fuzz/doc1`, {
+          method: 'PUT',
+          headers: { authorization: credential },
+          body: '{}',
+        });
+        expect([base, credential, answer.status, JSON.parse(answer.body)]).toEqual([
+          base,
+          credential,
+          401,
+          { error: 'unauthorized', reason: expect.stringContaining('Authorization header') },
+        ]);
+        expect(await engineState()).toEqual(before);
+      }
+    }
+  });
+
   /** A request aimed at one route: its method or another, a segment mangled, the instance's own too. */
   function requestFor(
     method: string,
@@ -248,8 +271,9 @@ describe('the instance path under fuzzed requests', () => {
   /**
    * Who made an answer that breaks a property: 'engine' when CouchDB itself gives it (the request
    * sent to the engine directly answers the same: its 500 for `_changes?timeout=x`, its 404 without
-   * a reason, its 500 `missing_padding` to `Authorization: Basic !!!` whatever the method: a write
-   * is sent to it again only when the gateway's answer was a 5xx), or when CouchDB refused
+   * a reason, whatever the method: a write is sent to it again only when the gateway's answer was
+   * a 5xx), but never its 500 to a Basic credential it cannot decode, which the gateway answers
+   * itself (401); or when CouchDB refused
    * a large upload before reading it and reset the connection (a TCP race the gateway cannot win:
    * the answer is lost with the reset, nodejs/undici#259); 'gateway' otherwise, which fails the
    * property.
@@ -261,6 +285,7 @@ describe('the instance path under fuzzed requests', () => {
       /did not answer \((ECONNRESET|EPIPE)\)/.test(answer.body)
     )
       return 'engine';
+    if (/missing_padding|bad_char/.test(answer.body)) return 'gateway';
     if (fuzzed.method !== 'GET' && fuzzed.method !== 'HEAD' && answer.status < 500) return 'gateway';
     const direct = await sendFuzzRequest(engine.url, fuzzed).catch(() => undefined);
     return direct?.status === answer.status && direct.body === answer.body ? 'engine' : 'gateway';
