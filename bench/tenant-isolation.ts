@@ -319,7 +319,6 @@ async function main(): Promise<void> {
     const run = {
       windows,
       probe: probeWindows.windows,
-      probeStalls: probeWindows.stalls,
       readings,
       aLoad: aSent,
       seconds: SECONDS,

@@ -6,8 +6,11 @@
  * the machine, not the gateway. Every series is sent on a fixed schedule (an open model, as a
  * tenant's many clients send whatever the answers) and its latency runs from the scheduled send
  * time, so a stall delays every request scheduled during it instead of counting once (coordinated
- * omission). A request counts in the window it was scheduled in (after the window's settling
- * time), however long it took: a slow request is never dropped for ending after its window.
+ * omission); beside it, how late the probe sent it, so the report counts it from its send and
+ * leaves out what the probe itself sent late (probe-hold.ts). A request counts in the window it was
+ * scheduled in (after the window's settling time), however long it took: a slow request is never
+ * dropped for ending after its window. The probe's own GCs and stalls: BENCH_TRACE
+ * (stall-trace.mjs).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -29,9 +32,6 @@ const DIRECT_PER_SECOND = 50;
  * printed) instead of given a latency.
  */
 export const CUT_OFF_AFTER_MS = 10_000;
-/** The probe's stall ticker: its period, and how late it must be to count as a stall (ms). */
-const TICK_MS = 5;
-const STALL_MS = 2;
 const LOOP_RESOLUTION_MS = 10;
 
 export interface TenantBProbeSpec {
@@ -63,8 +63,6 @@ export interface ProbeWindow {
 
 export interface ProbeResult {
   windows: ProbeWindow[];
-  /** When the probe itself was stalled, [from, to) in ms after the run's start. */
-  stalls: Array<[number, number]>;
 }
 
 async function run(spec: TenantBProbeSpec): Promise<ProbeResult> {
@@ -83,15 +81,6 @@ async function run(spec: TenantBProbeSpec): Promise<ProbeResult> {
   // The schedule and the latencies on one clock, performance.now(), with the run's start on it.
   const start = performance.now() + (startAt - Date.now());
   const endMs = spec.windows.at(-1)?.toMs ?? 0;
-  // The probe's own stalls: a TICK_MS timer late by more than STALL_MS means the probe could not
-  // send or read an answer meanwhile (its own work or GC, or no CPU for it).
-  const stalls: Array<[number, number]> = [];
-  let lastTick = performance.now();
-  const stallTicker = setInterval(() => {
-    const now = performance.now();
-    if (now - lastTick > TICK_MS + STALL_MS) stalls.push([lastTick + TICK_MS - start, now - start]);
-    lastTick = now;
-  }, TICK_MS);
   /** The window a request scheduled `atMs` after the start counts in, whenever it is answered. */
   const windowOf = (atMs: number): ProbeWindow | undefined => {
     const index = spec.windows.findIndex((w) => atMs >= w.fromMs + spec.settleMs && atMs < w.toMs);
@@ -171,11 +160,10 @@ async function run(spec: TenantBProbeSpec): Promise<ProbeResult> {
     cutOffTimer = setTimeout(resolve, CUT_OFF_AFTER_MS);
   });
   clearTimeout(cutOffTimer);
-  clearInterval(stallTicker);
   for (const { window } of pending) window.cutOff += 1;
   pending.clear();
   redis.disconnect();
-  return { windows: results, stalls };
+  return { windows: results };
 }
 
 serveLoadProcess(import.meta.url, run);
