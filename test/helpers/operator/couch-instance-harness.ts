@@ -93,21 +93,31 @@ export const patchInstance = instances.mergePatch;
 export const waitForInstance = instances.waitFor;
 
 /**
- * Every version of one instance the API server sends on a watch, in order, so that a test sees a
- * brief phase (Hibernating lasts as long as the pod's termination) that polling can miss.
+ * Every version of one object the API server sends on a watch of `collection` (its path), in
+ * order, so that a test sees a brief state that polling can miss.
  */
-export async function recordInstanceVersions(
-  namespace: string,
-  name: string,
-): Promise<{ versions: CouchInstance[]; stop(): void }> {
-  const versions: CouchInstance[] = [];
+async function recordVersions<T>(collection: string, name: string): Promise<{ versions: T[]; stop(): void }> {
+  const versions: T[] = [];
   const controller = await new Watch(testControlPlane().kubeConfig).watch(
-    `/apis/${SETTEE_GROUP}/${SETTEE_VERSION}/namespaces/${namespace}/${COUCH_INSTANCE_PLURAL}`,
+    collection,
     { fieldSelector: `metadata.name=${name}` },
-    (_type, object: CouchInstance) => versions.push(object),
+    (_type, object: T) => versions.push(object),
     () => undefined,
   );
   return { versions, stop: () => controller.abort() };
+}
+
+/** An instance's versions: Hibernating lasts as long as the pod's termination. */
+export function recordInstanceVersions(namespace: string, name: string) {
+  return recordVersions<CouchInstance>(
+    `/apis/${SETTEE_GROUP}/${SETTEE_VERSION}/namespaces/${namespace}/${COUCH_INSTANCE_PLURAL}`,
+    name,
+  );
+}
+
+/** An instance's StatefulSet's versions: a woken one is awake for idleAfter only. */
+export function recordStatefulSetVersions(namespace: string, name: string) {
+  return recordVersions<V1StatefulSet>(`/apis/apps/v1/namespaces/${namespace}/statefulsets`, name);
 }
 
 export function createInstance(

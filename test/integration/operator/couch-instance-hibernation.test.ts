@@ -12,6 +12,7 @@ import {
   readInstance,
   readStatefulSet,
   recordInstanceVersions,
+  recordStatefulSetVersions,
   renewActivity,
   requestWake,
   useSuitePlatform,
@@ -70,8 +71,10 @@ describe('CouchInstance hibernation', () => {
 
   it('when a wake is requested, then replicas is 1 and the phase Waking, then Running once ready, with a Woken Event', async () => {
     // Waking lasts until the new pod is ready, and Running until idleAfter after that: a quick
-    // engine start or a slow poll can miss either, so the test reads the versions a watch saw.
+    // engine start or a slow poll can miss either, so the test reads the versions a watch saw, of
+    // the StatefulSet too (a read after Running may find it scaled to 0 again).
     const watched = await recordInstanceVersions(ns.name, 'idle');
+    const statefulSets = await recordStatefulSetVersions(ns.name, 'idle');
     try {
       const seen = (phase: string) =>
         waitFor(`phase ${phase}`, async () => watched.versions.find(hasPhase(phase)), {
@@ -80,27 +83,46 @@ describe('CouchInstance hibernation', () => {
       const asleep = await readStatefulSet(ns.name, 'idle');
       await requestWake(ns.name, 'idle');
       const waking = await seen('Waking');
-      // Scaled up with the Waking status, and so until it hibernates again (Running plus idleAfter).
-      expect((await readStatefulSet(ns.name, 'idle')).spec?.replicas).toBe(1);
+      // Scaled up with the Waking status.
+      await waitFor(
+        'the StatefulSet scaled to 1',
+        async () => statefulSets.versions.find((version) => version.spec?.replicas === 1),
+        { timeoutMs: 20_000 },
+      );
       expect(waking.status?.hibernatedAt).toBeUndefined();
       expect(conditionOf(waking, 'Active')).toMatchObject({ status: 'True', reason: 'WakeRequested' });
       expect(conditionOf(waking, 'Progressing')).toMatchObject({ status: 'True', reason: 'Waking' });
 
       const running = await seen('Running');
       expect(conditionOf(running, 'Ready')).toMatchObject({ status: 'True' });
+      // Every version up to one read after Running (a watch delivers each, in order).
+      const { resourceVersion } = (await readStatefulSet(ns.name, 'idle')).metadata ?? {};
+      await waitFor(
+        `the watch to deliver the StatefulSet's version ${resourceVersion}`,
+        async () =>
+          statefulSets.versions.some((version) => version.metadata?.resourceVersion === resourceVersion)
+            ? true
+            : undefined,
+        { timeoutMs: 20_000 },
+      );
       // Only the replicas were written, through the scale subresource (the API server handles a
       // Scale, not the pod template), and the whole object was not applied again while it started:
-      // one change of the spec, the applied digest as it was, the scale's apply still owning replicas.
-      const awake = await readStatefulSet(ns.name, 'idle');
-      expect(awake.metadata?.generation).toBe((asleep.metadata?.generation ?? 0) + 1);
-      expect(awake.metadata?.annotations?.[ANNOTATION_APPLIED_DIGEST]).toBe(
-        asleep.metadata?.annotations?.[ANNOTATION_APPLIED_DIGEST],
-      );
-      expect(awake.metadata?.managedFields).toContainEqual(
-        expect.objectContaining({ manager: FIELD_MANAGER, operation: 'Apply', subresource: 'scale' }),
-      );
+      // while awake, one change of the spec, the applied digest as it was, the scale's apply owning
+      // replicas.
+      const awake = statefulSets.versions.filter((version) => version.spec?.replicas === 1);
+      for (const version of awake)
+        expect(version.metadata).toMatchObject({
+          generation: (asleep.metadata?.generation ?? 0) + 1,
+          annotations: {
+            [ANNOTATION_APPLIED_DIGEST]: asleep.metadata?.annotations?.[ANNOTATION_APPLIED_DIGEST],
+          },
+          managedFields: expect.arrayContaining([
+            expect.objectContaining({ manager: FIELD_MANAGER, operation: 'Apply', subresource: 'scale' }),
+          ]),
+        });
     } finally {
       watched.stop();
+      statefulSets.stop();
     }
     // Recorded, and counted, after the Waking status write.
     await waitForEventReasons(ns.name, 'idle', ['Woken']);
