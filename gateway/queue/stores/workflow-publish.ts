@@ -27,8 +27,9 @@ import type { MessageStore } from './message-store.js';
  * - context.call's request is an ordinary message (its callback brings the answer back).
  * A step of a run that is not running is refused with a 400, which the SDK takes as "finished".
  * Given the binding's message store, the steps of a run this replica knows (known-workflow-runs.ts)
- * and that has no flow-control key are stored with their append, in its script, and answered as
- * stored: a step costs one script and its delivery's body never comes back through the gateway.
+ * and that has no flow-control key, in a request of nothing else, are stored with their append, in
+ * its script, and answered as stored: a step costs one script and its delivery's body never comes
+ * back through the gateway.
  */
 
 /** The settings of the run `trigger` starts: what the SDK put on the trigger for every step. */
@@ -214,9 +215,9 @@ async function appendSteps(input: {
 
 /**
  * Each message as the queue stores it, or, for a trigger of a run that exists, its answer, and,
- * given `store` (the binding's message store), for a step stored with its append, its answer
- * (not deduplicated). Plain messages pass unchanged; every message leaves without its
- * `workflowPublish`. A run's steps are appended together where its first one stands (after any
+ * given `store` (the binding's message store) and a request of one run's steps only, for a step
+ * stored with its append, its answer (not deduplicated). Plain messages pass unchanged; every
+ * message leaves without its `workflowPublish`. A run's steps are appended together where its first one stands (after any
  * trigger before it in the request); steps of two runs in one request are a 400, nothing stored.
  */
 export async function prepareWorkflowMessages(
@@ -225,12 +226,15 @@ export async function prepareWorkflowMessages(
   store?: MessageStore,
 ): Promise<(QueueMessage | EnqueueAnswer)[]> {
   const stepsOf = new Map<string, QueueMessage[]>();
+  let steps = 0;
   for (const message of messages)
-    if (isStep(message.workflowPublish))
+    if (isStep(message.workflowPublish)) {
+      steps += 1;
       stepsOf.set(message.workflowPublish.runId, [
         ...(stepsOf.get(message.workflowPublish.runId) ?? []),
         message,
       ]);
+    }
   // Each run's limits are checked in its own script: steps of two runs in one request could store
   // the first run's and refuse the second's, a request half taken. The SDK publishes one run's
   // steps per request (submitParallelSteps: its context's run), so a mix is refused before anything.
@@ -238,6 +242,11 @@ export async function prepareWorkflowMessages(
     throw new InvalidRequestError(
       `Upstash-Workflow-RunId: a request's steps must be of one run, not ${[...stepsOf.keys()].join(', ')}`,
     );
+  // Steps are stored with their append only when they are the whole request: the request's other
+  // messages go in later scripts, and if one of those fails the client publishes the request again,
+  // which would store the steps' deliveries a second time (the two-script path stores them in the
+  // same script as the other messages of their group, all or none).
+  const storeWithAppend = steps === messages.length;
   const appended = new Map<string, QueueMessage | EnqueueAnswer>();
   const prepared: (QueueMessage | EnqueueAnswer)[] = [];
   for (const message of messages) {
@@ -248,7 +257,13 @@ export async function prepareWorkflowMessages(
     else {
       const { runId } = workflowPublish;
       if (!appended.has(message.id))
-        await appendSteps({ runs, runId, steps: stepsOf.get(runId)!, into: appended, store });
+        await appendSteps({
+          runs,
+          runId,
+          steps: stepsOf.get(runId)!,
+          into: appended,
+          store: storeWithAppend ? store : undefined,
+        });
       prepared.push(appended.get(message.id)!);
     }
   }

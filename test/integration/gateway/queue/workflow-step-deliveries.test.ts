@@ -88,6 +88,29 @@ describe('workflow step deliveries stored with their append on a real Redis', ()
     expect(settingsOf((await streamed(gateway.inspect, keys)).get(step3.id)!)).toEqual(settingsOf(stored));
   });
 
+  it('when a step of a run the replica knows comes in a request with another message, then its delivery comes back to be stored with that message, not in the append', async () => {
+    // The request's other messages are stored by later scripts: had the step's delivery been
+    // stored in the append, a later script's failure (a 5xx the client retries the whole request
+    // on) would leave it stored and the retry would store it again.
+    const keys = queueKeys('{mixed}:');
+    const runs = new WorkflowRunStore(gateway.redis, keys, LIMITS);
+    const store = new MessageStore(gateway.redis, keys, EVENT_CAP);
+    const firstStep = buildRawStep('msg_payload', Buffer.from('{}'), 1);
+    await runs.start({ runId: 'wfr_mixed', config: CONFIG, createdAt: 1, firstStep });
+    const plain = createMessage({
+      destination: URL,
+      method: 'POST',
+      headers: {},
+      body: Buffer.from('x'),
+      retries: 0,
+    });
+
+    const [step, other] = await prepareWorkflowMessages(runs, [stepPublish('wfr_mixed', 1), plain], store);
+    expect(step).toMatchObject({ workflow: { runId: 'wfr_mixed', createdAt: 1 } });
+    expect(other).toBe(plain);
+    expect(await gateway.inspect.xlen(keys.stream)).toBe(0);
+  });
+
   it('when a run id was started again with other settings since the replica learnt it, then its step is delivered with the new run settings, not stored from the old', async () => {
     const keys = queueKeys('{restarted}:');
     const [a, b] = replicas.map((redis) => new WorkflowRunStore(redis, keys, LIMITS));
