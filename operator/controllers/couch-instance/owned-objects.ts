@@ -1,8 +1,9 @@
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'winston';
 import type { CouchInstance } from '../../../api/couch-instance.js';
 import { applyObject, FIELD_MANAGER } from '../../../kube/apply.js';
 import type { KubeClients } from '../../../kube/clients.js';
-import { callKube, isAlreadyExists, isConflict } from '../../../kube/errors.js';
+import { callKube, isAlreadyExists } from '../../../kube/errors.js';
 import { isWrittenBy } from '../../../kube/field-writers.js';
 import { holdsFields } from '../../../kube/holds-fields.js';
 import type { Informer } from '../../../kube/informer.js';
@@ -25,6 +26,7 @@ import {
 import { appliedDigestOf, replicasOf } from '../../resources/applied-digest.js';
 import type { RecentWrites } from '../../../kube/controller-runtime/recent-writes.js';
 import { generateCredentials } from './generate-credentials.js';
+import { appliesWholeAfterScaleFailure } from './scale-fallback.js';
 
 /**
  * Reads and writes the objects an instance owns: from the informer caches (overlaid with this
@@ -43,6 +45,7 @@ export class OwnedObjects {
   constructor(
     private readonly clients: KubeClients,
     private readonly recent: RecentWrites,
+    private readonly logger: Logger,
   ) {}
 
   current<T extends KubernetesObject>(
@@ -95,8 +98,8 @@ export class OwnedObjects {
     if (unchanged && replicasOf(existing) === replicas) return existing;
     if (unchanged && replicas !== undefined && existing.metadata?.resourceVersion) {
       const scaled = await this.scale(owner, slot, existing, replicas).catch((err: unknown) => {
-        // Someone wrote it since the cache's version: the whole object is applied below instead.
-        if (isConflict(err)) return undefined;
+        // Written since the cache's version, or a role without the Scale's rule: applied whole below.
+        if (appliesWholeAfterScaleFailure(err, this.logger)) return undefined;
         throw err;
       });
       if (scaled) return scaled;

@@ -1,3 +1,4 @@
+import type { Logger } from 'winston';
 import type {
   KubernetesObject,
   V1ConfigMap,
@@ -76,6 +77,8 @@ export interface CouchInstanceReconcilerOptions {
   metrics: CouchInstanceMetrics;
   /** The backups' settings: the final backup's and the restore's timeouts, the cluster's object storage. */
   backups: BackupConfig;
+  /** The controller's logger, for what concerns the process rather than one reconcile. */
+  logger: Logger;
   now?: () => Date;
 }
 
@@ -103,7 +106,7 @@ export class CouchInstanceReconciler implements Reconciler {
   private readonly now: () => Date;
 
   constructor(private readonly options: CouchInstanceReconcilerOptions) {
-    this.owned = new OwnedObjects(options.clients, this.recent);
+    this.owned = new OwnedObjects(options.clients, this.recent, options.logger);
     this.volumes = new VolumeGrowth(options.clients.core);
     this.now = options.now ?? (() => new Date());
     this.hibernation = new HibernationGate({

@@ -87,7 +87,7 @@ const isReadStatefulSetChange = (previous: V1StatefulSet | undefined, current: V
 
 export const couchInstanceController: ControllerRegistration = {
   name: 'couch-instance',
-  create({ informers, clients, events, config, metricsRegistry }) {
+  create({ informers, clients, events, config, logger, metricsRegistry }) {
     const watched = couchInstanceInformers(informers);
     const toOwner = ownerKeys({ apiVersion: SETTEE_API_VERSION, kind: COUCH_INSTANCE_KIND });
     const reconciler = new CouchInstanceReconciler({
@@ -97,6 +97,7 @@ export const couchInstanceController: ControllerRegistration = {
       config: config.couchInstance,
       metrics: new CouchInstanceMetrics(metricsRegistry),
       backups: config.backups,
+      logger,
     });
     /** The objects the reconciler writes: its own writes' events wake nothing (WatchSource.isOwnWrite). */
     const written = <T extends KubernetesObject>(informer: Informer<T>) =>

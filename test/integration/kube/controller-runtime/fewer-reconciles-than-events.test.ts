@@ -11,6 +11,7 @@ import {
   type ControllerTestbed,
 } from '../../../helpers/controller-testbed.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
+import { testLogger } from '../../../helpers/test-logger.js';
 
 /** Events that cost fewer reconciles than there are events: a controller's own writes, and bursts. */
 const namespace = useTestNamespace('fewer-reconciles');
@@ -184,7 +185,11 @@ describe('Controller: fewer reconciles than events', () => {
       const kubeConfig = testControlPlane().kubeConfig;
       const objects = kubeConfig.makeApiClient(AnswerAfterTheEvent);
       heldAnswers.clear();
-      owned = new OwnedObjects({ ...makeKubeClients(kubeConfig), objects }, new RecentWrites());
+      owned = new OwnedObjects(
+        { ...makeKubeClients(kubeConfig), objects },
+        new RecentWrites(),
+        testLogger('owned-objects'),
+      );
       bed = controllerTestbed({
         namespace: namespace.name,
         group: `t${++test}`,
