@@ -58,6 +58,20 @@ describe('workflow step deliveries stored with their append on a real Redis', ()
     replicas = [gateway.redis, gateway.connect()];
   });
 
+  /**
+   * Run `runId` started through replica a, then dropped (as a trim drops a finished run) and its id
+   * started again through replica b with `again`: a still holds the first run's settings.
+   */
+  async function startedAgain(runId: string, again: { config: WorkflowRunConfig; createdAt: number }) {
+    const keys = queueKeys(`{${runId}}:`);
+    const [a, b] = replicas.map((redis) => new WorkflowRunStore(redis, keys, LIMITS));
+    const firstStep = buildRawStep('msg_payload', Buffer.from('{}'), 1);
+    await a!.start({ runId, config: CONFIG, createdAt: 1, firstStep });
+    await gateway.inspect.del(keys.workflowRun(runId), keys.workflowSteps(runId));
+    await b!.start({ runId, ...again, firstStep });
+    return { keys, a: a!, storeA: new MessageStore(replicas[0]!, keys, EVENT_CAP) };
+  }
+
   it('when a step of a run the replica knows is published, then its delivery is stored in the append with the settings, steps and CREATED event the other path gives', async () => {
     const keys = queueKeys('{known}:');
     const [a, b] = replicas.map((redis) => new WorkflowRunStore(redis, keys, LIMITS));
@@ -112,22 +126,13 @@ describe('workflow step deliveries stored with their append on a real Redis', ()
   });
 
   it('when a run id was started again with other settings since the replica learnt it, then its step is delivered with the new run settings, not stored from the old', async () => {
-    const keys = queueKeys('{restarted}:');
-    const [a, b] = replicas.map((redis) => new WorkflowRunStore(redis, keys, LIMITS));
-    const storeA = new MessageStore(replicas[0]!, keys, EVENT_CAP);
-    const firstStep = buildRawStep('msg_payload', Buffer.from('{}'), 1);
-    await a!.start({ runId: 'wfr_again', config: CONFIG, createdAt: 1, firstStep });
-    // The run is dropped (as a trim drops a finished run) and its id started again through b.
-    await gateway.inspect.del(keys.workflowRun('wfr_again'), keys.workflowSteps('wfr_again'));
     const other = `${URL}/v2`;
-    await b!.start({
-      runId: 'wfr_again',
+    const { keys, a, storeA } = await startedAgain('wfr_again', {
       config: { url: other, headers: {}, retries: 0 },
       createdAt: 2,
-      firstStep,
     });
 
-    const [prepared] = await prepareWorkflowMessages(a!, [stepPublish('wfr_again', 1, other)], storeA);
+    const [prepared] = await prepareWorkflowMessages(a, [stepPublish('wfr_again', 1, other)], storeA);
     expect(prepared).toMatchObject({
       destination: other,
       retries: 0,
@@ -136,7 +141,7 @@ describe('workflow step deliveries stored with their append on a real Redis', ()
     expect(await gateway.inspect.xlen(keys.stream)).toBe(0);
     // a learnt the new run from the answer: its next step is stored, with the new settings.
     const step2 = stepPublish('wfr_again', 2, other);
-    await expect(prepareWorkflowMessages(a!, [step2], storeA)).resolves.toEqual([
+    await expect(prepareWorkflowMessages(a, [step2], storeA)).resolves.toEqual([
       { messageId: step2.id, deduplicated: false },
     ]);
     expect((await streamed(gateway.inspect, keys)).get(step2.id)).toMatchObject({
@@ -146,21 +151,15 @@ describe('workflow step deliveries stored with their append on a real Redis', ()
   });
 
   it('when a run id was started again with the same settings since the replica learnt it, then its step is delivered with the new run creation time', async () => {
-    const keys = queueKeys('{same-config}:');
-    const [a, b] = replicas.map((redis) => new WorkflowRunStore(redis, keys, LIMITS));
-    const storeA = new MessageStore(replicas[0]!, keys, EVENT_CAP);
-    const firstStep = buildRawStep('msg_payload', Buffer.from('{}'), 1);
-    await a!.start({ runId: 'wfr_same', config: CONFIG, createdAt: 1, firstStep });
     // The SDK triggers the same run id again with the same settings after its run was dropped:
     // only the creation time differs, which the SDK sends back on every step (Upstash-Workflow-CreatedAt).
-    await gateway.inspect.del(keys.workflowRun('wfr_same'), keys.workflowSteps('wfr_same'));
-    await b!.start({ runId: 'wfr_same', config: CONFIG, createdAt: 2, firstStep });
+    const { keys, a, storeA } = await startedAgain('wfr_same', { config: CONFIG, createdAt: 2 });
 
-    const [prepared] = await prepareWorkflowMessages(a!, [stepPublish('wfr_same', 1)], storeA);
+    const [prepared] = await prepareWorkflowMessages(a, [stepPublish('wfr_same', 1)], storeA);
     expect(prepared).toMatchObject({ workflow: { runId: 'wfr_same', createdAt: 2 } });
     expect(await gateway.inspect.xlen(keys.stream)).toBe(0);
     const step2 = stepPublish('wfr_same', 2);
-    await prepareWorkflowMessages(a!, [step2], storeA);
+    await prepareWorkflowMessages(a, [step2], storeA);
     expect((await streamed(gateway.inspect, keys)).get(step2.id)).toMatchObject({
       workflow: { runId: 'wfr_same', createdAt: 2 },
     });
