@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import { openLogFile } from './log-file.js';
 
 /** A child process of the local platform or of a test run, with its output kept for diagnosis. */
 export interface ManagedProcess {
@@ -19,7 +20,7 @@ export interface StartProcessOptions {
   args: string[];
   env?: NodeJS.ProcessEnv;
   cwd?: string;
-  /** Also append output to this file. */
+  /** Also append output to this file (rotated past LOG_FILE_MAX_BYTES: log-file.ts). */
   logFile?: string;
   /** Echo each output line, prefixed with the name (the local platform does this for its children). */
   echo?: boolean;
@@ -125,7 +126,7 @@ export function manageChild(
   options: Pick<StartProcessOptions, 'name' | 'command' | 'logFile' | 'echo' | 'onLine'>,
 ): ManagedProcess {
   const lines: string[] = [];
-  const log = options.logFile ? fs.createWriteStream(options.logFile, { flags: 'a' }) : undefined;
+  const log = options.logFile ? openLogFile(options.logFile) : undefined;
   // Each stream's unfinished line apart: a stderr chunk must not land inside a long stdout line.
   const partials = { stdout: '', stderr: '' };
   const onData = (stream: keyof typeof partials) => (chunk: Buffer) => {

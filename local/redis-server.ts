@@ -116,7 +116,8 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
   const removeWorkDir = (): Promise<void> => fs.rm(workDir, { recursive: true, force: true });
 
   const configFile = path.join(workDir, 'redis.conf');
-  // Kept with the data (each restart appends): what Redis said before a crash, e.g. a late AOF fsync.
+  // Kept with the data (each restart appends; past LOG_FILE_MAX_BYTES the older lines move to
+  // redis.log.1): what Redis said before a crash, e.g. a late AOF fsync.
   const logFile = options.dataDir ? path.join(dataDir, 'redis.log') : undefined;
   const launched = await launchOnFreePort({
     what: 'redis-server',

@@ -106,7 +106,8 @@ export async function describeLostPublishes(options: {
  * SIGKILL soon after one may lose writes Redis acknowledged (appendfsync everysec's window).
  */
 export async function redisLateAofLines(stateDir: string, startedAt: number): Promise<string[]> {
-  const files = (await fsp.readdir(stateDir, { recursive: true })).filter((f) => f.endsWith('redis.log'));
+  // A log past its bound was rotated: its older lines are in redis.log.1 (local/log-file.ts).
+  const files = (await fsp.readdir(stateDir, { recursive: true })).filter((f) => /redis\.log(\.1)?$/.test(f));
   const lines: string[] = [];
   for (const file of files)
     for (const line of (await fsp.readFile(path.join(stateDir, file), 'utf8')).split('\n'))

@@ -3,8 +3,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { LOG_FILE_MAX_BYTES } from '../../../local/log-file.js';
 import { isPortOpen } from '../../../local/ports.js';
 import { isProcessAlive } from '../../../local/process.js';
+import { waitFor } from '../../../local/wait.js';
 import {
   DATABASE_SERVER_ENV,
   defaultDatabaseServerBin,
@@ -142,6 +144,43 @@ describe('startRedis lifecycle', () => {
       }
       await expect(fs.readdir(dataDir)).resolves.not.toHaveLength(0);
     } finally {
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('when a persistent Redis restarts on a log at its bound, then the old lines move to redis.log.1 and redis.log stays under the bound', async () => {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-redis-test-'));
+    const logFile = path.join(dataDir, 'redis.log');
+    // The log of earlier runs, at its bound: each restart used to append to it without end.
+    const earlier = 'an earlier run.\n'.repeat(LOG_FILE_MAX_BYTES / 16);
+    await fs.writeFile(logFile, earlier);
+    const restarts: string[] = [];
+    const server = await startRedis({
+      dataDir,
+      password: 'pw',
+      restartOnExit: { log: (m) => restarts.push(m) },
+    });
+    try {
+      const readyLines = async (): Promise<number> =>
+        ((await fs.readFile(logFile, 'utf8')).match(/Ready to accept connections/g) ?? []).length;
+      await waitFor('the first run logged', async () => ((await readyLines()) >= 1 ? true : undefined), {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+      });
+      const firstPid = server.pid;
+      process.kill(firstPid, 'SIGKILL');
+      await waitFor('the restart logged', async () => ((await readyLines()) >= 2 ? true : undefined), {
+        timeoutMs: 60_000,
+        intervalMs: 50,
+      });
+      expect(server.pid).not.toBe(firstPid);
+      expect(restarts).toHaveLength(1);
+      const now = await fs.readFile(logFile, 'utf8');
+      expect(now).not.toContain('an earlier run');
+      expect(Buffer.byteLength(now)).toBeLessThan(LOG_FILE_MAX_BYTES);
+      await expect(fs.readFile(`${logFile}.1`, 'utf8')).resolves.toBe(earlier);
+    } finally {
+      await server.stop();
       await fs.rm(dataDir, { recursive: true, force: true });
     }
   });
