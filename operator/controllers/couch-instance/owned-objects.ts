@@ -26,7 +26,7 @@ import {
 import { appliedDigestOf, replicasOf } from '../../resources/applied-digest.js';
 import type { RecentWrites } from '../../../kube/controller-runtime/recent-writes.js';
 import { generateCredentials } from './generate-credentials.js';
-import { appliesWholeAfterScaleFailure } from './scale-fallback.js';
+import { ScaleFallback } from './scale-fallback.js';
 
 /**
  * Reads and writes the objects an instance owns: from the informer caches (overlaid with this
@@ -42,11 +42,15 @@ import { appliesWholeAfterScaleFailure } from './scale-fallback.js';
  * and an apply that changes nothing costs one request and no write.
  */
 export class OwnedObjects {
+  private readonly scaleFallback: ScaleFallback;
+
   constructor(
     private readonly clients: KubeClients,
     private readonly recent: RecentWrites,
-    private readonly logger: Logger,
-  ) {}
+    logger: Logger,
+  ) {
+    this.scaleFallback = new ScaleFallback(logger);
+  }
 
   current<T extends KubernetesObject>(
     owner: ObjectKey,
@@ -96,10 +100,11 @@ export class OwnedObjects {
         (isWrittenBy(existing, FIELD_MANAGER) && holdsFields(existing, fieldsOf(desired))));
     const replicas = replicasOf(desired);
     if (unchanged && replicasOf(existing) === replicas) return existing;
-    if (unchanged && replicas !== undefined && existing.metadata?.resourceVersion) {
+    const scalable = unchanged && replicas !== undefined && existing.metadata?.resourceVersion;
+    if (scalable && this.scaleFallback.triesScale()) {
       const scaled = await this.scale(owner, slot, existing, replicas).catch((err: unknown) => {
         // Written since the cache's version, or a role without the Scale's rule: applied whole below.
-        if (appliesWholeAfterScaleFailure(err, this.logger)) return undefined;
+        if (this.scaleFallback.appliesWholeAfterScaleFailure(err)) return undefined;
         throw err;
       });
       if (scaled) return scaled;

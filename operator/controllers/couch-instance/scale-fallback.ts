@@ -4,25 +4,37 @@ import { isConflict, toKubeApiError } from '../../../kube/errors.js';
 /** The rule a Scale write needs, as the chart's operator role grants it (_rbac-rules.tpl). */
 export const SCALE_RBAC_RULE = 'apiGroups ["apps"], resources ["statefulsets/scale"], verbs ["patch"]';
 
-let forbiddenWarned = false;
-
 /**
- * Whether a failed apply of a StatefulSet's Scale is made again as an apply of the whole object,
- * which sets the replicas as well: on a conflict (someone wrote it since the cache's version), and
- * on Forbidden, an operator run with a role from before it wrote Scales (no patch on
- * statefulsets/scale), which the whole apply does not need: without it every wake would fail. The
- * first Forbidden of the process logs a warning naming the missing rule. Anything else fails the
- * reconcile.
+ * Whether a wake's or hibernation's replicas are written through the StatefulSet's Scale, and what
+ * a failed Scale write does. A failed one is made again as an apply of the whole object, which sets
+ * the replicas as well: on a conflict (someone wrote it since the cache's version), and on
+ * Forbidden, an operator run with a role from before it wrote Scales (no patch on
+ * statefulsets/scale), which the whole apply does not need: without it every wake would fail.
+ * Anything else fails the reconcile. A Forbidden is kept for the process (one per reconciler):
+ * otherwise every later wake and hibernation would pay a refused request before its whole apply.
+ * The first one logs a warning naming the missing rule; from then until the operator restarts
+ * (a role granted meanwhile counts from then) no Scale write is tried.
  */
-export function appliesWholeAfterScaleFailure(err: unknown, logger: Logger): boolean {
-  if (isConflict(err)) return true;
-  if (toKubeApiError(err)?.statusCode !== 403) return false;
-  if (!forbiddenWarned) {
-    forbiddenWarned = true;
-    logger.warn(
-      "the operator's role may not patch statefulsets/scale: wakes and hibernations apply the whole StatefulSet instead (slower); grant the rule the chart's role has",
-      { rule: SCALE_RBAC_RULE },
-    );
+export class ScaleFallback {
+  private forbidden = false;
+
+  constructor(private readonly logger: Logger) {}
+
+  /** False once the role has refused a Scale write: the whole StatefulSet is applied at once. */
+  triesScale(): boolean {
+    return !this.forbidden;
   }
-  return true;
+
+  appliesWholeAfterScaleFailure(err: unknown): boolean {
+    if (isConflict(err)) return true;
+    if (toKubeApiError(err)?.statusCode !== 403) return false;
+    if (!this.forbidden) {
+      this.forbidden = true;
+      this.logger.warn(
+        "the operator's role may not patch statefulsets/scale: until the operator restarts, wakes and hibernations apply the whole StatefulSet instead (slower); grant the rule the chart's role has, then restart it",
+        { rule: SCALE_RBAC_RULE },
+      );
+    }
+    return true;
+  }
 }

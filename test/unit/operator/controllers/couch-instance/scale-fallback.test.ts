@@ -1,6 +1,6 @@
 import { ApiException } from '@kubernetes/client-node';
 import {
-  appliesWholeAfterScaleFailure,
+  ScaleFallback,
   SCALE_RBAC_RULE,
 } from '../../../../../operator/controllers/couch-instance/scale-fallback.js';
 import { createMemoryLogger } from '../../../../helpers/memory-logger.js';
@@ -9,25 +9,32 @@ function answered(code: number, reason: string) {
   return new ApiException(code, 'Unsuccessful HTTP Request', { kind: 'Status', code, reason }, {});
 }
 
-describe('appliesWholeAfterScaleFailure', () => {
-  it('when the Scale write conflicts, then the whole StatefulSet is applied instead, with no warning', () => {
+describe('ScaleFallback', () => {
+  it('when the Scale write conflicts, then the whole StatefulSet is applied instead, with no warning, and the next wake tries the Scale again', () => {
     const { logger, entries } = createMemoryLogger();
-    expect(appliesWholeAfterScaleFailure(answered(409, 'Conflict'), logger)).toBe(true);
+    const fallback = new ScaleFallback(logger);
+    expect(fallback.appliesWholeAfterScaleFailure(answered(409, 'Conflict'))).toBe(true);
     expect(entries).toEqual([]);
+    expect(fallback.triesScale()).toBe(true);
   });
 
-  it('when the role may not patch statefulsets/scale (403), then the whole StatefulSet is applied instead, and the first time a warning names the rule', () => {
+  it('when the role may not patch statefulsets/scale (403), then the whole StatefulSet is applied instead, the first time a warning names the rule, and later wakes try no Scale write', () => {
     const { logger, entries } = createMemoryLogger();
-    expect(appliesWholeAfterScaleFailure(answered(403, 'Forbidden'), logger)).toBe(true);
-    expect(appliesWholeAfterScaleFailure(answered(403, 'Forbidden'), logger)).toBe(true);
+    const fallback = new ScaleFallback(logger);
+    expect(fallback.triesScale()).toBe(true);
+    expect(fallback.appliesWholeAfterScaleFailure(answered(403, 'Forbidden'))).toBe(true);
+    expect(fallback.triesScale()).toBe(false);
+    expect(fallback.appliesWholeAfterScaleFailure(answered(403, 'Forbidden'))).toBe(true);
     expect(entries).toEqual([expect.objectContaining({ level: 'warn', rule: SCALE_RBAC_RULE })]);
     expect(SCALE_RBAC_RULE).toContain('statefulsets/scale');
   });
 
-  it('when the write fails otherwise (invalid, the API server down), then the reconcile fails', () => {
+  it('when the write fails otherwise (invalid, the API server down), then the reconcile fails and the next wake tries the Scale again', () => {
     const { logger } = createMemoryLogger();
-    expect(appliesWholeAfterScaleFailure(answered(422, 'Invalid'), logger)).toBe(false);
-    expect(appliesWholeAfterScaleFailure(answered(500, 'InternalError'), logger)).toBe(false);
-    expect(appliesWholeAfterScaleFailure(new Error('connect ECONNREFUSED'), logger)).toBe(false);
+    const fallback = new ScaleFallback(logger);
+    expect(fallback.appliesWholeAfterScaleFailure(answered(422, 'Invalid'))).toBe(false);
+    expect(fallback.appliesWholeAfterScaleFailure(answered(500, 'InternalError'))).toBe(false);
+    expect(fallback.appliesWholeAfterScaleFailure(new Error('connect ECONNREFUSED'))).toBe(false);
+    expect(fallback.triesScale()).toBe(true);
   });
 });
