@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
 import path from 'node:path';
 import { InvalidCouchEngineConfigError } from './errors.js';
 
@@ -18,14 +18,17 @@ const UUID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * Reads the identity kept in `dataDir`, creating it on first use. A `uuid` given by the caller
- * wins over the kept one and is kept from then on.
+ * wins over the kept one and is kept from then on. Synchronous: the stand-in engine's start reads
+ * it on the wake path, and one small local file is read sooner than the four thread-pool round
+ * trips of an asynchronous read (open, stat, read, close) are handed back on a loaded machine; the
+ * real engine's start does its file work so too (apache-couchdb-engine.ts, docs/cold-start.md).
  */
-export async function loadEngineIdentity(dataDir: string, uuid?: string): Promise<EngineIdentity> {
+export function loadEngineIdentity(dataDir: string, uuid?: string): EngineIdentity {
   if (uuid !== undefined && !UUID_PATTERN.test(uuid)) {
     throw new InvalidCouchEngineConfigError(`uuid must match ${UUID_PATTERN}, got ${JSON.stringify(uuid)}`);
   }
   const file = path.join(dataDir, ENGINE_IDENTITY_FILE);
-  const kept = await readIdentity(file);
+  const kept = readIdentity(file);
   const identity: EngineIdentity = {
     uuid: uuid ?? kept?.uuid ?? randomBytes(16).toString('hex'),
     secret: kept?.secret ?? randomBytes(32).toString('hex'),
@@ -34,16 +37,16 @@ export async function loadEngineIdentity(dataDir: string, uuid?: string): Promis
     (k) => identity[k] !== kept?.[k],
   );
   if (changed) {
-    await fs.mkdir(dataDir, { recursive: true });
-    await fs.writeFile(file, `${JSON.stringify(identity, null, 2)}\n`, { mode: 0o600 });
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(file, `${JSON.stringify(identity, null, 2)}\n`, { mode: 0o600 });
   }
   return identity;
 }
 
-async function readIdentity(file: string): Promise<EngineIdentity | undefined> {
+function readIdentity(file: string): EngineIdentity | undefined {
   let text: string;
   try {
-    text = await fs.readFile(file, 'utf8');
+    text = fs.readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;

@@ -56,7 +56,7 @@ export async function startCouchEngine(options: StartCouchEngineOptions): Promis
       'the apache-couchdb engine needs a CouchDB release: ../shared/engines/ beside the project, or SETTEE_COUCHDB_RELEASE',
     );
   }
-  const identity = await loadEngineIdentity(engineOptions.dataDir, engineOptions.uuid);
+  const identity = loadEngineIdentity(engineOptions.dataDir, engineOptions.uuid);
   const engine = await startApacheCouchDbEngine({
     release,
     dataDir: engineOptions.dataDir,

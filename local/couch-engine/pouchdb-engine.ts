@@ -1,4 +1,4 @@
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
 import path from 'node:path';
 import { startProcess } from '../process.js';
 import { loadEngineIdentity } from './engine-identity.js';
@@ -23,8 +23,9 @@ export async function startPouchDbEngine(
   // Before anything starts: without it /_utils would not be CouchDB's, so the engine does not run.
   const fauxtonDir = requireFauxtonRelease(options.env);
   const dataDir = path.resolve(options.dataDir);
-  await fs.mkdir(dataDir, { recursive: true });
-  const identity = await loadEngineIdentity(dataDir, options.uuid);
+  // Synchronous, as the real engine's start (apache-couchdb-engine.ts): on the wake path.
+  fs.mkdirSync(dataDir, { recursive: true });
+  const identity = loadEngineIdentity(dataDir, options.uuid);
   const script = await standInServerScript();
   const host = options.host ?? LOOPBACK;
 

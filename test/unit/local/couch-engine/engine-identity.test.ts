@@ -15,16 +15,16 @@ describe('loadEngineIdentity', () => {
     await fs.rm(dataDir, { recursive: true, force: true });
   });
 
-  it('when loaded twice from one data folder, then the identity is the same', async () => {
-    const first = await loadEngineIdentity(dataDir);
+  it('when loaded twice from one data folder, then the identity is the same', () => {
+    const first = loadEngineIdentity(dataDir);
     expect(first.uuid).toMatch(/^[0-9a-f]{32}$/);
-    expect(await loadEngineIdentity(dataDir)).toEqual(first);
+    expect(loadEngineIdentity(dataDir)).toEqual(first);
   });
 
   it('when loaded from two data folders, then the uuids and secrets differ', async () => {
     const other = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-identity-'));
     try {
-      const [a, b] = [await loadEngineIdentity(dataDir), await loadEngineIdentity(other)];
+      const [a, b] = [loadEngineIdentity(dataDir), loadEngineIdentity(other)];
       expect(a.uuid).not.toBe(b.uuid);
       expect(a.secret).not.toBe(b.secret);
     } finally {
@@ -32,19 +32,19 @@ describe('loadEngineIdentity', () => {
     }
   });
 
-  it('when a uuid is given, then it wins and is kept for later loads without one', async () => {
-    const generated = await loadEngineIdentity(dataDir);
-    const given = await loadEngineIdentity(dataDir, 'instance-uid-1');
+  it('when a uuid is given, then it wins and is kept for later loads without one', () => {
+    const generated = loadEngineIdentity(dataDir);
+    const given = loadEngineIdentity(dataDir, 'instance-uid-1');
     expect(given).toEqual({ ...generated, uuid: 'instance-uid-1' });
-    expect((await loadEngineIdentity(dataDir)).uuid).toBe('instance-uid-1');
+    expect(loadEngineIdentity(dataDir).uuid).toBe('instance-uid-1');
   });
 
-  it('when the uuid cannot go into an ini file, then it is refused', async () => {
-    await expect(loadEngineIdentity(dataDir, 'a b')).rejects.toBeInstanceOf(InvalidCouchEngineConfigError);
+  it('when the uuid cannot go into an ini file, then it is refused', () => {
+    expect(() => loadEngineIdentity(dataDir, 'a b')).toThrow(InvalidCouchEngineConfigError);
   });
 
   it('when the kept file is damaged, then loading fails instead of silently changing the identity', async () => {
     await fs.writeFile(path.join(dataDir, ENGINE_IDENTITY_FILE), '{"uuid": 1}');
-    await expect(loadEngineIdentity(dataDir)).rejects.toBeInstanceOf(InvalidCouchEngineConfigError);
+    expect(() => loadEngineIdentity(dataDir)).toThrow(InvalidCouchEngineConfigError);
   });
 });
