@@ -6,15 +6,16 @@
  * (route by `/db/<ns>/<name>`, a rate check, request and byte metering, the activity count of open
  * responses that idle detection reads), writes the rewritten head to a pooled keep-alive upstream
  * socket, and then splices bytes both ways, tracking only the framing (Content-Length, or chunk
- * sizes) so that it knows where each body ends: that is where the response's activity ends, the
+ * sizes: the gateway's own raw-request-head.ts and body-framing.ts) so that it knows where each body ends: that is where the response's activity ends, the
  * connection goes back to the pool and the client's next request head is read. No IncomingMessage,
  * ServerResponse or undici objects per request, no header arrays on the response path unless a
  * header must be rewritten.
  *
  * The header rules are the gateway's own (forward-headers.ts, path-form-isolation.ts,
  * response-rewrite.ts), so the instance sees the same request and the client the same response
- * head. What it leaves out, as a prototype: TLS, timeouts, Expect/Upgrade, waking (a hibernated
- * instance would go to the gateway's normal path), the envelope's request classes and body reads
+ * head. What it leaves out, as a prototype: TLS, timeouts, waking (a hibernated instance would go
+ * to the gateway's normal path), a head the raw reader declines (answered 400 here; node:http
+ * would read it in the product), the envelope's request classes and body reads
  * (_bulk_docs), error pages beyond a bare 502/404.
  *
  * Run as its own process: argv[2] is its port, then `<namespace>/<name>=<port>` routes.
@@ -23,7 +24,8 @@ import net from 'node:net';
 import { buildUpstreamHeaders, specialHeaderName } from '../../gateway/proxy/forward-headers.js';
 import { isolatesResponse, PATH_FORM_ISOLATION_HEADERS } from '../../gateway/proxy/path-form-isolation.js';
 import { rewriteLocation, rewriteSetCookie } from '../../gateway/proxy/response-rewrite.js';
-import { BodyFraming } from './body-framing.js';
+import { BodyFraming, FRAMING_BROKEN } from '../../gateway/http/body-framing.js';
+import { HEAD_DECLINED, HEAD_INCOMPLETE, readRawRequestHead } from '../../gateway/http/raw-request-head.js';
 
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 const MAX_HEAD_BYTES = 64 * 1024;
@@ -110,36 +112,20 @@ class ClientConnection {
   private readHead(): void {
     const buf = this.pending;
     if (!buf) return;
-    const end = buf.indexOf(HEAD_END);
-    if (end < 0) {
-      if (buf.length > MAX_HEAD_BYTES) this.fail(431, 'request head too large');
-      return;
-    }
+    const head = readRawRequestHead(buf, MAX_HEAD_BYTES);
+    if (head === HEAD_INCOMPLETE) return;
+    if (head === HEAD_DECLINED) return this.fail(400, 'a request head this experiment does not take');
     this.pending = undefined;
-    const head = buf.toString('latin1', 0, end);
-    const lineEnd = head.indexOf('\r\n');
-    const requestLine = lineEnd < 0 ? head : head.slice(0, lineEnd);
-    const [method = '', target = '', version = ''] = requestLine.split(' ');
-    const rawHeaders: string[] = [];
-    let contentLength = 0;
-    let chunked = false;
-    this.keepAlive = version !== 'HTTP/1.0';
-    this.host = undefined;
-    for (let at = lineEnd + 2; lineEnd >= 0 && at < end;) {
-      let next = head.indexOf('\r\n', at);
-      if (next < 0) next = end;
-      const colon = head.indexOf(':', at);
-      const name = head.slice(at, colon);
-      const value = head.slice(colon + 1, next).trim();
-      rawHeaders.push(name, value);
-      const lower = name.length === 4 || name.length === 10 || name.length >= 14 ? name.toLowerCase() : '';
-      if (lower === 'host') this.host = value;
-      else if (lower === 'content-length') contentLength = Number(value);
-      else if (lower === 'transfer-encoding') chunked = value.toLowerCase().includes('chunked');
-      else if (lower === 'connection') this.keepAlive = value.toLowerCase() !== 'close';
-      at = next + 2;
-    }
-    this.decide(method, target, rawHeaders, contentLength, chunked, buf.subarray(end + 4));
+    this.keepAlive = !head.close;
+    this.host = head.host;
+    this.decide(
+      head.method,
+      head.target,
+      head.rawHeaders,
+      head.contentLength,
+      head.chunked,
+      buf.subarray(head.bodyStart),
+    );
   }
 
   /** The per-request decision the gateway makes: which instance, whether it may pass, what it counts. */
@@ -187,7 +173,7 @@ class ClientConnection {
     upstream.owner = this;
     this.upstream = upstream;
     this.responseHeadSeen = false;
-    this.requestBody.reset(contentLength, chunked, false);
+    this.requestBody.reset({ length: contentLength, chunked, untilClose: false });
     upstream.socket.write(head, 'latin1');
     if (!chunked && contentLength === 0) return this.requestSent(rest);
     this.state = 'request-body';
@@ -198,6 +184,7 @@ class ClientConnection {
     const end = this.requestBody.scan(chunk, start);
     const upstream = this.upstream?.socket;
     if (!upstream) return;
+    if (end === FRAMING_BROKEN) return this.broken();
     if (end < 0) {
       if (!upstream.write(start === 0 ? chunk : chunk.subarray(start))) {
         this.socket.pause();
@@ -236,6 +223,7 @@ class ClientConnection {
       body = buf;
       start = end + 4;
       const bodyEnd = this.responseBody.scan(body, start);
+      if (bodyEnd === FRAMING_BROKEN) return this.broken();
       this.countOut(bodyEnd < 0 ? body.length - start : bodyEnd - start);
       const bodyPart = body.subarray(start, bodyEnd < 0 ? body.length : bodyEnd);
       this.write(bodyPart.length > 0 ? Buffer.concat([Buffer.from(head, 'latin1'), bodyPart]) : head);
@@ -243,6 +231,7 @@ class ClientConnection {
       return;
     }
     const bodyEnd = this.responseBody.scan(body, start);
+    if (bodyEnd === FRAMING_BROKEN) return this.broken();
     this.countOut(bodyEnd < 0 ? body.length : bodyEnd);
     this.write(bodyEnd < 0 ? body : body.subarray(0, bodyEnd));
     if (bodyEnd >= 0) this.responseEnded();
@@ -287,11 +276,11 @@ class ClientConnection {
     if (this.isolate) out += ISOLATION;
     if (!this.keepAlive) out += 'Connection: close\r\n';
     const noBody = this.isHead || status === 204 || status === 304;
-    this.responseBody.reset(
-      noBody ? 0 : Math.max(contentLength, 0),
-      !noBody && chunked,
-      !noBody && !chunked && contentLength < 0,
-    );
+    this.responseBody.reset({
+      length: noBody ? 0 : Math.max(contentLength, 0),
+      chunked: !noBody && chunked,
+      untilClose: !noBody && !chunked && contentLength < 0,
+    });
     return `${out}\r\n`;
   }
 
@@ -321,7 +310,7 @@ class ClientConnection {
   }
 
   onUpstreamClosed(): void {
-    if (this.state === 'response' && this.responseBody.untilClose && this.responseHeadSeen) {
+    if (this.state === 'response' && this.responseBody.endsAtClose && this.responseHeadSeen) {
       if (this.instance) this.instance.open -= 1;
       this.instance = undefined;
       this.upstream = undefined;
@@ -337,6 +326,12 @@ class ClientConnection {
     // A response still streaming: its upstream connection is not reusable.
     this.upstream?.socket.destroy();
     this.upstream = undefined;
+  }
+
+  /** Framing that cannot be read on: neither connection knows where the next message starts. */
+  private broken(): void {
+    this.upstream?.socket.destroy();
+    this.socket.destroy();
   }
 
   private fail(status: number, reason: string): void {

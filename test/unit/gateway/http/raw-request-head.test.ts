@@ -1,0 +1,126 @@
+import fc from 'fast-check';
+import { BODY_CONTINUES, BodyFraming, FRAMING_BROKEN } from '../../../../gateway/http/body-framing.js';
+import {
+  HEAD_DECLINED,
+  HEAD_INCOMPLETE,
+  readRawRequestHead,
+} from '../../../../gateway/http/raw-request-head.js';
+
+const read = (text: string, max = 16_384) => readRawRequestHead(Buffer.from(text, 'latin1'), max);
+
+describe('readRawRequestHead', () => {
+  it('when a plain head arrives, then its method, target, headers and body framing are read', () => {
+    const head = 'PUT /db/ns/app/d?x=1 HTTP/1.1\r\nHost: gw\r\nContent-Length:  12 \r\nX-A:\tb c\t\r\n\r\n';
+    expect(read(`${head}body`)).toEqual({
+      method: 'PUT',
+      target: '/db/ns/app/d?x=1',
+      rawHeaders: ['Host', 'gw', 'Content-Length', '12', 'X-A', 'b c'],
+      contentLength: 12,
+      chunked: false,
+      host: 'gw',
+      close: false,
+      bodyStart: head.length,
+    });
+    const chunked = read(
+      'POST / HTTP/1.1\r\nhost: gw\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n',
+    );
+    expect(chunked).toMatchObject({ chunked: true, contentLength: 0, close: true });
+  });
+
+  it('when the head has not ended yet, then more is read, unless it already fills the limit', () => {
+    expect(read('GET / HTTP/1.1\r\nHost: gw\r\n')).toBe(HEAD_INCOMPLETE);
+    expect(read(`GET / HTTP/1.1\r\nX: ${'a'.repeat(100)}`, 64)).toBe(HEAD_DECLINED);
+    expect(read(`GET / HTTP/1.1\r\nHost: gw\r\nX: ${'a'.repeat(40)}\r\n\r\n`, 64)).toBe(HEAD_DECLINED);
+  });
+
+  it('when a head is one llhttp refuses or frames its own way, then it is declined for node:http', () => {
+    for (const head of [
+      'GET / HTTP/1.1\nHost: gw\n\n', // bare LF, even before the head is whole
+      'GET / HTTP/1.1\r\nHost: gw\r\nX: a\r\n folded\r\n\r\n', // obsolete line folding
+      'GET / HTTP/1.1\r\nHost: gw\r\nX : a\r\n\r\n', // a blank before the colon
+      'GET / HTTP/1.1\r\nHost: gw\r\nX: a\rb\r\n\r\n', // a bare CR in a value
+      'POST / HTTP/1.1\r\nHost: gw\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n',
+      'POST / HTTP/1.1\r\nHost: gw\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n',
+      'POST / HTTP/1.1\r\nHost: gw\r\nContent-Length: 3\t\r\n\r\n',
+      'POST / HTTP/1.1\r\nHost: gw\r\nContent-Length: -3\r\n\r\n',
+      'POST / HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: gzip, chunked\r\n\r\n',
+      'PUT / HTTP/1.1\r\nHost: gw\r\nExpect: 100-continue\r\n\r\n',
+      'GET / HTTP/1.1\r\nHost: gw\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+      'GET / HTTP/1.1\r\nX: a\r\n\r\n', // no Host
+      'GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n',
+      'GET / HTTP/1.0\r\nHost: gw\r\n\r\n',
+      'GET http://gw/ HTTP/1.1\r\nHost: gw\r\n\r\n', // absolute form: request-head.ts's rewrite
+      'PROPFIND / HTTP/1.1\r\nHost: gw\r\n\r\n',
+      'GET /a b HTTP/1.1\r\nHost: gw\r\n\r\n',
+    ]) {
+      expect([head, read(head)]).toEqual([head, HEAD_DECLINED]);
+    }
+  });
+});
+
+describe('BodyFraming', () => {
+  const chunkedBody = (chunks: Uint8Array[]) =>
+    Buffer.concat([
+      ...chunks.map((data) =>
+        Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')]),
+      ),
+      Buffer.from('0\r\n\r\n'),
+    ]);
+
+  it('when a body arrives split anywhere, then its end is found at the same byte as whole', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.array(fc.uint8Array({ minLength: 1, maxLength: 50 }), { maxLength: 4 }).map((chunks) => ({
+            framing: { length: 0, chunked: true, untilClose: false },
+            body: chunkedBody(chunks),
+          })),
+          fc.uint8Array({ maxLength: 100 }).map((data) => ({
+            framing: { length: data.length, chunked: false, untilClose: false },
+            body: Buffer.from(data),
+          })),
+        ),
+        fc.array(fc.nat(), { maxLength: 5 }),
+        ({ framing, body }, cuts) => {
+          const bytes = Buffer.concat([body, Buffer.from('GET /next')]);
+          const scanner = new BodyFraming();
+          scanner.reset(framing);
+          const points = [...new Set(cuts.map((cut) => cut % bytes.length))].sort((a, b) => a - b);
+          let from = 0;
+          let end = BODY_CONTINUES;
+          for (const to of [...points, bytes.length]) {
+            const found = scanner.scan(bytes.subarray(from, to), 0);
+            if (found >= 0) {
+              end = from + found;
+              break;
+            }
+            from = to;
+          }
+          expect(end).toBe(body.length);
+        },
+      ),
+    );
+  });
+
+  it('when chunked framing has an extension, a trailer, a blank or a bare LF, then it is broken', () => {
+    for (const body of [
+      '3;x=1\r\nabc\r\n0\r\n\r\n',
+      '0\r\nX: t\r\n\r\n',
+      '3 \r\nabc\r\n',
+      '3\nabc',
+      '3\r\nabcX\r\n',
+      'g\r\n',
+    ]) {
+      const scanner = new BodyFraming();
+      scanner.reset({ length: 0, chunked: true, untilClose: false });
+      expect([body, scanner.scan(Buffer.from(body), 0)]).toEqual([body, FRAMING_BROKEN]);
+    }
+  });
+
+  it('when a response has neither length nor chunks, then it ends only at the close', () => {
+    const scanner = new BodyFraming();
+    scanner.reset({ length: 0, chunked: false, untilClose: true });
+    expect(scanner.endsAtClose).toBe(true);
+    expect(scanner.scan(Buffer.from('anything'), 0)).toBe(BODY_CONTINUES);
+  });
+});
