@@ -63,20 +63,8 @@ export function instanceStream(options: InstanceStreamOptions): RequestHandler {
     res.flushHeaders();
     const writer = new CoalescingEventWriter(res);
     const heartbeat = setInterval(() => writer.heartbeat(), heartbeatMs);
-    const given =
-      typeof req.query.resourceVersion === 'string' && /^\d+$/.test(req.query.resourceVersion)
-        ? req.query.resourceVersion
-        : undefined;
     try {
-      await follow({
-        ...options,
-        user,
-        writer,
-        signal: closed.signal,
-        watchTimeoutSeconds,
-        retryMs,
-        resourceVersion: given,
-      });
+      await follow({ ...options, user, writer, signal: closed.signal, watchTimeoutSeconds, retryMs });
     } finally {
       clearInterval(heartbeat);
       options.stopping.removeEventListener('abort', end);
@@ -93,11 +81,13 @@ async function follow(
     signal: AbortSignal;
     watchTimeoutSeconds: number;
     retryMs: number;
-    resourceVersion: string | undefined;
   },
 ): Promise<void> {
   const { kube, user, writer, signal } = options;
-  let resourceVersion = options.resourceVersion;
+  // Every stream starts with a list of its own, never from a resourceVersion the client sends: one
+  // ahead of the API server's (a page from before an etcd restore, another cluster) would open a
+  // watch that stays silent until the server catches up, and the page would show a frozen list.
+  let resourceVersion: string | undefined;
   let unavailable = false;
   while (!signal.aborted) {
     try {

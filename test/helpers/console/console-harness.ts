@@ -48,6 +48,9 @@ export function kubeConfigWithToken(
   return config;
 }
 
+/** The key every test console seals its sessions with, so a test can seal one the console opens. */
+export const TEST_SESSION_KEY = new Uint8Array(Buffer.alloc(32, 7));
+
 /** The console server in this process, as its own ServiceAccount (TokenReview rights only). */
 export async function startTestConsole(options: {
   admin: KubeConfig;
@@ -67,7 +70,7 @@ export async function startTestConsole(options: {
     config: {
       host: '127.0.0.1',
       port: 0,
-      sessionKey: new Uint8Array(Buffer.alloc(32, 7)),
+      sessionKey: TEST_SESSION_KEY,
       sessionTtlMs: 3_600_000,
       maxStreamsPerSession: 4,
       trustedProxies: [],

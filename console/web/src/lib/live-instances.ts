@@ -12,7 +12,7 @@ export interface LiveInstances {
 
 /**
  * The instance list, then its changes from the server-sent events of .../instances/stream (a watch
- * made with the user's token), resumed from the list's resourceVersion so nothing falls between.
+ * made with the user's token), which starts with a snapshot of its own so nothing falls between.
  */
 export function useLiveInstances(namespace: string): LiveInstances {
   const [list, setList] = useState<InstanceList>();
@@ -30,9 +30,7 @@ export function useLiveInstances(namespace: string): LiveInstances {
         setList(loaded);
         setRows(new Map(loaded.items.map((row) => [row.name, row])));
         if (!loaded.permissions.watch.allowed) return;
-        const events = new EventSource(
-          `${base}/stream?resourceVersion=${encodeURIComponent(loaded.resourceVersion)}`,
-        );
+        const events = new EventSource(`${base}/stream`);
         source.current = events;
         const data = <T>(event: Event): T => JSON.parse((event as MessageEvent<string>).data) as T;
         events.addEventListener('snapshot', (event) => {
