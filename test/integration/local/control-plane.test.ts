@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { ApiextensionsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { DEFAULT_CRD_DIR, startControlPlane } from '../../../local/control-plane.js';
+import { DEFAULT_CRD_DIR, KUBE_APISERVER_GOGC, startControlPlane } from '../../../local/control-plane.js';
 import { loadManifests } from '../../../local/manifests.js';
 import { isProcessAlive } from '../../../local/process.js';
 import { waitFor } from '../../../local/wait.js';
@@ -48,12 +48,16 @@ describe('the embedded control plane', () => {
     }
   });
 
-  it('when a fresh one starts, then a namespace can be created and deleted, and stop leaves no process and no data', async () => {
+  it('when a fresh one starts, then a namespace can be created and deleted, its API server runs at KUBE_APISERVER_GOGC, and stop leaves no process and no data', async () => {
     const before = new Set(controlPlanePids());
     const plane = await startControlPlane();
     const started = controlPlanePids().filter((pid) => !before.has(pid));
     try {
       expect(started.length).toBe(4); // etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+      const apiserver = plane.running().find((p) => p.name === 'kube-apiserver');
+      expect(fs.readFileSync(`/proc/${apiserver?.pid}/environ`, 'utf8').split('\0')).toContain(
+        `GOGC=${KUBE_APISERVER_GOGC}`,
+      );
       const core = plane.kubeConfig.makeApiClient(CoreV1Api);
       await core.createNamespace({ body: { metadata: { name: 'settee-probe' } } });
       const ns = await core.readNamespace({ name: 'settee-probe' });
