@@ -24,7 +24,9 @@
  *                                          BENCH_FLOOD_CONNECTIONS=16; BENCH_SAVE=<file>: the
  *                                          run's samples as JSON, for another look at them;
  *                                          BENCH_TRACE=<folder>: the gateway's and the probe's
- *                                          GCs and loop stalls, tenant-isolation/stall-trace.mjs)
+ *                                          GCs and loop stalls, tenant-isolation/stall-trace.mjs;
+ *                                          BENCH_GATEWAY_NODE_ARGS: node flags for the gateway;
+ *                                          BENCH_LAYOUT=gateway-alone: B's processes on A's CPU)
  */
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -84,11 +86,24 @@ const FLOOD_CONNECTIONS = Number(process.env.BENCH_FLOOD_CONNECTIONS ?? 16);
 const SAVE = process.env.BENCH_SAVE;
 /** A folder: the gateway and B's probe write their GCs and event-loop stalls there (stall-trace.mjs). */
 const TRACE = process.env.BENCH_TRACE;
+/**
+ * Node flags added to the gateway image's CMD (e.g. a GC setting), so a setting is measured as the
+ * production image would run it; the report's header names them.
+ */
+const GATEWAY_NODE_ARGS = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const traceFlags = TRACE
   ? ['--import', pathToFileURL(path.join(ROOT, 'bench/tenant-isolation/stall-trace.mjs')).href]
   : [];
 /** The CPU of A's processes (and of this bench's), and that of the gateway and B's. */
 const [A_CPU, GATEWAY_CPU] = [0, 1];
+/**
+ * BENCH_LAYOUT=gateway-alone pins B's probe, Redis and engine to A's CPU too, so the gateway's CPU
+ * holds the gateway alone (and whatever else the machine runs there): what B then loses with A at
+ * its limits is the gateway's event loop's, not the CPU the gateway's work for A takes from B's own
+ * Redis and engine (B's direct requests then carry A's processes beside them instead).
+ */
+const GATEWAY_ALONE = process.env.BENCH_LAYOUT === 'gateway-alone';
+const B_CPU = GATEWAY_ALONE ? A_CPU : GATEWAY_CPU;
 /** B's requests scheduled in a window's first 300 ms are not counted: A's load is still starting or stopping. */
 const SETTLE_MS = 300;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -182,7 +197,9 @@ async function main(): Promise<void> {
     }
     const [a, b] = tenants as [(typeof tenants)[number], (typeof tenants)[number]];
 
-    console.log('==> gateway (compiled as in the production image)');
+    console.log(
+      `==> gateway (compiled as in the production image${GATEWAY_NODE_ARGS.length > 0 ? `, with ${GATEWAY_NODE_ARGS.join(' ')}` : ''})`,
+    );
     const compiled = await compilePlatform();
     stops.push(() => compiled.remove());
     const gateway = compiled.start(
@@ -194,7 +211,7 @@ async function main(): Promise<void> {
         ),
         SETTEE_TRACE_NAME: 'gateway',
       },
-      traceFlags,
+      [...traceFlags, ...GATEWAY_NODE_ARGS],
     );
     stops.push(() => gateway.stop());
     for (const tenant of tenants) {
@@ -239,7 +256,7 @@ async function main(): Promise<void> {
 
     const windows = buildWindows(ROUNDS, SECONDS, GAP_MS);
     console.log(
-      `==> ${ROUNDS} rounds of ${ROUND.join(', ')}, ${SECONDS} s each with ${GAP_MS} ms between; A's load and B's probe each in a process of its own; A's processes and the receiver pinned to CPU ${A_CPU}, the gateway and B's to CPU ${GATEWAY_CPU}`,
+      `==> ${ROUNDS} rounds of ${ROUND.join(', ')}, ${SECONDS} s each with ${GAP_MS} ms between; A's load and B's probe each in a process of its own; A's processes and the receiver pinned to CPU ${A_CPU}, the gateway to CPU ${GATEWAY_CPU}, B's to CPU ${B_CPU}`,
     );
     const startFile = path.join(await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-isolation-')), 'start');
     stops.push(() => fsp.rm(path.dirname(startFile), { recursive: true, force: true }));
@@ -285,7 +302,8 @@ async function main(): Promise<void> {
     };
     const aProcesses = Object.values(stacks.a).flat();
     await pinToCpu([...aProcesses, process.pid], A_CPU);
-    await pinToCpu([gateway.pid, ...Object.values(stacks.b).flat()], GATEWAY_CPU);
+    await pinToCpu([gateway.pid], GATEWAY_CPU);
+    await pinToCpu(Object.values(stacks.b).flat(), B_CPU);
     const startAt = Date.now() + 1000;
     await fsp.writeFile(startFile, String(startAt));
     // A child that fails mid-run ends the run with its error, not after the last window.
@@ -295,6 +313,11 @@ async function main(): Promise<void> {
         windows,
         metricsUrl: `${gatewayUrl}/metrics`,
         groups: { gateway: [gateway.pid], ...stacks.a, ...stacks.b, 'bench and receiver': [process.pid] },
+        gateway: {
+          pid: gateway.pid,
+          cpu: GATEWAY_CPU,
+          pinnedGroups: ['gateway', ...(GATEWAY_ALONE ? [] : Object.keys(stacks.b))],
+        },
       }),
       aLoad,
       probe,

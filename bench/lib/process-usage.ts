@@ -2,9 +2,9 @@
 import fs from 'node:fs';
 import type { Command, Redis } from 'ioredis';
 
-/** CPU seconds (user + system) a process has used so far, from /proc. */
-export function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** CPU seconds (user + system) a process, or one of its threads, has used so far, from /proc. */
+export function cpuSeconds(pid: number, thread?: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}${thread === undefined ? '' : `/task/${thread}`}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime (fields 14 and 15) are in clock ticks, USER_HZ, which is 100 on Linux.
   return (Number(fields[11]) + Number(fields[12])) / 100;

@@ -180,6 +180,20 @@ export function printReport(all: IsolationRun): void {
   }
 
   console.log(
+    "\nThe gateway's CPU, per window (median [spread]): its event loop's thread ran / was ready but waited for the CPU (% of the window), its other threads (V8's GC helpers, libuv's pool) and everything outside the groups pinned there (other engineers' processes the kernel moved onto it; not meaningful when A's processes are moved there) (% of a core)",
+  );
+  console.log('| phase | loop ran % | loop waited % | gateway helper threads % | outsiders on its CPU % |');
+  console.log('|---|---|---|---|---|');
+  for (const phase of phases) {
+    const at = indexes(run, { phase });
+    const shared = (pick: (r: WindowReading['sharedCpu']) => number) =>
+      figure(at.map((i) => pick(run.readings[i]!.sharedCpu)));
+    console.log(
+      `| ${phase} | ${shared((r) => r.loopRanPercent)} | ${shared((r) => r.loopWaitedPercent)} | ${shared((r) => r.helperThreadsPercent)} | ${shared((r) => r.outsidersPercent)} |`,
+    );
+  }
+
+  console.log(
     `\nB's p99 against B alone: the p99 of all the phase's samples over that of all the 'alone' windows' (90% interval, rounds drawn with replacement); then the median and spread of the ${rounds} rounds' own ratios`,
   );
   console.log(

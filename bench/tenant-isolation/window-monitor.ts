@@ -18,11 +18,15 @@ export async function pinToCpu(pids: readonly number[], cpus: number | string): 
   );
 }
 
-/** The machine's busy CPU seconds and all CPU seconds so far, every core together (/proc/stat). */
-function machineSeconds(): { busy: number; total: number; steal: number } {
+/**
+ * The busy CPU seconds and all CPU seconds so far of the whole machine (every core together) or
+ * of one CPU (/proc/stat's `cpu` or `cpu<N>` line).
+ */
+function machineSeconds(cpu: number | '' = ''): { busy: number; total: number; steal: number } {
   const fields = fs
     .readFileSync('/proc/stat', 'utf8')
-    .split('\n')[0]!
+    .split('\n')
+    .find((line) => line.startsWith(`cpu${cpu} `))!
     .trim()
     .split(/\s+/)
     .slice(1)
@@ -31,6 +35,30 @@ function machineSeconds(): { busy: number; total: number; steal: number } {
   // idle and iowait are the 4th and 5th fields.
   // steal (the 8th): time the host ran something else while this VM's CPU had work.
   return { busy: (total - fields[3]! - fields[4]!) / 100, total: total / 100, steal: fields[7]! / 100 };
+}
+
+/**
+ * The main thread's (the event loop's) time so far, in ms, from /proc/<pid>/task/<pid>/schedstat:
+ * how long it ran, and how long it was ready to run but waited for a CPU.
+ */
+function mainThreadMs(pid: number): { ran: number; waited: number } {
+  const [ran, waited] = fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { ran: ran! / 1e6, waited: waited! / 1e6 };
+}
+
+/** What the gateway's event loop got of its CPU in a window, and who else used that CPU. */
+export interface SharedCpuReading {
+  /** Share of the window (%) the gateway's main thread ran, and was ready but waited for a CPU. */
+  loopRanPercent: number;
+  loopWaitedPercent: number;
+  /** Share of one core (%) the gateway's other threads used (V8's GC helpers, libuv's pool). */
+  helperThreadsPercent: number;
+  /**
+   * Share of the gateway's CPU (%) used by everything outside the groups pinned to it (other
+   * engineers' processes the kernel moved there, the kernel itself); meaningful only in windows
+   * where no other group of the bench is moved onto that CPU.
+   */
+  outsidersPercent: number;
 }
 
 export interface WindowReading {
@@ -44,6 +72,7 @@ export interface WindowReading {
   /** The gateway's event-loop delay in the window, beyond its timer's period: p99 and max (ms). */
   gatewayLagP99Ms: number;
   gatewayLagMaxMs: number;
+  sharedCpu: SharedCpuReading;
 }
 
 /**
@@ -70,7 +99,10 @@ export function monitorWindows(options: {
   windows: readonly Window[];
   groups: Record<string, readonly number[]>;
   metricsUrl: string;
+  /** The gateway's process, its CPU and the groups pinned there beside it. */
+  gateway: { pid: number; cpu: number; pinnedGroups: readonly string[] };
 }): Promise<WindowReading[]> {
+  const { gateway } = options;
   const cpu = (): Record<string, number> =>
     Object.fromEntries(
       Object.entries(options.groups).map(([group, pids]) => [
@@ -86,23 +118,45 @@ export function monitorWindows(options: {
     );
   return runWindows(options.startAt, options.windows, async (window) => {
     await scrapeLag(options.metricsUrl);
-    const [cpuBefore, machineBefore, before] = [cpu(), machineSeconds(), performance.now()];
+    const reads = () => ({
+      cpu: cpu(),
+      machine: machineSeconds(),
+      sharedCpu: machineSeconds(gateway.cpu),
+      loop: mainThreadMs(gateway.pid),
+      // The main thread's own CPU (utime + stime of its task), beside the whole process's.
+      loopCpu: cpuSeconds(gateway.pid, gateway.pid),
+      at: performance.now(),
+    });
+    const before = reads();
     await sleepUntil(options.startAt + window.toMs);
-    const [cpuAfter, machineAfter, seconds] = [cpu(), machineSeconds(), (performance.now() - before) / 1000];
+    const after = reads();
+    const [cpuBefore, cpuAfter, machineBefore, machineAfter] = [
+      before.cpu,
+      after.cpu,
+      before.machine,
+      after.machine,
+    ];
+    const seconds = (after.at - before.at) / 1000;
     const lag = await scrapeLag(options.metricsUrl);
+    const cpuPercent = Object.fromEntries(
+      Object.keys(cpuAfter).map((group) => [group, ((cpuAfter[group]! - cpuBefore[group]!) / seconds) * 100]),
+    );
+    const sharedBusyPercent = ((after.sharedCpu.busy - before.sharedCpu.busy) / seconds) * 100;
+    const pinnedPercent = gateway.pinnedGroups.reduce((sum, group) => sum + cpuPercent[group]!, 0);
     return {
-      cpuPercent: Object.fromEntries(
-        Object.keys(cpuAfter).map((group) => [
-          group,
-          ((cpuAfter[group]! - cpuBefore[group]!) / seconds) * 100,
-        ]),
-      ),
+      cpuPercent,
       machineBusyPercent:
         ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100,
       stealMs: (machineAfter.steal - machineBefore.steal) * 1000,
       load: Number(fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0]),
       gatewayLagP99Ms: lag.p99,
       gatewayLagMaxMs: lag.max,
+      sharedCpu: {
+        loopRanPercent: (after.loop.ran - before.loop.ran) / 10 / seconds,
+        loopWaitedPercent: (after.loop.waited - before.loop.waited) / 10 / seconds,
+        helperThreadsPercent: cpuPercent.gateway! - ((after.loopCpu - before.loopCpu) / seconds) * 100,
+        outsidersPercent: Math.max(0, sharedBusyPercent - pinnedPercent),
+      },
     };
   });
 }
