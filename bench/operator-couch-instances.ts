@@ -1,7 +1,9 @@
 /**
  * 500 CouchInstances applied at once to a fresh control plane with the operator running as its own
  * process: how long until every instance has its objects and status, the operator's peak memory,
- * and the API requests it makes per reconcile (counted by the API server itself).
+ * and the API requests per reconcile (counted by the API server itself; the operator's own writes
+ * are those less what the controller-manager and the scheduler say they sent, whose client-side
+ * throttling is printed too).
  *
  *   npx tsx bench/operator-couch-instances.ts        (BENCH_INSTANCES=500, BENCH_CREATE_CONCURRENCY=50,
  *                                                     BENCH_CONVERGE_SECONDS=180,
@@ -13,16 +15,20 @@
  *                                                     BENCH_OPERATOR_HEAP=pod|machine: V8's heap as in the chart's
  *                                                     pod, from its memory limit (chart-heap-limit.ts), or as
  *                                                     this machine's free memory would size it,
- *                                                     BENCH_RESTART=0 leaves out the restart phase)
+ *                                                     BENCH_RESTART=0 leaves out the restart phase,
+ *                                                     BENCH_PODS_SECONDS=900 how long it first waits for
+ *                                                     every StatefulSet pod,
+ *                                                     BENCH_COMPONENT_API_LIMITS=100/100 the controller-
+ *                                                     manager's and scheduler's --kube-api-qps/-burst)
  *
  * "Converged" is each instance's status showing a phase and its endpoint, with its StatefulSet,
  * Services, ConfigMap and Secret created. New instances start awake (replicas 1, hibernating only
  * once idle), so the real StatefulSet controller creates their pods and claims meanwhile; there is
  * no kubelet, so they stop at phase Starting. The timeline (convergence-timeline.ts) shows which
  * stage lags and which process takes the cores meanwhile; CPU seconds per process are printed for
- * the whole run. Then, unless BENCH_RESTART=0, the operator is stopped and a new one started over
- * the converged instances (operator-restart.ts): the requests and writes it sends, its CPU and the
- * time until it has reconciled every instance.
+ * the whole run. Then, unless BENCH_RESTART=0, once the StatefulSet controller has made every pod,
+ * the operator is stopped and a new one started over the converged instances (operator-restart.ts):
+ * the requests and writes it sends, its CPU and the time until it has reconciled every instance.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -46,6 +52,14 @@ import { peakRssMb, rssMb } from './lib/proc-memory.js';
 import { cpuBetween, cpuByProcess } from './lib/process-tree-cpu.js';
 import { cpuSeconds } from './lib/process-usage.js';
 import { quantileOfSorted } from './lib/stats.js';
+import {
+  clientTotalsBetween,
+  readClientTotals,
+  writesOf,
+  type ComponentClientTotals,
+} from './lib/component-metrics.js';
+import { sumOverPages } from './lib/paged-list.js';
+import { waitForStatefulSetPods } from './lib/statefulset-pods.js';
 
 const NAMESPACE = 'bench';
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
@@ -56,6 +70,16 @@ const CONVERGE_SECONDS = Number(process.env.BENCH_CONVERGE_SECONDS ?? 180);
 const TIMELINE_SECONDS = Number(process.env.BENCH_TIMELINE_SECONDS ?? 10);
 const OPERATOR_HEAP = process.env.BENCH_OPERATOR_HEAP ?? 'pod';
 const RESTART = process.env.BENCH_RESTART !== '0';
+/** BENCH_COMPONENT_API_LIMITS=qps/burst: the controller-manager's and scheduler's client limits. */
+const COMPONENT_API_LIMITS = ((value) => {
+  if (!value) return undefined;
+  const [qps, burst] = value.split('/').map(Number);
+  if (!(qps && qps > 0 && burst && burst > 0))
+    throw new Error(`BENCH_COMPONENT_API_LIMITS: want <qps>/<burst>, e.g. 100/100, got ${value}`);
+  return { qps, burst };
+})(process.env.BENCH_COMPONENT_API_LIMITS);
+/** How long the restart phase waits for the StatefulSet controller to make every pod first. */
+const PODS_SECONDS = Number(process.env.BENCH_PODS_SECONDS ?? 900);
 
 export interface CouchInstanceBenchResult {
   instances: number;
@@ -71,10 +95,20 @@ export interface CouchInstanceBenchResult {
   /** The operator's CPU seconds (user + system) from the first create until all converged. */
   operatorCpuSeconds: number;
   reconciles: number;
-  operatorRequests: number;
-  requestsPerReconcile: number;
-  requestsPerInstance: number;
+  /**
+   * Every client's requests by verb and resource, lists and watches left out: the operator's, the
+   * controller-manager's and the scheduler's (the API server counts them together).
+   */
   requestsByVerbAndResource: Record<string, number>;
+  /** Their sum, and per reconcile: the figure earlier sessions reported as the operator's. */
+  allClientRequests: number;
+  allClientRequestsPerReconcile: number;
+  /** What the controller-manager and the scheduler say they sent (and their client-side throttling). */
+  componentClients: Map<string, ComponentClientTotals>;
+  /** The operator's own writes: every client's, less the controller-manager's and the scheduler's. */
+  operatorWrites: number;
+  operatorWritesPerReconcile: number;
+  operatorWritesPerInstance: number;
   /** CPU seconds of each kind of process (the bench itself included) from the first create until all converged. */
   cpuSecondsByProcess: Map<string, number>;
   /** Requests the API server refused with 429 (max-requests-inflight; priority and fairness is off). */
@@ -82,6 +116,10 @@ export interface CouchInstanceBenchResult {
   timeline: string[];
   /** The restart phase (BENCH_RESTART, on unless 0): a new operator over the converged instances. */
   restart: RestartResult | undefined;
+  /** From the first create until every pod of the StatefulSets existed (the restart phase waits for it). */
+  podsMadeMs: number | undefined;
+  /** This bench process's own peak RSS (its watch, lists and timeline), beside the operator's. */
+  benchPeakRssMb: number;
 }
 
 async function operatorMetric(port: number, prefix: string): Promise<number> {
@@ -140,7 +178,18 @@ export async function runCouchInstanceBench(
 ): Promise<CouchInstanceBenchResult> {
   const count = options.instances ?? 500;
   const log = options.log ?? ((line: string) => console.log(line));
-  const plane = await startControlPlane({ log: (m) => log(`[control plane] ${m}`) });
+  const plane = await startControlPlane({
+    log: (m) => log(`[control plane] ${m}`),
+    componentMetrics: true,
+    ...(COMPONENT_API_LIMITS ? { componentApiLimits: COMPONENT_API_LIMITS } : {}),
+  });
+  const ports = plane.componentMetricsPorts;
+  if (!ports) throw new Error('the control plane serves no component metrics');
+  const componentTotals = async (): Promise<Map<string, ComponentClientTotals>> =>
+    new Map([
+      ['kube-controller-manager', await readClientTotals(ports.controllerManager)],
+      ['kube-scheduler', await readClientTotals(ports.scheduler)],
+    ]);
   const cleanups: (() => Promise<void>)[] = [];
   try {
     const core = plane.kubeConfig.makeApiClient(CoreV1Api);
@@ -192,6 +241,7 @@ export async function runCouchInstanceBench(
     log(`operator pid ${operator.pid} leads; peak RSS so far ${idleRssMb.toFixed(0)} MB`);
 
     const requestsBefore = await apiserverRequestCounts(plane.kubeConfig);
+    const componentsBefore = await componentTotals();
     const reconcilesBefore = await operatorMetric(
       metricsPort,
       'settee_reconcile_total{controller="couch-instance"',
@@ -256,13 +306,12 @@ export async function runCouchInstanceBench(
     const timelineRows = await timeline.stop();
     const totalMs = Math.max(...statusSeenAt.values()) - started;
 
-    const labelSelector = COUCH_OWNED_SELECTOR;
+    const owner = { namespace: NAMESPACE, labelSelector: COUCH_OWNED_SELECTOR };
     const owned = {
-      statefulSets: (await apps.listNamespacedStatefulSet({ namespace: NAMESPACE, labelSelector })).items
-        .length,
-      services: (await core.listNamespacedService({ namespace: NAMESPACE, labelSelector })).items.length,
-      configMaps: (await core.listNamespacedConfigMap({ namespace: NAMESPACE, labelSelector })).items.length,
-      secrets: (await core.listNamespacedSecret({ namespace: NAMESPACE, labelSelector })).items.length,
+      statefulSets: await sumOverPages((page) => apps.listNamespacedStatefulSet({ ...owner, ...page })),
+      services: await sumOverPages((page) => core.listNamespacedService({ ...owner, ...page })),
+      configMaps: await sumOverPages((page) => core.listNamespacedConfigMap({ ...owner, ...page })),
+      secrets: await sumOverPages((page) => core.listNamespacedSecret({ ...owner, ...page })),
     };
     if (
       owned.statefulSets !== count ||
@@ -275,6 +324,12 @@ export async function runCouchInstanceBench(
     // Let trailing reconciles (each owned object's add event maps back to its instance) finish.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     const requestsAfter = await apiserverRequestCounts(plane.kubeConfig);
+    const componentClients = new Map(
+      [...(await componentTotals())].map(([name, after]) => [
+        name,
+        clientTotalsBetween(componentsBefore.get(name) ?? after, after),
+      ]),
+    );
     const reconciles =
       (await operatorMetric(metricsPort, 'settee_reconcile_total{controller="couch-instance"')) -
       reconcilesBefore;
@@ -283,16 +338,33 @@ export async function runCouchInstanceBench(
       const delta = after - (requestsBefore.get(key) ?? 0);
       const [verb] = key.split(' ');
       // LIST and WATCH are the informers' and the bench's streams; POST couchinstances is the bench;
-      // endpoints are the API server's own (the `kubernetes` Service).
+      // endpoints and leases are the API server's own (the `kubernetes` Service, its identity Lease:
+      // the operator runs without leader election here).
       if (delta <= 0 || verb === 'LIST' || verb === 'WATCH') continue;
-      if (key === 'POST couchinstances' || key.endsWith(' endpoints') || key === TOO_MANY_REQUESTS) continue;
+      if (key === 'POST couchinstances' || key === TOO_MANY_REQUESTS) continue;
+      if (key.endsWith(' endpoints') || key.endsWith(' leases')) continue;
       byKey[key] = delta;
     }
-    const operatorRequests = Object.values(byKey).reduce((a, b) => a + b, 0);
+    const allClientRequests = Object.values(byKey).reduce((a, b) => a + b, 0);
+    const allClientWrites = Object.entries(byKey)
+      .filter(([key]) => !key.startsWith('GET '))
+      .reduce((sum, [, n]) => sum + n, 0);
+    const operatorWrites =
+      allClientWrites - [...componentClients.values()].reduce((sum, totals) => sum + writesOf(totals), 0);
     // Read before the snapshot, which itself takes about as much memory again as the heap.
     const operatorPeakRssMb = await peakRssMb(operator.pid);
     const operatorSettledRssMb = await rssMb(operator.pid);
     if (HEAP_SNAPSHOT_DIR) await writeHeapSnapshot(operator.pid, metricsPort, log);
+    // The restart phase measures the operator alone: every pod exists first.
+    const pods = RESTART
+      ? await waitForStatefulSetPods({
+          kubeConfig: plane.kubeConfig,
+          namespace: NAMESPACE,
+          timeoutMs: PODS_SECONDS * 1000,
+          log,
+        })
+      : undefined;
+    const podsMadeMs = pods === undefined ? undefined : Date.now() - started;
     const restart = RESTART
       ? await measureRestart({
           kubeConfig: plane.kubeConfig,
@@ -302,6 +374,8 @@ export async function runCouchInstanceBench(
             return startOperator();
           },
           metric: (prefix) => operatorMetric(metricsPort, prefix),
+          componentWrites: async () =>
+            [...(await componentTotals()).values()].reduce((sum, totals) => sum + writesOf(totals), 0),
           timeoutMs: CONVERGE_SECONDS * 1000,
         })
       : undefined;
@@ -321,15 +395,20 @@ export async function runCouchInstanceBench(
       operatorSettledRssMb,
       operatorCpuSeconds,
       reconciles,
-      operatorRequests,
-      requestsPerReconcile: operatorRequests / reconciles,
-      requestsPerInstance: operatorRequests / count,
       requestsByVerbAndResource: byKey,
+      allClientRequests,
+      allClientRequestsPerReconcile: allClientRequests / reconciles,
+      componentClients,
+      operatorWrites,
+      operatorWritesPerReconcile: operatorWrites / reconciles,
+      operatorWritesPerInstance: operatorWrites / count,
       cpuSecondsByProcess,
       tooManyRequests:
         (requestsAfter.get(TOO_MANY_REQUESTS) ?? 0) - (requestsBefore.get(TOO_MANY_REQUESTS) ?? 0),
       timeline: formatTimeline(timelineRows),
       restart,
+      podsMadeMs,
+      benchPeakRssMb: await peakRssMb(process.pid),
     };
   } finally {
     for (const cleanup of cleanups) await cleanup();
@@ -357,10 +436,18 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   console.log(`operator CPU until all converged   ${result.operatorCpuSeconds.toFixed(1)} s`);
   console.log(`reconciles                          ${result.reconciles}`);
   console.log(
-    `API requests by the operator        ${result.operatorRequests} (${result.requestsPerReconcile.toFixed(2)} per reconcile, ${result.requestsPerInstance.toFixed(2)} per instance)`,
+    `API requests, every client          ${result.allClientRequests} (${result.allClientRequestsPerReconcile.toFixed(2)} per reconcile; the operator's, the controller-manager's, the scheduler's)`,
   );
   for (const [key, value] of Object.entries(result.requestsByVerbAndResource).sort())
     console.log(`  ${key.padEnd(32)} ${value}`);
+  for (const [name, totals] of result.componentClients)
+    console.log(
+      `${`${name}'s own`.padEnd(36)} ${[...totals.requestsByMethod].map(([m, n]) => `${m} ${n}`).join(', ')}; ` +
+        `client-side throttling: ${totals.waitedSeconds.toFixed(1)} s waited by ${totals.limited} requests, ${totals.waitedOverOneSecond} over 1 s`,
+    );
+  console.log(
+    `the operator's writes               ${result.operatorWrites} (${result.operatorWritesPerReconcile.toFixed(2)} per reconcile, ${result.operatorWritesPerInstance.toFixed(2)} per instance: every client's writes less the two above)`,
+  );
   console.log(`requests answered 429               ${result.tooManyRequests}`);
   console.log('CPU seconds until all converged, by process (per 1,000 instances):');
   for (const [label, seconds] of [...result.cpuSecondsByProcess].sort((a, b) => b[1] - a[1]))
@@ -368,12 +455,17 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       console.log(
         `  ${label.padEnd(32)} ${seconds.toFixed(1).padStart(6)} (${((seconds * 1000) / result.instances).toFixed(1)})`,
       );
+  console.log(`bench process peak RSS               ${result.benchPeakRssMb.toFixed(0)} MB`);
   const restart = result.restart;
+  if (result.podsMadeMs !== undefined)
+    console.log(`every StatefulSet pod made after     ${(result.podsMadeMs / 1000).toFixed(1)} s`);
   if (restart) {
     console.log(`\n== a new operator over the ${result.instances} converged instances ==`);
     console.log(`every instance reconciled, queue empty ${(restart.reconvergeMs / 1000).toFixed(1)} s`);
     console.log(`reconciles                          ${restart.reconciles}`);
-    console.log(`writes (all but GETs, lists, watches) ${restart.writes}`);
+    console.log(
+      `writes (all but GETs, lists, watches) ${restart.writes}, the operator's ${restart.operatorWrites} (less the controller-manager's and the scheduler's)`,
+    );
     for (const [key, value] of Object.entries(restart.requestsByVerbAndResource).sort())
       console.log(`  ${key.padEnd(32)} ${value}`);
     console.log(`operator CPU until then              ${restart.operatorCpuSeconds.toFixed(1)} s`);

@@ -20,6 +20,29 @@ export interface ComponentOptions {
   files: ComponentFiles;
   controllerManager: KeyPair;
   scheduler: KeyPair;
+  /** Their API clients' limits (ControlPlaneOptions.componentApiLimits). Default: each one's own. */
+  apiLimits?: { qps: number; burst: number } | undefined;
+  /** Serve each one's /metrics on this loopback port (ControlPlaneOptions.componentMetrics). Default: no port. */
+  metricsPorts?: { controllerManager: number; scheduler: number } | undefined;
+}
+
+/**
+ * A loopback HTTPS port (a self-signed certificate made in memory) whose /metrics anyone may read,
+ * as Kubernetes' own scalability jobs serve it (kubernetes/test-infra, the node-throughput job's
+ * CONTROLLER_MANAGER_TEST_ARGS and SCHEDULER_TEST_ARGS); everything else on it is refused (no
+ * authorization kubeconfig). Port 0: none.
+ */
+function limitArgs(limits: { qps: number; burst: number } | undefined): string[] {
+  return limits ? [`--kube-api-qps=${limits.qps}`, `--kube-api-burst=${limits.burst}`] : [];
+}
+
+function servingArgs(port: number | undefined): string[] {
+  if (port === undefined) return ['--secure-port=0'];
+  return [
+    `--secure-port=${port}`,
+    '--bind-address=127.0.0.1',
+    '--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics',
+  ];
 }
 
 /** kube-controller-manager's controllers, as kubeadm runs them: every default one. */
@@ -34,7 +57,7 @@ export interface StartedComponent {
 /**
  * Starts kube-controller-manager and kube-scheduler against `server`, each with a kubeconfig of
  * its own identity, as kubeadm does. No leader election (each control plane runs one of each) and
- * no serving port (nothing scrapes them; port 0 also keeps several control planes apart).
+ * no serving port unless `metricsPorts` asks (port 0 keeps several control planes apart).
  */
 export async function startControllersAndScheduler(options: ComponentOptions): Promise<StartedComponent[]> {
   const { tools, workDir, files } = options;
@@ -52,7 +75,8 @@ export async function startControllersAndScheduler(options: ComponentOptions): P
       command: tools.kubeControllerManager,
       args: [
         `--kubeconfig=${controllerManagerConfig}`,
-        '--secure-port=0',
+        ...servingArgs(options.metricsPorts?.controllerManager),
+        ...limitArgs(options.apiLimits),
         '--leader-elect=false',
         `--controllers=${CONTROLLERS.join(',')}`,
         // Each controller acts with its own service account's token (which the token controller and
@@ -74,7 +98,9 @@ export async function startControllersAndScheduler(options: ComponentOptions): P
       command: tools.kubeScheduler,
       args: [
         `--kubeconfig=${schedulerConfig}`,
-        '--secure-port=0',
+        ...servingArgs(options.metricsPorts?.scheduler),
+        // Honoured while no --config file is given (the flag is deprecated in its favour).
+        ...limitArgs(options.apiLimits),
         '--leader-elect=false',
         '--profiling=false',
         '--v=0',

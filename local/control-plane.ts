@@ -20,6 +20,7 @@ import { loadManifests } from './manifests.js';
 import { loadOrGeneratePki } from './persisted-pki.js';
 import { generateControlPlanePki, type ControlPlanePki } from './pki.js';
 import { launchOnFreePort, type Launched } from './launch.js';
+import { getFreePort } from './ports.js';
 import { startProcess, type ManagedProcess } from './process.js';
 import { supervise } from './supervise.js';
 import { waitFor } from './wait.js';
@@ -51,6 +52,18 @@ export interface ControlPlaneOptions {
    * pod, telling `log` (make run). Default: off (tests see a crash as a failure).
    */
   restartOnExit?: { log: (message: string) => void };
+  /**
+   * Serve the controller manager's and the scheduler's /metrics on a free loopback port each, so a
+   * bench can read their API clients' requests and client-side throttling (bench/lib/component-metrics.ts).
+   * Default: off, no serving port.
+   */
+  componentMetrics?: boolean;
+  /**
+   * --kube-api-qps and --kube-api-burst of the controller manager's and the scheduler's clients
+   * (a bench compares them). Default: their own, 20/30 and 50/100 (one limiter per controller,
+   * as each acts with its own service account's credentials).
+   */
+  componentApiLimits?: { qps: number; burst: number };
 }
 
 /** A running etcd, kube-apiserver, kube-controller-manager and kube-scheduler on loopback, with an admin kubeconfig. */
@@ -62,6 +75,8 @@ export interface ControlPlane {
   tools: KubeTools;
   /** etcd, kube-apiserver, the controller manager and the scheduler as they run now. */
   running(): Array<{ name: string; pid: number }>;
+  /** Where the controller manager and the scheduler serve /metrics, with componentMetrics. */
+  componentMetricsPorts: { controllerManager: number; scheduler: number } | undefined;
   /**
    * Kills `name` (SIGKILL, a crash) and starts it again on the same port and data `downMs` later:
    * an outage as its clients see it, refused connections, for tests and benches of how they come
@@ -135,7 +150,14 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const kubeconfigPath = options.kubeconfigPath ?? path.join(workDir, 'kubeconfig');
     const kubeConfig = await writeKubeconfig(kubeconfigPath, server, pki);
     log('starting kube-controller-manager and kube-scheduler');
+    // Free now; another process could take one before the component binds it, which ends that
+    // component and so this start (waitForControllers): acceptable for the benches that ask.
+    const componentMetricsPorts = options.componentMetrics
+      ? { controllerManager: await getFreePort(), scheduler: await getFreePort() }
+      : undefined;
     const components = await startControllersAndScheduler({
+      metricsPorts: componentMetricsPorts,
+      apiLimits: options.componentApiLimits,
       tools,
       workDir,
       server,
@@ -162,6 +184,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       stop,
       outage,
       running: () => processes.map((p) => ({ name: p.name, pid: p.current().pid })),
+      componentMetricsPorts,
     };
   } catch (err) {
     await stop();

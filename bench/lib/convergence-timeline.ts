@@ -22,6 +22,8 @@ export interface TimelineRow {
   /** V8's heap as reserved (total) and as used by objects now (live and not yet collected). */
   operatorHeapTotalMb: number;
   operatorHeapUsedMb: number;
+  /** The bench process's own RSS (its watch, lists and this timeline). */
+  benchRssMb: number;
   /** Share of one core each kind of process used over the interval (100 = one core busy). */
   cpuPercent: Map<string, number>;
   /** The machine's 1-minute load average: every process's, not only the bench's. */
@@ -43,7 +45,7 @@ export interface ConvergenceTimelineOptions {
 }
 
 /** How many objects a list holds, read with one item: limit=1 answers with the remaining count. */
-function countOf(list: { items: unknown[]; metadata?: { remainingItemCount?: number } }): number {
+export function countOf(list: { items: unknown[]; metadata?: { remainingItemCount?: number } }): number {
   return list.items.length + (list.metadata?.remainingItemCount ?? 0);
 }
 
@@ -85,6 +87,7 @@ export function startConvergenceTimeline(options: ConvergenceTimelineOptions): C
       operatorRssMb: metricValue(metrics, 'settee_process_resident_memory_bytes') / MB,
       operatorHeapTotalMb: metricValue(metrics, 'settee_nodejs_heap_size_total_bytes') / MB,
       operatorHeapUsedMb: metricValue(metrics, 'settee_nodejs_heap_size_used_bytes') / MB,
+      benchRssMb: process.memoryUsage.rss() / MB,
       cpuPercent,
       load: Number(fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0]),
     });
@@ -114,7 +117,7 @@ export function formatTimeline(rows: readonly TimelineRow[]): string[] {
     .map(([label]) => label);
   const short = (label: string): string => label.replace(/^node /, '').replace(/^kube-/, '');
   const header =
-    '     s created converged   sts  pods queue | op RSS heap used MB | CPU % of a core: ' +
+    '     s created converged   sts  pods queue | op RSS heap used MB | bench RSS | CPU % of a core: ' +
     labels.map(short).join(' / ') +
     ' | load';
   const lines = rows.map(
@@ -122,7 +125,7 @@ export function formatTimeline(rows: readonly TimelineRow[]): string[] {
       `${r.atS.toFixed(0).padStart(6)} ${String(r.created).padStart(7)} ${String(r.converged).padStart(9)} ` +
       `${String(r.statefulSets).padStart(5)} ${String(r.pods).padStart(5)} ${String(r.queueDepth).padStart(5)} | ` +
       `${r.operatorRssMb.toFixed(0).padStart(6)} ${r.operatorHeapTotalMb.toFixed(0).padStart(4)} ` +
-      `${r.operatorHeapUsedMb.toFixed(0).padStart(4)}    | ` +
+      `${r.operatorHeapUsedMb.toFixed(0).padStart(4)}    | ${r.benchRssMb.toFixed(0).padStart(9)} | ` +
       labels.map((label) => (r.cpuPercent.get(label) ?? 0).toFixed(0)).join(' / ') +
       ` | ${r.load.toFixed(1)}`,
   );

@@ -14,12 +14,17 @@ export interface RestartResult {
   requestsByVerbAndResource: Record<string, number>;
   /** Of those, the writes (server-side applies, creates, patches, updates, deletes). */
   writes: number;
+  /** Of the writes, those the controller-manager and the scheduler did not send: the operator's. */
+  operatorWrites: number;
   operatorCpuSeconds: number;
   operatorPeakRssMb: number;
 }
 
-/** Lists and watches are the informers' own streams; endpoints are the API server's (the `kubernetes` Service). */
-const NOT_ASKED = /^(LIST|WATCH) |endpoints$|^429$/;
+/**
+ * Lists and watches are the informers' own streams; endpoints and leases are the API server's (the
+ * `kubernetes` Service, its identity Lease; the bench's operator runs without leader election).
+ */
+const NOT_ASKED = /^(LIST|WATCH) |endpoints$|leases$|^429$/;
 const READS = /^GET /;
 
 /**
@@ -37,9 +42,12 @@ export async function measureRestart(options: {
   /** The sum of an operator metric's samples whose line starts with `prefix`. */
   metric: (prefix: string) => Promise<number>;
   timeoutMs: number;
+  /** The writes the controller-manager and the scheduler say they have sent so far (component-metrics.ts). */
+  componentWrites: () => Promise<number>;
 }): Promise<RestartResult> {
   const { kubeConfig, instances, restart, metric } = options;
   const before = await apiserverRequestCounts(kubeConfig);
+  const componentWritesBefore = await options.componentWrites();
   const operator = await restart();
   const started = Date.now();
   const cpuBefore = cpuSeconds(operator.pid);
@@ -55,11 +63,13 @@ export async function measureRestart(options: {
   const reconvergeMs = Date.now() - started;
   const operatorCpuSeconds = cpuSeconds(operator.pid) - cpuBefore;
   const requests = callsBetween(before, await apiserverRequestCounts(kubeConfig), NOT_ASKED);
+  const writes = [...requests].filter(([key]) => !READS.test(key)).reduce((sum, [, n]) => sum + n, 0);
   return {
     reconvergeMs,
     reconciles,
     requestsByVerbAndResource: Object.fromEntries(requests),
-    writes: [...requests].filter(([key]) => !READS.test(key)).reduce((sum, [, n]) => sum + n, 0),
+    writes,
+    operatorWrites: writes - ((await options.componentWrites()) - componentWritesBefore),
     operatorCpuSeconds,
     operatorPeakRssMb: await peakRssMb(operator.pid),
   };
