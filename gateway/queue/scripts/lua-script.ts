@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { quotaExceededIn } from './quota-exceeded.js';
+import { encodeScriptCall, ScriptCommand, sendScriptCommand, type ScriptArgument } from './script-command.js';
 
 /**
  * How many KEYS a script takes: a fixed number, or a fixed `first` followed by groups of `each`
@@ -25,38 +26,53 @@ export class LuaScript {
     this.sha = createHash('sha1').update(lua).digest('hex');
   }
 
-  run(redis: Redis, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<unknown> {
-    return this.call(redis as unknown as EvalCommands, 'evalsha', 'eval', keys, args);
+  run(redis: Redis, keys: readonly string[], args: readonly ScriptArgument[]): Promise<unknown> {
+    return this.call(redis, 'utf8', keys, args);
   }
 
   /** As run, with the reply's strings as Buffers: for scripts that return message bodies (bytes). */
-  runForBuffers(
-    redis: Redis,
-    keys: readonly string[],
-    args: readonly (string | number | Buffer)[],
-  ): Promise<unknown> {
-    return this.call(redis as unknown as EvalCommands, 'evalshaBuffer', 'evalBuffer', keys, args);
+  runForBuffers(redis: Redis, keys: readonly string[], args: readonly ScriptArgument[]): Promise<unknown> {
+    return this.call(redis, null, keys, args);
   }
 
   /**
    * One promise on ioredis's, not async layers: every publish and delivery runs a script, and each
-   * async wrapper cost a promise and a microtask of its own (docs/queue.md, Performance).
+   * async wrapper cost a promise and a microtask of its own (docs/queue.md, Performance). The call
+   * goes out encoded by script-command.ts rather than through ioredis's command methods.
    */
   private call(
-    redis: EvalCommands,
-    bySha: 'evalsha' | 'evalshaBuffer',
-    byText: 'eval' | 'evalBuffer',
+    redis: Redis,
+    replyEncoding: 'utf8' | null,
     keys: readonly string[],
-    args: readonly (string | number | Buffer)[],
+    args: readonly ScriptArgument[],
   ): Promise<unknown> {
     if (!takesKeyCount(this.numberOfKeys, keys.length))
       return Promise.reject(
         new Error(`${this.name} takes ${JSON.stringify(this.numberOfKeys)} keys, got ${keys.length}`),
       );
-    return redis[bySha](this.sha, keys.length, ...keys, ...args).then(undefined, (err: unknown) => {
+    return this.send(redis, 'evalsha', replyEncoding, keys, args).then(undefined, (err: unknown) => {
       if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) return typedFailure(err);
-      return redis[byText](this.lua, keys.length, ...keys, ...args).then(undefined, typedFailure);
+      return this.send(redis, 'eval', replyEncoding, keys, args).then(undefined, typedFailure);
     });
+  }
+
+  private send(
+    redis: Redis,
+    command: 'evalsha' | 'eval',
+    replyEncoding: 'utf8' | null,
+    keys: readonly string[],
+    args: readonly ScriptArgument[],
+  ): Promise<unknown> {
+    const script = command === 'evalsha' ? this.sha : this.lua;
+    return sendScriptCommand(
+      redis,
+      new ScriptCommand(
+        command,
+        encodeScriptCall(command, script, keys, args),
+        [script, keys.length, ...keys, ...args],
+        replyEncoding,
+      ),
+    );
   }
 }
 
@@ -69,18 +85,4 @@ function takesKeyCount(count: ScriptKeyCount, given: number): boolean {
   if (typeof count === 'number') return given === count;
   const fewest = count.groupsOptional ? count.first : count.first + count.each;
   return given >= fewest && (given - count.first) % count.each === 0;
-}
-
-type EvalCommand = (
-  script: string,
-  numberOfKeys: number,
-  ...args: (string | number | Buffer)[]
-) => Promise<unknown>;
-
-/** ioredis generates the `*Buffer` forms at run time; its types do not list them. */
-interface EvalCommands {
-  evalsha: EvalCommand;
-  eval: EvalCommand;
-  evalshaBuffer: EvalCommand;
-  evalBuffer: EvalCommand;
 }

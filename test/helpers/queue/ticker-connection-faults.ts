@@ -2,9 +2,14 @@
  * A schedule ticker replica's Redis connection with one fault put in, as the ticker tests need:
  * a fire that fails mid-round, a replica killed right after its claim, a slow round.
  */
-import type { Redis } from 'ioredis';
+import type { Command, Redis } from 'ioredis';
 import { claimScheduleTicks } from '../../../gateway/queue/scripts/claim-schedule-ticks.js';
 import { fireScheduleTicks } from '../../../gateway/queue/scripts/fire-schedule-ticks.js';
+
+/** The script a sent command runs (its SHA-1, or its text when sent by EVAL), from sendCommand's arguments. */
+function scriptOf(sendArgs: unknown[]): unknown {
+  return (sendArgs[0] as Command | undefined)?.args[0];
+}
 
 /**
  * The replica's connection, except that its next fire script run fails as a connection lost
@@ -16,13 +21,13 @@ export function failingNextFire(connection: Redis, how: 'unsent' | 'reply lost')
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== 'function') return value;
-      if (property !== 'evalsha') return (value as (...args: unknown[]) => unknown).bind(target);
-      return async (sha: string, ...args: unknown[]) => {
-        if (failed || sha !== fireScheduleTicks.sha)
-          return (value as (...a: unknown[]) => Promise<unknown>).call(target, sha, ...args);
+      // Scripts go out through sendCommand (lua-script.ts).
+      if (property !== 'sendCommand') return (value as (...args: unknown[]) => unknown).bind(target);
+      return async (...args: unknown[]) => {
+        if (failed || scriptOf(args) !== fireScheduleTicks.sha)
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         failed = true;
-        if (how === 'reply lost')
-          await (value as (...a: unknown[]) => Promise<unknown>).call(target, sha, ...args);
+        if (how === 'reply lost') await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         throw new Error('Connection is closed.');
       };
     },
@@ -47,7 +52,8 @@ export function killedAfterClaim(connection: Redis): { redis: Redis; release(): 
         if (claimed) return hang();
         // Killed once the claim is stored: by EVALSHA, or by EVAL when the server did not have
         // the script yet (the first claim on a fresh Redis answers NOSCRIPT and is sent again).
-        const claims = args[0] === claimScheduleTicks.sha || args[0] === claimScheduleTicks.lua;
+        const script = scriptOf(args);
+        const claims = script === claimScheduleTicks.sha || script === claimScheduleTicks.lua;
         const result = await call(...args);
         if (claims) claimed = true;
         return result;

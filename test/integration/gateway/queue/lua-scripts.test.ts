@@ -98,6 +98,38 @@ describe("the queue's Lua scripts against a real Redis", () => {
     expect(await callsOf(db.inspect, 'eval')).toBe(0);
   });
 
+  it('when 50 runs start in one pass of the event loop, then they leave the socket in one write and each gets its own answer, its arguments byte for byte', async () => {
+    const echo = new LuaScript('echo', 1, 'return {KEYS[1], ARGV[1], ARGV[2], ARGV[3]}');
+    await echo.run(db.redis, ['{lua-echo}:k'], [0, '', Buffer.alloc(0)]);
+    // Node's Writable hands a socket's bytes to _write (one chunk) or _writev (several): one call, one write.
+    type Write = (...args: unknown[]) => unknown;
+    const socket = db.redis.stream as unknown as { _write: Write; _writev: Write };
+    let writes = 0;
+    const [write, writev] = [socket._write, socket._writev];
+    socket._write = (...args: unknown[]) => (writes++, write.apply(socket, args));
+    socket._writev = (...args: unknown[]) => (writes++, writev.apply(socket, args));
+    try {
+      const sent = Array.from(
+        { length: 50 },
+        (_, i) => [i, `ünï ✓ ${'x'.repeat(i * 7)}`, Buffer.from([i, 0, 13, 10])] as const,
+      );
+      const answers = await Promise.all(
+        sent.map((args) => echo.runForBuffers(db.redis, [`{lua-echo}:${args[0]}`], [...args])),
+      );
+      expect(answers).toEqual(
+        sent.map(([i, text, bytes]) => [
+          Buffer.from(`{lua-echo}:${i}`),
+          Buffer.from(String(i)),
+          Buffer.from(text),
+          bytes,
+        ]),
+      );
+      expect(writes).toBe(1);
+    } finally {
+      Object.assign(socket, { _write: write, _writev: writev });
+    }
+  });
+
   it("when a retried delivery publishes a run's step again, then the repeat joins the list but is not counted, so a run at its limits goes on; a new step past them is still refused", async () => {
     const k = queueKeys('{lua-steps}:');
     const runs = new WorkflowRunStore(db.redis, k, { maxSteps: 3, maxContextBytes: 1_000 });
