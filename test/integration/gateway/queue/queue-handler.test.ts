@@ -11,13 +11,20 @@ interface RawExchange {
   closedByServer: boolean;
 }
 
-/** Sends `request` as raw bytes and reads the answer's head; waits up to `waitMs` for the gateway to close. */
-function exchange(port: number, request: string, waitMs: number): Promise<RawExchange> {
+/** How long the answer's head may take: generous, for a loaded machine. */
+const HEAD_DEADLINE_MS = 30_000;
+
+/**
+ * Sends `request` as raw bytes and reads the answer's head; once it has it, waits `closeWaitMs`
+ * for the gateway to close. The wait starts at the head, not at the send: on a loaded machine the
+ * answer itself took over 300 ms (the keep-alive case failed so once, 2026-11-28, load 30).
+ */
+function exchange(port: number, request: string, closeWaitMs: number): Promise<RawExchange> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     let received = '';
     let head: string | undefined;
-    const timer = setTimeout(() => finish(false), waitMs);
+    let timer = setTimeout(() => finish(false), HEAD_DEADLINE_MS);
     const finish = (closedByServer: boolean): void => {
       clearTimeout(timer);
       socket.destroy();
@@ -27,7 +34,10 @@ function exchange(port: number, request: string, waitMs: number): Promise<RawExc
     socket.on('data', (chunk: Buffer) => {
       received += chunk.toString('latin1');
       const end = received.indexOf('\r\n\r\n');
-      if (end >= 0) head ??= received.slice(0, end);
+      if (end < 0 || head !== undefined) return;
+      head = received.slice(0, end);
+      clearTimeout(timer);
+      timer = setTimeout(() => finish(false), closeWaitMs);
     });
     socket.on('end', () => finish(true));
     socket.on('error', reject);
