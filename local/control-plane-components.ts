@@ -26,16 +26,16 @@ export interface ComponentOptions {
   metricsPorts?: { controllerManager: number; scheduler: number } | undefined;
 }
 
-/**
- * A loopback HTTPS port (a self-signed certificate made in memory) whose /metrics anyone may read,
- * as Kubernetes' own scalability jobs serve it (kubernetes/test-infra, the node-throughput job's
- * CONTROLLER_MANAGER_TEST_ARGS and SCHEDULER_TEST_ARGS); everything else on it is refused (no
- * authorization kubeconfig). Port 0: none.
- */
 function limitArgs(limits: { qps: number; burst: number } | undefined): string[] {
   return limits ? [`--kube-api-qps=${limits.qps}`, `--kube-api-burst=${limits.burst}`] : [];
 }
 
+/**
+ * A loopback HTTPS port (a self-signed certificate made in memory) whose /metrics anyone may read,
+ * as Kubernetes' scalability jobs run both components (--authorization-always-allow-paths with
+ * /metrics in their CONTROLLER_MANAGER_TEST_ARGS and SCHEDULER_TEST_ARGS); everything else on it is
+ * refused (no authorization kubeconfig). Undefined: no port.
+ */
 function servingArgs(port: number | undefined): string[] {
   if (port === undefined) return ['--secure-port=0'];
   return [
