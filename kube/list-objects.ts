@@ -6,11 +6,18 @@ import { KubeApiError } from './errors.js';
 import { resourceCollectionPath, type WatchedResource } from './resource-path.js';
 
 const LIST_TIMEOUT_MS = 60_000;
+/** client-go's reflector's page size: a restarted operator never holds one whole list's JSON at once. */
+export const LIST_PAGE_SIZE = 500;
+
+type ListBody<T extends KubernetesObject> = KubernetesListObject<T> & { reason?: string; message?: string };
 
 /**
- * Lists a collection as the plain JSON the API server sends. Informers list with this rather than
- * a typed client because the typed clients turn timestamps into Date objects while watch events
- * carry strings; one cache must not hold both shapes.
+ * Lists a collection as the plain JSON the API server sends, in pages of LIST_PAGE_SIZE as
+ * client-go's reflector does, so that no response's buffer, string and parse spans the whole
+ * collection. Every page is cut from one snapshot and carries its resourceVersion, which the
+ * returned list keeps for the watch to start from. Informers list with this rather than a typed
+ * client because the typed clients turn timestamps into Date objects while watch events carry
+ * strings; one cache must not hold both shapes.
  */
 export async function listObjects<T extends KubernetesObject>(
   kubeConfig: KubeConfig,
@@ -19,44 +26,64 @@ export async function listObjects<T extends KubernetesObject>(
   const url = new URL(currentServer(kubeConfig) + resourceCollectionPath(resource));
   if (resource.labelSelector) url.searchParams.set('labelSelector', resource.labelSelector);
   if (resource.fieldSelector) url.searchParams.set('fieldSelector', resource.fieldSelector);
+  const items: T[] = [];
+  let next: string | undefined;
+  for (;;) {
+    const pageUrl = new URL(url);
+    pageUrl.searchParams.set('limit', String(LIST_PAGE_SIZE));
+    if (next) pageUrl.searchParams.set('continue', next);
+    let page: KubernetesListObject<T>;
+    try {
+      page = await requestList<T>(kubeConfig, pageUrl);
+    } catch (err) {
+      // A continue token expires once etcd compacts past its snapshot (410 Gone). Like client-go's
+      // pager (FullListIfExpired), list again from the start without a limit: one whole response,
+      // which the API server serves from its watch cache, rather than paging into expiry again.
+      if (next && err instanceof KubeApiError && err.statusCode === 410)
+        return requestList<T>(kubeConfig, url);
+      throw err;
+    }
+    for (const item of page.items) items.push(item);
+    // Plain JSON: the field is `continue`, not client-node's `_continue`.
+    next = (page.metadata as { continue?: string } | undefined)?.continue;
+    if (!next) return { ...page, items };
+  }
+}
+
+function requestList<T extends KubernetesObject>(
+  kubeConfig: KubeConfig,
+  url: URL,
+): Promise<KubernetesListObject<T>> {
   const options: https.RequestOptions = {
     method: 'GET',
     headers: { Accept: 'application/json' },
     timeout: LIST_TIMEOUT_MS,
   };
-  await kubeConfig.applyToHTTPSOptions(options);
-  const transport = url.protocol === 'http:' ? http : https;
-  return new Promise((resolve, reject) => {
-    const request = transport.request(url, options, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('error', reject);
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const statusCode = response.statusCode ?? 0;
-        try {
-          const body = JSON.parse(text) as KubernetesListObject<T> & { reason?: string; message?: string };
-          if (statusCode === 200) return resolve(body);
-          reject(
-            new KubeApiError({
-              statusCode,
-              reason: body.reason,
-              message: body.message ?? `list answered ${statusCode}`,
-            }),
-          );
-        } catch (err) {
-          reject(
-            new KubeApiError({
-              statusCode,
-              message: `list answered ${statusCode} with a body that is not JSON`,
-              cause: err,
-            }),
-          );
-        }
-      });
-    });
-    request.on('timeout', () => request.destroy(new Error(`list of ${url.pathname} timed out`)));
-    request.on('error', reject);
-    request.end();
-  });
+  return kubeConfig.applyToHTTPSOptions(options).then(
+    () =>
+      new Promise((resolve, reject) => {
+        const transport = url.protocol === 'http:' ? http : https;
+        const request = transport.request(url, options, (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('error', reject);
+          response.on('end', () => {
+            const statusCode = response.statusCode ?? 0;
+            let body: ListBody<T>;
+            try {
+              body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ListBody<T>;
+            } catch (err) {
+              const message = `list answered ${statusCode} with a body that is not JSON`;
+              return reject(new KubeApiError({ statusCode, message, cause: err }));
+            }
+            if (statusCode === 200) return resolve(body);
+            const message = body.message ?? `list answered ${statusCode}`;
+            reject(new KubeApiError({ statusCode, reason: body.reason, message }));
+          });
+        });
+        request.on('timeout', () => request.destroy(new Error(`list of ${url.pathname} timed out`)));
+        request.on('error', reject);
+        request.end();
+      }),
+  );
 }

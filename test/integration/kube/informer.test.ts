@@ -1,15 +1,19 @@
 import { CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
 import { InformerStoppedError, ResilientInformer, type InformerEvent } from '../../../kube/informer.js';
+import { LIST_PAGE_SIZE } from '../../../kube/list-objects.js';
 import { LAST_APPLIED_ANNOTATION, trimKey, type ObjectTrims } from '../../../kube/object-trim.js';
 import type { WatchedResource } from '../../../kube/resource-path.js';
 import type { WatchTimeoutPolicy } from '../../../kube/watch.js';
 import { createSilentLogger } from '../../../observability/logger.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
+import { apiserverRequestCounts } from '../../helpers/kube/apiserver-requests.js';
 import { TcpForwarder } from '../../helpers/tcp-forwarder.js';
 
 const namespace = useTestNamespace('informer');
 const other = useTestNamespace('informer-other');
+/** Labels the objects of the paging test, which its cleanup deletes in one call. */
+const PAGED = 'informer-test=paged';
 
 function configMaps(): WatchedResource {
   return { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespace: namespace.name };
@@ -58,6 +62,7 @@ describe('ResilientInformer', () => {
     for (const cm of existing.items.filter((c) => c.metadata?.name?.startsWith('cm-'))) {
       await core().deleteNamespacedConfigMap({ namespace: namespace.name, name: cm.metadata!.name! });
     }
+    await core().deleteCollectionNamespacedConfigMap({ namespace: namespace.name, labelSelector: PAGED });
   });
 
   const put = (name: string, v: string, ns = namespace.name) =>
@@ -113,6 +118,59 @@ describe('ResilientInformer', () => {
     expect(
       typeof informer.get({ namespace: namespace.name, name: 'cm-a' })?.metadata?.creationTimestamp,
     ).toBe('string');
+  });
+
+  it('when more objects exist than one list page holds, then the informer lists them in pages, caches and reports each once, and its watch goes on from the list without losing one created meanwhile', async () => {
+    const createPaged = async (names: string[]) => {
+      for (let i = 0; i < names.length; i += 25) {
+        await Promise.all(
+          names.slice(i, i + 25).map((name) =>
+            core().createNamespacedConfigMap({
+              namespace: namespace.name,
+              body: { metadata: { name, labels: { 'informer-test': 'paged' } }, data: { v: '1' } },
+            }),
+          ),
+        );
+      }
+    };
+    const names = Array.from({ length: LIST_PAGE_SIZE + 30 }, (_, i) => `paged-${i}`);
+    await createPaged(names.slice(0, LIST_PAGE_SIZE + 10));
+    const listsBefore =
+      (await apiserverRequestCounts(testControlPlane().kubeConfig)).get('LIST configmaps') ?? 0;
+    let restarts = 0;
+    const { informer } = startInformer({ onRestart: () => (restarts += 1) });
+    const adds = new Map<string, number>();
+    informer.onEvent((event) => {
+      const name = event.object.metadata?.name ?? '';
+      if (event.type === 'add' && name.startsWith('paged-')) adds.set(name, (adds.get(name) ?? 0) + 1);
+    });
+    // Created while the informer lists (in its list or after it, whichever the race gives), then
+    // after it synced (only by its watch).
+    await createPaged(names.slice(LIST_PAGE_SIZE + 10, LIST_PAGE_SIZE + 20));
+    await informer.synced;
+    const listsAfter =
+      (await apiserverRequestCounts(testControlPlane().kubeConfig)).get('LIST configmaps') ?? 0;
+    await createPaged(names.slice(LIST_PAGE_SIZE + 20));
+    const cached = () =>
+      informer.list(namespace.name).filter((cm) => cm.metadata?.name?.startsWith('paged-'));
+    await waitFor(
+      'every paged object cached',
+      async () => (cached().length >= names.length ? true : undefined),
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    expect(
+      cached()
+        .map((cm) => cm.metadata?.name)
+        .sort(),
+    ).toEqual([...names].sort());
+    expect([...adds.keys()].sort()).toEqual([...names].sort());
+    expect([...adds.values()].every((count) => count === 1)).toBe(true);
+    // One list of more than a page is at least two requests; an unpaged list is one. A restart
+    // would list again, so there must be none.
+    expect(restarts).toBe(0);
+    expect(listsAfter - listsBefore).toBeGreaterThanOrEqual(2);
   });
 
   it('when objects are created, updated and deleted, then the informer reports each with the previous object, and its cache follows', async () => {
