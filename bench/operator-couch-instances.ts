@@ -53,10 +53,11 @@ import { cpuBetween, cpuByProcess } from './lib/process-tree-cpu.js';
 import { cpuSeconds } from './lib/process-usage.js';
 import { quantileOfSorted } from './lib/stats.js';
 import {
-  clientTotalsBetween,
-  readClientTotals,
-  writesOf,
-  type ComponentClientTotals,
+  componentClientsBetween,
+  componentWrites,
+  formatComponentClients,
+  readComponentClients,
+  type ComponentClients,
 } from './lib/component-metrics.js';
 import { sumOverPages } from './lib/paged-list.js';
 import { waitForStatefulSetPods } from './lib/statefulset-pods.js';
@@ -104,7 +105,7 @@ export interface CouchInstanceBenchResult {
   allClientRequests: number;
   allClientRequestsPerReconcile: number;
   /** What the controller-manager and the scheduler say they sent (and their client-side throttling). */
-  componentClients: Map<string, ComponentClientTotals>;
+  componentClients: ComponentClients;
   /** The operator's own writes: every client's, less the controller-manager's and the scheduler's. */
   operatorWrites: number;
   operatorWritesPerReconcile: number;
@@ -185,11 +186,6 @@ export async function runCouchInstanceBench(
   });
   const ports = plane.componentMetricsPorts;
   if (!ports) throw new Error('the control plane serves no component metrics');
-  const componentTotals = async (): Promise<Map<string, ComponentClientTotals>> =>
-    new Map([
-      ['kube-controller-manager', await readClientTotals(ports.controllerManager)],
-      ['kube-scheduler', await readClientTotals(ports.scheduler)],
-    ]);
   const cleanups: (() => Promise<void>)[] = [];
   try {
     const core = plane.kubeConfig.makeApiClient(CoreV1Api);
@@ -241,7 +237,7 @@ export async function runCouchInstanceBench(
     log(`operator pid ${operator.pid} leads; peak RSS so far ${idleRssMb.toFixed(0)} MB`);
 
     const requestsBefore = await apiserverRequestCounts(plane.kubeConfig);
-    const componentsBefore = await componentTotals();
+    const componentsBefore = await readComponentClients(ports);
     const reconcilesBefore = await operatorMetric(
       metricsPort,
       'settee_reconcile_total{controller="couch-instance"',
@@ -324,12 +320,7 @@ export async function runCouchInstanceBench(
     // Let trailing reconciles (each owned object's add event maps back to its instance) finish.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     const requestsAfter = await apiserverRequestCounts(plane.kubeConfig);
-    const componentClients = new Map(
-      [...(await componentTotals())].map(([name, after]) => [
-        name,
-        clientTotalsBetween(componentsBefore.get(name) ?? after, after),
-      ]),
-    );
+    const componentClients = componentClientsBetween(componentsBefore, await readComponentClients(ports));
     const reconciles =
       (await operatorMetric(metricsPort, 'settee_reconcile_total{controller="couch-instance"')) -
       reconcilesBefore;
@@ -349,8 +340,7 @@ export async function runCouchInstanceBench(
     const allClientWrites = Object.entries(byKey)
       .filter(([key]) => !key.startsWith('GET '))
       .reduce((sum, [, n]) => sum + n, 0);
-    const operatorWrites =
-      allClientWrites - [...componentClients.values()].reduce((sum, totals) => sum + writesOf(totals), 0);
+    const operatorWrites = allClientWrites - componentWrites(componentClients);
     // Read before the snapshot, which itself takes about as much memory again as the heap.
     const operatorPeakRssMb = await peakRssMb(operator.pid);
     const operatorSettledRssMb = await rssMb(operator.pid);
@@ -374,8 +364,7 @@ export async function runCouchInstanceBench(
             return startOperator();
           },
           metric: (prefix) => operatorMetric(metricsPort, prefix),
-          componentWrites: async () =>
-            [...(await componentTotals()).values()].reduce((sum, totals) => sum + writesOf(totals), 0),
+          componentWrites: async () => componentWrites(await readComponentClients(ports)),
           timeoutMs: CONVERGE_SECONDS * 1000,
         })
       : undefined;
@@ -440,11 +429,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   );
   for (const [key, value] of Object.entries(result.requestsByVerbAndResource).sort())
     console.log(`  ${key.padEnd(32)} ${value}`);
-  for (const [name, totals] of result.componentClients)
-    console.log(
-      `${`${name}'s own`.padEnd(36)} ${[...totals.requestsByMethod].map(([m, n]) => `${m} ${n}`).join(', ')}; ` +
-        `client-side throttling: ${totals.waitedSeconds.toFixed(1)} s waited by ${totals.limited} requests, ${totals.waitedOverOneSecond} over 1 s`,
-    );
+  for (const line of formatComponentClients(result.componentClients)) console.log(line);
   console.log(
     `the operator's writes               ${result.operatorWrites} (${result.operatorWritesPerReconcile.toFixed(2)} per reconcile, ${result.operatorWritesPerInstance.toFixed(2)} per instance: every client's writes less the two above)`,
   );

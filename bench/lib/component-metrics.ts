@@ -68,12 +68,12 @@ export function parseClientTotals(text: string): ComponentClientTotals {
   return totals;
 }
 
-export function readClientTotals(port: number): Promise<ComponentClientTotals> {
+function readClientTotals(port: number): Promise<ComponentClientTotals> {
   return readMetrics(port).then(parseClientTotals);
 }
 
 /** What was added between two readings of the same component. */
-export function clientTotalsBetween(
+function clientTotalsBetween(
   before: ComponentClientTotals,
   after: ComponentClientTotals,
 ): ComponentClientTotals {
@@ -91,8 +91,42 @@ export function clientTotalsBetween(
 }
 
 /** Writes: every method but GET (server-side applies are PATCHes). */
-export function writesOf(totals: ComponentClientTotals): number {
+function writesOf(totals: ComponentClientTotals): number {
   return [...totals.requestsByMethod]
     .filter(([method]) => method !== 'GET')
     .reduce((sum, [, n]) => sum + n, 0);
+}
+
+/** Each component's totals, by its process name. */
+export type ComponentClients = Map<string, ComponentClientTotals>;
+
+export async function readComponentClients(ports: {
+  controllerManager: number;
+  scheduler: number;
+}): Promise<ComponentClients> {
+  return new Map([
+    ['kube-controller-manager', await readClientTotals(ports.controllerManager)],
+    ['kube-scheduler', await readClientTotals(ports.scheduler)],
+  ]);
+}
+
+/** What each component added between two readings. */
+export function componentClientsBetween(before: ComponentClients, after: ComponentClients): ComponentClients {
+  return new Map(
+    [...after].map(([name, totals]) => [name, clientTotalsBetween(before.get(name) ?? totals, totals)]),
+  );
+}
+
+/** The writes every component says it sent. */
+export function componentWrites(clients: ComponentClients): number {
+  return [...clients.values()].reduce((sum, totals) => sum + writesOf(totals), 0);
+}
+
+/** One report line per component: its requests by method and its client-side throttling. */
+export function formatComponentClients(clients: ComponentClients): string[] {
+  return [...clients].map(
+    ([name, totals]) =>
+      `${`${name}'s own`.padEnd(36)} ${[...totals.requestsByMethod].map(([m, n]) => `${m} ${n}`).join(', ')}; ` +
+      `client-side throttling: ${totals.waitedSeconds.toFixed(1)} s waited by ${totals.limited} requests, ${totals.waitedOverOneSecond} over 1 s`,
+  );
 }
