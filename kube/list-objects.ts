@@ -6,18 +6,20 @@ import { KubeApiError } from './errors.js';
 import { resourceCollectionPath, type WatchedResource } from './resource-path.js';
 
 const LIST_TIMEOUT_MS = 60_000;
-/** client-go's reflector's page size: a restarted operator never holds one whole list's JSON at once. */
+/** client-go's pager's default page size: a restarted operator never holds one whole list's JSON at once. */
 export const LIST_PAGE_SIZE = 500;
 
 type ListBody<T extends KubernetesObject> = KubernetesListObject<T> & { reason?: string; message?: string };
 
 /**
- * Lists a collection as the plain JSON the API server sends, in pages of LIST_PAGE_SIZE as
- * client-go's reflector does, so that no response's buffer, string and parse spans the whole
- * collection. Every page is cut from one snapshot and carries its resourceVersion, which the
- * returned list keeps for the watch to start from. Informers list with this rather than a typed
- * client because the typed clients turn timestamps into Date objects while watch events carry
- * strings; one cache must not hold both shapes.
+ * Lists a collection as the plain JSON the API server sends, in pages of LIST_PAGE_SIZE (limit and
+ * continue), so that no response's buffer, string and parse spans the whole collection. No
+ * resourceVersion is sent, so the first page is a consistent read and every later page is cut from
+ * the first page's snapshot; the returned list keeps its resourceVersion for the watch to start from.
+ * client-go's reflector pages differently: its first list asks for resourceVersion=0, which the
+ * API server answers whole from its watch cache, ignoring the limit; here the pages are what bounds
+ * the memory. Informers list with this rather than a typed client because the typed clients turn
+ * timestamps into Date objects while watch events carry strings; one cache must not hold both shapes.
  */
 export async function listObjects<T extends KubernetesObject>(
   kubeConfig: KubeConfig,
@@ -36,9 +38,10 @@ export async function listObjects<T extends KubernetesObject>(
     try {
       page = await requestList<T>(kubeConfig, pageUrl);
     } catch (err) {
-      // A continue token expires once etcd compacts past its snapshot (410 Gone). Like client-go's
-      // pager (FullListIfExpired), list again from the start without a limit: one whole response,
-      // which the API server serves from its watch cache, rather than paging into expiry again.
+      // A continue token expires once etcd compacts past its snapshot (410 Gone). As client-go's
+      // pager does (FullListIfExpired), list again from the start without a limit: one whole
+      // response rather than paging into expiry again. No test reaches this (it needs a compaction
+      // in the middle of a list).
       if (next && err instanceof KubeApiError && err.statusCode === 410)
         return requestList<T>(kubeConfig, url);
       throw err;
