@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,12 +13,13 @@ import { applyObject, makeObjectClient } from '../kube/apply.js';
 import { assertStillRunning, startControllersAndScheduler } from './control-plane-components.js';
 import { Outages, type OutageTarget } from './control-plane-outage.js';
 import { installFreePlanChangePolicy } from './free-plan-change-policy.js';
+import { startApiserver } from './kube-apiserver.js';
 import { locateKubeTools, type KubeTools } from './kube-tools.js';
 import { buildLocalStorageClass } from './kubelet-stand-in/local-volumes.js';
 import { loadManifests } from './manifests.js';
 import { loadOrGeneratePki } from './persisted-pki.js';
 import { generateControlPlanePki, type ControlPlanePki } from './pki.js';
-import { launchOnFreePort, type Launched } from './launch.js';
+import { launchOnFreePort, type Restartable } from './launch.js';
 import { getFreePort } from './ports.js';
 import { startProcess, type ManagedProcess } from './process.js';
 import { supervise } from './supervise.js';
@@ -147,7 +147,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const files = await writePki(workDir, pki);
     log('starting kube-apiserver');
     const etcdUrl = `http://127.0.0.1:${etcd.port}`;
-    const apiserver = await startApiserver(tools, { workDir, files, etcdUrl, pki });
+    const apiserver = await startApiserver(tools, {
+      workDir,
+      files,
+      etcdUrl,
+      pki,
+      readyTimeoutMs: READY_TIMEOUT_MS,
+    });
     keep('kube-apiserver', apiserver.process, () => apiserver.restart());
     const server = `https://127.0.0.1:${apiserver.port}`;
     const kubeconfigPath = options.kubeconfigPath ?? path.join(workDir, 'kubeconfig');
@@ -278,11 +284,6 @@ async function ensureLocalStorageClass(kubeConfig: KubeConfig): Promise<void> {
   await applyObject(makeObjectClient(kubeConfig), wanted, { fieldManager: 'settee-local' });
 }
 
-/** A launched server, and how to start it again on the same port with the same settings. */
-interface Restartable extends Launched {
-  restart(): ManagedProcess;
-}
-
 async function startEtcd(
   tools: KubeTools,
   options: { workDir: string; dataDir?: string | undefined },
@@ -317,76 +318,6 @@ async function etcdHealthy(url: string): Promise<true | undefined> {
   const response = await fetch(`${url}/health`);
   const body = (await response.json()) as { health?: string };
   return body.health === 'true' ? true : undefined;
-}
-
-/**
- * The API server's Go GC target (GOGC, Go's default 100). Its start allocates most of what it
- * keeps, so a restart spends much of its CPU collecting: at 400 a restart to its first answered
- * list used 0.78 s of CPU [0.57-0.89] against 1.11 s [0.93-1.19] at the default (7 each,
- * alternating in one run, load 18-27), for about 75 MB more peak memory (310-335 MB against
- * 235-260 MB). On the shared 2-core machine a restart waits for that CPU: the chaos soak's slowest
- * API server recoveries (12.6 and 13.3 s at load 34-38) used 1.3 s of it.
- */
-export const KUBE_APISERVER_GOGC = '400';
-
-async function startApiserver(
-  tools: KubeTools,
-  options: { workDir: string; files: PkiFiles; etcdUrl: string; pki: ControlPlanePki },
-): Promise<Restartable> {
-  const { workDir, files, etcdUrl, pki } = options;
-  const start = (port: number): ManagedProcess =>
-    startProcess({
-      name: 'kube-apiserver',
-      command: tools.kubeApiserver,
-      args: [
-        `--etcd-servers=${etcdUrl}`,
-        `--secure-port=${port}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        `--cert-dir=${path.join(workDir, 'apiserver-certs')}`,
-        `--tls-cert-file=${files.apiserverCert}`,
-        `--tls-private-key-file=${files.apiserverKey}`,
-        `--client-ca-file=${files.caCert}`,
-        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-        `--service-account-key-file=${files.serviceAccountPublic}`,
-        `--service-account-signing-key-file=${files.serviceAccountPrivate}`,
-        '--service-cluster-ip-range=10.96.0.0/16',
-        '--authorization-mode=RBAC',
-        '--allow-privileged=true',
-        // Off although the controller manager makes every namespace's default ServiceAccount: a
-        // pod created the instant its namespace appears (the tests do) would be refused until it
-        // exists. Settee's pods mount no token (automountServiceAccountToken: false).
-        '--disable-admission-plugins=ServiceAccount',
-        '--enable-priority-and-fairness=false',
-        '--profiling=false',
-        '--v=0',
-      ],
-      env: { ...process.env, GOGC: KUBE_APISERVER_GOGC },
-      logFile: path.join(workDir, 'kube-apiserver.log'),
-    });
-  const launched = await launchOnFreePort({
-    what: 'kube-apiserver /readyz',
-    start,
-    isReady: (port) => readyz(`https://127.0.0.1:${port}`, pki),
-    readyTimeoutMs: READY_TIMEOUT_MS,
-    intervalMs: 200,
-  });
-  return { ...launched, restart: () => start(launched.port) };
-}
-
-function readyz(server: string, pki: ControlPlanePki): Promise<true | undefined> {
-  return new Promise((resolve, reject) => {
-    const request = https.get(
-      `${server}/readyz`,
-      { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem, timeout: 2_000 },
-      (response) => {
-        response.resume();
-        resolve(response.statusCode === 200 ? true : undefined);
-      },
-    );
-    request.once('timeout', () => request.destroy(new Error('readyz timed out')));
-    request.once('error', reject);
-  });
 }
 
 async function writeKubeconfig(file: string, server: string, pki: ControlPlanePki): Promise<KubeConfig> {

@@ -23,6 +23,11 @@ export interface Launched {
   port: number;
 }
 
+/** A launched server, and how to start it again on the same port with the same settings. */
+export interface Restartable extends Launched {
+  restart(): ManagedProcess;
+}
+
 const START_ATTEMPTS = 3;
 
 /**
