@@ -2,8 +2,8 @@
  * 500 CouchInstances applied at once to a fresh control plane with the operator running as its own
  * process: how long until every instance has its objects and status, the operator's peak memory,
  * and the API requests per reconcile (counted by the API server itself; the operator's own writes
- * are those less what the controller-manager and the scheduler say they sent, whose client-side
- * throttling is printed too).
+ * are estimated as those less what the controller-manager and the scheduler say they sent, whose
+ * client-side throttling is printed too).
  *
  *   npx tsx bench/operator-couch-instances.ts        (BENCH_INSTANCES=500, BENCH_CREATE_CONCURRENCY=50,
  *                                                     BENCH_CONVERGE_SECONDS=180,
@@ -106,7 +106,12 @@ export interface CouchInstanceBenchResult {
   allClientRequestsPerReconcile: number;
   /** What the controller-manager and the scheduler say they sent (and their client-side throttling). */
   componentClients: ComponentClients;
-  /** The operator's own writes: every client's, less the controller-manager's and the scheduler's. */
+  /**
+   * An estimate of the operator's own writes: every client's as the API server counts them, less
+   * what the controller-manager's and the scheduler's clients count (their requests answered 429
+   * included, which the API server's count leaves out); the API server's internal writes other than
+   * endpoints and leases are not subtracted.
+   */
   operatorWrites: number;
   operatorWritesPerReconcile: number;
   operatorWritesPerInstance: number;
@@ -431,7 +436,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.log(`  ${key.padEnd(32)} ${value}`);
   for (const line of formatComponentClients(result.componentClients)) console.log(line);
   console.log(
-    `the operator's writes               ${result.operatorWrites} (${result.operatorWritesPerReconcile.toFixed(2)} per reconcile, ${result.operatorWritesPerInstance.toFixed(2)} per instance: every client's writes less the two above)`,
+    `the operator's writes, estimated    ${result.operatorWrites} (${result.operatorWritesPerReconcile.toFixed(2)} per reconcile, ${result.operatorWritesPerInstance.toFixed(2)} per instance: every client's writes less the two above's client-side counts, 429s included; the API server's internal writes not subtracted)`,
   );
   console.log(`requests answered 429               ${result.tooManyRequests}`);
   console.log('CPU seconds until all converged, by process (per 1,000 instances):');
@@ -449,7 +454,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.log(`every instance reconciled, queue empty ${(restart.reconvergeMs / 1000).toFixed(1)} s`);
     console.log(`reconciles                          ${restart.reconciles}`);
     console.log(
-      `writes (all but GETs, lists, watches) ${restart.writes}, the operator's ${restart.operatorWrites} (less the controller-manager's and the scheduler's)`,
+      `writes (all but GETs, lists, watches) ${restart.writes}, the operator's, estimated, ${restart.operatorWrites} (less the controller-manager's and the scheduler's client-side counts, 429s included)`,
     );
     for (const [key, value] of Object.entries(restart.requestsByVerbAndResource).sort())
       console.log(`  ${key.padEnd(32)} ${value}`);

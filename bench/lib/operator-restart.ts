@@ -14,7 +14,7 @@ export interface RestartResult {
   requestsByVerbAndResource: Record<string, number>;
   /** Of those, the writes (server-side applies, creates, patches, updates, deletes). */
   writes: number;
-  /** Of the writes, those the controller-manager and the scheduler did not send: the operator's. */
+  /** Of the writes, an estimate of the operator's: less what the controller-manager's and the scheduler's clients count (429s included). */
   operatorWrites: number;
   operatorCpuSeconds: number;
   operatorPeakRssMb: number;
