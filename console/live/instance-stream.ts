@@ -8,7 +8,7 @@ import { errorMessage } from '../../observability/logger.js';
 import { buildInstanceRow } from '../api/instance-view.js';
 import { instancesPath } from '../api/instance-routes.js';
 import { userRequest, type UserRequest } from '../api/user-context.js';
-import { toErrorAnswer } from '../http/errors.js';
+import { BadInputError, toErrorAnswer } from '../http/errors.js';
 import type { KubeHttp } from '../kube/kube-http.js';
 import { CoalescingEventWriter } from './coalescing-event-writer.js';
 import type { StreamLimiter } from './stream-limiter.js';
@@ -46,6 +46,12 @@ export function instanceStream(options: InstanceStreamOptions): RequestHandler {
   const retryMs = options.retryMs ?? 2_000;
 
   return async (req: Request, res: Response) => {
+    // Refused rather than ignored: the stream always starts from a list of its own (see follow).
+    if (req.query.resourceVersion !== undefined)
+      throw new BadInputError(
+        'resourceVersion is not accepted: every stream starts with a snapshot of its own',
+        { resourceVersion: 'not accepted' },
+      );
     const user = userRequest(req, res);
     const release = options.limiter.acquire(user.sessionId);
     const closed = new AbortController();
