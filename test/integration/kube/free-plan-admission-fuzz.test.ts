@@ -6,6 +6,7 @@ import { toKubeApiError } from '../../../kube/errors.js';
 import { FuzzCaseCounter } from '../../helpers/fuzz/http-fuzz.js';
 import { replaceCouchInstanceStatus } from '../../helpers/gateway/gateway-harness.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
+import { waitFor } from '../../../local/wait.js';
 
 const CREATE_RUNS = 80;
 const UPDATE_RUNS = 50;
@@ -240,6 +241,42 @@ describe('the free plan admission under fuzzed specs', () => {
     broken.filter(
       (field) => !refusal.fields.some((f) => f !== 'spec' && (field === f || field.startsWith(`${f}.`))),
     );
+
+  // installFreePlanChangePolicy waits for the policy's type-check only; the admission plugin takes
+  // the binding and its params a moment later (longer on a loaded machine), and until then a paid ->
+  // free move over the figures would be stored. Wait until a known-refused move is refused.
+  beforeAll(async () => {
+    const name = 'policy-ready';
+    await api().createNamespacedCustomObject({ ...ref(), body: body(name, { plan: 'paid' }) });
+    await replaceCouchInstanceStatus(
+      kubeConfig,
+      { namespace: namespace.name, name },
+      { usage: { databases: FREE.databases + 1 } },
+    );
+    await waitFor(
+      'the free-plan-change policy to refuse paid -> free over the figures',
+      async () => {
+        const before = await read(name);
+        if (before.spec.plan !== 'paid')
+          await api().replaceNamespacedCustomObject({
+            ...ref(),
+            name,
+            body: { ...before, spec: { plan: 'paid' } },
+          });
+        const current = await read(name);
+        const refusal = await refusalOf(
+          api().replaceNamespacedCustomObject({
+            ...ref(),
+            name,
+            body: { ...current, spec: { plan: 'free' } },
+          }),
+        );
+        return refusal?.status === 422 && /\bplan: free\b/.test(refusal.message) ? true : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    await api().deleteNamespacedCustomObject({ ...ref(), name });
+  }, 90_000);
 
   it('when CouchInstances are created with specs around the free/paid boundary, then each is stored exactly when within its plan, and a refusal is a 422 naming every field outside it, with nothing stored', async () => {
     await fc.assert(
