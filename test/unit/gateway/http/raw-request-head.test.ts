@@ -99,6 +99,7 @@ describe('BodyFraming', () => {
           expect(end).toBe(body.length);
         },
       ),
+      { seed: Number(process.env.FUZZ_SEED ?? 29) },
     );
   });
 
