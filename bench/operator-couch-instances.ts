@@ -46,19 +46,14 @@ import { compilePlatform } from './lib/compiled-platform.js';
 import { formatTimeline, startConvergenceTimeline } from './lib/convergence-timeline.js';
 import { chartOperatorMemoryLimitBytes, v8OldGenerationMb } from './lib/chart-heap-limit.js';
 import { watchInstancesReaching } from './lib/instance-watch.js';
-import { measureRestart, type RestartResult } from './lib/operator-restart.js';
+import { measureRestart } from './lib/operator-restart.js';
+import { formatCouchInstanceBench, type CouchInstanceBenchResult } from './lib/couch-instance-report.js';
 import { inPool } from './lib/pool.js';
 import { peakRssMb, rssMb } from './lib/proc-memory.js';
 import { cpuBetween, cpuByProcess } from './lib/process-tree-cpu.js';
 import { cpuSeconds } from './lib/process-usage.js';
 import { quantileOfSorted } from './lib/stats.js';
-import {
-  componentClientsBetween,
-  componentWrites,
-  formatComponentClients,
-  readComponentClients,
-  type ComponentClients,
-} from './lib/component-metrics.js';
+import { componentClientsBetween, componentWrites, readComponentClients } from './lib/component-metrics.js';
 import { sumOverPages } from './lib/paged-list.js';
 import { waitForStatefulSetPods } from './lib/statefulset-pods.js';
 
@@ -81,52 +76,6 @@ const COMPONENT_API_LIMITS = ((value) => {
 })(process.env.BENCH_COMPONENT_API_LIMITS);
 /** How long the restart phase waits for the StatefulSet controller to make every pod first. */
 const PODS_SECONDS = Number(process.env.BENCH_PODS_SECONDS ?? 900);
-
-export interface CouchInstanceBenchResult {
-  instances: number;
-  /** From the first create to the moment every instance had its objects and status. */
-  totalMs: number;
-  /** Per instance: from its create returning to its status arriving on a watch. */
-  latencyMs: { p50: number; p99: number; max: number };
-  /** The old generation V8 was given (--max-old-space-size), or undefined: sized from this machine's memory. */
-  operatorOldGenerationMb: number | undefined;
-  operatorPeakRssMb: number;
-  /** Its RSS once all converged: the caches and what else stays; the peak's excess over it is transient. */
-  operatorSettledRssMb: number;
-  /** The operator's CPU seconds (user + system) from the first create until all converged. */
-  operatorCpuSeconds: number;
-  reconciles: number;
-  /**
-   * Every client's requests by verb and resource, lists and watches left out: the operator's, the
-   * controller-manager's and the scheduler's (the API server counts them together).
-   */
-  requestsByVerbAndResource: Record<string, number>;
-  /** Their sum, and per reconcile: the figure earlier sessions reported as the operator's. */
-  allClientRequests: number;
-  allClientRequestsPerReconcile: number;
-  /** What the controller-manager and the scheduler say they sent (and their client-side throttling). */
-  componentClients: ComponentClients;
-  /**
-   * An estimate of the operator's own writes: every client's as the API server counts them, less
-   * what the controller-manager's and the scheduler's clients count (their requests answered 429
-   * included, which the API server's count leaves out); the API server's internal writes other than
-   * endpoints and leases are not subtracted.
-   */
-  operatorWrites: number;
-  operatorWritesPerReconcile: number;
-  operatorWritesPerInstance: number;
-  /** CPU seconds of each kind of process (the bench itself included) from the first create until all converged. */
-  cpuSecondsByProcess: Map<string, number>;
-  /** Requests the API server refused with 429 (max-requests-inflight; priority and fairness is off). */
-  tooManyRequests: number;
-  timeline: string[];
-  /** The restart phase (BENCH_RESTART, on unless 0): a new operator over the converged instances. */
-  restart: RestartResult | undefined;
-  /** From the first create until every pod of the StatefulSets existed (the restart phase waits for it). */
-  podsMadeMs: number | undefined;
-  /** This bench process's own peak RSS (its watch, lists and timeline), beside the operator's. */
-  benchPeakRssMb: number;
-}
 
 async function operatorMetric(port: number, prefix: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -415,52 +364,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     instances: Number(process.env.BENCH_INSTANCES ?? 500),
     concurrency: Number(process.env.BENCH_CREATE_CONCURRENCY ?? 50),
   });
-  console.log(`\n== ${result.instances} CouchInstances applied at once ==`);
-  console.log(`all with objects and status after  ${(result.totalMs / 1000).toFixed(1)} s (target < 60 s)`);
-  console.log(
-    `per instance, create -> status       p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, max ${result.latencyMs.max} ms`,
-  );
-  console.log(
-    `operator peak RSS                   ${result.operatorPeakRssMb.toFixed(0)} MB (target < 256 MB at 2,000)`,
-  );
-  console.log(`operator RSS once all converged      ${result.operatorSettledRssMb.toFixed(0)} MB`);
-  console.log(
-    `operator V8 old generation          ${result.operatorOldGenerationMb === undefined ? "this machine's default" : `${result.operatorOldGenerationMb} MB, as in the chart's pod`}`,
-  );
-  console.log(`operator CPU until all converged   ${result.operatorCpuSeconds.toFixed(1)} s`);
-  console.log(`reconciles                          ${result.reconciles}`);
-  console.log(
-    `API requests, every client          ${result.allClientRequests} (${result.allClientRequestsPerReconcile.toFixed(2)} per reconcile; the operator's, the controller-manager's, the scheduler's)`,
-  );
-  for (const [key, value] of Object.entries(result.requestsByVerbAndResource).sort())
-    console.log(`  ${key.padEnd(32)} ${value}`);
-  for (const line of formatComponentClients(result.componentClients)) console.log(line);
-  console.log(
-    `the operator's writes, estimated    ${result.operatorWrites} (${result.operatorWritesPerReconcile.toFixed(2)} per reconcile, ${result.operatorWritesPerInstance.toFixed(2)} per instance: every client's writes less the two above's client-side counts, 429s included; the API server's internal writes not subtracted)`,
-  );
-  console.log(`requests answered 429               ${result.tooManyRequests}`);
-  console.log('CPU seconds until all converged, by process (per 1,000 instances):');
-  for (const [label, seconds] of [...result.cpuSecondsByProcess].sort((a, b) => b[1] - a[1]))
-    if (seconds >= 0.1)
-      console.log(
-        `  ${label.padEnd(32)} ${seconds.toFixed(1).padStart(6)} (${((seconds * 1000) / result.instances).toFixed(1)})`,
-      );
-  console.log(`bench process peak RSS               ${result.benchPeakRssMb.toFixed(0)} MB`);
-  const restart = result.restart;
-  if (result.podsMadeMs !== undefined)
-    console.log(`every StatefulSet pod made after     ${(result.podsMadeMs / 1000).toFixed(1)} s`);
-  if (restart) {
-    console.log(`\n== a new operator over the ${result.instances} converged instances ==`);
-    console.log(`every instance reconciled, queue empty ${(restart.reconvergeMs / 1000).toFixed(1)} s`);
-    console.log(`reconciles                          ${restart.reconciles}`);
-    console.log(
-      `writes (all but GETs, lists, watches) ${restart.writes}, the operator's, estimated, ${restart.operatorWrites} (less the controller-manager's and the scheduler's client-side counts, 429s included)`,
-    );
-    for (const [key, value] of Object.entries(restart.requestsByVerbAndResource).sort())
-      console.log(`  ${key.padEnd(32)} ${value}`);
-    console.log(`operator CPU until then              ${restart.operatorCpuSeconds.toFixed(1)} s`);
-    console.log(`its peak RSS                         ${restart.operatorPeakRssMb.toFixed(0)} MB`);
-  }
-  console.log('\ntimeline:');
-  for (const line of result.timeline) console.log(line);
+  for (const line of formatCouchInstanceBench(result)) console.log(line);
 }
