@@ -13,6 +13,8 @@ export interface GatewayMetrics {
   countError(code: GatewayErrorCode | 'INTERNAL'): void;
   /** An instance request forwarded; counted when its response starts. */
   countForwarded(heldForWake: boolean): void;
+  /** An instance request forwarded by the fast path's splice (a subset of the forwarded ones). */
+  countSpliced(): void;
 }
 
 /**
@@ -68,6 +70,17 @@ export function createGatewayMetrics(options: { defaultMetrics?: boolean } = {})
       pendingForwarded.held = 0;
     },
   });
+  // A plain number too, for the same reason: it is counted per request on the fast path.
+  let pendingSpliced = 0;
+  new Counter({
+    name: 'settee_gateway_spliced_requests_total',
+    help: 'Instance requests forwarded by the raw-socket fast path (SETTEE_GATEWAY_FAST_PATH), also counted in settee_gateway_forwarded_requests_total.',
+    registers: [registry],
+    collect() {
+      if (pendingSpliced > 0) this.inc(pendingSpliced);
+      pendingSpliced = 0;
+    },
+  });
   return {
     registry,
     observeWake: (seconds) => wakeDuration.observe(seconds),
@@ -78,6 +91,9 @@ export function createGatewayMetrics(options: { defaultMetrics?: boolean } = {})
     countForwarded: (heldForWake) => {
       if (heldForWake) pendingForwarded.held += 1;
       else pendingForwarded.direct += 1;
+    },
+    countSpliced: () => {
+      pendingSpliced += 1;
     },
   };
 }
