@@ -95,6 +95,7 @@ export function formatSoakReport(report: SoakReport): string {
       ([kind, r]) => `| ${kind} | ${r.n} | ${seconds(r.maxMs)} | ${seconds(r.beyondMs)} | ${r.unrecovered} |`,
     ),
     `engine crashes: ${first.length} first of their pod (restarted at once), slowest ${seconds(Math.max(0, ...first.map((f) => f.recoveryMs ?? 0)))}; ${crashes.length - first.length} repeated within 10 min (CrashLoopBackOff ${[...new Set(crashes.filter((f) => f.restartBackoffMs).map((f) => seconds(f.restartBackoffMs ?? 0)))].join(', ') || '-'})`,
+    recoveryVerdict(recoveries),
     '',
     '| check | result |',
     '|---|---|',
@@ -147,6 +148,36 @@ export function soakFailures(report: SoakReport): string[] {
  */
 export function beyondBackoffMs(fault: FaultRecord): number {
   return Math.max(0, (fault.recoveryMs ?? 0) - (fault.restartBackoffMs ?? 0));
+}
+
+/** The issue's recovery target: the platform back within 10 s of every fault. */
+export const RECOVERY_TARGET_MS = 10_000;
+
+/**
+ * The 10 s target's verdict twice: on whole recoveries, and on recoveries less the kubelet's
+ * restart back-off (beyondBackoffMs), a delay Kubernetes documents and applies to any pod that
+ * crashes again within 10 minutes, so not the platform being slow. Each miss is named with the
+ * back-off in it; a fault not recovered from misses both.
+ */
+export function recoveryVerdict(faults: readonly FaultRecord[]): string {
+  const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+  const describe = (f: FaultRecord): string =>
+    f.recoveryMs === undefined
+      ? `${f.kind} not recovered`
+      : `${f.kind} ${seconds(f.recoveryMs)}${f.restartBackoffMs ? ` (${seconds(f.restartBackoffMs)} of it CrashLoopBackOff)` : ''}`;
+  const verdict = (misses: FaultRecord[]): string =>
+    misses.length === 0
+      ? 'met'
+      : `missed by ${misses.length}: ${[...misses]
+          .sort((a, b) => (b.recoveryMs ?? Infinity) - (a.recoveryMs ?? Infinity))
+          .map(describe)
+          .join(', ')}`;
+  const whole = faults.filter((f) => f.recoveryMs === undefined || f.recoveryMs > RECOVERY_TARGET_MS);
+  const beyond = whole.filter((f) => f.recoveryMs === undefined || beyondBackoffMs(f) > RECOVERY_TARGET_MS);
+  return [
+    `recovery within ${seconds(RECOVERY_TARGET_MS)} of ${faults.length} faults: ${verdict(whole)}`,
+    `less the kubelet's restart back-off (Kubernetes' CrashLoopBackOff): ${verdict(beyond)}`,
+  ].join('\n');
 }
 
 function describeInstance(instance: InstanceEnd): string {

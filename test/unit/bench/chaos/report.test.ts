@@ -3,6 +3,7 @@ import {
   beyondBackoffMs,
   formatSoakReport,
   instanceStateOf,
+  recoveryVerdict,
   soakFailures,
   type InstanceEnd,
   type SoakReport,
@@ -88,6 +89,33 @@ describe('the chaos soak checker', () => {
     expect(text).toContain('| kill-engine | 2 | 82.0 s | 2.5 s | 0 |');
     expect(text).toContain(
       'engine crashes: 1 first of their pod (restarted at once), slowest 2.5 s; 1 repeated within 10 min (CrashLoopBackOff 80.0 s)',
+    );
+  });
+  it("when recoveries pass 10 s, then the verdict names each, and says whether the target holds less the kubelet's back-off", () => {
+    const fault = { target: 'x', pid: 1, at: 0 };
+    const apiserver = { ...fault, kind: 'kill-kube-apiserver' as const, recoveryMs: 13_300 };
+    const repeatedCrash = {
+      ...fault,
+      kind: 'kill-engine' as const,
+      recoveryMs: 13_500,
+      restartBackoffMs: 10_000,
+    };
+    const firstCrash = { ...fault, kind: 'kill-engine' as const, recoveryMs: 2_500, restartBackoffMs: 0 };
+    const gateway = { ...fault, kind: 'kill-gateway' as const, recoveryMs: 10_000 };
+    expect(recoveryVerdict([gateway, firstCrash, repeatedCrash, apiserver]).split('\n')).toEqual([
+      'recovery within 10.0 s of 4 faults: missed by 2: kill-engine 13.5 s (10.0 s of it CrashLoopBackOff), kill-kube-apiserver 13.3 s',
+      "less the kubelet's restart back-off (Kubernetes' CrashLoopBackOff): missed by 1: kill-kube-apiserver 13.3 s",
+    ]);
+    expect(recoveryVerdict([gateway, firstCrash, repeatedCrash]).split('\n')[1]).toBe(
+      "less the kubelet's restart back-off (Kubernetes' CrashLoopBackOff): met",
+    );
+    const slowBoot = { ...repeatedCrash, recoveryMs: 20_100 };
+    const lost = { ...fault, kind: 'kill-etcd' as const };
+    expect(recoveryVerdict([slowBoot, lost]).split('\n')[1]).toBe(
+      "less the kubelet's restart back-off (Kubernetes' CrashLoopBackOff): missed by 2: kill-etcd not recovered, kill-engine 20.1 s (10.0 s of it CrashLoopBackOff)",
+    );
+    expect(formatSoakReport({ ...reportWith([]), faults: [apiserver] })).toContain(
+      'recovery within 10.0 s of 1 faults: missed by 1: kill-kube-apiserver 13.3 s',
     );
   });
 });
