@@ -36,6 +36,8 @@ export class BodyFraming {
   private untilClose = false;
   private state = Chunked.SizeStart;
   private sizeDigits = 0;
+  /** The body's own bytes scanned since takePayloadBytes last asked: chunk sizes and CRLFs are not. */
+  private payload = 0;
 
   /** A body of `length` bytes (0: none), or chunked, or (a response without either) up to the close. */
   reset(framing: { length: number; chunked: boolean; untilClose: boolean }): void {
@@ -44,6 +46,17 @@ export class BodyFraming {
     this.untilClose = framing.untilClose;
     this.state = Chunked.SizeStart;
     this.sizeDigits = 0;
+    this.payload = 0;
+  }
+
+  /**
+   * The body's bytes scanned since the last call, without the chunked framing: what metering counts
+   * as the body (the full path counts the bytes node:http and undici hand over, decoded).
+   */
+  takePayloadBytes(): number {
+    const bytes = this.payload;
+    this.payload = 0;
+    return bytes;
   }
 
   /** Whether the body ends only when the connection closes (a response with neither length nor chunks). */
@@ -56,14 +69,19 @@ export class BodyFraming {
    * past `buf`, or FRAMING_BROKEN. Bytes may come split anywhere; each is scanned once.
    */
   scan(buf: Buffer, start: number): number {
-    if (this.untilClose) return BODY_CONTINUES;
+    if (this.untilClose) {
+      this.payload += buf.length - start;
+      return BODY_CONTINUES;
+    }
     if (!this.chunked) {
       const available = buf.length - start;
       if (available < this.remaining) {
         this.remaining -= available;
+        this.payload += available;
         return BODY_CONTINUES;
       }
       const end = start + this.remaining;
+      this.payload += this.remaining;
       this.remaining = 0;
       return end;
     }
@@ -76,6 +94,7 @@ export class BodyFraming {
       if (this.state === Chunked.Data) {
         const take = Math.min(this.remaining, buf.length - i);
         this.remaining -= take;
+        this.payload += take;
         i += take;
         if (this.remaining === 0) this.state = Chunked.DataCr;
         continue;

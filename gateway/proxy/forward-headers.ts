@@ -90,21 +90,21 @@ export interface ResponseHeaderRewrites {
 }
 
 /**
- * The response headers for the client, from undici's raw [name, value, ...] buffers: hop-by-hop
- * headers (and those the Connection header names) dropped, Location and Set-Cookie rewritten,
- * `extra` appended. latin1 maps bytes to code units one to one, so values pass through byte for
- * byte. One pass, like buildUpstreamHeaders.
+ * The response headers for the client, from a raw [name, value, ...] list: undici's buffers, or the
+ * strings of the fast path's response-head.ts. Hop-by-hop headers (and those the Connection header
+ * names) dropped, Location and Set-Cookie rewritten, `extra` appended. latin1 maps bytes to code
+ * units one to one, so values pass through byte for byte. One pass, like buildUpstreamHeaders.
  */
 export function buildClientHeaders(
-  raw: readonly Buffer[],
+  raw: ReadonlyArray<Buffer | string>,
   rewrites: ResponseHeaderRewrites,
   extra: readonly string[] | undefined,
 ): string[] {
   let headers: string[] = [];
   let named: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    const name = (raw[i] as Buffer).toString('latin1');
-    let value = (raw[i + 1] as Buffer).toString('latin1');
+    const name = latin1(raw[i] as Buffer | string);
+    let value = latin1(raw[i + 1] as Buffer | string);
     const special = specialHeaderName(name);
     if (special !== undefined) {
       if (special === 'connection') named = addConnectionNamed(value, named);
@@ -117,6 +117,10 @@ export function buildClientHeaders(
   if (named !== undefined) headers = withoutNamed(headers, named);
   if (extra !== undefined) headers.push(...extra);
   return headers;
+}
+
+function latin1(text: Buffer | string): string {
+  return typeof text === 'string' ? text : text.toString('latin1');
 }
 
 /** Connection values that name no header: the connection's own options. */

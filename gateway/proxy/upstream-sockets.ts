@@ -5,6 +5,8 @@ export interface UpstreamOwner {
   onUpstreamData(chunk: Buffer): void;
   /** The socket closed while lent; `err` is what broke it, undefined for a plain close by the instance. */
   onUpstreamClosed(err: Error | undefined): void;
+  /** The socket was silent for the timeout its owner set on it (socket.setTimeout). */
+  onUpstreamTimeout(): void;
 }
 
 export interface UpstreamSocketsOptions {
@@ -51,7 +53,8 @@ export class UpstreamSocket {
       this.failure = err;
     });
     socket.on('timeout', () => {
-      if (this.owner === undefined) socket.destroy();
+      if (this.owner !== undefined) this.owner.onUpstreamTimeout();
+      else socket.destroy();
     });
     socket.on('close', () => this.onClose());
   }

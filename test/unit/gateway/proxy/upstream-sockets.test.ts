@@ -22,11 +22,15 @@ async function startUpstream(): Promise<{ origin: string; accepted: net.Socket[]
 class RecordingOwner implements UpstreamOwner {
   readonly data: string[] = [];
   readonly closes: Array<Error | undefined> = [];
+  timeouts = 0;
   onUpstreamData(chunk: Buffer): void {
     this.data.push(chunk.toString('latin1'));
   }
   onUpstreamClosed(err: Error | undefined): void {
     this.closes.push(err);
+  }
+  onUpstreamTimeout(): void {
+    this.timeouts += 1;
   }
 }
 
@@ -125,6 +129,16 @@ describe('UpstreamSockets', () => {
     lent.release();
     await once(lent.socket, 'close');
     expect(quick.count(upstream.origin)).toEqual({ open: 0, idle: 0 });
+  });
+
+  it('when a lent connection is silent for its owner’s timeout, then the owner is told and the socket stays open', async () => {
+    const owner = new RecordingOwner();
+    const lent = pool.lend(upstream.origin, owner)!;
+    await once(lent.socket, 'connect');
+    lent.socket.setTimeout(30);
+    await until(() => owner.timeouts === 1, 'the timeout');
+    expect(lent.socket.destroyed).toBe(false);
+    expect(owner.closes).toHaveLength(0);
   });
 
   it('when an idle connection receives bytes, then it is cut rather than lent with them', async () => {

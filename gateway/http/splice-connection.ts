@@ -1,0 +1,380 @@
+import { STATUS_CODES } from 'node:http';
+import type net from 'node:net';
+import type { UpstreamOwner, UpstreamSocket, UpstreamSockets } from '../proxy/upstream-sockets.js';
+import { BodyFraming, FRAMING_BROKEN } from './body-framing.js';
+import { buildErrorResponse } from './error-response.js';
+import {
+  HEAD_DECLINED,
+  HEAD_INCOMPLETE,
+  readRawRequestHead,
+  type RawRequestHead,
+} from './raw-request-head.js';
+import {
+  hasNoBody,
+  readResponseHead,
+  RESPONSE_BROKEN,
+  RESPONSE_INCOMPLETE,
+  type ResponseHead,
+} from './response-head.js';
+
+/** How an exchange failed before the instance's response head reached the client. */
+export type SpliceFailure =
+  /** The instance broke off, or sent what cannot be framed. */
+  | 'broken'
+  /** The instance was silent past the upstream headers timeout. */
+  | 'timeout'
+  /** The client's body stopped arriving for the client idle timeout. */
+  | 'client-silent';
+
+/**
+ * One request the fast path decided to take: what the splice needs of the gateway's decision.
+ * Deciding has no effect; start() commits it once an instance connection is ready.
+ */
+export interface SpliceExchange {
+  /** The instance's address, `http://<ip>:<port>`. */
+  readonly origin: string;
+  /** The request head for the instance, ending in its blank line. */
+  readonly upstreamHead: string;
+  /**
+   * Commits the request (concurrency, meter, activity, counters); false when it cannot be taken
+   * after all: the connection then goes to the full path, which answers it.
+   */
+  start(): boolean;
+  /** Metering, once started: a chunked request body's bytes and the response body's are added. */
+  readonly counts: { bytesIn: number; bytesOut: number } | undefined;
+  /** The client's response headers from the instance's, flat [name, value, ...], without framing ones. */
+  responseHeaders(head: ResponseHead): string[];
+  /** Before start: the instance's address refused the connection (the full path will wake it). */
+  refused(cause: Error | undefined): void;
+  /** After start: the error to answer the client with. */
+  failed(failure: SpliceFailure, cause: Error | undefined): unknown;
+  /** After start: the exchange is over (response ended, client gone, or failed), called once. */
+  end(): void;
+}
+
+export interface SpliceOptions {
+  /** The exchange for a head, or undefined: the connection goes to the full path from this head on. */
+  decide(head: RawRequestHead, socket: net.Socket): SpliceExchange | undefined;
+  /** Gives the connection, with the bytes not yet read put back, to the node:http server. */
+  handOver(socket: net.Socket): void;
+  sockets: UpstreamSockets;
+  /** SETTEE_GATEWAY_MAX_HEADER_BYTES: a longer head goes to node:http, which answers 431. */
+  maxHeadBytes: number;
+  /** SETTEE_GATEWAY_CLIENT_IDLE_TIMEOUT: silence allowed while the gateway waits on the client. */
+  idleTimeoutMs: number;
+  /** SETTEE_GATEWAY_UPSTREAM_HEADERS_TIMEOUT: silence allowed while waiting on the response head. */
+  upstreamHeadersTimeoutMs: number;
+  retryAfterSeconds: number;
+}
+
+/** Pipelined bytes read during a response past which the client is not read until it ends. */
+const PIPELINE_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * One client connection on the fast path (docs/data-path.md, Option A): each request head is read
+ * with raw-request-head.ts and decided; a taken one is written to a pooled instance connection and
+ * both bodies are spliced, only their framing tracked (body-framing.ts) so the exchange's end is
+ * known: there the exchange ends (activity, meter), the instance connection goes back to the pool
+ * and the next pipelined head is read. A head that is declined, not whole in the bytes at hand
+ * (node:http owns the headers timeout), or not taken hands the connection to node:http for good.
+ */
+export class SpliceConnection implements UpstreamOwner {
+  /** Bytes read and not yet forwarded: the next head, and anything pipelined after it. */
+  private pending: Buffer | undefined;
+  private exchange: SpliceExchange | undefined;
+  /** A new instance connection is being made for `exchange`, which has not started. */
+  private connecting = false;
+  private upstream: UpstreamSocket | undefined;
+  private head: RawRequestHead | undefined;
+  private requestDone = false;
+  private responseHead: Buffer | undefined;
+  private responseStarted = false;
+  private responseClose = false;
+  private keepAlive = true;
+  private clientEnded = false;
+  /** The gateway ended the connection: what the client still sends is not read. */
+  private finished = false;
+  private readonly requestBody = new BodyFraming();
+  private readonly responseBody = new BodyFraming();
+  private readonly onData = (chunk: Buffer): void => this.onClientData(chunk);
+  private readonly onEnd = (): void => this.onClientEnd();
+  private readonly onClose = (): void => this.onClientClose();
+  private readonly onTimeout = (): void => this.onClientSilent();
+  private readonly onError = (): void => undefined;
+
+  constructor(
+    readonly socket: net.Socket,
+    private readonly options: SpliceOptions,
+  ) {
+    socket.setNoDelay(true);
+    socket.setTimeout(options.idleTimeoutMs);
+    socket.on('data', this.onData);
+    socket.on('end', this.onEnd);
+    socket.on('close', this.onClose);
+    socket.on('timeout', this.onTimeout);
+    // 'close' follows an error; the exchange ends there.
+    socket.on('error', this.onError);
+  }
+
+  /** No exchange in flight: a shutdown may close it now. */
+  get idle(): boolean {
+    return this.exchange === undefined;
+  }
+
+  private onClientData(chunk: Buffer): void {
+    if (this.finished) return;
+    if (this.exchange !== undefined && !this.connecting && !this.requestDone)
+      return this.forwardRequestBody(chunk, 0);
+    this.pending = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk]);
+    if (this.exchange === undefined) this.readHead();
+    else if (this.pending.length > PIPELINE_BUFFER_BYTES) this.socket.pause();
+  }
+
+  private readHead(): void {
+    const buf = this.pending;
+    if (buf === undefined) return;
+    const head = readRawRequestHead(buf, this.options.maxHeadBytes);
+    if (head === HEAD_INCOMPLETE || head === HEAD_DECLINED) return this.handOver();
+    const exchange = this.options.decide(head, this.socket);
+    if (exchange === undefined) return this.handOver();
+    const upstream = this.options.sockets.lend(exchange.origin, this);
+    // Every connection to the address is busy: the full path's pool queues the request.
+    if (upstream === undefined) return this.handOver();
+    this.exchange = exchange;
+    this.upstream = upstream;
+    this.head = head;
+    if (upstream.connected) return this.send();
+    // Nothing is read or sent until the instance accepts: a refusal can still go the full path.
+    this.connecting = true;
+    this.socket.pause();
+    upstream.socket.once('connect', () => {
+      if (this.upstream !== upstream || !this.connecting) return;
+      this.connecting = false;
+      this.socket.resume();
+      this.send();
+    });
+  }
+
+  /** The instance connection is ready: the exchange starts, its head and body go out. */
+  private send(): void {
+    const exchange = this.exchange as SpliceExchange;
+    const head = this.head as RawRequestHead;
+    const upstream = this.upstream as UpstreamSocket;
+    if (!exchange.start()) {
+      this.exchange = undefined;
+      this.upstream = undefined;
+      upstream.release();
+      return this.handOver();
+    }
+    const buf = this.pending as Buffer;
+    this.pending = undefined;
+    this.keepAlive = !head.close;
+    this.responseHead = undefined;
+    this.responseStarted = false;
+    this.responseClose = false;
+    this.requestDone = false;
+    upstream.socket.setTimeout(this.options.upstreamHeadersTimeoutMs);
+    upstream.socket.write(exchange.upstreamHead, 'latin1');
+    this.requestBody.reset({ length: head.contentLength, chunked: head.chunked, untilClose: false });
+    if (!head.chunked && head.contentLength === 0) this.requestSent(buf.subarray(head.bodyStart));
+    else this.forwardRequestBody(buf, head.bodyStart);
+  }
+
+  private forwardRequestBody(chunk: Buffer, start: number): void {
+    const upstream = this.upstream;
+    if (upstream === undefined) return;
+    const end = this.requestBody.scan(chunk, start);
+    if (end === FRAMING_BROKEN) return this.cut();
+    // A body with a Content-Length was counted from the header when the exchange started.
+    const payload = this.requestBody.takePayloadBytes();
+    if (this.head?.chunked && this.exchange?.counts) this.exchange.counts.bytesIn += payload;
+    const last = end < 0 ? chunk.length : end;
+    if (last > start && !upstream.socket.write(chunk.subarray(start, last))) {
+      this.socket.pause();
+      upstream.socket.once('drain', () => this.socket.resume());
+    }
+    if (end >= 0) this.requestSent(chunk.subarray(end));
+  }
+
+  /** The whole request went to the instance: the client owes nothing until the response ends. */
+  private requestSent(rest: Buffer): void {
+    this.requestDone = true;
+    this.socket.setTimeout(0);
+    if (rest.length > 0)
+      this.pending = this.pending === undefined ? rest : Buffer.concat([this.pending, rest]);
+  }
+
+  onUpstreamData(chunk: Buffer): void {
+    if (this.exchange === undefined || this.connecting) return;
+    if (this.responseStarted) return this.forwardResponseBody(chunk, 0);
+    const buf = this.responseHead === undefined ? chunk : Buffer.concat([this.responseHead, chunk]);
+    const head = readResponseHead(buf);
+    if (head === RESPONSE_INCOMPLETE) {
+      this.responseHead = buf;
+      return;
+    }
+    this.responseHead = undefined;
+    if (head === RESPONSE_BROKEN) return this.fail('broken', undefined);
+    // 1xx: dropped, as the full path drops them; the final head follows.
+    if (head.status < 200) return this.onUpstreamData(buf.subarray(head.bodyStart));
+    this.responseStarted = true;
+    this.upstream?.socket.setTimeout(0);
+    const noBody = hasNoBody((this.head as RawRequestHead).method, head.status);
+    const untilClose = !noBody && !head.chunked && head.contentLength < 0;
+    this.responseBody.reset({
+      length: noBody ? 0 : Math.max(head.contentLength, 0),
+      chunked: !noBody && head.chunked,
+      untilClose,
+    });
+    this.responseClose = head.close;
+    if (untilClose || !this.requestDone) this.keepAlive = false;
+    const headers = this.exchange.responseHeaders(head);
+    let text = `HTTP/1.1 ${head.status} ${head.statusText}\r\n`;
+    for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
+    if (!noBody && head.chunked) text += 'Transfer-Encoding: chunked\r\n';
+    if (!this.keepAlive) text += 'Connection: close\r\n';
+    text += '\r\n';
+    // The head and the body bytes of the same read leave in one write.
+    this.socket.cork();
+    this.socket.write(text, 'latin1');
+    this.forwardResponseBody(buf, head.bodyStart);
+    this.socket.uncork();
+  }
+
+  private forwardResponseBody(chunk: Buffer, start: number): void {
+    const end = this.responseBody.scan(chunk, start);
+    if (end === FRAMING_BROKEN) return this.cut();
+    const payload = this.responseBody.takePayloadBytes();
+    if (this.exchange?.counts) this.exchange.counts.bytesOut += payload;
+    const last = end < 0 ? chunk.length : end;
+    if (last > start && !this.socket.write(chunk.subarray(start, last))) {
+      const upstream = this.upstream?.socket;
+      upstream?.pause();
+      this.socket.once('drain', () => upstream?.resume());
+    }
+    if (end < 0) return;
+    // Bytes past the response's end: the instance is out of step, its connection is not reused.
+    if (end < chunk.length) this.responseClose = true;
+    this.responseEnded();
+  }
+
+  private responseEnded(): void {
+    const upstream = this.upstream;
+    const exchange = this.exchange;
+    this.upstream = undefined;
+    this.exchange = undefined;
+    if (upstream !== undefined) {
+      upstream.socket.resume();
+      if (this.requestDone && !this.responseClose) upstream.release();
+      else upstream.discard();
+    }
+    exchange?.end();
+    if (!this.keepAlive || (this.clientEnded && this.pending === undefined)) return this.finish();
+    this.socket.setTimeout(this.options.idleTimeoutMs);
+    this.socket.resume();
+    if (this.pending !== undefined) this.readHead();
+  }
+
+  onUpstreamClosed(err: Error | undefined): void {
+    const exchange = this.exchange;
+    this.upstream = undefined;
+    if (exchange === undefined) return;
+    if (this.connecting) {
+      // Refused, or closed before accepting: nothing of the request reached the instance.
+      this.connecting = false;
+      this.exchange = undefined;
+      exchange.refused(err);
+      return this.handOver();
+    }
+    if (this.responseStarted) {
+      // A body framed by the close ends here; any other was cut short, and so is the client's.
+      if (this.responseBody.endsAtClose) return this.responseEnded();
+      this.exchange = undefined;
+      exchange.end();
+      return this.cut();
+    }
+    this.fail('broken', err);
+  }
+
+  onUpstreamTimeout(): void {
+    if (!this.responseStarted) this.fail('timeout', undefined);
+  }
+
+  /** After start, before the response head: the exchange's error answer; the connection then ends. */
+  private fail(failure: SpliceFailure, cause: Error | undefined): void {
+    const exchange = this.exchange;
+    if (exchange === undefined || this.connecting) return;
+    this.exchange = undefined;
+    this.upstream?.discard();
+    this.upstream = undefined;
+    const answer = exchange.failed(failure, cause);
+    exchange.end();
+    const { status, headers, body } = buildErrorResponse(answer, {
+      retryAfterSeconds: this.options.retryAfterSeconds,
+    });
+    const text = this.head?.method === 'HEAD' ? '' : `${JSON.stringify(body)}\n`;
+    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n`;
+    for (const name of Object.keys(headers)) head += `${name}: ${headers[name]}\r\n`;
+    // The request body may not have been read whole: nothing after it on this connection can be framed.
+    this.finish(`${head}Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+  }
+
+  private onClientSilent(): void {
+    if (this.exchange === undefined) return void this.socket.destroy();
+    if (!this.requestDone && !this.responseStarted) return this.fail('client-silent', undefined);
+    if (!this.requestDone) this.cut();
+  }
+
+  /** The client sent its FIN: what it sent before is still answered, then the connection ends. */
+  private onClientEnd(): void {
+    this.clientEnded = true;
+    if (this.exchange === undefined && this.pending === undefined) this.finish();
+  }
+
+  private finish(last?: string): void {
+    this.finished = true;
+    this.pending = undefined;
+    if (last === undefined) this.socket.end();
+    else this.socket.end(last, 'latin1');
+  }
+
+  private onClientClose(): void {
+    const exchange = this.exchange;
+    const started = !this.connecting;
+    this.exchange = undefined;
+    this.connecting = false;
+    this.upstream?.discard();
+    this.upstream = undefined;
+    if (started) exchange?.end();
+  }
+
+  /** Framing that cannot be read on, or a response cut short: neither connection can go on. */
+  private cut(): void {
+    const exchange = this.exchange;
+    this.exchange = undefined;
+    this.upstream?.discard();
+    this.upstream = undefined;
+    exchange?.end();
+    this.socket.destroy();
+  }
+
+  /** Gives the connection to node:http, the bytes read and not forwarded put back to be read first. */
+  private handOver(): void {
+    const { socket } = this;
+    // After the client's FIN nothing can be put back to read; a head pipelined before it is dropped.
+    if (this.clientEnded) return this.finish();
+    const bytes = this.pending;
+    this.pending = undefined;
+    socket.off('data', this.onData);
+    socket.off('end', this.onEnd);
+    socket.off('close', this.onClose);
+    socket.off('timeout', this.onTimeout);
+    socket.off('error', this.onError);
+    socket.setTimeout(0);
+    socket.pause();
+    if (bytes !== undefined) socket.unshift(bytes);
+    this.options.handOver(socket);
+    // The server added its own listeners; reading resumes on the next tick, as in net.Server.
+    process.nextTick(() => socket.resume());
+  }
+}

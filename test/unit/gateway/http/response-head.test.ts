@@ -1,0 +1,54 @@
+import {
+  hasNoBody,
+  readResponseHead,
+  RESPONSE_BROKEN,
+  RESPONSE_INCOMPLETE,
+} from '../../../../gateway/http/response-head.js';
+
+const read = (text: string): ReturnType<typeof readResponseHead> =>
+  readResponseHead(Buffer.from(text, 'latin1'));
+
+describe('readResponseHead', () => {
+  it('when a head is whole, then its status, headers and framing are read, and where its body starts', () => {
+    const text = 'HTTP/1.1 201 Created\r\nLocation: /db/x\r\nContent-Length: 12\r\n\r\n{"ok":true}\n';
+    expect(read(text)).toEqual({
+      status: 201,
+      statusText: 'Created',
+      rawHeaders: ['Location', '/db/x', 'Content-Length', '12'],
+      contentLength: 12,
+      chunked: false,
+      close: false,
+      bodyStart: text.indexOf('{'),
+    });
+    expect(read('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n')).toMatchObject({
+      contentLength: -1,
+      chunked: true,
+      close: true,
+    });
+    expect(read('HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n')).toMatchObject({ close: true });
+  });
+
+  it('when the blank line has not come, then it is incomplete', () => {
+    expect(read('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n')).toBe(RESPONSE_INCOMPLETE);
+  });
+
+  it('when framing is ambiguous or the status line is not HTTP/1.x, then it is broken', () => {
+    for (const text of [
+      'HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n',
+      'HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n',
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n',
+      'HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n',
+      'HTTP/2 200\r\n\r\n',
+      'HTTP/1.1 200 OK\r\nno colon\r\n\r\n',
+    ]) {
+      expect(read(text)).toBe(RESPONSE_BROKEN);
+    }
+  });
+
+  it('when the request was HEAD or the status is 204 or 304, then the response has no body', () => {
+    expect(hasNoBody('HEAD', 200)).toBe(true);
+    expect(hasNoBody('GET', 204)).toBe(true);
+    expect(hasNoBody('GET', 304)).toBe(true);
+    expect(hasNoBody('GET', 200)).toBe(false);
+  });
+});
