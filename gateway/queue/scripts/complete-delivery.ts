@@ -24,12 +24,16 @@ local deleted = 0
 for i = 3, #ARGV, 3 do
   local entry, id = ARGV[i], ARGV[i + 1]
   redis.call('XACK', KEYS[1], ARGV[1], entry)
+  local removed = redis.call('XDEL', KEYS[1], entry)
   -- A newer attempt of the message (its retry moved back to the stream) keeps its index entry.
-  if id ~= '' and redis.call('HGET', KEYS[2], id) == entry then
+  -- Every script that takes a message off the stream deletes its entry in the same step, so while
+  -- this entry was still there no newer one existed and its index entry is this one's: only a late
+  -- completion (the entry already gone) reads the index first.
+  if id ~= '' and (removed == 1 or redis.call('HGET', KEYS[2], id) == entry) then
     redis.call('HDEL', KEYS[2], id)
   end
   record_event(KEYS[3], ARGV[2], ARGV[i + 2])
-  deleted = deleted + redis.call('XDEL', KEYS[1], entry)
+  deleted = deleted + removed
 end
 return deleted
 `,

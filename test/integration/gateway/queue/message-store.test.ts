@@ -175,7 +175,9 @@ describe('the message store in a real Redis', () => {
     const messages = [message(1), message(2), message(3)];
     await withEvents.enqueue(messages);
     const entries = await withEvents.readNew(blocking, 'c1', 10, 100);
-    // The third message's index names a newer attempt (its retry back on the stream): it stays.
+    // The third message's entry was finished meanwhile and its index names a newer attempt (its
+    // retry back on the stream): this late completion leaves that index entry alone.
+    await redis.xdel(keys.stream, entries[2]!.entryId);
     await redis.hset(keys.streamIndex, messages[2]!.id, '0-1');
     const evalshaBefore = await evalshaCalls();
     const now = Date.now();
@@ -203,6 +205,20 @@ describe('the message store in a real Redis', () => {
       )
       .filter((e) => e.state === 'DELIVERED');
     expect(delivered.map((e) => [e.messageId, e.responseStatus])).toEqual(messages.map((m) => [m.id, 200]));
+  });
+
+  it('when a delivery whose entry is still on the stream completes, then its index entry goes without being read first', async () => {
+    const sent = message(1);
+    await store.enqueue([sent]);
+    const [entry] = await store.readNew(blocking, 'c1', 10, 100);
+    const hgetCalls = async (): Promise<number> =>
+      Number(/^cmdstat_hget:calls=(\d+)/m.exec(await redis.info('commandstats'))?.[1] ?? 0);
+    const before = await hgetCalls();
+    await store.complete(entry!.entryId, sent.id);
+    // The entry was there, so no newer attempt existed: its XDEL says the index entry is its own.
+    expect((await hgetCalls()) - before).toBe(0);
+    expect(await redis.hlen(keys.streamIndex)).toBe(0);
+    expect(await redis.xlen(keys.stream)).toBe(0);
   });
 
   it('when a consumer that no longer holds an entry schedules a retry or dead-letters it, then nothing changes', async () => {
