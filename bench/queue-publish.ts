@@ -99,8 +99,8 @@ async function main(): Promise<void> {
     );
     const floorDelivered = await drain(receiver, floor.proc.pid);
     console.log(
-      `sustained delivery of a ${BACKLOG}-message backlog (signed, to a 2xx): gateway ${Math.round(delivered.perSecond)}/s, ${round(delivered.cpuUs)} µs CPU each; ` +
-        `floor ${Math.round(floorDelivered.perSecond)}/s, ${round(floorDelivered.cpuUs)} µs\n`,
+      `sustained delivery of a ${BACKLOG}-message backlog (signed, to a 2xx): gateway ${Math.round(delivered.perSecond)}/s, ${round(delivered.cpuUs)} µs CPU each, main thread busy ${round(delivered.mainThreadBusy * 100)}% of the drain; ` +
+        `floor ${Math.round(floorDelivered.perSecond)}/s, ${round(floorDelivered.cpuUs)} µs, ${round(floorDelivered.mainThreadBusy * 100)}%\n`,
     );
 
     // 3. Publish-to-delivery latency at a fixed offered rate, rounds alternating gateway and floor.

@@ -25,15 +25,28 @@ export async function storeBacklog(inspect: Redis, stream: string, destination: 
   await pipeline.exec();
 }
 
+export interface DrainFigures {
+  perSecond: number;
+  cpuUs: number;
+  /**
+   * The share of the drain's wall time the process's main thread ran: near 1, its rate is its CPU
+   * per delivery's (1 / cpuUs), and no wait of its own (a read, a timer, a slot) sets it.
+   */
+  mainThreadBusy: number;
+}
+
 /**
  * Drains the stored backlog with a just started process (`pid`): deliveries a second, first to
- * last, and its CPU per delivery from the moment it listens (what it delivered before is left out).
+ * last, its CPU per delivery from the moment it listens (what it delivered before is left out),
+ * and how busy its main thread was meanwhile.
  */
-export async function drain(
-  receiver: CountingReceiver,
-  pid: number,
-): Promise<{ perSecond: number; cpuUs: number }> {
-  const [cpu, before] = [cpuSeconds(pid), receiver.received];
+export async function drain(receiver: CountingReceiver, pid: number): Promise<DrainFigures> {
+  const [cpu, mainThread, startedAt, before] = [
+    cpuSeconds(pid),
+    cpuSeconds(pid, pid),
+    performance.now(),
+    receiver.received,
+  ];
   await waitFor('the backlog to drain', async () => (receiver.received >= BACKLOG ? true : undefined), {
     timeoutMs: 300_000,
     intervalMs: 20,
@@ -41,5 +54,6 @@ export async function drain(
   return {
     perSecond: ((BACKLOG - 1) / (receiver.lastAt - receiver.firstAt)) * 1_000,
     cpuUs: ((cpuSeconds(pid) - cpu) * 1e6) / (BACKLOG - before),
+    mainThreadBusy: ((cpuSeconds(pid, pid) - mainThread) * 1_000) / (performance.now() - startedAt),
   };
 }
