@@ -21,6 +21,9 @@ import { releaseQueueSlot } from '../scripts/release-queue-slot.js';
 import { removeIdleConsumer } from '../scripts/remove-idle-consumer.js';
 import { scheduleRetry } from '../scripts/schedule-retry.js';
 
+/** enqueue-messages' answers when it stored every message (it then answers 0): no duplicate of any. */
+const NO_DUPLICATES: readonly string[] = Object.freeze([]);
+
 /** A failed attempt as its ERROR (and FAILED) event tells it. */
 export interface AttemptFailure {
   status?: number | undefined;
@@ -123,7 +126,7 @@ export class MessageStore {
         ],
         args,
       )
-      .then((answers) => enqueueAnswers(messages, answers as string[]));
+      .then((answers) => enqueueAnswers(messages, answers === 0 ? NO_DUPLICATES : (answers as string[])));
   }
 
   /**

@@ -3,6 +3,7 @@ import { buildDeadLetter } from '../../../../gateway/queue/core/dead-letter.js';
 import { DELIVERY_GROUP, type QueueKeys } from '../../../../gateway/queue/core/keys.js';
 import { createMessage, type QueueMessage } from '../../../../gateway/queue/core/message.js';
 import { decodeMessage } from '../../../../gateway/queue/core/message-codec.js';
+import { enqueueMessages } from '../../../../gateway/queue/scripts/enqueue-messages.js';
 import { MessageStore } from '../../../../gateway/queue/stores/message-store.js';
 import { useStoreFixture } from '../../../helpers/queue/store-fixture.js';
 
@@ -36,6 +37,37 @@ describe('the message store in a real Redis', () => {
     const entries = await store.readNew(blocking, 'c1', 10, 100);
     expect(entries.map((e) => decodeMessage(e.stored!))).toEqual(messages);
     expect(await store.readNew(blocking, 'c2', 10, 50)).toEqual([]);
+  });
+
+  it('when a store has no duplicate, then the script answers one 0, and with one it answers per message; the store answers each message either way', async () => {
+    const enqueueKeys = [
+      keys.stream,
+      keys.streamIndex,
+      keys.schedule,
+      keys.scheduledMessages,
+      keys.deduplicationIds,
+      keys.deduplicationExpiries,
+      keys.events,
+    ];
+    const quintuple = (id: string, key: string) => [id, 0, `stored ${id}`, key, ''];
+    const run = (...items: (string | number)[][]) =>
+      enqueueMessages.run(redis, enqueueKeys, ['m', 60_000, 0, ...items.flat()]);
+    expect(await run(quintuple('a', ''), quintuple('b', 'k1'))).toBe(0);
+    expect(await run(quintuple('c', ''), quintuple('d', 'k1'))).toEqual(['', 'b']);
+    const messages = [
+      message(1),
+      message(2, { deduplicationKey: 'id:k2' }),
+      message(3, { deduplicationKey: 'id:k2' }),
+    ];
+    expect(await store.enqueue(messages, Date.now(), { deduplicationWindowMs: 60_000 })).toEqual([
+      { messageId: messages[0]!.id, deduplicated: false },
+      { messageId: messages[1]!.id, deduplicated: false },
+      { messageId: messages[1]!.id, deduplicated: true },
+    ]);
+    expect(await store.enqueue([message(4), message(5)])).toEqual([
+      expect.objectContaining({ deduplicated: false }),
+      expect.objectContaining({ deduplicated: false }),
+    ]);
   });
 
   it('when the group is ensured twice, then the second call changes nothing and pending entries stay', async () => {
