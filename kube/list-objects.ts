@@ -20,10 +20,12 @@ type ListBody<T extends KubernetesObject> = KubernetesListObject<T> & { reason?:
  * API server answers whole from its watch cache, ignoring the limit; here the pages are what bounds
  * the memory. Informers list with this rather than a typed client because the typed clients turn
  * timestamps into Date objects while watch events carry strings; one cache must not hold both shapes.
+ * `onPage` is handed each page's objects as it arrives, before the next page is asked for.
  */
 export async function listObjects<T extends KubernetesObject>(
   kubeConfig: KubeConfig,
   resource: WatchedResource,
+  onPage?: (items: readonly T[]) => void,
 ): Promise<KubernetesListObject<T>> {
   const url = new URL(currentServer(kubeConfig) + resourceCollectionPath(resource));
   if (resource.labelSelector) url.searchParams.set('labelSelector', resource.labelSelector);
@@ -42,10 +44,16 @@ export async function listObjects<T extends KubernetesObject>(
       // pager does (FullListIfExpired), list again from the start without a limit: one whole
       // response rather than paging into expiry again. No test reaches this (it needs a compaction
       // in the middle of a list).
-      if (next && err instanceof KubeApiError && err.statusCode === 410)
-        return requestList<T>(kubeConfig, url);
+      if (next && err instanceof KubeApiError && err.statusCode === 410) {
+        const whole = await requestList<T>(kubeConfig, url);
+        onPage?.(whole.items);
+        return whole;
+      }
       throw err;
     }
+    // Before the next page is asked for: what onPage drops from this page's objects (an informer's
+    // trims) is garbage before the next page's JSON arrives, not kept until the whole list is in.
+    onPage?.(page.items);
     for (const item of page.items) items.push(item);
     // Plain JSON: the field is `continue`, not client-node's `_continue`.
     next = (page.metadata as { continue?: string } | undefined)?.continue;

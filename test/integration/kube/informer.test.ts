@@ -1,4 +1,4 @@
-import { CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { waitFor } from '../../../local/wait.js';
 import { InformerStoppedError, ResilientInformer, type InformerEvent } from '../../../kube/informer.js';
 import { LIST_PAGE_SIZE } from '../../../kube/list-objects.js';
@@ -138,7 +138,34 @@ describe('ResilientInformer', () => {
     const listsBefore =
       (await apiserverRequestCounts(testControlPlane().kubeConfig)).get('LIST configmaps') ?? 0;
     let restarts = 0;
-    const { informer } = startInformer({ onRestart: () => (restarts += 1) });
+    // Counts the requests the informer begins (each page of its list is one, its watch comes after
+    // the list), so that the trim can tell how many pages had been asked for when it first saw each object.
+    const shared = testControlPlane().kubeConfig;
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: shared.clusters,
+      users: shared.users,
+      contexts: shared.contexts,
+      currentContext: shared.getCurrentContext(),
+    });
+    let requests = 0;
+    const applyOptions = kubeConfig.applyToHTTPSOptions.bind(kubeConfig);
+    kubeConfig.applyToHTTPSOptions = (options) => {
+      requests += 1;
+      return applyOptions(options);
+    };
+    const requestsAtFirstTrim = new Map<string, number>();
+    const trims: ObjectTrims = new Map([
+      [
+        trimKey({ apiVersion: 'v1', kind: 'ConfigMap' }),
+        (cm) => {
+          // Every ConfigMap of the namespace (its kube-root-ca.crt too): a page holds any of them.
+          const name = cm.metadata?.name ?? '';
+          if (!requestsAtFirstTrim.has(name)) requestsAtFirstTrim.set(name, requests);
+        },
+      ],
+    ]);
+    const { informer } = startInformer({ kubeConfig, trims, onRestart: () => (restarts += 1) });
     const adds = new Map<string, number>();
     informer.onEvent((event) => {
       const name = event.object.metadata?.name ?? '';
@@ -171,6 +198,11 @@ describe('ResilientInformer', () => {
     // would list again, so there must be none.
     expect(restarts).toBe(0);
     expect(listsAfter - listsBefore).toBeGreaterThanOrEqual(2);
+    // Each page is trimmed as it arrives, before the next is asked for: the first page's objects
+    // while only one request had begun (trimmed only once the whole list was in, every one saw two).
+    expect([...requestsAtFirstTrim.values()].slice(0, LIST_PAGE_SIZE)).toEqual(
+      Array.from({ length: LIST_PAGE_SIZE }, () => 1),
+    );
   });
 
   it('when objects are created, updated and deleted, then the informer reports each with the previous object, and its cache follows', async () => {
