@@ -25,6 +25,8 @@ import { EndpointCache } from './proxy/endpoint-cache.js';
 import { followInstanceChanges } from './proxy/follow-instance-changes.js';
 import { InstanceConcurrency } from './proxy/instance-concurrency.js';
 import { createInstanceHandler } from './proxy/instance-handler.js';
+import { createFastPathDecider } from './proxy/fast-path.js';
+import { UpstreamSockets } from './proxy/upstream-sockets.js';
 import { probeSystemDatabases, probeUp } from '../couchdb/probe-up.js';
 import { RouteTable } from './proxy/route-table.js';
 import { TrustedProxies } from './http/trusted-proxies.js';
@@ -131,24 +133,54 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     onRenewed: (outcome) => metrics.countRenewal(outcome),
     logger: logger.child({ part: 'activity' }),
   });
+  const trustedProxies = TrustedProxies.parse(config.trustedProxies);
+  const concurrency = new InstanceConcurrency(config.clients.maxInstanceRequests);
+  const proxyLogger = logger.child({ part: 'proxy' });
   const handleInstance = createInstanceHandler({
     routes,
     awaitReady,
     waker,
     activity,
     agent,
-    trustedProxies: TrustedProxies.parse(config.trustedProxies),
+    trustedProxies,
     upstreamHeadersTimeoutMs: config.upstream.headersTimeoutMs,
     metrics,
     retryAfterSeconds: config.wake.retryAfterSeconds,
     envelope,
     createTurns: new DatabaseCreateTurns(),
-    concurrency: new InstanceConcurrency(config.clients.maxInstanceRequests),
+    concurrency,
     meter,
-    logger: logger.child({ part: 'proxy' }),
+    logger: proxyLogger,
   });
 
   let draining = false;
+  // The fast path shares every object of the full path above; it owns only its instance sockets.
+  const upstreamSockets = config.fastPath
+    ? new UpstreamSockets({
+        maxConnectionsPerAddress: config.upstream.maxConnectionsPerAddress,
+        idleTimeoutMs: config.upstream.idleTimeoutMs,
+      })
+    : undefined;
+  const fastPath = upstreamSockets && {
+    decide: createFastPathDecider({
+      domain: config.domain,
+      routes,
+      awaitReady,
+      activity,
+      trustedProxies,
+      upstreamHeadersTimeoutMs: config.upstream.headersTimeoutMs,
+      idleTimeoutMs: config.clients.idleTimeoutMs,
+      metrics,
+      envelope,
+      meter,
+      concurrency,
+      isDraining: () => draining,
+      logger: proxyLogger,
+    }),
+    sockets: upstreamSockets,
+    upstreamHeadersTimeoutMs: config.upstream.headersTimeoutMs,
+    retryAfterSeconds: config.wake.retryAfterSeconds,
+  };
   const app = createGatewayApp({
     domain: config.domain,
     handleInstance,
@@ -179,6 +211,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     port: config.listen.port,
     tls: config.tls,
     clients: config.clients,
+    fastPath,
     logger,
   });
 
@@ -197,6 +230,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     await options.queue?.stop();
     await informers.stopAll();
     await agent.close();
+    upstreamSockets?.close();
     logger.info('gateway stopped');
   };
   return {

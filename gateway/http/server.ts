@@ -1,11 +1,14 @@
 import http from 'node:http';
 import https from 'node:https';
+import type tls from 'node:tls';
 import type { Logger } from 'winston';
 import { listen } from '../../observability/listen.js';
 import { readCertificatePair, watchCertificate, type CertificateFiles } from './certificate-reloader.js';
 import { ClientSilenceGuard } from './client-silence.js';
 import { answerClientError } from './client-error.js';
 import { refuseConnect } from './refuse-connect.js';
+import type { SpliceOptions } from './splice-connection.js';
+import { createSpliceServer, type SpliceServer } from './splice-server.js';
 
 export interface ListeningServer {
   readonly port: number;
@@ -37,6 +40,12 @@ export interface StartServerOptions {
   /** Served over HTTPS when set; a renewed pair is picked up from the files without a restart. */
   tls: CertificateFiles | undefined;
   clients: ClientConnectionLimits;
+  /**
+   * SETTEE_GATEWAY_FAST_PATH: the splice's decision and instance connections; a `net` (or `tls`)
+   * server then listens in front of the node:http one (splice-server.ts). Undefined: node:http alone.
+   */
+  fastPath?:
+    Pick<SpliceOptions, 'decide' | 'sockets' | 'upstreamHeadersTimeoutMs' | 'retryAfterSeconds'> | undefined;
   logger: Logger;
 }
 
@@ -76,32 +85,47 @@ export async function startServer(options: StartServerOptions): Promise<Listenin
   const silence = new ClientSilenceGuard({ idleTimeoutMs: clients.idleTimeoutMs, logger: options.logger });
   const listener = silence.track(options.listener);
   const certificate = options.tls && (await readCertificatePair(options.tls));
-  const server = certificate
-    ? https.createServer({ ...serverOptions, ...certificate }, listener)
-    : http.createServer(serverOptions, listener);
+  // With the fast path the splice server holds TLS, and hands node:http decrypted sockets.
+  const server =
+    certificate && !options.fastPath
+      ? https.createServer({ ...serverOptions, ...certificate }, listener)
+      : http.createServer(serverOptions, listener);
+  const front: SpliceServer | undefined =
+    options.fastPath &&
+    createSpliceServer({
+      fullPath: server,
+      certificate,
+      keepAliveInitialDelayMs: TCP_KEEPALIVE_INITIAL_DELAY_MS,
+      splice: {
+        ...options.fastPath,
+        maxHeadBytes: clients.maxHeaderBytes,
+        idleTimeoutMs: clients.idleTimeoutMs,
+      },
+    });
+  const listening = front?.server ?? server;
   server.setTimeout(clients.idleTimeoutMs, silence.onTimeout);
   // No cap unless configured: a full server refuses everyone alike, the good clients with the bad,
   // and the timeouts already bound how long a slow client holds a connection. The limits that can
   // tell clients apart (connections per source address) belong to the Ingress or load balancer in
   // front; a cap here is for a gateway exposed directly, set below its file-descriptor limit so
   // that upstream connections still find descriptors.
-  if (clients.maxConnections !== undefined) server.maxConnections = clients.maxConnections;
+  if (clients.maxConnections !== undefined) listening.maxConnections = clients.maxConnections;
   server.on('connect', refuseConnect);
   server.on('clientError', answerClientError);
-  const port = await listen(server, options);
+  const port = await listen(listening, options);
   const reloader =
     options.tls && certificate
       ? watchCertificate({
           files: options.tls,
           current: certificate,
-          apply: (pair) => (server as https.Server).setSecureContext(pair),
+          apply: (pair) => (listening as https.Server | tls.Server).setSecureContext(pair),
           logger: options.logger,
         })
       : undefined;
   const scheme = options.tls ? 'https' : 'http';
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   const url = `${scheme}://${host}:${port}`;
-  options.logger.info('gateway listening', { url });
+  options.logger.info('gateway listening', { url, fastPath: front !== undefined });
 
   let closing: Promise<void> | undefined;
   return {
@@ -112,14 +136,23 @@ export async function startServer(options: StartServerOptions): Promise<Listenin
         const timer = setTimeout(() => {
           options.logger.warn('shutdown grace period over; closing the connections still open');
           server.closeAllConnections();
+          front?.closeAll();
         }, graceMs);
         // close() drops the connections idle at that moment only; a keep-alive connection whose
         // request finishes later would otherwise hold the shutdown until the grace period ends.
-        const sweeper = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_INTERVAL_MS);
+        const sweep = (): void => {
+          server.closeIdleConnections();
+          front?.closeIdle();
+        };
+        sweep();
+        const sweeper = setInterval(sweep, IDLE_SWEEP_INTERVAL_MS);
         reloader?.close();
-        server.close(() => {
+        // The listening server's close waits for every connection it accepted, handed over or not.
+        listening.close(() => {
           clearTimeout(timer);
           clearInterval(sweeper);
+          // The node:http server behind the splice never listened: this stops its connection sweep.
+          if (front) server.close();
           resolve();
         });
       });

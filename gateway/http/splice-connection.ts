@@ -28,24 +28,26 @@ export type SpliceFailure =
 
 /**
  * One request the fast path decided to take: what the splice needs of the gateway's decision.
- * Deciding has no effect; start() commits it once an instance connection is ready.
+ * Deciding may reserve what must be checked and counted at once (a concurrency slot); start()
+ * commits the rest once an instance connection is ready, abandon() gives the reservation back.
  */
 export interface SpliceExchange {
   /** The instance's address, `http://<ip>:<port>`. */
   readonly origin: string;
   /** The request head for the instance, ending in its blank line. */
   readonly upstreamHead: string;
-  /**
-   * Commits the request (concurrency, meter, activity, counters); false when it cannot be taken
-   * after all: the connection then goes to the full path, which answers it.
-   */
-  start(): boolean;
+  /** Commits the request (meter, activity, counters): it is being sent. */
+  start(): void;
   /** Metering, once started: a chunked request body's bytes and the response body's are added. */
   readonly counts: { bytesIn: number; bytesOut: number } | undefined;
   /** The client's response headers from the instance's, flat [name, value, ...], without framing ones. */
   responseHeaders(head: ResponseHead): string[];
-  /** Before start: the instance's address refused the connection (the full path will wake it). */
-  refused(cause: Error | undefined): void;
+  /**
+   * Instead of start: the exchange is not taken after all, because no instance connection was
+   * free, the client left while one was being made, or the address `refused` it (the full path then
+   * wakes the instance).
+   */
+  abandon(refused: boolean): void;
   /** After start: the error to answer the client with. */
   failed(failure: SpliceFailure, cause: Error | undefined): unknown;
   /** After start: the exchange is over (response ended, client gone, or failed), called once. */
@@ -139,7 +141,10 @@ export class SpliceConnection implements UpstreamOwner {
     if (exchange === undefined) return this.handOver();
     const upstream = this.options.sockets.lend(exchange.origin, this);
     // Every connection to the address is busy: the full path's pool queues the request.
-    if (upstream === undefined) return this.handOver();
+    if (upstream === undefined) {
+      exchange.abandon(false);
+      return this.handOver();
+    }
     this.exchange = exchange;
     this.upstream = upstream;
     this.head = head;
@@ -160,12 +165,7 @@ export class SpliceConnection implements UpstreamOwner {
     const exchange = this.exchange as SpliceExchange;
     const head = this.head as RawRequestHead;
     const upstream = this.upstream as UpstreamSocket;
-    if (!exchange.start()) {
-      this.exchange = undefined;
-      this.upstream = undefined;
-      upstream.release();
-      return this.handOver();
-    }
+    exchange.start();
     const buf = this.pending as Buffer;
     this.pending = undefined;
     this.keepAlive = !head.close;
@@ -283,7 +283,7 @@ export class SpliceConnection implements UpstreamOwner {
       // Refused, or closed before accepting: nothing of the request reached the instance.
       this.connecting = false;
       this.exchange = undefined;
-      exchange.refused(err);
+      exchange.abandon((err as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED');
       return this.handOver();
     }
     if (this.responseStarted) {
@@ -346,6 +346,7 @@ export class SpliceConnection implements UpstreamOwner {
     this.upstream?.discard();
     this.upstream = undefined;
     if (started) exchange?.end();
+    else exchange?.abandon(false);
   }
 
   /** Framing that cannot be read on, or a response cut short: neither connection can go on. */

@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import type net from 'node:net';
 import type tls from 'node:tls';
 import type { TrustedProxies } from '../http/trusted-proxies.js';
 
@@ -21,20 +22,40 @@ export interface ForwardedFor {
  * http:// although the client used https.
  */
 export function deriveForwardedFor(req: http.IncomingMessage, trustedProxies: TrustedProxies): ForwardedFor {
-  const { socket } = req;
+  const { headers } = req;
+  return forwardedFrom(
+    req.socket,
+    { host: headers.host, proto: headers['x-forwarded-proto'], forwardedHost: headers['x-forwarded-host'] },
+    trustedProxies,
+  );
+}
+
+/**
+ * deriveForwardedFor's rule on a socket and the three headers it reads: the fast path
+ * (fast-path.ts) has them from the raw request head, with no IncomingMessage.
+ */
+export function forwardedFrom(
+  socket: net.Socket,
+  headers: {
+    host: string | undefined;
+    proto: string | string[] | undefined;
+    forwardedHost: string | string[] | undefined;
+  },
+  trustedProxies: TrustedProxies,
+): ForwardedFor {
   const ownProto = (socket as tls.TLSSocket).encrypted ? 'https' : 'http';
   if (!trustedProxies.trustsPeer(socket)) {
     return {
       remoteAddress: socket.remoteAddress,
       proto: ownProto,
-      host: req.headers.host,
+      host: headers.host,
       fromTrustedProxy: false,
     };
   }
   return {
     remoteAddress: socket.remoteAddress,
-    proto: forwardedProto(req.headers['x-forwarded-proto']) ?? ownProto,
-    host: firstValue(req.headers['x-forwarded-host']) ?? req.headers.host,
+    proto: forwardedProto(headers.proto) ?? ownProto,
+    host: firstValue(headers.forwardedHost) ?? headers.host,
     fromTrustedProxy: true,
   };
 }

@@ -62,15 +62,14 @@ function exchangeFor(head: RawRequestHead): SpliceExchange {
     counts: log.counts,
     start: () => {
       log.started += 1;
-      return true;
     },
     responseHeaders: (response: ResponseHead) =>
       buildClientHeaders(response.rawHeaders, { locationForClient: (l) => l, setCookieForClient: (c) => c }, [
         'X-Spliced',
         '1',
       ]),
-    refused: () => {
-      log.refused += 1;
+    abandon: (refused) => {
+      if (refused) log.refused += 1;
     },
     failed: (failure) => {
       log.failures.push(failure);
