@@ -10,6 +10,15 @@ export function cpuSeconds(pid: number, thread?: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * The main thread's (the event loop's) time so far, in ms, from /proc/<pid>/task/<pid>/schedstat:
+ * how long it ran, and how long it was ready to run but waited for a CPU.
+ */
+export function mainThreadMs(pid: number): { ran: number; waited: number } {
+  const [ran, waited] = fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { ran: ran! / 1e6, waited: waited! / 1e6 };
+}
+
 /** CPU seconds the Redis server has used so far. */
 export async function redisCpuSeconds(redis: Redis): Promise<number> {
   const info = await redis.info('cpu');

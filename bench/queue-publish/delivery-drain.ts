@@ -4,7 +4,7 @@ import { MESSAGE_FIELD } from '../../gateway/queue/core/keys.js';
 import { encodeMessage } from '../../gateway/queue/core/message-codec.js';
 import { createMessage } from '../../gateway/queue/core/message.js';
 import { waitFor } from '../../local/wait.js';
-import { cpuSeconds } from '../lib/process-usage.js';
+import { cpuSeconds, mainThreadMs } from '../lib/process-usage.js';
 import type { CountingReceiver } from '../queue/counting-receiver.js';
 import { BACKLOG, BODY } from './publish-settings.js';
 
@@ -29,21 +29,22 @@ export interface DrainFigures {
   perSecond: number;
   cpuUs: number;
   /**
-   * The share of the drain's wall time the process's main thread ran: near 1, its rate is its CPU
-   * per delivery's (1 / cpuUs), and no wait of its own (a read, a timer, a slot) sets it.
+   * Shares of the drain's wall time the process's main thread ran, and was ready to run but waited
+   * for a CPU (a shared machine's other work). What is left, the loop idle, is its own waits (a
+   * read, a timer, a slot): near none, its rate is set by its CPU per delivery (1 / cpuUs).
    */
-  mainThreadBusy: number;
+  mainThread: { ran: number; waitedForCpu: number };
 }
 
 /**
  * Drains the stored backlog with a just started process (`pid`): deliveries a second, first to
  * last, its CPU per delivery from the moment it listens (what it delivered before is left out),
- * and how busy its main thread was meanwhile.
+ * and where its main thread's time went meanwhile.
  */
 export async function drain(receiver: CountingReceiver, pid: number): Promise<DrainFigures> {
   const [cpu, mainThread, startedAt, before] = [
     cpuSeconds(pid),
-    cpuSeconds(pid, pid),
+    mainThreadMs(pid),
     performance.now(),
     receiver.received,
   ];
@@ -51,9 +52,13 @@ export async function drain(receiver: CountingReceiver, pid: number): Promise<Dr
     timeoutMs: 300_000,
     intervalMs: 20,
   });
+  const [after, wallMs] = [mainThreadMs(pid), performance.now() - startedAt];
   return {
     perSecond: ((BACKLOG - 1) / (receiver.lastAt - receiver.firstAt)) * 1_000,
     cpuUs: ((cpuSeconds(pid) - cpu) * 1e6) / (BACKLOG - before),
-    mainThreadBusy: ((cpuSeconds(pid, pid) - mainThread) * 1_000) / (performance.now() - startedAt),
+    mainThread: {
+      ran: (after.ran - mainThread.ran) / wallMs,
+      waitedForCpu: (after.waited - mainThread.waited) / wallMs,
+    },
   };
 }

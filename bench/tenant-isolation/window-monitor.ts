@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
-import { cpuSeconds } from '../lib/process-usage.js';
+import { cpuSeconds, mainThreadMs } from '../lib/process-usage.js';
 import { runWindows, sleepUntil, type Window } from './schedule.js';
 
 /** Pins `pids` (every thread of each) to `cpus` (a CPU, or a list such as "0-1"), as `taskset -a -p -c` does. */
@@ -35,15 +35,6 @@ function machineSeconds(cpu: number | '' = ''): { busy: number; total: number; s
   // idle and iowait are the 4th and 5th fields.
   // steal (the 8th): time the host ran something else while this VM's CPU had work.
   return { busy: (total - fields[3]! - fields[4]!) / 100, total: total / 100, steal: fields[7]! / 100 };
-}
-
-/**
- * The main thread's (the event loop's) time so far, in ms, from /proc/<pid>/task/<pid>/schedstat:
- * how long it ran, and how long it was ready to run but waited for a CPU.
- */
-function mainThreadMs(pid: number): { ran: number; waited: number } {
-  const [ran, waited] = fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
-  return { ran: ran! / 1e6, waited: waited! / 1e6 };
 }
 
 /** What the gateway's event loop got of its CPU in a window, and who else used that CPU. */
