@@ -45,8 +45,20 @@ function servingArgs(port: number | undefined): string[] {
   ];
 }
 
-/** kube-controller-manager's controllers, as kubeadm runs them: every default one. */
-export const CONTROLLERS = ['*'];
+/**
+ * kube-controller-manager's controllers, as kubeadm runs them: every default one, but those of the
+ * API groups the local API server does not serve (UNSERVED_API_GROUPS: Jobs, CronJobs and their
+ * TTL, certificate signing requests), whose informers would retry a list it refuses for good.
+ */
+export const CONTROLLERS = [
+  '*',
+  '-job-controller',
+  '-cronjob-controller',
+  '-ttl-after-finished-controller',
+  '-certificatesigningrequest-signing-controller',
+  '-certificatesigningrequest-approving-controller',
+  '-certificatesigningrequest-cleaner-controller',
+];
 
 /** A component's first run, and how to start it again the same way. */
 export interface StartedComponent {

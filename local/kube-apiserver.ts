@@ -28,6 +28,24 @@ export function apiserverEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv 
   return gogc ? { ...rest, GOGC: gogc } : rest;
 }
 
+/**
+ * API group versions served by default that nothing of Settee's (operator, gateway, console, chart,
+ * kubelet stand-in, tests) nor the scheduler uses, and whose controllers the controller manager
+ * does not run (control-plane-components.ts): Jobs and CronJobs, certificate signing requests, and
+ * priority-and-fairness's configuration (off above). Every group version an API server serves costs
+ * each start its OpenAPI v2 and v3 building, about half of a start's CPU (a profile of a restart,
+ * docs/guarantees.md): these four off, a restart's CPU until it serves fell 1.00 -> 0.73 s, lower in
+ * each of 8 alternating rounds (bench/apiserver-restart.ts, 2026-11-28 20:35 UTC, load 34). A
+ * cluster may turn any of them off the same way; a group whose objects an admission plugin of the
+ * API server watches (networking, node, scheduling) cannot be, its informers would never sync.
+ */
+export const UNSERVED_API_GROUPS = [
+  'batch/v1',
+  'certificates.k8s.io/v1',
+  'flowcontrol.apiserver.k8s.io/v1',
+  'flowcontrol.apiserver.k8s.io/v1beta3',
+];
+
 export async function startApiserver(
   tools: KubeTools,
   options: {
@@ -63,6 +81,7 @@ export async function startApiserver(
         // exists. Settee's pods mount no token (automountServiceAccountToken: false).
         '--disable-admission-plugins=ServiceAccount',
         '--enable-priority-and-fairness=false',
+        `--runtime-config=${UNSERVED_API_GROUPS.map((g) => `${g}=false`).join(',')}`,
         '--profiling=false',
         '--v=0',
       ],

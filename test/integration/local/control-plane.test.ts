@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { ApiextensionsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { DEFAULT_CRD_DIR, startControlPlane } from '../../../local/control-plane.js';
+import { UNSERVED_API_GROUPS } from '../../../local/kube-apiserver.js';
 import { loadManifests } from '../../../local/manifests.js';
 import { isProcessAlive } from '../../../local/process.js';
 import { waitFor } from '../../../local/wait.js';
@@ -48,6 +49,34 @@ describe('the embedded control plane', () => {
       '/readyz',
     ]);
     expect(out.toString().trim()).toBe('ok');
+  });
+
+  it('when its API groups are listed, then those nothing of Settee uses are not served and every one Settee and its chart use is', () => {
+    const plane = testControlPlane();
+    const discovery = JSON.parse(
+      execFileSync(plane.kubectl, ['--kubeconfig', plane.kubeconfigPath, 'get', '--raw', '/apis']).toString(),
+    ) as { groups: Array<{ versions: Array<{ groupVersion: string }> }> };
+    const served = discovery.groups.flatMap((g) => g.versions.map((v) => v.groupVersion));
+    for (const unserved of UNSERVED_API_GROUPS) expect(served).not.toContain(unserved);
+    expect(served).toEqual(
+      expect.arrayContaining([
+        'apps/v1',
+        'coordination.k8s.io/v1',
+        'rbac.authorization.k8s.io/v1',
+        'storage.k8s.io/v1',
+        'admissionregistration.k8s.io/v1',
+        'apiextensions.k8s.io/v1',
+        'authentication.k8s.io/v1',
+        'authorization.k8s.io/v1',
+        'networking.k8s.io/v1',
+        'policy/v1',
+        'autoscaling/v1',
+        'autoscaling/v2',
+        'events.k8s.io/v1',
+        'discovery.k8s.io/v1',
+        'settee.dev/v1alpha1',
+      ]),
+    );
   });
 
   it('when every CRD in crds/ is installed, then each one is Established', async () => {
