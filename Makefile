@@ -37,9 +37,13 @@ define apt_install_missing
 	fi
 endef
 
-# etcd is not needed when KUBEBUILDER_ASSETS provides one; chromium runs the Fauxton browser test.
+# etcd is not needed when KUBEBUILDER_ASSETS provides one; chromium runs the Fauxton browser test;
+# valkey-server (the valkey jest project's engine) comes from bookworm-backports, whose source is
+# added first (bookworm itself has no valkey-server; the apt macro updates the lists when an
+# install fails).
 system-deps:
-	$(call apt_install_missing,redis-server:redis-server chromium:chromium $(if $(KUBEBUILDER_ASSETS),,etcd:etcd-server))
+	@command -v valkey-server >/dev/null || bash local/tools/add-debian-backports.sh
+	$(call apt_install_missing,redis-server:redis-server valkey-server:valkey-server chromium:chromium $(if $(KUBEBUILDER_ASSETS),,etcd:etcd-server))
 
 # QStash's Python SDK for test/e2e/queue/python-sdk.test.ts: a virtual environment in
 # ~/.cache/settee/python-sdk, installed once per test/python/requirements.txt.
