@@ -126,11 +126,14 @@ export function readRawRequestHead(buf: Buffer, maxHeadBytes: number): HeadReadi
           return HEAD_DECLINED;
         chunked = true;
         break;
+      // One token, close or keep-alive; a list (an `upgrade` in it too) is declined, not read as
+      // llhttp reads it, token by token. A tab after it is declined: to llhttp `close<TAB>` is no
+      // close token, so it keeps the connection this reader would end.
       case 'connection': {
-        const tokens = value.toLowerCase();
-        if (tokens.includes('upgrade')) return HEAD_DECLINED;
-        if (tokens === 'close') close = true;
-        else if (tokens !== 'keep-alive') return HEAD_DECLINED;
+        const token = value.toLowerCase();
+        if (token === 'close') close = true;
+        else if (token !== 'keep-alive') return HEAD_DECLINED;
+        if (hasTab(head, valueEnd, next)) return HEAD_DECLINED;
         break;
       }
       case 'expect':

@@ -46,6 +46,8 @@ describe('readRawRequestHead', () => {
       'POST / HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: gzip, chunked\r\n\r\n',
       'PUT / HTTP/1.1\r\nHost: gw\r\nExpect: 100-continue\r\n\r\n',
       'GET / HTTP/1.1\r\nHost: gw\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+      'GET / HTTP/1.1\r\nHost: gw\r\nConnection: close, foo\r\n\r\n', // a list: llhttp reads it token by token
+      'GET / HTTP/1.1\r\nHost: gw\r\nConnection: close\t\r\n\r\n', // to llhttp no close: it keeps the connection
       'GET / HTTP/1.1\r\nX: a\r\n\r\n', // no Host
       'GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n',
       'GET / HTTP/1.0\r\nHost: gw\r\n\r\n',
