@@ -4,9 +4,11 @@
  *   through the gateway, through the floor a Node.js proxy on the gateway's stack reaches
  *   (bench/gateway/bare-proxy.ts), through Debian's nginx (one worker, upstream keep-alive)
  *   when /usr/sbin/nginx exists, and through the raw-socket splice experiment
- *   (bench/gateway/splice-proxy-experiment.ts, docs/data-path.md); 50 connections for throughput,
- *   one for added latency;
- * - the same load direct to the default CouchDB engine, through the gateway and through the
+ *   (bench/gateway/splice-proxy-experiment.ts, docs/data-path.md), and through the gateway with
+ *   its fast path on ("hybrid", SETTEE_GATEWAY_FAST_PATH=true: the splice in the product, with its
+ *   settee_gateway_spliced_requests_total printed to show the load was spliced); 50 connections
+ *   for throughput, one for added latency;
+ * - the same load direct to the default CouchDB engine, through the gateway, the hybrid and the
  *   experiment;
  * - the free envelope's checks (gateway/envelope/) on against off, for a free instance under its
  *   limits (rates raised above what the load offers) against a second gateway with
@@ -91,6 +93,7 @@ async function main(): Promise<void> {
       SETTEE_GATEWAY_PORT: String(gatewayPort),
       SETTEE_WATCH_NAMESPACE: NAMESPACE,
       SETTEE_LOG_LEVEL: 'warn',
+      SETTEE_GATEWAY_FAST_PATH: 'false',
       ...RATES_ABOVE_THE_LOAD,
     });
     stops.push(() => gateway.stop());
@@ -104,6 +107,7 @@ async function main(): Promise<void> {
       SETTEE_GATEWAY_PORT: String(envelopeOffPort),
       SETTEE_WATCH_NAMESPACE: NAMESPACE,
       SETTEE_LOG_LEVEL: 'warn',
+      SETTEE_GATEWAY_FAST_PATH: 'false',
       SETTEE_GATEWAY_ENVELOPE: 'false',
     });
     stops.push(() => envelopeOff.stop());
@@ -114,6 +118,21 @@ async function main(): Promise<void> {
       200,
       envelopeOff.exited,
     );
+
+    const hybridPort = await getFreePort();
+    const hybrid = compiled.start('gateway', {
+      ...process.env,
+      KUBECONFIG: plane.kubeconfigPath,
+      SETTEE_GATEWAY_PORT: String(hybridPort),
+      SETTEE_WATCH_NAMESPACE: NAMESPACE,
+      SETTEE_LOG_LEVEL: 'warn',
+      SETTEE_GATEWAY_FAST_PATH: 'true',
+      ...RATES_ABOVE_THE_LOAD,
+    });
+    stops.push(() => hybrid.stop());
+    const hybridUrl = `http://127.0.0.1:${hybridPort}`;
+    await waitForHttp(`${hybridUrl}/db/${NAMESPACE}/fast/_up`, 'the hybrid gateway', 200, hybrid.exited);
+    const splicedBefore = await splicedRequests(hybridUrl);
 
     const barePort = await getFreePort();
     const bare = startTsProcess('bare-proxy', 'bench/gateway/bare-proxy.ts', [
@@ -138,6 +157,7 @@ async function main(): Promise<void> {
       { name: 'gateway', url: `${gatewayUrl}/db/${NAMESPACE}/fast/` },
       { name: 'bare', url: `http://127.0.0.1:${barePort}/` },
       { name: 'splice', url: `${spliceUrl}/db/${NAMESPACE}/fast/` },
+      { name: 'hybrid', url: `${hybridUrl}/db/${NAMESPACE}/fast/` },
     ];
     if (fs.existsSync(NGINX_BIN)) {
       const nginxPort = await getFreePort();
@@ -182,11 +202,21 @@ async function main(): Promise<void> {
           url: `${spliceUrl}/db/${NAMESPACE}/engine/bench/doc`,
           headers: { Authorization: auth },
         },
+        {
+          name: 'hybrid',
+          url: `${hybridUrl}/db/${NAMESPACE}/engine/bench/doc`,
+          headers: { Authorization: auth },
+        },
       ],
       { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS },
     );
 
+    // Every response the load generator read through the hybrid: the spliced count should match it.
+    const answered = [throughput, latency, engineLoad]
+      .flatMap((measured) => measured[ROUNDS_OF].get('hybrid') ?? [])
+      .reduce((sum, r) => sum + r.requests, 0);
     const report = {
+      hybrid: { spliced: (await splicedRequests(hybridUrl)) - splicedBefore, answered },
       machine: { cpus: os.cpus().length, node: process.version, loadAverage: os.loadavg() },
       rounds: ROUNDS,
       secondsPerRun: SECONDS,
@@ -212,8 +242,15 @@ async function main(): Promise<void> {
         spliceOverBareThroughput: round(throughput.splice!.rps / throughput.bare!.rps, 2),
         spliceAddedLatencyP50Us: round(latency.splice!.p50Us - latency.direct!.p50Us),
         spliceAddedLatencyP99Us: round(latency.splice!.p99Us - latency.direct!.p99Us),
+        hybridOverNginxThroughput: throughput.nginx
+          ? round(throughput.hybrid!.rps / throughput.nginx.rps, 2)
+          : null,
+        hybridOverGatewayThroughput: round(throughput.hybrid!.rps / throughput.gateway!.rps, 2),
+        hybridAddedLatencyP50Us: round(latency.hybrid!.p50Us - latency.direct!.p50Us),
+        hybridAddedLatencyP99Us: round(latency.hybrid!.p99Us - latency.direct!.p99Us),
         engineThroughputGatewayOverDirect: round(engineLoad.gateway!.rps / engineLoad.direct!.rps, 2),
         engineThroughputSpliceOverDirect: round(engineLoad.splice!.rps / engineLoad.direct!.rps, 2),
+        engineThroughputHybridOverDirect: round(engineLoad.hybrid!.rps / engineLoad.direct!.rps, 2),
       },
       /** The same ratios taken within each round, then their median and spread. */
       roundRatios: {
@@ -224,10 +261,13 @@ async function main(): Promise<void> {
             ['splice/nginx', 'splice', 'nginx'],
             ['gateway/bare', 'gateway', 'bare'],
             ['splice/bare', 'splice', 'bare'],
+            ['hybrid/nginx', 'hybrid', 'nginx'],
+            ['hybrid/gateway', 'hybrid', 'gateway'],
+            ['hybrid/splice', 'hybrid', 'splice'],
           ].map(([label, of, to]) => [label, roundRatios(throughput[ROUNDS_OF], of!, to!, (r) => r.rps)]),
         ),
         addedP50Us: Object.fromEntries(
-          ['gateway', 'bare', 'splice', 'nginx'].map((name) => {
+          ['gateway', 'bare', 'splice', 'hybrid', 'nginx'].map((name) => {
             const added = (latency[ROUNDS_OF].get(name) ?? []).map(
               (r, i) => r.latencyUs.p50 - (latency[ROUNDS_OF].get('direct')?.[i]?.latencyUs.p50 ?? NaN),
             );
@@ -235,7 +275,7 @@ async function main(): Promise<void> {
           }),
         ),
         addedP99Us: Object.fromEntries(
-          ['gateway', 'bare', 'splice', 'nginx'].map((name) => {
+          ['gateway', 'bare', 'splice', 'hybrid', 'nginx'].map((name) => {
             const added = (latency[ROUNDS_OF].get(name) ?? []).map(
               (r, i) => r.latencyUs.p99 - (latency[ROUNDS_OF].get('direct')?.[i]?.latencyUs.p99 ?? NaN),
             );
@@ -245,6 +285,7 @@ async function main(): Promise<void> {
         engine: {
           'gateway/direct': roundRatios(engineLoad[ROUNDS_OF], 'gateway', 'direct', (r) => r.rps),
           'splice/direct': roundRatios(engineLoad[ROUNDS_OF], 'splice', 'direct', (r) => r.rps),
+          'hybrid/direct': roundRatios(engineLoad[ROUNDS_OF], 'hybrid', 'direct', (r) => r.rps),
         },
       },
       engine: engineLoad,
@@ -254,6 +295,13 @@ async function main(): Promise<void> {
   } finally {
     for (const stop of stops.reverse()) await stop().catch((err: unknown) => console.error(err));
   }
+}
+
+/** The hybrid gateway's settee_gateway_spliced_requests_total: proof its load took the fast path. */
+async function splicedRequests(gatewayUrl: string): Promise<number> {
+  const text = await (await fetch(`${gatewayUrl}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('settee_gateway_spliced_requests_total '));
+  return line === undefined ? 0 : Number(line.split(' ')[1]);
 }
 
 await main();

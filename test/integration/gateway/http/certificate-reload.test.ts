@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import tls from 'node:tls';
 import { loadGatewayConfig } from '../../../../gateway/config.js';
 import { startServer, type ListeningServer } from '../../../../gateway/http/server.js';
+import { UpstreamSockets } from '../../../../gateway/proxy/upstream-sockets.js';
 import { generateControlPlanePki, type KeyPair } from '../../../../local/pki.js';
 import { waitFor } from '../../../../local/wait.js';
 import { createLogger } from '../../../../observability/logger.js';
@@ -49,7 +50,25 @@ class SecretVolume {
   }
 }
 
-describe('the gateway listener reloads its TLS certificate when the files change', () => {
+/** What the listener answers an HTTPS request, read on a fresh TLS connection. */
+function answerOverTls(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () =>
+      socket.end('GET / HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n'),
+    );
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    socket.on('end', () => resolve(text.slice(text.indexOf('\r\n\r\n') + 4)));
+    socket.on('error', reject);
+  });
+}
+
+// With the fast path on, a tls server holds the certificate and hands decrypted connections (here
+// every one: the decision takes none) to the node:http server.
+describe.each([
+  ['node:http alone', false],
+  ['the fast path on', true],
+])('the gateway listener reloads its TLS certificate when the files change (%s)', (_label, fastPath) => {
   let a: KeyPair;
   let b: KeyPair;
   let server: ListeningServer | undefined;
@@ -73,11 +92,19 @@ describe('the gateway listener reloads its TLS certificate when the files change
     const stream = new PassThrough();
     stream.on('data', (line: Buffer) => logged.push(line.toString()));
     server = await startServer({
-      listener: (_req, res) => res.end('ok'),
+      listener: (req, res) => res.end((req.socket as tls.TLSSocket).encrypted ? 'ok over TLS' : 'ok'),
       host: '127.0.0.1',
       port: 0,
       tls: files,
       clients: loadGatewayConfig({}).clients,
+      fastPath: fastPath
+        ? {
+            decide: () => undefined,
+            sockets: new UpstreamSockets({ maxConnectionsPerAddress: 1, idleTimeoutMs: 1_000 }),
+            upstreamHeadersTimeoutMs: 1_000,
+            retryAfterSeconds: 1,
+          }
+        : undefined,
       logger: createLogger({ level: 'info', component: 'gateway', stream }),
     });
     return server;
@@ -88,6 +115,7 @@ describe('the gateway listener reloads its TLS certificate when the files change
     dir = volume.dir;
     const { port } = await serve({ certFile: path.join(dir, 'tls.crt'), keyFile: path.join(dir, 'tls.key') });
     expect(await servedFingerprint(port)).toBe(fingerprintOf(a));
+    expect(await answerOverTls(port)).toBe('ok over TLS');
 
     await volume.update(b);
     await waitFor(
