@@ -64,8 +64,14 @@ export class FreeEnvelopeGuard {
     return this.rateRefusalOf(request, classifyRequest(request.method, request.upstreamPath));
   }
 
+  /** A request refusal() passed is not sent after all: the rate token it took, if any, goes back. */
+  giveBack(request: GuardedRequest): void {
+    if (!isFreePlan(request.instance) || !spendsRate(request)) return;
+    this.limiter.giveBack(request.key, classifyRequest(request.method, request.upstreamPath));
+  }
+
   private rateRefusalOf(request: GuardedRequest, requestClass: RequestClass): GatewayError | undefined {
-    if (request.heldForWake || isConsoleAsset(request.upstreamPath)) return undefined;
+    if (!spendsRate(request)) return undefined;
     const waitMs = this.limiter.take(request.key, requestClass);
     if (waitMs === 0) return undefined;
     return new RateLimitedError(
@@ -93,4 +99,8 @@ export class FreeEnvelopeGuard {
   forget(instanceKey: string): void {
     this.limiter.forget(instanceKey);
   }
+}
+
+function spendsRate(request: GuardedRequest): boolean {
+  return !request.heldForWake && !isConsoleAsset(request.upstreamPath);
 }

@@ -72,6 +72,15 @@ export class RateLimiter {
     return takeToken(buckets[requestClass], this.perReplica[requestClass], this.burst[requestClass], now);
   }
 
+  /**
+   * Returns a token take() gave for a request that was then not sent (the fast path handed it to
+   * the full path, which takes its own): the tenant pays once per request. Capped at the burst.
+   */
+  giveBack(instanceKey: string, requestClass: RequestClass): void {
+    const bucket = this.buckets.get(instanceKey)?.[requestClass];
+    if (bucket !== undefined) bucket.tokens = Math.min(this.burst[requestClass], bucket.tokens + 1);
+  }
+
   /** The instance was deleted (or became paid): what is kept stays bounded by the free instances. */
   forget(instanceKey: string): void {
     this.buckets.delete(instanceKey);

@@ -3,7 +3,7 @@ import type { Logger } from 'winston';
 import { isFirstStart } from '../../api/first-start.js';
 import type { CouchInstance } from '../../api/couch-instance.js';
 import { errorMessage } from '../../observability/logger.js';
-import type { FreeEnvelopeGuard } from '../envelope/free-envelope-guard.js';
+import type { FreeEnvelopeGuard, GuardedRequest } from '../envelope/free-envelope-guard.js';
 import { classifyRequest } from '../envelope/request-class.js';
 import type { InstanceCounts, RequestMeter } from '../envelope/request-meter.js';
 import {
@@ -51,9 +51,9 @@ type InstanceTarget = Extract<RequestTarget, { kind: 'instance' }>;
 /**
  * The fast path's per-head decision (docs/data-path.md, Option A): it takes a head only when every
  * duty of the full path can be done on the head alone, with the same objects. That is: the route
- * resolves to a known instance that is awake with a ready address, the credentials decode, the
- * free envelope has no refusal and no database create to count, the instance's concurrency limit
- * admits it, the gateway is not draining and the request log (debug) is off. Anything else (a
+ * resolves to a known instance that is awake with a ready address, the credentials decode, no
+ * database create to count, the instance's concurrency limit admits it, the free envelope has no
+ * refusal, the gateway is not draining and the request log (debug) is off. Anything else (a
  * wake, a refusal, a _bulk_docs over the storage limit, a queue or gateway route) returns
  * undefined, and the connection goes to the full path, which answers it as before.
  */
@@ -78,21 +78,22 @@ export function createFastPathDecider(
     const origin = options.awaitReady.readyOrigin(target.key, isFirstStart(instance.status?.phase));
     if (origin === undefined) return undefined;
     const { envelope } = options;
-    if (envelope !== undefined) {
-      const request = {
-        instance,
-        key: target.key,
-        ref: target.instance,
-        method: head.method,
-        upstreamPath: target.upstreamPath,
-        heldForWake: false,
-      };
-      if (envelope.databaseCreated(instance, head.method, target.upstreamPath) !== undefined)
-        return undefined;
-      if (envelope.refusal(request) !== undefined) return undefined;
-    }
+    const guarded: GuardedRequest | undefined = envelope && {
+      instance,
+      key: target.key,
+      ref: target.instance,
+      method: head.method,
+      upstreamPath: target.upstreamPath,
+      heldForWake: false,
+    };
+    if (envelope?.databaseCreated(instance, head.method, target.upstreamPath) !== undefined) return undefined;
     if (!options.concurrency.tryEnter(target.key)) return undefined;
-    return new FastExchange(options, head, socket, target, instance, origin);
+    // The rate token last, and given back on abandon: a request the full path takes pays it there.
+    if (guarded !== undefined && envelope?.refusal(guarded) !== undefined) {
+      options.concurrency.leave(target.key);
+      return undefined;
+    }
+    return new FastExchange(options, head, socket, target, instance, origin, guarded);
   };
 }
 
@@ -109,6 +110,7 @@ class FastExchange implements SpliceExchange, ResponseHeaderRewrites {
     private readonly target: InstanceTarget,
     private readonly instance: CouchInstance,
     readonly origin: string,
+    private readonly guarded: GuardedRequest | undefined,
   ) {
     const { rawHeaders } = head;
     this.forwarded = forwardedFrom(
@@ -151,6 +153,7 @@ class FastExchange implements SpliceExchange, ResponseHeaderRewrites {
 
   abandon(refused: boolean): void {
     this.options.concurrency.leave(this.target.key);
+    if (this.guarded !== undefined) this.options.envelope?.giveBack(this.guarded);
     // The instance went away (hibernated) since its address was cached: the full path wakes it.
     if (refused) this.options.awaitReady.invalidate(this.target.key, this.origin);
   }
