@@ -84,6 +84,18 @@ describe('a gateway killed with SIGKILL mid-run', () => {
         timeoutMs: 30_000,
       },
     );
+    // Held answers (under the 1 s delivery timeout) keep deliveries in flight, so the kill lands
+    // mid-delivery: with 5 ms answers a loaded machine could kill between a batch's acks and the
+    // next read, with nothing pending.
+    destination.answer = () => ({ status: 200, delayMs: 800 });
+    await waitFor(
+      'deliveries in flight',
+      async () => {
+        const [pending] = (await inspect.xpending(queueKeys(KEY_PREFIX).stream, DELIVERY_GROUP)) as [number];
+        return pending > 0 ? true : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 2 },
+    );
     process.kill(first.proc.pid, 'SIGKILL');
     expect(await first.proc.exited).toBe('SIGKILL');
     const deliveriesAtKill = destination.requests.length;
@@ -99,6 +111,7 @@ describe('a gateway killed with SIGKILL mid-run', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(destination.requests.length).toBe(deliveriesAtKill);
 
+    destination.answer = () => ({ status: 200, delayMs: 5 });
     await startGateway();
     const delivered = await waitFor(
       'every message to be delivered',
