@@ -47,7 +47,12 @@ import { formatTimeline, startConvergenceTimeline } from './lib/convergence-time
 import { chartOperatorMemoryLimitBytes, v8OldGenerationMb } from './lib/chart-heap-limit.js';
 import { watchInstancesReaching } from './lib/instance-watch.js';
 import { measureRestart } from './lib/operator-restart.js';
-import { formatCouchInstanceBench, type CouchInstanceBenchResult } from './lib/couch-instance-report.js';
+import {
+  formatApplyPhase,
+  formatRestartPhase,
+  type CouchInstanceApplyPhase,
+  type CouchInstanceBenchResult,
+} from './lib/couch-instance-report.js';
 import { inPool } from './lib/pool.js';
 import { peakRssMb, rssMb } from './lib/proc-memory.js';
 import { cpuBetween, cpuByProcess } from './lib/process-tree-cpu.js';
@@ -298,6 +303,36 @@ export async function runCouchInstanceBench(
     // Read before the snapshot, which itself takes about as much memory again as the heap.
     const operatorPeakRssMb = await peakRssMb(operator.pid);
     const operatorSettledRssMb = await rssMb(operator.pid);
+    const latencies = names
+      .map((name) => (statusSeenAt.get(name) ?? NaN) - (createdAt.get(name) ?? NaN))
+      .sort((a, b) => a - b);
+    const applied: CouchInstanceApplyPhase = {
+      instances: count,
+      totalMs,
+      latencyMs: {
+        p50: quantileOfSorted(latencies, 0.5),
+        p99: quantileOfSorted(latencies, 0.99),
+        max: latencies.at(-1) ?? NaN,
+      },
+      operatorOldGenerationMb: oldGenerationMb,
+      operatorPeakRssMb,
+      operatorSettledRssMb,
+      operatorCpuSeconds,
+      reconciles,
+      requestsByVerbAndResource: byKey,
+      allClientRequests,
+      allClientRequestsPerReconcile: allClientRequests / reconciles,
+      componentClients,
+      operatorWrites,
+      operatorWritesPerReconcile: operatorWrites / reconciles,
+      operatorWritesPerInstance: operatorWrites / count,
+      cpuSecondsByProcess,
+      tooManyRequests:
+        (requestsAfter.get(TOO_MANY_REQUESTS) ?? 0) - (requestsBefore.get(TOO_MANY_REQUESTS) ?? 0),
+      timeline: formatTimeline(timelineRows),
+    };
+    // Printed now: the restart phase waits for every pod first, which a loaded machine can time out.
+    for (const line of formatApplyPhase(applied)) log(line);
     if (HEAP_SNAPSHOT_DIR) await writeHeapSnapshot(operator.pid, metricsPort, log);
     // The restart phase measures the operator alone: every pod exists first.
     const pods = RESTART
@@ -322,33 +357,8 @@ export async function runCouchInstanceBench(
           timeoutMs: CONVERGE_SECONDS * 1000,
         })
       : undefined;
-    const latencies = names
-      .map((name) => (statusSeenAt.get(name) ?? NaN) - (createdAt.get(name) ?? NaN))
-      .sort((a, b) => a - b);
     return {
-      instances: count,
-      totalMs,
-      latencyMs: {
-        p50: quantileOfSorted(latencies, 0.5),
-        p99: quantileOfSorted(latencies, 0.99),
-        max: latencies.at(-1) ?? NaN,
-      },
-      operatorOldGenerationMb: oldGenerationMb,
-      operatorPeakRssMb,
-      operatorSettledRssMb,
-      operatorCpuSeconds,
-      reconciles,
-      requestsByVerbAndResource: byKey,
-      allClientRequests,
-      allClientRequestsPerReconcile: allClientRequests / reconciles,
-      componentClients,
-      operatorWrites,
-      operatorWritesPerReconcile: operatorWrites / reconciles,
-      operatorWritesPerInstance: operatorWrites / count,
-      cpuSecondsByProcess,
-      tooManyRequests:
-        (requestsAfter.get(TOO_MANY_REQUESTS) ?? 0) - (requestsBefore.get(TOO_MANY_REQUESTS) ?? 0),
-      timeline: formatTimeline(timelineRows),
+      ...applied,
       restart,
       podsMadeMs,
       benchPeakRssMb: await peakRssMb(process.pid),
@@ -364,5 +374,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     instances: Number(process.env.BENCH_INSTANCES ?? 500),
     concurrency: Number(process.env.BENCH_CREATE_CONCURRENCY ?? 50),
   });
-  for (const line of formatCouchInstanceBench(result)) console.log(line);
+  for (const line of formatRestartPhase(result)) console.log(line);
 }

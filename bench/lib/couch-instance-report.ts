@@ -1,8 +1,8 @@
 import type { RestartResult } from './operator-restart.js';
 import { formatComponentClients, type ComponentClients } from './component-metrics.js';
 
-/** What bench/operator-couch-instances.ts measures in one run (its apply phase and its restart phase). */
-export interface CouchInstanceBenchResult {
+/** What bench/operator-couch-instances.ts measures from the first create until all converged. */
+export interface CouchInstanceApplyPhase {
   instances: number;
   /** From the first create to the moment every instance had its objects and status. */
   totalMs: number;
@@ -40,6 +40,10 @@ export interface CouchInstanceBenchResult {
   /** Requests the API server refused with 429 (max-requests-inflight; priority and fairness is off). */
   tooManyRequests: number;
   timeline: string[];
+}
+
+/** What the bench measures in one run: its apply phase, then its restart phase. */
+export interface CouchInstanceBenchResult extends CouchInstanceApplyPhase {
   /** The restart phase (BENCH_RESTART, on unless 0): a new operator over the converged instances. */
   restart: RestartResult | undefined;
   /** From the first create until every pod of the StatefulSets existed (the restart phase waits for it). */
@@ -48,8 +52,8 @@ export interface CouchInstanceBenchResult {
   benchPeakRssMb: number;
 }
 
-/** The run's figures as the lines the bench prints. */
-export function formatCouchInstanceBench(result: CouchInstanceBenchResult): string[] {
+/** The apply phase's figures as the lines the bench prints, its timeline last. */
+export function formatApplyPhase(result: CouchInstanceApplyPhase): string[] {
   const lines: string[] = [];
   const print = (line: string): void => void lines.push(line);
   print(`\n== ${result.instances} CouchInstances applied at once ==`);
@@ -82,7 +86,15 @@ export function formatCouchInstanceBench(result: CouchInstanceBenchResult): stri
       print(
         `  ${label.padEnd(32)} ${seconds.toFixed(1).padStart(6)} (${((seconds * 1000) / result.instances).toFixed(1)})`,
       );
-  print(`bench process peak RSS               ${result.benchPeakRssMb.toFixed(0)} MB`);
+  print('\ntimeline:');
+  for (const line of result.timeline) print(line);
+  return lines;
+}
+
+/** What the run found after its apply phase: the pods, the restart phase, the bench's own memory. */
+export function formatRestartPhase(result: CouchInstanceBenchResult): string[] {
+  const lines: string[] = [];
+  const print = (line: string): void => void lines.push(line);
   const restart = result.restart;
   if (result.podsMadeMs !== undefined)
     print(`every StatefulSet pod made after     ${(result.podsMadeMs / 1000).toFixed(1)} s`);
@@ -98,7 +110,6 @@ export function formatCouchInstanceBench(result: CouchInstanceBenchResult): stri
     print(`operator CPU until then              ${restart.operatorCpuSeconds.toFixed(1)} s`);
     print(`its peak RSS                         ${restart.operatorPeakRssMb.toFixed(0)} MB`);
   }
-  print('\ntimeline:');
-  for (const line of result.timeline) print(line);
+  print(`bench process peak RSS               ${result.benchPeakRssMb.toFixed(0)} MB`);
   return lines;
 }
