@@ -334,8 +334,10 @@ export class SpliceConnection implements UpstreamOwner {
   private finish(last?: string): void {
     this.finished = true;
     this.pending = undefined;
-    if (last === undefined) this.socket.end();
-    else this.socket.end(last, 'latin1');
+    // The server allows half-open connections (the handover needs them), so ending our side alone
+    // would leave the connection to a client that never closes its own: as node:http's
+    // destroySoon, it is destroyed once the last bytes are written.
+    this.socket.end(last ?? '', 'latin1', () => this.socket.destroy());
   }
 
   private onClientClose(): void {

@@ -39,6 +39,8 @@ let upstreamOrigin: string;
 let upstreamRequests: Array<{ method: string; url: string; body: string; headers: http.IncomingHttpHeaders }>;
 let fallback: http.Server;
 let front: net.Server;
+/** The front's side of each client connection, in order of arrival. */
+let frontSockets: net.Socket[];
 let frontPort: number;
 let sockets: UpstreamSockets;
 let log: Log;
@@ -123,6 +125,7 @@ beforeAll(async () => {
   });
 
   front = net.createServer({ allowHalfOpen: true }, (socket) => {
+    frontSockets.push(socket);
     new SpliceConnection(socket, {
       decide: (head) => {
         log.decided.push(head.target);
@@ -142,6 +145,7 @@ beforeAll(async () => {
 });
 
 beforeEach(() => {
+  frontSockets = [];
   upstreamRequests = [];
   log = { started: 0, ended: 0, refused: 0, failures: [], counts: { bytesIn: 0, bytesOut: 0 }, decided: [] };
   declined = new Set();
@@ -188,6 +192,18 @@ async function exchange(
   await finished;
   socket.destroy();
   return { text, closed };
+}
+
+/** Whether `socket` closes within `ms`. */
+async function closesWithin(socket: net.Socket, ms: number): Promise<boolean> {
+  if (socket.destroyed) return true;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
 }
 
 const count = (text: string, part: string): number => text.split(part).length - 1;
@@ -306,5 +322,24 @@ describe('SpliceConnection', () => {
     expect(text).toMatch(/^HTTP\/1.1 408 Request Timeout\r\n/);
     expect(log.failures).toEqual(['client-silent']);
     expect(log).toMatchObject({ started: 1, ended: 1 });
+  });
+
+  it('when a response or an error answer ends the connection and the client never closes its side, then the gateway closes it whole', async () => {
+    for (const request of [
+      'GET /a HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n',
+      'GET /break HTTP/1.1\r\nHost: gw\r\n\r\n',
+    ]) {
+      frontSockets = [];
+      const client = net.connect({ port: frontPort, host: '127.0.0.1', allowHalfOpen: true });
+      client.on('error', () => {});
+      client.resume();
+      await once(client, 'connect');
+      client.write(request, 'latin1');
+      await once(client, 'end');
+      // More than 3 idle timeouts: a socket only ended stays open for as long as the client likes.
+      const closed = await closesWithin(frontSockets[0] as net.Socket, 1_000);
+      client.destroy();
+      expect(closed).toBe(true);
+    }
   });
 });
