@@ -67,6 +67,11 @@ export interface ControlPlaneOptions {
    * EndpointSlice controllers' writes into the window the operator converges in (README, session 15).
    */
   componentApiLimits?: { qps: number; burst: number };
+  /**
+   * kube-apiserver flags after the local platform's own, a later value winning (a bench compares a
+   * restart's cost with and without one, bench/apiserver-restart.ts). Default: none.
+   */
+  apiserverArgs?: readonly string[];
 }
 
 /** A running etcd, kube-apiserver, kube-controller-manager and kube-scheduler on loopback, with an admin kubeconfig. */
@@ -153,6 +158,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       etcdUrl,
       pki,
       readyTimeoutMs: READY_TIMEOUT_MS,
+      extraArgs: options.apiserverArgs,
     });
     keep('kube-apiserver', apiserver.process, () => apiserver.restart());
     const server = `https://127.0.0.1:${apiserver.port}`;
