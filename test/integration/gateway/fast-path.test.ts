@@ -1,5 +1,10 @@
+import fs from 'node:fs/promises';
 import http from 'node:http';
 import { once } from 'node:events';
+import os from 'node:os';
+import path from 'node:path';
+import tls from 'node:tls';
+import { generateControlPlanePki } from '../../../local/pki.js';
 import type { AddressInfo } from 'node:net';
 import type { Gateway } from '../../../gateway/gateway.js';
 import type { ActivityRenewal } from '../../../gateway/proxy/activity-lease.js';
@@ -56,6 +61,7 @@ async function startEngine(): Promise<{ port: number; close(): Promise<void> }> 
         url: req.url,
         body,
         xff: req.headers['x-forwarded-for'],
+        proto: req.headers['x-forwarded-proto'],
       });
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
       res.end(req.method === 'HEAD' ? undefined : text);
@@ -288,5 +294,51 @@ describe('the gateway with its fast path on', () => {
     connection.write(`GET /healthz HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n`);
     const { text } = await connection.finish(3_000);
     expect(statusOf(text)).toBe(200);
+  });
+
+  it('when the gateway serves TLS itself, then requests are spliced after the handshake and the instance is told https', async () => {
+    const pair = (await generateControlPlanePki()).apiserver;
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-gw-fast-tls-'));
+    const files = { certFile: path.join(dir, 'tls.crt'), keyFile: path.join(dir, 'tls.key') };
+    await fs.writeFile(files.certFile, pair.certPem);
+    await fs.writeFile(files.keyFile, pair.keyPem);
+    const secure = await startTestGateway({
+      kubeConfig,
+      namespace: namespace.name,
+      env: {
+        SETTEE_GATEWAY_FAST_PATH: 'true',
+        SETTEE_GATEWAY_TLS_CERT: files.certFile,
+        SETTEE_GATEWAY_TLS_KEY: files.keyFile,
+      },
+      writers: { activityLease: async () => undefined, wakeRequest: async () => undefined },
+    });
+    try {
+      const text = await new Promise<string>((resolve, reject) => {
+        const socket = tls.connect({ host: '127.0.0.1', port: secure.port, rejectUnauthorized: false }, () =>
+          socket.write(
+            `GET /db/${namespace.name}/awake/one HTTP/1.1\r\nHost: gw\r\n\r\n` +
+              `GET /db/${namespace.name}/awake/two HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n`,
+          ),
+        );
+        let received = '';
+        socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+        socket.on('end', () => resolve(received));
+        socket.on('error', reject);
+      });
+      expect(text).toMatch(/"url":"\/one"[^]*"proto":"https"[^]*"url":"\/two"[^]*"proto":"https"/);
+      const metrics = (await new Promise<string>((resolve, reject) => {
+        const socket = tls.connect({ host: '127.0.0.1', port: secure.port, rejectUnauthorized: false }, () =>
+          socket.write('GET /metrics HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n'),
+        );
+        let received = '';
+        socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+        socket.on('end', () => resolve(received));
+        socket.on('error', reject);
+      })) as string;
+      expect(metrics).toContain('settee_gateway_spliced_requests_total 2');
+    } finally {
+      await secure.stop();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 });
