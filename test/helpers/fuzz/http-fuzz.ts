@@ -294,3 +294,40 @@ function decodeURIComponentOr(segment: string): string {
     return segment;
   }
 }
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/i;
+
+/**
+ * Whatever the fuzzer made, no URL it sends names a host other than loopback (the suite's
+ * deliveries are real): any http(s) URL to another host, in a header, the publish path or a
+ * body, becomes a closed loopback port.
+ */
+export function loopbackOnly(text: string): string {
+  return text.replace(/https?:\/\/([^/\s"?#:]*)/gi, (whole, host: string) =>
+    LOOPBACK.test(host) ? whole : 'http://127.0.0.1:1',
+  );
+}
+
+/** Node's client refuses to send a header value with other characters (a NUL, a newline, UTF-16). */
+const headerSafe = (value: string) => value.replace(/[^\t\x20-\x7e\x80-\xff]/g, '?');
+
+/**
+ * The request as it can be sent: its header values only of what a header may carry, and every URL
+ * in it to loopback ({@link loopbackOnly}).
+ */
+export function sendableRequest(request: FuzzRequest): FuzzRequest {
+  const safe = (value: string) => loopbackOnly(headerSafe(value));
+  const headers = Object.fromEntries(
+    Object.entries(request.headers).map(([k, v]) => [k, Array.isArray(v) ? v.map(safe) : safe(v)]),
+  );
+  const body = request.body && Buffer.from(loopbackOnly(request.body.toString('latin1')), 'latin1');
+  // A URL percent-encoded in the path is one once the router decodes it.
+  let path = loopbackOnly(request.path);
+  try {
+    const decoded = decodeURIComponent(path);
+    if (loopbackOnly(decoded) !== decoded) path = loopbackOnly(decoded);
+  } catch {
+    // Not decodable: the router refuses it as it is.
+  }
+  return { ...request, path, headers, ...(body && { body }) };
+}
