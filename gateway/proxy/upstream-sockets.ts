@@ -14,6 +14,19 @@ export interface UpstreamSocketsOptions {
   maxConnectionsPerAddress: number;
   /** How long an idle connection is kept (SETTEE_GATEWAY_UPSTREAM_IDLE_TIMEOUT). */
   idleTimeoutMs: number;
+  /** How long a new connection may take to be accepted; CONNECT_TIMEOUT_MS unless a test says. */
+  connectTimeoutMs?: number;
+}
+
+/** undici's connect timeout, which the full path's Agent keeps: the two paths wait alike. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/** A new connection was not accepted in time (an instance whose listen backlog is full). */
+export class UpstreamConnectTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`the instance did not accept a connection in ${ms} ms`);
+    this.name = 'UpstreamConnectTimeoutError';
+  }
 }
 
 /** One instance address's connections. */
@@ -53,7 +66,9 @@ export class UpstreamSocket {
       this.failure = err;
     });
     socket.on('timeout', () => {
-      if (this.owner !== undefined) this.owner.onUpstreamTimeout();
+      // Still connecting: nothing was sent, and the owner hears of it as a connection that closed.
+      if (socket.connecting) socket.destroy(new UpstreamConnectTimeoutError(pool.connectTimeoutMs));
+      else if (this.owner !== undefined) this.owner.onUpstreamTimeout();
       else socket.destroy();
     });
     socket.on('close', () => this.onClose());
@@ -118,6 +133,10 @@ export class UpstreamSockets {
     return this.options.idleTimeoutMs;
   }
 
+  get connectTimeoutMs(): number {
+    return this.options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+  }
+
   /** A socket to `origin` (`http://<ip>:<port>`) lent to `owner`: an idle one, or a new connection. */
   lend(origin: string, owner: UpstreamOwner): UpstreamSocket | undefined {
     if (this.closing) return undefined;
@@ -127,7 +146,10 @@ export class UpstreamSockets {
     if (address.open >= this.options.maxConnectionsPerAddress) return undefined;
     address.open += 1;
     const socket = net.connect({ host: address.host, port: address.port });
-    return new UpstreamSocket(socket, address, this).lend(owner);
+    const lent = new UpstreamSocket(socket, address, this).lend(owner);
+    // After lend(), which clears the timeout; the owner sets its own once connected.
+    socket.setTimeout(this.connectTimeoutMs);
+    return lent;
   }
 
   /** Connections to `origin`, lent and idle (for tests and the bench). */

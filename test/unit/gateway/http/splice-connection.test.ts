@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
@@ -340,6 +341,40 @@ describe('SpliceConnection', () => {
       const closed = await closesWithin(frontSockets[0] as net.Socket, 1_000);
       client.destroy();
       expect(closed).toBe(true);
+    }
+  });
+
+  it('when the instance does not accept the connection in time (a full backlog), then node:http gets the request whole', async () => {
+    // A listener that never accepts, its backlog filled: the next connection's SYN goes unanswered.
+    const blackhole = spawn('python3', [
+      '-c',
+      [
+        'import socket, sys, time',
+        's = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(0)',
+        'fill = [socket.socket() for _ in range(4)]',
+        'for c in fill: c.setblocking(False); c.connect_ex(s.getsockname())',
+        'print(s.getsockname()[1], flush=True); sys.stdin.read()',
+      ].join('\n'),
+    ]);
+    try {
+      const [portLine] = (await once(blackhole.stdout, 'data')) as [Buffer];
+      origin = () => `http://127.0.0.1:${portLine.toString().trim()}`;
+      sockets = new UpstreamSockets({
+        maxConnectionsPerAddress: 8,
+        idleTimeoutMs: 5_000,
+        connectTimeoutMs: 200,
+      });
+      const startedAt = Date.now();
+      const answer = exchange(['POST /backlog HTTP/1.1\r\nHost: gw\r\nContent-Length: 4\r\n\r\nbody'], {
+        done: (t) => t.includes('full path POST /backlog'),
+      });
+      const timer = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3_000));
+      const { text } = (await Promise.race([answer, timer])) ?? { text: 'no answer in 3 s' };
+      expect(text).toContain('full path POST /backlog');
+      expect(Date.now() - startedAt).toBeGreaterThanOrEqual(150);
+      expect(log).toMatchObject({ refused: 0, started: 0, ended: 0 });
+    } finally {
+      blackhole.kill();
     }
   });
 });
