@@ -68,6 +68,7 @@ import { startCountingReceiver } from './queue/counting-receiver.js';
 import { printReport } from './tenant-isolation/report.js';
 import { buildWindows, ROUND, runWindows, sleepUntil } from './tenant-isolation/schedule.js';
 import { runTenantALoad } from './tenant-isolation/tenant-a-load.js';
+import { waitThroughGateway } from './tenant-isolation/setup-diagnosis.js';
 import { runTenantBProbe } from './tenant-isolation/tenant-b-probe.js';
 import {
   A_LIMIT_PER_SECOND,
@@ -216,16 +217,22 @@ async function main(): Promise<void> {
     stops.push(() => gateway.stop());
     for (const tenant of tenants) {
       // Longer than waitForHttp's minute: a loaded machine starts the compiled gateway slowly.
-      await waitFor(
-        `tenant ${tenant.name}'s instance`,
-        async () => ((await fetch(tenant.docUrl, readInit).catch(() => undefined))?.ok ? true : undefined),
-        { timeoutMs: 180_000, intervalMs: 200, abort: gateway.exited },
-      );
-      await waitFor(
-        `tenant ${tenant.name}'s queue`,
-        async () => ((await fetch(tenant.publishUrl, publishInit(tenant))).status === 201 ? true : undefined),
-        { timeoutMs: 60_000, intervalMs: 200 },
-      );
+      await waitThroughGateway({
+        what: `tenant ${tenant.name}'s instance`,
+        url: tenant.docUrl,
+        init: () => readInit,
+        timeoutMs: 180_000,
+        gateway,
+      });
+      await waitThroughGateway({
+        what: `tenant ${tenant.name}'s queue`,
+        url: tenant.publishUrl,
+        init: () => publishInit(tenant),
+        expected: 201,
+        timeoutMs: 60_000,
+        gateway,
+        redis: tenant.redis,
+      });
     }
 
     // A's binding refuses its publishes above its limit; the gateway's informer has the limit
