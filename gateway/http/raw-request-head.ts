@@ -12,6 +12,8 @@
  * test/unit/gateway/http/raw-request-head-llhttp.test.ts checks this against Node's own parser.
  */
 
+import { isToken, isVisibleValue } from './header-chars.js';
+
 /** Not a whole head yet: read more, unless the buffer already holds maxHeadBytes. */
 export const HEAD_INCOMPLETE = 'incomplete';
 /** Not a head this reader takes: hand the bytes, unread, to node:http. */
@@ -55,14 +57,6 @@ const METHODS: ReadonlySet<string> = new Set([
   'OPTIONS',
   'PATCH',
 ]);
-
-/** RFC 9110 tchar: what a header name is made of. */
-const TOKEN = (() => {
-  const table = new Uint8Array(128);
-  for (let c = 0x21; c < 0x7f; c++) table[c] = 1;
-  for (const c of '"(),/:;<=>?@[\\]{}') table[c.charCodeAt(0)] = 0;
-  return table;
-})();
 
 /**
  * Reads the head at the start of `buf`. `maxHeadBytes` is the server's maxHeaderSize: a head that
@@ -168,23 +162,6 @@ function isOriginFormTarget(target: string): boolean {
   for (let i = 1; i < target.length; i++) {
     const c = target.charCodeAt(i);
     if (c <= SP || c >= 0x7f) return false;
-  }
-  return true;
-}
-
-function isToken(text: string, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80 || TOKEN[c] === 0) return false;
-  }
-  return true;
-}
-
-/** Visible ASCII, with blanks inside: a control (a bare CR or LF among them) or a byte above 0x7e is declined. */
-function isVisibleValue(text: string, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if ((c < SP && c !== HTAB) || c >= 0x7f) return false;
   }
   return true;
 }

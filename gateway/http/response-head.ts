@@ -6,6 +6,8 @@
  * exchange then ends as the full path ends an upstream that broke off (a 502, or a cut connection).
  */
 
+import { isToken, isVisibleValue } from './header-chars.js';
+
 /** Not a whole head yet: read more. */
 export const RESPONSE_INCOMPLETE = 'incomplete';
 /** Not a head the splice can frame: the exchange fails. */
@@ -39,7 +41,8 @@ export function readResponseHead(buf: Buffer): ResponseHeadReading {
   const head = buf.toString('latin1', 0, end);
   const lineEnd = head.indexOf('\r\n');
   const status = STATUS_LINE.exec(lineEnd < 0 ? head : head.slice(0, lineEnd));
-  if (status === null) return RESPONSE_BROKEN;
+  // A control in the status text or a header would be written on to the client (response splitting).
+  if (status === null || !isVisibleValue(status[3] ?? '', 0, status[3]?.length ?? 0)) return RESPONSE_BROKEN;
   const rawHeaders: string[] = [];
   let contentLength = -1;
   let chunked = false;
@@ -48,7 +51,8 @@ export function readResponseHead(buf: Buffer): ResponseHeadReading {
     let next = head.indexOf('\r\n', at);
     if (next < 0) next = end;
     const colon = head.indexOf(':', at);
-    if (colon <= at || colon > next) return RESPONSE_BROKEN;
+    if (colon <= at || colon > next || !isToken(head, at, colon) || !isVisibleValue(head, colon + 1, next))
+      return RESPONSE_BROKEN;
     const name = head.slice(at, colon);
     const value = head.slice(colon + 1, next).trim();
     rawHeaders.push(name, value);

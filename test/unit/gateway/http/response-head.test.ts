@@ -28,6 +28,23 @@ describe('readResponseHead', () => {
     expect(read('HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n')).toMatchObject({ close: true });
   });
 
+  it('when a header name or value, or the status text, holds what would split the head the client gets, then it is broken', () => {
+    for (const text of [
+      // undici refuses each of these (HPE_INVALID_HEADER_TOKEN and the like); written on, they reach the client.
+      'HTTP/1.1 200 OK\r\nX-Show: a\nContent-Length: 0\r\nContent-Length: 2\r\n\r\nok',
+      'HTTP/1.1 200 OK\r\nX-Show: a\rb\r\nContent-Length: 2\r\n\r\nok',
+      'HTTP/1.1 200 OK\r\nX-Show: a\u0000b\r\nContent-Length: 2\r\n\r\nok',
+      'HTTP/1.1 200 OK\r\nX\nContent-Length: 0\r\nContent-Length: 2\r\n\r\nok',
+      'HTTP/1.1 200 OK\r\nX Show: a\r\nContent-Length: 2\r\n\r\nok',
+      'HTTP/1.1 200 OK\u0000\r\nContent-Length: 2\r\n\r\nok',
+    ])
+      expect(read(text)).toBe(RESPONSE_BROKEN);
+    // Blanks inside and around a value are kept as before.
+    expect(read('HTTP/1.1 200 OK\r\nX-Show: \ta b\t\r\nContent-Length: 2\r\n\r\nok')).toMatchObject({
+      rawHeaders: ['X-Show', 'a b', 'Content-Length', '2'],
+    });
+  });
+
   it('when the blank line has not come, then it is incomplete', () => {
     expect(read('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n')).toBe(RESPONSE_INCOMPLETE);
   });

@@ -1,0 +1,33 @@
+/**
+ * What a header line may hold, as llhttp and undici read it: both the request reader
+ * (raw-request-head.ts) and the response reader (response-head.ts) refuse anything else, so no
+ * head the gateway writes carries a name or value two parsers could split differently.
+ */
+
+const SP = 0x20;
+const HTAB = 0x09;
+
+/** RFC 9110 tchar: what a header name is made of. */
+const TOKEN = (() => {
+  const table = new Uint8Array(128);
+  for (let c = 0x21; c < 0x7f; c++) table[c] = 1;
+  for (const c of '"(),/:;<=>?@[\\]{}') table[c.charCodeAt(0)] = 0;
+  return table;
+})();
+
+export function isToken(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80 || TOKEN[c] === 0) return false;
+  }
+  return true;
+}
+
+/** Visible ASCII, with blanks inside: a control (a bare CR or LF among them) or a byte above 0x7e is refused. */
+export function isVisibleValue(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < SP && c !== HTAB) || c >= 0x7f) return false;
+  }
+  return true;
+}
