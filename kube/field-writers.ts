@@ -11,3 +11,15 @@ import type { KubernetesObject } from './kubernetes-object.js';
 export function isWrittenBy(object: KubernetesObject | undefined, manager: string): boolean {
   return (object?.metadata?.managedFields ?? []).some((writer) => writer.manager === manager);
 }
+
+/**
+ * Whether `manager` is the only writer of `object` itself, besides its subresources (a
+ * StatefulSet's status, written by the controller-manager; its scale, whose replicas are compared
+ * on their own). Any other client that set a field still in the object shows as a writer of its own
+ * (a `kubectl edit` of the pod template, a merge patch): the object is then not just what `manager`
+ * last wrote. A write that only removes a field leaves no writer (see isWrittenBy), so it is not seen.
+ */
+export function isWrittenOnlyBy(object: KubernetesObject | undefined, manager: string): boolean {
+  const writers = (object?.metadata?.managedFields ?? []).filter((writer) => !writer.subresource);
+  return writers.length > 0 && writers.every((writer) => writer.manager === manager);
+}

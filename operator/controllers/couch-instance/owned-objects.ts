@@ -1,10 +1,11 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'winston';
 import type { CouchInstance } from '../../../api/couch-instance.js';
 import { applyObject, FIELD_MANAGER } from '../../../kube/apply.js';
 import type { KubeClients } from '../../../kube/clients.js';
 import { callKube, isAlreadyExists } from '../../../kube/errors.js';
-import { isWrittenBy } from '../../../kube/field-writers.js';
+import { isWrittenBy, isWrittenOnlyBy } from '../../../kube/field-writers.js';
 import { holdsFields } from '../../../kube/holds-fields.js';
 import type { Informer } from '../../../kube/informer.js';
 import type { WatchSource } from '../../../kube/controller-runtime/controller.js';
@@ -36,10 +37,11 @@ import { ScaleFallback } from './scale-fallback.js';
  * of its own remembered, an object the operator wrote (its field manager in managedFields), whose
  * last write carried the desired content (the digest) and which still holds every field the
  * desired object sets (holdsFields) is not applied again either: the apply would change nothing
- * (at 500 instances a restart re-applied 2,500 objects that changed nothing). A StatefulSet is,
- * once per restart: its cached copy has no pod template to compare. Any other version (a hand
- * edit such as `kubectl scale`, or one this process never wrote) is applied again: the spec wins,
- * and an apply that changes nothing costs one request and no write.
+ * (at 500 instances a restart re-applied 2,500 objects that changed nothing). A StatefulSet's
+ * cached copy has no pod template to compare: it is taken as held when no other client wrote it
+ * (holdsDesired). Any other version (a hand edit such as `kubectl scale`, or one this process
+ * never wrote) is applied again: the spec wins, and an apply that changes nothing costs one
+ * request and no write.
  */
 export class OwnedObjects {
   private readonly scaleFallback: ScaleFallback;
@@ -96,8 +98,7 @@ export class OwnedObjects {
     const unchanged =
       existing !== undefined &&
       appliedDigestOf(existing) === appliedDigestOf(desired) &&
-      (this.recent.isOwnLastWrite(owner, slot, existing) ||
-        (isWrittenBy(existing, FIELD_MANAGER) && holdsFields(existing, fieldsOf(desired))));
+      (this.recent.isOwnLastWrite(owner, slot, existing) || holdsDesired(informer, existing, desired));
     const replicas = replicasOf(desired);
     if (unchanged && replicasOf(existing) === replicas) return existing;
     const scalable = unchanged && replicas !== undefined && existing.metadata?.resourceVersion;
@@ -200,6 +201,24 @@ export class OwnedObjects {
     await this.apply(owner, informer, buildAdminSecret({ instance, credentials, endpoint, boundAdminHash }));
     return { credentials, adminPasswordHash, created: false };
   }
+}
+
+/**
+ * Whether `existing`, not remembered as this controller's own last write (after a restart), holds
+ * `desired`: it was written by this operator and holds every field of `desired` its cache keeps
+ * (holdsFields). A field the cache trims (a StatefulSet's pod template) cannot be compared: it is
+ * taken as applied when the applied digest (compared by the caller) says the last write carried it
+ * and no other client wrote the object since (isWrittenOnlyBy), as operators keeping a spec hash do.
+ * At 2,000 instances a restart re-applied 2,000 StatefulSets that changed nothing. What this misses:
+ * a hand edit that only removes a template field leaves no writer, and stays until the spec changes.
+ */
+function holdsDesired<T extends KubernetesObject>(informer: Informer<T>, existing: T, desired: T): boolean {
+  const kept = structuredClone(desired);
+  informer.trim(kept);
+  if (!holdsFields(existing, fieldsOf(kept))) return false;
+  return isDeepStrictEqual(kept, desired)
+    ? isWrittenBy(existing, FIELD_MANAGER)
+    : isWrittenOnlyBy(existing, FIELD_MANAGER);
 }
 
 /** An object's fields but its kind: a list's items, in the caches, carry no apiVersion and kind. */
