@@ -69,9 +69,6 @@ export interface SpliceOptions {
   retryAfterSeconds: number;
 }
 
-/** Pipelined bytes read during a response past which the client is not read until it ends. */
-const PIPELINE_BUFFER_BYTES = 64 * 1024;
-
 /**
  * One client connection on the fast path (docs/data-path.md, Option A): each request head is read
  * with raw-request-head.ts and decided; a taken one is written to a pooled instance connection and
@@ -127,9 +124,21 @@ export class SpliceConnection implements UpstreamOwner {
     if (this.finished) return;
     if (this.exchange !== undefined && !this.connecting && !this.requestDone)
       return this.forwardRequestBody(chunk, 0);
-    this.pending = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk]);
-    if (this.exchange === undefined) this.readHead();
-    else if (this.pending.length > PIPELINE_BUFFER_BYTES) this.socket.pause();
+    if (this.exchange === undefined) {
+      this.pending = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk]);
+      this.readHead();
+    } else this.keep(chunk);
+  }
+
+  /**
+   * Bytes pipelined during an exchange go back into the paused socket, read again once it ends. A
+   * FIN behind them is then not read (no 'end') before their head is decided: a pause alone does
+   * not hold back an 'end' with nothing buffered, and a head handed to node:http after the 'end'
+   * can no longer be put back. Nothing more is read meanwhile.
+   */
+  private keep(bytes: Buffer): void {
+    this.socket.pause();
+    this.socket.unshift(bytes);
   }
 
   private readHead(): void {
@@ -150,8 +159,10 @@ export class SpliceConnection implements UpstreamOwner {
     this.head = head;
     if (upstream.connected) return this.send();
     // Nothing is read or sent until the instance accepts: a refusal can still go the full path.
+    // The bytes past the head wait in the socket, read again once it is sent (see keep()).
     this.connecting = true;
-    this.socket.pause();
+    this.pending = buf.subarray(0, head.bodyStart);
+    this.keep(buf.subarray(head.bodyStart));
     upstream.socket.once('connect', () => {
       if (this.upstream !== upstream || !this.connecting) return;
       this.connecting = false;
@@ -200,8 +211,7 @@ export class SpliceConnection implements UpstreamOwner {
   private requestSent(rest: Buffer): void {
     this.requestDone = true;
     this.socket.setTimeout(0);
-    if (rest.length > 0)
-      this.pending = this.pending === undefined ? rest : Buffer.concat([this.pending, rest]);
+    if (rest.length > 0) this.keep(rest);
   }
 
   onUpstreamData(chunk: Buffer): void {
@@ -269,10 +279,10 @@ export class SpliceConnection implements UpstreamOwner {
       else upstream.discard();
     }
     exchange?.end();
-    if (!this.keepAlive || (this.clientEnded && this.pending === undefined)) return this.finish();
+    // Pipelined bytes wait in the socket (keep()), so a FIN read already has nothing behind it.
+    if (!this.keepAlive || this.clientEnded) return this.finish();
     this.socket.setTimeout(this.options.idleTimeoutMs);
     this.socket.resume();
-    if (this.pending !== undefined) this.readHead();
   }
 
   onUpstreamClosed(err: Error | undefined): void {
@@ -364,7 +374,8 @@ export class SpliceConnection implements UpstreamOwner {
   /** Gives the connection to node:http, the bytes read and not forwarded put back to be read first. */
   private handOver(): void {
     const { socket } = this;
-    // After the client's FIN nothing can be put back to read; a head pipelined before it is dropped.
+    // After the client's FIN nothing can be put back to read (keep() holds the FIN back behind a
+    // pipelined head; a head that arrives whole with its FIN and is not taken has no answer).
     if (this.clientEnded) return this.finish();
     const bytes = this.pending;
     this.pending = undefined;

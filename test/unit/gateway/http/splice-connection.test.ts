@@ -39,6 +39,8 @@ let upstream: http.Server;
 let upstreamOrigin: string;
 let upstreamRequests: Array<{ method: string; url: string; body: string; headers: http.IncomingHttpHeaders }>;
 let fallback: http.Server;
+/** Targets of the requests node:http (the full path) read. */
+let fallbackRequests: string[];
 let front: net.Server;
 /** The front's side of each client connection, in order of arrival. */
 let frontSockets: net.Socket[];
@@ -118,6 +120,7 @@ beforeAll(async () => {
   upstreamOrigin = `http://127.0.0.1:${(upstream.address() as net.AddressInfo).port}`;
 
   fallback = http.createServer((req, res) => {
+    fallbackRequests.push(req.url ?? '');
     req.resume();
     req.on('end', () => {
       const text = `full path ${req.method} ${req.url}`;
@@ -147,6 +150,7 @@ beforeAll(async () => {
 
 beforeEach(() => {
   frontSockets = [];
+  fallbackRequests = [];
   upstreamRequests = [];
   log = { started: 0, ended: 0, refused: 0, failures: [], counts: { bytesIn: 0, bytesOut: 0 }, decided: [] };
   declined = new Set();
@@ -376,5 +380,19 @@ describe('SpliceConnection', () => {
     } finally {
       blackhole.kill();
     }
+  });
+
+  it('when the client pipelines a head the fast path declines and then sends its FIN, then node:http reads that head', async () => {
+    declined.add('/full');
+    // Answered or not, as node:http answers a request followed by a FIN (it aborts one whose
+    // answer is not ready by then): what the splice owes is to hand it over with the FIN behind it.
+    const { text, closed } = await exchange(
+      ['GET /a HTTP/1.1\r\nHost: gw\r\n\r\nGET /full HTTP/1.1\r\nHost: gw\r\n\r\n'],
+      { halfClose: true },
+    );
+    expect(closed).toBe(true);
+    expect(text).toMatch(/^HTTP\/1.1 200 OK[^]*GET \/a /);
+    expect(log.decided).toEqual(['/a', '/full']);
+    expect(fallbackRequests).toEqual(['/full']);
   });
 });
