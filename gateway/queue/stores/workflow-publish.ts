@@ -242,6 +242,14 @@ export async function prepareWorkflowMessages(
     throw new InvalidRequestError(
       `Upstash-Workflow-RunId: a request's steps must be of one run, not ${[...stepsOf.keys()].join(', ')}`,
     );
+  // A trigger starts its run in its own script before a later step's run is read, so a step refused
+  // (its run not running, unknown) would leave the trigger's run started by a request answered 400.
+  // The SDK never mixes them (triggers go alone or together, a run's steps with that run's), so a
+  // request that does is refused before anything.
+  if (steps > 0 && messages.some((message) => message.workflowPublish?.init === true))
+    throw new InvalidRequestError(
+      "Upstash-Workflow-Init: a request's triggers and steps must be published separately",
+    );
   // Steps are stored with their append only when they are the whole request: the request's other
   // messages go in later scripts, and if one of those fails the client publishes the request again,
   // which would store the steps' deliveries a second time (the two-script path stores them in the
