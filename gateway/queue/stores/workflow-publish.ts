@@ -121,26 +121,41 @@ export function newRunOf(
   return { config, firstStep, delivery };
 }
 
-/** A trigger starts its run and is its first delivery; one of a run that exists answers as its duplicate. */
-async function startRun(
+/** What a trigger's run starts with, once its trigger is checked: nothing of it is stored yet. */
+interface RunStart {
+  published: QueueMessage;
+  runId: string;
+  config: WorkflowRunConfig;
+  firstStep: RawStep;
+}
+
+/**
+ * Checks a trigger and reads what its run starts with, storing nothing: an invoke's body must parse
+ * and its invoker be a running run of this binding (it is what the invoked run resumes).
+ */
+async function runStartOf(
   runs: WorkflowRunStore,
   published: QueueMessage,
   workflow: WorkflowPublish,
-): Promise<QueueMessage | EnqueueAnswer> {
-  const { runId } = workflow;
+): Promise<RunStart> {
   const config = runConfigOf(published, workflow.url);
-  const createdAt = published.createdAt;
   let payload = published.body;
   if (workflow.invoke) {
     const invoke = parseInvokeRequest(published.body);
-    // The invoker must be a running run of this binding: it is what the invoked run resumes.
     const invoker = await runs.get(invoke.invoker.runId);
     if (!invoker) throw new ResourceNotFoundError(`workflow run ${invoke.invoker.runId} not found`);
     if (invoker.state !== 'RUN_STARTED') throw notRunning(invoke.invoker.runId, invoker.state);
     payload = invoke.payload;
     config.invoker = invoke.invoker;
   }
-  const firstStep = buildRawStep(published.id, payload, createdAt);
+  const firstStep = buildRawStep(published.id, payload, published.createdAt);
+  return { published, runId: workflow.runId, config, firstStep };
+}
+
+/** A trigger starts its run and is its first delivery; one of a run that exists answers as its duplicate. */
+async function startRun(runs: WorkflowRunStore, start: RunStart): Promise<QueueMessage | EnqueueAnswer> {
+  const { published, runId, config, firstStep } = start;
+  const createdAt = published.createdAt;
   const outcome = await runs.start({ runId, config, createdAt, firstStep });
   if (!outcome.started) return { messageId: outcome.firstMessageId, deduplicated: true };
   return runMessage({
@@ -255,13 +270,24 @@ export async function prepareWorkflowMessages(
   // which would store the steps' deliveries a second time (the two-script path stores them in the
   // same script as the other messages of their group, all or none).
   const storeWithAppend = steps === messages.length;
+  // Every trigger is checked before any starts its run (each start is its own script): a later
+  // trigger refused (an invoke naming an unknown invoker) would leave an earlier one's run started
+  // by a request answered 4xx (found by the workflow state fuzz).
+  const starts: (RunStart | undefined)[] = [];
+  for (const { workflowPublish, ...published } of messages)
+    starts.push(
+      workflowPublish?.init === true && !isCallRequest(workflowPublish)
+        ? await runStartOf(runs, published, workflowPublish)
+        : undefined,
+    );
   const appended = new Map<string, QueueMessage | EnqueueAnswer>();
   const prepared: (QueueMessage | EnqueueAnswer)[] = [];
-  for (const message of messages) {
+  for (const [i, message] of messages.entries()) {
     const { workflowPublish, ...published } = message;
+    const start = starts[i];
     if (workflowPublish === undefined) prepared.push(message);
     else if (isCallRequest(workflowPublish)) prepared.push({ ...published, workflowCall: true });
-    else if (workflowPublish.init) prepared.push(await startRun(runs, published, workflowPublish));
+    else if (start !== undefined) prepared.push(await startRun(runs, start));
     else {
       const { runId } = workflowPublish;
       if (!appended.has(message.id))

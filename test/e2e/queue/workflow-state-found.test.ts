@@ -20,24 +20,21 @@ describe('workflow route refusals found by the state fuzz', () => {
     });
   const ask = async (path: string) => JSON.parse((await send(path, 'GET', '')).body) as unknown;
   const snapshot = () => snapshotRecords(suite.inspect, keys, ask, [...fixture.events]);
+  const item = (headers: Record<string, string>, name: string, body = '{"marker":"fz-new"}') => ({
+    destination: fixture.url(name),
+    headers: { 'upstash-workflow-url': fixture.url(name), ...headers },
+    body,
+  });
+  const batch = (items: readonly ReturnType<typeof item>[]) =>
+    send('/v2/batch', 'POST', JSON.stringify(items), { 'content-type': 'application/json' });
 
   it('when a batch starts a run in one item and names a cancelled run in a later one, then it is a 400 and no run starts', async () => {
     const [cancelled] = await fixture.runs('cancelled', 1);
     const before = await snapshot();
-    const item = (headers: Record<string, string>, name: string) => ({
-      destination: fixture.url(name),
-      headers: { 'upstash-workflow-url': fixture.url(name), ...headers },
-      body: '{"marker":"fz-new"}',
-    });
-    const answer = await send(
-      '/v2/batch',
-      'POST',
-      JSON.stringify([
-        item({ 'upstash-workflow-init': 'true', 'upstash-workflow-runid': 'wfr_fz-found-new' }, 'quick'),
-        item({ 'upstash-workflow-runid': cancelled! }, 'sleeper'),
-      ]),
-      { 'content-type': 'application/json' },
-    );
+    const answer = await batch([
+      item({ 'upstash-workflow-init': 'true', 'upstash-workflow-runid': 'wfr_fz-found-new' }, 'quick'),
+      item({ 'upstash-workflow-runid': cancelled! }, 'sleeper'),
+    ]);
     const diff = diffRecords(before, await snapshot());
     expect([answer.status, answer.body, unchanged(diff) ? 'unchanged' : diff]).toEqual([
       400,
@@ -45,6 +42,40 @@ describe('workflow route refusals found by the state fuzz', () => {
         error: "Upstash-Workflow-Init: a request's triggers and steps must be published separately",
       }),
       'unchanged',
+    ]);
+  });
+
+  it('when a batch of triggers has an invoke naming an unknown invoker after a plain trigger, then it is a 404 and no run starts', async () => {
+    const before = await snapshot();
+    const invoke = JSON.stringify({
+      workflowRunId: 'wfr_fz-found-nobody',
+      workflowUrl: fixture.url('quick'),
+      step: { stepId: 1, stepName: 'i', stepType: 'Invoke', concurrent: 1 },
+    });
+    const answer = await batch([
+      item({ 'upstash-workflow-init': 'true', 'upstash-workflow-runid': 'wfr_fz-found-first' }, 'quick'),
+      item(
+        {
+          'upstash-workflow-init': 'true',
+          'upstash-workflow-invoke': 'true',
+          'upstash-workflow-runid': 'wfr_fz-found-invoked',
+        },
+        'quick',
+        invoke,
+      ),
+    ]);
+    const after = await snapshot();
+    const diff = diffRecords(before, after);
+    expect([
+      answer.status,
+      answer.body,
+      unchanged(diff) ? 'unchanged' : diff,
+      await suite.inspect.exists(keys.workflowRun('wfr_fz-found-first')),
+    ]).toEqual([
+      404,
+      JSON.stringify({ error: 'workflow run wfr_fz-found-nobody not found' }),
+      'unchanged',
+      0,
     ]);
   });
 });
