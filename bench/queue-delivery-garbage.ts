@@ -1,0 +1,147 @@
+/**
+ * Heap allocated per delivery by the queue gateway, exactly, builds side by side (issue 26 item 2):
+ * each build's bundled gateway (spawnQueueGateway's process) drains WARMUP messages, then BACKLOG
+ * signed ones to a loopback receiver, rounds alternating the builds. A full GC is forced at both
+ * edges of the measured drain (SIGUSR2 to a preload run with --expose-gc) and V8's --trace-gc-nvp
+ * counts are summed between them: no young generation's worth of bytes is left uncounted, and
+ * bytes do not move with the machine's load as CPU time does (docs/queue.md, Performance).
+ *
+ *   npx tsx bench/queue-delivery-garbage.ts [other-build.mjs ...]   (QUEUE_GARBAGE_ROUNDS=3)
+ *
+ * The current tree is bundled and measured; other builds are bundles of another checkout
+ * (local/bundle.ts bundleEntry of test/helpers/queue/queue-gateway-process.ts), copied inside a
+ * repository so that they resolve its node_modules.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { bundleEntry } from '../local/bundle.js';
+import { startProcess } from '../local/process.js';
+import { startRedis } from '../local/redis-server.js';
+import { waitFor } from '../local/wait.js';
+import { MESSAGE_FIELD, queueKeys } from '../gateway/queue/core/keys.js';
+import { encodeMessage } from '../gateway/queue/core/message-codec.js';
+import { createMessage } from '../gateway/queue/core/message.js';
+import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
+import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
+import { median, round } from './lib/stats.js';
+import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
+import { GcCount } from './queue/gc-count.js';
+import {
+  BACKLOG,
+  BATCH,
+  BODY,
+  CONCURRENCY,
+  KEY_PREFIX,
+  SIGNING_KEY,
+} from './queue-publish/publish-settings.js';
+
+const ROUNDS = Number(process.env.QUEUE_GARBAGE_ROUNDS ?? '3');
+const WARMUP = 2_000;
+/** A data: module, so that a bundle run by plain node needs no file beside it. */
+const FULL_GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2', () => globalThis.gc())`;
+
+/** `count` messages like the bench's backlog, added to the stream the gateway is reading. */
+async function publish(inspect: Redis, stream: string, destination: string, count: number): Promise<void> {
+  const pipeline = inspect.pipeline();
+  for (let i = 0; i < count; i++) {
+    const message = createMessage({
+      destination,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(BODY),
+      retries: 3,
+    });
+    pipeline.xadd(stream, '*', MESSAGE_FIELD, encodeMessage(message));
+  }
+  await pipeline.exec();
+}
+
+/** KB allocated per delivery of BACKLOG messages by a gateway started from `bundle`. */
+async function measure(bundle: string, redis: Redis, receiver: CountingReceiver, env: NodeJS.ProcessEnv) {
+  const stream = queueKeys(KEY_PREFIX).stream;
+  await redis.del(stream);
+  const gc = new GcCount();
+  let fullGcs = 0;
+  const proc = startProcess({
+    name: 'queue-gateway',
+    command: process.execPath,
+    args: ['--trace-gc-nvp', '--expose-gc', '--import', FULL_GC_ON_SIGNAL, bundle],
+    env,
+    onLine: (line) => {
+      gc.onLine(line);
+      if (/\bgc=mc\b/.test(line)) fullGcs += 1;
+    },
+  });
+  try {
+    await waitFor('the gateway to listen', async () => /listening (\S+)/.exec(proc.output())?.[1], {
+      timeoutMs: 180_000,
+      abort: proc.exited,
+    });
+    const fullGc = async (): Promise<void> => {
+      const wanted = fullGcs + 1;
+      process.kill(proc.pid, 'SIGUSR2');
+      await waitFor('a full GC', async () => (fullGcs >= wanted ? true : undefined), { timeoutMs: 30_000 });
+    };
+    const drain = async (count: number): Promise<void> => {
+      receiver.reset();
+      await publish(redis, stream, receiver.url, count);
+      await waitFor('the drain', async () => (receiver.received >= count ? true : undefined), {
+        timeoutMs: 600_000,
+        intervalMs: 20,
+      });
+    };
+    await drain(WARMUP);
+    await fullGc();
+    const before = gc.totals().allocatedBytes;
+    await drain(BACKLOG);
+    await fullGc();
+    return (gc.totals().allocatedBytes - before) / 1_024 / BACKLOG;
+  } finally {
+    await proc.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const builds = [await bundleEntry('test/helpers/queue/queue-gateway-process.ts'), ...process.argv.slice(2)];
+  const server = await startRedis();
+  const redis = new Redis({ host: server.host, port: server.port, password: server.password, protocol: 2 });
+  const receiver = await startCountingReceiver();
+  const target = testQueueTarget(server, { namespace: 'bench', signingKey: SIGNING_KEY });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...buildQueueGatewayEnv(KEY_PREFIX, {
+      SETTEE_QUEUE_WORKER_CONCURRENCY: String(CONCURRENCY),
+      SETTEE_QUEUE_POLL_INTERVAL_MS: '200',
+      SETTEE_QUEUE_MAX_BATCH_SIZE: String(BATCH),
+    }),
+    SETTEE_TEST_QUEUE_TARGETS: JSON.stringify([target]),
+    SETTEE_TEST_QUEUE_WORKERS: 'true',
+  };
+  const kb: number[][] = builds.map(() => []);
+  try {
+    for (let r = 0; r < ROUNDS; r++) {
+      // Alternating: each build goes first in some rounds.
+      const order = builds.map((_, i) => i);
+      if (r % 2 === 1) order.reverse();
+      for (const i of order) {
+        kb[i]!.push(await measure(builds[i]!, redis, receiver, env));
+        console.log(
+          `round ${r + 1}: ${path.basename(builds[i]!)} ${round(kb[i]!.at(-1)!, 2)} KB a delivery, load ${round(os.loadavg()[0]!, 1)}`,
+        );
+      }
+    }
+    for (const [i, build] of builds.entries()) {
+      const values = kb[i]!;
+      console.log(
+        `${path.basename(build)}: ${round(median(values), 2)} KB a delivery [${round(Math.min(...values), 2)}-${round(Math.max(...values), 2)}]`,
+      );
+    }
+  } finally {
+    redis.disconnect();
+    await receiver.close();
+    await server.stop();
+  }
+}
+
+await main();
