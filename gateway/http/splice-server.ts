@@ -24,6 +24,9 @@ export interface SpliceServerOptions {
   splice: Omit<SpliceOptions, 'handOver'>;
 }
 
+/** As https.Server answers ALPN: a client offering h2 and http/1.1 is told http/1.1. */
+const HTTP_1_1 = ['http/1.1'];
+
 /**
  * The gateway's listener with the fast path on (SETTEE_GATEWAY_FAST_PATH, docs/data-path.md
  * Option A): each connection is read by a SpliceConnection, which hands it to the node:http server
@@ -52,7 +55,7 @@ export function createSpliceServer(options: SpliceServerOptions): SpliceServer {
     keepAliveInitialDelay: options.keepAliveInitialDelayMs,
   };
   const server = options.certificate
-    ? tls.createServer({ ...serverOptions, ...options.certificate }, accept)
+    ? tls.createServer({ ...serverOptions, ...options.certificate, ALPNProtocols: HTTP_1_1 }, accept)
     : net.createServer(serverOptions, accept);
   // node:http starts tracking connections (its headersTimeout sweep, closeIdleConnections) when it
   // emits 'listening'; this one never listens, the splice server hands it connections.
