@@ -1,7 +1,9 @@
 /**
  * What a header line may hold, as llhttp and undici read it: both the request reader
  * (raw-request-head.ts) and the response reader (response-head.ts) refuse anything else, so no
- * head the gateway writes carries a name or value two parsers could split differently.
+ * head the gateway writes carries a name or value two parsers could split differently. A request
+ * outside visible ASCII is only declined (node:http reads it); a response's values may also hold
+ * obs-text, which the full path passes on.
  */
 
 const SP = 0x20;
@@ -28,6 +30,19 @@ export function isVisibleValue(text: string, start: number, end: number): boolea
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
     if ((c < SP && c !== HTAB) || c >= 0x7f) return false;
+  }
+  return true;
+}
+
+/**
+ * A response's field value or status text as RFC 9110 allows them (HTAB, SP, VCHAR, obs-text) and as
+ * the full path passes them on (llhttp reads them, node:http writes them): bytes 0x80-0xff, read as
+ * latin1, go through unchanged; a control or DEL (a bare CR or LF among them) is still refused.
+ */
+export function isResponseFieldValue(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < SP && c !== HTAB) || c === 0x7f) return false;
   }
   return true;
 }

@@ -6,7 +6,7 @@
  * exchange then ends as the full path ends an upstream that broke off (a 502, or a cut connection).
  */
 
-import { isToken, isVisibleValue } from './header-chars.js';
+import { isResponseFieldValue, isToken } from './header-chars.js';
 
 /** Not a whole head yet: read more. */
 export const RESPONSE_INCOMPLETE = 'incomplete';
@@ -42,7 +42,8 @@ export function readResponseHead(buf: Buffer): ResponseHeadReading {
   const lineEnd = head.indexOf('\r\n');
   const status = STATUS_LINE.exec(lineEnd < 0 ? head : head.slice(0, lineEnd));
   // A control in the status text or a header would be written on to the client (response splitting).
-  if (status === null || !isVisibleValue(status[3] ?? '', 0, status[3]?.length ?? 0)) return RESPONSE_BROKEN;
+  if (status === null || !isResponseFieldValue(status[3] ?? '', 0, status[3]?.length ?? 0))
+    return RESPONSE_BROKEN;
   const rawHeaders: string[] = [];
   let contentLength = -1;
   let chunked = false;
@@ -51,7 +52,12 @@ export function readResponseHead(buf: Buffer): ResponseHeadReading {
     let next = head.indexOf('\r\n', at);
     if (next < 0) next = end;
     const colon = head.indexOf(':', at);
-    if (colon <= at || colon > next || !isToken(head, at, colon) || !isVisibleValue(head, colon + 1, next))
+    if (
+      colon <= at ||
+      colon > next ||
+      !isToken(head, at, colon) ||
+      !isResponseFieldValue(head, colon + 1, next)
+    )
       return RESPONSE_BROKEN;
     const name = head.slice(at, colon);
     const value = head.slice(colon + 1, next).trim();

@@ -39,6 +39,14 @@ describe('readResponseHead', () => {
       'HTTP/1.1 200 OK\u0000\r\nContent-Length: 2\r\n\r\nok',
     ])
       expect(read(text)).toBe(RESPONSE_BROKEN);
+    // obs-text (bytes 0x80-0xff) in a value or the status text is what the full path passes on: kept as sent.
+    expect(
+      read('HTTP/1.1 200 \u00c9t\u00e9\r\nContent-Disposition: attachment; filename="caf\u00e9.txt"\r\n\r\n'),
+    ).toMatchObject({
+      statusText: '\u00c9t\u00e9',
+      rawHeaders: ['Content-Disposition', 'attachment; filename="caf\u00e9.txt"'],
+    });
+    expect(read('HTTP/1.1 200 OK\r\nX-Show: a\u007fb\r\nContent-Length: 2\r\n\r\nok')).toBe(RESPONSE_BROKEN);
     // Blanks inside and around a value are kept as before.
     expect(read('HTTP/1.1 200 OK\r\nX-Show: \ta b\t\r\nContent-Length: 2\r\n\r\nok')).toMatchObject({
       rawHeaders: ['X-Show', 'a b', 'Content-Length', '2'],
