@@ -70,6 +70,14 @@ module.exports = {
       from: { path: `^${QUEUE}` },
       to: { path: '^gateway/(proxy|envelope)/' },
     },
+    {
+      name: 'http-kit-imports-proxy',
+      comment:
+        'gateway/http/ is the HTTP kit the proxy, the envelope and the queue stand on: it imports none of them (the proxy decides, the kit frames and splices).',
+      severity: 'error',
+      from: { path: '^gateway/http/' },
+      to: { path: '^gateway/(proxy|envelope)/' },
+    },
     ...queueLayerRules,
   ],
   options: {

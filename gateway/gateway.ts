@@ -26,7 +26,7 @@ import { followInstanceChanges } from './proxy/follow-instance-changes.js';
 import { InstanceConcurrency } from './proxy/instance-concurrency.js';
 import { createInstanceHandler } from './proxy/instance-handler.js';
 import { createFastPathDecider } from './proxy/fast-path.js';
-import { UpstreamSockets } from './proxy/upstream-sockets.js';
+import { UpstreamSockets } from './http/upstream-sockets.js';
 import { probeSystemDatabases, probeUp } from '../couchdb/probe-up.js';
 import { RouteTable } from './proxy/route-table.js';
 import { TrustedProxies } from './http/trusted-proxies.js';

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type net from 'node:net';
-import type { UpstreamOwner, UpstreamSocket, UpstreamSockets } from '../proxy/upstream-sockets.js';
+import type { UpstreamOwner, UpstreamSocket, UpstreamSockets } from './upstream-sockets.js';
 import { BodyFraming, FRAMING_BROKEN } from './body-framing.js';
 import { buildErrorResponse } from './error-response.js';
 import {

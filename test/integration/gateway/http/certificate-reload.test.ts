@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import tls from 'node:tls';
 import { loadGatewayConfig } from '../../../../gateway/config.js';
 import { startServer, type ListeningServer } from '../../../../gateway/http/server.js';
-import { UpstreamSockets } from '../../../../gateway/proxy/upstream-sockets.js';
+import { UpstreamSockets } from '../../../../gateway/http/upstream-sockets.js';
 import { generateControlPlanePki, type KeyPair } from '../../../../local/pki.js';
 import { waitFor } from '../../../../local/wait.js';
 import { createLogger } from '../../../../observability/logger.js';

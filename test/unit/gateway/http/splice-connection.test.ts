@@ -15,7 +15,7 @@ import {
   type SpliceExchange,
   type SpliceFailure,
 } from '../../../../gateway/http/splice-connection.js';
-import { UpstreamSockets } from '../../../../gateway/proxy/upstream-sockets.js';
+import { UpstreamSockets } from '../../../../gateway/http/upstream-sockets.js';
 
 /**
  * The splice between a raw client on loopback and a node:http upstream on loopback, with a

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import tls from 'node:tls';
 import { createSpliceServer } from '../../../../gateway/http/splice-server.js';
-import { UpstreamSockets } from '../../../../gateway/proxy/upstream-sockets.js';
+import { UpstreamSockets } from '../../../../gateway/http/upstream-sockets.js';
 import { generateControlPlanePki } from '../../../../local/pki.js';
 
 describe('createSpliceServer with TLS', () => {

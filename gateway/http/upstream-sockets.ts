@@ -152,7 +152,7 @@ export class UpstreamSockets {
     return lent;
   }
 
-  /** Connections to `origin`, lent and idle (for tests and the bench). */
+  /** Connections to `origin`, lent and idle (for tests). */
   count(origin: string): { open: number; idle: number } {
     const address = this.addresses.get(origin);
     return { open: address?.open ?? 0, idle: address?.idle.length ?? 0 };

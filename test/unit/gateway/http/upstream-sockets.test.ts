@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { once } from 'node:events';
-import { UpstreamSockets, type UpstreamOwner } from '../../../../gateway/proxy/upstream-sockets.js';
+import { UpstreamSockets, type UpstreamOwner } from '../../../../gateway/http/upstream-sockets.js';
 
 /** An upstream on loopback that keeps its accepted sockets, so a test can act on the instance's side. */
 async function startUpstream(): Promise<{ origin: string; accepted: net.Socket[]; close(): Promise<void> }> {
