@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { generateControlPlanePki } from '../../../local/pki.js';
+import { waitFor } from '../../../local/wait.js';
 import type { AddressInfo } from 'node:net';
 import type { Gateway } from '../../../gateway/gateway.js';
 import type { ActivityRenewal } from '../../../gateway/proxy/activity-lease.js';
@@ -248,14 +249,25 @@ describe('the gateway with its fast path on', () => {
     const [response] = (await once(feed, 'response')) as [http.IncomingMessage];
     response.resume();
     const start = renewalsOf();
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
-    // Renewed about every 200 ms while the feed is open, with no request coming.
-    expect(renewalsOf() - start).toBeGreaterThanOrEqual(3);
+    // Renewed about every 200 ms while the feed is open, with no request coming (waited for rather
+    // than counted in a fixed window: a loaded machine delays timers).
+    await waitFor(
+      'three renewals while the feed is open',
+      async () => (renewalsOf() - start >= 3 ? true : undefined),
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
     feed.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const afterClose = renewalsOf();
-    await new Promise((resolve) => setTimeout(resolve, 800));
-    expect(renewalsOf()).toBe(afterClose);
+    // Then they stop: a whole second with none comes (a renewal already on its way at the close may
+    // still land); a feed still counted open keeps renewing every 200 ms, and this times out.
+    await waitFor(
+      'a second with no renewal after the close',
+      async () => {
+        const seen = renewalsOf();
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        return renewalsOf() === seen ? true : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 0 },
+    );
     expect((await spliced(fast)) - before).toBe(1);
   });
 
