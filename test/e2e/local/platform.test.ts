@@ -155,6 +155,7 @@ describe('the local platform (make run)', () => {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(platform.kubeconfigPath);
     const core = kubeConfig.makeApiClient(CoreV1Api);
+    let seen = 'no pod yet';
     const scheduled = await waitFor(
       'the scheduler to give up on orders-0',
       async () => {
@@ -163,15 +164,18 @@ describe('the local platform (make run)', () => {
           .catch(() => undefined);
         // First its claim is not bound yet; once it is, the scheduler names the node affinity.
         const condition = pod?.status?.conditions?.find((c) => c.type === 'PodScheduled');
-        return condition?.status === 'False' && /affinity/.test(condition.message ?? '')
-          ? condition
-          : undefined;
+        if (pod !== undefined) seen = JSON.stringify(condition ?? pod.status?.phase);
+        if (condition?.status === 'False' && /affinity/.test(condition.message ?? '')) return condition;
+        // What the scheduler last said, in the timeout's message (a CI run at load timed out here once).
+        throw new Error(`orders-0's PodScheduled: ${seen}`);
       },
-      { timeoutMs: 30_000, intervalMs: 250 },
+      // The scheduler retries a pod it found unschedulable after a back-off of up to 10 s per try, so a
+      // loaded machine can take a few tries past the claim's binding.
+      { timeoutMs: 60_000, intervalMs: 250 },
     );
     expect(scheduled.reason).toBe('Unschedulable');
     expect(scheduled.message).toMatch(/node affinity/);
-  });
+  }, 90_000);
 
   it("when the console runs, then the demo tenant's token signs in and lists the demo namespace's instances only", async () => {
     const consoleUrl = platform.console?.url ?? '';
