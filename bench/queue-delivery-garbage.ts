@@ -19,43 +19,19 @@ import { bundleEntry } from '../local/bundle.js';
 import { startProcess } from '../local/process.js';
 import { startRedis } from '../local/redis-server.js';
 import { waitFor } from '../local/wait.js';
-import { MESSAGE_FIELD, queueKeys } from '../gateway/queue/core/keys.js';
-import { encodeMessage } from '../gateway/queue/core/message-codec.js';
-import { createMessage } from '../gateway/queue/core/message.js';
+import { queueKeys } from '../gateway/queue/core/keys.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 import { median, round } from './lib/stats.js';
 import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
 import { GcCount } from './queue/gc-count.js';
-import {
-  BACKLOG,
-  BATCH,
-  BODY,
-  CONCURRENCY,
-  KEY_PREFIX,
-  SIGNING_KEY,
-} from './queue-publish/publish-settings.js';
+import { storeBacklog } from './queue-publish/delivery-drain.js';
+import { BACKLOG, BATCH, CONCURRENCY, KEY_PREFIX, SIGNING_KEY } from './queue-publish/publish-settings.js';
 
 const ROUNDS = Number(process.env.QUEUE_GARBAGE_ROUNDS ?? '3');
 const WARMUP = 2_000;
 /** A data: module, so that a bundle run by plain node needs no file beside it. */
 const FULL_GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2', () => globalThis.gc())`;
-
-/** `count` messages like the bench's backlog, added to the stream the gateway is reading. */
-async function publish(inspect: Redis, stream: string, destination: string, count: number): Promise<void> {
-  const pipeline = inspect.pipeline();
-  for (let i = 0; i < count; i++) {
-    const message = createMessage({
-      destination,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: Buffer.from(BODY),
-      retries: 3,
-    });
-    pipeline.xadd(stream, '*', MESSAGE_FIELD, encodeMessage(message));
-  }
-  await pipeline.exec();
-}
 
 /** KB allocated per delivery of BACKLOG messages by a gateway started from `bundle`. */
 async function measure(bundle: string, redis: Redis, receiver: CountingReceiver, env: NodeJS.ProcessEnv) {
@@ -85,7 +61,7 @@ async function measure(bundle: string, redis: Redis, receiver: CountingReceiver,
     };
     const drain = async (count: number): Promise<void> => {
       receiver.reset();
-      await publish(redis, stream, receiver.url, count);
+      await storeBacklog(redis, stream, receiver.url, count);
       await waitFor('the drain', async () => (receiver.received >= count ? true : undefined), {
         timeoutMs: 600_000,
         intervalMs: 20,

@@ -85,12 +85,13 @@ async function main(): Promise<void> {
     });
 
     // 2. Sustained delivery of a backlog: the gateway's, then the floor's.
-    await storeBacklog(inspect, stream, receiver.url);
+    await inspect.del(stream, floorStream);
+    await storeBacklog(inspect, stream, receiver.url, BACKLOG);
     receiver.reset();
     const gatewayGc = new GcCount();
     gateway = await startGateway(target, true, gatewayGc);
     const delivered = await drain(receiver, gateway.proc.pid);
-    await storeBacklog(inspect, floorStream, receiver.url);
+    await storeBacklog(inspect, floorStream, receiver.url, BACKLOG);
     receiver.reset();
     const floorGc = new GcCount();
     floor = await startFloorQueue(

@@ -8,11 +8,18 @@ import { cpuSeconds, mainThreadMs } from '../lib/process-usage.js';
 import type { CountingReceiver } from '../queue/counting-receiver.js';
 import { BACKLOG, BODY } from './publish-settings.js';
 
-/** BACKLOG messages to `destination`, stored on `stream` directly (the stream emptied first). */
-export async function storeBacklog(inspect: Redis, stream: string, destination: string): Promise<void> {
-  await inspect.del(stream);
+/**
+ * `count` messages like the bench's backlog to `destination`, added to `stream` directly (a caller
+ * that wants only them empties the stream first).
+ */
+export async function storeBacklog(
+  inspect: Redis,
+  stream: string,
+  destination: string,
+  count: number,
+): Promise<void> {
   const pipeline = inspect.pipeline();
-  for (let i = 0; i < BACKLOG; i++) {
+  for (let i = 0; i < count; i++) {
     const message = createMessage({
       destination,
       method: 'POST',
