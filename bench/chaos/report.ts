@@ -1,5 +1,6 @@
 import { ConditionReason, ConditionType } from '../../api/conditions.js';
 import type { CouchInstance } from '../../api/couch-instance.js';
+import { DEFAULT_KUBELET_VERSION } from '../../local/kubelet-stand-in/node-agent.js';
 import type { FaultRecord } from './nemesis.js';
 
 /** How a CouchInstance stood when the soak looked: before the first fault, and at the end. */
@@ -177,8 +178,16 @@ export function recoveryVerdict(faults: readonly FaultRecord[]): string {
   return [
     `recovery within ${seconds(RECOVERY_TARGET_MS)} of ${faults.length} faults: ${verdict(whole)}`,
     `less the kubelet's restart back-off (Kubernetes' CrashLoopBackOff): ${verdict(beyond)}`,
+    ...(whole.some((f) => f.restartBackoffMs) ? [BACKOFF_MISS_WHY] : []),
   ].join('\n');
 }
+
+/**
+ * Why a whole recovery with a back-off in it misses: the platform cannot shorten the kubelet's
+ * delay on its release, and replacing the pod to dodge it is not done (docs/guarantees.md, "Why a
+ * repeated engine crash misses 10 s").
+ */
+export const BACKOFF_MISS_WHY = `why: a pod crashing again within 10 min of its last restart waits the kubelet's CrashLoopBackOff, a fixed 10 s first delay in Kubernetes ${DEFAULT_KUBELET_VERSION.replace(/^v(\d+\.\d+).*/, '$1')} (the local platform's release); only a 1.32+ kubelet with KubeletCrashLoopBackOffMax (alpha, on by default from 1.35) and crashLoopBackOff.maxContainerRestartPeriod under 10 s shortens it`;
 
 function describeInstance(instance: InstanceEnd): string {
   const held = !isSettled(instance.phase) && !isStuck(instance);

@@ -1,5 +1,6 @@
 import type { CouchInstance } from '../../../../api/couch-instance.js';
 import {
+  BACKOFF_MISS_WHY,
   beyondBackoffMs,
   formatSoakReport,
   instanceStateOf,
@@ -105,7 +106,11 @@ describe('the chaos soak checker', () => {
     expect(recoveryVerdict([gateway, firstCrash, repeatedCrash, apiserver]).split('\n')).toEqual([
       'recovery within 10.0 s of 4 faults: missed by 2: kill-engine 13.5 s (10.0 s of it CrashLoopBackOff), kill-kube-apiserver 13.3 s',
       "less the kubelet's restart back-off (Kubernetes' CrashLoopBackOff): missed by 1: kill-kube-apiserver 13.3 s",
+      BACKOFF_MISS_WHY,
     ]);
+    expect(BACKOFF_MISS_WHY).toContain('a fixed 10 s first delay in Kubernetes 1.31 ');
+    // A miss without a back-off in it has no such line.
+    expect(recoveryVerdict([gateway, apiserver]).split('\n')).toHaveLength(2);
     expect(recoveryVerdict([gateway, firstCrash, repeatedCrash]).split('\n')[1]).toBe(
       "less the kubelet's restart back-off (Kubernetes' CrashLoopBackOff): met",
     );
