@@ -33,15 +33,11 @@ export type AskApi = (path: string) => Promise<unknown>;
 
 /**
  * The database's shape but for the mover's lease, which the replicas take and renew on their own
- * clock (a loaded machine lets it lapse now and then): not a request's write. A run hash's size is
- * not kept either: a read that ends its rehash frees its old table (see {@link byField}), and the
- * run's record compares its fields one by one.
+ * clock (a loaded machine lets it lapse now and then): not a request's write.
  */
 async function databaseShape(redis: Redis, keys: QueueKeys): Promise<Record<string, string>> {
   const { [keys.moverLease]: lease, ...shape } = await snapshotDatabase(redis);
   if (lease !== undefined) shape.dbsize = String(Number(shape.dbsize) - 1);
-  const runHash = keys.workflowRun('');
-  for (const key of Object.keys(shape)) if (key.startsWith(runHash)) shape[key] = 'hash';
   return shape;
 }
 
