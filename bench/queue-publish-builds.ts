@@ -1,0 +1,271 @@
+/**
+ * A publish's cost, builds side by side (issue 26 item 2): the current tree's bundled queue gateway,
+ * any other bundles given, and the floor (bench/queue/floor-queue.ts), each loaded in turn with
+ * bench/queue-publish.ts's single publishes (64 connections) and batches of 100 (16 connections),
+ * rounds alternating the order. Per round and side: messages stored a second, the serving
+ * process's CPU and heap allocated per message, and Redis's commands, script time and CPU per
+ * message (INFO commandstats and INFO cpu around the round; the database is emptied before it).
+ * The heap is exact: a full GC is forced at both edges of the round (SIGUSR2 to a preload run with
+ * --expose-gc) and V8's --trace-gc-nvp counts are summed between them, so bytes do not move with
+ * the machine's load as CPU time does. The gateways run with their workers off.
+ *
+ *   npx tsx bench/queue-publish-builds.ts [other-build.mjs ...]
+ *     QUEUE_BUILDS_ROUNDS=5  QUEUE_BUILDS_SECONDS=3  QUEUE_BUILDS_MODES=single,batch
+ *     QUEUE_BUILDS_FLOOR=false (no floor)  QUEUE_GATEWAY_NODE_FLAGS="--cpu-prof --cpu-prof-dir=<dir>"
+ *
+ * Other builds are bundles of another checkout (local/bundle.ts bundleEntry of
+ * test/helpers/queue/queue-gateway-process.ts), copied inside a repository so that they resolve its
+ * node_modules.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { bundleEntry } from '../local/bundle.js';
+import { startProcess, type ManagedProcess } from '../local/process.js';
+import { startRedis } from '../local/redis-server.js';
+import { waitFor } from '../local/wait.js';
+import { queueKeys } from '../gateway/queue/core/keys.js';
+import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
+import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
+import { cpuSeconds, redisCpuSeconds } from './lib/process-usage.js';
+import { median, round, spread } from './lib/stats.js';
+import { startFloorQueue } from './queue/floor-queue.js';
+import { GcCount } from './queue/gc-count.js';
+import { runPublishLoad, type PublishLoadSpec } from './queue/publish-load.js';
+import { BATCH, BODY, CONNECTIONS, SIGNING_KEY } from './queue-publish/publish-settings.js';
+
+const ROUNDS = Number(process.env.QUEUE_BUILDS_ROUNDS ?? '5');
+const SECONDS = Number(process.env.QUEUE_BUILDS_SECONDS ?? '3');
+const MODES = (process.env.QUEUE_BUILDS_MODES ?? 'single,batch').split(',') as ('single' | 'batch')[];
+const FLOOR = process.env.QUEUE_BUILDS_FLOOR !== 'false';
+const DESTINATION = 'http://127.0.0.1:9/hook';
+/** A data: module, so that a bundle run by plain node needs no file beside it. */
+const FULL_GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2', () => globalThis.gc())`;
+const GC_FLAGS = ['--trace-gc-nvp', '--expose-gc', '--import', FULL_GC_ON_SIGNAL];
+/** The bench's own commands to Redis, not the side's. */
+const OWN_COMMANDS = new Set(['info', 'flushdb', 'xlen', 'auth', 'hello', 'client|setinfo', 'select']);
+
+interface Side {
+  name: string;
+  proc: ManagedProcess;
+  gc: GcCount;
+  fullGcs: () => number;
+  /** The publish and batch URLs. */
+  urls: Record<'single' | 'batch', string>;
+  stream: string;
+}
+
+interface Round {
+  perSecond: number;
+  cpuUs: number;
+  kb: number;
+  redisCommands: number;
+  scriptUs: number;
+  redisCpuUs: number;
+  load: number;
+}
+
+/** Redis's calls and microseconds per command so far (INFO commandstats). */
+async function commandStats(redis: Redis): Promise<{ calls: number; scriptUs: number }> {
+  let calls = 0;
+  let scriptUs = 0;
+  for (const [, name, count, usec] of (await redis.info('commandstats')).matchAll(
+    /cmdstat_([\w|]+):calls=(\d+),usec=(\d+)/g,
+  )) {
+    if (OWN_COMMANDS.has(name!)) continue;
+    calls += Number(count);
+    if (name === 'evalsha' || name === 'eval') scriptUs += Number(usec);
+  }
+  return { calls, scriptUs };
+}
+
+async function startSide(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  onLine: (line: string) => void,
+): Promise<ManagedProcess> {
+  const proc = startProcess({ name, command: process.execPath, args, env, onLine });
+  await waitFor(`${name} to listen`, async () => /listening (\S+)/.exec(proc.output())?.[1], {
+    timeoutMs: 180_000,
+    abort: proc.exited,
+  });
+  return proc;
+}
+
+/** Output lines to a GC count and a count of full GCs (mark-compacts). */
+function gcReader(): { gc: GcCount; fullGcs: () => number; onLine: (line: string) => void } {
+  const gc = new GcCount();
+  let full = 0;
+  return {
+    gc,
+    fullGcs: () => full,
+    onLine: (line) => {
+      gc.onLine(line);
+      if (/\bgc=mc\b/.test(line)) full += 1;
+    },
+  };
+}
+
+async function fullGc(side: Side): Promise<void> {
+  const wanted = side.fullGcs() + 1;
+  process.kill(side.proc.pid, 'SIGUSR2');
+  await waitFor('a full GC', async () => (side.fullGcs() >= wanted ? true : undefined), {
+    timeoutMs: 30_000,
+  });
+}
+
+function loadOf(side: Side, mode: 'single' | 'batch', token: string, durationMs: number): PublishLoadSpec {
+  const single = mode === 'single';
+  const batchBody = JSON.stringify(
+    Array.from({ length: BATCH }, () => ({
+      destination: DESTINATION,
+      body: BODY,
+      headers: { 'content-type': 'application/json' },
+    })),
+  );
+  return {
+    mode: 'http',
+    connections: single ? CONNECTIONS : 16,
+    durationMs,
+    warmupMs: 0,
+    token,
+    url: side.urls[mode],
+    body: single ? BODY : batchBody,
+    messagesPerRequest: single ? 1 : BATCH,
+  };
+}
+
+async function measure(side: Side, load: PublishLoadSpec, inspect: Redis): Promise<Round> {
+  await inspect.flushdb();
+  await fullGc(side);
+  const [cpu, allocated, stats, redisCpu] = [
+    cpuSeconds(side.proc.pid),
+    side.gc.allocatedBytes,
+    await commandStats(inspect),
+    await redisCpuSeconds(inspect),
+  ];
+  const started = performance.now();
+  await runPublishLoad(load);
+  const seconds = (performance.now() - started) / 1_000;
+  const cpuAfter = cpuSeconds(side.proc.pid);
+  const [statsAfter, redisCpuAfter, stored] = [
+    await commandStats(inspect),
+    await redisCpuSeconds(inspect),
+    await inspect.xlen(side.stream),
+  ];
+  await fullGc(side);
+  return {
+    // Over the load process's whole life, its start included: a rate to compare builds, not the queue's.
+    perSecond: stored / seconds,
+    cpuUs: ((cpuAfter - cpu) * 1e6) / stored,
+    kb: (side.gc.allocatedBytes - allocated) / 1_024 / stored,
+    redisCommands: (statsAfter.calls - stats.calls) / stored,
+    scriptUs: (statsAfter.scriptUs - stats.scriptUs) / stored,
+    redisCpuUs: ((redisCpuAfter - redisCpu) * 1e6) / stored,
+    load: os.loadavg()[0]!,
+  };
+}
+
+const figure = (values: number[], digits: number): string =>
+  `${round(median(values), digits)} [${spread(values, digits)}]`;
+
+async function main(): Promise<void> {
+  const builds = [await bundleEntry('test/helpers/queue/queue-gateway-process.ts'), ...process.argv.slice(2)];
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-publish-builds-'));
+  // A dataDir turns on the append-only file with appendfsync everysec, as bench/queue-publish.ts's.
+  const server = await startRedis({ dataDir });
+  const inspect = new Redis({ host: server.host, port: server.port, password: server.password, protocol: 2 });
+  const target = testQueueTarget(server, { namespace: 'bench', signingKey: SIGNING_KEY });
+  const sides: Side[] = [];
+  try {
+    for (const [i, build] of builds.entries()) {
+      const prefix = `{build${i}}:`;
+      const reader = gcReader();
+      const env = {
+        ...process.env,
+        ...buildQueueGatewayEnv(prefix, { SETTEE_QUEUE_MAX_BATCH_SIZE: String(BATCH) }),
+        SETTEE_TEST_QUEUE_TARGETS: JSON.stringify([target]),
+        SETTEE_TEST_QUEUE_WORKERS: 'false',
+      };
+      const flags = (process.env.QUEUE_GATEWAY_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+      const proc = await startSide(`build${i}`, [...flags, ...GC_FLAGS, build], env, reader.onLine);
+      const baseUrl = /listening (\S+)/.exec(proc.output())![1]!;
+      sides.push({
+        name: `${i === 0 ? 'this tree' : path.basename(build)}`,
+        proc,
+        ...reader,
+        urls: {
+          single: `${baseUrl}/queue/bench/db/v2/publish/${DESTINATION}`,
+          batch: `${baseUrl}/queue/bench/db/v2/batch`,
+        },
+        stream: queueKeys(prefix).stream,
+      });
+    }
+    if (FLOOR) {
+      const reader = gcReader();
+      const floor = await startFloorQueue(
+        {
+          redis: { host: server.host, port: server.port, password: server.password },
+          keyPrefix: '{floor}:',
+          token: target.token,
+          signingKey: SIGNING_KEY,
+          concurrency: 0,
+        },
+        { flags: GC_FLAGS, onLine: reader.onLine },
+      );
+      // The floor has no batch route: its batch rounds are skipped.
+      sides.push({
+        name: 'floor',
+        proc: floor.proc,
+        ...reader,
+        urls: { single: `${floor.baseUrl}/v2/publish/${DESTINATION}`, batch: '' },
+        stream: queueKeys('{floor}:').stream,
+      });
+    }
+    console.log(
+      `publish builds: ${os.cpus().length} CPUs, load ${round(os.loadavg()[0]!, 1)}, ${ROUNDS} rounds of ${SECONDS} s, ${new Date().toISOString()}`,
+    );
+    for (const mode of MODES) {
+      const measured = sides.filter((side) => side.urls[mode] !== '');
+      // An uncounted second each: a process's first second runs its code cold.
+      for (const side of measured) await runPublishLoad(loadOf(side, mode, target.token, 1_000));
+      const rounds: Round[][] = measured.map(() => []);
+      for (let r = 0; r < ROUNDS; r++) {
+        const order = measured.map((_, i) => i);
+        if (r % 2 === 1) order.reverse();
+        for (const i of order)
+          rounds[i]!.push(
+            await measure(measured[i]!, loadOf(measured[i]!, mode, target.token, SECONDS * 1_000), inspect),
+          );
+        console.log(
+          `  ${mode} round ${r + 1}: ` +
+            measured
+              .map((side, i) => {
+                const last = rounds[i]!.at(-1)!;
+                return `${side.name} ${Math.round(last.perSecond)}/s ${round(last.cpuUs, 1)} µs ${round(last.kb, 2)} KB`;
+              })
+              .join('; ') +
+            `, load ${round(os.loadavg()[0]!, 1)}`,
+        );
+      }
+      console.log(`${mode} (medians [spread] of ${ROUNDS} rounds, per message):`);
+      for (const [i, side] of measured.entries()) {
+        const of = (pick: (r: Round) => number, digits = 1) => figure(rounds[i]!.map(pick), digits);
+        const ratio = rounds[i]!.map((r, j) => r.cpuUs / rounds[0]![j]!.cpuUs);
+        console.log(
+          `  ${side.name.padEnd(24)} ${of((r) => r.perSecond, 0)}/s  CPU ${of((r) => r.cpuUs)} µs (/ first, per round: ${figure(ratio, 3)})  heap ${of((r) => r.kb, 2)} KB  ` +
+            `Redis ${of((r) => r.redisCommands, 2)} commands, scripts ${of((r) => r.scriptUs, 2)} µs, CPU ${of((r) => r.redisCpuUs)} µs  load ${of((r) => r.load)}`,
+        );
+      }
+    }
+  } finally {
+    for (const side of sides) await side.proc.stop();
+    inspect.disconnect();
+    await server.stop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
