@@ -6,8 +6,8 @@
  * refuse or frame differently. It takes only the plain, common shape: one of a few methods, an
  * origin-form target, HTTP/1.1, `name: value` lines of token names and visible-ASCII values, CRLF
  * line ends, one Host, at most one Content-Length (digits only) or one `Transfer-Encoding: chunked`, never
- * both, no Expect, no Upgrade. Everything else is *declined*: given back whole, for node:http to
- * read (and refuse, where llhttp refuses: obsolete line folding, bare LF, invalid names or values,
+ * both, no Expect, no Upgrade, no Proxy-Connection. Everything else is *declined*: given back whole,
+ * for node:http to read (and refuse, where llhttp refuses: obsolete line folding, bare LF, invalid names or values,
  * conflicting framing, an oversized head). Declining is always safe; taking is what must be exact.
  * test/unit/gateway/http/raw-request-head-llhttp.test.ts checks this against Node's own parser.
  */
@@ -130,6 +130,8 @@ export function readRawRequestHead(buf: Buffer, maxHeadBytes: number): HeadReadi
         if (hasTab(head, valueEnd, next)) return HEAD_DECLINED;
         break;
       }
+      // llhttp reads Proxy-Connection as Connection (a close in it ends the connection): declined.
+      case 'proxy-connection':
       case 'expect':
       case 'upgrade':
         return HEAD_DECLINED;

@@ -48,6 +48,7 @@ describe('readRawRequestHead', () => {
       'GET / HTTP/1.1\r\nHost: gw\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
       'GET / HTTP/1.1\r\nHost: gw\r\nConnection: close, foo\r\n\r\n', // a list: llhttp reads it token by token
       'GET / HTTP/1.1\r\nHost: gw\r\nConnection: close\t\r\n\r\n', // to llhttp no close: it keeps the connection
+      'GET / HTTP/1.1\r\nHost: gw\r\nProxy-Connection: close\r\n\r\n', // to llhttp a Connection: it ends the connection
       'GET / HTTP/1.1\r\nX: a\r\n\r\n', // no Host
       'GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n',
       'GET / HTTP/1.0\r\nHost: gw\r\n\r\n',
