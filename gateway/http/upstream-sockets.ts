@@ -74,6 +74,11 @@ export class UpstreamSocket {
     socket.on('close', () => this.onClose());
   }
 
+  /** Idle and still open both ways: the instance has not sent its FIN (read, 'close' pending). */
+  get usable(): boolean {
+    return this.socket.writable && !this.socket.readableEnded;
+  }
+
   /** Whether the connection was made: a refused one never sent a byte of the request. */
   get connected(): boolean {
     return !this.socket.connecting && !this.closed;
@@ -141,8 +146,11 @@ export class UpstreamSockets {
   lend(origin: string, owner: UpstreamOwner): UpstreamSocket | undefined {
     if (this.closing) return undefined;
     const address = this.addressOf(origin);
-    const idle = address.idle.pop();
-    if (idle !== undefined) return idle.lend(owner);
+    for (let idle = address.idle.pop(); idle !== undefined; idle = address.idle.pop()) {
+      if (idle.usable) return idle.lend(owner);
+      // The instance's FIN was read and its 'close' has not come yet: a request written now is lost.
+      idle.socket.destroy();
+    }
     if (address.open >= this.options.maxConnectionsPerAddress) return undefined;
     address.open += 1;
     const socket = net.connect({ host: address.host, port: address.port });

@@ -101,6 +101,26 @@ describe('UpstreamSockets', () => {
     expect(lent.owner).toBeUndefined();
   });
 
+  it('when an idle connection’s FIN was read and its close has not come yet, then it is not lent: a new connection is made', async () => {
+    const lent = pool.lend(upstream.origin, new RecordingOwner())!;
+    await until(() => upstream.accepted.length === 1, 'the connection');
+    lent.release();
+    upstream.accepted[0]!.end();
+    // Between the instance's FIN ('end') and the socket's 'close' (a turn of the loop later), a
+    // request written on it is lost: the splice answered 502 to a request arriving then.
+    await once(lent.socket, 'end');
+    expect(lent.socket.destroyed).toBe(false);
+    const owner = new RecordingOwner();
+    const next = pool.lend(upstream.origin, owner)!;
+    expect(next).not.toBe(lent);
+    next.socket.write('request');
+    await until(() => upstream.accepted.length === 2, 'the new connection');
+    const received: string[] = [];
+    upstream.accepted[1]!.on('data', (chunk: Buffer) => received.push(chunk.toString('latin1')));
+    await until(() => received.join('') === 'request', 'the request on the new connection');
+    expect(pool.count(upstream.origin)).toEqual({ open: 1, idle: 0 });
+  });
+
   it('when every connection of an address is lent, then no more are made and the caller is told', async () => {
     const a = pool.lend(upstream.origin, new RecordingOwner());
     const b = pool.lend(upstream.origin, new RecordingOwner());
