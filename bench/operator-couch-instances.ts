@@ -348,10 +348,8 @@ export async function runCouchInstanceBench(
       ? await measureRestart({
           kubeConfig: plane.kubeConfig,
           instances: count,
-          restart: async () => {
-            await operator.stop();
-            return startOperator();
-          },
+          stop: () => operator.stop(),
+          start: startOperator,
           metric: (prefix) => operatorMetric(metricsPort, prefix),
           componentWrites: async () => componentWrites(await readComponentClients(ports)),
           timeoutMs: CONVERGE_SECONDS * 1000,

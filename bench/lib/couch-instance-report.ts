@@ -100,14 +100,16 @@ export function formatRestartPhase(result: CouchInstanceBenchResult): string[] {
     print(`every StatefulSet pod made after     ${(result.podsMadeMs / 1000).toFixed(1)} s`);
   if (restart) {
     print(`\n== a new operator over the ${result.instances} converged instances ==`);
-    print(`every instance reconciled, queue empty ${(restart.reconvergeMs / 1000).toFixed(1)} s`);
+    print(
+      `every instance reconciled, queue empty ${(restart.reconvergeMs / 1000).toFixed(1)} s from the new process's start (leading after ${(restart.leadMs / 1000).toFixed(1)} s)`,
+    );
     print(`reconciles                          ${restart.reconciles}`);
     print(
       `writes (all but GETs, lists, watches) ${restart.writes}, the operator's, estimated, ${restart.operatorWrites} (less the controller-manager's and the scheduler's client-side counts, 429s included)`,
     );
     for (const [key, value] of Object.entries(restart.requestsByVerbAndResource).sort())
       print(`  ${key.padEnd(32)} ${value}`);
-    print(`operator CPU until then              ${restart.operatorCpuSeconds.toFixed(1)} s`);
+    print(`operator CPU from its start          ${restart.operatorCpuSeconds.toFixed(1)} s`);
     print(`its peak RSS                         ${restart.operatorPeakRssMb.toFixed(0)} MB`);
   }
   print(`bench process peak RSS               ${result.benchPeakRssMb.toFixed(0)} MB`);
