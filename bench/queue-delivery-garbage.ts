@@ -4,7 +4,8 @@
  * signed ones to a loopback receiver, rounds alternating the builds. A full GC is forced at both
  * edges of the measured drain (SIGUSR2 to a preload run with --expose-gc) and V8's --trace-gc-nvp
  * counts are summed between them: no young generation's worth of bytes is left uncounted, and
- * bytes do not move with the machine's load as CPU time does (docs/queue.md, Performance).
+ * bytes do not move with the machine's load as CPU time does (docs/queue.md, Performance). Each
+ * drain's deliveries a second are given beside them; those do move with the load.
  *
  *   npx tsx bench/queue-delivery-garbage.ts [other-build.mjs ...]   (QUEUE_GARBAGE_ROUNDS=3)
  *
@@ -33,8 +34,16 @@ const WARMUP = 2_000;
 /** A data: module, so that a bundle run by plain node needs no file beside it. */
 const FULL_GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2', () => globalThis.gc())`;
 
-/** KB allocated per delivery of BACKLOG messages by a gateway started from `bundle`. */
-async function measure(bundle: string, redis: Redis, receiver: CountingReceiver, env: NodeJS.ProcessEnv) {
+/**
+ * KB allocated per delivery of BACKLOG messages by a gateway started from `bundle`, and its
+ * deliveries a second, first to last (under the GC trace's flags, as every build here).
+ */
+async function measure(
+  bundle: string,
+  redis: Redis,
+  receiver: CountingReceiver,
+  env: NodeJS.ProcessEnv,
+): Promise<{ kb: number; perSecond: number }> {
   const stream = queueKeys(KEY_PREFIX).stream;
   await redis.del(stream);
   const gc = new GcCount();
@@ -71,8 +80,9 @@ async function measure(bundle: string, redis: Redis, receiver: CountingReceiver,
     await fullGc();
     const before = gc.totals().allocatedBytes;
     await drain(BACKLOG);
+    const perSecond = ((BACKLOG - 1) / (receiver.lastAt - receiver.firstAt)) * 1_000;
     await fullGc();
-    return (gc.totals().allocatedBytes - before) / 1_024 / BACKLOG;
+    return { kb: (gc.totals().allocatedBytes - before) / 1_024 / BACKLOG, perSecond };
   } finally {
     await proc.stop();
   }
@@ -95,22 +105,26 @@ async function main(): Promise<void> {
     SETTEE_TEST_QUEUE_WORKERS: 'true',
   };
   const kb: number[][] = builds.map(() => []);
+  const rates: number[][] = builds.map(() => []);
   try {
     for (let r = 0; r < ROUNDS; r++) {
       // Alternating: each build goes first in some rounds.
       const order = builds.map((_, i) => i);
       if (r % 2 === 1) order.reverse();
       for (const i of order) {
-        kb[i]!.push(await measure(builds[i]!, redis, receiver, env));
+        const figures = await measure(builds[i]!, redis, receiver, env);
+        kb[i]!.push(figures.kb);
+        rates[i]!.push(figures.perSecond);
         console.log(
-          `round ${r + 1}: ${path.basename(builds[i]!)} ${round(kb[i]!.at(-1)!, 2)} KB a delivery, load ${round(os.loadavg()[0]!, 1)}`,
+          `round ${r + 1}: ${path.basename(builds[i]!)} ${round(figures.kb, 2)} KB a delivery, ${Math.round(figures.perSecond)}/s, load ${round(os.loadavg()[0]!, 1)}`,
         );
       }
     }
     for (const [i, build] of builds.entries()) {
-      const values = kb[i]!;
+      const [values, perSecond] = [kb[i]!, rates[i]!];
       console.log(
-        `${path.basename(build)}: ${round(median(values), 2)} KB a delivery [${round(Math.min(...values), 2)}-${round(Math.max(...values), 2)}]`,
+        `${path.basename(build)}: ${round(median(values), 2)} KB a delivery [${round(Math.min(...values), 2)}-${round(Math.max(...values), 2)}], ` +
+          `${Math.round(median(perSecond))}/s [${Math.round(Math.min(...perSecond))}-${Math.round(Math.max(...perSecond))}]`,
       );
     }
   } finally {
