@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import type { GuardedAgents } from './guarded-agents.js';
 import { NON_RETRYABLE_HEADER } from './retry-policy.js';
 
@@ -89,59 +90,79 @@ function first(value: string | string[] | undefined): string | undefined {
  * a busy process) gets a reset before any answer. Usually the destination never read the request,
  * but a reset can also follow its processing: nothing here tells the two apart.
  */
-class StaleConnectionError extends Error {
-  constructor(readonly original: Error) {
-    super(original.message);
-  }
-}
-
 function isStaleConnection(err: Error, request: http.ClientRequest): boolean {
   const code = (err as { code?: unknown }).code;
   return request.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE');
 }
 
 /**
- * sendOnce, sent once more on another connection when a reused one turns out closed before any
- * answer (Node's own advice for keep-alive clients): the race of Node's 5 s keep-alive does not
- * count as a failed attempt, which would cost a retry's backoff (12 s for the first). As a reset
- * can follow the destination's processing, the resend may deliver twice, which at-least-once
- * delivery allows; one resend an attempt at most, so a destination that resets every connection
- * fails its attempts as before.
+ * The node:http options of a destination's URL (what node:http builds itself from a URL object on
+ * every request: urlToHttpOptions), and the URL, kept per destination string: a queue delivers to
+ * few destinations many times, and `new URL` with its options per delivery was 3.3% of the heap a
+ * delivery allocated (docs/queue.md, Performance). Emptied when it reaches TARGETS_KEPT, so a
+ * binding delivering to ever new destinations keeps no more than that.
  */
-async function sendFresh(
-  url: URL,
-  init: Parameters<typeof sendOnce>[1],
-  agents: GuardedAgents,
-  deadline: number,
-): Promise<Hop> {
-  const send = () => sendOnce(url, init, Math.max(1, deadline - Date.now()), agents);
-  try {
-    return await send();
-  } catch (err) {
-    if (!(err instanceof StaleConnectionError)) throw err;
-  }
-  try {
-    return await send();
-  } catch (err) {
-    throw err instanceof StaleConnectionError ? err.original : err;
+interface Target {
+  url: URL;
+  options: http.RequestOptions;
+}
+const TARGETS_KEPT = 1_024;
+
+class Targets {
+  private readonly byDestination = new Map<string, Target>();
+
+  /** The target `text` names, or null when it names no URL. */
+  of(text: string): Target | null {
+    const kept = this.byDestination.get(text);
+    if (kept !== undefined) return kept;
+    const url = parseUrl(text);
+    if (url === null) return null;
+    if (this.byDestination.size >= TARGETS_KEPT) this.byDestination.clear();
+    const target = { url, options: urlToHttpOptions(url) };
+    this.byDestination.set(text, target);
+    return target;
   }
 }
 
-/** One request, through the guarded agents, answered with the status, headers and the body's start. */
+interface SendInit {
+  method: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  keep: number;
+}
+
+/**
+ * One request, through the guarded agents, answered with the status, headers and the body's start.
+ * A reused connection found closed before any answer (isStaleConnection) is sent once more on
+ * another connection when `resendStale`: Node's own advice for keep-alive clients, so the race of
+ * Node's 5 s keep-alive does not count as a failed attempt, which would cost a retry's backoff (12 s
+ * for the first). As a reset can follow the destination's processing, the resend may deliver twice,
+ * which at-least-once delivery allows; one resend at most, so a destination that resets every
+ * connection fails its attempts as before. Resent from here, not from an async wrapper awaiting
+ * this promise: the wrapper cost every delivery its promise and await.
+ */
 function sendOnce(
-  url: URL,
-  init: { method: string; headers: Record<string, string>; body: Buffer; keep: number },
-  timeoutMs: number,
+  target: Target,
+  init: SendInit,
+  deadline: number,
   agents: GuardedAgents,
+  resendStale: boolean,
 ): Promise<Hop> {
-  const transport = url.protocol === 'https:' ? https : http;
-  const agent = url.protocol === 'https:' ? agents.https : agents.http;
+  const secure = target.url.protocol === 'https:';
+  const transport = secure ? https : http;
   const sendsBody = init.method !== 'HEAD' && (init.body.length > 0 || METHODS_WITH_BODY.has(init.method));
   const headers = sendsBody
     ? Object.assign({}, init.headers, { 'content-length': String(init.body.length) })
     : init.headers;
+  // What node:http would build from the URL and these: its options, then ours over them.
+  const options = Object.assign({}, target.options, {
+    method: init.method,
+    headers,
+    agent: secure ? agents.https : agents.http,
+  });
+  const timeoutMs = Math.max(1, deadline - Date.now());
   return new Promise((resolve, reject) => {
-    const request = transport.request(url, { method: init.method, headers, agent }, (response) => {
+    const request = transport.request(options, (response) => {
       let kept = NO_BYTES;
       let received = 0;
       const done = (): void => {
@@ -163,7 +184,9 @@ function sendOnce(
     const timer = setTimeout(() => request.destroy(new DeliveryTimeoutError(timeoutMs)), timeoutMs);
     request.on('error', (err) => {
       clearTimeout(timer);
-      reject(isStaleConnection(err, request) ? new StaleConnectionError(err) : err);
+      if (resendStale && isStaleConnection(err, request))
+        sendOnce(target, init, deadline, agents, false).then(resolve, reject);
+      else reject(err);
     });
     request.end(sendsBody ? init.body : undefined);
   });
@@ -190,19 +213,20 @@ function describeError(err: unknown): { message: string; refused: boolean } {
  * signing and Redis work besides (docs/queue.md).
  */
 export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirects: number }): Deliverer {
+  const targets = new Targets();
   return async (request) => {
     const deadline = Date.now() + request.timeoutMs;
-    let url = parseUrl(request.url);
+    let target = targets.of(request.url);
     // Not the URL itself in the error, which is logged: a destination may hold credentials.
-    if (url === null) return { ok: false, refused: false, error: 'the destination is not a URL' };
+    if (target === null) return { ok: false, refused: false, error: 'the destination is not a URL' };
     const keep = request.keepResponseBytes ?? RESPONSE_BODY_KEPT;
     // The caller's headers as they are: sendOnce copies them to add Content-Length, and a redirect
     // copies them before it drops any, so nothing here changes the caller's object.
-    let init = { method: request.method, headers: request.headers, body: request.body, keep };
+    let init: SendInit = { method: request.method, headers: request.headers, body: request.body, keep };
     for (let redirects = 0; ; redirects++) {
       let hop: Hop;
       try {
-        hop = await sendFresh(url, init, options.agents, deadline);
+        hop = await sendOnce(target, init, deadline, options.agents, true);
       } catch (err) {
         const { message, refused } = describeError(err);
         return { ok: false, refused, error: message };
@@ -217,6 +241,7 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
             error: `more than ${options.maxRedirects} redirects`,
           };
         }
+        const { url } = target;
         const next = parseUrl(location, url);
         if (next === null) {
           // A failed attempt like any other (retried, then dead-lettered), as QStash treats it.
@@ -244,7 +269,8 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
         } else {
           init = { ...init, headers };
         }
-        url = next;
+        // Not kept in `targets`: a redirect's target is not the destination a delivery names.
+        target = { url: next, options: urlToHttpOptions(next) };
         continue;
       }
       const result: AttemptResult = {

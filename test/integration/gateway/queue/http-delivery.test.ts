@@ -120,6 +120,18 @@ describe('the delivery HTTP client', () => {
     expect(seen[1]?.headers['content-type']).toBeUndefined();
   });
 
+  it('when a destination redirected its delivery, then its next delivery goes to it again (kept per destination, not where it led)', async () => {
+    const destination = `${origin1}/r?status=307&to=${encodeURIComponent(`${origin2}/final`)}`;
+    expect((await post(destination)).ok).toBe(true);
+    expect((await post(destination)).ok).toBe(true);
+    expect(seen.map((s) => [s.host, s.path])).toEqual([
+      ['127.0.0.1', '/r'],
+      ['127.0.0.2', '/final'],
+      ['127.0.0.1', '/r'],
+      ['127.0.0.2', '/final'],
+    ]);
+  });
+
   it('when a redirect goes to another origin, then Authorization and Cookie stay behind; within the origin they follow', async () => {
     await post(`${origin1}/r?status=302&to=${encodeURIComponent(`${origin2}/elsewhere`)}`, {
       authorization: 'Bearer tenant',
