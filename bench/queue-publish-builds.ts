@@ -11,7 +11,8 @@
  *
  *   npx tsx bench/queue-publish-builds.ts [other-build.mjs ...]
  *     QUEUE_BUILDS_ROUNDS=5  QUEUE_BUILDS_SECONDS=3  QUEUE_BUILDS_MODES=single,batch
- *     QUEUE_BUILDS_FLOOR=false (no floor)  QUEUE_GATEWAY_NODE_FLAGS="--cpu-prof --cpu-prof-dir=<dir>"
+ *     QUEUE_BUILDS_FLOOR=false (no floor)  QUEUE_BUILDS_BARE=true (also a bare node:http server)
+ *     QUEUE_BUILDS_RATE=<n> (single publishes offered at n a second instead of the closed loop)  QUEUE_GATEWAY_NODE_FLAGS="--cpu-prof --cpu-prof-dir=<dir>"
  *
  * Other builds are bundles of another checkout (local/bundle.ts bundleEntry of
  * test/helpers/queue/queue-gateway-process.ts), copied inside a repository so that they resolve its
@@ -32,6 +33,7 @@ import { cpuSeconds, redisCpuSeconds } from './lib/process-usage.js';
 import { median, round, spread } from './lib/stats.js';
 import { startFloorQueue } from './queue/floor-queue.js';
 import { GcCount } from './queue/gc-count.js';
+import { offerAtFixedRate } from './queue/offer-at-rate.js';
 import { runPublishLoad, type PublishLoadSpec } from './queue/publish-load.js';
 import { BATCH, BODY, CONNECTIONS, SIGNING_KEY } from './queue-publish/publish-settings.js';
 
@@ -39,10 +41,40 @@ const ROUNDS = Number(process.env.QUEUE_BUILDS_ROUNDS ?? '5');
 const SECONDS = Number(process.env.QUEUE_BUILDS_SECONDS ?? '3');
 const MODES = (process.env.QUEUE_BUILDS_MODES ?? 'single,batch').split(',') as ('single' | 'batch')[];
 const FLOOR = process.env.QUEUE_BUILDS_FLOOR !== 'false';
+const BARE = process.env.QUEUE_BUILDS_BARE === 'true';
+/**
+ * Single publishes offered at this rate (open model, bench/queue/offer-at-rate.ts) instead of the
+ * closed loop: on a loaded machine a closed loop's rate, and with it how many requests share one
+ * turn of the event loop, moves from round to round, and a publish's bytes and CPU move with it.
+ */
+const RATE = Number(process.env.QUEUE_BUILDS_RATE ?? '0');
+/**
+ * Below the floor: node:http reading each body and answering the floor's 201 with no Redis, token
+ * or message at all, so what Node's HTTP server alone costs a request on this machine shows.
+ */
+const BARE_SERVER = `
+import http from 'node:http';
+const answer = '{"messageId":"msg_AAAAAAAAAAAAAAAAAAAAAAAA"}';
+const server = http.createServer((req, res) => {
+  req.on('data', () => undefined);
+  req.on('end', () =>
+    res.writeHead(201, { 'content-type': 'application/json', 'content-length': answer.length }).end(answer));
+});
+server.keepAliveTimeout = 60_000;
+process.on('SIGTERM', () => process.exit(0));
+server.listen(0, '127.0.0.1', () => console.log('listening http://127.0.0.1:' + server.address().port));
+`;
 const DESTINATION = 'http://127.0.0.1:9/hook';
 /** A data: module, so that a bundle run by plain node needs no file beside it. */
 const FULL_GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2', () => globalThis.gc())`;
-const GC_FLAGS = ['--trace-gc-nvp', '--expose-gc', '--import', FULL_GC_ON_SIGNAL];
+/** QUEUE_GATEWAY_NODE_FLAGS go to every side's node, the floor's and the bare server's too (a profile of each). */
+const GC_FLAGS = [
+  ...(process.env.QUEUE_GATEWAY_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== ''),
+  '--trace-gc-nvp',
+  '--expose-gc',
+  '--import',
+  FULL_GC_ON_SIGNAL,
+];
 /** The bench's own commands to Redis, not the side's. */
 const OWN_COMMANDS = new Set(['info', 'flushdb', 'xlen', 'auth', 'hello', 'client|setinfo', 'select']);
 
@@ -53,6 +85,7 @@ interface Side {
   fullGcs: () => number;
   /** The publish and batch URLs. */
   urls: Record<'single' | 'batch', string>;
+  /** Where its messages are stored; '' for the bare server, which stores none (its requests count). */
   stream: string;
 }
 
@@ -147,13 +180,21 @@ async function measure(side: Side, load: PublishLoadSpec, inspect: Redis): Promi
     await redisCpuSeconds(inspect),
   ];
   const started = performance.now();
-  await runPublishLoad(load);
+  const messages =
+    RATE > 0 && load.messagesPerRequest === 1
+      ? await offerAtFixedRate({
+          publishUrl: load.url!,
+          token: load.token!,
+          rate: RATE,
+          seconds: load.durationMs / 1_000,
+        }).then(({ sent, failed }) => sent - failed)
+      : (await runPublishLoad(load)).messages;
   const seconds = (performance.now() - started) / 1_000;
   const cpuAfter = cpuSeconds(side.proc.pid);
   const [statsAfter, redisCpuAfter, stored] = [
     await commandStats(inspect),
     await redisCpuSeconds(inspect),
-    await inspect.xlen(side.stream),
+    side.stream === '' ? messages : await inspect.xlen(side.stream),
   ];
   await fullGc(side);
   return {
@@ -189,8 +230,7 @@ async function main(): Promise<void> {
         SETTEE_TEST_QUEUE_TARGETS: JSON.stringify([target]),
         SETTEE_TEST_QUEUE_WORKERS: 'false',
       };
-      const flags = (process.env.QUEUE_GATEWAY_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
-      const proc = await startSide(`build${i}`, [...flags, ...GC_FLAGS, build], env, reader.onLine);
+      const proc = await startSide(`build${i}`, [...GC_FLAGS, build], env, reader.onLine);
       const baseUrl = /listening (\S+)/.exec(proc.output())![1]!;
       sides.push({
         name: `${i === 0 ? 'this tree' : path.basename(build)}`,
@@ -222,6 +262,23 @@ async function main(): Promise<void> {
         ...reader,
         urls: { single: `${floor.baseUrl}/v2/publish/${DESTINATION}`, batch: '' },
         stream: queueKeys('{floor}:').stream,
+      });
+    }
+    if (BARE) {
+      const reader = gcReader();
+      const proc = await startSide(
+        'bare',
+        [...GC_FLAGS, '--input-type=module', '--eval', BARE_SERVER],
+        process.env,
+        reader.onLine,
+      );
+      const baseUrl = /listening (\S+)/.exec(proc.output())![1]!;
+      sides.push({
+        name: 'bare node:http',
+        proc,
+        ...reader,
+        urls: { single: `${baseUrl}/v2/publish/${DESTINATION}`, batch: '' },
+        stream: '',
       });
     }
     console.log(
