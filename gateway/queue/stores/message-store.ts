@@ -101,14 +101,19 @@ export class MessageStore {
     now = Date.now(),
     options: { deduplicationWindowMs?: number } = {},
   ): Promise<EnqueueAnswer[]> {
-    const args: (string | number | Buffer)[] = [
-      MESSAGE_FIELD,
-      options.deduplicationWindowMs ?? 0,
-      this.eventCap,
-    ];
-    for (const message of messages) {
+    // Its final size at once: pushed five at a time, a batch of 100's array was copied as it grew.
+    const args = new Array<string | number | Buffer>(3 + 5 * messages.length);
+    args[0] = MESSAGE_FIELD;
+    args[1] = options.deduplicationWindowMs ?? 0;
+    args[2] = this.eventCap;
+    for (let i = 0, at = 3; i < messages.length; i++, at += 5) {
+      const message = messages[i]!;
       const { due, encoded, created } = this.storedForm(message, now);
-      args.push(message.id, due, encoded, message.deduplicationKey ?? '', created);
+      args[at] = message.id;
+      args[at + 1] = due;
+      args[at + 2] = encoded;
+      args[at + 3] = message.deduplicationKey ?? '';
+      args[at + 4] = created;
     }
     const k = this.keys;
     // A then, not an async function: a publish's path has no layer it does not need (docs/queue.md).
