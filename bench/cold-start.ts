@@ -52,9 +52,12 @@ import {
   type WakeAnswer,
   type WakeSteps,
 } from './cold-start/wake-steps.js';
+import { apiHops, apiHopsAudit, readAuditedWrites, type WakeWindow } from './cold-start/api-hops.js';
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 20);
 const BURST = Number(process.env.BENCH_BURST ?? 200);
+/** BENCH_API_HOPS=1: the API steps split at the API server's audit log (cold-start/api-hops.ts). */
+const API_HOPS = process.env.BENCH_API_HOPS === '1';
 const NAMESPACE = 'bench';
 const ref = { namespace: NAMESPACE, name: 'cold' };
 
@@ -235,11 +238,12 @@ async function rssMb(proc: ManagedProcess): Promise<number> {
 async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   try {
-    console.log('==> control plane');
-    const { plane, kubeConfig } = await startBenchCluster(NAMESPACE);
-    stops.push(() => plane.stop());
     const dataRoot = await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-bench-cold-'));
     stops.push(() => fsp.rm(dataRoot, { recursive: true, force: true }));
+    console.log('==> control plane');
+    const audit = API_HOPS ? await apiHopsAudit(path.join(dataRoot, 'audit')) : undefined;
+    const { plane, kubeConfig } = await startBenchCluster(NAMESPACE, { apiserverArgs: audit?.args });
+    stops.push(() => plane.stop());
 
     console.log('==> gateway, operator, kubelet stand-in');
     const volumesDir = path.join(dataRoot, 'volumes');
@@ -299,6 +303,7 @@ async function main(): Promise<void> {
     const cpuPerWake: Array<Map<string, number>> = [];
     const bootWrites: WriteWindow[] = [];
     const wakeWrites: WriteWindow[] = [];
+    const windows: WakeWindow[] = [];
     for (let i = 0; i < WAKES; i++) {
       await waitHibernated(kubeConfig);
       // Alternating, so that the engine alone and the wakes meet the same load on the machine.
@@ -312,6 +317,7 @@ async function main(): Promise<void> {
       wakes.push(answer);
       const seen = { ...timeline.current(), containerStarted: await containerStartedAt(volumesDir) };
       steps.push(wakeSteps(sentAt, answer, seen));
+      windows.push({ sentAt, answeredAt: sentAt + answer.ms, seen });
       bootWrites.push({ writes: timeline.writes(), from: seen.podRunning, to: seen.engineUp });
       wakeWrites.push({ writes: timeline.writes(), from: sentAt, to: sentAt + answer.ms });
       const { readyMs, firstAnswerMs } = alone[i] as EngineAlone;
@@ -358,6 +364,10 @@ async function main(): Promise<void> {
       wakeStepsMsMedian: {
         note: "from API watches: request -> wake annotation (gateway) -> StatefulSet at 1 (operator) -> pod created (StatefulSet controller) -> pod bound (scheduler) -> pod Running reported (kubelet stand-in, with the pod's IP) and, from the stand-in's pid file, the engine spawned -> request released (gateway saw /_up); release -> response is after the gateway let the held request go, engineFirstRequest the engine's own part of it (the gateway's Server-Timing)",
         ...wakeStepMedians(steps),
+      },
+      apiHopsMs: audit && {
+        note: 'p50 / p95 of each API step: react (the step before seen -> the write received), write (received -> answered), watch (answered -> seen), from the API server audit log',
+        ...apiHops(await readAuditedWrites(audit.logPath), windows),
       },
       platformPartMs: platformPart(steps.map((wake, i) => platformSteps(wake, alone[i] as EngineAlone))),
       cpuDuringWakeMs: cpuDuringWake(cpuPerWake),

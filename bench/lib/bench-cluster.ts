@@ -10,13 +10,13 @@ import { TEST_NODES } from '../../test/helpers/control-plane-env.js';
  * the real pod garbage collector deletes pods bound to a node that does not exist, which the
  * gateway harness's stand-in pods (setInstancePod) are. Benchmarks that run a kubelet stand-in
  * leave it off (it registers its own nodes; pods scheduled onto these would never run). Stopping
- * the plane stops the nodes' agent too.
+ * the plane stops the nodes' agent too. `apiserverArgs` go after the API server's own flags.
  */
 export async function startBenchCluster(
   namespace: string,
-  options: { testNodes?: boolean } = {},
+  options: { testNodes?: boolean; apiserverArgs?: readonly string[] } = {},
 ): Promise<{ plane: ControlPlane; kubeConfig: KubeConfig }> {
-  const started = await startControlPlane();
+  const started = await startControlPlane({ apiserverArgs: options.apiserverArgs });
   try {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(started.kubeconfigPath);
