@@ -85,7 +85,7 @@ async function deliverForever(spec: FloorSpec, redis: Redis, stream: string): Pr
   let slotFreed: (() => void) | undefined;
   const deliver = async (entryId: string, stored: Buffer): Promise<void> => {
     const message = decodeMessage(stored);
-    const signature = await signer.sign({ destination: message.destination, body: message.body });
+    const signature = signer.sign({ destination: message.destination, body: message.body });
     await new Promise<void>((resolve) => {
       const request = http.request(
         message.destination,

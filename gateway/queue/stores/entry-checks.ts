@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { QueueKeys } from '../core/keys.js';
+import type { EntryCheck } from './flow-control-store.js';
 import { entryPresent } from '../scripts/entry-present.js';
 import { GatheredCalls } from './gathered-calls.js';
 
@@ -11,19 +12,22 @@ import { GatheredCalls } from './gathered-calls.js';
  * as soon as the code that asked for it yields.
  */
 export class EntryChecks {
-  private readonly calls: GatheredCalls<{ entryId: string; active: string }, boolean>;
+  private readonly calls: GatheredCalls<{ entryId: string; active: string }, EntryCheck>;
 
   constructor(redis: Redis, keys: QueueKeys, eventCap: number) {
     this.calls = new GatheredCalls(queueMicrotask, async (checks) => {
       const args: (string | number)[] = [eventCap];
       for (const check of checks) args.push(check.entryId, check.active);
       const present = (await entryPresent.run(redis, [keys.stream, keys.events], args)) as number[];
-      return present.map((one) => one === 1);
+      return present.map((one): EntryCheck => (one === 1 ? 'deliver' : 'gone'));
     });
   }
 
-  /** True while the entry is on the stream, its ACTIVE event then recorded (unless `active` is ''). */
-  isPresent(entryId: string, active: string): Promise<boolean> {
+  /**
+   * 'deliver' while the entry is on the stream, its ACTIVE event then recorded (unless `active` is
+   * ''), else 'gone': the caller's answer as it is, with no async step of its own to map it.
+   */
+  check(entryId: string, active: string): Promise<EntryCheck> {
     return this.calls.call({ entryId, active });
   }
 }

@@ -139,9 +139,10 @@ export class MessageStore {
    * cancelled, or another consumer finished it); for a flow-control message without its key's
    * token, 'admitted' to the key instead (FlowControlStore.admit); else 'deliver', and the
    * attempt's ACTIVE event is recorded. Checks asked for in one turn of the event loop share one
-   * script run (entry-checks.ts).
+   * script run (entry-checks.ts). Not async, as complete(): the store's promise is returned as it
+   * is, without one of the method's own and an await per delivery.
    */
-  async checkEntry(entryId: string, message: QueueMessage, now = Date.now()): Promise<EntryCheck> {
+  checkEntry(entryId: string, message: QueueMessage, now = Date.now()): Promise<EntryCheck> {
     const active = this.event(message, 'ACTIVE', now);
     const { flowControl } = message;
     if (flowControl !== undefined)
@@ -151,7 +152,7 @@ export class MessageStore {
         Object.assign({}, message, { flowControl }),
         active,
       );
-    return (await this.checks.isPresent(entryId, active)) ? 'deliver' : 'gone';
+    return this.checks.check(entryId, active);
   }
 
   /** Creates the consumer group (and the stream) if missing; from the stream's start, so nothing published earlier is skipped. */
@@ -211,7 +212,7 @@ export class MessageStore {
    * `messageId` is '' when the entry's message could not be read; `delivered` records the
    * DELIVERED event of a successful delivery, with the receiver's status.
    */
-  async complete(
+  complete(
     entryId: string,
     messageId: string,
     delivered?: { message: QueueMessage; now: number; status?: number | undefined },
@@ -224,7 +225,7 @@ export class MessageStore {
           delivered.status === undefined ? undefined : { responseStatus: delivered.status },
         )
       : '';
-    await this.completions.complete(entryId, messageId, event);
+    return this.completions.complete(entryId, messageId, event);
   }
 
   /**

@@ -187,8 +187,12 @@ async function deliverMessage(
   return handleFailure(ctx, entry, message, result, now());
 }
 
-async function attemptDelivery(ctx: ProcessEntryContext, message: QueueMessage): Promise<AttemptResult> {
-  const signature = await ctx.signer.sign({ destination: message.destination, body: message.body });
+/**
+ * Not async: the deliverer's promise is returned as it is, without one of its own and an await
+ * around it per delivery. A throw here (signing) is the caller's try's, as a rejection would be.
+ */
+function attemptDelivery(ctx: ProcessEntryContext, message: QueueMessage): Promise<AttemptResult> {
+  const signature = ctx.signer.sign({ destination: message.destination, body: message.body });
   const request: DeliveryRequest = {
     url: message.destination,
     method: message.method,

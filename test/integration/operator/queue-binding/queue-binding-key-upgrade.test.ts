@@ -41,7 +41,7 @@ describe('upgrading signing keys from the grace-period model', () => {
   ): Promise<boolean> {
     const url = 'https://receiver.example/hook';
     const body = Buffer.from('{"id":1}');
-    const signature = await createDeliverySigner(signingKey).sign({ destination: url, body });
+    const signature = createDeliverySigner(signingKey).sign({ destination: url, body });
     return new Receiver({ currentSigningKey: receiverKeys.current, nextSigningKey: receiverKeys.next })
       .verify({ signature, body: body.toString('utf8'), url })
       .catch(() => false);
