@@ -24,27 +24,27 @@ export interface CompiledPlatform {
 }
 
 /**
- * Compiles the working tree with `tsc -p tsconfig.build.json` (the image's `npm run compile`) into
+ * Compiles the working tree (or another checkout at `root`, for a build side by side) with `tsc -p tsconfig.build.json` (the image's `npm run compile`) into
  * a temporary directory laid out like the image's /app: package.json (which makes dist/ ES modules),
  * node_modules (linked to the repository's) and dist/. A benchmark of the platform measures this
  * JavaScript, started with the node flags the image gives it, not the tsx loader's output that
  * the tests run.
  */
-export async function compilePlatform(): Promise<CompiledPlatform> {
-  const stages = await readDockerfile(path.join(ROOT, 'docker', 'Dockerfile'));
+export async function compilePlatform(root = ROOT): Promise<CompiledPlatform> {
+  const stages = await readDockerfile(path.join(root, 'docker', 'Dockerfile'));
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'settee-bench-dist-'));
   try {
     await promisify(execFile)(
       process.execPath,
-      [TSC, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(dir, 'dist')],
-      { cwd: ROOT },
+      [TSC, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', path.join(dir, 'dist')],
+      { cwd: root },
     );
-    await fs.copyFile(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
-    await fs.symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+    await fs.copyFile(path.join(root, 'package.json'), path.join(dir, 'package.json'));
+    await fs.symlink(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
     // The console's page, where its image has it (built by `npm run build:web`).
     await fs.mkdir(path.join(dir, 'dist', 'console', 'web'), { recursive: true });
     await fs.symlink(
-      path.join(ROOT, 'console', 'web', 'dist'),
+      path.join(root, 'console', 'web', 'dist'),
       path.join(dir, 'dist', 'console', 'web', 'dist'),
       'dir',
     );

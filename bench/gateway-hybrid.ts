@@ -1,0 +1,279 @@
+/**
+ * The hybrid gateway (SETTEE_GATEWAY_FAST_PATH=true) on its own, against the anchors it is judged
+ * by, in a few minutes instead of bench/gateway-proxy.ts's six: the added latency on one
+ * connection (the minimal upstream direct, through the splice experiment, through the hybrid) and
+ * the engine's throughput through the hybrid against direct. With BENCH_BASELINE_ROOT (another
+ * checkout, e.g. a worktree of main) its build runs beside this tree's as `baseline`, both loaded
+ * in the same alternating rounds: a change to the data path measured side by side.
+ * BENCH_CPU_PROF=<dir> writes each gateway's V8 CPU profile there (--cpu-prof, at its exit).
+ *
+ *   npx tsx bench/gateway-hybrid.ts   (BENCH_ROUNDS=5, BENCH_SECONDS=3, BENCH_CONNECTIONS=50,
+ *                                      BENCH_ENGINE=true, BENCH_BASELINE_ROOT, BENCH_CPU_PROF)
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startCouchEngine } from '../local/couch-engine/index.js';
+import { getFreePort } from '../local/ports.js';
+import { createCouchInstance, setInstancePod } from '../test/helpers/gateway/gateway-harness.js';
+import { basicAuth } from '../test/helpers/gateway/http-request.js';
+import { runLoad, type LoadResult } from './gateway/load-generator.js';
+import { summarize, type Target } from './gateway/load-rounds.js';
+import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
+import { compilePlatform, type CompiledPlatform } from './lib/compiled-platform.js';
+import { startTsProcess, waitForHttp } from './lib/processes.js';
+import { medianSpread, type MedianSpread } from './lib/stats.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ENGINE = process.env.BENCH_ENGINE !== 'false';
+const BASELINE_ROOT = process.env.BENCH_BASELINE_ROOT;
+const CPU_PROF = process.env.BENCH_CPU_PROF;
+const NAMESPACE = 'bench';
+
+async function main(): Promise<void> {
+  const stops: Array<() => Promise<void>> = [];
+  try {
+    const loadBefore = os.loadavg();
+    console.log('==> control plane');
+    const { plane, kubeConfig } = await startBenchCluster(NAMESPACE, { testNodes: true });
+    stops.push(() => plane.stop());
+
+    const upstreamPort = await getFreePort();
+    const upstream = startTsProcess('minimal-upstream', 'bench/gateway/minimal-upstream.ts', [
+      String(upstreamPort),
+    ]);
+    stops.push(() => upstream.stop());
+    await waitForHttp(`http://127.0.0.1:${upstreamPort}/_up`, 'the minimal upstream');
+
+    const dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-bench-engine-'));
+    const admin = { username: 'admin', password: 'bench' };
+    const engine = ENGINE ? await startCouchEngine({ dataDir, admin }) : undefined;
+    stops.push(async () => {
+      await engine?.stop();
+      await fsp.rm(dataDir, { recursive: true, force: true });
+    });
+
+    const routes: Array<[string, number]> = [['fast', upstreamPort]];
+    if (engine) routes.push(['engine', engine.port]);
+    for (const [name, port] of routes) {
+      await createCouchInstance(kubeConfig, { namespace: NAMESPACE, name });
+      await setInstancePod(kubeConfig, { namespace: NAMESPACE, name }, { port, ready: true });
+    }
+
+    console.log('==> gateways (compiled as in the production image)');
+    const builds: Array<[string, CompiledPlatform]> = [['hybrid', await compilePlatform()]];
+    if (BASELINE_ROOT) builds.push(['baseline', await compilePlatform(path.resolve(BASELINE_ROOT))]);
+    const gateways: Array<[string, string, number]> = [];
+    for (const [name, compiled] of builds) {
+      stops.push(() => compiled.remove());
+      const port = await getFreePort();
+      const gateway = compiled.start(
+        'gateway',
+        {
+          ...process.env,
+          KUBECONFIG: plane.kubeconfigPath,
+          SETTEE_GATEWAY_PORT: String(port),
+          SETTEE_WATCH_NAMESPACE: NAMESPACE,
+          SETTEE_LOG_LEVEL: 'warn',
+          SETTEE_GATEWAY_FAST_PATH: 'true',
+          SETTEE_GATEWAY_FREE_READS_PER_SECOND: '1000000',
+          SETTEE_GATEWAY_FREE_WRITES_PER_SECOND: '1000000',
+          SETTEE_GATEWAY_FREE_QUERIES_PER_SECOND: '1000000',
+        },
+        cpuProfileFlags(name),
+      );
+      stops.push(() => gateway.stop());
+      const url = `http://127.0.0.1:${port}`;
+      await waitForHttp(`${url}/db/${NAMESPACE}/fast/_up`, `the ${name} gateway`, 200, gateway.exited);
+      gateways.push([name, url, gateway.pid]);
+    }
+
+    const splicePort = await getFreePort();
+    const splice = startTsProcess(
+      'splice-proxy-experiment',
+      'bench/gateway/splice-proxy-experiment.ts',
+      [String(splicePort), ...routes.map(([name, port]) => `${NAMESPACE}/${name}=${port}`)],
+      { flags: cpuProfileFlags('splice') },
+    );
+    stops.push(() => splice.stop());
+    const spliceUrl = `http://127.0.0.1:${splicePort}`;
+    await waitForHttp(`${spliceUrl}/db/${NAMESPACE}/fast/_up`, 'the splice experiment', 200, splice.exited);
+
+    console.log(`==> added latency on one connection: ${ROUNDS} alternating rounds of ${SECONDS}s`);
+    const latency = await rounds(
+      [
+        { name: 'direct', url: `http://127.0.0.1:${upstreamPort}/`, pid: upstream.pid },
+        { name: 'splice', url: `${spliceUrl}/db/${NAMESPACE}/fast/`, pid: splice.pid },
+        ...gateways.map(([name, url, pid]) => ({ name, url: `${url}/db/${NAMESPACE}/fast/`, pid })),
+      ],
+      1,
+    );
+    const report: Record<string, unknown> = {
+      machine: { cpus: os.cpus().length, loadAverage: { before: loadBefore } },
+      rounds: ROUNDS,
+      secondsPerRun: SECONDS,
+      addedP50Us: added(latency.results, 'p50'),
+      addedP99Us: added(latency.results, 'p99'),
+      oneConnection: sumUp(latency),
+    };
+
+    if (engine) {
+      console.log(`==> the engine at ${CONNECTIONS} connections, direct and through the gateways`);
+      const auth = basicAuth(admin.username, admin.password);
+      await seedBenchDocument(engine.url, auth);
+      const headers = { Authorization: auth };
+      const engineLoad = await rounds(
+        [
+          { name: 'direct', url: `${engine.url}/bench/doc`, headers, pid: engine.pid },
+          ...gateways.map(([name, url, pid]) => ({
+            name,
+            url: `${url}/db/${NAMESPACE}/engine/bench/doc`,
+            headers,
+            pid,
+          })),
+        ],
+        CONNECTIONS,
+      );
+      report.engine = sumUp(engineLoad);
+      report.engineOverDirect = Object.fromEntries(
+        gateways.map(([name]) => [name, ratios(engineLoad.results, name, 'direct', (r) => r.rps)]),
+      );
+    }
+    (report.machine as { loadAverage: Record<string, number[]> }).loadAverage.after = os.loadavg();
+    console.log(JSON.stringify(report, null, 2));
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch((err: unknown) => console.error(err));
+  }
+}
+
+/** Node's flags for a V8 CPU profile of the process `name`, written at its exit, when BENCH_CPU_PROF is set. */
+function cpuProfileFlags(name: string): string[] {
+  return CPU_PROF ? [`--cpu-prof`, `--cpu-prof-dir=${path.join(CPU_PROF, name)}`] : [];
+}
+
+/** CPU time per request answered, in microseconds: the process's user and system parts. */
+interface CpuPerRequest {
+  user: number;
+  system: number;
+}
+
+/** A process's CPU time so far in microseconds, user and system (fields 14 and 15 of /proc/<pid>/stat, 100 Hz ticks). */
+function cpuTimes(pid: number): CpuPerRequest {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return { user: Number(fields[11]) * 10_000, system: Number(fields[12]) * 10_000 };
+}
+
+/**
+ * Alternating rounds over the targets (each round runs every one back to back): the load results
+ * and, for a target with a pid, that process's CPU time per request answered (from /proc: less
+ * swayed than latency by other work on a shared machine; the warm-up's requests are in the time
+ * but not in the count, every target alike).
+ */
+async function rounds(
+  targets: Array<Target & { pid?: number }>,
+  connections: number,
+): Promise<{ results: Map<string, LoadResult[]>; cpu: Map<string, CpuPerRequest[]> }> {
+  const results = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
+  const cpu = new Map<string, CpuPerRequest[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const target of targets) {
+      const before = target.pid === undefined ? undefined : cpuTimes(target.pid);
+      const result = await runLoad({
+        url: target.url,
+        connections,
+        durationMs: SECONDS * 1000,
+        warmupMs: 500,
+        ...(target.headers ? { headers: target.headers } : {}),
+      });
+      results.get(target.name)?.push(result);
+      if (target.pid === undefined || before === undefined) continue;
+      const after = cpuTimes(target.pid);
+      const list = cpu.get(target.name) ?? [];
+      list.push({
+        user: (after.user - before.user) / result.requests,
+        system: (after.system - before.system) / result.requests,
+      });
+      cpu.set(target.name, list);
+    }
+  }
+  return { results, cpu };
+}
+
+/** The rounds summed up: each target's load figures, CPU per request, and `hybrid` less `baseline` round by round. */
+function sumUp(measured: Awaited<ReturnType<typeof rounds>>): Record<string, unknown> {
+  const { results, cpu } = measured;
+  const cpuOf = (list: CpuPerRequest[]): Record<string, MedianSpread> => ({
+    total: medianSpread(
+      list.map((c) => c.user + c.system),
+      1,
+    ),
+    user: medianSpread(
+      list.map((c) => c.user),
+      1,
+    ),
+    system: medianSpread(
+      list.map((c) => c.system),
+      1,
+    ),
+  });
+  const summed: Record<string, unknown> = {
+    load: Object.fromEntries([...results].map(([name, list]) => [name, summarize(list)])),
+    cpuUsPerRequest: Object.fromEntries([...cpu].map(([name, list]) => [name, cpuOf(list)])),
+  };
+  const hybrid = results.get('hybrid');
+  const baseline = results.get('baseline');
+  if (hybrid && baseline) {
+    const less = (figure: (r: LoadResult) => number): MedianSpread =>
+      medianSpread(hybrid.map((r, i) => figure(r) - figure(baseline[i] as LoadResult)));
+    const cpuLess = (figure: (c: CpuPerRequest) => number): MedianSpread => {
+      const h = cpu.get('hybrid') ?? [];
+      const b = cpu.get('baseline') ?? [];
+      return medianSpread(
+        h.map((c, i) => figure(c) - figure(b[i] as CpuPerRequest)),
+        1,
+      );
+    };
+    summed.hybridLessBaseline = {
+      rps: less((r) => r.rps),
+      p50Us: less((r) => r.latencyUs.p50),
+      p99Us: less((r) => r.latencyUs.p99),
+      cpuUsPerRequest: cpuLess((c) => c.user + c.system),
+      cpuUserUsPerRequest: cpuLess((c) => c.user),
+      cpuSystemUsPerRequest: cpuLess((c) => c.system),
+    };
+  }
+  return summed;
+}
+
+/** Every target's added latency round by round (its figure less direct's in the same round): median and spread. */
+function added(results: Map<string, LoadResult[]>, figure: 'p50' | 'p99'): Record<string, unknown> {
+  const direct = results.get('direct') ?? [];
+  return Object.fromEntries(
+    [...results]
+      .filter(([name]) => name !== 'direct')
+      .map(([name, list]) => [
+        name,
+        medianSpread(list.map((r, i) => r.latencyUs[figure] - (direct[i]?.latencyUs[figure] ?? Number.NaN))),
+      ]),
+  );
+}
+
+/** One target's figure over another's, round by round: median and spread. */
+function ratios(
+  results: Map<string, LoadResult[]>,
+  of: string,
+  to: string,
+  figure: (r: LoadResult) => number,
+): unknown {
+  const a = results.get(of) ?? [];
+  const b = results.get(to) ?? [];
+  return medianSpread(
+    a.map((r, i) => figure(r) / figure(b[i] as LoadResult)),
+    3,
+  );
+}
+
+await main();
