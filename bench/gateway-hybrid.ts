@@ -8,7 +8,8 @@
  * BENCH_CPU_PROF=<dir> writes each gateway's V8 CPU profile there (--cpu-prof, at its exit).
  *
  *   npx tsx bench/gateway-hybrid.ts   (BENCH_ROUNDS=5, BENCH_SECONDS=3, BENCH_CONNECTIONS=50,
- *                                      BENCH_ENGINE=true, BENCH_BASELINE_ROOT, BENCH_CPU_PROF)
+ *                                      BENCH_ENGINE=true, BENCH_IDLE_SECONDS=10, BENCH_BASELINE_ROOT,
+ *                                      BENCH_CPU_PROF)
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -31,6 +32,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ENGINE = process.env.BENCH_ENGINE !== 'false';
 const BASELINE_ROOT = process.env.BENCH_BASELINE_ROOT;
 const CPU_PROF = process.env.BENCH_CPU_PROF;
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
 const NAMESPACE = 'bench';
 
 async function main(): Promise<void> {
@@ -102,6 +104,12 @@ async function main(): Promise<void> {
     const spliceUrl = `http://127.0.0.1:${splicePort}`;
     await waitForHttp(`${spliceUrl}/db/${NAMESPACE}/fast/_up`, 'the splice experiment', 200, splice.exited);
 
+    // What each process costs with no load (informers, timers, GC of its heap): per second of
+    // idleness, it is spread over the requests of a loaded second too.
+    const idle = await idleCpu([
+      ['splice', splice.pid],
+      ...gateways.map(([name, , pid]): [string, number] => [name, pid]),
+    ]);
     console.log(`==> added latency on one connection: ${ROUNDS} alternating rounds of ${SECONDS}s`);
     const latency = await rounds(
       [
@@ -117,6 +125,7 @@ async function main(): Promise<void> {
       secondsPerRun: SECONDS,
       addedP50Us: added(latency.results, 'p50'),
       addedP99Us: added(latency.results, 'p99'),
+      idleCpuMsPerSecond: idle,
       oneConnection: sumUp(latency),
     };
 
@@ -246,6 +255,19 @@ function sumUp(measured: Awaited<ReturnType<typeof rounds>>): Record<string, unk
     };
   }
   return summed;
+}
+
+/** Each process's CPU time (user + system) over IDLE_SECONDS with no load, in ms per second. */
+async function idleCpu(processes: Array<[string, number]>): Promise<Record<string, number>> {
+  const total = (pid: number): number => {
+    const { user, system } = cpuTimes(pid);
+    return user + system;
+  };
+  const before = processes.map(([, pid]) => total(pid));
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+  return Object.fromEntries(
+    processes.map(([name, pid], i) => [name, (total(pid) - (before[i] as number)) / 1000 / IDLE_SECONDS]),
+  );
 }
 
 /** Every target's added latency round by round (its figure less direct's in the same round): median and spread. */
