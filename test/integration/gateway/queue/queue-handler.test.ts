@@ -50,12 +50,18 @@ describe('the queue handler', () => {
   let redis: RedisServer;
   let gateway: TestQueueGateway;
   let target: QueueTarget;
+  let limited: QueueTarget;
   let port: number;
 
   beforeAll(async () => {
     redis = await startRedis();
     target = testQueueTarget(redis);
-    gateway = await startTestQueueGateway({ config: testQueueConfig(), targets: [target], workers: false });
+    limited = testQueueTarget(redis, { name: 'limited', db: 1, limits: { maxRequestsPerSecond: 1 } });
+    gateway = await startTestQueueGateway({
+      config: testQueueConfig(),
+      targets: [target, limited],
+      workers: false,
+    });
     port = Number(new URL(gateway.baseUrl).port);
   });
   afterAll(async () => {
@@ -101,5 +107,19 @@ describe('the queue handler', () => {
     expect(head).toMatch(/^HTTP\/1\.1 400 /);
     expect(head).toMatch(/\r\nconnection: keep-alive/i);
     expect(closedByServer).toBe(false);
+  });
+
+  it('when publishes with their bodies are refused at the burst limit, the later ones of a window without asking the database, then every 429 keeps the connection alive', async () => {
+    const request =
+      `POST /queue/${limited.namespace}/${limited.name}/v2/publish/not%20a%20url HTTP/1.1\r\nHost: x\r\n` +
+      `Authorization: Bearer ${limited.token}\r\nContent-Length: 2\r\n\r\n{}`;
+    // Six in at most two windows of one request each: a window holds three or more, so at
+    // least one refusal comes after the window was found full.
+    const heads: string[] = [];
+    for (let i = 0; i < 6; i++) heads.push((await exchange(port, request, 20)).head);
+
+    const refusals = heads.filter((head) => /^HTTP\/1\.1 429 /.test(head));
+    expect(refusals.length).toBeGreaterThanOrEqual(3);
+    for (const head of refusals) expect(head).toMatch(/\r\nconnection: keep-alive/i);
   });
 });
