@@ -17,19 +17,16 @@ export function encodeScriptCall(
   args: readonly ScriptArgument[],
 ): Buffer {
   const count = 2 + keys.length + args.length;
-  const texts: (string | Buffer)[] = new Array<string | Buffer>(count);
-  const lengths: number[] = new Array<number>(count);
-  texts[0] = script;
-  texts[1] = String(keys.length);
-  for (let i = 0; i < keys.length; i++) texts[2 + i] = keys[i]!;
+  const head = encodedHead(script, keys);
+  const texts: (string | Buffer)[] = new Array<string | Buffer>(args.length);
+  const lengths: number[] = new Array<number>(args.length);
+  let size =
+    1 + digitsOf(count + 1) + 2 + 1 + digitsOf(command.length) + 2 + command.length + 2 + head.length;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    texts[2 + keys.length + i] = typeof arg === 'number' ? numberText(arg) : arg;
-  }
-  let size = 1 + digitsOf(count + 1) + 2 + 1 + digitsOf(command.length) + 2 + command.length + 2;
-  for (let i = 0; i < count; i++) {
-    const text = texts[i]!;
+    const text = typeof arg === 'number' ? numberText(arg) : arg;
     const length = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
+    texts[i] = text;
     lengths[i] = length;
     // `$<length>\r\n<bytes>\r\n`
     size += 1 + digitsOf(length) + 2 + length + 2;
@@ -40,16 +37,49 @@ export function encodeScriptCall(
   at += bytes.write(command, at, 'latin1');
   bytes[at++] = 0x0d;
   bytes[at++] = 0x0a;
-  for (let i = 0; i < count; i++) {
-    const text = texts[i]!;
-    const length = lengths[i]!;
-    at = writeHeader(bytes, at, 0x24, length);
-    if (typeof text !== 'string') at += text.copy(bytes, at);
-    else at += bytes.write(text, at, length, 'utf8');
-    bytes[at++] = 0x0d;
-    bytes[at++] = 0x0a;
-  }
+  at += head.copy(bytes, at);
+  for (let i = 0; i < args.length; i++) at = writeBulk(bytes, at, texts[i]!, lengths[i]!);
   return bytes;
+}
+
+/** The last head each script was called with (a script's calls name the same keys, call after call). */
+const heads = new Map<string, { keys: readonly string[]; bytes: Buffer }>();
+
+/**
+ * The script (its sha, or its Lua for EVAL), the key count and the keys as bulk strings: the same
+ * for every call of a script on one binding, so encoded once and copied, where measuring and
+ * writing its nine strings for a publish was a native call each (docs/queue.md, Performance).
+ * One head per script is kept, the last one used, compared key by key (the same string objects,
+ * from keys.ts, compare at once).
+ */
+function encodedHead(script: string, keys: readonly string[]): Buffer {
+  const last = heads.get(script);
+  if (last !== undefined && sameKeys(last.keys, keys)) return last.bytes;
+  const texts = [script, String(keys.length), ...keys];
+  const lengths = texts.map((text) => Buffer.byteLength(text));
+  let size = 0;
+  for (const length of lengths) size += 1 + digitsOf(length) + 2 + length + 2;
+  const bytes = Buffer.alloc(size);
+  let at = 0;
+  for (let i = 0; i < texts.length; i++) at = writeBulk(bytes, at, texts[i]!, lengths[i]!);
+  heads.set(script, { keys: [...keys], bytes });
+  return bytes;
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** `$<length>\r\n<bytes>\r\n` at `at`, `length` being the text's UTF-8 length; returns the offset after it. */
+function writeBulk(bytes: Buffer, at: number, text: string | Buffer, length: number): number {
+  at = writeHeader(bytes, at, 0x24, length);
+  if (typeof text !== 'string') at += text.copy(bytes, at);
+  else at += bytes.write(text, at, length, 'utf8');
+  bytes[at++] = 0x0d;
+  bytes[at++] = 0x0a;
+  return at;
 }
 
 /** A number as ioredis sends it: its decimal text, an integer beyond 2^53 in all its digits. */

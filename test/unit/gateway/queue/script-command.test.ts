@@ -32,4 +32,20 @@ describe('a script call encoded for Redis (script-command.ts)', () => {
       );
     }
   });
+
+  it("when one script's calls name other keys, then each call's bytes are its own keys' (the head kept per script is not reused for them)", () => {
+    const sha = 'e'.repeat(40);
+    const args: ScriptArgument[] = ['m', 0, 'x'];
+    const keySets = [
+      ['{q}:stream', '{q}:stream-index'],
+      ['{q}:queue-waiting:a', '{q}:queue-active:a', '{q}:events'],
+      ['{q}:stream', '{q}:stream-index'],
+      // The same names as new strings: equal keys, other objects.
+      ['{q}:stream', '{q}:stream-index'].map((key) => `${key.slice(0, 3)}${key.slice(3)}`),
+      ['{q}:stream', '{q}:stream-other'],
+      [],
+    ];
+    for (const keys of [...keySets, ...keySets.reverse()])
+      expect(encodeScriptCall('evalsha', sha, keys, args)).toEqual(ioredisBytes('evalsha', sha, keys, args));
+  });
 });
