@@ -17,6 +17,11 @@ const TOKEN = (() => {
   return table;
 })();
 
+/** Whether one byte is a tchar. */
+export function isTokenByte(c: number): boolean {
+  return c < 0x80 && TOKEN[c] === 1;
+}
+
 export function isToken(text: string, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type net from 'node:net';
 import type { UpstreamOwner, UpstreamSocket, UpstreamSockets } from './upstream-sockets.js';
-import { BodyFraming, FRAMING_BROKEN } from './body-framing.js';
+import { BodyFraming, FRAMING_BROKEN, writeKept } from './body-framing.js';
 import { buildErrorResponse } from './error-response.js';
 import {
   HEAD_DECLINED,
@@ -93,8 +93,8 @@ export class SpliceConnection implements UpstreamOwner {
   private clientEnded = false;
   /** The gateway ended the connection: what the client still sends is not read. */
   private finished = false;
-  private readonly requestBody = new BodyFraming();
-  private readonly responseBody = new BodyFraming();
+  private readonly requestBody: BodyFraming;
+  private readonly responseBody: BodyFraming;
   private readonly onData = (chunk: Buffer): void => this.onClientData(chunk);
   private readonly onEnd = (): void => this.onClientEnd();
   private readonly onClose = (): void => this.onClientClose();
@@ -105,6 +105,9 @@ export class SpliceConnection implements UpstreamOwner {
     readonly socket: net.Socket,
     private readonly options: SpliceOptions,
   ) {
+    // Node applies maxHeaderSize to trailers too.
+    this.requestBody = new BodyFraming(options.maxHeadBytes);
+    this.responseBody = new BodyFraming(options.maxHeadBytes);
     socket.setNoDelay(true);
     socket.setTimeout(options.idleTimeoutMs);
     socket.on('data', this.onData);
@@ -199,12 +202,14 @@ export class SpliceConnection implements UpstreamOwner {
     // A body with a Content-Length was counted from the header when the exchange started.
     const payload = this.requestBody.takePayloadBytes();
     if (this.head?.chunked && this.exchange?.counts) this.exchange.counts.bytesIn += payload;
-    const last = end < 0 ? chunk.length : end;
-    if (last > start && !upstream.socket.write(chunk.subarray(start, last))) {
+    if (!writeKept(upstream.socket, this.requestBody, chunk, start, end < 0 ? chunk.length : end)) {
       this.socket.pause();
       upstream.socket.once('drain', () => this.socket.resume());
     }
-    if (end >= 0) this.requestSent(chunk.subarray(end));
+    if (end < 0) return;
+    // A close among the trailers: llhttp would read nothing more on the connection.
+    if (this.requestBody.closeRequested) this.keepAlive = false;
+    this.requestSent(chunk.subarray(end));
   }
 
   /** The whole request went to the instance: the client owes nothing until the response ends. */
@@ -254,15 +259,24 @@ export class SpliceConnection implements UpstreamOwner {
     const payload = this.responseBody.takePayloadBytes();
     if (this.exchange?.counts) this.exchange.counts.bytesOut += payload;
     const last = end < 0 ? chunk.length : end;
-    const bytes = head === undefined ? chunk.subarray(start, last) : withHead(head, chunk, start, last);
-    if (bytes.length > 0 && !this.socket.write(bytes)) {
+    let flowing = true;
+    if (this.responseBody.dropped.length > 0) {
+      // Dropped trailers or extensions (rare): the head goes first, then the bytes kept.
+      if (head !== undefined) flowing = this.socket.write(head, 'latin1');
+      flowing = writeKept(this.socket, this.responseBody, chunk, start, last) && flowing;
+    } else {
+      const bytes = head === undefined ? chunk.subarray(start, last) : withHead(head, chunk, start, last);
+      if (bytes.length > 0) flowing = this.socket.write(bytes);
+    }
+    if (!flowing) {
       const upstream = this.upstream?.socket;
       upstream?.pause();
       this.socket.once('drain', () => upstream?.resume());
     }
     if (end < 0) return;
-    // Bytes past the response's end: the instance is out of step, its connection is not reused.
-    if (end < chunk.length) this.responseClose = true;
+    // Bytes past the response's end: the instance is out of step, its connection is not reused; nor
+    // after a close among its trailers.
+    if (end < chunk.length || this.responseBody.closeRequested) this.responseClose = true;
     this.responseEnded();
   }
 

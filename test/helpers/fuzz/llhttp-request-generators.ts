@@ -101,6 +101,150 @@ const listedConnection = fc
     return `${before}${list.join('')}${after}`;
   });
 
+/** A chunk extension llhttp takes: `;name`, `;name=token` or `;name="quoted"`, names and values possibly empty. */
+const extensionToken = fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{0,8}$/);
+const quotedString = fc
+  .array(
+    fc.oneof(
+      fc.stringMatching(/^[\t !#-[\]-~]{1,6}$/),
+      fc.constantFrom('\\"', '\\\\', '\\a', '\\\t', '\\\x80', '\x80', '\xff'),
+    ),
+    { maxLength: 4 },
+  )
+  .map((parts) => `"${parts.join('')}"`);
+const plainExtension = fc
+  .tuple(extensionToken, fc.option(fc.oneof(extensionToken, quotedString), { nil: undefined }))
+  .map(([name, value]) => (value === undefined ? `;${name}` : `;${name}=${value}`));
+/** One step off: blanks, bare LFs, unclosed or trailing quotes, controls; `;a;` and `;=` llhttp takes. */
+const oddExtension = fc.constantFrom(
+  ' ;a',
+  ';;a',
+  '; a',
+  ';a =b',
+  ';a= b',
+  ';a=b c',
+  ';a="b',
+  ';a="b"c',
+  ';a=b"c"',
+  ';\ta',
+  ';a\t',
+  ';a=\x7f',
+  ';a="\x7f"',
+  ';a="\\\x00"',
+  ';',
+  ';a\n',
+  ';a=""',
+  ';=',
+  ';a;',
+  '\t',
+  ' ',
+);
+/** Near Node's 16 KiB limit on a line's extension names and values (name, token value, quoted value). */
+const longExtension = fc
+  .tuple(fc.integer({ min: 16_378, max: 16_390 }), fc.constantFrom('name', 'token', 'quoted'))
+  .map(([bytes, kind]) =>
+    kind === 'name'
+      ? `;${'n'.repeat(bytes)}`
+      : kind === 'token'
+        ? `;n=${'v'.repeat(bytes - 1)}`
+        : `;n="${'q'.repeat(bytes - 3)}"`,
+  );
+const extensions = fc
+  .array(
+    fc.oneof(
+      { weight: 6, arbitrary: plainExtension },
+      { weight: 2, arbitrary: oddExtension },
+      { weight: 1, arbitrary: longExtension },
+    ),
+    { maxLength: 3 },
+  )
+  .map((parts) => parts.join(''));
+/** Trailer fields: any names, the ones llhttp reads for more (any case), and values of every kind. */
+const trailerName = fc.oneof(
+  tokenName,
+  fc.constantFrom(
+    'Connection',
+    'proxy-connection',
+    'Content-Length',
+    'TRANSFER-ENCODING',
+    'Upgrade',
+    'Connections',
+    'Content-Lengthy',
+  ),
+);
+const trailerValue = fc.oneof(
+  headerValue,
+  plainConnection,
+  fc.constantFrom('', 'chunked', '\x80\xff', 'a\x7fb', 'a\x00b', 'close,\tclose', 'x, close  ', 'close \t'),
+);
+const plainTrailer = fc
+  .tuple(trailerName, blanks, trailerValue, blanks)
+  .map(([name, before, value, after]) => `${name}:${before}${value}${after}\r\n`);
+/** Connection trailers: llhttp reads a close token in them after node:http's keep-alive decision. */
+const connectionTrailer = fc
+  .tuple(
+    fc.constantFrom('Connection', 'proxy-connection', 'CONNECTION'),
+    blanks,
+    fc.oneof(
+      plainConnection,
+      listedConnection,
+      fc.constantFrom(
+        'x,\tclose',
+        'close \t',
+        'close\t',
+        ' close',
+        'x, close  ',
+        'closed',
+        'clos',
+        ',close,',
+        'close,\tclose',
+      ),
+    ),
+  )
+  .map(([name, before, value]) => `${name}:${before}${value}\r\n`);
+/** One step off: folding, blanks around the name, bare LF or CR, no colon, an empty name. */
+const oddTrailer = fc.constantFrom(
+  ' X: a\r\n',
+  'X : a\r\n',
+  ':a\r\n',
+  'X: a\n',
+  'X: a\rb\r\n',
+  'X\r\n',
+  'X: a\r\n folded\r\n',
+  'X:\r\n\tb\r\n',
+  'X: a\r\r\n',
+);
+/** Near the head's limit (MAX_HEAD_BYTES of the differential: 2048), which Node applies to trailers' names and values. */
+const longTrailer = fc
+  .integer({ min: 2_040, max: 2_056 })
+  .map((bytes) => `X:  ${'v'.repeat(bytes - 1)} \r\n`);
+const trailers = fc
+  .array(
+    fc.oneof(
+      { weight: 6, arbitrary: plainTrailer },
+      { weight: 2, arbitrary: connectionTrailer },
+      { weight: 2, arbitrary: oddTrailer },
+      { weight: 1, arbitrary: longTrailer },
+    ),
+    { maxLength: 3 },
+  )
+  .map((lines) => lines.join(''));
+/** A chunked body with extensions on its size lines and trailers after its last chunk. */
+const extendedChunkedBody = fc
+  .tuple(
+    fc.array(fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 30 }), extensions), { maxLength: 2 }),
+    extensions,
+    trailers,
+  )
+  .map(([chunks, lastExtensions, trailerLines]) => ({
+    headers: 'Transfer-Encoding: chunked\r\n',
+    bytes: `${chunks
+      .map(
+        ([data, ext]) => `${data.length.toString(16)}${ext}\r\n${Buffer.from(data).toString('latin1')}\r\n`,
+      )
+      .join('')}0${lastExtensions}\r\n${trailerLines}\r\n`,
+  }));
+
 export interface Request {
   text: string;
   /** It sends Connection: close (in a spelling the reader takes). */
@@ -144,6 +288,12 @@ export const nearMissRequest = requestOf(
     },
   ),
   fc.oneof(body, oddChunkedBody),
+);
+
+/** A request of the plain shape whose chunked body has extensions and trailers, valid or one step off. */
+export const extendedRequest = requestOf(
+  fc.option(plainConnection, { nil: undefined }).map((value) => (value === undefined ? [] : [value])),
+  extendedChunkedBody,
 );
 
 /** Bytes parsers are known to disagree on: smuggling's raw material, put anywhere. */
@@ -194,6 +344,7 @@ export const lineEdit = fc.record({
     'Expect: 100-continue',
     'Connection: upgrade',
     'Connection: close',
+    'Proxy-Connection: close',
     'Upgrade: websocket',
     'X: a\nContent-Length: 3',
     'X: a\rContent-Length: 3',
