@@ -2,7 +2,7 @@
  * The hybrid gateway (SETTEE_GATEWAY_FAST_PATH=true) on its own, against the anchors it is judged
  * by, in a few minutes instead of bench/gateway-proxy.ts's six: the added latency on one
  * connection (the minimal upstream direct, through the splice experiment, through the hybrid) and
- * the engine's throughput through the hybrid against direct. With BENCH_BASELINE_ROOT (another
+ * the engine's throughput through the hybrid and the experiment against direct. With BENCH_BASELINE_ROOT (another
  * checkout, e.g. a worktree of main) its build runs beside this tree's as `baseline`, both loaded
  * in the same alternating rounds: a change to the data path measured side by side.
  * BENCH_CPU_PROF=<dir> writes each gateway's V8 CPU profile there (--cpu-prof, at its exit).
@@ -137,6 +137,12 @@ async function main(): Promise<void> {
       const engineLoad = await rounds(
         [
           { name: 'direct', url: `${engine.url}/bench/doc`, headers, pid: engine.pid },
+          {
+            name: 'splice',
+            url: `${spliceUrl}/db/${NAMESPACE}/engine/bench/doc`,
+            headers,
+            pid: splice.pid,
+          },
           ...gateways.map(([name, url, pid]) => ({
             name,
             url: `${url}/db/${NAMESPACE}/engine/bench/doc`,
@@ -148,7 +154,10 @@ async function main(): Promise<void> {
       );
       report.engine = sumUp(engineLoad);
       report.engineOverDirect = Object.fromEntries(
-        gateways.map(([name]) => [name, ratios(engineLoad.results, name, 'direct', (r) => r.rps)]),
+        ['splice', ...gateways.map(([name]) => name)].map((name) => [
+          name,
+          ratios(engineLoad.results, name, 'direct', (r) => r.rps),
+        ]),
       );
     }
     (report.machine as { loadAverage: Record<string, number[]> }).loadAverage.after = os.loadavg();
