@@ -286,6 +286,7 @@ export class DeliveryWorker {
       deliverer,
       signer: this.signer,
       logger: this.logger,
+      debug: this.logger.isDebugEnabled(),
       policy: config,
       // An attempt without Upstash-Timeout waits the gateway's setting, or the binding's limit when shorter.
       deliveryTimeoutMs: Math.min(config.deliveryTimeoutMs, this.target.limits.maxTimeoutMs),

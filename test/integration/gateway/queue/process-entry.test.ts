@@ -65,6 +65,7 @@ describe('processing a stream entry', () => {
         deliverer: httpDeliverer(),
         signer: createDeliverySigner(f.target.signingKey),
         logger: memory.logger,
+        debug: memory.logger.isDebugEnabled(),
         policy: config,
         deliveryTimeoutMs: config.deliveryTimeoutMs,
         deadLetterLimits: { retentionMs: 86_400_000, maxCount: f.target.limits.maxDeadLetters },
