@@ -39,9 +39,9 @@ export interface GatewayConfig {
   /** SETTEE_WATCH_NAMESPACE: the one namespace whose instances are served; unset = every namespace. */
   readonly watchNamespace: string | undefined;
   /**
-   * SETTEE_GATEWAY_FAST_PATH (false): a raw-socket splice in front of node:http forwards the plain
+   * SETTEE_GATEWAY_FAST_PATH (true): a raw-socket splice in front of node:http forwards the plain
    * requests of awake instances, and hands every other connection to the full path
-   * (docs/data-path.md, Option A). Off until the gateway's suites pass through it.
+   * (docs/data-path.md, Option A); false serves every request on node:http alone.
    */
   readonly fastPath: boolean;
 
@@ -166,7 +166,7 @@ export function readGatewayConfig(read: EnvReader): GatewayConfig {
     domain,
     trustedProxies: read.cidrList('SETTEE_GATEWAY_TRUSTED_PROXIES'),
     watchNamespace: read.optionalString('SETTEE_WATCH_NAMESPACE'),
-    fastPath: read.boolean('SETTEE_GATEWAY_FAST_PATH', false),
+    fastPath: read.boolean('SETTEE_GATEWAY_FAST_PATH', true),
     wake: {
       holdQueueLimit: read.integer('SETTEE_GATEWAY_HOLD_QUEUE_LIMIT', 1_000, { min: 1, max: 1_000_000 }),
       timeoutMs: read.durationMs('SETTEE_GATEWAY_WAKE_TIMEOUT', 15_000, { minMs: 1 }),

@@ -47,8 +47,8 @@ export async function startTestGateway(options: {
     // Suites about other things send free instances more than the free rates allow; the envelope's
     // own suites set the rates they test.
     ...UNLIMITED_FREE_RATES,
-    // Exported to run the gateway's suites through the fast path (docs/data-path.md, Option A);
-    // a suite that sets it itself wins.
+    // On by default; exported as false to run the gateway's suites on node:http alone
+    // (docs/data-path.md, Option A); a suite that sets it itself wins.
     ...(process.env.SETTEE_GATEWAY_FAST_PATH === undefined
       ? {}
       : { SETTEE_GATEWAY_FAST_PATH: process.env.SETTEE_GATEWAY_FAST_PATH }),

@@ -63,7 +63,7 @@ describe("the chart's container environment, read by the components' own configu
       expect(config.listen).toEqual({ host: '0.0.0.0', port: 8080 });
       expect(config.tls).toBeUndefined();
       expect(config.domain).toBeUndefined();
-      expect(config.fastPath).toBe(false);
+      expect(config.fastPath).toBe(true);
       expect(config.wake).toMatchObject({ holdQueueLimit: 1_000, timeoutMs: 15_000, retryAfterSeconds: 5 });
       expect(config.upstream.headersTimeoutMs).toBe(300_000);
       expect(config.clients).toEqual({
@@ -165,7 +165,7 @@ describe("the chart's container environment, read by the components' own configu
         tls: { certFile: '/etc/settee/tls/tls.crt', keyFile: '/etc/settee/tls/tls.key' },
         domain: 'couch.example.com',
         watchNamespace: 'tenants',
-        fastPath: true,
+        fastPath: false,
         wake: { holdQueueLimit: 200, timeoutMs: 3_000, retryAfterSeconds: 2, probeIntervalMs: 20 },
         upstream: { maxConnectionsPerAddress: 64, idleTimeoutMs: 10_000, headersTimeoutMs: 120_000 },
         clients: {

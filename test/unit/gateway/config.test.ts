@@ -7,7 +7,7 @@ describe('loadGatewayConfig', () => {
     expect(config.listen).toEqual({ host: '127.0.0.1', port: 8080 });
     expect(config.tls).toBeUndefined();
     expect(config.domain).toBeUndefined();
-    expect(config.fastPath).toBe(false);
+    expect(config.fastPath).toBe(true);
     expect(config.wake).toEqual({
       holdQueueLimit: 1000,
       timeoutMs: 15_000,
@@ -97,10 +97,10 @@ describe('loadGatewayConfig', () => {
       SETTEE_GATEWAY_MAX_CONNECTIONS: '20000',
       SETTEE_GATEWAY_MAX_HEADER_BYTES: '32768',
       SETTEE_GATEWAY_MAX_INSTANCE_REQUESTS: '64',
-      SETTEE_GATEWAY_FAST_PATH: 'true',
+      SETTEE_GATEWAY_FAST_PATH: 'false',
     });
     expect(config.listen.port).toBe(0);
-    expect(config.fastPath).toBe(true);
+    expect(config.fastPath).toBe(false);
     expect(config.domain).toBe('couch.example.com');
     expect(config.tls).toEqual({ certFile: '/tls/crt', keyFile: '/tls/key' });
     expect(config.wake.timeoutMs).toBe(2000);
