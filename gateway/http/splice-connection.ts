@@ -17,6 +17,11 @@ import {
   type ResponseHead,
 } from './response-head.js';
 
+/** Reads a head split across them is waited for on the fast path, each within HEAD_WAIT_MS. */
+const MAX_HEAD_READS = 4;
+/** A head's segments follow each other at once; a client slower than this is node:http's to time. */
+const HEAD_WAIT_MS = 1_000;
+
 /** How an exchange failed before the instance's response head reached the client. */
 export type SpliceFailure =
   /** The instance broke off, or sent what cannot be framed. */
@@ -74,8 +79,9 @@ export interface SpliceOptions {
  * with raw-request-head.ts and decided; a taken one is written to a pooled instance connection and
  * both bodies are spliced, only their framing tracked (body-framing.ts) so the exchange's end is
  * known: there the exchange ends (activity, meter), the instance connection goes back to the pool
- * and the next pipelined head is read. A head that is declined, not whole in the bytes at hand
- * (node:http owns the headers timeout), or not taken hands the connection to node:http for good.
+ * and the next pipelined head is read. A head that is declined, not whole within a few reads a
+ * second apart (node:http owns the headers timeout), or not taken hands the connection to node:http
+ * for good.
  */
 export class SpliceConnection implements UpstreamOwner {
   /** Bytes read and not yet forwarded: the next head, and anything pipelined after it. */
@@ -93,6 +99,8 @@ export class SpliceConnection implements UpstreamOwner {
   private clientEnded = false;
   /** The gateway ended the connection: what the client still sends is not read. */
   private finished = false;
+  /** Reads the head being waited for came in. */
+  private headReads = 0;
   private readonly requestBody: BodyFraming;
   private readonly responseBody: BodyFraming;
   private readonly onData = (chunk: Buffer): void => this.onClientData(chunk);
@@ -148,7 +156,15 @@ export class SpliceConnection implements UpstreamOwner {
     const buf = this.pending;
     if (buf === undefined) return;
     const head = readRawRequestHead(buf, this.options.maxHeadBytes);
+    // A head split across reads (TCP segments) is waited for a little, then left to node:http,
+    // which owns the headers timeout: a few reads of HEAD_WAIT_MS silence at most.
+    if (head === HEAD_INCOMPLETE && ++this.headReads < MAX_HEAD_READS) {
+      this.socket.setTimeout(HEAD_WAIT_MS);
+      return;
+    }
     if (head === HEAD_INCOMPLETE || head === HEAD_DECLINED) return this.handOver();
+    if (this.headReads > 0) this.socket.setTimeout(this.options.idleTimeoutMs);
+    this.headReads = 0;
     const exchange = this.options.decide(head, this.socket);
     if (exchange === undefined) return this.handOver();
     const upstream = this.options.sockets.lend(exchange.origin, this);
@@ -342,7 +358,8 @@ export class SpliceConnection implements UpstreamOwner {
   }
 
   private onClientSilent(): void {
-    if (this.exchange === undefined) return void this.socket.destroy();
+    if (this.exchange === undefined)
+      return this.pending === undefined ? void this.socket.destroy() : this.handOver();
     if (!this.requestDone && !this.responseStarted) return this.fail('client-silent', undefined);
     if (!this.requestDone) this.cut();
   }
@@ -350,7 +367,8 @@ export class SpliceConnection implements UpstreamOwner {
   /** The client sent its FIN: what it sent before is still answered, then the connection ends. */
   private onClientEnd(): void {
     this.clientEnded = true;
-    if (this.exchange === undefined && this.pending === undefined) this.finish();
+    // Pending without an exchange is a head not whole yet: it will not be.
+    if (this.exchange === undefined) this.finish();
   }
 
   private finish(last?: string): void {

@@ -127,4 +127,21 @@ describe('request framing on the fast path', () => {
     const sent = engine.received().slice(sentBefore);
     expect(sent).toMatch(/^PUT \/doc HTTP\/1\.1\r\n[^]*\r\n\r\n3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n$/);
   });
+
+  it('when a head arrives in two segments, then it is still spliced; when its rest is slow, node:http reads it', async () => {
+    const head = `GET ${path}/split HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n`;
+    const cut = head.indexOf('Host');
+    const send = async (pauseMs: number): Promise<{ status: number | undefined; spliced: number }> => {
+      const before = await spliced(gateway);
+      const connection = new RawConnection(gateway.port);
+      connection.write(head.slice(0, cut));
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      connection.write(head.slice(cut));
+      const { text } = await connection.finish(5_000);
+      return { status: statusOf(text), spliced: (await spliced(gateway)) - before };
+    };
+    expect(await send(50)).toEqual({ status: 200, spliced: 1 });
+    // Past the fast path's wait for the rest (1 s), the bytes go to node:http, which owns the headers timeout.
+    expect(await send(1_500)).toEqual({ status: 200, spliced: 0 });
+  });
 });
