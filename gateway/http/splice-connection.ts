@@ -17,7 +17,7 @@ import {
   type ResponseHead,
 } from './response-head.js';
 
-/** Reads a head split across them is waited for on the fast path, each within HEAD_WAIT_MS. */
+/** Reads a head split across them is waited for on the fast path, all within HEAD_WAIT_MS. */
 const MAX_HEAD_READS = 4;
 /** A head's segments follow each other at once; a client slower than this is node:http's to time. */
 const HEAD_WAIT_MS = 1_000;
@@ -99,8 +99,9 @@ export class SpliceConnection implements UpstreamOwner {
   private clientEnded = false;
   /** The gateway ended the connection: what the client still sends is not read. */
   private finished = false;
-  /** Reads the head being waited for came in. */
+  /** Reads the head being waited for came in, and since when (performance.now()). */
   private headReads = 0;
+  private headSince = 0;
   private readonly requestBody: BodyFraming;
   private readonly responseBody: BodyFraming;
   private readonly onData = (chunk: Buffer): void => this.onClientData(chunk);
@@ -157,10 +158,12 @@ export class SpliceConnection implements UpstreamOwner {
     if (buf === undefined) return;
     const head = readRawRequestHead(buf, this.options.maxHeadBytes);
     // A head split across reads (TCP segments) is waited for a little, then left to node:http,
-    // which owns the headers timeout: a few reads of HEAD_WAIT_MS silence at most.
-    if (head === HEAD_INCOMPLETE && ++this.headReads < MAX_HEAD_READS) {
-      this.socket.setTimeout(HEAD_WAIT_MS);
-      return;
+    // which owns the headers timeout: a few reads within HEAD_WAIT_MS in all.
+    if (head === HEAD_INCOMPLETE) {
+      if (this.headReads++ === 0) this.headSince = performance.now();
+      const waitMs = HEAD_WAIT_MS - (performance.now() - this.headSince);
+      if (this.headReads < MAX_HEAD_READS && waitMs >= 1)
+        return void this.socket.setTimeout(Math.ceil(waitMs));
     }
     if (head === HEAD_INCOMPLETE || head === HEAD_DECLINED) return this.handOver();
     if (this.headReads > 0) this.socket.setTimeout(this.options.idleTimeoutMs);
