@@ -25,14 +25,12 @@ import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 import { median, round } from './lib/stats.js';
 import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
-import { GcCount } from './queue/gc-count.js';
+import { FULL_GC_TRACE_FLAGS, forceFullGc, GcCount } from './queue/gc-count.js';
 import { storeBacklog } from './queue-publish/delivery-drain.js';
 import { BACKLOG, BATCH, CONCURRENCY, KEY_PREFIX, SIGNING_KEY } from './queue-publish/publish-settings.js';
 
 const ROUNDS = Number(process.env.QUEUE_GARBAGE_ROUNDS ?? '3');
 const WARMUP = 2_000;
-/** A data: module, so that a bundle run by plain node needs no file beside it. */
-const FULL_GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2', () => globalThis.gc())`;
 
 /**
  * KB allocated per delivery of BACKLOG messages by a gateway started from `bundle`, and its
@@ -47,27 +45,19 @@ async function measure(
   const stream = queueKeys(KEY_PREFIX).stream;
   await redis.del(stream);
   const gc = new GcCount();
-  let fullGcs = 0;
   const proc = startProcess({
     name: 'queue-gateway',
     command: process.execPath,
-    args: ['--trace-gc-nvp', '--expose-gc', '--import', FULL_GC_ON_SIGNAL, bundle],
+    args: [...FULL_GC_TRACE_FLAGS, bundle],
     env,
-    onLine: (line) => {
-      gc.onLine(line);
-      if (/\bgc=mc\b/.test(line)) fullGcs += 1;
-    },
+    onLine: gc.onLine,
   });
   try {
     await waitFor('the gateway to listen', async () => /listening (\S+)/.exec(proc.output())?.[1], {
       timeoutMs: 180_000,
       abort: proc.exited,
     });
-    const fullGc = async (): Promise<void> => {
-      const wanted = fullGcs + 1;
-      process.kill(proc.pid, 'SIGUSR2');
-      await waitFor('a full GC', async () => (fullGcs >= wanted ? true : undefined), { timeoutMs: 30_000 });
-    };
+    const fullGc = () => forceFullGc(proc.pid, gc);
     const drain = async (count: number): Promise<void> => {
       receiver.reset();
       await storeBacklog(redis, stream, receiver.url, count);

@@ -29,10 +29,10 @@ import { waitFor } from '../local/wait.js';
 import { queueKeys } from '../gateway/queue/core/keys.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
-import { cpuSeconds, redisCpuSeconds } from './lib/process-usage.js';
+import { commandUsage, cpuSeconds, redisCpuSeconds } from './lib/process-usage.js';
 import { median, round, spread } from './lib/stats.js';
 import { startFloorQueue } from './queue/floor-queue.js';
-import { GcCount } from './queue/gc-count.js';
+import { FULL_GC_TRACE_FLAGS, forceFullGc, GcCount } from './queue/gc-count.js';
 import { offerAtFixedRate } from './queue/offer-at-rate.js';
 import { runPublishLoad, type PublishLoadSpec } from './queue/publish-load.js';
 import { BATCH, BODY, CONNECTIONS, SIGNING_KEY } from './queue-publish/publish-settings.js';
@@ -65,15 +65,10 @@ process.on('SIGTERM', () => process.exit(0));
 server.listen(0, '127.0.0.1', () => console.log('listening http://127.0.0.1:' + server.address().port));
 `;
 const DESTINATION = 'http://127.0.0.1:9/hook';
-/** A data: module, so that a bundle run by plain node needs no file beside it. */
-const FULL_GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2', () => globalThis.gc())`;
 /** QUEUE_GATEWAY_NODE_FLAGS go to every side's node, the floor's and the bare server's too (a profile of each). */
 const GC_FLAGS = [
   ...(process.env.QUEUE_GATEWAY_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== ''),
-  '--trace-gc-nvp',
-  '--expose-gc',
-  '--import',
-  FULL_GC_ON_SIGNAL,
+  ...FULL_GC_TRACE_FLAGS,
 ];
 /** The bench's own commands to Redis, not the side's. */
 const OWN_COMMANDS = new Set(['info', 'flushdb', 'xlen', 'auth', 'hello', 'client|setinfo', 'select']);
@@ -82,7 +77,6 @@ interface Side {
   name: string;
   proc: ManagedProcess;
   gc: GcCount;
-  fullGcs: () => number;
   /** The publish and batch URLs. */
   urls: Record<'single' | 'batch', string>;
   /** Where its messages are stored; '' for the bare server, which stores none (its requests count). */
@@ -99,16 +93,14 @@ interface Round {
   load: number;
 }
 
-/** Redis's calls and microseconds per command so far (INFO commandstats). */
+/** Redis's calls so far, and the microseconds of its scripts, the bench's own commands left out. */
 async function commandStats(redis: Redis): Promise<{ calls: number; scriptUs: number }> {
   let calls = 0;
   let scriptUs = 0;
-  for (const [, name, count, usec] of (await redis.info('commandstats')).matchAll(
-    /cmdstat_([\w|]+):calls=(\d+),usec=(\d+)/g,
-  )) {
-    if (OWN_COMMANDS.has(name!)) continue;
-    calls += Number(count);
-    if (name === 'evalsha' || name === 'eval') scriptUs += Number(usec);
+  for (const [name, usage] of await commandUsage(redis)) {
+    if (OWN_COMMANDS.has(name)) continue;
+    calls += usage.calls;
+    if (name === 'evalsha' || name === 'eval') scriptUs += usage.usec;
   }
   return { calls, scriptUs };
 }
@@ -125,28 +117,6 @@ async function startSide(
     abort: proc.exited,
   });
   return proc;
-}
-
-/** Output lines to a GC count and a count of full GCs (mark-compacts). */
-function gcReader(): { gc: GcCount; fullGcs: () => number; onLine: (line: string) => void } {
-  const gc = new GcCount();
-  let full = 0;
-  return {
-    gc,
-    fullGcs: () => full,
-    onLine: (line) => {
-      gc.onLine(line);
-      if (/\bgc=mc\b/.test(line)) full += 1;
-    },
-  };
-}
-
-async function fullGc(side: Side): Promise<void> {
-  const wanted = side.fullGcs() + 1;
-  process.kill(side.proc.pid, 'SIGUSR2');
-  await waitFor('a full GC', async () => (side.fullGcs() >= wanted ? true : undefined), {
-    timeoutMs: 30_000,
-  });
 }
 
 function loadOf(side: Side, mode: 'single' | 'batch', token: string, durationMs: number): PublishLoadSpec {
@@ -172,7 +142,7 @@ function loadOf(side: Side, mode: 'single' | 'batch', token: string, durationMs:
 
 async function measure(side: Side, load: PublishLoadSpec, inspect: Redis): Promise<Round> {
   await inspect.flushdb();
-  await fullGc(side);
+  await forceFullGc(side.proc.pid, side.gc);
   const [cpu, allocated, stats, redisCpu] = [
     cpuSeconds(side.proc.pid),
     side.gc.allocatedBytes,
@@ -196,7 +166,7 @@ async function measure(side: Side, load: PublishLoadSpec, inspect: Redis): Promi
     await redisCpuSeconds(inspect),
     side.stream === '' ? messages : await inspect.xlen(side.stream),
   ];
-  await fullGc(side);
+  await forceFullGc(side.proc.pid, side.gc);
   return {
     // Over the load process's whole life, its start included: a rate to compare builds, not the queue's.
     perSecond: stored / seconds,
@@ -223,19 +193,19 @@ async function main(): Promise<void> {
   try {
     for (const [i, build] of builds.entries()) {
       const prefix = `{build${i}}:`;
-      const reader = gcReader();
+      const gc = new GcCount();
       const env = {
         ...process.env,
         ...buildQueueGatewayEnv(prefix, { SETTEE_QUEUE_MAX_BATCH_SIZE: String(BATCH) }),
         SETTEE_TEST_QUEUE_TARGETS: JSON.stringify([target]),
         SETTEE_TEST_QUEUE_WORKERS: 'false',
       };
-      const proc = await startSide(`build${i}`, [...GC_FLAGS, build], env, reader.onLine);
+      const proc = await startSide(`build${i}`, [...GC_FLAGS, build], env, gc.onLine);
       const baseUrl = /listening (\S+)/.exec(proc.output())![1]!;
       sides.push({
         name: `${i === 0 ? 'this tree' : path.basename(build)}`,
         proc,
-        ...reader,
+        gc,
         urls: {
           single: `${baseUrl}/queue/bench/db/v2/publish/${DESTINATION}`,
           batch: `${baseUrl}/queue/bench/db/v2/batch`,
@@ -244,7 +214,7 @@ async function main(): Promise<void> {
       });
     }
     if (FLOOR) {
-      const reader = gcReader();
+      const gc = new GcCount();
       const floor = await startFloorQueue(
         {
           redis: { host: server.host, port: server.port, password: server.password },
@@ -253,30 +223,30 @@ async function main(): Promise<void> {
           signingKey: SIGNING_KEY,
           concurrency: 0,
         },
-        { flags: GC_FLAGS, onLine: reader.onLine },
+        { flags: GC_FLAGS, onLine: gc.onLine },
       );
       // The floor has no batch route: its batch rounds are skipped.
       sides.push({
         name: 'floor',
         proc: floor.proc,
-        ...reader,
+        gc,
         urls: { single: `${floor.baseUrl}/v2/publish/${DESTINATION}`, batch: '' },
         stream: queueKeys('{floor}:').stream,
       });
     }
     if (BARE) {
-      const reader = gcReader();
+      const gc = new GcCount();
       const proc = await startSide(
         'bare',
         [...GC_FLAGS, '--input-type=module', '--eval', BARE_SERVER],
         process.env,
-        reader.onLine,
+        gc.onLine,
       );
       const baseUrl = /listening (\S+)/.exec(proc.output())![1]!;
       sides.push({
         name: 'bare node:http',
         proc,
-        ...reader,
+        gc,
         urls: { single: `${baseUrl}/v2/publish/${DESTINATION}`, batch: '' },
         stream: '',
       });

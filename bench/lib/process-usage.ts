@@ -26,12 +26,19 @@ export async function redisCpuSeconds(redis: Redis): Promise<number> {
   return field('used_cpu_user') + field('used_cpu_sys');
 }
 
+/** Calls and microseconds so far per Redis command (INFO commandstats; commands run by scripts included). */
+export async function commandUsage(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
+  const usage = new Map<string, { calls: number; usec: number }>();
+  for (const [, name, calls, usec] of (await redis.info('commandstats')).matchAll(
+    /cmdstat_([\w|]+):calls=(\d+),usec=(\d+)/g,
+  ))
+    usage.set(name ?? '', { calls: Number(calls), usec: Number(usec) });
+  return usage;
+}
+
 /** Calls so far per Redis command (INFO commandstats; commands run by scripts included). */
 export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
-  const calls = new Map<string, number>();
-  for (const [, name, count] of (await redis.info('commandstats')).matchAll(/cmdstat_([\w|]+):calls=(\d+)/g))
-    calls.set(name ?? '', Number(count));
-  return calls;
+  return new Map([...(await commandUsage(redis))].map(([name, { calls }]) => [name, calls]));
 }
 
 /**
