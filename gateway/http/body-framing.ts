@@ -169,37 +169,59 @@ export class BodyFraming {
         continue;
       }
       const byte = buf[i++] as number;
-      if (!this.step(byte, i - 1)) return FRAMING_BROKEN;
-      if (this.state === Chunked.Done) {
-        this.state = Chunked.SizeStart;
-        return i;
+      // A size and the CRLFs around the data, inline: most framing bytes are these.
+      switch (this.state) {
+        case Chunked.SizeStart:
+        case Chunked.Size: {
+          const digit = hexValue(byte);
+          if (digit >= 0) {
+            // Leading zeros are no digits of the size: llhttp reads any number of them.
+            if ((this.remaining > 0 || digit > 0) && ++this.sizeDigits > MAX_SIZE_DIGITS)
+              return FRAMING_BROKEN;
+            this.remaining = this.remaining * 16 + digit;
+            this.state = Chunked.Size;
+            break;
+          }
+          if (this.state === Chunked.SizeStart) return FRAMING_BROKEN;
+          if (byte === CR) this.state = Chunked.SizeLf;
+          else if (byte === 0x3b) {
+            this.beginDrop(i - 1);
+            this.extensionBytes = 0;
+            this.state = Chunked.Extension;
+          } else return FRAMING_BROKEN;
+          break;
+        }
+        case Chunked.SizeLf:
+          if (byte !== LF) return FRAMING_BROKEN;
+          this.sizeDigits = 0;
+          if (this.remaining > 0) this.state = Chunked.Data;
+          else {
+            this.trailerBytes = 0;
+            this.state = Chunked.TrailerStart;
+          }
+          break;
+        case Chunked.DataCr:
+          if (byte !== CR) return FRAMING_BROKEN;
+          this.state = Chunked.DataLf;
+          break;
+        case Chunked.DataLf:
+          if (byte !== LF) return FRAMING_BROKEN;
+          this.state = Chunked.SizeStart;
+          break;
+        default:
+          if (!this.step(byte, i - 1)) return FRAMING_BROKEN;
+          if (this.state === Chunked.Done) {
+            this.state = Chunked.SizeStart;
+            return i;
+          }
       }
     }
     return BODY_CONTINUES;
   }
 
-  /** One byte of framing at offset `at`: false when it breaks the framing. */
+  /** One byte of an extension or the trailers at offset `at`: false when it breaks the framing. */
   private step(byte: number, at: number): boolean {
     switch (this.state) {
-      case Chunked.SizeStart:
-      case Chunked.Size: {
-        const digit = hexValue(byte);
-        if (digit >= 0) {
-          // Leading zeros are no digits of the size: llhttp reads any number of them.
-          if ((this.remaining > 0 || digit > 0) && ++this.sizeDigits > MAX_SIZE_DIGITS) return false;
-          this.remaining = this.remaining * 16 + digit;
-          this.state = Chunked.Size;
-          return true;
-        }
-        if (this.state === Chunked.SizeStart) return false;
-        if (byte === CR) this.state = Chunked.SizeLf;
-        else if (byte === 0x3b) {
-          this.beginDrop(at);
-          this.extensionBytes = 0;
-          this.state = Chunked.Extension;
-        } else return false;
-        return true;
-      }
       case Chunked.Extension:
         // `;` then CR: no name (llhttp refuses); a blank is no token character either.
         if (byte === CR) return false;
@@ -235,23 +257,6 @@ export class BodyFraming {
         if (byte === 0x3b) this.state = Chunked.Extension;
         else if (byte === CR) this.endExtensions(at);
         else return false;
-        return true;
-      case Chunked.SizeLf:
-        if (byte !== LF) return false;
-        this.sizeDigits = 0;
-        if (this.remaining > 0) this.state = Chunked.Data;
-        else {
-          this.trailerBytes = 0;
-          this.state = Chunked.TrailerStart;
-        }
-        return true;
-      case Chunked.DataCr:
-        if (byte !== CR) return false;
-        this.state = Chunked.DataLf;
-        return true;
-      case Chunked.DataLf:
-        if (byte !== LF) return false;
-        this.state = Chunked.SizeStart;
         return true;
       default:
         return this.stepTrailer(byte, at);
