@@ -1,8 +1,6 @@
-import { STATUS_CODES } from 'node:http';
 import type net from 'node:net';
 import type { UpstreamOwner, UpstreamSocket, UpstreamSockets } from './upstream-sockets.js';
 import { BodyFraming, FRAMING_BROKEN, writeKept } from './body-framing.js';
-import { buildErrorResponse } from './error-response.js';
 import {
   HEAD_DECLINED,
   HEAD_INCOMPLETE,
@@ -16,6 +14,7 @@ import {
   RESPONSE_INCOMPLETE,
   type ResponseHead,
 } from './response-head.js';
+import { clientResponseHead, failedExchangeResponse, writeResponseBytes } from './splice-response.js';
 
 /** Reads a head split across them is waited for on the fast path, all within HEAD_WAIT_MS. */
 const MAX_HEAD_READS = 4;
@@ -262,12 +261,10 @@ export class SpliceConnection implements UpstreamOwner {
     });
     this.responseClose = head.close;
     if (untilClose || !this.requestDone) this.keepAlive = false;
-    const headers = this.exchange.responseHeaders(head);
-    let text = `HTTP/1.1 ${head.status} ${head.statusText}\r\n`;
-    for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
-    if (!noBody && head.chunked) text += 'Transfer-Encoding: chunked\r\n';
-    if (!this.keepAlive) text += 'Connection: close\r\n';
-    text += '\r\n';
+    const text = clientResponseHead(head, this.exchange.responseHeaders(head), {
+      chunked: !noBody && head.chunked,
+      close: !this.keepAlive,
+    });
     this.forwardResponseBody(buf, head.bodyStart, text);
   }
 
@@ -278,16 +275,7 @@ export class SpliceConnection implements UpstreamOwner {
     const payload = this.responseBody.takePayloadBytes();
     if (this.exchange?.counts) this.exchange.counts.bytesOut += payload;
     const last = end < 0 ? chunk.length : end;
-    let flowing = true;
-    if (this.responseBody.dropped.length > 0) {
-      // Dropped trailers or extensions (rare): the head goes first, then the bytes kept.
-      if (head !== undefined) flowing = this.socket.write(head, 'latin1');
-      flowing = writeKept(this.socket, this.responseBody, chunk, start, last) && flowing;
-    } else {
-      const bytes = head === undefined ? chunk.subarray(start, last) : withHead(head, chunk, start, last);
-      if (bytes.length > 0) flowing = this.socket.write(bytes);
-    }
-    if (!flowing) {
+    if (!writeResponseBytes(this.socket, this.responseBody, chunk, start, last, head)) {
       const upstream = this.upstream?.socket;
       upstream?.pause();
       this.socket.once('drain', () => upstream?.resume());
@@ -350,14 +338,8 @@ export class SpliceConnection implements UpstreamOwner {
     this.upstream = undefined;
     const answer = exchange.failed(failure, cause);
     exchange.end();
-    const { status, headers, body } = buildErrorResponse(answer, {
-      retryAfterSeconds: this.options.retryAfterSeconds,
-    });
-    const text = this.head?.method === 'HEAD' ? '' : `${JSON.stringify(body)}\n`;
-    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n`;
-    for (const name of Object.keys(headers)) head += `${name}: ${headers[name]}\r\n`;
-    // The request body may not have been read whole: nothing after it on this connection can be framed.
-    this.finish(`${head}Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+    const { retryAfterSeconds } = this.options;
+    this.finish(failedExchangeResponse(answer, { method: this.head?.method, retryAfterSeconds }));
   }
 
   private onClientSilent(): void {
@@ -424,16 +406,4 @@ export class SpliceConnection implements UpstreamOwner {
     // The server added its own listeners; reading resumes on the next tick, as in net.Server.
     process.nextTick(() => socket.resume());
   }
-}
-
-/**
- * The response head and the body bytes of its read as one buffer, for one plain write: corked, a
- * string and a buffer went out through writev, with Writable's buffering on the way; one buffer
- * cost less (bench/gateway-hybrid.ts, the commit that made it says how much).
- */
-function withHead(head: string, chunk: Buffer, start: number, end: number): Buffer {
-  const bytes = Buffer.allocUnsafe(head.length + end - start);
-  bytes.write(head, 0, 'latin1');
-  chunk.copy(bytes, head.length, start, end);
-  return bytes;
 }
