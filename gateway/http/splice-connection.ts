@@ -15,11 +15,7 @@ import {
   type ResponseHead,
 } from './response-head.js';
 import { clientResponseHead, failedExchangeResponse, writeResponseBytes } from './splice-response.js';
-
-/** Reads a head split across them is waited for on the fast path, all within HEAD_WAIT_MS. */
-const MAX_HEAD_READS = 4;
-/** A head's segments follow each other at once; a client slower than this is node:http's to time. */
-const HEAD_WAIT_MS = 1_000;
+import { SplitHeadWait } from './split-head-wait.js';
 
 /** How an exchange failed before the instance's response head reached the client. */
 export type SpliceFailure =
@@ -98,9 +94,7 @@ export class SpliceConnection implements UpstreamOwner {
   private clientEnded = false;
   /** The gateway ended the connection: what the client still sends is not read. */
   private finished = false;
-  /** Reads the head being waited for came in, and since when (performance.now()). */
-  private headReads = 0;
-  private headSince = 0;
+  private readonly headWait = new SplitHeadWait();
   private readonly requestBody: BodyFraming;
   private readonly responseBody: BodyFraming;
   private readonly onData = (chunk: Buffer): void => this.onClientData(chunk);
@@ -156,17 +150,13 @@ export class SpliceConnection implements UpstreamOwner {
     const buf = this.pending;
     if (buf === undefined) return;
     const head = readRawRequestHead(buf, this.options.maxHeadBytes);
-    // A head split across reads (TCP segments) is waited for a little, then left to node:http,
-    // which owns the headers timeout: a few reads within HEAD_WAIT_MS in all.
+    // A head split across reads (TCP segments) is waited for a little, then left to node:http.
     if (head === HEAD_INCOMPLETE) {
-      if (this.headReads++ === 0) this.headSince = performance.now();
-      const waitMs = HEAD_WAIT_MS - (performance.now() - this.headSince);
-      if (this.headReads < MAX_HEAD_READS && waitMs >= 1)
-        return void this.socket.setTimeout(Math.ceil(waitMs));
+      const waitMs = this.headWait.incomplete();
+      if (waitMs !== undefined) return void this.socket.setTimeout(waitMs);
     }
     if (head === HEAD_INCOMPLETE || head === HEAD_DECLINED) return this.handOver();
-    if (this.headReads > 0) this.socket.setTimeout(this.options.idleTimeoutMs);
-    this.headReads = 0;
+    if (this.headWait.whole()) this.socket.setTimeout(this.options.idleTimeoutMs);
     const exchange = this.options.decide(head, this.socket);
     if (exchange === undefined) return this.handOver();
     const upstream = this.options.sockets.lend(exchange.origin, this);
