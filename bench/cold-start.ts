@@ -40,9 +40,9 @@ import { readAdminCredentials } from '../test/helpers/gateway/platform-harness.j
 import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
-import { median, quantile, round } from './lib/stats.js';
+import { quantile, round } from './lib/stats.js';
 import { cpuBetween, cpuByProcess } from './lib/process-tree-cpu.js';
-import { watchWakeTimeline, type SeenWrite } from './lib/wake-timeline.js';
+import { watchWakeTimeline } from './lib/wake-timeline.js';
 import {
   platformPart,
   platformSteps,
@@ -53,6 +53,13 @@ import {
   type WakeSteps,
 } from './cold-start/wake-steps.js';
 import { apiHops, apiHopsAudit, readAuditedWrites, type WakeWindow } from './cold-start/api-hops.js';
+import {
+  cpuDuringWake,
+  overhead,
+  percentiles,
+  writesBetween,
+  type WriteWindow,
+} from './cold-start/wake-figures.js';
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 20);
 const BURST = Number(process.env.BENCH_BURST ?? 200);
@@ -163,57 +170,6 @@ async function seedEngineAlone(start: StartAlone, dataDir: string, auth: string)
   const engine = await start(dataDir);
   await seedBenchDocument(engine.url, auth);
   await engine.stop();
-}
-
-function percentiles(ms: readonly number[]): { p50: number; p95: number; p99: number } {
-  return { p50: round(quantile(ms, 0.5)), p95: round(quantile(ms, 0.95)), p99: round(quantile(ms, 0.99)) };
-}
-
-/** What the platform adds to the engine's start, at the median and at p95. */
-function overhead(coldMs: readonly number[], engineMs: readonly number[]): { p50: number; p95: number } {
-  return {
-    p50: round(quantile(coldMs, 0.5) - quantile(engineMs, 0.5)),
-    p95: round(quantile(coldMs, 0.95) - quantile(engineMs, 0.95)),
-  };
-}
-
-/**
- * The CPU each kind of process used from sending a wake's request to its answer, median over the
- * wakes, largest first: the engine's boot competes with all the others for the machine's cores.
- */
-function cpuDuringWake(perWake: ReadonlyArray<ReadonlyMap<string, number>>): Record<string, number> {
-  const labels = new Set(perWake.flatMap((wake) => [...wake.keys()]));
-  const medians = [...labels].map(
-    (label) => [label, round(median(perWake.map((w) => w.get(label) ?? 0)))] as const,
-  );
-  return Object.fromEntries(medians.filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]));
-}
-
-/** One wake's writes and the window of it to count them in. */
-interface WriteWindow {
-  writes: readonly SeenWrite[];
-  from: number | undefined;
-  to: number | undefined;
-}
-
-/**
- * The writes the API watches showed between `from` and `to` of each wake, by what was written:
- * the median count per wake, and the median of their total.
- */
-function writesBetween(perWake: readonly WriteWindow[]): Record<string, number> {
-  const counted = perWake.map(({ writes, from, to }) => {
-    const counts = new Map<string, number>();
-    if (from === undefined || to === undefined) return counts;
-    for (const { what, at } of writes)
-      if (at >= from && at <= to) counts.set(what, (counts.get(what) ?? 0) + 1);
-    return counts;
-  });
-  const labels = new Set(counted.flatMap((counts) => [...counts.keys()]));
-  const medians = [...labels].map(
-    (label) => [label, round(median(counted.map((c) => c.get(label) ?? 0)), 1)] as const,
-  );
-  const total = round(median(counted.map((c) => [...c.values()].reduce((sum, n) => sum + n, 0))), 1);
-  return { total, ...Object.fromEntries(medians.filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1])) };
 }
 
 /**
