@@ -2,6 +2,13 @@ import type { FlowControl } from './flow-control.js';
 import { randomBase64Url } from './random-pool.js';
 import type { RedactFields } from './redact-fields.js';
 
+/**
+ * The longest destination a per-destination cache keeps (publish's checked destinations, a
+ * deliverer's targets): a publisher sends to a few short URLs over and over, and a cache bounded
+ * only by its count would hold up to 8 KiB per entry for destinations sent to once.
+ */
+export const CACHED_DESTINATION_LENGTH = 2_048;
+
 /** One message as the queue keeps it, from publish until it is delivered or dead-lettered. */
 export interface QueueMessage {
   /** `msg_...`, returned to the publisher and sent as Upstash-Message-Id. */

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { urlToHttpOptions } from 'node:url';
+import { CACHED_DESTINATION_LENGTH } from '../core/message.js';
 import type { GuardedAgents } from './guarded-agents.js';
 import { NON_RETRYABLE_HEADER } from './retry-policy.js';
 
@@ -99,8 +100,9 @@ function isStaleConnection(err: Error, request: http.ClientRequest): boolean {
  * The node:http options of a destination's URL (what node:http builds itself from a URL object on
  * every request: urlToHttpOptions), and the URL, kept per destination string: a queue delivers to
  * few destinations many times, and `new URL` with its options per delivery was 3.3% of the heap a
- * delivery allocated (docs/queue.md, Performance). Emptied when it reaches TARGETS_KEPT, so a
- * binding delivering to ever new destinations keeps no more than that.
+ * delivery allocated (docs/queue.md, Performance). Emptied when it reaches TARGETS_KEPT, and a
+ * destination longer than CACHED_DESTINATION_LENGTH is not kept, so a binding delivering to ever
+ * new destinations keeps no more than that many short ones.
  */
 interface Target {
   url: URL;
@@ -108,17 +110,31 @@ interface Target {
 }
 const TARGETS_KEPT = 1_024;
 
-class Targets {
+/**
+ * The target `url` names, or null when node:http could not send to it: urlToHttpOptions decodes
+ * the credentials, and a bad percent-encoding there (`http://u%ZZ@host/`), which the URL parser
+ * accepts, throws URIError. Caught here, outside any request's promise, so that it ends the
+ * attempt as "not a URL" instead of rejecting the deliverer.
+ */
+function targetOf(url: URL): Target | null {
+  try {
+    return { url, options: urlToHttpOptions(url) };
+  } catch {
+    return null;
+  }
+}
+
+export class Targets {
   private readonly byDestination = new Map<string, Target>();
 
-  /** The target `text` names, or null when it names no URL. */
+  /** The target `text` names, or null when it names no URL node:http can send to. */
   of(text: string): Target | null {
     const kept = this.byDestination.get(text);
     if (kept !== undefined) return kept;
     const url = parseUrl(text);
-    if (url === null) return null;
+    const target = url === null ? null : targetOf(url);
+    if (target === null || text.length > CACHED_DESTINATION_LENGTH) return target;
     if (this.byDestination.size >= TARGETS_KEPT) this.byDestination.clear();
-    const target = { url, options: urlToHttpOptions(url) };
     this.byDestination.set(text, target);
     return target;
   }
@@ -243,7 +259,8 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
         }
         const { url } = target;
         const next = parseUrl(location, url);
-        if (next === null) {
+        const nextTarget = next === null ? null : targetOf(next);
+        if (next === null || nextTarget === null) {
           // A failed attempt like any other (retried, then dead-lettered), as QStash treats it.
           // The Location is left out of the error, which is logged: it may hold credentials.
           return {
@@ -270,7 +287,7 @@ export function createHttpDeliverer(options: { agents: GuardedAgents; maxRedirec
           init = { ...init, headers };
         }
         // Not kept in `targets`: a redirect's target is not the destination a delivery names.
-        target = { url: next, options: urlToHttpOptions(next) };
+        target = nextTarget;
         continue;
       }
       const result: AttemptResult = {

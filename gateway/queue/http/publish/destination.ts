@@ -1,5 +1,6 @@
 import { DestinationRefusedError, InvalidRequestError } from '../../core/errors.js';
 import { checkAddress, isIpLiteral, type AddressPolicy } from '../../core/address-policy.js';
+import { CACHED_DESTINATION_LENGTH } from '../../core/message.js';
 
 const MAX_DESTINATION_LENGTH = 8_192;
 
@@ -11,7 +12,6 @@ const MAX_DESTINATION_LENGTH = 8_192;
  */
 const passed = new WeakMap<AddressPolicy, Set<string>>();
 const MAX_REMEMBERED = 1_000;
-const MAX_REMEMBERED_LENGTH = 2_048;
 
 /**
  * Checks a destination at publish time: an absolute http(s) URL, and, when its host is an IP
@@ -39,7 +39,7 @@ export function validateDestination(destination: string, policy: AddressPolicy):
     const verdict = checkAddress(url.hostname, policy);
     if (!verdict.allowed) throw new DestinationRefusedError(destination, verdict.reason);
   }
-  if (destination.length > MAX_REMEMBERED_LENGTH) return;
+  if (destination.length > CACHED_DESTINATION_LENGTH) return;
   if (!remembered) passed.set(policy, new Set([destination]));
   else {
     if (remembered.size >= MAX_REMEMBERED) remembered.clear();

@@ -163,6 +163,24 @@ describe('the delivery HTTP client', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('when the destination or a redirect holds credentials node:http cannot decode (u%ZZ), then the attempt fails as not a URL and does not throw', async () => {
+    const port = new URL(origin1).port;
+    await expect(post(`http://u%ZZ@127.0.0.1:${port}/ok`)).resolves.toEqual({
+      ok: false,
+      refused: false,
+      error: 'the destination is not a URL',
+    });
+    expect(seen).toHaveLength(0);
+    const to = encodeURIComponent(`http://u%ZZ@127.0.0.1:${port}/ok`);
+    await expect(post(`${origin1}/r?status=307&to=${to}`)).resolves.toEqual({
+      ok: false,
+      status: 307,
+      refused: false,
+      error: "the 307 redirect's Location is not a URL",
+    });
+    expect(seen).toHaveLength(1);
+  });
+
   it('when the answer takes longer than the timeout, then the attempt fails as a timeout', async () => {
     const started = Date.now();
     const result = await post(`${origin1}/slow`, {}, 200);
