@@ -185,10 +185,7 @@ export function publishRoutes(options: {
     // One message (a single publish to a URL): its group's script straight away, without the
     // grouping's map, arrays and answers (a publish's own garbage, docs/queue.md, Performance).
     if (prepared.length === 1 && !isEnqueueAnswer(prepared[0]!))
-      return storeGroup(target, stores, prepared as readonly QueueMessage[]).then((stored) => {
-        onStored(stored);
-        return stored;
-      });
+      return storeOneGroup(target, stores, prepared as readonly QueueMessage[], onStored);
     const messages: QueueMessage[] = [];
     const groups = new Map<string, number[]>();
     const answers: StoreOutcome[] = new Array<StoreOutcome>(prepared.length);
@@ -210,16 +207,24 @@ export function publishRoutes(options: {
       if (indexes === undefined) groups.set(group, [i]);
       else indexes.push(i);
     }
-    // Every message in one group (a single publish, a batch of plain messages): one script, no
-    // copy, and its outcomes are the answers (no async step of its own: docs/queue.md, Performance).
-    if (groups.size === 1 && answered === 0)
-      return storeGroup(target, stores, messages).then((stored) => {
-        onStored(stored);
-        return stored;
-      });
+    // Every message in one group (a batch of plain messages to one queue; a single publish took
+    // the branch above): one script, no copy, and its outcomes are the answers.
+    if (groups.size === 1 && answered === 0) return storeOneGroup(target, stores, messages, onStored);
     if (storedWithRun.length > 0) onStored(storedWithRun);
     return storeGroups(target, stores, messages, groups, answers, onStored);
   };
+
+  /** Messages of one group with its one script, whose outcomes are the answers (no async step of its own: docs/queue.md, Performance). */
+  const storeOneGroup = (
+    target: QueueTarget,
+    stores: BindingStores,
+    messages: readonly QueueMessage[],
+    onStored: (outcomes: readonly StoreOutcome[]) => void,
+  ): Promise<StoreOutcome[]> =>
+    storeGroup(target, stores, messages).then((stored) => {
+      onStored(stored);
+      return stored;
+    });
 
   const storeGroups = async (
     target: QueueTarget,
