@@ -1,6 +1,3 @@
-import http from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import type { Gateway } from '../../../gateway/gateway.js';
 import {
   createCouchInstance,
@@ -9,6 +6,7 @@ import {
 } from '../../helpers/gateway/gateway-harness.js';
 import { basicAuth, request } from '../../helpers/gateway/http-request.js';
 import { RawConnection } from '../../helpers/gateway/raw-connection.js';
+import { type RecordingEngine, startRecordingEngine } from '../../helpers/gateway/recording-engine.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 
 /**
@@ -19,37 +17,21 @@ import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
  */
 
 /** A stand-in engine with three databases, a slow path, and a record of what reached it. */
-async function startEngine(): Promise<{ port: number; seen: string[]; close(): Promise<void> }> {
-  const seen: string[] = [];
-  const server = http.createServer((req, res) => {
-    seen.push(`${req.method} ${req.url}`);
-    req.resume();
-    req.on('end', () => {
-      const json = (status: number, value: unknown): void => {
-        const text = JSON.stringify(value);
-        res.writeHead(status, {
-          'Content-Type': 'application/json',
-          'Content-Length': Buffer.byteLength(text),
-        });
-        res.end(text);
-      };
-      if (req.url === '/_all_dbs') return json(200, ['one', 'two', 'three']);
-      if (req.method === 'PUT' && req.url === '/newdb') return json(201, { ok: true });
-      if (req.url === '/slow') return void setTimeout(() => json(200, { slow: true }), 600);
-      json(200, { url: req.url });
-    });
+const startEngine = (): Promise<RecordingEngine> =>
+  startRecordingEngine((req, res) => {
+    const json = (status: number, value: unknown): void => {
+      const text = JSON.stringify(value);
+      res.writeHead(status, {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(text),
+      });
+      res.end(text);
+    };
+    if (req.url === '/_all_dbs') return json(200, ['one', 'two', 'three']);
+    if (req.method === 'PUT' && req.url === '/newdb') return json(201, { ok: true });
+    if (req.url === '/slow') return void setTimeout(() => json(200, { slow: true }), 600);
+    json(200, { url: req.url });
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    port: (server.address() as AddressInfo).port,
-    seen,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 const spliced = async (gateway: Gateway): Promise<number> => {
   const metrics = (await request(`${gateway.url}/metrics`)).body;
@@ -60,7 +42,7 @@ const spliced = async (gateway: Gateway): Promise<number> => {
 describe('the fast path leaves to the full path what only it does', () => {
   const namespace = useTestNamespace('gw-fast-declines');
   const { kubeConfig } = testControlPlane();
-  let engine: Awaited<ReturnType<typeof startEngine>>;
+  let engine: RecordingEngine;
   let gateway: Gateway;
   const start = (env: Record<string, string> = {}): Promise<Gateway> =>
     startTestGateway({

@@ -1,6 +1,3 @@
-import http from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import type { Gateway } from '../../../../gateway/gateway.js';
 import {
   createCouchInstance,
@@ -8,6 +5,7 @@ import {
   startTestGateway,
 } from '../../../helpers/gateway/gateway-harness.js';
 import { RawConnection } from '../../../helpers/gateway/raw-connection.js';
+import { type RecordingEngine, startRecordingEngine } from '../../../helpers/gateway/recording-engine.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
 
 /**
@@ -17,43 +15,27 @@ import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
  */
 
 /** A stand-in engine: a body streamed in two halves 300 ms apart, and a record of what reached it. */
-async function startEngine(): Promise<{ port: number; seen: string[]; close(): Promise<void> }> {
-  const seen: string[] = [];
-  const server = http.createServer((req, res) => {
-    seen.push(`${req.method} ${req.url}`);
-    req.resume();
-    req.on('end', () => {
-      if (req.url === '/stream') {
-        res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': 10 });
-        res.write('part1');
-        setTimeout(() => res.end('part2'), 300);
-        return;
-      }
-      const text = JSON.stringify({ ok: true, url: req.url });
-      res.writeHead(req.method === 'PUT' ? 201 : 200, {
-        'Content-Type': 'application/json',
-        'Content-Length': Buffer.byteLength(text),
-      });
-      // Late, so that the pipelined bytes are parsed before the answer starts.
-      setTimeout(() => res.end(text), 200);
+const startEngine = (): Promise<RecordingEngine> =>
+  startRecordingEngine((req, res) => {
+    if (req.url === '/stream') {
+      res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': 10 });
+      res.write('part1');
+      setTimeout(() => res.end('part2'), 300);
+      return;
+    }
+    const text = JSON.stringify({ ok: true, url: req.url });
+    res.writeHead(req.method === 'PUT' ? 201 : 200, {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(text),
     });
+    // Late, so that the pipelined bytes are parsed before the answer starts.
+    setTimeout(() => res.end(text), 200);
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    port: (server.address() as AddressInfo).port,
-    seen,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 describe('bytes after a request that closes the connection', () => {
   const namespace = useTestNamespace('gw-clienterror');
   const { kubeConfig } = testControlPlane();
-  let engine: Awaited<ReturnType<typeof startEngine>>;
+  let engine: RecordingEngine;
   // The fast path splices a `Connection: close` exchange itself and hands `Proxy-Connection: close`
   // to node:http; with it off, node:http takes both.
   const gateways: Record<'on' | 'off', Gateway | undefined> = { on: undefined, off: undefined };
