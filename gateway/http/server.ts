@@ -7,7 +7,7 @@ import { readCertificatePair, watchCertificate, type CertificateFiles } from './
 import { ClientSilenceGuard } from './client-silence.js';
 import { answerClientError } from './client-error.js';
 import { refuseConnect } from './refuse-connect.js';
-import type { SpliceOptions } from './splice-connection.js';
+import type { SpliceOptions } from './splice-exchange.js';
 import { createSpliceServer, type SpliceServer } from './splice-server.js';
 
 export interface ListeningServer {

@@ -2,7 +2,8 @@ import type http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { CertificatePair } from './certificate-reloader.js';
-import { SpliceConnection, type SpliceOptions } from './splice-connection.js';
+import { SpliceConnection } from './splice-connection.js';
+import type { SpliceOptions } from './splice-exchange.js';
 
 /** The listening half of the hybrid: connections start on the splice and may move to node:http. */
 export interface SpliceServer {

@@ -14,7 +14,7 @@ import {
 } from '../http/errors.js';
 import type { RawRequestHead } from '../http/raw-request-head.js';
 import type { ResponseHead } from '../http/response-head.js';
-import type { SpliceExchange, SpliceFailure } from '../http/splice-connection.js';
+import type { SpliceExchange, SpliceFailure } from '../http/splice-exchange.js';
 import type { TrustedProxies } from '../http/trusted-proxies.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { ActivityReporter } from './activity-reporter.js';

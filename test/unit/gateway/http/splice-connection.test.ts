@@ -10,11 +10,8 @@ import {
 } from '../../../../gateway/http/errors.js';
 import type { RawRequestHead } from '../../../../gateway/http/raw-request-head.js';
 import type { ResponseHead } from '../../../../gateway/http/response-head.js';
-import {
-  SpliceConnection,
-  type SpliceExchange,
-  type SpliceFailure,
-} from '../../../../gateway/http/splice-connection.js';
+import { SpliceConnection } from '../../../../gateway/http/splice-connection.js';
+import type { SpliceExchange, SpliceFailure } from '../../../../gateway/http/splice-exchange.js';
 import { UpstreamSockets } from '../../../../gateway/http/upstream-sockets.js';
 
 /**

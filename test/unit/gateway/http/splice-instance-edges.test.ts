@@ -3,7 +3,8 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { UpstreamError } from '../../../../gateway/http/errors.js';
 import type { RawRequestHead } from '../../../../gateway/http/raw-request-head.js';
-import { SpliceConnection, type SpliceExchange } from '../../../../gateway/http/splice-connection.js';
+import { SpliceConnection } from '../../../../gateway/http/splice-connection.js';
+import type { SpliceExchange } from '../../../../gateway/http/splice-exchange.js';
 import { UpstreamSockets } from '../../../../gateway/http/upstream-sockets.js';
 import { buildClientHeaders } from '../../../../gateway/proxy/forward-headers.js';
 
