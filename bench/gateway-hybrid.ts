@@ -12,16 +12,14 @@
  *                                      BENCH_CPU_PROF)
  */
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startCouchEngine } from '../local/couch-engine/index.js';
 import { getFreePort } from '../local/ports.js';
-import { createCouchInstance, setInstancePod } from '../test/helpers/gateway/gateway-harness.js';
 import { basicAuth } from '../test/helpers/gateway/http-request.js';
+import { startDataPathSetup } from './gateway/data-path-setup.js';
 import { runLoad, type LoadResult } from './gateway/load-generator.js';
 import { summarize, type Target } from './gateway/load-rounds.js';
-import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
+import { seedBenchDocument } from './lib/bench-cluster.js';
 import { compilePlatform, type CompiledPlatform } from './lib/compiled-platform.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
 import { medianSpread, type MedianSpread } from './lib/stats.js';
@@ -39,31 +37,10 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   try {
     const loadBefore = os.loadavg();
-    console.log('==> control plane');
-    const { plane, kubeConfig } = await startBenchCluster(NAMESPACE, { testNodes: true });
-    stops.push(() => plane.stop());
-
-    const upstreamPort = await getFreePort();
-    const upstream = startTsProcess('minimal-upstream', 'bench/gateway/minimal-upstream.ts', [
-      String(upstreamPort),
-    ]);
-    stops.push(() => upstream.stop());
-    await waitForHttp(`http://127.0.0.1:${upstreamPort}/_up`, 'the minimal upstream');
-
-    const dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-bench-engine-'));
-    const admin = { username: 'admin', password: 'bench' };
-    const engine = ENGINE ? await startCouchEngine({ dataDir, admin }) : undefined;
-    stops.push(async () => {
-      await engine?.stop();
-      await fsp.rm(dataDir, { recursive: true, force: true });
+    const { plane, upstreamPort, upstreamPid, engine, admin, routes } = await startDataPathSetup(stops, {
+      namespace: NAMESPACE,
+      engine: ENGINE,
     });
-
-    const routes: Array<[string, number]> = [['fast', upstreamPort]];
-    if (engine) routes.push(['engine', engine.port]);
-    for (const [name, port] of routes) {
-      await createCouchInstance(kubeConfig, { namespace: NAMESPACE, name });
-      await setInstancePod(kubeConfig, { namespace: NAMESPACE, name }, { port, ready: true });
-    }
 
     console.log('==> gateways (compiled as in the production image)');
     const builds: Array<[string, CompiledPlatform]> = [['hybrid', await compilePlatform()]];
@@ -113,7 +90,7 @@ async function main(): Promise<void> {
     console.log(`==> added latency on one connection: ${ROUNDS} alternating rounds of ${SECONDS}s`);
     const latency = await rounds(
       [
-        { name: 'direct', url: `http://127.0.0.1:${upstreamPort}/`, pid: upstream.pid },
+        { name: 'direct', url: `http://127.0.0.1:${upstreamPort}/`, pid: upstreamPid },
         { name: 'splice', url: `${spliceUrl}/db/${NAMESPACE}/fast/`, pid: splice.pid },
         ...gateways.map(([name, url, pid]) => ({ name, url: `${url}/db/${NAMESPACE}/fast/`, pid })),
       ],

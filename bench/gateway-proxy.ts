@@ -25,16 +25,13 @@
  * what gateway/http/tick-object-shape.ts guards against (20 s shows it).
  */
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import { startCouchEngine } from '../local/couch-engine/index.js';
 import { getFreePort } from '../local/ports.js';
-import { createCouchInstance, setInstancePod } from '../test/helpers/gateway/gateway-harness.js';
 import { basicAuth } from '../test/helpers/gateway/http-request.js';
+import { startDataPathSetup } from './gateway/data-path-setup.js';
 import { comparePaired, measure, ROUNDS_OF, roundRatios, type Target } from './gateway/load-rounds.js';
 import { NGINX_BIN, startNginx } from './gateway/nginx.js';
-import { seedBenchDocument, startBenchCluster } from './lib/bench-cluster.js';
+import { seedBenchDocument } from './lib/bench-cluster.js';
 import { compilePlatform } from './lib/compiled-platform.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
 import { medianSpread, round } from './lib/stats.js';
@@ -56,32 +53,10 @@ const RATES_ABOVE_THE_LOAD = {
 async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   try {
-    console.log('==> control plane');
-    const { plane, kubeConfig } = await startBenchCluster(NAMESPACE, { testNodes: true });
-    stops.push(() => plane.stop());
-
-    const upstreamPort = await getFreePort();
-    const upstream = startTsProcess('minimal-upstream', 'bench/gateway/minimal-upstream.ts', [
-      String(upstreamPort),
-    ]);
-    stops.push(() => upstream.stop());
-    await waitForHttp(`http://127.0.0.1:${upstreamPort}/_up`, 'the minimal upstream');
-
-    const dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-bench-engine-'));
-    const admin = { username: 'admin', password: 'bench' };
-    const engine = await startCouchEngine({ dataDir, admin });
-    stops.push(async () => {
-      await engine.stop();
-      await fsp.rm(dataDir, { recursive: true, force: true });
+    const { plane, upstreamPort, engine, admin, routes } = await startDataPathSetup(stops, {
+      namespace: NAMESPACE,
+      engine: true,
     });
-
-    for (const [name, port] of [
-      ['fast', upstreamPort],
-      ['engine', engine.port],
-    ] as const) {
-      await createCouchInstance(kubeConfig, { namespace: NAMESPACE, name });
-      await setInstancePod(kubeConfig, { namespace: NAMESPACE, name }, { port, ready: true });
-    }
 
     console.log('==> gateway (compiled as in the production image)');
     const compiled = await compilePlatform();
@@ -145,8 +120,7 @@ async function main(): Promise<void> {
     const splicePort = await getFreePort();
     const splice = startTsProcess('splice-proxy-experiment', 'bench/gateway/splice-proxy-experiment.ts', [
       String(splicePort),
-      `${NAMESPACE}/fast=${upstreamPort}`,
-      `${NAMESPACE}/engine=${engine.port}`,
+      ...routes.map(([name, port]) => `${NAMESPACE}/${name}=${port}`),
     ]);
     stops.push(() => splice.stop());
     const spliceUrl = `http://127.0.0.1:${splicePort}`;
