@@ -2,6 +2,39 @@ import { MalformedHostError, MalformedInstancePathError } from '../../../../gate
 import { resolveRequestTarget } from '../../../../gateway/proxy/instance-target.js';
 
 const noDomain = { domain: undefined };
+
+/** The patterns the checks replaced (instance-target.ts walks character codes): the reference. */
+const DNS_LABEL = '[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?';
+const HOST_HEADER = /^([a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?\.?|\[[0-9a-f:.]+\])(:\d{1,5})?$/;
+const INSTANCE_PATH = new RegExp(`^/db/${DNS_LABEL}/${DNS_LABEL}([/?]|$)`);
+const DOMAIN_LABEL = new RegExp(`^${DNS_LABEL}$`);
+
+/** Strings of 0 to `maxLength` characters of `alphabet`, from a fixed seed (mulberry32). */
+function* strings(count: number, alphabet: string, maxLength: number, seed: number): Generator<string> {
+  let state = seed;
+  const random = (): number => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  for (let i = 0; i < count; i++) {
+    let text = '';
+    const length = Math.floor(random() * (maxLength + 1));
+    for (let j = 0; j < length; j++) text += alphabet[Math.floor(random() * alphabet.length)];
+    yield text;
+  }
+}
+
+function throws(run: () => unknown, error: new (...args: never[]) => Error): boolean {
+  try {
+    run();
+    return false;
+  } catch (err) {
+    if (err instanceof error) return true;
+    throw err;
+  }
+}
 const withDomain = { domain: 'couch.example.com' };
 
 describe('resolveRequestTarget', () => {
@@ -101,8 +134,54 @@ describe('resolveRequestTarget', () => {
   });
 
   it('when the Host header is not a host at all, then it is a malformed host whatever the path', () => {
-    for (const host of ['bad host', 'a/b', 'user@host', '[zz::1]', 'host:port']) {
+    for (const host of ['bad host', 'a/b', 'user@host', '[zz::1]', 'host:port', 'h:123456', '[::1]:123456']) {
       expect(() => resolveRequestTarget({ url: '/healthz', host }, noDomain)).toThrow(MalformedHostError);
     }
+  });
+
+  it('when Host headers and paths are generated, then each is refused exactly when the reference pattern refuses it', () => {
+    const mismatches: string[] = [];
+    let hostsTaken = 0;
+    const hosts = [...strings(10_000, 'aZ09_.-:[]f/@ ', 9, 1), ...strings(5_000, '[]0aFg:.', 7, 4)];
+    for (const host of hosts) {
+      const refused = throws(() => resolveRequestTarget({ url: '/', host }, noDomain), MalformedHostError);
+      if (refused !== !HOST_HEADER.test(host.toLowerCase())) mismatches.push(host);
+      if (!refused) hostsTaken += 1;
+    }
+    let pathsTaken = 0;
+    const names = [...strings(10_000, 'ab09-/?A_.', 5, 5)];
+    for (const [i, rest] of [...strings(10_000, 'ab09-/?A_.', 9, 2)].entries()) {
+      const url = `/db/${rest}/${names[i] ?? ''}`;
+      const refused = throws(
+        () => resolveRequestTarget({ url, host: undefined }, noDomain),
+        MalformedInstancePathError,
+      );
+      if (refused !== !INSTANCE_PATH.test(url)) mismatches.push(url);
+      if (!refused) pathsTaken += 1;
+    }
+    for (const labels of strings(10_000, 'ab09-._', 7, 3)) {
+      const host = `${labels}.couch.example.com`;
+      const [name = '', namespace = '', more] = labels.split('.');
+      const valid = more === undefined && DOMAIN_LABEL.test(name) && DOMAIN_LABEL.test(namespace);
+      if (!HOST_HEADER.test(host)) continue;
+      const refused = throws(() => resolveRequestTarget({ url: '/', host }, withDomain), MalformedHostError);
+      if (refused !== !valid) mismatches.push(host);
+    }
+    expect(mismatches).toEqual([]);
+    // Both languages are reached, not only refusals.
+    expect(hostsTaken).toBeGreaterThan(500);
+    expect(pathsTaken).toBeGreaterThan(100);
+    for (const host of ['h:12345', '[::1]:12345', 'h.', '_'])
+      expect(resolveRequestTarget({ url: '/', host }, noDomain)).toEqual({ kind: 'gateway' });
+    // Labels at the length limit: 63 characters taken, 64 refused.
+    const label = (n: number): string => 'a'.repeat(n);
+    expect(
+      resolveRequestTarget({ url: `/db/${label(63)}/${label(63)}`, host: undefined }, noDomain),
+    ).toMatchObject({
+      key: `${label(63)}/${label(63)}`,
+    });
+    expect(() => resolveRequestTarget({ url: `/db/${label(64)}/a`, host: undefined }, noDomain)).toThrow(
+      MalformedInstancePathError,
+    );
   });
 });
