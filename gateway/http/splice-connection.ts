@@ -163,10 +163,12 @@ export class SpliceConnection implements UpstreamOwner {
     this.requestSent(chunk.subarray(end));
   }
 
-  /** The whole request went to the instance: the client owes nothing until the response ends. */
+  /**
+   * The whole request went to the instance: the client owes nothing until the response ends. Its idle
+   * timer runs on, ignored till then (onClientSilent), restarted by each write: not off and on again.
+   */
   private requestSent(rest: Buffer): void {
     this.requestDone = true;
-    this.socket.setTimeout(0);
     if (rest.length > 0) this.keep(rest);
   }
 
@@ -184,7 +186,7 @@ export class SpliceConnection implements UpstreamOwner {
     // 1xx: dropped, as the full path drops them; the final head follows.
     if (head.status < 200) return this.onUpstreamData(buf.subarray(head.bodyStart));
     this.responseStarted = true;
-    this.upstream?.socket.setTimeout(0);
+    // The headers timeout runs on, ignored now (onUpstreamTimeout), until release() replaces it.
     const noBody = hasNoBody((this.head as RawRequestHead).method, head.status);
     const untilClose = !noBody && !head.chunked && head.contentLength < 0;
     this.responseBody.reset({
@@ -233,7 +235,6 @@ export class SpliceConnection implements UpstreamOwner {
     exchange?.end();
     // Pipelined bytes wait in the socket (keep()), so a FIN read already has nothing behind it.
     if (!this.keepAlive || this.clientEnded) return this.finish();
-    this.socket.setTimeout(this.options.idleTimeoutMs);
     this.socket.resume();
   }
 

@@ -113,10 +113,13 @@ export class UpstreamSocket {
     this.socket.destroy();
   }
 
-  /** Lends the socket to `owner`: no idle timeout while an exchange waits on it. */
+  /**
+   * Lends the socket to `owner`, which replaces the pool's idle timeout with its own at once
+   * (socket.setTimeout, before it yields): not cleared here, as that would cost a timer list's
+   * removal and re-creation a request (bench/gateway-hybrid.ts) for a setting replaced right after.
+   */
   lend(owner: UpstreamOwner): this {
     this.owner = owner;
-    this.socket.setTimeout(0);
     return this;
   }
 }
@@ -155,7 +158,7 @@ export class UpstreamSockets {
     address.open += 1;
     const socket = net.connect({ host: address.host, port: address.port });
     const lent = new UpstreamSocket(socket, address, this).lend(owner);
-    // After lend(), which clears the timeout; the owner sets its own once connected.
+    // The owner sets its own once connected.
     socket.setTimeout(this.connectTimeoutMs);
     return lent;
   }

@@ -26,6 +26,8 @@ let frontSockets: net.Socket[];
 let frontPort: number;
 let sockets: UpstreamSockets;
 let log: { started: number; ended: number; failures: string[] };
+/** The splice's timeouts for the connections a test makes. */
+let timeouts: { idleTimeoutMs: number; upstreamHeadersTimeoutMs: number };
 
 function exchangeFor(head: RawRequestHead): SpliceExchange {
   let upstreamHead = `${head.method} ${head.target} HTTP/1.1\r\n`;
@@ -70,8 +72,7 @@ beforeAll(async () => {
       handOver: (handed) => handed.destroy(),
       sockets,
       maxHeadBytes: 16_384,
-      idleTimeoutMs: 5_000,
-      upstreamHeadersTimeoutMs: 5_000,
+      ...timeouts,
       retryAfterSeconds: 1,
     });
   });
@@ -84,6 +85,7 @@ beforeEach(() => {
   instanceSockets = [];
   frontSockets = [];
   log = { started: 0, ended: 0, failures: [] };
+  timeouts = { idleTimeoutMs: 5_000, upstreamHeadersTimeoutMs: 5_000 };
   sockets = new UpstreamSockets({ maxConnectionsPerAddress: 8, idleTimeoutMs: 5_000 });
 });
 
@@ -235,5 +237,30 @@ describe('SpliceConnection against an instance that misbehaves', () => {
     // The instance connection is mid-body: lent again, the next request would be read as body bytes.
     expect(sockets.count(origin).idle).toBe(0);
     expect(log).toMatchObject({ started: 1, ended: 1 });
+  });
+
+  it('when the client is silent past its idle timeout while the instance answers, and the instance past its headers timeout once its head is out, then the exchange ends whole, both connections carry the next one, and the idle client connection then closes', async () => {
+    timeouts = { idleTimeoutMs: 150, upstreamHeadersTimeoutMs: 400 };
+    serve = (socket) =>
+      onHeads(socket, (line) => {
+        if (line.startsWith('GET /next '))
+          return void socket.write('HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnext');
+        // The head after 250 ms (the client's 150 ms pass), the body's end 500 ms later (the 400 ms do).
+        setTimeout(() => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello'), 250);
+        setTimeout(() => socket.write('world'), 750);
+      });
+    const client = connect(5_000);
+    client.socket.write('GET /slow HTTP/1.1\r\nHost: gw\r\n\r\n');
+    const deadline = Date.now() + 3_000;
+    while (!client.text().endsWith('helloworld') && Date.now() < deadline) await wait(20);
+    expect(client.text()).toMatch(/^HTTP\/1.1 200 OK\r\n[^]*\r\n\r\nhelloworld$/);
+    client.socket.write('GET /next HTTP/1.1\r\nHost: gw\r\n\r\n');
+    const idleFrom = Date.now();
+    // The keep-alive silence is timed again from the last answer: the connection closes.
+    expect(await client.closed).toBe(true);
+    expect(Date.now() - idleFrom).toBeLessThan(2_000);
+    expect(client.text()).toMatch(/helloworldHTTP\/1.1 200 OK\r\n[^]*\r\n\r\nnext$/);
+    expect(instanceSockets).toHaveLength(1);
+    expect(log).toEqual({ started: 2, ended: 2, failures: [] });
   });
 });
