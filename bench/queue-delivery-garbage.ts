@@ -5,7 +5,8 @@
  * edges of the measured drain (SIGUSR2 to a preload run with --expose-gc) and V8's --trace-gc-nvp
  * counts are summed between them: no young generation's worth of bytes is left uncounted, and
  * bytes do not move with the machine's load as CPU time does (docs/queue.md, Performance). Each
- * drain's deliveries a second are given beside them; those do move with the load.
+ * drain's deliveries a second and the gateway process's CPU per delivery (between the two GCs, so
+ * the forced ones are not in it) are given beside them; those do move with the load.
  *
  *   npx tsx bench/queue-delivery-garbage.ts [other-build.mjs ...]   (QUEUE_GARBAGE_ROUNDS=3)
  *
@@ -23,6 +24,7 @@ import { waitFor } from '../local/wait.js';
 import { queueKeys } from '../gateway/queue/core/keys.js';
 import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
 import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
+import { cpuSeconds } from './lib/process-usage.js';
 import { median, round } from './lib/stats.js';
 import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
 import { FULL_GC_TRACE_FLAGS, forceFullGc, GcCount } from './queue/gc-count.js';
@@ -33,15 +35,15 @@ const ROUNDS = Number(process.env.QUEUE_GARBAGE_ROUNDS ?? '3');
 const WARMUP = 2_000;
 
 /**
- * KB allocated per delivery of BACKLOG messages by a gateway started from `bundle`, and its
- * deliveries a second, first to last (under the GC trace's flags, as every build here).
+ * KB allocated per delivery of BACKLOG messages by a gateway started from `bundle`, its deliveries
+ * a second, first to last, and its CPU µs per delivery (under the GC trace's flags, as every build here).
  */
 async function measure(
   bundle: string,
   redis: Redis,
   receiver: CountingReceiver,
   env: NodeJS.ProcessEnv,
-): Promise<{ kb: number; perSecond: number }> {
+): Promise<{ kb: number; perSecond: number; cpuUs: number }> {
   const stream = queueKeys(KEY_PREFIX).stream;
   await redis.del(stream);
   const gc = new GcCount();
@@ -69,10 +71,12 @@ async function measure(
     await drain(WARMUP);
     await fullGc();
     const before = gc.totals().allocatedBytes;
+    const cpuBefore = cpuSeconds(proc.pid);
     await drain(BACKLOG);
+    const cpuUs = ((cpuSeconds(proc.pid) - cpuBefore) * 1e6) / BACKLOG;
     const perSecond = ((BACKLOG - 1) / (receiver.lastAt - receiver.firstAt)) * 1_000;
     await fullGc();
-    return { kb: (gc.totals().allocatedBytes - before) / 1_024 / BACKLOG, perSecond };
+    return { kb: (gc.totals().allocatedBytes - before) / 1_024 / BACKLOG, perSecond, cpuUs };
   } finally {
     await proc.stop();
   }
@@ -96,6 +100,7 @@ async function main(): Promise<void> {
   };
   const kb: number[][] = builds.map(() => []);
   const rates: number[][] = builds.map(() => []);
+  const cpu: number[][] = builds.map(() => []);
   try {
     for (let r = 0; r < ROUNDS; r++) {
       // Alternating: each build goes first in some rounds.
@@ -105,16 +110,19 @@ async function main(): Promise<void> {
         const figures = await measure(builds[i]!, redis, receiver, env);
         kb[i]!.push(figures.kb);
         rates[i]!.push(figures.perSecond);
+        cpu[i]!.push(figures.cpuUs);
         console.log(
-          `round ${r + 1}: ${path.basename(builds[i]!)} ${round(figures.kb, 2)} KB a delivery, ${Math.round(figures.perSecond)}/s, load ${round(os.loadavg()[0]!, 1)}`,
+          `round ${r + 1}: ${path.basename(builds[i]!)} ${round(figures.kb, 2)} KB a delivery, ${Math.round(figures.perSecond)}/s, ` +
+            `${Math.round(figures.cpuUs)} µs CPU a delivery, load ${round(os.loadavg()[0]!, 1)}`,
         );
       }
     }
     for (const [i, build] of builds.entries()) {
-      const [values, perSecond] = [kb[i]!, rates[i]!];
+      const [values, perSecond, us] = [kb[i]!, rates[i]!, cpu[i]!];
       console.log(
         `${path.basename(build)}: ${round(median(values), 2)} KB a delivery [${round(Math.min(...values), 2)}-${round(Math.max(...values), 2)}], ` +
-          `${Math.round(median(perSecond))}/s [${Math.round(Math.min(...perSecond))}-${Math.round(Math.max(...perSecond))}]`,
+          `${Math.round(median(perSecond))}/s [${Math.round(Math.min(...perSecond))}-${Math.round(Math.max(...perSecond))}], ` +
+          `${Math.round(median(us))} µs CPU a delivery [${Math.round(Math.min(...us))}-${Math.round(Math.max(...us))}]`,
       );
     }
   } finally {
