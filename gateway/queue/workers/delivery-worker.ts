@@ -8,11 +8,11 @@ import type { DeadLetterQueue, DeadLetterLimits } from '../stores/dead-letter-qu
 import { EventLog } from '../stores/event-log.js';
 import { eventCapOf } from '../core/message-event.js';
 import type { Deliverer } from './http-delivery.js';
-import { FlowControlStore } from '../stores/flow-control-store.js';
 import { queueKeys } from '../core/keys.js';
 import type { MessageStore } from '../stores/message-store.js';
 import { isNoGroup, type StreamEntry } from '../stores/stream-entry.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
+import { DueMessageMover, MAX_PROMOTE_INTERVAL_MS } from './due-message-mover.js';
 import { processEntry, type ProcessEntryContext } from './process-entry.js';
 import { QueueStore } from '../stores/queue-store.js';
 import { BindingStores } from '../stores/binding-stores.js';
@@ -24,17 +24,6 @@ import type { WorkflowEventStore } from '../stores/workflow-event-store.js';
 /** Consumers of gone processes are removed once they have held nothing for this long. */
 const STALE_CONSUMER_IDLE_MS = 3_600_000;
 const STALE_CONSUMER_CHECK_EVERY_MS = 60_000;
-const PROMOTE_BATCH = 500;
-/**
- * Delayed messages must be delivered within a second of their due time: the mover runs at least
- * this often, whatever the (longer) maintenance interval.
- */
-const MAX_PROMOTE_INTERVAL_MS = 250;
-/**
- * How long a replica stays its binding's mover without moving again: four of its passes, so a
- * live mover never loses it, and a dead one's due messages wait at most this long for the next.
- */
-const MOVER_LEASE_MS = 4 * MAX_PROMOTE_INTERVAL_MS;
 const ERROR_BACKOFF_MS = 1_000;
 
 export interface DeliveryWorkerOptions {
@@ -68,7 +57,7 @@ export class DeliveryWorker {
   private readonly deadLetterQueue: DeadLetterQueue;
   private readonly queues: QueueStore;
   private readonly wakeups: QueueWakeups | undefined;
-  private readonly flowControls: FlowControlStore;
+  private readonly mover: DueMessageMover;
   private readonly workflowRuns: WorkflowRunStore;
   private readonly workflowEvents: WorkflowEventStore;
   private readonly blocking: Redis;
@@ -100,7 +89,6 @@ export class DeliveryWorker {
     this.liveness = new ConsumerLiveness(options.redis, queueKeys(options.config.keyPrefix));
     this.deadLetterQueue = stores.deadLetters();
     this.queues = new QueueStore(options.redis, queueKeys(options.config.keyPrefix), 0, this.wakeups);
-    this.flowControls = new FlowControlStore(options.redis, queueKeys(options.config.keyPrefix));
     this.workflowRuns = stores.workflowRuns();
     this.workflowEvents = stores.workflowEvents();
     this.blocking = createDatabaseClient(options.target, {
@@ -112,6 +100,13 @@ export class DeliveryWorker {
     this.logger = options.logger.child({
       binding: options.target.key,
       consumer: options.config.consumerName,
+    });
+    this.mover = new DueMessageMover({
+      redis: options.redis,
+      keys: queueKeys(options.config.keyPrefix),
+      consumerName: options.config.consumerName,
+      logger: this.logger,
+      running: () => this.running,
     });
   }
 
@@ -127,7 +122,7 @@ export class DeliveryWorker {
     this.promoteTimer = setInterval(
       () => {
         if (this.promotion || !this.running) return;
-        this.promotion = this.promoteDue().finally(() => (this.promotion = undefined));
+        this.promotion = this.mover.promoteDue(this.store).finally(() => (this.promotion = undefined));
       },
       Math.min(this.options.config.pollIntervalMs, MAX_PROMOTE_INTERVAL_MS),
     );
@@ -308,37 +303,6 @@ export class DeliveryWorker {
       // Stopped meanwhile: the entries stay pending on this consumer and are taken over in turn.
       if (this.running) for (const entry of claimed.entries) this.dispatch(entry);
     }
-  }
-
-  /**
-   * Moves due delayed messages and retries onto the stream if this replica is the binding's mover
-   * (it holds the mover lease, or takes it when it has lapsed): one mover per binding across the
-   * replicas. The script is atomic, so a message moves once even if two ever overlap.
-   */
-  private async promoteDue(): Promise<void> {
-    const mover = { name: this.options.config.consumerName, leaseMs: MOVER_LEASE_MS };
-    try {
-      let moved: number | 'not-mover';
-      do moved = await this.store.promoteDueMessages(Date.now(), PROMOTE_BATCH, mover);
-      while (moved === PROMOTE_BATCH && this.running);
-      if (moved !== 'not-mover') await this.tickFlowControls();
-    } catch (err) {
-      this.logger.warn('moving due messages failed', { error: (err as Error).message });
-    }
-  }
-
-  /**
-   * The mover's pass over the flow-control keys: due delayed messages and retries join their key's
-   * waiting list, a rate window that ended lets the next messages start, tokens whose release never
-   * reached Redis are freed, and keys with nothing left are forgotten (tick-flow-control.ts).
-   */
-  private async tickFlowControls(): Promise<void> {
-    for (const { key, freed } of await this.flowControls.tickAll(() => this.running))
-      if (freed > 0)
-        this.logger.info('freed the tokens of finished flow-control messages', {
-          flowControlKey: key,
-          freed,
-        });
   }
 
   /**
