@@ -11,6 +11,7 @@ import { hasNoBody, readResponseHead, RESPONSE_BROKEN, RESPONSE_INCOMPLETE } fro
 import { clientResponseHead, failedExchangeResponse, writeResponseBytes } from './splice-response.js';
 import type { SpliceExchange, SpliceFailure, SpliceOptions } from './splice-exchange.js';
 import { SplitHeadWait } from './split-head-wait.js';
+import { mayResend } from './upstream-resend.js';
 
 /**
  * One client connection on the fast path (docs/data-path.md, Option A): each request head is read
@@ -30,6 +31,8 @@ export class SpliceConnection implements UpstreamOwner {
   private upstream: UpstreamSocket | undefined;
   private head: RawRequestHead | undefined;
   private requestDone = false;
+  /** The request went out once more after the instance closed its connection under it. */
+  private resent = false;
   private responseHead: Buffer | undefined;
   private responseStarted = false;
   private responseClose = false;
@@ -138,6 +141,7 @@ export class SpliceConnection implements UpstreamOwner {
     this.responseStarted = false;
     this.responseClose = false;
     this.requestDone = false;
+    this.resent = false;
     upstream.socket.setTimeout(this.options.upstreamHeadersTimeoutMs);
     upstream.socket.write(exchange.upstreamHead, 'latin1');
     this.requestBody.reset({ length: head.contentLength, chunked: head.chunked, untilClose: false });
@@ -256,7 +260,29 @@ export class SpliceConnection implements UpstreamOwner {
       exchange.end();
       return this.cut();
     }
+    const head = this.head as RawRequestHead;
+    const hasBody = head.chunked || head.contentLength > 0;
+    if (!this.resent && this.requestDone && mayResend(head.method, hasBody)) return this.resend(err);
     this.fail('broken', err);
+  }
+
+  /**
+   * Closed or reset under a request with no body and nothing of its response sent to the client:
+   * it goes once more, on a new connection (an idle one may hold the same unread close; see
+   * upstream-resend.ts for which requests and why). The exchange has started: it is not counted again.
+   */
+  private resend(err: Error | undefined): void {
+    const exchange = this.exchange as SpliceExchange;
+    this.resent = true;
+    this.responseHead = undefined;
+    const upstream = this.options.sockets.lend(exchange.origin, this, true);
+    if (upstream === undefined) return this.fail('broken', err);
+    this.upstream = upstream;
+    // The write waits in the socket until it connects; lend() set the connect timeout till then.
+    upstream.socket.once('connect', () => {
+      if (this.upstream === upstream) upstream.socket.setTimeout(this.options.upstreamHeadersTimeoutMs);
+    });
+    upstream.socket.write(exchange.upstreamHead, 'latin1');
   }
 
   onUpstreamTimeout(): void {

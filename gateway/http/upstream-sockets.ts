@@ -145,11 +145,14 @@ export class UpstreamSockets {
     return this.options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
   }
 
-  /** A socket to `origin` (`http://<ip>:<port>`) lent to `owner`: an idle one, or a new connection. */
-  lend(origin: string, owner: UpstreamOwner): UpstreamSocket | undefined {
+  /**
+   * A socket to `origin` (`http://<ip>:<port>`) lent to `owner`: an idle one, or a new connection;
+   * only a new one when `fresh` (a request sent again after a close: see upstream-resend.ts).
+   */
+  lend(origin: string, owner: UpstreamOwner, fresh = false): UpstreamSocket | undefined {
     if (this.closing) return undefined;
     const address = this.addressOf(origin);
-    for (let idle = address.idle.pop(); idle !== undefined; idle = address.idle.pop()) {
+    for (let idle = fresh ? undefined : address.idle.pop(); idle !== undefined; idle = address.idle.pop()) {
       if (idle.usable) return idle.lend(owner);
       // The instance's FIN was read and its 'close' has not come yet: a request written now is lost.
       idle.socket.destroy();

@@ -20,6 +20,7 @@ import {
 } from '../http/errors.js';
 import { readLimitedBody } from '../http/limited-body.js';
 import { sendErrorResponse } from '../http/error-response.js';
+import { isClosedUnder, mayResend } from '../http/upstream-resend.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { ActivityReporter } from './activity-reporter.js';
 import type { AwaitReady } from './await-ready.js';
@@ -85,8 +86,10 @@ export function createInstanceHandler(options: InstanceHandlerOptions): Instance
 class InstanceRequest implements UpstreamErrorListener {
   private instance: CouchInstance | undefined;
   private exchange: UpstreamExchange | undefined;
-  /** Where the current attempt went, and whether it is the retry after a refused connection. */
+  /** Where the current attempt went, and whether it is the one retry (after a refusal or a close). */
   private origin: string | undefined;
+  /** How long the request was held for a wake, for its cold-start header (undefined: not held). */
+  private heldMs: number | undefined;
   private retried = false;
   /** A free instance's database create, counted against the limit before it is forwarded. */
   private countBeforeCreate = false;
@@ -215,14 +218,20 @@ class InstanceRequest implements UpstreamErrorListener {
       void this.countThenSend(origin, heldMs, retried);
       return;
     }
-    const { req, res, target } = this;
     this.options.metrics.countForwarded(heldMs !== undefined);
     this.origin = origin;
+    this.heldMs = heldMs;
     this.retried = retried;
+    this.attempt();
+  }
+
+  /** Sends the request to `this.origin` through the pool; a retry after a close comes here again. */
+  private attempt(): void {
+    const { req, res, target, heldMs } = this;
     this.exchange = forward(this.options.agent, {
       req,
       res,
-      origin,
+      origin: this.origin as string,
       upstreamPath: target.upstreamPath,
       basePath: target.basePath,
       forwarded: deriveForwardedFor(req, this.options.trustedProxies),
@@ -268,6 +277,14 @@ class InstanceRequest implements UpstreamErrorListener {
       this.exchange = undefined;
       if (this.origin !== undefined) this.options.awaitReady.invalidate(this.target.key, this.origin);
       void this.holdThenSend(true);
+      return;
+    }
+    // Closed or reset under a safe request with no body: once more (upstream-resend.ts says which
+    // and why); the pool checks an idle connection a loop turn before it reuses it.
+    const hasBody = this.body !== undefined || hasRequestBody(this.req);
+    if (!responseStarted && !this.retried && isClosedUnder(err) && mayResend(this.req.method, hasBody)) {
+      this.retried = true;
+      this.attempt();
       return;
     }
     if (err instanceof undiciErrors.HeadersTimeoutError) {

@@ -73,6 +73,16 @@ describe('UpstreamSockets', () => {
     expect(upstream.accepted).toHaveLength(1);
   });
 
+  it('when a fresh connection is asked for (a request sent again after a close), then an idle one is left idle and a new one is made', async () => {
+    const lent = pool.lend(upstream.origin, new RecordingOwner())!;
+    await until(() => upstream.accepted.length === 1, 'the connection');
+    lent.release();
+    const fresh = pool.lend(upstream.origin, new RecordingOwner(), true)!;
+    expect(fresh).not.toBe(lent);
+    expect(pool.count(upstream.origin)).toEqual({ open: 2, idle: 1 });
+    await until(() => upstream.accepted.length === 2, 'the new connection');
+  });
+
   it('when a discarded socket closes a tick later, then its close reaches nobody, not the owner’s next exchange', async () => {
     const owner = new RecordingOwner();
     const broken = pool.lend(upstream.origin, owner)!;
