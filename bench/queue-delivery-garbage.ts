@@ -9,6 +9,7 @@
  * the forced ones are not in it) are given beside them; those do move with the load.
  *
  *   npx tsx bench/queue-delivery-garbage.ts [other-build.mjs ...]   (QUEUE_GARBAGE_ROUNDS=3)
+ *     QUEUE_GATEWAY_NODE_FLAGS="--cpu-prof --cpu-prof-dir=<dir>" (a profile of each gateway's drains)
  *
  * The current tree is bundled and measured; other builds are bundles of another checkout
  * (local/bundle.ts bundleEntry of test/helpers/queue/queue-gateway-process.ts), copied inside a
@@ -33,6 +34,7 @@ import { BACKLOG, BATCH, CONCURRENCY, KEY_PREFIX, SIGNING_KEY } from './queue-pu
 
 const ROUNDS = Number(process.env.QUEUE_GARBAGE_ROUNDS ?? '3');
 const WARMUP = 2_000;
+const NODE_FLAGS = (process.env.QUEUE_GATEWAY_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
 
 /**
  * KB allocated per delivery of BACKLOG messages by a gateway started from `bundle`, its deliveries
@@ -50,7 +52,7 @@ async function measure(
   const proc = startProcess({
     name: 'queue-gateway',
     command: process.execPath,
-    args: [...FULL_GC_TRACE_FLAGS, bundle],
+    args: [...FULL_GC_TRACE_FLAGS, ...NODE_FLAGS, bundle],
     env,
     onLine: gc.onLine,
   });

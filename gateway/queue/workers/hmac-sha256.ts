@@ -20,7 +20,9 @@ export function preparedHmacSha256(key: Buffer): (ascii: string) => string {
   return (ascii) => {
     if (BLOCK_BYTES + ascii.length > inner.length) inner = grown(inner, BLOCK_BYTES + ascii.length);
     const end = BLOCK_BYTES + inner.write(ascii, BLOCK_BYTES, 'latin1');
-    outer.set(hash('sha256', inner.subarray(0, end), 'buffer'), BLOCK_BYTES);
+    // The inner digest as a latin1 ('binary') string written into place: asked for as a Buffer, crypto.hash
+    // made a new ArrayBuffer each call and took 7-9 µs instead of 2 in a loop of its own.
+    outer.write(hash('sha256', inner.subarray(0, end), 'binary'), BLOCK_BYTES, 'latin1');
     return hash('sha256', outer, 'base64url');
   };
 }
