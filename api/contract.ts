@@ -47,6 +47,14 @@ export function activityLeaseName(instance: string): string {
   return `${instance}-activity`;
 }
 
+/**
+ * The instance's StatefulSet: the operator's, which the gateway also scales to 1 with a wake
+ * request (gateway/proxy/wake-scale.ts), so both take its name from here.
+ */
+export function statefulSetName(instance: string): string {
+  return instance;
+}
+
 export function headlessServiceName(instance: string): string {
   return `${instance}-headless`;
 }
