@@ -51,3 +51,20 @@ export function isResponseFieldValue(text: string, start: number, end: number): 
   }
   return true;
 }
+
+/**
+ * Where a field value starts in `text[start, end)`: past the blanks (SP, HTAB) after the colon, the
+ * only ones llhttp strips (String.prototype.trim would also strip 0xa0, an obs-text byte of the value).
+ */
+export function skipBlanks(text: string, start: number, end: number): number {
+  let i = start;
+  while (i < end && (text.charCodeAt(i) === SP || text.charCodeAt(i) === HTAB)) i++;
+  return i;
+}
+
+/** Where a field value in `text[start, end)` ends: before its trailing blanks (SP, HTAB). */
+export function trimBlanks(text: string, start: number, end: number): number {
+  let i = end;
+  while (i > start && (text.charCodeAt(i - 1) === SP || text.charCodeAt(i - 1) === HTAB)) i--;
+  return i;
+}

@@ -12,7 +12,7 @@
  * test/unit/gateway/http/raw-request-head-llhttp.test.ts checks this against Node's own parser.
  */
 
-import { isToken, isVisibleValue } from './header-chars.js';
+import { isToken, isVisibleValue, skipBlanks, trimBlanks } from './header-chars.js';
 
 /** Not a whole head yet: read more, unless the buffer already holds maxHeadBytes. */
 export const HEAD_INCOMPLETE = 'incomplete';
@@ -42,7 +42,6 @@ const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 const CR = 0x0d;
 const LF = 0x0a;
 const SP = 0x20;
-const HTAB = 0x09;
 /** Beyond 15 digits a length may pass 2^53; no body the gateway forwards is that long. */
 const MAX_CONTENT_LENGTH_DIGITS = 15;
 
@@ -180,16 +179,4 @@ function isLength(value: string): boolean {
     if (c < 0x30 || c > 0x39) return false;
   }
   return true;
-}
-
-function skipBlanks(text: string, start: number, end: number): number {
-  let i = start;
-  while (i < end && (text.charCodeAt(i) === SP || text.charCodeAt(i) === HTAB)) i++;
-  return i;
-}
-
-function trimBlanks(text: string, start: number, end: number): number {
-  let i = end;
-  while (i > start && (text.charCodeAt(i - 1) === SP || text.charCodeAt(i - 1) === HTAB)) i--;
-  return i;
 }

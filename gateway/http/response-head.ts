@@ -6,7 +6,7 @@
  * exchange then ends as the full path ends an upstream that broke off (a 502, or a cut connection).
  */
 
-import { isResponseFieldValue, isToken } from './header-chars.js';
+import { isResponseFieldValue, isToken, skipBlanks, trimBlanks } from './header-chars.js';
 
 /** Not a whole head yet: read more. */
 export const RESPONSE_INCOMPLETE = 'incomplete';
@@ -60,7 +60,9 @@ export function readResponseHead(buf: Buffer): ResponseHeadReading {
     )
       return RESPONSE_BROKEN;
     const name = head.slice(at, colon);
-    const value = head.slice(colon + 1, next).trim();
+    // One slice, without the blanks around it; a 0xa0 byte is part of the value, as llhttp reads it.
+    const valueStart = skipBlanks(head, colon + 1, next);
+    const value = head.slice(valueStart, trimBlanks(head, valueStart, next));
     rawHeaders.push(name, value);
     at = next + 2;
     if (name.length !== 10 && name.length !== 14 && name.length !== 17) continue;

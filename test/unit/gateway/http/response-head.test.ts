@@ -53,6 +53,17 @@ describe('readResponseHead', () => {
     });
   });
 
+  it('when a value has blanks and 0xa0 bytes around it, then only the blanks go, as llhttp reads it, and a framing value with one is broken', () => {
+    expect(
+      read('HTTP/1.1 200 OK\r\nX-A: \xa0v\xa0 \r\nX-B:\t w \t\r\nContent-Length: 0\r\n\r\n'),
+    ).toMatchObject({
+      rawHeaders: ['X-A', '\xa0v\xa0', 'X-B', 'w', 'Content-Length', '0'],
+    });
+    // Trimmed away, the 0xa0 made these a length and chunked: llhttp reads neither so.
+    expect(read('HTTP/1.1 200 OK\r\nContent-Length: 2\xa0\r\n\r\nok')).toBe(RESPONSE_BROKEN);
+    expect(read('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\xa0\r\n\r\n')).toBe(RESPONSE_BROKEN);
+  });
+
   it('when the blank line has not come, then it is incomplete', () => {
     expect(read('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n')).toBe(RESPONSE_INCOMPLETE);
   });
