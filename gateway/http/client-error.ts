@@ -27,6 +27,14 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
     socket.destroy();
     return;
   }
+  socket.end(clientErrorResponse(code));
+}
+
+/**
+ * The whole answer, closing the connection, for node's parser error `code` (a head too large or too
+ * slow, or bytes that are no HTTP); the fast path answers a head cut by the client's FIN with it too.
+ */
+export function clientErrorResponse(code: string): string {
   const [status, text, body]: [number, string, CouchErrorBody] =
     code === 'HPE_HEADER_OVERFLOW'
       ? [
@@ -45,9 +53,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
           ]
         : [400, 'Bad Request', { error: 'bad_request', reason: 'the request is not valid HTTP' }];
   const json = `${JSON.stringify(body)}\n`;
-  socket.end(
-    `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
-  );
+  return `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`;
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   type RawRequestHead,
 } from './raw-request-head.js';
 import { hasNoBody, readResponseHead, RESPONSE_BROKEN, RESPONSE_INCOMPLETE } from './response-head.js';
+import { clientErrorResponse } from './client-error.js';
 import { clientResponseHead, failedExchangeResponse, writeResponseBytes } from './splice-response.js';
 import type { SpliceExchange, SpliceFailure, SpliceOptions } from './splice-exchange.js';
 import { SplitHeadWait } from './split-head-wait.js';
@@ -312,8 +313,11 @@ export class SpliceConnection implements UpstreamOwner {
   /** The client sent its FIN: what it sent before is still answered, then the connection ends. */
   private onClientEnd(): void {
     this.clientEnded = true;
-    // Pending without an exchange is a head not whole yet: it will not be.
-    if (this.exchange === undefined) this.finish();
+    // Pending without an exchange is a head not whole yet: it will not be. node:http's parser ends
+    // such a head in HPE_INVALID_EOF_STATE and the gateway answers 400 there (client-error.ts); the
+    // same here, so both paths agree (nginx would close without an answer).
+    if (this.exchange !== undefined) return;
+    this.finish(this.pending === undefined ? undefined : clientErrorResponse('HPE_INVALID_EOF_STATE'));
   }
 
   private finish(last?: string): void {

@@ -45,6 +45,11 @@ export class RawConnection {
     if (this.isOpen) this.socket.write(data, 'latin1');
   }
 
+  /** Sends the client's FIN after `data`: the connection is half-closed, the answer can still come. */
+  end(data = ''): void {
+    if (this.isOpen) this.socket.end(data, 'latin1');
+  }
+
   /** Waits for the server to close the connection, for at most `waitMs`; then it is closed either way. */
   async finish(waitMs: number): Promise<RawExchange> {
     let timer: NodeJS.Timeout | undefined;
