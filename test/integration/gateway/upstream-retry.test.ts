@@ -1,11 +1,6 @@
 import type http from 'node:http';
 import type net from 'node:net';
-import type { Gateway } from '../../../gateway/gateway.js';
-import {
-  createCouchInstance,
-  setInstancePod,
-  startTestGateway,
-} from '../../helpers/gateway/gateway-harness.js';
+import { type BothPathGateways, startBothPathGateways } from '../../helpers/gateway/both-paths.js';
 import { request } from '../../helpers/gateway/http-request.js';
 import { type RecordingEngine, startRecordingEngine } from '../../helpers/gateway/recording-engine.js';
 import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
@@ -55,33 +50,26 @@ describe('a request on an upstream connection the instance closed', () => {
   const { kubeConfig } = testControlPlane();
   const drops: Drops = { how: 'fin', left: 0, which: 'reused' };
   let engine: RecordingEngine;
-  const gateways: Record<'on' | 'off', Gateway | undefined> = { on: undefined, off: undefined };
+  let gateways: BothPathGateways | undefined;
   const url = (fastPath: 'on' | 'off', rest: string): string =>
-    `${gateways[fastPath]!.url}/db/${namespace.name}/paid${rest}`;
+    `${gateways![fastPath].url}/db/${namespace.name}/paid${rest}`;
 
   beforeAll(async () => {
     engine = await startEngine(drops);
-    const ref = { namespace: namespace.name, name: 'paid' };
-    await createCouchInstance(kubeConfig, ref, { plan: 'paid' });
-    await setInstancePod(kubeConfig, ref, { port: engine.port, ready: true });
-    for (const fastPath of ['on', 'off'] as const) {
-      gateways[fastPath] = await startTestGateway({
-        kubeConfig,
-        namespace: namespace.name,
-        env: { SETTEE_GATEWAY_FAST_PATH: fastPath === 'on' ? 'true' : 'false' },
-        writers: { activityLease: async () => undefined, wakeRequest: async () => undefined },
-      });
-    }
+    gateways = await startBothPathGateways({
+      kubeConfig,
+      namespace: namespace.name,
+      enginePort: engine.port,
+    });
   });
 
   afterAll(async () => {
-    await gateways.on?.stop();
-    await gateways.off?.stop();
+    await gateways?.stop();
     await engine?.close();
   });
 
   const spliced = async (fastPath: 'on' | 'off'): Promise<number> => {
-    const metrics = (await request(`${gateways[fastPath]!.url}/metrics`)).body;
+    const metrics = (await request(`${gateways![fastPath].url}/metrics`)).body;
     const line = metrics.split('\n').find((l) => l.startsWith('settee_gateway_spliced_requests_total '));
     return line === undefined ? 0 : Number(line.split(' ')[1]);
   };

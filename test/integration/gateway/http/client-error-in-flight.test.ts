@@ -1,9 +1,4 @@
-import type { Gateway } from '../../../../gateway/gateway.js';
-import {
-  createCouchInstance,
-  setInstancePod,
-  startTestGateway,
-} from '../../../helpers/gateway/gateway-harness.js';
+import { type BothPathGateways, startBothPathGateways } from '../../../helpers/gateway/both-paths.js';
 import { RawConnection } from '../../../helpers/gateway/raw-connection.js';
 import { type RecordingEngine, startRecordingEngine } from '../../../helpers/gateway/recording-engine.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
@@ -38,7 +33,7 @@ describe('bytes after a request that closes the connection', () => {
   let engine: RecordingEngine;
   // The fast path splices a `Connection: close` exchange itself and hands `Proxy-Connection: close`
   // to node:http; with it off, node:http takes both.
-  const gateways: Record<'on' | 'off', Gateway | undefined> = { on: undefined, off: undefined };
+  let gateways: BothPathGateways | undefined;
   const cases = (['on', 'off'] as const).flatMap((fastPath) =>
     ['Connection', 'Proxy-Connection'].map((header) => [header, fastPath] as const),
   );
@@ -46,22 +41,15 @@ describe('bytes after a request that closes the connection', () => {
 
   beforeAll(async () => {
     engine = await startEngine();
-    const ref = { namespace: namespace.name, name: 'paid' };
-    await createCouchInstance(kubeConfig, ref, { plan: 'paid' });
-    await setInstancePod(kubeConfig, ref, { port: engine.port, ready: true });
-    for (const fastPath of ['on', 'off'] as const) {
-      gateways[fastPath] = await startTestGateway({
-        kubeConfig,
-        namespace: namespace.name,
-        env: { SETTEE_GATEWAY_FAST_PATH: fastPath === 'on' ? 'true' : 'false' },
-        writers: { activityLease: async () => undefined, wakeRequest: async () => undefined },
-      });
-    }
+    gateways = await startBothPathGateways({
+      kubeConfig,
+      namespace: namespace.name,
+      enginePort: engine.port,
+    });
   });
 
   afterAll(async () => {
-    await gateways.on?.stop();
-    await gateways.off?.stop();
+    await gateways?.stop();
     await engine?.close();
   });
 
@@ -69,7 +57,7 @@ describe('bytes after a request that closes the connection', () => {
     'when the client sends more bytes while a %s: close answer streams (fast path %s), then the answer arrives whole and nothing follows it',
     async (header, fastPath) => {
       const seen = engine.seen.length;
-      const client = new RawConnection(gateways[fastPath]!.port);
+      const client = new RawConnection(gateways![fastPath].port);
       client.write(`GET ${path('/stream')} HTTP/1.1\r\nHost: gw\r\n${header}: close\r\n\r\n`);
       const deadline = Date.now() + 10_000;
       while (engine.seen.length === seen && Date.now() < deadline) {
@@ -88,7 +76,7 @@ describe('bytes after a request that closes the connection', () => {
     'when a %s: close PUT has a request pipelined behind it (fast path %s), then the PUT is answered and the request behind it is not served',
     async (header, fastPath) => {
       const seen = engine.seen.length;
-      const client = new RawConnection(gateways[fastPath]!.port);
+      const client = new RawConnection(gateways![fastPath].port);
       client.write(
         `PUT ${path('/doc')} HTTP/1.1\r\nHost: gw\r\n${header}: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}` +
           `GET ${path('/after')} HTTP/1.1\r\nHost: gw\r\n\r\n`,
@@ -102,7 +90,7 @@ describe('bytes after a request that closes the connection', () => {
 
   it('when a keep-alive answer streams and the client sends bytes that are no HTTP, then the connection is cut after what was sent and no 400 is written into it', async () => {
     const seen = engine.seen.length;
-    const client = new RawConnection(gateways.off!.port);
+    const client = new RawConnection(gateways!.off.port);
     client.write(`GET ${path('/stream')} HTTP/1.1\r\nHost: gw\r\n\r\n`);
     const deadline = Date.now() + 10_000;
     while (engine.seen.length === seen && Date.now() < deadline) {

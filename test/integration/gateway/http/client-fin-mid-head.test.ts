@@ -1,9 +1,4 @@
-import type { Gateway } from '../../../../gateway/gateway.js';
-import {
-  createCouchInstance,
-  setInstancePod,
-  startTestGateway,
-} from '../../../helpers/gateway/gateway-harness.js';
+import { type BothPathGateways, startBothPathGateways } from '../../../helpers/gateway/both-paths.js';
 import { jsonBodyOf, RawConnection, statusOf } from '../../../helpers/gateway/raw-connection.js';
 import { type RecordingEngine, startRecordingEngine } from '../../../helpers/gateway/recording-engine.js';
 import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
@@ -20,27 +15,20 @@ describe('a client FIN before the request head is whole', () => {
   const namespace = useTestNamespace('gw-finhead');
   const { kubeConfig } = testControlPlane();
   let engine: RecordingEngine;
-  const gateways: Record<'on' | 'off', Gateway | undefined> = { on: undefined, off: undefined };
+  let gateways: BothPathGateways | undefined;
   const cut = (): string => `GET /db/${namespace.name}/paid/doc HTTP/1.1\r\nHost: gw\r\nAccept: app`;
 
   beforeAll(async () => {
     engine = await startRecordingEngine((_req, res) => res.end('{}'));
-    const ref = { namespace: namespace.name, name: 'paid' };
-    await createCouchInstance(kubeConfig, ref, { plan: 'paid' });
-    await setInstancePod(kubeConfig, ref, { port: engine.port, ready: true });
-    for (const fastPath of ['on', 'off'] as const) {
-      gateways[fastPath] = await startTestGateway({
-        kubeConfig,
-        namespace: namespace.name,
-        env: { SETTEE_GATEWAY_FAST_PATH: fastPath === 'on' ? 'true' : 'false' },
-        writers: { activityLease: async () => undefined, wakeRequest: async () => undefined },
-      });
-    }
+    gateways = await startBothPathGateways({
+      kubeConfig,
+      namespace: namespace.name,
+      enginePort: engine.port,
+    });
   });
 
   afterAll(async () => {
-    await gateways.on?.stop();
-    await gateways.off?.stop();
+    await gateways?.stop();
     await engine?.close();
   });
 
@@ -53,7 +41,7 @@ describe('a client FIN before the request head is whole', () => {
     'when the FIN comes %s (fast path %s), then the client gets 400 bad_request and the connection closes',
     async (when, fastPath) => {
       const seen = engine.seen.length;
-      const client = new RawConnection(gateways[fastPath]!.port);
+      const client = new RawConnection(gateways![fastPath].port);
       if (when === 'in the same segment') client.end(cut());
       else {
         client.write(cut());
@@ -71,7 +59,7 @@ describe('a client FIN before the request head is whole', () => {
   it.each(['on', 'off'] as const)(
     'when the FIN comes with no bytes before it (fast path %s), then the connection closes with no answer',
     async (fastPath) => {
-      const client = new RawConnection(gateways[fastPath]!.port);
+      const client = new RawConnection(gateways![fastPath].port);
       client.end();
       const { text, closedByServer } = await client.finish(5_000);
       expect(closedByServer).toBe(true);
