@@ -1,7 +1,7 @@
 /**
  * The contract between the gateway and the operator: the only ways they talk to each other, both
- * through the Kubernetes API. The operator decides a StatefulSet's replicas from what the gateway
- * records (demand); the gateway's one write to it is a wake's head start (below).
+ * through the Kubernetes API. The operator is the only writer of a StatefulSet's replicas; the
+ * gateway never scales anything, it records demand.
  *
  * Activity: for each instance it serves, the gateway renews a coordination.k8s.io/v1 Lease named
  * `activityLeaseName(instance)` in the instance's namespace, setting `spec.renewTime` to now and
@@ -15,10 +15,7 @@
  * Wake: a request for a hibernated instance makes the gateway set ANNOTATION_WAKE_REQUESTED on the
  * CouchInstance to the current RFC 3339 time (a JSON merge patch; writing it twice is harmless, so
  * several gateway replicas need no coordination). The operator scales the StatefulSet to 1 when that
- * time is later than `status.hibernatedAt`, and counts it as activity. At the same moment the gateway
- * applies the StatefulSet's Scale at 1 itself (only for an instance hibernated at its current
- * generation), so the wake does not wait for the operator's reaction; the operator leaves such a
- * Scale alone while the annotation is on its way, and undoes one no annotation follows.
+ * time is later than `status.hibernatedAt`, and counts it as activity.
  *
  * Scheduling: when the scheduler cannot place an instance's pod for a lasting reason, both read its
  * message from the pod's PodScheduled condition (pod-scheduling.ts): the operator reports it in the
@@ -48,14 +45,6 @@ export const COUCHDB_PORT = 5984;
 
 export function activityLeaseName(instance: string): string {
   return `${instance}-activity`;
-}
-
-/**
- * The instance's StatefulSet: the operator's, which the gateway also scales to 1 with a wake
- * request (gateway/proxy/wake-scale.ts), so both take its name from here.
- */
-export function statefulSetName(instance: string): string {
-  return instance;
 }
 
 export function headlessServiceName(instance: string): string {

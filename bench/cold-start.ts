@@ -318,7 +318,7 @@ async function main(): Promise<void> {
         ),
       },
       wakeStepsMsMedian: {
-        note: "from API watches: request -> wake annotation (gateway) -> StatefulSet at 1 (the gateway, sent with the annotation, so this step can be below zero; the operator until 2026-11-29) -> pod created (StatefulSet controller) -> pod bound (scheduler) -> pod Running reported (kubelet stand-in, with the pod's IP) and, from the stand-in's pid file, the engine spawned -> request released (gateway saw /_up); release -> response is after the gateway let the held request go, engineFirstRequest the engine's own part of it (the gateway's Server-Timing)",
+        note: "from API watches: request -> wake annotation (gateway) -> StatefulSet at 1 (operator) -> pod created (StatefulSet controller) -> pod bound (scheduler) -> pod Running reported (kubelet stand-in, with the pod's IP) and, from the stand-in's pid file, the engine spawned -> request released (gateway saw /_up); release -> response is after the gateway let the held request go, engineFirstRequest the engine's own part of it (the gateway's Server-Timing)",
         ...wakeStepMedians(steps),
       },
       apiHopsMs: audit && {

@@ -32,7 +32,6 @@ import { RouteTable } from './proxy/route-table.js';
 import { TrustedProxies } from './http/trusted-proxies.js';
 import { createUpstreamAgent } from './proxy/upstream-agent.js';
 import { wakeRequestWriter, Waker, type WakeRequestWriter } from './proxy/waker.js';
-import { wakeScaleWriter, type WakeScaleWriter } from './proxy/wake-scale.js';
 
 /** The webhook queue as the gateway hosts it (gateway/queue's QueueService fits). */
 export interface HostedQueue {
@@ -52,7 +51,6 @@ export interface GatewayOptions {
   /** Replace the API writes (tests count them); default: the real ones. */
   writers?: {
     wakeRequest?: WakeRequestWriter;
-    wakeScale?: WakeScaleWriter;
     activityLease?: ActivityLeaseWriter;
     requestUsage?: RequestUsageWriter;
   };
@@ -100,7 +98,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const waker = new Waker({
     write: options.writers?.wakeRequest ?? wakeRequestWriter(clients.customObjects),
-    scale: options.writers?.wakeScale ?? wakeScaleWriter(clients.objects),
     lookup: (ref) => routes.get(ref),
     isWanted: (key) => awaitReady.isHolding(key),
     retryIntervalMs: config.wake.retryIntervalMs,

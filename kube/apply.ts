@@ -42,13 +42,12 @@ export class ObjectClient extends KubernetesObjectApi {
    * autoscaler changes them: the API server handles a Scale of a few fields instead of the whole
    * object (a StatefulSet's pod template: about half the cost of an apply of it, measured), and the
    * kind's own controller sees the same change. `resourceVersion` makes it a precondition: the
-   * write is refused with 409 unless the object is still that version (without it, none: the
-   * gateway's wake, which has no cached copy of the object). Returns the Scale's version.
+   * write is refused with 409 unless the object is still that version. Returns the Scale's version.
    */
   async applyScale(
     object: KubernetesObject,
     replicas: number,
-    resourceVersion: string | undefined,
+    resourceVersion: string,
     options: ApplyOptions = {},
   ): Promise<{ resourceVersion: string | undefined }> {
     const { name, namespace } = object.metadata ?? {};
@@ -83,18 +82,6 @@ export class ObjectClient extends KubernetesObjectApi {
       throw new ApiException(response.httpStatusCode, 'Unsuccessful HTTP Request', text, response.headers);
     return JSON.parse(text) as T;
   }
-}
-
-/**
- * RBAC's refusal of a Scale write, as the API server words it (responsewriters.forbiddenMessage):
- * `statefulsets.apps "x" is forbidden: User "..." cannot patch resource "statefulsets/scale" in API
- * group "apps" in the namespace "ns"`. An admission webhook or policy denies with 403 as well, for
- * one object, where this refusal holds for every one until the role changes.
- */
-export function isScaleRefusedByRole(failure: { statusCode: number; message: string } | undefined): boolean {
-  return (
-    failure?.statusCode === 403 && failure.message.includes('cannot patch resource "statefulsets/scale"')
-  );
 }
 
 /**

@@ -3,25 +3,17 @@ import type { Logger } from 'winston';
 import { ANNOTATION_WAKE_REQUESTED, SETTEE_GROUP, SETTEE_VERSION } from '../../api/contract.js';
 import { COUCH_INSTANCE_PLURAL, type CouchInstance } from '../../api/couch-instance.js';
 import { patchAnnotation } from '../../kube/annotation-patch.js';
-import { isScaleRefusedByRole } from '../../kube/apply.js';
-import { toKubeApiError } from '../../kube/errors.js';
 import { errorMessage } from '../../observability/logger.js';
 import { objectKey } from '../../kube/controller-runtime/object-key.js';
 import { GATEWAY_FIELD_MANAGER } from '../field-manager.js';
 import type { InstanceRef } from '../instance-ref.js';
 import { decideWake } from './wake-decision.js';
-import { mayScaleForWake, type WakeScaleWriter } from './wake-scale.js';
 
 /** Writes the wake-requested annotation; separate so tests can count the writes. */
 export type WakeRequestWriter = (instance: InstanceRef, requestedAt: string) => Promise<void>;
 
 export interface WakerOptions {
   write: WakeRequestWriter;
-  /**
-   * Scales the StatefulSet to 1 beside the annotation (wake-scale.ts), so the operator's reaction
-   * and its own scale leave the wake's path; absent: the operator alone scales.
-   */
-  scale?: WakeScaleWriter;
   /** The current cached object, re-read before a retry. */
   lookup: (instance: InstanceRef) => CouchInstance | undefined;
   /** Whether requests still wait for the instance; a failed write is retried only while they do. */
@@ -36,21 +28,12 @@ export interface WakerOptions {
  * Asks the operator to wake a hibernated instance, once per hibernation episode per gateway
  * replica, however many requests arrive. Across replicas no coordination is needed: the
  * annotation is a JSON merge patch, and writing it twice wakes the instance once.
- *
- * With `scale`, the same moment it also scales the instance's StatefulSet to 1 itself, as an
- * autoscaler scales what it sees the demand of: the operator would do exactly that on seeing the
- * annotation, one watch event and one API write later. The annotation stays the wake's authority
- * (the operator's status, Waking condition and Woken Event follow it; an operator that finds the
- * StatefulSet scaled up without it scales it down again after a grace): the scale is a head start,
- * sent once and never retried, and its failure only logged.
  */
 export class Waker {
   /** instance key -> the episode (hibernatedAt) already asked about, or being asked about. */
   private readonly asked = new Map<string, string>();
   private readonly retries = new Map<string, NodeJS.Timeout>();
   private readonly now: () => Date;
-  /** The role refused a Scale write: not tried again until the gateway restarts. */
-  private scaleForbidden = false;
 
   constructor(private readonly options: WakerOptions) {
     this.now = options.now ?? (() => new Date());
@@ -75,7 +58,6 @@ export class Waker {
         this.scheduleRetry(ref, key);
       },
     );
-    if (this.options.scale && !this.scaleForbidden && mayScaleForWake(instance)) this.scale(ref, key);
   }
 
   /** The instance is gone: what was asked for it, and any retry, are dropped with it. */
@@ -88,22 +70,6 @@ export class Waker {
   stop(): void {
     for (const timer of this.retries.values()) clearTimeout(timer);
     this.retries.clear();
-  }
-
-  private scale(ref: InstanceRef, key: string): void {
-    this.options.scale?.(ref).catch((err: unknown) => {
-      const failure = toKubeApiError(err);
-      // No StatefulSet (never started, or being replaced): the operator's wake makes one.
-      if (failure?.statusCode === 404) return;
-      const refused = isScaleRefusedByRole(failure);
-      if (refused) this.scaleForbidden = true;
-      this.options.logger.warn(
-        refused
-          ? "the gateway's role may not patch statefulsets/scale: until it restarts, wakes wait for the operator's scale (slower); the chart's gateway role has the rule"
-          : 'could not scale the StatefulSet for a wake; the operator scales it',
-        { instance: key, error: errorMessage(err) },
-      );
-    });
   }
 
   private scheduleRetry(ref: InstanceRef, key: string): void {

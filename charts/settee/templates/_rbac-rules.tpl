@@ -70,11 +70,6 @@ Secret verbs below.
 - apiGroups: ["settee.dev"]
   resources: ["couchinstances"]
   verbs: ["list", "watch", "patch"]
-# A wake also scales the instance's StatefulSet to 1 through its scale subresource (server-side
-# apply of a Scale), as the operator would on the annotation: its replicas only, never the object.
-- apiGroups: ["apps"]
-  resources: ["statefulsets/scale"]
-  verbs: ["patch"]
 # The queue's bindings (informer), and POST /v2/keys/rotate (a merge patch of the rotation annotation).
 - apiGroups: ["settee.dev"]
   resources: ["queuebindings"]

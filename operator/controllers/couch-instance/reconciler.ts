@@ -37,7 +37,6 @@ import { resolveSpec } from '../../resources/couch-instance/resolved-spec.js';
 import { buildClientService, buildHeadlessService } from '../../resources/couch-instance/services.js';
 import { buildStatefulSet, claimShapeOf } from '../../resources/couch-instance/statefulset.js';
 import type { CouchInstanceConfig } from './config.js';
-import { EarlyWakeScale } from './early-wake-scale.js';
 import { HibernationGate } from './hibernation-gate.js';
 import type { CouchInstanceMetrics } from './metrics.js';
 import { notReadyCauseOf } from './not-ready-cause.js';
@@ -101,7 +100,6 @@ export class CouchInstanceReconciler implements Reconciler {
   private readonly owned: OwnedObjects;
   private readonly volumes: VolumeGrowth;
   private readonly hibernation: HibernationGate;
-  private readonly earlyWakeScale = new EarlyWakeScale();
   private readonly usage: UsageMeter;
   private readonly restorer: RestoreFromBackup;
   private readonly report: InstanceStatusReport;
@@ -227,14 +225,6 @@ export class CouchInstanceReconciler implements Reconciler {
     }
     // Decided last, right before the StatefulSet's replicas are applied: it may read live state.
     const decision = await this.hibernation.decide({ key, instance, spec, credentials, ctx });
-    // The gateway's Scale of a wake may come before its annotation: not scaled back to zero meanwhile.
-    const deferMs = this.earlyWakeScale.deferMs({
-      key,
-      decision,
-      statefulSet: existingStatefulSet,
-      now: this.now().getTime(),
-    });
-    if (deferMs !== undefined) return requeueAfter(deferMs);
     const [statefulSet] = await Promise.all([
       this.owned.apply(
         key,
@@ -375,7 +365,6 @@ export class CouchInstanceReconciler implements Reconciler {
     this.recent.forget(key);
     this.volumes.forget(key);
     this.hibernation.forget(key);
-    this.earlyWakeScale.forget(key);
     this.usage.forget(key);
     this.options.metrics.forget(key);
   }

@@ -1,9 +1,15 @@
 import type { Logger } from 'winston';
-import { isScaleRefusedByRole } from '../../../kube/apply.js';
 import { isConflict, toKubeApiError } from '../../../kube/errors.js';
 
 /** The rule a Scale write needs, as the chart's operator role grants it (_rbac-rules.tpl). */
 export const SCALE_RBAC_RULE = 'apiGroups ["apps"], resources ["statefulsets/scale"], verbs ["patch"]';
+
+/**
+ * RBAC's refusal of the Scale write, as the API server words it (responsewriters.forbiddenMessage):
+ * `statefulsets.apps "x" is forbidden: User "..." cannot patch resource "statefulsets/scale" in API
+ * group "apps" in the namespace "ns"`. An admission webhook or policy denies with 403 as well.
+ */
+const RBAC_SCALE_REFUSAL = 'cannot patch resource "statefulsets/scale"';
 
 /**
  * Whether a wake's or hibernation's replicas are written through the StatefulSet's Scale, and what
@@ -32,7 +38,7 @@ export class ScaleFallback {
     if (isConflict(err)) return true;
     const failure = toKubeApiError(err);
     if (failure?.statusCode !== 403) return false;
-    if (!isScaleRefusedByRole(failure)) return true;
+    if (!failure.message.includes(RBAC_SCALE_REFUSAL)) return true;
     if (!this.forbidden) {
       this.forbidden = true;
       this.logger.warn(

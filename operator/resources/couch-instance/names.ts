@@ -1,21 +1,15 @@
-import {
-  adminSecretName,
-  clientServiceName,
-  headlessServiceName,
-  statefulSetName,
-} from '../../../api/contract.js';
+import { adminSecretName, clientServiceName, headlessServiceName } from '../../../api/contract.js';
 
 /**
  * The name of every object Settee creates for a CouchInstance, in one place. The Secret and the
- * Services are named in contract.ts because the gateway and tenants find them by name, and the
- * StatefulSet because the gateway scales it on a wake.
+ * Services are named in contract.ts because the gateway and tenants find them by name.
  */
 export const couchInstanceNames = (instance: string) => ({
   adminSecret: adminSecretName(instance),
   configMap: `${instance}-config`,
   headlessService: headlessServiceName(instance),
   clientService: clientServiceName(instance),
-  statefulSet: statefulSetName(instance),
+  statefulSet: instance,
   /** The one pod of the StatefulSet. */
   pod: `${instance}-0`,
   /** The PVC the StatefulSet controller creates from the claim template. */

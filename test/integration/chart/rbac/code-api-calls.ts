@@ -188,14 +188,6 @@ export const GATEWAY_API_CALLS: readonly ApiCall[] = [
     scope: 'served',
     by: 'gateway/proxy/waker.ts (wake annotation)',
   },
-  {
-    verb: 'patch',
-    group: 'apps',
-    resource: 'statefulsets',
-    subresource: 'scale',
-    scope: 'served',
-    by: 'gateway/proxy/wake-scale.ts (a wake: server-side apply of the Scale at 1)',
-  },
   ...informer('', 'pods', 'gateway/proxy/endpoint-cache.ts'),
   ...informer('settee.dev', 'queuebindings', 'gateway/queue/bindings/kube-binding-source.ts'),
   {
