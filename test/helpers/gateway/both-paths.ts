@@ -1,44 +1,57 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Gateway } from '../../../gateway/gateway.js';
+import { testControlPlane, useTestNamespace } from '../kube.js';
 import { createCouchInstance, setInstancePod, startTestGateway } from './gateway-harness.js';
+import type { RecordingEngine } from './recording-engine.js';
 
 /** Whether a gateway runs the fast path (SETTEE_GATEWAY_FAST_PATH) or node:http alone. */
 export type FastPath = 'on' | 'off';
 
-/** Two gateways, one per path, for a test that checks both answer alike. */
-export type BothPathGateways = Record<FastPath, Gateway> & { stop(): Promise<void> };
+/** What a describe block's tests use, set once its beforeAll has run. */
+export interface BothPathSetup {
+  readonly namespace: { readonly name: string };
+  /** The stand-in engine behind the instance `paid`. */
+  engine: RecordingEngine;
+  /** A gateway in front of it with the fast path on and one with it off. */
+  gateways: Record<FastPath, Gateway>;
+}
 
 /**
- * A paid instance named `paid` served by the engine at `enginePort`, and a gateway in front of it
- * with the fast path on and one with it off, for tests that run each case on both paths.
+ * For tests that run each case on both paths and check they answer alike: a namespace of the
+ * block's own, the engine `startEngine` starts, a paid instance named `paid` served by it, and a
+ * gateway per path, all started in the block's beforeAll and stopped in its afterAll.
  */
-export async function startBothPathGateways(options: {
-  kubeConfig: KubeConfig;
-  namespace: string;
-  enginePort: number;
-}): Promise<BothPathGateways> {
-  const { kubeConfig, namespace } = options;
-  const ref = { namespace, name: 'paid' };
-  await createCouchInstance(kubeConfig, ref, { plan: 'paid' });
-  await setInstancePod(kubeConfig, ref, { port: options.enginePort, ready: true });
-  const start = (fastPath: FastPath): Promise<Gateway> =>
-    startTestGateway({
-      kubeConfig,
-      namespace,
-      env: { SETTEE_GATEWAY_FAST_PATH: fastPath === 'on' ? 'true' : 'false' },
-      writers: { activityLease: async () => undefined, wakeRequest: async () => undefined },
-    });
-  const on = await start('on');
-  const off = await start('off').catch(async (err: unknown) => {
-    await on.stop();
-    throw err;
+export function useBothPathGateways(
+  prefix: string,
+  startEngine: () => Promise<RecordingEngine>,
+): BothPathSetup {
+  const namespace = useTestNamespace(prefix);
+  const setup = { namespace } as BothPathSetup;
+  const started: Array<{ stop(): Promise<void> }> = [];
+  beforeAll(async () => {
+    const { kubeConfig } = testControlPlane();
+    setup.engine = await startEngine();
+    started.push({ stop: () => setup.engine.close() });
+    const ref = { namespace: namespace.name, name: 'paid' };
+    await createCouchInstance(kubeConfig, ref, { plan: 'paid' });
+    await setInstancePod(kubeConfig, ref, { port: setup.engine.port, ready: true });
+    const on = await startGateway(kubeConfig, namespace.name, 'on');
+    started.push(on);
+    const off = await startGateway(kubeConfig, namespace.name, 'off');
+    started.push(off);
+    setup.gateways = { on, off };
   });
-  return {
-    on,
-    off,
-    stop: async () => {
-      await on.stop();
-      await off.stop();
-    },
-  };
+  afterAll(async () => {
+    for (const part of started.reverse()) await part.stop();
+  });
+  return setup;
+}
+
+function startGateway(kubeConfig: KubeConfig, namespace: string, fastPath: FastPath): Promise<Gateway> {
+  return startTestGateway({
+    kubeConfig,
+    namespace,
+    env: { SETTEE_GATEWAY_FAST_PATH: fastPath === 'on' ? 'true' : 'false' },
+    writers: { activityLease: async () => undefined, wakeRequest: async () => undefined },
+  });
 }

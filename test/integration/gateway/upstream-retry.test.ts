@@ -1,9 +1,8 @@
 import type http from 'node:http';
 import type net from 'node:net';
-import { type BothPathGateways, startBothPathGateways } from '../../helpers/gateway/both-paths.js';
+import { useBothPathGateways } from '../../helpers/gateway/both-paths.js';
 import { request } from '../../helpers/gateway/http-request.js';
 import { type RecordingEngine, startRecordingEngine } from '../../helpers/gateway/recording-engine.js';
-import { testControlPlane, useTestNamespace } from '../../helpers/kube.js';
 
 /**
  * An instance may close a kept-alive connection just as the gateway writes the next request on it
@@ -46,30 +45,13 @@ function startEngine(drops: Drops): Promise<RecordingEngine> {
 }
 
 describe('a request on an upstream connection the instance closed', () => {
-  const namespace = useTestNamespace('gw-upretry');
-  const { kubeConfig } = testControlPlane();
+  const setup = useBothPathGateways('gw-upretry', () => startEngine(drops));
   const drops: Drops = { how: 'fin', left: 0, which: 'reused' };
-  let engine: RecordingEngine;
-  let gateways: BothPathGateways | undefined;
   const url = (fastPath: 'on' | 'off', rest: string): string =>
-    `${gateways![fastPath].url}/db/${namespace.name}/paid${rest}`;
-
-  beforeAll(async () => {
-    engine = await startEngine(drops);
-    gateways = await startBothPathGateways({
-      kubeConfig,
-      namespace: namespace.name,
-      enginePort: engine.port,
-    });
-  });
-
-  afterAll(async () => {
-    await gateways?.stop();
-    await engine?.close();
-  });
+    `${setup.gateways[fastPath].url}/db/${setup.namespace.name}/paid${rest}`;
 
   const spliced = async (fastPath: 'on' | 'off'): Promise<number> => {
-    const metrics = (await request(`${gateways![fastPath].url}/metrics`)).body;
+    const metrics = (await request(`${setup.gateways[fastPath].url}/metrics`)).body;
     const line = metrics.split('\n').find((l) => l.startsWith('settee_gateway_spliced_requests_total '));
     return line === undefined ? 0 : Number(line.split(' ')[1]);
   };
@@ -82,10 +64,10 @@ describe('a request on an upstream connection the instance closed', () => {
   ): Promise<{ answer: Awaited<ReturnType<typeof request>>; reached: string[] }> => {
     drops.left = 0;
     expect((await request(url(fastPath, '/warm'), { timeoutMs: 10_000 })).status).toBe(200);
-    const seen = engine.seen.length;
+    const seen = setup.engine.seen.length;
     Object.assign(drops, { how: close.how, which: close.which, left: close.times });
     try {
-      return { answer: await send(), reached: engine.seen.slice(seen) };
+      return { answer: await send(), reached: setup.engine.seen.slice(seen) };
     } finally {
       drops.left = 0;
     }

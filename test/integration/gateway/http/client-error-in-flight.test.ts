@@ -1,7 +1,6 @@
-import { type BothPathGateways, startBothPathGateways } from '../../../helpers/gateway/both-paths.js';
+import { useBothPathGateways } from '../../../helpers/gateway/both-paths.js';
 import { RawConnection } from '../../../helpers/gateway/raw-connection.js';
 import { type RecordingEngine, startRecordingEngine } from '../../../helpers/gateway/recording-engine.js';
-import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
 
 /**
  * Bytes a client sends after a request that asked to close the connection make node's parser
@@ -28,39 +27,22 @@ const startEngine = (): Promise<RecordingEngine> =>
   });
 
 describe('bytes after a request that closes the connection', () => {
-  const namespace = useTestNamespace('gw-clienterror');
-  const { kubeConfig } = testControlPlane();
-  let engine: RecordingEngine;
+  const setup = useBothPathGateways('gw-clienterror', startEngine);
   // The fast path splices a `Connection: close` exchange itself and hands `Proxy-Connection: close`
   // to node:http; with it off, node:http takes both.
-  let gateways: BothPathGateways | undefined;
   const cases = (['on', 'off'] as const).flatMap((fastPath) =>
     ['Connection', 'Proxy-Connection'].map((header) => [header, fastPath] as const),
   );
-  const path = (rest: string): string => `/db/${namespace.name}/paid${rest}`;
-
-  beforeAll(async () => {
-    engine = await startEngine();
-    gateways = await startBothPathGateways({
-      kubeConfig,
-      namespace: namespace.name,
-      enginePort: engine.port,
-    });
-  });
-
-  afterAll(async () => {
-    await gateways?.stop();
-    await engine?.close();
-  });
+  const path = (rest: string): string => `/db/${setup.namespace.name}/paid${rest}`;
 
   it.each(cases)(
     'when the client sends more bytes while a %s: close answer streams (fast path %s), then the answer arrives whole and nothing follows it',
     async (header, fastPath) => {
-      const seen = engine.seen.length;
-      const client = new RawConnection(gateways![fastPath].port);
+      const seen = setup.engine.seen.length;
+      const client = new RawConnection(setup.gateways[fastPath].port);
       client.write(`GET ${path('/stream')} HTTP/1.1\r\nHost: gw\r\n${header}: close\r\n\r\n`);
       const deadline = Date.now() + 10_000;
-      while (engine.seen.length === seen && Date.now() < deadline) {
+      while (setup.engine.seen.length === seen && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -68,15 +50,15 @@ describe('bytes after a request that closes the connection', () => {
       const end = await client.finish(10_000);
       expect(end.text).toMatch(/^HTTP\/1.1 200 OK\r\n[^]*\r\n\r\npart1part2$/);
       expect(end.closedByServer).toBe(true);
-      expect(engine.seen.slice(seen)).toEqual(['GET /stream']);
+      expect(setup.engine.seen.slice(seen)).toEqual(['GET /stream']);
     },
   );
 
   it.each(cases)(
     'when a %s: close PUT has a request pipelined behind it (fast path %s), then the PUT is answered and the request behind it is not served',
     async (header, fastPath) => {
-      const seen = engine.seen.length;
-      const client = new RawConnection(gateways![fastPath].port);
+      const seen = setup.engine.seen.length;
+      const client = new RawConnection(setup.gateways[fastPath].port);
       client.write(
         `PUT ${path('/doc')} HTTP/1.1\r\nHost: gw\r\n${header}: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}` +
           `GET ${path('/after')} HTTP/1.1\r\nHost: gw\r\n\r\n`,
@@ -84,16 +66,16 @@ describe('bytes after a request that closes the connection', () => {
       const end = await client.finish(10_000);
       expect(end.text).toMatch(/^HTTP\/1.1 201 Created\r\n[^]*\r\n\r\n\{"ok":true,"url":"\/doc"\}$/);
       expect(end.closedByServer).toBe(true);
-      expect(engine.seen.slice(seen)).toEqual(['PUT /doc']);
+      expect(setup.engine.seen.slice(seen)).toEqual(['PUT /doc']);
     },
   );
 
   it('when a keep-alive answer streams and the client sends bytes that are no HTTP, then the connection is cut after what was sent and no 400 is written into it', async () => {
-    const seen = engine.seen.length;
-    const client = new RawConnection(gateways!.off.port);
+    const seen = setup.engine.seen.length;
+    const client = new RawConnection(setup.gateways.off.port);
     client.write(`GET ${path('/stream')} HTTP/1.1\r\nHost: gw\r\n\r\n`);
     const deadline = Date.now() + 10_000;
-    while (engine.seen.length === seen && Date.now() < deadline) {
+    while (setup.engine.seen.length === seen && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -1,7 +1,6 @@
-import { type BothPathGateways, startBothPathGateways } from '../../../helpers/gateway/both-paths.js';
+import { useBothPathGateways } from '../../../helpers/gateway/both-paths.js';
 import { jsonBodyOf, RawConnection, statusOf } from '../../../helpers/gateway/raw-connection.js';
-import { type RecordingEngine, startRecordingEngine } from '../../../helpers/gateway/recording-engine.js';
-import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
+import { startRecordingEngine } from '../../../helpers/gateway/recording-engine.js';
 
 /**
  * A client that sends its FIN before its request head is whole (a script piping a cut request, a
@@ -12,25 +11,8 @@ import { testControlPlane, useTestNamespace } from '../../../helpers/kube.js';
  * engine either way, and a FIN with no bytes before it gets no answer on either.
  */
 describe('a client FIN before the request head is whole', () => {
-  const namespace = useTestNamespace('gw-finhead');
-  const { kubeConfig } = testControlPlane();
-  let engine: RecordingEngine;
-  let gateways: BothPathGateways | undefined;
-  const cut = (): string => `GET /db/${namespace.name}/paid/doc HTTP/1.1\r\nHost: gw\r\nAccept: app`;
-
-  beforeAll(async () => {
-    engine = await startRecordingEngine((_req, res) => res.end('{}'));
-    gateways = await startBothPathGateways({
-      kubeConfig,
-      namespace: namespace.name,
-      enginePort: engine.port,
-    });
-  });
-
-  afterAll(async () => {
-    await gateways?.stop();
-    await engine?.close();
-  });
+  const setup = useBothPathGateways('gw-finhead', () => startRecordingEngine((_req, res) => res.end('{}')));
+  const cut = (): string => `GET /db/${setup.namespace.name}/paid/doc HTTP/1.1\r\nHost: gw\r\nAccept: app`;
 
   it.each([
     ['in the same segment', 'on'],
@@ -40,8 +22,8 @@ describe('a client FIN before the request head is whole', () => {
   ] as const)(
     'when the FIN comes %s (fast path %s), then the client gets 400 bad_request and the connection closes',
     async (when, fastPath) => {
-      const seen = engine.seen.length;
-      const client = new RawConnection(gateways![fastPath].port);
+      const seen = setup.engine.seen.length;
+      const client = new RawConnection(setup.gateways[fastPath].port);
       if (when === 'in the same segment') client.end(cut());
       else {
         client.write(cut());
@@ -52,14 +34,14 @@ describe('a client FIN before the request head is whole', () => {
       expect(closedByServer).toBe(true);
       expect(statusOf(text)).toBe(400);
       expect(jsonBodyOf(text)).toEqual({ error: 'bad_request', reason: 'the request is not valid HTTP' });
-      expect(engine.seen.length).toBe(seen);
+      expect(setup.engine.seen.length).toBe(seen);
     },
   );
 
   it.each(['on', 'off'] as const)(
     'when the FIN comes with no bytes before it (fast path %s), then the connection closes with no answer',
     async (fastPath) => {
-      const client = new RawConnection(gateways![fastPath].port);
+      const client = new RawConnection(setup.gateways[fastPath].port);
       client.end();
       const { text, closedByServer } = await client.finish(5_000);
       expect(closedByServer).toBe(true);
