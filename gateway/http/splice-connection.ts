@@ -315,9 +315,11 @@ export class SpliceConnection implements UpstreamOwner {
     this.clientEnded = true;
     // Pending without an exchange is a head not whole yet: it will not be. node:http's parser ends
     // such a head in HPE_INVALID_EOF_STATE and the gateway answers 400 there (client-error.ts); the
-    // same here, so both paths agree (nginx would close without an answer).
+    // same here, so both paths agree (nginx would close without an answer). Empty lines before a
+    // request line are no head at all: llhttp skips them (RFC 9112 section 2.2), so they end quietly.
     if (this.exchange !== undefined) return;
-    this.finish(this.pending === undefined ? undefined : clientErrorResponse('HPE_INVALID_EOF_STATE'));
+    const cut = this.pending !== undefined && !onlyLineBreaks(this.pending);
+    this.finish(cut ? clientErrorResponse('HPE_INVALID_EOF_STATE') : undefined);
   }
 
   private finish(last?: string): void {
@@ -370,4 +372,12 @@ export class SpliceConnection implements UpstreamOwner {
     // The server added its own listeners; reading resumes on the next tick, as in net.Server.
     process.nextTick(() => socket.resume());
   }
+}
+
+const CR = 0x0d;
+const LF = 0x0a;
+
+function onlyLineBreaks(bytes: Buffer): boolean {
+  for (const byte of bytes) if (byte !== CR && byte !== LF) return false;
+  return true;
 }

@@ -48,4 +48,30 @@ describe('a client FIN before the request head is whole', () => {
       expect(text).toBe('');
     },
   );
+
+  // Empty lines before a request line are skipped (RFC 9112 section 2.2, as llhttp does): not a head.
+  it.each(['on', 'off'] as const)(
+    'when only an empty line comes before the FIN (fast path %s), then the connection closes with no answer',
+    async (fastPath) => {
+      const client = new RawConnection(setup.gateways[fastPath].port);
+      client.end('\r\n');
+      const { text, closedByServer } = await client.finish(5_000);
+      expect(closedByServer).toBe(true);
+      expect(text).toBe('');
+    },
+  );
+
+  it.each(['on', 'off'] as const)(
+    'when an empty line and the FIN follow an answered request (fast path %s), then that answer is all the client gets',
+    async (fastPath) => {
+      const client = new RawConnection(setup.gateways[fastPath].port);
+      client.write(`GET /db/${setup.namespace.name}/paid/doc HTTP/1.1\r\nHost: gw\r\n\r\n`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      client.end('\r\n');
+      const { text, closedByServer } = await client.finish(5_000);
+      expect(closedByServer).toBe(true);
+      expect(statusOf(text)).toBe(200);
+      expect(text.match(/HTTP\/1\.1 \d{3}/g)).toHaveLength(1);
+    },
+  );
 });
