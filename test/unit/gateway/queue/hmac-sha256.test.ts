@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { preparedHmacSha256 } from '../../../../gateway/queue/workers/hmac-sha256.js';
 
 const expected = (key: Buffer, text: string): string =>
-  createHmac('sha256', key).update(text, 'latin1').digest('base64url');
+  createHmac('sha256', key).update(text, 'utf8').digest('base64url');
 
 describe('the prepared HMAC-SHA256', () => {
   it.each([
@@ -12,7 +12,15 @@ describe('the prepared HMAC-SHA256', () => {
     ['longer than a block (hashed first)', Buffer.from('ü'.repeat(70), 'utf8')],
   ])('when the key is %s, then every call equals createHmac', (_name, key) => {
     const mac = preparedHmacSha256(key);
-    const texts = ['', 'a', 'eyJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJVcHN0YXNoIn0', 'x'.repeat(447), 'y'.repeat(448)];
+    const texts = [
+      '',
+      'a',
+      'eyJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJVcHN0YXNoIn0',
+      'x'.repeat(447),
+      'y'.repeat(448),
+      // Not ASCII: 2-, 3- and 4-byte UTF-8, enough of it to outgrow the buffer.
+      'é€😀'.repeat(200),
+    ];
     // Repeated and interleaved lengths: the reused buffers must not carry one call's bytes into the next.
     for (const text of [...texts, ...texts.reverse()]) expect(mac(text)).toBe(expected(key, text));
   });
