@@ -185,6 +185,12 @@ async function containerStartedAt(volumesDir: string): Promise<number | undefine
   return undefined;
 }
 
+function countOf(values: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
+  return counts;
+}
+
 /** Resident memory of a process, from /proc (Linux). */
 async function rssMb(proc: ManagedProcess): Promise<number> {
   const status = await fsp.readFile(`/proc/${proc.pid}/status`, 'utf8');
@@ -260,6 +266,7 @@ async function main(): Promise<void> {
     const bootWrites: WriteWindow[] = [];
     const wakeWrites: WriteWindow[] = [];
     const windows: WakeWindow[] = [];
+    const scaleWriters: string[] = [];
     for (let i = 0; i < WAKES; i++) {
       await waitHibernated(kubeConfig);
       // Alternating, so that the engine alone and the wakes meet the same load on the machine.
@@ -272,13 +279,16 @@ async function main(): Promise<void> {
       if (answer.status !== 200) throw new Error(`wake ${i} answered ${answer.status}`);
       wakes.push(answer);
       const seen = { ...timeline.current(), containerStarted: await containerStartedAt(volumesDir) };
-      steps.push(wakeSteps(sentAt, answer, seen));
+      const step = wakeSteps(sentAt, answer, seen);
+      steps.push(step);
+      scaleWriters.push(timeline.scaledUpBy() ?? 'not seen');
       windows.push({ sentAt, answeredAt: sentAt + answer.ms, seen });
       bootWrites.push({ writes: timeline.writes(), from: seen.podRunning, to: seen.engineUp });
       wakeWrites.push({ writes: timeline.writes(), from: sentAt, to: sentAt + answer.ms });
       const { readyMs, firstAnswerMs } = alone[i] as EngineAlone;
       console.log(
         `    wake ${i + 1}: ${round(answer.ms)} ms (held ${answer.coldStartHeader} ms); ` +
+          `request -> StatefulSet at 1 ${round(step.requestToScaledUp, 1)} ms (${scaleWriters.at(-1)}); ` +
           `engine alone: ready ${round(readyMs)} ms, first answer ${round(firstAnswerMs)} ms`,
       );
     }
@@ -320,6 +330,11 @@ async function main(): Promise<void> {
       wakeStepsMsMedian: {
         note: "from API watches: request -> wake annotation (gateway) -> StatefulSet at 1 (operator) -> pod created (StatefulSet controller) -> pod bound (scheduler) -> pod Running reported (kubelet stand-in, with the pod's IP) and, from the stand-in's pid file, the engine spawned -> request released (gateway saw /_up); release -> response is after the gateway let the held request go, engineFirstRequest the engine's own part of it (the gateway's Server-Timing)",
         ...wakeStepMedians(steps),
+      },
+      requestToScaledUpMs: {
+        note: "the request sent -> the StatefulSet's first version at 1, and who wrote it (the field manager owning spec.replicas in that version): how many wakes each",
+        ...percentiles(steps.map((s) => s.requestToScaledUp).filter((ms) => !Number.isNaN(ms))),
+        writtenBy: countOf(scaleWriters),
       },
       apiHopsMs: audit && {
         note: 'p50 / p95 of each API step: react (the step before seen -> the write received), write (received -> answered), watch (answered -> seen), from the API server audit log',

@@ -26,6 +26,8 @@ export interface EngineAlone {
 export interface WakeSteps {
   requestToAnnotation: number;
   annotationToScaledUp: number;
+  /** The request sent -> the StatefulSet at 1, whoever wrote it (the gateway's Scale or the operator's). */
+  requestToScaledUp: number;
   scaledUpToPod: number;
   podToScheduled: number;
   scheduledToRunning: number;
@@ -53,6 +55,7 @@ export function wakeSteps(sentAt: number, answer: WakeAnswer, seen: WakeMileston
   return {
     requestToAnnotation: gap(sentAt, seen.annotated),
     annotationToScaledUp: gap(seen.annotated, seen.scaledUp),
+    requestToScaledUp: gap(sentAt, seen.scaledUp),
     scaledUpToPod: gap(seen.scaledUp, seen.podCreated),
     podToScheduled: gap(seen.podCreated, seen.podScheduled),
     scheduledToRunning: gap(seen.podScheduled, seen.podRunning),

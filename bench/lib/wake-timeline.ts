@@ -54,6 +54,12 @@ export interface WakeTimeline {
   /** Forgets the previous wake: call just before sending the request that wakes. */
   reset(): void;
   current(): WakeMilestones;
+  /**
+   * Who wrote the StatefulSet's first version at 1 replicas since the reset: the field manager
+   * that owns `spec.replicas` in it, with its subresource (`settee-gateway/scale`,
+   * `settee-operator/scale`), or undefined before it is seen.
+   */
+  scaledUpBy(): string | undefined;
   /** The writes seen since the last reset. */
   writes(): readonly SeenWrite[];
   stop(): void;
@@ -78,6 +84,7 @@ export async function watchWakeTimeline(
   const mark = (step: keyof WakeMilestones): void => {
     milestones[step] ??= performance.now();
   };
+  let scaledUpBy: string | undefined;
   let writes: SeenWrite[] = [];
   const wrote = (what: string): void => void writes.push({ what, at: performance.now() });
   const watch = new Watch(kubeConfig);
@@ -100,7 +107,10 @@ export async function watchWakeTimeline(
       { fieldSelector },
       (type: string, object: V1StatefulSet) => {
         wrote(`StatefulSet ${type}`);
-        if ((object.spec?.replicas ?? 0) > 0) mark('scaledUp');
+        if ((object.spec?.replicas ?? 0) > 0 && milestones.scaledUp === undefined) {
+          mark('scaledUp');
+          scaledUpBy = replicasWriter(object);
+        }
       },
       () => undefined,
     ),
@@ -138,14 +148,31 @@ export async function watchWakeTimeline(
   return {
     reset: () => {
       milestones = {};
+      scaledUpBy = undefined;
       writes = [];
       probing = undefined;
     },
     current: () => ({ ...milestones }),
+    scaledUpBy: () => scaledUpBy,
     writes: () => [...writes],
     stop: () => {
       probing = undefined;
       for (const request of aborts) request.abort();
     },
   };
+}
+
+/**
+ * The field manager owning `spec.replicas` (one owns it: every writer applies it forced), as
+ * `manager/subresource` for a write through a subresource.
+ */
+function replicasWriter(statefulSet: V1StatefulSet): string | undefined {
+  const entry = statefulSet.metadata?.managedFields?.find((field) => {
+    const spec = (field.fieldsV1 as Record<string, Record<string, unknown> | undefined> | undefined)?.[
+      'f:spec'
+    ];
+    return spec?.['f:replicas'] !== undefined;
+  });
+  if (!entry) return undefined;
+  return entry.subresource ? `${entry.manager ?? '?'}/${entry.subresource}` : entry.manager;
 }
