@@ -1,4 +1,4 @@
-import { isTokenByte } from './header-chars.js';
+import { CR, HTAB, isTokenByte, LF, SP } from './header-chars.js';
 
 /**
  * Where an HTTP/1.1 body ends, found from its framing while its bytes are passed on unread: a
@@ -30,10 +30,6 @@ const MAX_EXTENSION_BYTES = 16_384;
 /** Node's default maxHeaderSize, for a framing given no limit. */
 const DEFAULT_MAX_TRAILER_BYTES = 16_384;
 
-const CR = 0x0d;
-const LF = 0x0a;
-const SP = 0x20;
-const HTAB = 0x09;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 

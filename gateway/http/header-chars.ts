@@ -6,8 +6,10 @@
  * obs-text, which the full path passes on.
  */
 
-const SP = 0x20;
-const HTAB = 0x09;
+export const SP = 0x20;
+export const HTAB = 0x09;
+export const CR = 0x0d;
+export const LF = 0x0a;
 
 /** RFC 9110 tchar: what a header name is made of. */
 const TOKEN = (() => {
@@ -40,19 +42,6 @@ export function isVisibleValue(text: string, start: number, end: number): boolea
 }
 
 /**
- * A response's field value or status text as RFC 9110 allows them (HTAB, SP, VCHAR, obs-text) and as
- * the full path passes them on (llhttp reads them, node:http writes them): bytes 0x80-0xff, read as
- * latin1, go through unchanged; a control or DEL (a bare CR or LF among them) is still refused.
- */
-export function isResponseFieldValue(text: string, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if ((c < SP && c !== HTAB) || c === 0x7f) return false;
-  }
-  return true;
-}
-
-/**
  * Where a field value starts in `text[start, end)`: past the blanks (SP, HTAB) after the colon, the
  * only ones llhttp strips (String.prototype.trim would also strip 0xa0, an obs-text byte of the value).
  */
@@ -66,5 +55,19 @@ export function skipBlanks(text: string, start: number, end: number): number {
 export function trimBlanks(text: string, start: number, end: number): number {
   let i = end;
   while (i > start && (text.charCodeAt(i - 1) === SP || text.charCodeAt(i - 1) === HTAB)) i--;
+  return i;
+}
+
+/** skipBlanks over raw head bytes: where a field value in `bytes[start, end)` starts. */
+export function skipBlankBytes(bytes: Uint8Array, start: number, end: number): number {
+  let i = start;
+  while (i < end && (bytes[i] === SP || bytes[i] === HTAB)) i++;
+  return i;
+}
+
+/** trimBlanks over raw head bytes: where a field value in `bytes[start, end)` ends. */
+export function trimBlankBytes(bytes: Uint8Array, start: number, end: number): number {
+  let i = end;
+  while (i > start && (bytes[i - 1] === SP || bytes[i - 1] === HTAB)) i--;
   return i;
 }

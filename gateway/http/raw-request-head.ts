@@ -12,7 +12,7 @@
  * test/unit/gateway/http/raw-request-head-llhttp.test.ts checks this against Node's own parser.
  */
 
-import { isToken, isVisibleValue, skipBlanks, trimBlanks } from './header-chars.js';
+import { CR, isToken, isVisibleValue, LF, SP, skipBlanks, trimBlanks } from './header-chars.js';
 
 /** Not a whole head yet: read more, unless the buffer already holds maxHeadBytes. */
 export const HEAD_INCOMPLETE = 'incomplete';
@@ -39,9 +39,6 @@ export interface RawRequestHead {
 export type HeadReading = RawRequestHead | typeof HEAD_INCOMPLETE | typeof HEAD_DECLINED;
 
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
-const CR = 0x0d;
-const LF = 0x0a;
-const SP = 0x20;
 /** Beyond 15 digits a length may pass 2^53; no body the gateway forwards is that long. */
 const MAX_CONTENT_LENGTH_DIGITS = 15;
 

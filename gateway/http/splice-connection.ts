@@ -9,7 +9,8 @@ import {
 } from './raw-request-head.js';
 import { hasNoBody, readResponseHead, RESPONSE_BROKEN, RESPONSE_INCOMPLETE } from './response-head.js';
 import { clientErrorResponse } from './client-error.js';
-import { clientResponseHead, failedExchangeResponse, writeResponseBytes } from './splice-response.js';
+import { CR, LF } from './header-chars.js';
+import { type ClientHead, failedExchangeResponse, writeResponseBytes } from './splice-response.js';
 import type { SpliceExchange, SpliceFailure, SpliceOptions } from './splice-exchange.js';
 import { SplitHeadWait } from './split-head-wait.js';
 import { mayResend } from './upstream-resend.js';
@@ -181,7 +182,7 @@ export class SpliceConnection implements UpstreamOwner {
     if (this.exchange === undefined || this.connecting) return;
     if (this.responseStarted) return this.forwardResponseBody(chunk, 0);
     const buf = this.responseHead === undefined ? chunk : Buffer.concat([this.responseHead, chunk]);
-    const head = readResponseHead(buf);
+    const head = readResponseHead(buf, this.exchange.responseLineNames);
     if (head === RESPONSE_INCOMPLETE) {
       this.responseHead = buf;
       return;
@@ -201,15 +202,16 @@ export class SpliceConnection implements UpstreamOwner {
     });
     this.responseClose = head.close;
     if (untilClose || !this.requestDone) this.keepAlive = false;
-    const text = clientResponseHead(head, this.exchange.responseHeaders(head), {
+    this.forwardResponseBody(buf, head.bodyStart, {
+      response: head,
+      edits: this.exchange.responseEdits(buf, head),
       chunked: !noBody && head.chunked,
       close: !this.keepAlive,
     });
-    this.forwardResponseBody(buf, head.bodyStart, text);
   }
 
   /** `head`: the client's response head, which leaves with the body bytes of the same read. */
-  private forwardResponseBody(chunk: Buffer, start: number, head?: string): void {
+  private forwardResponseBody(chunk: Buffer, start: number, head?: ClientHead): void {
     const end = this.responseBody.scan(chunk, start);
     if (end === FRAMING_BROKEN) return this.cut();
     const payload = this.responseBody.takePayloadBytes();
@@ -373,9 +375,6 @@ export class SpliceConnection implements UpstreamOwner {
     process.nextTick(() => socket.resume());
   }
 }
-
-const CR = 0x0d;
-const LF = 0x0a;
 
 function onlyLineBreaks(bytes: Buffer): boolean {
   for (const byte of bytes) if (byte !== CR && byte !== LF) return false;

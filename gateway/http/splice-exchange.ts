@@ -1,6 +1,7 @@
 import type net from 'node:net';
 import type { RawRequestHead } from './raw-request-head.js';
-import type { ResponseHead } from './response-head.js';
+import type { HeaderNameSet } from './header-name-set.js';
+import type { ResponseHead, ResponseLine } from './response-head.js';
 import type { UpstreamSockets } from './upstream-sockets.js';
 
 /** How an exchange failed before the instance's response head reached the client. */
@@ -11,6 +12,19 @@ export type SpliceFailure =
   | 'timeout'
   /** The client's body stopped arriving for the client idle timeout. */
   | 'client-silent';
+
+/**
+ * The client's response head is the instance's, its lines copied as they came but for `lines`: each
+ * gets the value at the same index in `values` (the line's own value string: copied as it came), or
+ * is left out (undefined); `extraLines` (`name: value` lines, each with its CRLF) and the framing
+ * follow them.
+ */
+export interface ClientHeadEdits {
+  /** The head's `lines`, or every line (responseLines) when more than those are left out. */
+  readonly lines: readonly ResponseLine[];
+  readonly values: ReadonlyArray<string | undefined>;
+  readonly extraLines: string;
+}
 
 /**
  * One request the fast path decided to take: what the splice needs of the gateway's decision.
@@ -26,8 +40,10 @@ export interface SpliceExchange {
   start(): void;
   /** Metering, once started: a chunked request body's bytes and the response body's are added. */
   readonly counts: { bytesIn: number; bytesOut: number } | undefined;
-  /** The client's response headers from the instance's, flat [name, value, ...], without framing ones. */
-  responseHeaders(head: ResponseHead): string[];
+  /** The instance's response header lines the client's head may differ in (their values reach responseEdits). */
+  readonly responseLineNames: HeaderNameSet;
+  /** How the client's response head differs from the instance's `head`, read at the start of `buf`. */
+  responseEdits(buf: Buffer, head: ResponseHead): ClientHeadEdits;
   /**
    * Instead of start: the exchange is not taken after all, because no instance connection was
    * free, the client left while one was being made, or the address `refused` it (the full path then

@@ -1,61 +1,110 @@
 import { STATUS_CODES } from 'node:http';
 import { type BodyFraming, writeKept } from './body-framing.js';
 import { buildErrorResponse } from './error-response.js';
-import type { ResponseHead } from './response-head.js';
+import { CR, LF, SP } from './header-chars.js';
+import type { ResponseHead, ResponseLine } from './response-head.js';
+import type { ClientHeadEdits } from './splice-exchange.js';
 
 /**
  * What the fast path (splice-connection.ts) writes to its client: the instance's response head as
  * the client gets it, the body bytes after it, and the error answer of an exchange that failed.
  */
 
-/** The client's response head: the instance's status, `headers` (flat [name, value, ...]) and framing. */
-export function clientResponseHead(
-  head: ResponseHead,
-  headers: string[],
-  framing: { chunked: boolean; close: boolean },
-): string {
-  let text = `HTTP/1.1 ${head.status} ${head.statusText}\r\n`;
-  for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
-  if (framing.chunked) text += 'Transfer-Encoding: chunked\r\n';
-  if (framing.close) text += 'Connection: close\r\n';
-  return `${text}\r\n`;
+/** The client's response head: the instance's, as `edits` change it, then its framing. */
+export interface ClientHead {
+  readonly response: ResponseHead;
+  readonly edits: ClientHeadEdits;
+  readonly chunked: boolean;
+  readonly close: boolean;
+}
+
+/** Where the minor version is in `HTTP/1.x`: the client's line says 1.1 whatever the instance's said. */
+const MINOR_VERSION_AT = 7;
+const DIGIT_1 = 0x31;
+/** `HTTP/1.x 200` without a reason phrase: the client's line gets the blank before an empty one. */
+const STATUS_LINE_BARE = 12;
+/** The framing lines and the blank line that end the client's head, by `chunked * 2 + close`. */
+const HEAD_TAILS = [
+  '\r\n',
+  'Connection: close\r\n\r\n',
+  'Transfer-Encoding: chunked\r\n\r\n',
+  'Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n',
+];
+
+/**
+ * The client's response head from the instance's (at the start of `instanceHead`), with `room` bytes
+ * left at its end for the body bytes that leave with it. The status line and each run of header lines
+ * not edited are copied as bytes (the status line's version made 1.1): only an edited line (a
+ * rewritten Location or Set-Cookie) is written anew, `name: value`, with the instance's spelling of
+ * the name. The usual head is one copy and two short writes.
+ */
+export function clientResponseHead(instanceHead: Buffer, head: ClientHead, room: number): Buffer {
+  const { response, edits } = head;
+  const { lines, values, extraLines } = edits;
+  const bare = response.statusLineEnd === STATUS_LINE_BARE;
+  const tail = HEAD_TAILS[(head.chunked ? 2 : 0) + (head.close ? 1 : 0)] as string;
+  let length = response.headerEnd + (bare ? 1 : 0) + extraLines.length + tail.length;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as ResponseLine;
+    const value = values[i];
+    if (value === line.value) continue;
+    length -= line.end + 2 - line.start;
+    if (value !== undefined) length += line.nameEnd - line.start + value.length + 4;
+  }
+
+  const out = Buffer.allocUnsafe(length + room);
+  let at = 0;
+  // A run of bytes as they came, from `copied` up to the next edited line.
+  let copied = 0;
+  if (bare) {
+    at = instanceHead.copy(out, 0, 0, STATUS_LINE_BARE);
+    out[at++] = SP;
+    copied = STATUS_LINE_BARE;
+  }
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as ResponseLine;
+    const value = values[i];
+    if (value === line.value) continue;
+    at += instanceHead.copy(out, at, copied, line.start);
+    copied = line.end + 2;
+    if (value === undefined) continue;
+    at += instanceHead.copy(out, at, line.start, line.nameEnd);
+    at += out.write(': ', at, 'latin1');
+    at += out.write(value, at, 'latin1');
+    out[at++] = CR;
+    out[at++] = LF;
+  }
+  if (copied < response.headerEnd) at += instanceHead.copy(out, at, copied, response.headerEnd);
+  out[MINOR_VERSION_AT] = DIGIT_1;
+  if (extraLines.length > 0) at += out.write(extraLines, at, 'latin1');
+  out.write(tail, at, 'latin1');
+  return out;
 }
 
 /**
  * Writes the response body bytes `chunk[start, last)`, less what `framing` dropped, after `head`
- * (the client's response head, which leaves with the body bytes of the same read). Returns false
- * when the client's socket is full.
+ * (the client's response head from the instance's at the start of `chunk`, when this read holds
+ * it). Returns false when the client's socket is full.
  */
 export function writeResponseBytes(
-  socket: { write(bytes: Buffer | string, encoding?: BufferEncoding): boolean },
+  socket: { write(bytes: Buffer): boolean },
   framing: BodyFraming,
   chunk: Buffer,
   start: number,
   last: number,
-  head: string | undefined,
+  head: ClientHead | undefined,
 ): boolean {
-  let flowing = true;
+  if (head === undefined) return writeKept(socket, framing, chunk, start, last);
   if (framing.dropped.length > 0) {
     // Dropped trailers or extensions (rare): the head goes first, then the bytes kept.
-    if (head !== undefined) flowing = socket.write(head, 'latin1');
-    flowing = writeKept(socket, framing, chunk, start, last) && flowing;
-  } else {
-    const bytes = head === undefined ? chunk.subarray(start, last) : withHead(head, chunk, start, last);
-    if (bytes.length > 0) flowing = socket.write(bytes);
+    const flowing = socket.write(clientResponseHead(chunk, head, 0));
+    return writeKept(socket, framing, chunk, start, last) && flowing;
   }
-  return flowing;
-}
-
-/**
- * The response head and the body bytes of its read as one buffer, for one plain write: corked, a
- * string and a buffer went out through writev, with Writable's buffering on the way; one buffer
- * cost less (bench/gateway-hybrid.ts, the commit that made it says how much).
- */
-function withHead(head: string, chunk: Buffer, start: number, end: number): Buffer {
-  const bytes = Buffer.allocUnsafe(head.length + end - start);
-  bytes.write(head, 0, 'latin1');
-  chunk.copy(bytes, head.length, start, end);
-  return bytes;
+  // The head and the body bytes of its read as one buffer, for one plain write: corked, a string and
+  // a buffer went out through writev, with Writable's buffering on the way, and cost more.
+  const bytes = clientResponseHead(chunk, head, last - start);
+  chunk.copy(bytes, bytes.length - (last - start), start, last);
+  return socket.write(bytes);
 }
 
 /**

@@ -14,13 +14,18 @@ import {
 } from '../http/errors.js';
 import type { RawRequestHead } from '../http/raw-request-head.js';
 import type { ResponseHead } from '../http/response-head.js';
-import type { SpliceExchange, SpliceFailure } from '../http/splice-exchange.js';
+import type { ClientHeadEdits, SpliceExchange, SpliceFailure } from '../http/splice-exchange.js';
 import type { TrustedProxies } from '../http/trusted-proxies.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { ActivityReporter } from './activity-reporter.js';
 import type { AwaitReady } from './await-ready.js';
 import { isUndecodableBasicCredential } from './basic-credentials.js';
-import { buildClientHeaders, buildUpstreamHeaders, type ResponseHeaderRewrites } from './forward-headers.js';
+import {
+  buildUpstreamHeaders,
+  CLIENT_RESPONSE_LINE_NAMES,
+  clientHeadEdits,
+  type ResponseHeaderRewrites,
+} from './forward-headers.js';
 import { forwardedFrom, type ForwardedFor } from './forwarded-for.js';
 import type { InstanceConcurrency } from './instance-concurrency.js';
 import { resolveRequestTarget, type RequestTarget } from './instance-target.js';
@@ -47,6 +52,11 @@ export interface FastPathOptions {
 }
 
 type InstanceTarget = Extract<RequestTarget, { kind: 'instance' }>;
+
+/** The path form's isolation headers as the lines the fast path's client response head appends. */
+const ISOLATION_LINES = PATH_FORM_ISOLATION_HEADERS.map((text, i) =>
+  i % 2 === 0 ? `${text}: ` : `${text}\r\n`,
+).join('');
 
 /**
  * The fast path's per-head decision (docs/data-path.md, Option A): it takes a head only when every
@@ -144,11 +154,16 @@ class FastExchange implements SpliceExchange, ResponseHeaderRewrites {
     options.metrics.countSpliced();
   }
 
-  responseHeaders(response: ResponseHead): string[] {
-    const headers = buildClientHeaders(response.rawHeaders, this, undefined);
-    if (isolatesResponse(this.target.basePath, this.target.upstreamPath))
-      headers.push(...PATH_FORM_ISOLATION_HEADERS);
-    return headers;
+  readonly responseLineNames = CLIENT_RESPONSE_LINE_NAMES;
+
+  responseEdits(buf: Buffer, response: ResponseHead): ClientHeadEdits {
+    const { basePath, upstreamPath } = this.target;
+    return clientHeadEdits(
+      buf,
+      response,
+      this,
+      isolatesResponse(basePath, upstreamPath) ? ISOLATION_LINES : '',
+    );
   }
 
   abandon(refused: boolean): void {

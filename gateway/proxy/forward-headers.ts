@@ -1,3 +1,6 @@
+import { HeaderNameSet } from '../http/header-name-set.js';
+import { responseLines, type ResponseHead } from '../http/response-head.js';
+import type { ClientHeadEdits } from '../http/splice-exchange.js';
 import type { ForwardedFor } from './forwarded-for.js';
 
 /**
@@ -108,15 +111,51 @@ export function buildClientHeaders(
     const special = specialHeaderName(name);
     if (special !== undefined) {
       if (special === 'connection') named = addConnectionNamed(value, named);
-      if (HOP_BY_HOP.has(special)) continue;
-      if (special === 'location') value = rewrites.locationForClient(value);
-      else if (special === 'set-cookie') value = rewrites.setCookieForClient(value);
+      const kept = clientHeaderValue(special, value, rewrites);
+      if (kept === undefined) continue;
+      value = kept;
     }
     headers.push(name, value);
   }
   if (named !== undefined) headers = withoutNamed(headers, named);
   if (extra !== undefined) headers.push(...extra);
   return headers;
+}
+
+/** The response header names whose lines the client's head may change: hop-by-hop, Location, Set-Cookie. */
+export const CLIENT_RESPONSE_LINE_NAMES = new HeaderNameSet([...HOP_BY_HOP, 'location', 'set-cookie']);
+
+/**
+ * buildClientHeaders' rules for the fast path, which copies the instance's response head as it came
+ * but for what these edits say (splice-response.ts): `head.lines` are the lines named in
+ * CLIENT_RESPONSE_LINE_NAMES; when a Connection header names other headers, every line is listed.
+ */
+export function clientHeadEdits(
+  buf: Buffer,
+  head: ResponseHead,
+  rewrites: ResponseHeaderRewrites,
+  extraLines: string,
+): ClientHeadEdits {
+  let named: Set<string> | undefined;
+  for (const line of head.lines)
+    if (line.name === 'connection') named = addConnectionNamed(line.value, named);
+  const lines = named === undefined ? head.lines : responseLines(buf, head);
+  const values = lines.map((line) =>
+    named?.has(line.name) ? undefined : clientHeaderValue(line.name, line.value, rewrites),
+  );
+  return { lines, values, extraLines };
+}
+
+/** A response header's value for the client by its lower-case name: undefined for a hop-by-hop one. */
+function clientHeaderValue(
+  lowerName: string,
+  value: string,
+  rewrites: ResponseHeaderRewrites,
+): string | undefined {
+  if (HOP_BY_HOP.has(lowerName)) return undefined;
+  if (lowerName === 'location') return rewrites.locationForClient(value);
+  if (lowerName === 'set-cookie') return rewrites.setCookieForClient(value);
+  return value;
 }
 
 function latin1(text: Buffer | string): string {

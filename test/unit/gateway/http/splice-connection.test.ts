@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
-import { buildClientHeaders } from '../../../../gateway/proxy/forward-headers.js';
+import { CLIENT_RESPONSE_LINE_NAMES, clientHeadEdits } from '../../../../gateway/proxy/forward-headers.js';
 import {
   UpstreamError,
   UpstreamTimeoutError,
@@ -65,11 +65,14 @@ function exchangeFor(head: RawRequestHead): SpliceExchange {
     start: () => {
       log.started += 1;
     },
-    responseHeaders: (response: ResponseHead) =>
-      buildClientHeaders(response.rawHeaders, { locationForClient: (l) => l, setCookieForClient: (c) => c }, [
-        'X-Spliced',
-        '1',
-      ]),
+    responseLineNames: CLIENT_RESPONSE_LINE_NAMES,
+    responseEdits: (buf: Buffer, response: ResponseHead) =>
+      clientHeadEdits(
+        buf,
+        response,
+        { locationForClient: (l) => l, setCookieForClient: (c) => c },
+        'X-Spliced: 1\r\n',
+      ),
     abandon: (refused) => {
       if (refused) log.refused += 1;
     },

@@ -6,7 +6,7 @@ import type { RawRequestHead } from '../../../../gateway/http/raw-request-head.j
 import { SpliceConnection } from '../../../../gateway/http/splice-connection.js';
 import type { SpliceExchange } from '../../../../gateway/http/splice-exchange.js';
 import { UpstreamSockets } from '../../../../gateway/http/upstream-sockets.js';
-import { buildClientHeaders } from '../../../../gateway/proxy/forward-headers.js';
+import { CLIENT_RESPONSE_LINE_NAMES, clientHeadEdits } from '../../../../gateway/proxy/forward-headers.js';
 
 /**
  * The splice against an instance written raw on loopback, which misbehaves as a test tells it to:
@@ -41,12 +41,9 @@ function exchangeFor(head: RawRequestHead): SpliceExchange {
     upstreamHead: `${upstreamHead}\r\n`,
     counts: undefined,
     start: () => void (log.started += 1),
-    responseHeaders: (response) =>
-      buildClientHeaders(
-        response.rawHeaders,
-        { locationForClient: (l) => l, setCookieForClient: (c) => c },
-        [],
-      ),
+    responseLineNames: CLIENT_RESPONSE_LINE_NAMES,
+    responseEdits: (buf, response) =>
+      clientHeadEdits(buf, response, { locationForClient: (l) => l, setCookieForClient: (c) => c }, ''),
     abandon: () => undefined,
     failed: (failure) => {
       log.failures.push(failure);
