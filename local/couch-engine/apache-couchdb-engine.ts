@@ -45,6 +45,11 @@ export interface ApacheCouchDbEngineOptions {
   onStarted?: (pid: number) => void;
   /** How its process is started (CouchEngineOptions.startProcess). */
   startProcess?: ((options: StartProcessOptions) => ManagedProcess) | undefined;
+  /**
+   * false: resolve at the spawn (CouchEngineOptions.waitUntilUp); the handle's uuid is then empty,
+   * as CouchDB reports the one it uses only once it serves.
+   */
+  waitUntilUp?: boolean;
 }
 
 /**
@@ -112,6 +117,7 @@ export async function startApacheCouchDbEngine(options: ApacheCouchDbEngineOptio
       host,
       readyTimeoutMs: READY_TIMEOUT_MS,
       onStarted: options.onStarted,
+      waitUntilUp: options.waitUntilUp,
       start: async (port) => {
         const published = network.kind === 'published' ? { port } : {};
         write('runtime.ini', runtimeIni({ podIP: host, dataDir, ...published }));
@@ -128,7 +134,10 @@ export async function startApacheCouchDbEngine(options: ApacheCouchDbEngineOptio
     return couchEngineHandle({
       kind: 'apache-couchdb',
       host,
-      uuid: await readServerUuid(`http://${host}:${launched.port}`).catch(() => ''),
+      uuid:
+        options.waitUntilUp === false
+          ? ''
+          : await readServerUuid(`http://${host}:${launched.port}`).catch(() => ''),
       launched,
       defaultGraceMs: STOP_GRACE_MS,
       afterStop: () => fsp.rm(runDir, { recursive: true, force: true }),

@@ -14,6 +14,8 @@ export interface EngineLaunchOptions {
   start(port: number): Promise<ManagedProcess>;
   /** Told as soon as the process is spawned, before it serves (see CouchEngineOptions.onStarted). */
   onStarted?: ((pid: number) => void) | undefined;
+  /** false: resolve at the spawn (CouchEngineOptions.waitUntilUp). */
+  waitUntilUp?: boolean | undefined;
   readyTimeoutMs?: number;
 }
 
@@ -21,8 +23,9 @@ export const LOOPBACK = '127.0.0.1';
 const DEFAULT_READY_TIMEOUT_MS = 30_000;
 const UP_REQUEST_TIMEOUT_MS = 2_000;
 
-/** Starts an engine and resolves once GET http://<host>:<port>/_up answers 200. */
+/** Starts an engine and resolves once GET http://<host>:<port>/_up answers 200 (or at the spawn: waitUntilUp). */
 export function launchUntilUp(options: EngineLaunchOptions): Promise<Launched> {
+  const untilUp = options.waitUntilUp ?? true;
   return launchOnFreePort({
     what: `${options.what} GET /_up`,
     port: options.port,
@@ -34,7 +37,9 @@ export function launchUntilUp(options: EngineLaunchOptions): Promise<Launched> {
     // The port must accept before /_up is asked: a refused connect costs a fraction of a refused
     // fetch's CPU, taken from the cores the engine boots on (docs/cold-start.md).
     isReady: async (port) =>
-      (await probeUp(`http://${options.host ?? LOOPBACK}:${port}`, UP_REQUEST_TIMEOUT_MS)) ? true : undefined,
+      !untilUp || (await probeUp(`http://${options.host ?? LOOPBACK}:${port}`, UP_REQUEST_TIMEOUT_MS))
+        ? true
+        : undefined,
     readyTimeoutMs: options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS,
     // An engine start is on the wake path: every poll interval adds to a cold start.
     intervalMs: 10,

@@ -34,6 +34,7 @@ export async function startPouchDbEngine(
     port: options.port,
     host,
     onStarted: options.onStarted,
+    waitUntilUp: options.waitUntilUp,
     start: async (port) => {
       const config: StandInConfig = {
         host,

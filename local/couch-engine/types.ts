@@ -34,6 +34,12 @@ export interface CouchEngineOptions {
    * hands its ProcessLauncher's, which execs a process forked ahead of the start.
    */
   startProcess?: ((options: StartProcessOptions) => ManagedProcess) | undefined;
+  /**
+   * false: resolve once the process is spawned, as a container runtime reports a container started,
+   * without asking /_up meanwhile; whoever started it probes it on its own schedule (the kubelet
+   * stand-in's probe loop). Default true: resolve once /_up answers.
+   */
+  waitUntilUp?: boolean;
 }
 
 /** A CouchDB-compatible server on a loopback address, answering GET /_up. */

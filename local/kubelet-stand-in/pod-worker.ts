@@ -206,7 +206,7 @@ export class PodWorker {
         });
       })();
       reported = this.report({ kind: 'running', startedAt, started: false, ready: false });
-      // Awaited once the engine serves (or fails): a failure meanwhile is not an unhandled rejection.
+      // Awaited right after the start returns (or fails): a failure meanwhile is not an unhandled rejection.
       spawned.catch(() => undefined);
     };
     try {
@@ -214,7 +214,7 @@ export class PodWorker {
         this.deps.logger.warn('killed the engine a stand-in killed before left running', {
           pod: this.describe(),
         });
-      engine = await this.startEngine(port, prepared, onStarted);
+      engine = await this.startEngine(container, port, prepared, onStarted);
       await spawned;
     } catch (err) {
       // The container ended now: the back-off is counted from here, not after the API calls below.
@@ -235,7 +235,7 @@ export class PodWorker {
     this.engine = engine;
     if (this.stopping) await engine.stop();
     try {
-      return await probeUntilEnd({
+      const end = await probeUntilEnd({
         worker: {
           waits: this.waits,
           isStopping: () => this.stopping,
@@ -249,17 +249,36 @@ export class PodWorker {
         startedAt,
         podIP: this.podIP ?? '',
       });
+      // What `kubectl logs --previous` would show: an engine that ends during its boot is no longer a
+      // failed start with its output in the error (startEngine resolves at the spawn).
+      if (end.exitCode !== 0 && !this.stopping)
+        this.deps.logger.warn('container exited', {
+          pod: this.describe(),
+          exitCode: end.exitCode,
+          output: engine.output(),
+        });
+      return end;
     } finally {
       this.engine = undefined;
     }
   }
 
+  /**
+   * Resolves once the engine's process is spawned, as a container runtime's start does, when a
+   * startup or readiness probe will say when it serves: the probe loop asks it on the pod's
+   * schedule, as a kubelet's probe workers do, where the stand-in used to poll its /_up every 10 ms
+   * meanwhile (CPU taken from the cores it boots on; docs/cold-start.md). A container with neither
+   * is Ready at its start in a kubelet; here it is still Ready once its engine answers, as the
+   * stand-in's tests' pods (which have no probes) rely on.
+   */
   private async startEngine(
+    container: V1Container,
     port: number,
     prepared: { inputs: EngineInputs; folder: string },
     onStarted: (pid: number) => void,
   ): Promise<CouchEngine> {
     const { inputs, folder } = prepared;
+    const waitUntilUp = !container.startupProbe && !container.readinessProbe;
     const podIP = this.podIP ?? '';
     if (inputs.kind === 'pouchdb-server') {
       return startCouchEngine({
@@ -272,6 +291,7 @@ export class PodWorker {
         name: this.describe(),
         onStarted,
         startProcess: this.deps.startProcess,
+        waitUntilUp,
       });
     }
     const release = locateCouchDbRelease();
@@ -284,6 +304,7 @@ export class PodWorker {
       name: this.describe(),
       onStarted,
       startProcess: this.deps.startProcess,
+      waitUntilUp,
     });
   }
 

@@ -64,7 +64,8 @@ export async function probeUntilEnd(options: {
     ? new ProbeState(container.readinessProbe, startedAt)
     : undefined;
   const liveness = container.livenessProbe ? new ProbeState(container.livenessProbe, startedAt) : undefined;
-  // Ticks while the engine was starting found nothing listening. A kubelet counts them: the
+  // Ticks before the loop began found nothing listening (the container's files and the spawn, and
+  // for a pod without startup or readiness probe the engine's boot: pod-worker.ts). A kubelet counts them: the
   // startup probe's (or, without one, the liveness probe's) are failures against its budget, so
   // a budget shorter than the engine's boot fails here as it would in a cluster; readiness was
   // false all along. The first tick that can pass is the first at or after now.

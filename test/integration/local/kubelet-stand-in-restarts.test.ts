@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { LABEL_INSTANCE } from '../../../api/contract.js';
 import { COUCHDB_PROBES } from '../../../operator/resources/couch-instance/statefulset.js';
 import { ENGINE_PID_FILE } from '../../../local/kubelet-stand-in/engine-pid-file.js';
 import { request } from '../../helpers/gateway/http-request.js';
@@ -171,4 +172,64 @@ describe('the kubelet stand-in, when a container fails', () => {
       );
     }
   }, 150_000);
+
+  it("when the engine never answers on its container's port, then its startup probe kills it on the kubelet's schedule, not after a wait of the stand-in's own", async () => {
+    const core = suite.core();
+    const name = 'elsewhere';
+    // The engine listens on another port than the container's, so every probe of 5984 is refused.
+    await core.createNamespacedConfigMap({
+      namespace: suite.namespace,
+      body: {
+        metadata: { name: `${name}-port`, labels: { [LABEL_INSTANCE]: name } },
+        data: { 'zz-port.ini': '[chttpd]\nport = 5985\n' },
+      },
+    });
+    const startupProbe = { ...COUCHDB_PROBES.startupProbe, failureThreshold: 3 };
+    const started = Date.now();
+    await core.createNamespacedPod({
+      namespace: suite.namespace,
+      body: {
+        metadata: { name },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          containers: [couchContainer({ startupProbe })],
+          volumes: [
+            {
+              name: 'config',
+              projected: {
+                sources: [
+                  ...(CONFIG_VOLUME.projected?.sources ?? []),
+                  { configMap: { name: `${name}-port` } },
+                ],
+              },
+            },
+            { name: 'data', emptyDir: {} },
+          ],
+        },
+      },
+    });
+    try {
+      // Three failures a second apart: killed about 2 s after the start. The stand-in used to wait
+      // for /_up itself first, up to its own 60 s, before any probe ran.
+      const restarted = await until(
+        'the pod restarted by its startup probe',
+        async () => {
+          const pod = await core.readNamespacedPod({ name, namespace: suite.namespace });
+          return (pod.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 ? pod : undefined;
+        },
+        30_000,
+      );
+      expect(restarted.status?.containerStatuses?.[0]?.started).not.toBe(true);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      const events = await core.listNamespacedEvent({
+        namespace: suite.namespace,
+        fieldSelector: `involvedObject.name=${name}`,
+      });
+      expect(events.items.map((event) => event.message)).toContainEqual(
+        expect.stringMatching(/^Startup probe failed: /),
+      );
+    } finally {
+      await core.deleteNamespacedPod({ name, namespace: suite.namespace, gracePeriodSeconds: 0 });
+    }
+  }, 60_000);
 });
