@@ -6,10 +6,15 @@
  * checkout, e.g. a worktree of main) its build runs beside this tree's as `baseline`, both loaded
  * in the same alternating rounds: a change to the data path measured side by side.
  * BENCH_CPU_PROF=<dir> writes each gateway's V8 CPU profile there (--cpu-prof, at its exit).
+ * BENCH_GATEWAY_MEMORY_MB starts each gateway in a memory cgroup with that limit (the chart's is
+ * 512), as in its pod: Node sizes V8's heap from it (bench/lib/memory-cgroup.ts; root, cgroup v1).
+ * BENCH_HYBRID_NODE_FLAGS are node flags for this tree's gateway only: with BENCH_BASELINE_ROOT
+ * naming this same tree, a flag (e.g. `--max-semi-space-size=8 --min-semi-space-size=8`) is
+ * measured side by side. Each gateway's resident memory at the end is reported.
  *
  *   npx tsx bench/gateway-hybrid.ts   (BENCH_ROUNDS=5, BENCH_SECONDS=3, BENCH_CONNECTIONS=50,
  *                                      BENCH_ENGINE=true, BENCH_IDLE_SECONDS=10, BENCH_BASELINE_ROOT,
- *                                      BENCH_CPU_PROF)
+ *                                      BENCH_CPU_PROF, BENCH_GATEWAY_MEMORY_MB, BENCH_HYBRID_NODE_FLAGS)
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,7 +26,10 @@ import { runLoad, type LoadResult } from './gateway/load-generator.js';
 import { summarize, type Target } from './gateway/load-rounds.js';
 import { seedBenchDocument } from './lib/bench-cluster.js';
 import { compilePlatform, type CompiledPlatform } from './lib/compiled-platform.js';
+import { createMemoryCgroup } from './lib/memory-cgroup.js';
+import { rssMb } from './lib/proc-memory.js';
 import { startTsProcess, waitForHttp } from './lib/processes.js';
+import type { ManagedProcess } from '../local/process.js';
 import { medianSpread, type MedianSpread } from './lib/stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -31,6 +39,10 @@ const ENGINE = process.env.BENCH_ENGINE !== 'false';
 const BASELINE_ROOT = process.env.BENCH_BASELINE_ROOT;
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
+const MEMORY_MB = process.env.BENCH_GATEWAY_MEMORY_MB
+  ? Number(process.env.BENCH_GATEWAY_MEMORY_MB)
+  : undefined;
+const HYBRID_FLAGS = (process.env.BENCH_HYBRID_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
 const NAMESPACE = 'bench';
 
 async function main(): Promise<void> {
@@ -46,23 +58,31 @@ async function main(): Promise<void> {
     const builds: Array<[string, CompiledPlatform]> = [['hybrid', await compilePlatform()]];
     if (BASELINE_ROOT) builds.push(['baseline', await compilePlatform(path.resolve(BASELINE_ROOT))]);
     const gateways: Array<[string, string, number]> = [];
+    const cgroup =
+      MEMORY_MB === undefined
+        ? undefined
+        : createMemoryCgroup(`bench-gateway-${process.pid}`, MEMORY_MB * 2 ** 20);
+    if (cgroup !== undefined) stops.push(async () => cgroup.remove());
     for (const [name, compiled] of builds) {
       stops.push(() => compiled.remove());
       const port = await getFreePort();
-      const gateway = compiled.start(
-        'gateway',
-        {
-          ...process.env,
-          KUBECONFIG: plane.kubeconfigPath,
-          SETTEE_GATEWAY_PORT: String(port),
-          SETTEE_WATCH_NAMESPACE: NAMESPACE,
-          SETTEE_LOG_LEVEL: 'warn',
-          SETTEE_GATEWAY_FAST_PATH: 'true',
-          SETTEE_GATEWAY_FREE_READS_PER_SECOND: '1000000',
-          SETTEE_GATEWAY_FREE_WRITES_PER_SECOND: '1000000',
-          SETTEE_GATEWAY_FREE_QUERIES_PER_SECOND: '1000000',
-        },
-        cpuProfileFlags(name),
+      const start = cgroup === undefined ? (spawn: () => ManagedProcess) => spawn() : cgroup.startInside;
+      const gateway = start(() =>
+        compiled.start(
+          'gateway',
+          {
+            ...process.env,
+            KUBECONFIG: plane.kubeconfigPath,
+            SETTEE_GATEWAY_PORT: String(port),
+            SETTEE_WATCH_NAMESPACE: NAMESPACE,
+            SETTEE_LOG_LEVEL: 'warn',
+            SETTEE_GATEWAY_FAST_PATH: 'true',
+            SETTEE_GATEWAY_FREE_READS_PER_SECOND: '1000000',
+            SETTEE_GATEWAY_FREE_WRITES_PER_SECOND: '1000000',
+            SETTEE_GATEWAY_FREE_QUERIES_PER_SECOND: '1000000',
+          },
+          [...cpuProfileFlags(name), ...(name === 'hybrid' ? HYBRID_FLAGS : [])],
+        ),
       );
       stops.push(() => gateway.stop());
       const url = `http://127.0.0.1:${port}`;
@@ -137,6 +157,10 @@ async function main(): Promise<void> {
         ]),
       );
     }
+    report.gatewayRssMb = Object.fromEntries(
+      await Promise.all(gateways.map(async ([name, , pid]) => [name, Math.round(await rssMb(pid))] as const)),
+    );
+    report.gatewaySettings = { memoryLimitMb: MEMORY_MB ?? 'none', hybridNodeFlags: HYBRID_FLAGS };
     (report.machine as { loadAverage: Record<string, number[]> }).loadAverage.after = os.loadavg();
     console.log(JSON.stringify(report, null, 2));
   } finally {
