@@ -6,19 +6,20 @@ import { runAhead } from '../../../../bench/tenant-isolation/window-monitor.js';
 const SCHED_RR = 2;
 const isRoot = process.getuid?.() === 0;
 
-/** The scheduling policy of every thread of `pid` (/proc/<pid>/task/<tid>/stat's 41st field). */
-function threadPolicies(pid: number): number[] {
+/** Each thread of `pid`: its id, real-time priority and scheduling policy (/proc/.../stat's 40th, 41st fields). */
+function threads(pid: number): Array<{ tid: number; priority: number; policy: number }> {
   return fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
     const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     // The fields after the command's closing parenthesis start at the 3rd.
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[41 - 3]);
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { tid: Number(tid), priority: Number(fields[40 - 3]), policy: Number(fields[41 - 3]) };
   });
 }
 
 describe("tenant-isolation: B's probe ahead of ordinary processes", () => {
   // The bench runs as root here; elsewhere it prints that the probe stays an ordinary process.
   (isRoot ? it : it.skip)(
-    'when a process is put ahead, then every one of its threads is real-time round-robin, not its main thread alone',
+    'when a process is put ahead, then every one of its threads is real-time round-robin, its main thread one priority above the others',
     async () => {
       // A node process: its main thread beside V8's and libuv's threads.
       const child = spawn(
@@ -28,9 +29,14 @@ describe("tenant-isolation: B's probe ahead of ordinary processes", () => {
       );
       try {
         await once(child.stdout!, 'data');
-        expect(threadPolicies(child.pid!).length).toBeGreaterThan(1);
+        expect(threads(child.pid!).length).toBeGreaterThan(1);
         expect(await runAhead(child.pid!)).toBe(true);
-        expect(new Set(threadPolicies(child.pid!))).toEqual(new Set([SCHED_RR]));
+        for (const thread of threads(child.pid!))
+          expect(thread).toEqual({
+            tid: thread.tid,
+            policy: SCHED_RR,
+            priority: thread.tid === child.pid ? 2 : 1,
+          });
       } finally {
         child.kill();
         await once(child, 'exit');
