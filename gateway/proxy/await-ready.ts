@@ -3,6 +3,7 @@ import { HoldQueueFullError, InstanceUnschedulableError, WakeTimeoutError } from
 import type { EndpointCache, UpstreamAddress } from './endpoint-cache.js';
 import { objectKey } from '../../kube/controller-runtime/object-key.js';
 import type { InstanceRef } from '../instance-ref.js';
+import { ProbeSchedule } from './probe-schedule.js';
 
 export interface AwaitReadyOptions {
   endpoints: Pick<EndpointCache, 'addressOf' | 'onChange' | 'unschedulableOf'>;
@@ -21,8 +22,10 @@ export interface AwaitReadyOptions {
   holdQueueLimit: number;
   /** How long one request may be held before it gets a 503. */
   timeoutMs: number;
-  /** Pause between two /_up probes of a starting instance. */
+  /** Pause between two /_up probes of a starting instance once it may be up any moment. */
   probeIntervalMs: number;
+  /** Pause between two probes while the instance's recent boots say it cannot be up yet (probe-schedule.ts). */
+  sparseProbeIntervalMs: number;
   /** Called once per wake, with the time from the first held request to the release. */
   onReleased?: (instance: InstanceRef, wakeMs: number) => void;
   logger: Logger;
@@ -48,6 +51,10 @@ interface Waiting {
   startedAt: number;
   probing: boolean;
   probeTimer: NodeJS.Timeout | undefined;
+  /** When the first probe of this wait went out. */
+  probedSince: number | undefined;
+  /** Whether a probe found it not up: only then was a boot seen, and its length worth learning. */
+  missed: boolean;
 }
 
 /**
@@ -62,11 +69,16 @@ export class AwaitReady {
   private readonly verified = new Map<string, string>();
   /** Addresses that refused a connection although marked ready: probed before they are used again. */
   private readonly distrusted = new Map<string, string>();
+  private readonly schedule: ProbeSchedule;
   private readonly now: () => number;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly options: AwaitReadyOptions) {
     this.now = options.now ?? Date.now;
+    this.schedule = new ProbeSchedule({
+      intervalMs: options.probeIntervalMs,
+      sparseIntervalMs: options.sparseProbeIntervalMs,
+    });
     this.unsubscribe = options.endpoints.onChange((key, address) => {
       if (this.verified.get(key) !== address?.origin) this.verified.delete(key);
       // Any news about the endpoint (readiness included) supersedes what a refused connection said.
@@ -101,7 +113,15 @@ export class AwaitReady {
       return Promise.reject(new HoldQueueFullError(instance, this.options.holdQueueLimit));
     }
     if (!waiting) {
-      waiting = { instance, queue: [], startedAt: now, probing: false, probeTimer: undefined };
+      waiting = {
+        instance,
+        queue: [],
+        startedAt: now,
+        probing: false,
+        probeTimer: undefined,
+        probedSince: undefined,
+        missed: false,
+      };
       this.waiting.set(key, waiting);
     }
     const entry = waiting;
@@ -141,6 +161,7 @@ export class AwaitReady {
 
   /** Ends every request held for an instance with `err` (it was deleted). */
   fail(instanceKey: string, err: unknown): void {
+    this.schedule.forget(instanceKey);
     const waiting = this.waiting.get(instanceKey);
     if (!waiting) return;
     this.finish(instanceKey, waiting);
@@ -173,19 +194,26 @@ export class AwaitReady {
       return;
     }
     waiting.probing = true;
+    const probedSince = (waiting.probedSince ??= this.now());
     void this.options.probe(address.origin, firstStart).then((up) => {
       waiting.probing = false;
       if (this.waiting.get(key) !== waiting) return;
       if (up && this.options.endpoints.addressOf(key)?.origin === address.origin) {
+        // A first start makes the system databases too: not the length of the next boot.
+        if (waiting.missed && !firstStart) this.schedule.booted(key, this.now() - probedSince);
         this.verified.set(key, address.origin);
         this.distrusted.delete(key);
         this.release(key, waiting, address.origin);
         return;
       }
+      waiting.missed = true;
+      const delayMs = firstStart
+        ? this.options.probeIntervalMs
+        : this.schedule.delayMs(key, this.now() - probedSince);
       waiting.probeTimer = setTimeout(() => {
         waiting.probeTimer = undefined;
         this.pump(key);
-      }, this.options.probeIntervalMs);
+      }, delayMs);
     });
   }
 

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import {
   HoldQueueFullError,
   InstanceUnschedulableError,
@@ -54,6 +55,7 @@ function setup(
     holdQueueLimit: options.limit ?? 100,
     timeoutMs: options.timeoutMs ?? 5_000,
     probeIntervalMs: 5,
+    sparseProbeIntervalMs: 50,
     onReleased: (_instance, ms) => released.push(ms),
     logger: createSilentLogger(),
   });
@@ -166,5 +168,64 @@ describe('AwaitReady', () => {
     for (const request of held) await expect(request).rejects.toBeInstanceOf(InstanceUnschedulableError);
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(gate.isHolding(KEY)).toBe(false);
+  });
+
+  describe('the probe schedule of a booting instance (probe-schedule.ts)', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    /**
+     * One wake whose engine answers /_up `bootMs` after its pod's address appears: the probes it
+     * took and how long after the engine's first answer the held request was released.
+     */
+    async function wake(
+      { addresses, gate }: ReturnType<typeof setup>,
+      state: { upAt: number; probes: number },
+      bootMs: number,
+    ): Promise<{ probes: number; lateMs: number }> {
+      addresses.set(KEY, undefined);
+      state.probes = 0;
+      state.upAt = Infinity;
+      let releasedAt: number | undefined;
+      void gate.hold(ref).then(() => (releasedAt = Date.now()));
+      state.upAt = Date.now() + bootMs;
+      addresses.set(KEY, { origin: 'http://10.0.0.1:5984', ready: false });
+      while (releasedAt === undefined) await jest.advanceTimersByTimeAsync(1);
+      return { probes: state.probes, lateMs: releasedAt - state.upAt };
+    }
+
+    function booting() {
+      const state = { upAt: Infinity, probes: 0 };
+      const gateway = setup({
+        timeoutMs: 60_000,
+        probe: async () => {
+          state.probes += 1;
+          return Date.now() >= state.upAt;
+        },
+      });
+      return { gateway, state };
+    }
+
+    it('when the instance has booted before, then its next boot is probed sparsely until three quarters of its earliest boot, and released within one interval of its answer', async () => {
+      const { gateway, state } = booting();
+      const first = await wake(gateway, state, 400);
+      // Never seen booting: every 5 ms throughout.
+      expect(first.probes).toBeGreaterThanOrEqual(80);
+      expect(first.lateMs).toBeLessThanOrEqual(5);
+      const second = await wake(gateway, state, 400);
+      // 50 ms apart until 300 ms (7 probes), then 5 ms apart to 400 ms (20): not 80.
+      expect(second.probes).toBeLessThanOrEqual(30);
+      expect(second.lateMs).toBeLessThanOrEqual(5);
+    });
+
+    it('when a boot is much faster than the recent ones, then it is released at most one sparse interval late, and a deleted instance is probed every interval again', async () => {
+      const { gateway, state } = booting();
+      await wake(gateway, state, 400);
+      const fast = await wake(gateway, state, 100);
+      expect(fast.lateMs).toBeLessThanOrEqual(50);
+      gateway.gate.fail(KEY, new Error('deleted'));
+      const afterDelete = await wake(gateway, state, 400);
+      expect(afterDelete.probes).toBeGreaterThanOrEqual(80);
+    });
   });
 });
