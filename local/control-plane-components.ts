@@ -48,7 +48,12 @@ function servingArgs(port: number | undefined): string[] {
 /**
  * kube-controller-manager's controllers, as kubeadm runs them: every default one, but those of the
  * API groups the local API server does not serve (UNSERVED_API_GROUPS: Jobs, CronJobs and their
- * TTL, certificate signing requests), whose informers would retry a list it refuses for good.
+ * TTL, certificate signing requests), whose informers would retry a list it refuses for good, and
+ * the endpoint controllers: the kubelet stand-in's pods have loopback addresses, which the API
+ * server refuses in Endpoints and EndpointSlices (422), so in a cluster they write once per pod
+ * change and here they retried every write with a Warning Event, about 36 refused writes a wake,
+ * most of them while the engine boots (docs/cold-start.md). Nothing local reads them: the gateway
+ * follows pods.
  */
 export const CONTROLLERS = [
   '*',
@@ -58,6 +63,9 @@ export const CONTROLLERS = [
   '-certificatesigningrequest-signing-controller',
   '-certificatesigningrequest-approving-controller',
   '-certificatesigningrequest-cleaner-controller',
+  '-endpoints-controller',
+  '-endpointslice-controller',
+  '-endpointslice-mirroring-controller',
 ];
 
 /** A component's first run, and how to start it again the same way. */

@@ -62,8 +62,9 @@ export interface KubeletStandIn {
  * its nodes and the real StatefulSet controller makes them; it runs each bound pod's CouchDB
  * container as a local engine process on an address of its own (pod-worker.ts), reports pod status
  * and Events as a kubelet does, and binds, grows and reclaims PersistentVolumes as folders under
- * `dataRoot` (local-volumes.ts). EndpointSlices are left to the endpoint controllers, whose writes
- * the API server refuses for loopback addresses; the gateway reads pods.
+ * `dataRoot` (local-volumes.ts). There are no Endpoints or EndpointSlices: the API server refuses
+ * loopback addresses in them, so the local control plane runs no endpoint controllers
+ * (control-plane-components.ts); the gateway reads pods.
  */
 export async function startKubeletStandIn(options: KubeletStandInOptions): Promise<KubeletStandIn> {
   const logger = options.logger.child({ part: 'kubelet-stand-in' });

@@ -1,6 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { ApiextensionsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  DiscoveryV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { DEFAULT_CRD_DIR, startControlPlane } from '../../../local/control-plane.js';
 import { UNSERVED_API_GROUPS } from '../../../local/kube-apiserver.js';
 import { loadManifests } from '../../../local/manifests.js';
@@ -213,6 +220,56 @@ describe('the embedded control plane', () => {
       );
       expect(TEST_NODES.map((n) => n.name)).toContain(bound.spec?.nodeName);
       await core.deleteNamespacedPod({ name: 'scheduled', namespace: namespace.name, gracePeriodSeconds: 0 });
+    });
+
+    it("when a Service selects a ready pod on a loopback address, as the kubelet stand-in's are, then no endpoint controller writes (or retries) Endpoints or EndpointSlices for it", async () => {
+      const { kubeConfig } = testControlPlane();
+      const core = kubeConfig.makeApiClient(CoreV1Api);
+      const labels = { app: 'looped' };
+      await core.createNamespacedPod({
+        namespace: namespace.name,
+        body: {
+          metadata: { name: 'looped', labels },
+          spec: {
+            nodeName: TEST_NODES[0]?.name ?? '',
+            containers: [{ name: 'c', image: 'registry.invalid/none:1' }],
+          },
+        },
+      });
+      // What the stand-in reports for a running pod: its loopback address, Ready.
+      await core.patchNamespacedPodStatus(
+        {
+          name: 'looped',
+          namespace: namespace.name,
+          body: {
+            status: {
+              phase: 'Running',
+              podIP: '127.0.7.7',
+              podIPs: [{ ip: '127.0.7.7' }],
+              conditions: [{ type: 'Ready', status: 'True' }],
+            },
+          },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      await core.createNamespacedService({
+        namespace: namespace.name,
+        body: { metadata: { name: 'looped' }, spec: { selector: labels, ports: [{ port: 5984 }] } },
+      });
+      // The endpoint controllers act on a new Service within a second; they used to make its
+      // Endpoints and EndpointSlice, then fail every update with a loopback address (422).
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      const discovery = kubeConfig.makeApiClient(DiscoveryV1Api);
+      const [endpoints, slices, events] = await Promise.all([
+        core.listNamespacedEndpoints({ namespace: namespace.name }),
+        discovery.listNamespacedEndpointSlice({ namespace: namespace.name }),
+        core.listNamespacedEvent({ namespace: namespace.name }),
+      ]);
+      expect(endpoints.items.map((item) => item.metadata?.name)).toEqual([]);
+      expect(slices.items.map((item) => item.metadata?.name)).toEqual([]);
+      expect(events.items.map((event) => event.reason)).not.toContainEqual(
+        expect.stringMatching(/^FailedToUpdateEndpoint/),
+      );
     });
   });
 });
