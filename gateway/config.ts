@@ -50,7 +50,7 @@ export interface GatewayConfig {
     readonly holdQueueLimit: number;
     /** SETTEE_GATEWAY_WAKE_TIMEOUT (15s): how long a held request waits for its instance before a 503. */
     readonly timeoutMs: number;
-    /** SETTEE_GATEWAY_PROBE_INTERVAL (5ms): how often /_up is probed once a waking instance has an address. */
+    /** SETTEE_GATEWAY_PROBE_INTERVAL (5ms): how often /_up is probed once a waking instance may be up (proxy/probe-schedule.ts). */
     readonly probeIntervalMs: number;
     /** SETTEE_GATEWAY_WAKE_RETRY_INTERVAL (1s): how soon a failed wake request (an API error) is tried again. */
     readonly retryIntervalMs: number;
