@@ -77,7 +77,7 @@ import {
   readInit,
   type Tenant,
 } from './tenant-isolation/tenant-load.js';
-import { monitorWindows, pinToCpu, runAhead } from './tenant-isolation/window-monitor.js';
+import { monitorWindows, pinToCpu } from './tenant-isolation/window-monitor.js';
 
 const NAMESPACE = 'isolation';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 18);
@@ -311,12 +311,6 @@ async function main(): Promise<void> {
     await pinToCpu([...aProcesses, process.pid], A_CPU);
     await pinToCpu([gateway.pid], GATEWAY_CPU);
     await pinToCpu(Object.values(stacks.b).flat(), B_CPU);
-    // B's probe stands for B's clients, which run elsewhere and do not wait for the gateway's CPU
-    // to send or to read an answer: ahead of every ordinary process on its CPU, it sends on time
-    // (as one of them it waited behind the gateway, B's engine and others' processes, and sent
-    // 1.5-10% of B's requests over 5 ms late). Its CPU is still taken from the gateway's core.
-    if (!(await runAhead(pids.b!)))
-      console.log("(B's probe stays an ordinary process: a real-time class needs root or CAP_SYS_NICE)");
     const startAt = Date.now() + 1000;
     await fsp.writeFile(startFile, String(startAt));
     // A child that fails mid-run ends the run with its error, not after the last window.

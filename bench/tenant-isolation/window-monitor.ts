@@ -19,27 +19,6 @@ export async function pinToCpu(pids: readonly number[], cpus: number | string): 
 }
 
 /**
- * Puts every thread of `pid` in the real-time round-robin class, ahead of every ordinary process
- * on its CPU, and its main thread (whose tid is `pid`) one priority above its own other threads.
- * Not a nice value: with the kernel's autogroups (on here) a nice value ranks a thread only
- * within its own session's processes, so the other sessions' work still came first. The main
- * thread above the rest: at one priority, round-robin lets a thread run 100 ms before another of
- * that priority on its CPU, so a V8 helper thread (a compile, a concurrent mark) could hold the
- * probe's sends that long (one stall of 118 ms in the 05:08 UTC run; the cause not verified).
- * Needs root or CAP_SYS_NICE; without it the process keeps its class and the caller is told
- * (false).
- */
-export async function runAhead(pid: number): Promise<boolean> {
-  const chrt = (...args: string[]) => promisify(execFile)('chrt', ['-r', '-p', ...args]);
-  return chrt('-a', '1', String(pid))
-    .then(() => chrt('2', String(pid)))
-    .then(
-      () => true,
-      () => false,
-    );
-}
-
-/**
  * The busy CPU seconds and all CPU seconds so far of the whole machine (every core together) or
  * of one CPU (/proc/stat's `cpu` or `cpu<N>` line).
  */
