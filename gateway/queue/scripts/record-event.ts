@@ -1,22 +1,29 @@
 /**
+ * How many events a script run appends between two checks of the cap: a run's first event and
+ * every TRIM_EVERY-th after it trim (MAXLEN ~). A run records up to 1,000 events (a cancel's 500
+ * messages, two each) or a batch's publishes (up to maxBatchSize, 10,000), so trimming on the
+ * first alone let one run overshoot the cap by its whole size.
+ */
+const TRIM_EVERY = 100;
+
+/**
  * Lua snippet shared by the scripts that change a message's state: appends an event (JSON) to the
  * events stream, capped near `cap` entries, unless recording is off (`cap` 0) or there is none.
- * Only a run's first event trims (MAXLEN ~): a run that records many (a read's checks, a pass's
- * completions, a batch's publishes) parsed and checked the cap once per event, about 0.5 µs of
- * Redis's CPU each (docs/queue.md, Performance). The stream may then hold up to one run's events
- * (MAX_CALLS_PER_RUN, 500) more than the approximate cap until the next run trims it, against the
- * cap's floor of 1,000 (QueueBinding limits.maxEvents).
+ * Checking the cap costs Redis about 0.5 µs of CPU an event (docs/queue.md, Performance), so the
+ * others of a run's events are plain XADDs: the stream holds at most TRIM_EVERY - 1 events more
+ * than the approximate cap (itself up to one stream node, 100 entries, over), against the cap's
+ * floor of 1,000 (QueueBinding limits.maxEvents).
  */
 export const RECORD_EVENT_LUA = `
-local events_trimmed = false
+local events_recorded = 0
 local function record_event(events, cap, json)
   if tonumber(cap) > 0 and json ~= '' then
-    if events_trimmed then
-      redis.call('XADD', events, '*', 'e', json)
-    else
+    if events_recorded % ${TRIM_EVERY} == 0 then
       redis.call('XADD', events, 'MAXLEN', '~', cap, '*', 'e', json)
-      events_trimmed = true
+    else
+      redis.call('XADD', events, '*', 'e', json)
     end
+    events_recorded = events_recorded + 1
   end
 end
 `;
