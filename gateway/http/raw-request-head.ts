@@ -25,6 +25,10 @@ export interface RawRequestHead {
   readonly target: string;
   /** Flat [name, value, ...] in the client's order and spelling, values without surrounding blanks. */
   readonly rawHeaders: string[];
+  /** The head as read (latin1), without the blank line: the fast path copies its lines from it. */
+  readonly text: string;
+  /** Where the first header line starts in `text`; line i holds rawHeaders[2i] and [2i + 1]. */
+  readonly linesStart: number;
   /** The body's length when it has a Content-Length; 0 without one or when chunked. */
   readonly contentLength: number;
   readonly chunked: boolean;
@@ -139,6 +143,8 @@ export function readRawRequestHead(buf: Buffer, maxHeadBytes: number): HeadReadi
     method,
     target,
     rawHeaders,
+    text: head,
+    linesStart: lineEnd + 2,
     contentLength: Math.max(contentLength, 0),
     chunked,
     host,

@@ -21,9 +21,9 @@ import type { ActivityReporter } from './activity-reporter.js';
 import type { AwaitReady } from './await-ready.js';
 import { isUndecodableBasicCredential } from './basic-credentials.js';
 import {
-  buildUpstreamHeaders,
   CLIENT_RESPONSE_LINE_NAMES,
   clientHeadEdits,
+  upstreamHeadLines,
   type ResponseHeaderRewrites,
 } from './forward-headers.js';
 import { forwardedFrom, type ForwardedFor } from './forwarded-for.js';
@@ -132,11 +132,8 @@ class FastExchange implements SpliceExchange, ResponseHeaderRewrites {
       },
       options.trustedProxies,
     );
-    const headers = buildUpstreamHeaders(rawHeaders, this.forwarded);
-    let text = `${head.method} ${target.upstreamPath} HTTP/1.1\r\n`;
-    for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
-    if (head.chunked) text += 'Transfer-Encoding: chunked\r\n';
-    this.upstreamHead = `${text}\r\n`;
+    const lines = upstreamHeadLines(head, this.forwarded);
+    this.upstreamHead = `${head.method} ${target.upstreamPath} HTTP/1.1\r\n${lines}${head.chunked ? 'Transfer-Encoding: chunked\r\n' : ''}\r\n`;
   }
 
   /** As instance-handler.ts's proceed() does for a request that needs no wake. */

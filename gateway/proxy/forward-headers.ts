@@ -51,39 +51,90 @@ export function specialHeaderName(name: string): string | undefined {
 }
 
 /**
+ * Whether a request header (its lower-case name, when specialHeaderName gave one) is left out of
+ * what the instance gets: hop-by-hop, or one of the X-Forwarded-* the gateway writes itself.
+ */
+function isDroppedUpstream(special: string | undefined): boolean {
+  return (
+    special !== undefined &&
+    (special === 'x-forwarded-for' || HOP_BY_HOP.has(special) || FORWARDED_BY_GATEWAY.has(special))
+  );
+}
+
+/** X-Forwarded-For's value for the instance: the chain a trusted proxy sent (if any), then the peer. */
+function forwardedForValue(forwarded: ForwardedFor, chain: string | undefined): string {
+  const client = forwarded.remoteAddress ?? 'unknown';
+  return chain === undefined ? client : `${chain}, ${client}`;
+}
+
+/** Adds an X-Forwarded-For value to the chain kept from a trusted proxy (anyone else could forge it). */
+function addToChain(forwarded: ForwardedFor, chain: string | undefined, value: string): string | undefined {
+  if (!forwarded.fromTrustedProxy) return chain;
+  return chain === undefined ? value : `${chain}, ${value}`;
+}
+
+/**
  * The request headers for the instance, as a flat [name, value, ...] list in the client's order
  * and spelling: everything but hop-by-hop headers (and those the Connection header names), with
  * X-Forwarded-Proto/Host set and the client's address appended to X-Forwarded-For; the chain the
- * peer sent is kept only when it is a trusted proxy (anyone else could forge it). Authorization and
- * Cookie pass untouched.
+ * peer sent is kept only when it is a trusted proxy. Authorization and Cookie pass untouched.
  * One pass over the headers; a second only when Connection names headers, which clients rarely do.
  */
 export function buildUpstreamHeaders(rawHeaders: readonly string[], forwarded: ForwardedFor): string[] {
   let headers: string[] = [];
   let named: Set<string> | undefined;
-  let forwardedFor: string | undefined;
+  let chain: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
     const value = rawHeaders[i + 1] as string;
     const special = specialHeaderName(name);
-    if (special !== undefined) {
-      if (special === 'x-forwarded-for') {
-        if (forwarded.fromTrustedProxy) {
-          forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
-        }
-        continue;
-      }
-      if (special === 'connection') named = addConnectionNamed(value, named);
-      if (HOP_BY_HOP.has(special) || FORWARDED_BY_GATEWAY.has(special)) continue;
-    }
-    headers.push(name, value);
+    if (special === 'x-forwarded-for') chain = addToChain(forwarded, chain, value);
+    if (special === 'connection') named = addConnectionNamed(value, named);
+    if (!isDroppedUpstream(special)) headers.push(name, value);
   }
   if (named !== undefined) headers = withoutNamed(headers, named);
-  const client = forwarded.remoteAddress ?? 'unknown';
-  headers.push('X-Forwarded-For', forwardedFor === undefined ? client : `${forwardedFor}, ${client}`);
+  headers.push('X-Forwarded-For', forwardedForValue(forwarded, chain));
   headers.push('X-Forwarded-Proto', forwarded.proto);
   if (forwarded.host !== undefined) headers.push('X-Forwarded-Host', forwarded.host);
   return headers;
+}
+
+/** The client's request head as raw-request-head.ts read it: its text and where its lines start. */
+export interface ClientHeadText {
+  readonly rawHeaders: readonly string[];
+  readonly text: string;
+  readonly linesStart: number;
+}
+
+/**
+ * buildUpstreamHeaders' rules for the fast path, as the head's lines (each with its CRLF): the
+ * client's lines copied as they came, a run of kept lines one slice of its text, only the dropped
+ * ones left out, and the X-Forwarded-* lines appended. No pairs and no line is written anew: this
+ * runs for every request. The raw head takes a Connection header only as one `close` or
+ * `keep-alive` (raw-request-head.ts), which name no other header, so none is left out for that.
+ */
+export function upstreamHeadLines(head: ClientHeadText, forwarded: ForwardedFor): string {
+  const { rawHeaders, text } = head;
+  let lines = '';
+  let chain: string | undefined;
+  let runStart = head.linesStart;
+  let at = runStart;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    let next = text.indexOf('\r\n', at);
+    if (next < 0) next = text.length;
+    const special = specialHeaderName(rawHeaders[i] as string);
+    if (isDroppedUpstream(special)) {
+      if (special === 'x-forwarded-for') chain = addToChain(forwarded, chain, rawHeaders[i + 1] as string);
+      if (runStart < at) lines += text.slice(runStart, at);
+      runStart = next + 2;
+    }
+    at = next + 2;
+  }
+  // The last line ends the text without its CRLF.
+  if (runStart < text.length) lines += `${text.slice(runStart)}\r\n`;
+  lines += `X-Forwarded-For: ${forwardedForValue(forwarded, chain)}\r\nX-Forwarded-Proto: ${forwarded.proto}\r\n`;
+  if (forwarded.host !== undefined) lines += `X-Forwarded-Host: ${forwarded.host}\r\n`;
+  return lines;
 }
 
 /** How the response headers that carry the instance's own address are rewritten for the client. */

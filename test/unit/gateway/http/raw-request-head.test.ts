@@ -20,6 +20,8 @@ describe('readRawRequestHead', () => {
       method: 'PUT',
       target: '/db/ns/app/d?x=1',
       rawHeaders: ['Host', 'gw', 'Content-Length', '12', 'X-A', 'b c'],
+      text: head.slice(0, -4),
+      linesStart: 'PUT /db/ns/app/d?x=1 HTTP/1.1\r\n'.length,
       contentLength: 12,
       chunked: false,
       host: 'gw',
