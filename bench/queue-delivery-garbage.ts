@@ -17,20 +17,18 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { bundleEntry } from '../local/bundle.js';
 import { startProcess } from '../local/process.js';
-import { startRedis } from '../local/redis-server.js';
 import { waitFor } from '../local/wait.js';
 import { queueKeys } from '../gateway/queue/core/keys.js';
-import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
-import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 import { cpuSeconds } from './lib/process-usage.js';
 import { median, round } from './lib/stats.js';
-import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
+import type { CountingReceiver } from './queue/counting-receiver.js';
 import { FULL_GC_TRACE_FLAGS, forceFullGc, GcCount } from './queue/gc-count.js';
+import { startDrainBench } from './queue-publish/drain-bench.js';
 import { storeBacklog } from './queue-publish/delivery-drain.js';
-import { BACKLOG, BATCH, CONCURRENCY, KEY_PREFIX, SIGNING_KEY } from './queue-publish/publish-settings.js';
+import { BACKLOG, KEY_PREFIX } from './queue-publish/publish-settings.js';
 
 const ROUNDS = Number(process.env.QUEUE_GARBAGE_ROUNDS ?? '3');
 const WARMUP = 2_000;
@@ -86,20 +84,7 @@ async function measure(
 
 async function main(): Promise<void> {
   const builds = [await bundleEntry('test/helpers/queue/queue-gateway-process.ts'), ...process.argv.slice(2)];
-  const server = await startRedis();
-  const redis = new Redis({ host: server.host, port: server.port, password: server.password, protocol: 2 });
-  const receiver = await startCountingReceiver();
-  const target = testQueueTarget(server, { namespace: 'bench', signingKey: SIGNING_KEY });
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ...buildQueueGatewayEnv(KEY_PREFIX, {
-      SETTEE_QUEUE_WORKER_CONCURRENCY: String(CONCURRENCY),
-      SETTEE_QUEUE_POLL_INTERVAL_MS: '200',
-      SETTEE_QUEUE_MAX_BATCH_SIZE: String(BATCH),
-    }),
-    SETTEE_TEST_QUEUE_TARGETS: JSON.stringify([target]),
-    SETTEE_TEST_QUEUE_WORKERS: 'true',
-  };
+  const { redis, receiver, env, close } = await startDrainBench({ appendOnly: false });
   const kb: number[][] = builds.map(() => []);
   const rates: number[][] = builds.map(() => []);
   const cpu: number[][] = builds.map(() => []);
@@ -128,9 +113,7 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    redis.disconnect();
-    await receiver.close();
-    await server.stop();
+    await close();
   }
 }
 

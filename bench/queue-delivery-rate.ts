@@ -16,25 +16,21 @@
  * inside a repository so that they resolve its node_modules.
  */
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { bundleEntry } from '../local/bundle.js';
 import { startProcess, type ManagedProcess } from '../local/process.js';
-import { startRedis } from '../local/redis-server.js';
 import { waitFor } from '../local/wait.js';
 import { queueKeys } from '../gateway/queue/core/keys.js';
-import { testQueueTarget } from '../test/helpers/queue/test-queue-target.js';
-import { buildQueueGatewayEnv } from './lib/gateway-bench-env.js';
 import { commandUsage, cpuSeconds, mainThreadMs, redisCpuSeconds } from './lib/process-usage.js';
 import { medianSpreadText, round } from './lib/stats.js';
-import { startCountingReceiver, type CountingReceiver } from './queue/counting-receiver.js';
+import type { CountingReceiver } from './queue/counting-receiver.js';
 import { startFloorQueue } from './queue/floor-queue.js';
+import { startDrainBench } from './queue-publish/drain-bench.js';
 import { storeBacklog } from './queue-publish/delivery-drain.js';
 import {
   BACKLOG,
-  BATCH,
   CONCURRENCY,
   FLOOR_PREFIX,
   KEY_PREFIX,
@@ -155,22 +151,8 @@ function describe(d: Drain): string {
 
 async function main(): Promise<void> {
   const builds = [await bundleEntry('test/helpers/queue/queue-gateway-process.ts'), ...process.argv.slice(2)];
-  // A dataDir turns on the append-only file with appendfsync everysec, as bench/queue-publish.ts runs it.
-  const dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'settee-queue-rate-'));
-  const server = await startRedis({ dataDir });
-  const redis = new Redis({ host: server.host, port: server.port, password: server.password, protocol: 2 });
-  const receiver = await startCountingReceiver();
-  const target = testQueueTarget(server, { namespace: 'bench', signingKey: SIGNING_KEY });
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ...buildQueueGatewayEnv(KEY_PREFIX, {
-      SETTEE_QUEUE_WORKER_CONCURRENCY: String(CONCURRENCY),
-      SETTEE_QUEUE_POLL_INTERVAL_MS: '200',
-      SETTEE_QUEUE_MAX_BATCH_SIZE: String(BATCH),
-    }),
-    SETTEE_TEST_QUEUE_TARGETS: JSON.stringify([target]),
-    SETTEE_TEST_QUEUE_WORKERS: 'true',
-  };
+  // With the append-only file on (appendfsync everysec), as bench/queue-publish.ts runs it.
+  const { server, redis, receiver, target, env, close } = await startDrainBench({ appendOnly: true });
   const sides: Side[] = builds.map((bundle, i) => ({
     name: i === 0 ? 'this tree' : path.basename(bundle),
     stream: queueKeys(KEY_PREFIX).stream,
@@ -221,10 +203,7 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    redis.disconnect();
-    await receiver.close();
-    await server.stop();
-    await fsp.rm(dataDir, { recursive: true, force: true });
+    await close();
   }
 }
 
