@@ -21,8 +21,10 @@ const MAX_RESPONSE_HEAD_BYTES = 64 * 1024;
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 /** `HTTP/1.` before the minor version of the status line. */
 const VERSION_PREFIX = Buffer.from('HTTP/1.', 'latin1');
+/** Where the minor version is in `HTTP/1.x`. */
+export const MINOR_VERSION_AT = VERSION_PREFIX.length;
 /** `HTTP/1.x 200`: the status line's length without a reason phrase. */
-const STATUS_LINE_MIN = 12;
+export const STATUS_LINE_MIN = 12;
 const COLON = 0x3a;
 const DIGIT_0 = 0x30;
 const DEL = 0x7f;
@@ -70,7 +72,7 @@ export function readResponseHead(buf: Buffer, names: HeaderNameSet): ResponseHea
   if (end < 0) return buf.length > MAX_RESPONSE_HEAD_BYTES ? RESPONSE_BROKEN : RESPONSE_INCOMPLETE;
   const lineEnd = statusLineEnd(buf, end);
   if (lineEnd < 0) return RESPONSE_BROKEN;
-  const http10 = buf[VERSION_PREFIX.length] === DIGIT_0;
+  const http10 = buf[MINOR_VERSION_AT] === DIGIT_0;
   let lines: ResponseLine[] | undefined;
   let contentLength = -1;
   let chunked = false;
@@ -152,8 +154,12 @@ export function responseLines(buf: Buffer, head: ResponseHead): ResponseLine[] {
  * passes them) but no control or DEL.
  */
 function statusLineEnd(buf: Buffer, end: number): number {
-  if (end < STATUS_LINE_MIN || buf.compare(VERSION_PREFIX, 0, VERSION_PREFIX.length, 0, 7) !== 0) return -1;
-  const minor = buf[7];
+  if (
+    end < STATUS_LINE_MIN ||
+    buf.compare(VERSION_PREFIX, 0, VERSION_PREFIX.length, 0, MINOR_VERSION_AT) !== 0
+  )
+    return -1;
+  const minor = buf[MINOR_VERSION_AT];
   if ((minor !== DIGIT_0 && minor !== DIGIT_0 + 1) || buf[8] !== SP) return -1;
   if (!isDigit(buf[9]) || !isDigit(buf[10]) || !isDigit(buf[11])) return -1;
   if (buf[12] === CR) return 12;

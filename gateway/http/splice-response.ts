@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { type BodyFraming, writeKept } from './body-framing.js';
 import { buildErrorResponse } from './error-response.js';
 import { CR, LF, SP } from './header-chars.js';
-import type { ResponseHead, ResponseLine } from './response-head.js';
+import { MINOR_VERSION_AT, STATUS_LINE_MIN, type ResponseHead, type ResponseLine } from './response-head.js';
 import type { ClientHeadEdits } from './splice-exchange.js';
 
 /**
@@ -18,11 +18,8 @@ export interface ClientHead {
   readonly close: boolean;
 }
 
-/** Where the minor version is in `HTTP/1.x`: the client's line says 1.1 whatever the instance's said. */
-const MINOR_VERSION_AT = 7;
+/** The client's line says 1.1 whatever the instance's said. */
 const DIGIT_1 = 0x31;
-/** `HTTP/1.x 200` without a reason phrase: the client's line gets the blank before an empty one. */
-const STATUS_LINE_BARE = 12;
 /** The framing lines and the blank line that end the client's head, by `chunked * 2 + close`. */
 const HEAD_TAILS = [
   '\r\n',
@@ -41,7 +38,8 @@ const HEAD_TAILS = [
 export function clientResponseHead(instanceHead: Buffer, head: ClientHead, room: number): Buffer {
   const { response, edits } = head;
   const { lines, values, extraLines } = edits;
-  const bare = response.statusLineEnd === STATUS_LINE_BARE;
+  // A status line without a reason phrase: the client's line gets the blank before an empty one.
+  const bare = response.statusLineEnd === STATUS_LINE_MIN;
   const tail = HEAD_TAILS[(head.chunked ? 2 : 0) + (head.close ? 1 : 0)] as string;
   let length = response.headerEnd + (bare ? 1 : 0) + extraLines.length + tail.length;
   for (let i = 0; i < lines.length; i++) {
@@ -57,9 +55,9 @@ export function clientResponseHead(instanceHead: Buffer, head: ClientHead, room:
   // A run of bytes as they came, from `copied` up to the next edited line.
   let copied = 0;
   if (bare) {
-    at = instanceHead.copy(out, 0, 0, STATUS_LINE_BARE);
+    at = instanceHead.copy(out, 0, 0, STATUS_LINE_MIN);
     out[at++] = SP;
-    copied = STATUS_LINE_BARE;
+    copied = STATUS_LINE_MIN;
   }
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] as ResponseLine;
