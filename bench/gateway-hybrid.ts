@@ -6,7 +6,7 @@
  * checkout, e.g. a worktree of main) its build runs beside this tree's as `baseline`, both loaded
  * in the same alternating rounds: a change to the data path measured side by side.
  * BENCH_CPU_PROF=<dir> writes each gateway's V8 CPU profile there (--cpu-prof, at its exit).
- * BENCH_GATEWAY_MEMORY_MB starts each gateway in a memory cgroup with that limit (the chart's is
+ * BENCH_GATEWAY_MEMORY_MB starts each gateway in a memory cgroup of its own with that limit (the chart's is
  * 512), as in its pod: Node sizes V8's heap from it (bench/lib/memory-cgroup.ts; root, cgroup v1).
  * BENCH_HYBRID_NODE_FLAGS are node flags for this tree's gateway only: with BENCH_BASELINE_ROOT
  * naming this same tree, a flag (e.g. `--max-semi-space-size=8 --min-semi-space-size=8`) is
@@ -58,13 +58,14 @@ async function main(): Promise<void> {
     const builds: Array<[string, CompiledPlatform]> = [['hybrid', await compilePlatform()]];
     if (BASELINE_ROOT) builds.push(['baseline', await compilePlatform(path.resolve(BASELINE_ROOT))]);
     const gateways: Array<[string, string, number]> = [];
-    const cgroup =
-      MEMORY_MB === undefined
-        ? undefined
-        : createMemoryCgroup(`bench-gateway-${process.pid}`, MEMORY_MB * 2 ** 20);
-    if (cgroup !== undefined) stops.push(async () => cgroup.remove());
     for (const [name, compiled] of builds) {
       stops.push(() => compiled.remove());
+      // One cgroup per gateway: each gets the limit its own pod has, not a share of one.
+      const cgroup =
+        MEMORY_MB === undefined
+          ? undefined
+          : createMemoryCgroup(`bench-gateway-${process.pid}-${name}`, MEMORY_MB * 2 ** 20);
+      if (cgroup !== undefined) stops.push(async () => cgroup.remove());
       const port = await getFreePort();
       const start = cgroup === undefined ? (spawn: () => ManagedProcess) => spawn() : cgroup.startInside;
       const gateway = start(() =>

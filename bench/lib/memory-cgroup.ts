@@ -16,10 +16,22 @@ export interface MemoryCgroup {
   remove(): void;
 }
 
+/** The host has no cgroup v1 memory hierarchy (cgroup v2 alone, or not Linux). */
+export class MemoryCgroupUnavailableError extends Error {
+  constructor() {
+    super(`no cgroup v1 memory hierarchy at ${MEMORY_ROOT}: a memory limit needs one`);
+    this.name = 'MemoryCgroupUnavailableError';
+  }
+}
+
 export function createMemoryCgroup(name: string, limitBytes: number): MemoryCgroup {
+  // Checked first: a recursive mkdir would have made the hierarchy's path as a plain folder.
+  if (!fs.existsSync(path.join(MEMORY_ROOT, 'memory.limit_in_bytes')))
+    throw new MemoryCgroupUnavailableError();
   const home = path.join(MEMORY_ROOT, ownMemoryCgroup());
   const dir = path.join(home, name);
-  fs.mkdirSync(dir, { recursive: true });
+  // Not recursive: the bench's own cgroup exists, and a name taken is an error, not a reuse.
+  fs.mkdirSync(dir);
   fs.writeFileSync(path.join(dir, 'memory.limit_in_bytes'), String(limitBytes));
   const join = (cgroup: string): void =>
     fs.writeFileSync(path.join(cgroup, 'cgroup.procs'), String(process.pid));
