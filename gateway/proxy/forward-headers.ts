@@ -176,6 +176,8 @@ export function buildClientHeaders(
 /** The response header names whose lines the client's head may change: hop-by-hop, Location, Set-Cookie. */
 export const CLIENT_RESPONSE_LINE_NAMES = new HeaderNameSet([...HOP_BY_HOP, 'location', 'set-cookie']);
 
+const NO_VALUES: ReadonlyArray<string | undefined> = [];
+
 /**
  * buildClientHeaders' rules for the fast path, which copies the instance's response head as it came
  * but for what these edits say (splice-response.ts): `head.lines` are the lines named in
@@ -187,6 +189,8 @@ export function clientHeadEdits(
   rewrites: ResponseHeaderRewrites,
   extraLines: string,
 ): ClientHeadEdits {
+  // The usual CouchDB head names none of these lines: its values would be one more array a response.
+  if (head.lines.length === 0) return { lines: head.lines, values: NO_VALUES, extraLines };
   let named: Set<string> | undefined;
   for (const line of head.lines)
     if (line.name === 'connection') named = addConnectionNamed(line.value, named);

@@ -80,6 +80,18 @@ describe('clientResponseHead with clientHeadEdits', () => {
     );
   });
 
+  it('when the head names no line to edit, then the edits share one empty list of values (no array a response)', () => {
+    const buf = Buffer.from(
+      'HTTP/1.1 200 OK\r\nServer: CouchDB/3.5.2\r\nContent-Length: 2\r\n\r\nok',
+      'latin1',
+    );
+    const response = readResponseHead(buf, CLIENT_RESPONSE_LINE_NAMES) as ResponseHead;
+    const first = clientHeadEdits(buf, response, rewrites, '');
+    const second = clientHeadEdits(buf, response, rewrites, '');
+    expect(first).toEqual({ lines: [], values: [], extraLines: '' });
+    expect(second.values).toBe(first.values);
+  });
+
   it('when lines are hop-by-hop, a Location or a Set-Cookie, or named by Connection, then only those change, as the full path changes them', () => {
     const head =
       'HTTP/1.1 201 Created\r\nLocation:  /db/doc \r\nX-A: 1\r\nConnection: X-B, keep-alive\r\nx-b: 2\r\n' +
