@@ -29,6 +29,8 @@ import {
   writeEnvFile,
 } from './platform-guide.js';
 import { supervise } from './supervise.js';
+import { waitForNodesSchedulable } from './nodes-schedulable.js';
+import { DEFAULT_LOCAL_NODES } from './kubelet-stand-in/node-object.js';
 import { bundleWithCodeCache } from './bundle.js';
 import { assertPortFree, lockStateDir } from './run-lock.js';
 import { chooseConsolePort } from './console-port.js';
@@ -237,6 +239,9 @@ export async function startLocalPlatform(options: LocalPlatformOptions = {}): Pr
       runningNow.push(() => [{ name: component.name, pid: supervised.current().pid }]);
     }
 
+    const nodeNames = DEFAULT_LOCAL_NODES.map((node) => node.name);
+    await waitForNodesSchedulable(kubeConfig, nodeNames);
+    say(`node ${nodeNames.join(', ')} Ready and schedulable`);
     const objects = makeObjectClient(kubeConfig);
     for (const object of examples.manifests) {
       object.metadata = { namespace: 'default', ...object.metadata };
