@@ -1,3 +1,4 @@
+import { seededIndex } from '../../../helpers/fuzz/seeded-index.js';
 import { HeaderNameSet } from '../../../../gateway/http/header-name-set.js';
 import {
   hasNoBody,
@@ -126,11 +127,7 @@ describe('readResponseHead', () => {
       '\n',
       'http',
     ];
-    let seed = 7;
-    const next = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return (seed >>> 16) % n;
-    };
+    const next = seededIndex(7);
     const lines = [
       'HTTP/1.1 200 OK',
       'HTTP/1.0 404',

@@ -1,3 +1,4 @@
+import { seededIndex } from '../../../helpers/fuzz/seeded-index.js';
 import { readResponseHead, type ResponseHead } from '../../../../gateway/http/response-head.js';
 import { clientResponseHead } from '../../../../gateway/http/splice-response.js';
 import {
@@ -128,11 +129,7 @@ describe('clientResponseHead with clientHeadEdits', () => {
       ['X-Cafe', 'caf\u00e9'],
     ];
     const blanks = ['', ' ', '  ', '\t', ' \t'];
-    let seed = 11;
-    const next = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return (seed >>> 16) % n;
-    };
+    const next = seededIndex(11);
     const mismatches: unknown[] = [];
     for (let i = 0; i < 3_000; i++) {
       const pairs: string[][] = [];

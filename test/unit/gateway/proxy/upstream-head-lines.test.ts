@@ -1,3 +1,4 @@
+import { seededIndex } from '../../../helpers/fuzz/seeded-index.js';
 import { readRawRequestHead, type RawRequestHead } from '../../../../gateway/http/raw-request-head.js';
 import { buildUpstreamHeaders, upstreamHeadLines } from '../../../../gateway/proxy/forward-headers.js';
 
@@ -82,11 +83,7 @@ describe('upstreamHeadLines', () => {
       ['X-Couch-Full-Commit', 'true'],
     ];
     const blanks = ['', ' ', '  ', '\t', ' \t'];
-    let seed = 29;
-    const next = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return (seed >>> 16) % n;
-    };
+    const next = seededIndex(29);
     const mismatches: unknown[] = [];
     let taken = 0;
     for (let i = 0; i < 3_000; i++) {
